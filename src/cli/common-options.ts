@@ -1,0 +1,30 @@
+// Options every command shares (--config, --data-dir) and loading the configuration from them.
+import type { Command } from 'commander';
+import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import type { CliIo } from './io.js';
+
+export interface CommonOptions {
+  config?: string;
+  dataDir?: string;
+}
+
+export function addCommonOptions(command: Command): Command {
+  return command
+    .option('--config <file>', 'configuration file (default: /etc/threatcol/config.json if present)')
+    .option(
+      '--data-dir <dir>',
+      'data directory (default: $STATE_DIRECTORY, /var/lib/threatcol or ~/.local/state/threatcol)',
+    );
+}
+
+export function loadFromOptions(
+  options: CommonOptions,
+  io: CliIo,
+  overrides: Record<string, unknown> = {},
+): LoadedConfig {
+  return loadConfig({
+    configPath: options.config,
+    env: io.env,
+    overrides: { dataDir: options.dataDir, ...overrides },
+  });
+}

@@ -1,0 +1,38 @@
+// The text a firewall admin pastes into PAN-OS: URI, headers and the payload template for the threat log.
+
+/** The 11 variables of spec 2.1 plus severity, each inside double quotes (templates paste values raw). */
+export const FIREWALL_FIELDS = [
+  'threat_name',
+  'threatid',
+  'src',
+  'dst',
+  'proto',
+  'subcategory_of_app',
+  'thr_category',
+  'app',
+  'time_received',
+  'sport',
+  'dport',
+  'severity',
+] as const;
+
+export function firewallPayloadTemplate(): string {
+  return `{${FIREWALL_FIELDS.map((f) => `"${f}":"$${f}"`).join(',')}}`;
+}
+
+export function firewallSetupText(name: string, key: string | null): string {
+  const keyLine = key ?? '<the key printed by "threatcol sensor add" or "threatcol sensor rotate">';
+  return [
+    'PAN-OS HTTP server profile: protocol HTTPS, port 443, TLS version 1.2, no certificate profile,',
+    'HTTP method POST, any dummy username and password (they are ignored).',
+    '',
+    'Payload format, log type "threat":',
+    '  URI:     /firewall',
+    '  Headers:',
+    '    content-type: application/json',
+    `    X-AUTH_KEY: ${keyLine}`,
+    `    X-SENSOR_NAME: ${name}`,
+    '  Payload:',
+    `    ${firewallPayloadTemplate()}`,
+  ].join('\n');
+}

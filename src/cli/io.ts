@@ -1,0 +1,16 @@
+// What a command may touch of the outside world, injected so tests can run commands in-process.
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}
+
+export function write(stream: NodeJS.WritableStream, text: string): void {
+  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+}

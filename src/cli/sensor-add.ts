@@ -1,0 +1,73 @@
+// `threatcol sensor add NAME`: issues a sensor and its key; the key is printed once and only its hash stored.
+import type { Command } from 'commander';
+import { isValidTimezone } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
+import { ensureDataDir } from '../store/data-dir.js';
+import { createFileRegistry } from '../store/file-registry.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { firewallSetupText } from './firewall-setup.js';
+import { type CliIo, write } from './io.js';
+
+interface AddOptions extends CommonOptions {
+  description?: string;
+  timezone?: string;
+  json?: boolean;
+}
+
+export function registerSensorAdd(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('add <name>')
+      .description('issue a new sensor and print its key (shown once)')
+      .option('--description <text>', 'free text shown in "sensor list"')
+      .option(
+        '--timezone <iana>',
+        'time zone of the firewall clock, for time_received (default: firewall.defaultTimezone)',
+      )
+      .option('--json', 'print {"name", "key", ...} as JSON'),
+  ).action((name: string, options: AddOptions) => run(() => addSensor(name, options, io)));
+}
+
+export async function addSensor(name: string, options: AddOptions, io: CliIo): Promise<number> {
+  const { dataDir, config } = loadFromOptions(options, io);
+  if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
+    throw new ThreatcolError(
+      'INVALID_ARGUMENT',
+      `"${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
+    );
+  }
+  const owner = ensureDataDir(dataDir);
+  const registry = createFileRegistry({ dataDir, owner });
+  const { sensor, key } = await registry.add({
+    name,
+    description: options.description ?? '',
+    timezone: options.timezone ?? null,
+  });
+  if (options.json) {
+    const out: Record<string, unknown> = { name: sensor.name, key };
+    if (sensor.description) out.description = sensor.description;
+    if (sensor.timezone) out.timezone = sensor.timezone;
+    out.created_at = sensor.created_at;
+    write(io.stdout, JSON.stringify(out));
+    return 0;
+  }
+  write(
+    io.stdout,
+    [
+      `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
+      '',
+      `  Key: ${key}`,
+      '',
+      'The key is shown only now; threatcol keeps only its hash. Send it with every request:',
+      `  X-AUTH_KEY: ${key}`,
+      `  X-SENSOR_NAME: ${sensor.name}`,
+      '',
+      firewallSetupText(sensor.name, key),
+    ].join('\n'),
+  );
+  return 0;
+}

@@ -1,0 +1,47 @@
+// Strips // and /* */ comments from JSON text (outside strings), so config files can explain themselves.
+
+/** Returns `text` with comments replaced by spaces; positions and line numbers stay as they were. */
+export function stripJsonComments(text: string): string {
+  let out = '';
+  let i = 0;
+  let start = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      i++;
+      while (i < n) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c /* \ */) i += 2;
+        else if (s === 0x22) {
+          i++;
+          break;
+        } else i++;
+      }
+      continue;
+    }
+    if (c === 0x2f /* / */ && i + 1 < n) {
+      const next = text.charCodeAt(i + 1);
+      if (next === 0x2f || next === 0x2a) {
+        out += text.slice(start, i);
+        const end = next === 0x2f ? lineEnd(text, i) : blockEnd(text, i);
+        out += text.slice(i, end).replace(/[^\n]/g, ' ');
+        i = end;
+        start = i;
+        continue;
+      }
+    }
+    i++;
+  }
+  return out + text.slice(start);
+}
+
+function lineEnd(text: string, from: number): number {
+  const nl = text.indexOf('\n', from);
+  return nl === -1 ? text.length : nl;
+}
+
+function blockEnd(text: string, from: number): number {
+  const close = text.indexOf('*/', from + 2);
+  return close === -1 ? text.length : close + 2;
+}

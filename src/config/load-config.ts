@@ -1,0 +1,218 @@
+// Loads the configuration: defaults < file < THREATCOL_* environment < flags, validated with every problem listed.
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import { type ErrorDetail, ThreatcolError } from '../errors.js';
+import { stripJsonComments } from './jsonc.js';
+import { type Config, configSchema } from './schema.js';
+
+export const DEFAULT_CONFIG_PATH = '/etc/threatcol/config.json';
+
+/** Environment variables that belong to the client side (`threatcol send`) or select the file itself. */
+const RESERVED_ENV = new Set(['THREATCOL_CONFIG', 'THREATCOL_URL', 'THREATCOL_SENSOR', 'THREATCOL_KEY']);
+
+export interface LoadConfigOptions {
+  /** `--config FILE`; when absent, THREATCOL_CONFIG, then /etc/threatcol/config.json if it exists. */
+  configPath?: string | undefined;
+  /** Flag values by dotted key (`server.port`); undefined values are ignored. */
+  overrides?: Record<string, unknown>;
+  env: Record<string, string | undefined>;
+  uid?: number;
+  homeDir?: string;
+  /** Where to look when neither --config nor THREATCOL_CONFIG names a file. */
+  defaultConfigPath?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  dataDir: string;
+  configPath: string | null;
+}
+
+interface Leaf {
+  path: string[];
+  schema: {
+    type?: string | readonly string[];
+    enum?: readonly string[];
+    default?: unknown;
+    description?: string;
+  };
+}
+
+/** Every configurable key (leaves of the schema), in schema order. */
+export function listConfigKeys(): Leaf[] {
+  const leaves: Leaf[] = [];
+  const walk = (props: Record<string, unknown>, prefix: string[]) => {
+    for (const [name, raw] of Object.entries(props)) {
+      if (name === '$schema') continue;
+      const schema = raw as Leaf['schema'] & { properties?: Record<string, unknown> };
+      if (schema.type === 'object' && schema.properties) walk(schema.properties, [...prefix, name]);
+      else leaves.push({ path: [...prefix, name], schema });
+    }
+  };
+  walk(configSchema.properties, []);
+  return leaves;
+}
+
+/** `server.maxBodyBytes` -> `THREATCOL_SERVER_MAX_BODY_BYTES`. */
+export function envNameFor(path: readonly string[]): string {
+  return `THREATCOL_${path.map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
+}
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+const validateConfig = ajv.compile<Config>(configSchema);
+
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  const env = options.env;
+  const problems: ErrorDetail[] = [];
+  const explicit = options.configPath ?? env.THREATCOL_CONFIG;
+  const candidate = explicit ?? options.defaultConfigPath ?? DEFAULT_CONFIG_PATH;
+  let configPath: string | null = null;
+  let raw: Record<string, unknown> = {};
+  if (explicit !== undefined || existsSync(candidate)) {
+    configPath = resolve(candidate);
+    raw = readConfigFile(configPath);
+  }
+
+  const leaves = listConfigKeys();
+  const known = new Map(leaves.map((leaf) => [envNameFor(leaf.path), leaf]));
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('THREATCOL_') || value === undefined || RESERVED_ENV.has(name)) continue;
+    const leaf = known.get(name);
+    if (!leaf) {
+      problems.push({ path: name, message: 'unknown environment variable (see the configuration table)' });
+      continue;
+    }
+    setPath(raw, leaf.path, parseEnvValue(value, leaf.schema));
+  }
+  for (const [dotted, value] of Object.entries(options.overrides ?? {})) {
+    if (value !== undefined) setPath(raw, dotted.split('.'), value);
+  }
+
+  if (!validateConfig(raw)) {
+    for (const error of validateConfig.errors ?? []) problems.push(describeAjvError(error));
+  } else {
+    problems.push(...crossChecks(raw));
+  }
+  if (problems.length > 0) {
+    const where = configPath ? ` (${configPath})` : '';
+    const list = problems.map((p) => `${p.path || '(root)'}: ${p.message}`).join('; ');
+    throw new ThreatcolError('CONFIG_INVALID', `the configuration is invalid${where}: ${list}`, {
+      details: problems,
+    });
+  }
+  const config = raw as unknown as Config;
+  const dataDir = resolveDataDir(
+    config.dataDir,
+    env,
+    options.uid ?? process.getuid?.() ?? -1,
+    options.homeDir,
+  );
+  return { config, dataDir, configPath };
+}
+
+/** DESIGN 4: $STATE_DIRECTORY (systemd), else /var/lib/threatcol for root, else ~/.local/state/threatcol. */
+export function resolveDataDir(
+  configured: string | null,
+  env: Record<string, string | undefined>,
+  uid: number,
+  homeDir?: string,
+): string {
+  if (configured) return resolve(configured);
+  const state = env.STATE_DIRECTORY?.split(':')[0];
+  if (state) return resolve(state);
+  if (uid === 0) return '/var/lib/threatcol';
+  return join(homeDir ?? env.HOME ?? homedir(), '.local', 'state', 'threatcol');
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new ThreatcolError('CONFIG_INVALID', `cannot read the configuration file ${path}: ${reason}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stripJsonComments(text));
+  } catch (error) {
+    throw new ThreatcolError(
+      'CONFIG_INVALID',
+      `the configuration file ${path} is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ThreatcolError('CONFIG_INVALID', `the configuration file ${path} must hold a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
+  const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes('integer')) return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  if (types.includes('object')) {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  if (types.includes('null') && value === '') return null;
+  return value;
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function describeAjvError(error: ErrorObject): ErrorDetail {
+  const path = error.instancePath.slice(1).replaceAll('/', '.');
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return { path: path ? `${path}.${extra}` : extra, message: 'unknown key' };
+  }
+  if (error.keyword === 'enum') {
+    const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+    return { path, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+  }
+  return { path, message: error.message ?? 'is invalid' };
+}
+
+function crossChecks(config: Config): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  if ((config.tls.cert === null) !== (config.tls.key === null)) {
+    problems.push({ path: 'tls', message: 'set both tls.cert and tls.key, or neither (self-signed)' });
+  }
+  if (!isValidTimezone(config.firewall.defaultTimezone)) {
+    problems.push({ path: 'firewall.defaultTimezone', message: 'is not an IANA time zone' });
+  }
+  if (config.tls.minVersion === 'TLSv1.3' && config.tls.maxVersion === 'TLSv1.2') {
+    problems.push({ path: 'tls.maxVersion', message: 'must not be below tls.minVersion' });
+  }
+  for (const key of Object.keys(config.firewall.criticalityByCategory)) {
+    if (key !== key.toLowerCase()) {
+      problems.push({
+        path: `firewall.criticalityByCategory.${key}`,
+        message: 'categories must be lower case',
+      });
+    }
+  }
+  return problems;
+}
+
+export function isValidTimezone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

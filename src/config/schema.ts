@@ -1,0 +1,236 @@
+// The configuration schema: every key, its type, bounds and default (the single source of defaults).
+
+/** Resolved configuration, after defaults, file, environment and flags are merged. */
+export interface Config {
+  dataDir: string | null;
+  server: {
+    host: string;
+    port: number;
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+    handshakeTimeoutMs: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxBodyBytes: number;
+    maxRecordsPerRequest: number;
+  };
+  tls: {
+    cert: string | null;
+    key: string | null;
+    minVersion: 'TLSv1.2' | 'TLSv1.3';
+    maxVersion: 'TLSv1.2' | 'TLSv1.3';
+    selfSignedKeyType: 'ecdsa' | 'rsa';
+  };
+  store: {
+    segmentMaxBytes: number;
+    queueMaxRecords: number;
+    statsIntervalMs: number;
+  };
+  rateLimit: {
+    recordsPerSecond: number;
+    burst: number;
+  };
+  firewall: {
+    defaultTimezone: string;
+    defaultCriticality: number;
+    criticalityByCategory: Record<string, number>;
+  };
+  log: {
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    format: 'auto' | 'json' | 'pretty';
+    rejectIntervalMs: number;
+    summaryIntervalMs: number;
+  };
+  registry: {
+    pollIntervalMs: number;
+  };
+}
+
+const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
+const section = (properties: Record<string, unknown>, description: string) => ({
+  type: 'object',
+  description,
+  additionalProperties: false,
+  default: {},
+  properties,
+});
+
+/** JSON schema of the configuration file. `description` feeds the README's configuration table. */
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    $schema: { type: 'string' },
+    dataDir: {
+      type: ['string', 'null'],
+      minLength: 1,
+      default: null,
+      description:
+        'data directory; null: $STATE_DIRECTORY, else /var/lib/threatcol (root) or ~/.local/state/threatcol',
+    },
+    server: section(
+      {
+        host: { type: 'string', default: '::', description: 'listen address; "::" is dual-stack IPv6+IPv4' },
+        port: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 65535,
+          default: 443,
+          description: 'listen port (0 = any)',
+        },
+        maxConnections: {
+          type: 'integer',
+          minimum: 1,
+          default: 4096,
+          description: 'open connections, in all',
+        },
+        maxConnectionsPerAddress: {
+          type: 'integer',
+          minimum: 1,
+          default: 256,
+          description: 'open connections from one client address',
+        },
+        handshakeTimeoutMs: { ...ms(10_000), description: 'TLS handshake must finish within this' },
+        headersTimeoutMs: { ...ms(10_000), description: 'request headers must arrive within this' },
+        requestTimeoutMs: { ...ms(20_000), description: 'the whole request must arrive within this' },
+        keepAliveTimeoutMs: {
+          ...ms(60_000),
+          description: 'idle keep-alive connections are closed after this',
+        },
+        maxBodyBytes: {
+          type: 'integer',
+          minimum: 1024,
+          maximum: 1_073_741_824,
+          default: 4_194_304,
+          description: 'largest request body, after gzip decompression',
+        },
+        maxRecordsPerRequest: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: 1000,
+          description: 'largest JSON array of records in one request',
+        },
+      },
+      'HTTPS listener',
+    ),
+    tls: section(
+      {
+        cert: {
+          type: ['string', 'null'],
+          default: null,
+          description: 'PEM certificate chain; null: self-signed',
+        },
+        key: { type: ['string', 'null'], default: null, description: 'PEM private key; null: self-signed' },
+        minVersion: {
+          enum: ['TLSv1.2', 'TLSv1.3'],
+          default: 'TLSv1.2',
+          description: 'lowest TLS version accepted',
+        },
+        maxVersion: {
+          enum: ['TLSv1.2', 'TLSv1.3'],
+          default: 'TLSv1.3',
+          description: 'highest TLS version offered',
+        },
+        selfSignedKeyType: {
+          enum: ['ecdsa', 'rsa'],
+          default: 'ecdsa',
+          description: 'key type of the generated certificate (rsa for very old senders)',
+        },
+      },
+      'TLS material and policy',
+    ),
+    store: section(
+      {
+        segmentMaxBytes: {
+          type: 'integer',
+          minimum: 4096,
+          default: 67_108_864,
+          description: 'a record segment is rotated past this size (and at each UTC day)',
+        },
+        queueMaxRecords: {
+          type: 'integer',
+          minimum: 1,
+          default: 100_000,
+          description: 'records waiting for disk; past it requests get 503 at once',
+        },
+        statsIntervalMs: { ...ms(5000, 100), description: 'how often sensor-stats.json is written' },
+      },
+      'record store',
+    ),
+    rateLimit: section(
+      {
+        recordsPerSecond: {
+          type: 'integer',
+          minimum: 0,
+          default: 5000,
+          description: 'records per second per sensor (0 = unlimited)',
+        },
+        burst: {
+          type: 'integer',
+          minimum: 1000,
+          default: 10_000,
+          description: 'records a sensor may send at once above its rate (>= maxRecordsPerRequest)',
+        },
+      },
+      'per-sensor rate limit',
+    ),
+    firewall: section(
+      {
+        defaultTimezone: {
+          type: 'string',
+          minLength: 1,
+          default: 'UTC',
+          description: 'IANA zone for time_received when the sensor has none',
+        },
+        defaultCriticality: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 4,
+          default: 2,
+          description: 'criticality when neither severity nor category gives one',
+        },
+        criticalityByCategory: {
+          type: 'object',
+          default: {},
+          additionalProperties: { type: 'integer', minimum: 0, maximum: 4 },
+          description: 'thr_category (lower case) to criticality, used when no severity is sent',
+        },
+      },
+      'firewall endpoint',
+    ),
+    log: section(
+      {
+        level: {
+          enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+          default: 'info',
+          description: 'log level',
+        },
+        format: {
+          enum: ['auto', 'json', 'pretty'],
+          default: 'auto',
+          description: 'auto: pretty on a terminal, JSON otherwise',
+        },
+        rejectIntervalMs: {
+          ...ms(10_000, 0),
+          description: 'at most one warn line per sensor and error code in this interval',
+        },
+        summaryIntervalMs: {
+          ...ms(60_000, 100),
+          description: 'interval of the accepted/rejected summary line',
+        },
+      },
+      'logging',
+    ),
+    registry: section(
+      {
+        pollIntervalMs: {
+          ...ms(500, 50),
+          description: 'how often the daemon checks the sensor registry for changes (besides watching it)',
+        },
+      },
+      'sensor registry',
+    ),
+  },
+} as const;

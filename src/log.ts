@@ -1,0 +1,35 @@
+// Creates the pino logger: NDJSON on stdout for journald, pretty output only on a terminal or on request.
+import { type DestinationStream, type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  level: string;
+  format: 'auto' | 'json' | 'pretty';
+  /** Where lines go; defaults to stdout. */
+  stream?: DestinationStream | NodeJS.WritableStream;
+  isTty?: boolean;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const usePretty = options.format === 'pretty' || (options.format === 'auto' && options.isTty === true);
+  const base = {
+    level: options.level,
+    base: { service: 'threatcol' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // The key must never reach a log line, whatever object a caller passes.
+    redact: {
+      paths: ['key', '*.key', 'headers["x-auth_key"]', 'headers["x-auth-key"]'],
+      censor: '[redacted]',
+    },
+  };
+  if (usePretty) {
+    return pino(
+      base,
+      pretty({ destination: options.stream ?? 1, colorize: options.isTty === true, sync: true }),
+    );
+  }
+  const stream = options.stream ?? pino.destination({ dest: 1, sync: true });
+  return pino(base, stream as DestinationStream);
+}

@@ -1,0 +1,93 @@
+// Builds the stored record (DESIGN 3) from a validated firewall or generic record.
+
+import { toInteger } from '../schemas/common.js';
+import type { FirewallRecordInput } from '../schemas/firewall-record.js';
+import type { GenericRecordInput } from '../schemas/generic-record.js';
+import {
+  type CriticalityRules,
+  type CriticalitySource,
+  deriveCriticality,
+  severityLabel,
+} from './criticality.js';
+import { parseFirewallTime, wallTimeToUtc } from './firewall-time.js';
+import { splitThreatName, threatIdFrom } from './threat-name.js';
+
+export interface StoredRecord {
+  id: string;
+  received_at: string;
+  sensor: string;
+  endpoint: 'firewall' | 'generic';
+  criticality: number;
+  severity: string;
+  criticality_source: CriticalitySource;
+  src_ip: string;
+  dst_ip: string;
+  src_port?: number;
+  dst_port: number;
+  protocol: string;
+  threat: string;
+  threat_id?: string;
+  detected_at?: string;
+  remote_addr: string;
+  repaired?: true;
+  original: Record<string, unknown>;
+}
+
+/** What the server knows about a request, the same for every record in it. */
+export interface ReceiptContext {
+  id: () => string;
+  receivedAt: string;
+  sensor: string;
+  remoteAddr: string;
+  timezone: string;
+  repaired: boolean;
+  rules: CriticalityRules;
+}
+
+export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptContext): StoredRecord {
+  const { criticality, source } = deriveCriticality(input.severity, input.thr_category, ctx.rules);
+  const name = splitThreatName(input.threat_name);
+  // Validated already: the shape and calendar are known to be right.
+  const wall = parseFirewallTime(input.time_received);
+  const record: StoredRecord = {
+    id: ctx.id(),
+    received_at: ctx.receivedAt,
+    sensor: ctx.sensor,
+    endpoint: 'firewall',
+    criticality,
+    severity: severityLabel(criticality),
+    criticality_source: source,
+    src_ip: input.src,
+    dst_ip: input.dst,
+    src_port: toInteger(input.sport),
+    dst_port: toInteger(input.dport),
+    protocol: input.proto,
+    threat: name.name,
+    threat_id: threatIdFrom(input.threatid, name.id),
+    detected_at: wall ? wallTimeToUtc(wall, ctx.timezone).toISOString() : '',
+    remote_addr: ctx.remoteAddr,
+    original: input,
+  };
+  if (ctx.repaired) record.repaired = true;
+  return record;
+}
+
+export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContext): StoredRecord {
+  const criticality = toInteger(input.criticality);
+  return {
+    id: ctx.id(),
+    received_at: ctx.receivedAt,
+    sensor: ctx.sensor,
+    endpoint: 'generic',
+    criticality,
+    severity: severityLabel(criticality),
+    criticality_source: 'sender',
+    src_ip: input.source_ip,
+    dst_ip: input.destination_ip,
+    dst_port: toInteger(input.destination_port),
+    protocol: input.protocol,
+    threat: input.threat,
+    remote_addr: ctx.remoteAddr,
+    original: input,
+  };
+}

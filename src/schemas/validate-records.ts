@@ -1,0 +1,100 @@
+// Compiles the record schemas once and validates a body (one record or an array) with bounded, readable details.
+import { isIP } from 'node:net';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorDetail } from '../errors.js';
+import { isFirewallTime } from '../records/firewall-time.js';
+import { firewallRecordSchema } from './firewall-record.js';
+import { genericRecordSchema } from './generic-record.js';
+
+export const MAX_DETAILS = 20;
+
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+ajv.addFormat('ip', { type: 'string', validate: (s: string) => isIP(s) !== 0 });
+ajv.addFormat('firewall-time', { type: 'string', validate: isFirewallTime });
+
+export const validators = {
+  firewall: ajv.compile<unknown>(firewallRecordSchema),
+  generic: ajv.compile<unknown>(genericRecordSchema),
+} as const;
+
+export type Endpoint = keyof typeof validators;
+
+export type BodyCheck =
+  | { ok: true; records: Record<string, unknown>[] }
+  | { ok: false; details: ErrorDetail[] };
+
+/** Accepts one record or an array of 1..maxRecords records; all-or-nothing. */
+export function validateBody(endpoint: Endpoint, body: unknown, maxRecords: number): BodyCheck {
+  const validate = validators[endpoint];
+  if (Array.isArray(body)) {
+    if (body.length === 0 || body.length > maxRecords) {
+      return { ok: false, details: [{ path: '', message: `an array must hold 1 to ${maxRecords} records` }] };
+    }
+    const details: ErrorDetail[] = [];
+    for (let i = 0; i < body.length && details.length < MAX_DETAILS; i++) {
+      if (!validate(body[i])) collectDetails(validate, `/${i}`, details);
+    }
+    return details.length === 0 ? { ok: true, records: body } : { ok: false, details };
+  }
+  if (validate(body)) return { ok: true, records: [body as Record<string, unknown>] };
+  const details: ErrorDetail[] = [];
+  collectDetails(validate, '', details);
+  return { ok: false, details };
+}
+
+function collectDetails(validate: ValidateFunction, prefix: string, into: ErrorDetail[]): void {
+  const seen = new Set<string>();
+  for (const error of validate.errors ?? []) {
+    if (into.length >= MAX_DETAILS) return;
+    const detail = describe(error, prefix);
+    // type: ['integer','string'] fields report several keywords for one bad value; keep the first.
+    if (seen.has(detail.path)) continue;
+    seen.add(detail.path);
+    into.push(detail);
+  }
+}
+
+function describe(error: ErrorObject, prefix: string): ErrorDetail {
+  const path = prefix + error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { path: `${path}/${String(params.missingProperty)}`, message: 'is required' };
+    case 'type':
+      if (error.instancePath === '') return { path, message: 'must be a JSON object (or an array of them)' };
+      return { path, message: describeType(error) };
+    case 'format':
+      return {
+        path,
+        message:
+          params.format === 'ip'
+            ? 'must be an IPv4 or IPv6 address'
+            : 'must be a real time as YYYY/MM/DD HH:MM:SS',
+      };
+    case 'pattern':
+    case 'minimum':
+    case 'maximum':
+      return { path, message: describeRange(error) };
+    case 'minLength':
+      return { path, message: 'must not be empty' };
+    case 'maxLength':
+      return { path, message: `must be at most ${String(params.limit)} characters` };
+    case 'maxProperties':
+      return { path, message: `has more than ${String(params.limit)} fields` };
+    default:
+      return { path, message: error.message ?? 'is invalid' };
+  }
+}
+
+function describeType(error: ErrorObject): string {
+  const expected = String((error.params as { type: unknown }).type);
+  if (expected === 'integer,string') return describeRange(error);
+  if (expected === 'string,number,boolean,null')
+    return 'extra fields must be strings, numbers, booleans or null';
+  return `must be a ${expected}`;
+}
+
+function describeRange(error: ErrorObject): string {
+  const schema = error.parentSchema as { maximum?: number } | undefined;
+  return schema?.maximum === 4 ? 'must be an integer 0-4' : 'must be an integer 0-65535';
+}

@@ -1,0 +1,84 @@
+// Authenticates a request by its two headers against the registry held in memory (DESIGN 2, steps 2-3).
+import type { IncomingHttpHeaders } from 'node:http';
+import { ThreatcolError } from '../errors.js';
+import { digestFromHash, digestsEqual, keyDigest, MAX_KEY_LENGTH } from '../keys.js';
+import type { Sensor } from '../store/registry.js';
+
+export interface AuthenticatedSensor {
+  name: string;
+  timezone: string | null;
+  revoked: boolean;
+  keys: { digest: Buffer; expiresAt: number }[];
+}
+
+/** Compared against when the sensor is unknown, so unknown names cost the same as wrong keys. */
+const DUMMY_KEYS = [{ digest: keyDigest('threatcol-dummy-key'), expiresAt: Number.POSITIVE_INFINITY }];
+
+const KEY_HEADERS = ['x-auth_key', 'x-auth-key'] as const;
+const NAME_HEADERS = ['x-sensor_name', 'x-sensor-name'] as const;
+
+export class Authenticator {
+  private sensors = new Map<string, AuthenticatedSensor>();
+
+  /** Replaces the in-memory registry (called on every registry change). */
+  update(sensors: Sensor[]): void {
+    const next = new Map<string, AuthenticatedSensor>();
+    for (const s of sensors) {
+      const keys: AuthenticatedSensor['keys'] = [];
+      for (const k of s.keys) {
+        const digest = digestFromHash(k.hash);
+        if (!digest) continue;
+        const expiresAt = k.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(k.expires_at);
+        keys.push({ digest, expiresAt });
+      }
+      next.set(s.name, { name: s.name, timezone: s.timezone, revoked: s.status === 'revoked', keys });
+    }
+    this.sensors = next;
+  }
+
+  get size(): number {
+    return this.sensors.size;
+  }
+
+  /** The sensor a request comes from, or throws AUTH_MISSING / AUTH_INVALID / SENSOR_REVOKED. */
+  authenticate(headers: IncomingHttpHeaders, now: number): AuthenticatedSensor {
+    const key = pickHeader(headers, KEY_HEADERS);
+    const name = pickHeader(headers, NAME_HEADERS);
+    if (key === undefined || name === undefined) {
+      const missing = [key === undefined ? 'X-AUTH_KEY' : null, name === undefined ? 'X-SENSOR_NAME' : null]
+        .filter(Boolean)
+        .join(' and ');
+      throw new ThreatcolError('AUTH_MISSING', `missing header ${missing}`, {
+        details: [{ path: missing, message: 'header is required' }],
+      });
+    }
+    const sensor = name === null ? undefined : this.sensors.get(name);
+    const presented = key !== null && key.length <= MAX_KEY_LENGTH ? keyDigest(key) : keyDigest('');
+    let match = false;
+    // Every candidate is compared, in constant time, whether or not an earlier one matched.
+    for (const candidate of sensor?.keys ?? DUMMY_KEYS) {
+      const equal = digestsEqual(presented, candidate.digest);
+      match = (equal && candidate.expiresAt > now) || match;
+    }
+    if (!sensor || !match || key === null) throw new ThreatcolError('AUTH_INVALID');
+    if (sensor.revoked) throw new ThreatcolError('SENSOR_REVOKED');
+    return sensor;
+  }
+}
+
+/**
+ * The value of the first of two header spellings that is present (underscore form first: proxies drop
+ * it by default, so the hyphen form is accepted too). undefined: absent or empty. null: the two forms
+ * disagree, or the header was repeated with different values, so the request cannot be trusted.
+ */
+function pickHeader(
+  headers: IncomingHttpHeaders,
+  names: readonly [string, string],
+): string | null | undefined {
+  const a = headers[names[0]];
+  const b = headers[names[1]];
+  const first = typeof a === 'string' && a !== '' ? a : undefined;
+  const second = typeof b === 'string' && b !== '' ? b : undefined;
+  if (first !== undefined && second !== undefined && first !== second) return null;
+  return first ?? second;
+}

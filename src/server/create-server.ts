@@ -1,0 +1,171 @@
+// The HTTPS listener: TLS policy, timeouts against slow clients, connection caps, routing to the two endpoints.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { CATALOGUE, type ErrorCode, errorBody } from '../errors.js';
+import type { ActivityLog } from './activity-log.js';
+import { firewallRoute } from './firewall-route.js';
+import { genericRoute } from './generic-route.js';
+import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
+import { sendError } from './respond.js';
+import { type TlsMaterial, tlsPolicy } from './tls.js';
+
+const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
+
+export interface CollectorServerDeps extends IngestDeps {
+  tls: TlsMaterial;
+  logger: Logger;
+  activity: ActivityLog;
+}
+
+export interface CollectorServer {
+  readonly server: Server;
+  /** Listens on the configured host/port, or on an inherited listening socket (systemd socket activation). */
+  listen(handle?: { fd: number }): Promise<AddressInfo>;
+  /** Swaps certificate and key for new connections; open connections keep theirs. */
+  setTls(material: TlsMaterial): void;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes what is left. */
+  close(graceMs: number): Promise<void>;
+}
+
+export function createCollectorServer(deps: CollectorServerDeps): CollectorServer {
+  const cfg = deps.config.server;
+  const server = createHttpsServer(
+    {
+      ...tlsPolicy(deps.config.tls),
+      cert: deps.tls.cert,
+      key: deps.tls.key,
+      handshakeTimeout: cfg.handshakeTimeoutMs,
+      headersTimeout: cfg.headersTimeoutMs,
+      requestTimeout: cfg.requestTimeoutMs,
+      keepAliveTimeout: cfg.keepAliveTimeoutMs,
+      connectionsCheckingInterval: 1000,
+      maxHeaderSize: 16 * 1024,
+      noDelay: true,
+    },
+    (req, res) => route(req, res, deps),
+  );
+  server.maxConnections = cfg.maxConnections;
+  // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
+  server.timeout = cfg.keepAliveTimeoutMs + 5000;
+
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const addr = socket.remoteAddress ?? '';
+    const count = (perAddress.get(addr) ?? 0) + 1;
+    if (count > cfg.maxConnectionsPerAddress) {
+      socket.destroy();
+      return;
+    }
+    perAddress.set(addr, count);
+    socket.once('close', () => {
+      const left = (perAddress.get(addr) ?? 1) - 1;
+      if (left <= 0) perAddress.delete(addr);
+      else perAddress.set(addr, left);
+    });
+  });
+
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const code: ErrorCode =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 'HEADERS_TOO_LARGE'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'REQUEST_TIMEOUT'
+          : 'BAD_REQUEST';
+    deps.activity.reject({
+      code,
+      status: CATALOGUE[code].status,
+      method: '',
+      path: '',
+      sensor: null,
+      remoteAddr: socket.remoteAddress ?? '',
+      message: error.code ?? error.message,
+    });
+    // Always destroy: a handler that only ends the socket would switch off the handshake and request timeouts.
+    if (socket.writable && !(error.code === 'ECONNRESET')) {
+      const body = errorBody(code);
+      socket.end(
+        `HTTP/1.1 ${CATALOGUE[code].status} ${code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else {
+      socket.destroy();
+    }
+  });
+
+  server.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
+    deps.logger.debug(
+      { err: error.code ?? error.message, remoteAddr: socket.remoteAddress },
+      'TLS handshake failed',
+    );
+  });
+
+  return {
+    server,
+    listen(handle) {
+      return new Promise((resolve, reject) => {
+        const onError = (error: Error) => reject(error);
+        server.once('error', onError);
+        const done = () => {
+          server.off('error', onError);
+          resolve(server.address() as AddressInfo);
+        };
+        if (handle) server.listen(handle, done);
+        else server.listen({ host: cfg.host, port: cfg.port, ipv6Only: false }, done);
+      });
+    },
+    setTls(material) {
+      server.setSecureContext({ ...tlsPolicy(deps.config.tls), cert: material.cert, key: material.key });
+    },
+    close(graceMs) {
+      return new Promise((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerDeps): void {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const spec = ROUTES[path];
+  if (spec === undefined || !Object.hasOwn(ROUTES, path)) {
+    reject(req, res, deps, path, 'NOT_FOUND');
+    return;
+  }
+  if (req.method !== 'POST') {
+    reject(req, res, deps, path, 'METHOD_NOT_ALLOWED', { Allow: 'POST' });
+    return;
+  }
+  void handleIngest(spec, req, res, path, deps);
+}
+
+function reject(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: CollectorServerDeps,
+  path: string,
+  code: ErrorCode,
+  headers: Record<string, string> = {},
+): void {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (req.headers['transfer-encoding'] !== undefined || declared > 64 * 1024) headers.Connection = 'close';
+  deps.activity.reject({
+    code,
+    status: CATALOGUE[code].status,
+    method: req.method ?? '',
+    path: path.slice(0, 200),
+    sensor: null,
+    remoteAddr: clientAddress(req),
+    message: CATALOGUE[code].message,
+  });
+  sendError(res, code, undefined, undefined, headers);
+}

@@ -1,0 +1,185 @@
+// Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { LoadedConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
+import { ensureDataDir } from '../store/data-dir.js';
+import type { FileOps } from '../store/file-ops.js';
+import { openFileRecordLog } from '../store/file-record-log.js';
+import { createFileRegistry } from '../store/file-registry.js';
+import { SensorStats } from '../store/sensor-stats.js';
+import { ActivityLog } from './activity-log.js';
+import { Authenticator } from './auth.js';
+import { createCollectorServer } from './create-server.js';
+import { RateLimiter } from './rate-limit.js';
+import { loadTlsMaterial, readTlsPair } from './tls.js';
+
+export interface DaemonOptions {
+  loaded: LoadedConfig;
+  logger: Logger;
+  now?: () => number;
+  fileOps?: FileOps;
+  /** An inherited listening socket (systemd socket activation). */
+  listenFd?: number;
+}
+
+export interface Daemon {
+  address: AddressInfo;
+  fingerprint: string;
+  /** SIGHUP: re-read the registry and the TLS material. */
+  reload(): void;
+  /** SIGTERM: stop accepting, finish in-flight requests, sync, resolve `done` with 0. */
+  stop(): void;
+  /** Resolves with the exit code once the daemon has stopped. */
+  done: Promise<number>;
+}
+
+const SHUTDOWN_GRACE_MS = 8000;
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { config, dataDir } = options.loaded;
+  const logger = options.logger;
+  const now = options.now ?? Date.now;
+  const owner = ensureDataDir(dataDir);
+
+  const tls = await loadTlsMaterial(config.tls, dataDir, owner);
+  if (tls.generated) {
+    logger.info(
+      { certificate: tls.certPath, sha256: tls.fingerprint },
+      'generated a self-signed certificate',
+    );
+  }
+
+  let resolveDone: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+  let stopping = false;
+  let fatal = false;
+
+  const store = await openFileRecordLog({
+    dataDir,
+    segmentMaxBytes: config.store.segmentMaxBytes,
+    queueMaxRecords: config.store.queueMaxRecords,
+    logger,
+    now,
+    ...(options.fileOps ? { fileOps: options.fileOps } : {}),
+    onFatal: () => {
+      fatal = true;
+      stop();
+    },
+  });
+
+  const auth = new Authenticator();
+  const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
+  let known = -1;
+  const watch = registry.watch(
+    (sensors) => {
+      auth.update(sensors);
+      if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
+      known = sensors.length;
+    },
+    (error) =>
+      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
+  );
+
+  const stats = new SensorStats(dataDir, now);
+  stats.start(config.store.statsIntervalMs, (error) =>
+    logger.error({ err: error.message }, 'cannot write stats'),
+  );
+  const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
+  activity.start(config.log.summaryIntervalMs);
+
+  const collector = createCollectorServer({
+    config,
+    auth,
+    store,
+    stats,
+    limiter: new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    activity,
+    now,
+    tls,
+    logger,
+  });
+
+  let address: AddressInfo;
+  try {
+    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
+  } catch (error) {
+    watch.stop();
+    stats.stop();
+    activity.stop();
+    await store.close();
+    throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+  logger.info(
+    {
+      address: address.address,
+      port: address.port,
+      dataDir,
+      certificate: tls.certPath,
+      sha256: tls.fingerprint,
+      selfSigned: tls.selfSigned,
+    },
+    'threatcol is listening',
+  );
+
+  function stop(): void {
+    if (stopping) return;
+    stopping = true;
+    logger.info(
+      { fatal },
+      fatal ? 'stopping after a store failure' : 'stopping: finishing in-flight requests',
+    );
+    void (async () => {
+      await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
+      watch.stop();
+      activity.stop();
+      try {
+        stats.stop();
+      } catch (error) {
+        logger.error({ err: (error as Error).message }, 'cannot write stats');
+      }
+      await store.close();
+      logger.info('stopped');
+      resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
+    })();
+  }
+
+  return {
+    address,
+    fingerprint: tls.fingerprint,
+    reload() {
+      watch.reload();
+      try {
+        const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
+        collector.setTls(next);
+        logger.info({ sha256: next.fingerprint }, 'reloaded the registry and TLS material');
+      } catch (error) {
+        logger.error({ err: (error as Error).message }, 'new TLS material refused; keeping the current one');
+      }
+    },
+    stop,
+    done,
+  };
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {
+  if (error.code === 'EACCES' && port < 1024) {
+    return new ThreatcolError(
+      'LISTEN_FAILED',
+      `cannot listen on port ${port}: permission denied. Ports below 1024 need privilege: use --port 8443 ` +
+        '(or another port above 1023), grant CAP_NET_BIND_SERVICE (setcap or the systemd unit shipped in systemd/), ' +
+        'or run through systemd socket activation',
+      { cause: error },
+    );
+  }
+  if (error.code === 'EADDRINUSE') {
+    return new ThreatcolError('LISTEN_FAILED', `cannot listen on ${host} port ${port}: already in use`, {
+      cause: error,
+    });
+  }
+  return new ThreatcolError('LISTEN_FAILED', `cannot listen on ${host} port ${port}: ${error.message}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,141 @@
+// The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
+// rate limit, durable store, 200.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../config/schema.js';
+import { ThreatcolError } from '../errors.js';
+import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
+import { type Endpoint, validateBody } from '../schemas/validate-records.js';
+import type { RecordLog } from '../store/record-log.js';
+import type { SensorStats } from '../store/sensor-stats.js';
+import type { ActivityLog } from './activity-log.js';
+import type { Authenticator } from './auth.js';
+import { parseJsonBody } from './parse-json.js';
+import type { RateLimiter } from './rate-limit.js';
+import { ClientGone, checkDeclaredLength, readBody } from './read-body.js';
+import { sendError, sendJson } from './respond.js';
+
+export interface RouteSpec {
+  endpoint: Endpoint;
+  allowRepair: boolean;
+  build(input: Record<string, unknown>, ctx: ReceiptContext): StoredRecord;
+}
+
+export interface IngestDeps {
+  config: Config;
+  auth: Authenticator;
+  store: RecordLog;
+  stats: SensorStats;
+  limiter: RateLimiter;
+  activity: ActivityLog;
+  now: () => number;
+}
+
+/** Bodies up to this size are drained after an early rejection so the connection can be reused. */
+const DRAIN_LIMIT = 64 * 1024;
+
+export async function handleIngest(
+  route: RouteSpec,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  deps: IngestDeps,
+): Promise<void> {
+  const remoteAddr = clientAddress(req);
+  let sensor: string | null = null;
+  let bodyRead = false;
+  try {
+    const now = deps.now();
+    const who = deps.auth.authenticate(req.headers, now);
+    sensor = who.name;
+    const gzip = checkMediaType(req);
+    checkDeclaredLength(req, deps.config.server.maxBodyBytes);
+    const body = await readBody(req, deps.config.server.maxBodyBytes, gzip);
+    bodyRead = true;
+    const parsed = parseJsonBody(body, route.allowRepair);
+    const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
+    if (!checked.ok) {
+      throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
+        details: checked.details,
+      });
+    }
+    const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
+    if (wait > 0) {
+      throw new ThreatcolError(
+        'RATE_LIMITED',
+        `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
+        {
+          headers: { 'Retry-After': String(wait) },
+        },
+      );
+    }
+    const receivedAt = new Date(deps.now()).toISOString();
+    const ctx: ReceiptContext = {
+      id: uuidv7,
+      receivedAt,
+      sensor: who.name,
+      remoteAddr,
+      timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
+      repaired: parsed.repaired,
+      rules: deps.config.firewall,
+    };
+    const records = checked.records.map((input) => route.build(input, ctx));
+    await deps.store.append(records);
+    deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
+    deps.activity.accept(who.name, records.length);
+    let ids = '';
+    for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
+    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
+  } catch (error) {
+    if (error instanceof ClientGone) return;
+    const e =
+      error instanceof ThreatcolError
+        ? error
+        : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
+    const headers = { ...e.headers };
+    if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
+    if (sensor !== null) deps.stats.recordRejected(sensor, remoteAddr);
+    deps.activity.reject({
+      code: e.code,
+      status: e.status,
+      method: req.method ?? '',
+      path,
+      sensor,
+      remoteAddr,
+      message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
+    });
+    if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
+    else sendError(res, e.code, e.message, e.details, headers);
+  }
+}
+
+/** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */
+function checkMediaType(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  const semi = type === undefined ? -1 : type.indexOf(';');
+  const media = (semi === -1 ? type : type?.slice(0, semi))?.trim().toLowerCase();
+  if (media !== 'application/json') {
+    throw new ThreatcolError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Type must be application/json, not "${type ?? ''}"`,
+    );
+  }
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding === undefined || encoding === '' || encoding === 'identity') return false;
+  if (encoding === 'gzip' || encoding === 'x-gzip') return true;
+  throw new ThreatcolError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `Content-Encoding "${encoding}" is not supported (use gzip)`,
+  );
+}
+
+function smallBody(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) <= DRAIN_LIMIT;
+}
+
+/** The client's address, with IPv4-mapped IPv6 (`::ffff:1.2.3.4`) shown as plain IPv4. */
+export function clientAddress(req: IncomingMessage): string {
+  const addr = req.socket.remoteAddress ?? '';
+  return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
+}

@@ -1,0 +1,71 @@
+// Parses a request body as JSON: strict UTF-8, prototype-poisoning keys refused, firewall quoting repaired.
+import { isUtf8 } from 'node:buffer';
+import secureJson from 'secure-json-parse';
+import { ThreatcolError } from '../errors.js';
+import { repairUnescapedQuotes } from './repair-json.js';
+
+export interface ParsedBody {
+  value: unknown;
+  repaired: boolean;
+}
+
+const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
+
+/**
+ * `allowRepair`: firewalls paste variable values into their template without JSON escaping, so a body
+ * that is invalid only because a value holds a raw `"` or `\` is repaired (and marked so).
+ */
+export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
+  if (!isUtf8(body)) throw new ThreatcolError('INVALID_JSON', 'the body is not valid UTF-8');
+  let text = body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return { value: parseSecure(text), repaired: false };
+  } catch (error) {
+    if (error instanceof ThreatcolError) throw error;
+    const original = error as SyntaxError;
+    if (allowRepair) {
+      const fixed = repairUnescapedQuotes(text);
+      if (fixed !== null) {
+        try {
+          return { value: parseSecure(fixed), repaired: true };
+        } catch (second) {
+          if (second instanceof ThreatcolError) throw second;
+        }
+      }
+    }
+    throw invalidJson(original, text.length);
+  }
+}
+
+function parseSecure(text: string): unknown {
+  const value = JSON.parse(text);
+  // Only objects can carry poisoned keys, and only if the text mentions them: the scan is skipped otherwise.
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    (text.includes('__proto__') || text.includes('constructor'))
+  ) {
+    try {
+      secureJson.scan(value, POISON);
+    } catch {
+      throw new ThreatcolError(
+        'INVALID_JSON',
+        'the body holds a forbidden key (__proto__ or constructor.prototype)',
+        {
+          details: [{ path: '', message: 'forbidden key' }],
+        },
+      );
+    }
+  }
+  return value;
+}
+
+function invalidJson(error: SyntaxError, length: number): ThreatcolError {
+  const match = /position (\d+)/.exec(error.message);
+  const position = match ? Number(match[1]) : length;
+  const reason = error.message.replace(/^Unexpected/, 'unexpected').replace(/, ".*" is not valid JSON$/s, '');
+  return new ThreatcolError('INVALID_JSON', `the body is not valid JSON at position ${position}`, {
+    details: [{ path: '', message: reason.slice(0, 200), position }],
+  });
+}

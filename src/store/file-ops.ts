@@ -1,0 +1,31 @@
+// The few file operations the record log needs, behind an interface so tests can inject faults (EIO, ENOSPC).
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
+
+export interface FileOps {
+  open(path: string, flags: string, mode: number): Promise<number>;
+  write(fd: number, buffer: Buffer, offset: number, length: number): Promise<number>;
+  read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+  fdatasync(fd: number): Promise<void>;
+  fsync(fd: number): Promise<void>;
+  ftruncate(fd: number, length: number): Promise<void>;
+  fstatSize(fd: number): Promise<number>;
+  close(fd: number): Promise<void>;
+}
+
+const open = promisify(fs.open);
+const write = promisify(fs.write);
+const read = promisify(fs.read);
+const fstat = promisify(fs.fstat);
+
+export const nodeFileOps: FileOps = {
+  open: (path, flags, mode) => open(path, flags, mode),
+  write: async (fd, buffer, offset, length) => (await write(fd, buffer, offset, length)).bytesWritten,
+  read: async (fd, buffer, offset, length, position) =>
+    (await read(fd, buffer, offset, length, position)).bytesRead,
+  fdatasync: promisify(fs.fdatasync),
+  fsync: promisify(fs.fsync),
+  ftruncate: (fd, length) => promisify(fs.ftruncate)(fd, length),
+  fstatSize: async (fd) => (await fstat(fd)).size,
+  close: promisify(fs.close),
+};

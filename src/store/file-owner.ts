@@ -1,0 +1,65 @@
+// Keeps files the CLI creates owned by the data directory's owner, and writes files atomically and durably.
+import {
+  chownSync,
+  closeSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+export function ownerOf(path: string): Owner {
+  const st = statSync(path);
+  return { uid: st.uid, gid: st.gid };
+}
+
+/** As root, hand a new file to the data directory's owner, so the service user is never locked out. */
+export function adoptOwner(path: string, owner: Owner | null): void {
+  if (!owner || process.getuid?.() !== 0) return;
+  const st = statSync(path);
+  if (st.uid !== owner.uid || st.gid !== owner.gid) chownSync(path, owner.uid, owner.gid);
+}
+
+/** Write to a temporary file, fsync, chown, rename over the target, fsync the directory. */
+export function writeFileAtomic(path: string, data: string, mode: number, owner: Owner | null): void {
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const fd = openSync(tmp, 'wx', mode);
+  try {
+    const buffer = Buffer.from(data, 'utf8');
+    let written = 0;
+    while (written < buffer.length) written += writeSync(fd, buffer, written);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    adoptOwner(tmp, owner);
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw error;
+  }
+  syncDir(dirname(path));
+}
+
+export function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,264 @@
+// Append-only NDJSON segments with group commit: one write + one fdatasync per batch of concurrent requests.
+import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { ThreatcolError } from '../errors.js';
+import type { StoredRecord } from '../records/stored-record.js';
+import { type FileOps, nodeFileOps } from './file-ops.js';
+import type { RecordLog } from './record-log.js';
+import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
+
+export interface FileRecordLogOptions {
+  dataDir: string;
+  segmentMaxBytes: number;
+  queueMaxRecords: number;
+  logger: Logger;
+  now?: () => number;
+  fileOps?: FileOps;
+  /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
+  onFatal?: (error: Error) => void;
+}
+
+interface Pending {
+  chunk: string;
+  count: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const SEGMENT_MODE = 0o640;
+
+export async function openFileRecordLog(options: FileRecordLogOptions): Promise<FileRecordLog> {
+  const log = new FileRecordLog(options);
+  await log.open();
+  return log;
+}
+
+export class FileRecordLog implements RecordLog {
+  private readonly dir: string;
+  private readonly ops: FileOps;
+  private readonly now: () => number;
+  private queue: Pending[] = [];
+  private queued = 0;
+  private flushing = false;
+  private scheduled = false;
+  private fd = -1;
+  private day = '';
+  private seq = 0;
+  private size = 0;
+  private failed: Error | null = null;
+  private closing = false;
+  private drained: (() => void) | null = null;
+
+  constructor(private readonly options: FileRecordLogOptions) {
+    this.dir = threatsDir(options.dataDir);
+    this.ops = options.fileOps ?? nodeFileOps;
+    this.now = options.now ?? Date.now;
+  }
+
+  get queuedRecords(): number {
+    return this.queued;
+  }
+
+  /** Opens the newest segment, cutting off a torn last line left by a crash. */
+  async open(): Promise<void> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const last = listSegments(this.dir).at(-1);
+    if (!last) return;
+    const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
+    try {
+      const size = await this.ops.fstatSize(fd);
+      const keep = await this.lastCompleteLineEnd(fd, size);
+      if (keep < size) {
+        await this.ops.ftruncate(fd, keep);
+        await this.ops.fsync(fd);
+        this.options.logger.warn(
+          { segment: last.file, removedBytes: size - keep, keptBytes: keep },
+          'cut off a torn last line left by an unclean stop',
+        );
+      }
+      this.day = last.day;
+      this.seq = last.seq;
+      this.size = keep;
+    } finally {
+      await this.ops.close(fd);
+    }
+  }
+
+  append(records: StoredRecord[]): Promise<void> {
+    if (this.failed || this.closing) {
+      return Promise.reject(
+        new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
+      );
+    }
+    if (this.queued + records.length > this.options.queueMaxRecords) {
+      return Promise.reject(
+        new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
+          headers: retryAfter,
+        }),
+      );
+    }
+    let chunk = '';
+    for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ chunk, count: records.length, resolve, reject });
+      this.queued += records.length;
+      this.schedule();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.flushing || this.queue.length > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+      });
+    }
+    if (this.fd >= 0) {
+      const fd = this.fd;
+      this.fd = -1;
+      await this.ops.close(fd);
+    }
+  }
+
+  /** Flushes after the current I/O phase, so requests that arrived together share one sync. */
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    while (this.queue.length > 0 && !this.failed) {
+      const batch = this.queue;
+      this.queue = [];
+      await this.writeBatch(batch);
+    }
+    this.flushing = false;
+    if (this.failed) this.finish(this.queue.splice(0), unavailable(this.failed));
+    if (this.queue.length === 0 && this.drained) this.drained();
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    let count = 0;
+    let text = '';
+    for (const p of batch) {
+      text += p.chunk;
+      count += p.count;
+    }
+
+    const buffer = Buffer.from(text, 'utf8');
+    try {
+      await this.ensureSegment(buffer.length);
+    } catch (error) {
+      this.finish(batch, unavailable(error));
+      return;
+    }
+    const fd = this.fd;
+    const start = this.size;
+    try {
+      let written = 0;
+      while (written < buffer.length) {
+        written += await this.ops.write(fd, buffer, written, buffer.length - written);
+      }
+    } catch (error) {
+      // Disk full or I/O error: take back the partial write so no reader ever sees a torn line.
+      try {
+        await this.ops.ftruncate(fd, start);
+      } catch (truncateError) {
+        this.fail(truncateError as Error);
+        this.finish(batch, unavailable(error));
+        return;
+      }
+      this.options.logger.error({ err: error, records: count }, 'writing records failed; answered 503');
+      this.finish(batch, unavailable(error));
+      return;
+    }
+    try {
+      await this.ops.fdatasync(fd);
+    } catch (error) {
+      // After a failed fsync the page cache may hold data the disk never got: nothing can be trusted.
+      this.fail(error as Error);
+      this.finish(batch, unavailable(error));
+      return;
+    }
+    this.size = start + buffer.length;
+    this.finish(batch, null);
+  }
+
+  private finish(batch: Pending[], error: Error | null): void {
+    for (const p of batch) {
+      this.queued -= p.count;
+      if (error) p.reject(error);
+      else p.resolve();
+    }
+  }
+
+  private fail(error: Error): void {
+    if (this.failed) return;
+    this.failed = error;
+    this.options.logger.fatal({ err: error }, 'the record store failed to sync; stopping');
+    this.options.onFatal?.(error);
+  }
+
+  /** Rotates by UTC day and by size, before a batch that would cross the bound. */
+  private async ensureSegment(incoming: number): Promise<void> {
+    const today = utcDay(this.now());
+    const full = this.size > 0 && this.size + incoming > this.options.segmentMaxBytes;
+    if (this.fd >= 0 && today === this.day && !full) return;
+    if (this.fd >= 0) {
+      const old = this.fd;
+      this.fd = -1;
+      await this.ops.close(old);
+    }
+    if (today !== this.day) {
+      this.day = today;
+      this.seq = 1;
+      this.size = 0;
+    } else if (full || this.seq === 0) {
+      this.seq += 1;
+      this.size = 0;
+    }
+    const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
+    this.fd = await this.ops.open(path, 'a', SEGMENT_MODE);
+    this.size = await this.ops.fstatSize(this.fd);
+    syncDirectory(this.dir);
+  }
+
+  private async lastCompleteLineEnd(fd: number, size: number): Promise<number> {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = await this.ops.read(fd, chunk, 0, end - start, start);
+      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (nl !== -1) return start + nl + 1;
+      end = start;
+    }
+    return 0;
+  }
+}
+
+const retryAfter = { 'Retry-After': '1' };
+
+function unavailable(cause: unknown): ThreatcolError {
+  if (cause instanceof ThreatcolError) return cause;
+  return new ThreatcolError('UNAVAILABLE', 'the collector could not store the records; retry shortly', {
+    headers: retryAfter,
+    cause,
+  });
+}
+
+/** Makes a new segment's directory entry durable. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

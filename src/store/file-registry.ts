@@ -1,0 +1,182 @@
+// The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
+import { existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import lockfile from 'proper-lockfile';
+import { ThreatcolError } from '../errors.js';
+import { generateKey, hashKey } from '../keys.js';
+import { type Owner, writeFileAtomic } from './file-owner.js';
+import {
+  type NewSensor,
+  type RegistryData,
+  SENSOR_NAME_PATTERN,
+  type Sensor,
+  type SensorRegistry,
+} from './registry.js';
+
+export const REGISTRY_FILE = 'sensors.json';
+const REGISTRY_MODE = 0o600;
+
+export interface FileRegistryOptions {
+  dataDir: string;
+  /** Owner new files must keep (the data directory's); null leaves ownership alone. */
+  owner: Owner | null;
+  now?: () => number;
+  pollIntervalMs?: number;
+}
+
+/** A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. */
+class RegistryFileAdapter {
+  constructor(
+    private readonly path: string,
+    private readonly owner: Owner | null,
+  ) {}
+
+  async read(): Promise<RegistryData | null> {
+    return readRegistryFile(this.path);
+  }
+
+  async write(data: RegistryData): Promise<void> {
+    writeFileAtomic(this.path, `${JSON.stringify(data, null, 2)}\n`, REGISTRY_MODE, this.owner);
+  }
+}
+
+export function readRegistryFile(path: string): RegistryData | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new ThreatcolError('REGISTRY_CORRUPT', `cannot read ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  try {
+    const data = JSON.parse(text) as RegistryData;
+    if (data?.version !== 1 || !Array.isArray(data.sensors)) throw new Error('unexpected shape');
+    return data;
+  } catch (error) {
+    throw new ThreatcolError(
+      'REGISTRY_CORRUPT',
+      `${path} is not a valid sensor registry: ${(error as Error).message}`,
+    );
+  }
+}
+
+export function createFileRegistry(options: FileRegistryOptions): SensorRegistry {
+  const path = join(options.dataDir, REGISTRY_FILE);
+  const now = options.now ?? Date.now;
+  const db = new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+
+  /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
+  async function update<T>(change: (data: RegistryData) => T): Promise<T> {
+    let release: () => Promise<void>;
+    try {
+      release = await lockfile.lock(path, {
+        realpath: false,
+        stale: 10_000,
+        retries: { retries: 100, minTimeout: 10, maxTimeout: 200, randomize: true },
+      });
+    } catch (error) {
+      throw new ThreatcolError('REGISTRY_LOCKED', `cannot lock ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    try {
+      await db.read();
+      const result = change(db.data);
+      await db.write();
+      return result;
+    } finally {
+      await release();
+    }
+  }
+
+  return {
+    async list() {
+      return readRegistryFile(path)?.sensors ?? [];
+    },
+
+    async add(input: NewSensor) {
+      if (!SENSOR_NAME_PATTERN.test(input.name)) {
+        throw new ThreatcolError(
+          'INVALID_ARGUMENT',
+          `invalid sensor name "${input.name}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+        );
+      }
+      const key = generateKey();
+      const at = new Date(now()).toISOString();
+      const sensor = await update((data) => {
+        if (data.sensors.some((s) => s.name === input.name)) {
+          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
+        }
+        const created: Sensor = {
+          name: input.name,
+          description: input.description ?? '',
+          timezone: input.timezone ?? null,
+          status: 'active',
+          created_at: at,
+          revoked_at: null,
+          keys: [{ hash: hashKey(key), created_at: at, expires_at: null }],
+        };
+        data.sensors.push(created);
+        return created;
+      });
+      return { sensor, key };
+    },
+
+    async revoke(name: string) {
+      return update((data) => {
+        const sensor = data.sensors.find((s) => s.name === name);
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        if (sensor.status !== 'revoked') {
+          sensor.status = 'revoked';
+          sensor.revoked_at = new Date(now()).toISOString();
+        }
+        return sensor;
+      });
+    },
+
+    watch(onChange, onError) {
+      let last = '';
+      const check = () => {
+        let signature: string;
+        try {
+          const st = statSync(path);
+          signature = `${st.ino}:${st.size}:${st.mtimeMs}`;
+        } catch {
+          signature = existsSync(path) ? 'error' : 'absent';
+        }
+        if (signature === last) return;
+        last = signature;
+        try {
+          onChange(readRegistryFile(path)?.sensors ?? []);
+        } catch (error) {
+          onError(error as Error);
+        }
+      };
+      check();
+      const timer = setInterval(check, options.pollIntervalMs ?? 500);
+      timer.unref();
+      let watcher: ReturnType<typeof watchFs> | null = null;
+      try {
+        watcher = watchFs(options.dataDir, { persistent: false }, (_event, file) => {
+          if (file === null || file === REGISTRY_FILE) check();
+        });
+        watcher.on('error', () => watcher?.close());
+      } catch {
+        // The polling above is the fallback where inotify is unavailable.
+      }
+      return {
+        reload() {
+          last = '';
+          check();
+        },
+        stop() {
+          clearInterval(timer);
+          watcher?.close();
+        },
+      };
+    },
+  };
+}

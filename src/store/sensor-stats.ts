@@ -1,0 +1,91 @@
+// Per-sensor activity (last seen, last address, records received): counted in memory by the daemon and
+// written to <dataDir>/sensor-stats.json every few seconds. Only the daemon writes it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from './file-owner.js';
+
+export const STATS_FILE = 'sensor-stats.json';
+
+export interface SensorActivity {
+  last_seen: string | null;
+  last_address: string | null;
+  records_received: number;
+  requests_rejected: number;
+}
+
+export interface StatsFile {
+  updated_at: string;
+  sensors: Record<string, SensorActivity>;
+}
+
+export function readStatsFile(dataDir: string): StatsFile {
+  try {
+    const data = JSON.parse(readFileSync(join(dataDir, STATS_FILE), 'utf8')) as StatsFile;
+    if (data && typeof data.sensors === 'object' && data.sensors !== null) return data;
+  } catch {
+    // Missing or unreadable stats are not worth failing over: they are rebuilt as records arrive.
+  }
+  return { updated_at: new Date(0).toISOString(), sensors: {} };
+}
+
+export class SensorStats {
+  private readonly data: StatsFile;
+  private dirty = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.data = readStatsFile(dataDir);
+  }
+
+  private entry(sensor: string): SensorActivity {
+    let e = this.data.sensors[sensor];
+    if (!e) {
+      e = { last_seen: null, last_address: null, records_received: 0, requests_rejected: 0 };
+      this.data.sensors[sensor] = e;
+    }
+    return e;
+  }
+
+  recordAccepted(sensor: string, address: string, records: number, at: string): void {
+    const e = this.entry(sensor);
+    e.last_seen = at;
+    e.last_address = address;
+    e.records_received += records;
+    this.dirty = true;
+  }
+
+  recordRejected(sensor: string, address: string): void {
+    const e = this.entry(sensor);
+    e.last_seen = new Date(this.now()).toISOString();
+    e.last_address = address;
+    e.requests_rejected += 1;
+    this.dirty = true;
+  }
+
+  start(intervalMs: number, onError: (error: Error) => void): void {
+    this.timer = setInterval(() => {
+      try {
+        this.flush();
+      } catch (error) {
+        onError(error as Error);
+      }
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  flush(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    this.data.updated_at = new Date(this.now()).toISOString();
+    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, null);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+  }
+}
