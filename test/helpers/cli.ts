@@ -1,0 +1,126 @@
+// Runs the real CLI binary in a clean environment (no THREATCOL_* leaking in from the caller).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/threatcol', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('THREATCOL_') && k !== 'STATE_DIRECTORY' && !k.startsWith('LISTEN_')) env[k] = v;
+  }
+  env.NO_COLOR = '1';
+  return { ...env, ...extra };
+}
+
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** `sensor add NAME --json` against a data dir; returns the key. */
+export async function addSensorCli(dataDir: string, name: string, extra: string[] = []): Promise<string> {
+  const r = await runCli(['sensor', 'add', name, '--data-dir', dataDir, '--json', ...extra]);
+  if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { key: string }).key;
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** Every log line printed so far, parsed. */
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `threatcol serve` on 127.0.0.1 port 0 and waits until it listens. */
+export function spawnServe(
+  dataDir: string,
+  extraArgs: string[] = [],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServeProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--log-format', 'json', ...extraArgs],
+      { env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const logs: Record<string, unknown>[] = [];
+    let stderr = '';
+    let buffered = '';
+    let started = false;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+      child.on('exit', (code, signal) => res({ code, signal }));
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start in time: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      buffered += d;
+      let nl = buffered.indexOf('\n');
+      while (nl !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        nl = buffered.indexOf('\n');
+        let entry: Record<string, unknown>;
+        try {
+          entry = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          entry = { raw: line };
+        }
+        logs.push(entry);
+        if (!started && entry.msg === 'threatcol is listening') {
+          started = true;
+          clearTimeout(timer);
+          const port = entry.port as number;
+          resolve({
+            child,
+            port,
+            url: `https://127.0.0.1:${port}`,
+            logs,
+            stderr: () => stderr,
+            exited,
+            async stop(signal: NodeJS.Signals = 'SIGTERM') {
+              if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      if (!started) {
+        clearTimeout(timer);
+        reject(new Error(`serve exited early (${code ?? signal}): ${stderr}`));
+      }
+    });
+  });
+}
