@@ -1,0 +1,197 @@
+// Figures 2-5: keep-alive ingestion, a new connection per request, batched arrays, a 1 GB store; each an
+// A B A B alternation against a reference measured in the same run.
+import type { Generator, LoadWorker, Measured, Workload } from './load.js';
+import type { Pinning, ServerUnderTest, ThreatcolServer } from './processes.js';
+import { fmt, median, type Pairs, pairRatios, type Row } from './report.js';
+
+export interface BenchContext {
+  quick: boolean;
+  pin: Pinning;
+  worker: LoadWorker;
+  /** Seconds of load per run, pairs per comparison. */
+  seconds: number;
+  pairs: number;
+  warmupSeconds: number;
+  sendAvailable: boolean;
+  log: (message: string) => void;
+  /** Every run, for the JSON file. */
+  runs: Record<string, Pairs>;
+}
+
+/** Reference first, then threatcol, `ctx.pairs` times; `send` runs sized to last about `ctx.seconds`. */
+export async function alternate(
+  ctx: BenchContext,
+  label: string,
+  generator: Generator,
+  ref: ServerUnderTest,
+  tc: ServerUnderTest,
+  auth: ThreatcolServer,
+  w: Workload,
+  expectedRps: { reference: number; threatcol: number } = { reference: 0, threatcol: 0 },
+): Promise<Pairs> {
+  const p: Pairs = { reference: [], threatcol: [], ratios: [] };
+  const count = (rps: number) => Math.max(200, Math.round(rps * ctx.seconds));
+  // A threatcol server is sent its own sensor's key; the reference accepts anything.
+  const authFor = (s: ServerUnderTest) => ('key' in s ? (s as ThreatcolServer) : auth);
+  for (let i = 0; i < ctx.pairs; i++) {
+    p.reference.push(await ctx.worker.measure(generator, ref, authFor(ref), w, count(expectedRps.reference)));
+    p.threatcol.push(await ctx.worker.measure(generator, tc, authFor(tc), w, count(expectedRps.threatcol)));
+  }
+  p.ratios = pairRatios(p, (m) => m.recordsPerSecond);
+  const show = (ms: Measured[]) => ms.map((m) => fmt.n(m.recordsPerSecond)).join(' ');
+  ctx.log(`  ${label} [${generator}] ref ${show(p.reference)} | threatcol ${show(p.threatcol)} rec/s`);
+  for (const m of [...p.reference, ...p.threatcol]) {
+    if (m.non2xx > 0 || m.errors > 0) ctx.log(`    ${m.server}: ${m.non2xx} non-2xx, ${m.errors} errors`);
+  }
+  ctx.runs[`${label} [${generator}]`] = p;
+  return p;
+}
+
+export async function warmUp(
+  ctx: BenchContext,
+  servers: ServerUnderTest[],
+  auth: ThreatcolServer,
+  w: Workload,
+) {
+  for (const s of servers) {
+    const a = 'key' in s ? (s as ThreatcolServer) : auth;
+    await ctx.worker.measure('autocannon', s, a, { ...w, seconds: ctx.warmupSeconds });
+  }
+}
+
+const rate = (ms: Measured[]) => median(ms.map((m) => m.recordsPerSecond));
+const p99 = (ms: Measured[]) => median(ms.map((m) => m.latencyMs.p99));
+
+/** Figure 2: single ~400-byte /firewall records over 50 keep-alive connections. */
+export async function keepAlive(
+  ctx: BenchContext,
+  ref: ServerUnderTest,
+  tc: ThreatcolServer,
+  w: Workload,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  const generators: Generator[] = ctx.sendAvailable ? ['autocannon', 'send'] : ['autocannon'];
+  let expected = { reference: 0, threatcol: 0 };
+  for (const g of generators) {
+    const p = await alternate(ctx, '2 keep-alive', g, ref, tc, tc, w, expected);
+    expected = { reference: rate(p.reference), threatcol: rate(p.threatcol) };
+    const ratio = median(p.ratios);
+    rows.push({
+      figure: '2 keep-alive /firewall, req/s',
+      generator: g,
+      threatcol: fmt.n(rate(p.threatcol)),
+      reference: fmt.n(rate(p.reference)),
+      ratio: fmt.x(ratio),
+      target: '>= 0.75x',
+      pass: ratio >= 0.75,
+    });
+    const latency = median(pairRatios(p, (m) => m.latencyMs.p99));
+    rows.push({
+      figure: '2 keep-alive /firewall, p99 latency',
+      generator: g,
+      threatcol: fmt.ms(p99(p.threatcol)),
+      reference: fmt.ms(p99(p.reference)),
+      ratio: fmt.x(latency),
+      target: '<= 2x',
+      pass: latency <= 2,
+    });
+  }
+  return rows;
+}
+
+/** Figure 3: one TLS 1.2 connection per request (`Connection: close`), without and with session resumption. */
+export async function newConnection(
+  ctx: BenchContext,
+  keyType: 'RSA' | 'ECDSA',
+  ref: ServerUnderTest,
+  tc: ThreatcolServer,
+  w: Workload,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  const fresh = { ...w, newConnection: true, resume: false };
+  const runs: [string, Generator, Workload][] = [['reconnect', 'reconnect', fresh]];
+  if (!ctx.quick) runs.unshift(['autocannon', 'autocannon', fresh]);
+  runs.push(['reconnect+resume', 'reconnect', { ...fresh, resume: true }]);
+  const results = new Map<string, Pairs>();
+  for (const [name, g, load] of runs) {
+    const p = await alternate(ctx, `3 new connection ${keyType} ${name}`, g, ref, tc, tc, load);
+    results.set(name, p);
+    const ratio = median(p.ratios);
+    rows.push({
+      figure: `3 new conn/request ${keyType}${load.resume ? ', resumed' : ''}, req/s`,
+      generator: g,
+      threatcol: fmt.n(rate(p.threatcol)),
+      reference: fmt.n(rate(p.reference)),
+      ratio: fmt.x(ratio),
+      target: '>= 0.85x',
+      pass: ratio >= 0.85,
+    });
+  }
+  const full = results.get('reconnect') as Pairs;
+  const resumed = results.get('reconnect+resume') as Pairs;
+  const resumedShare = median(resumed.threatcol.map((m) => (m.resumed ?? 0) / Math.max(1, m.requests)));
+  rows.push({
+    figure: `3 TLS resumption gain ${keyType} (${Math.round(resumedShare * 100)}% resumed)`,
+    generator: 'reconnect',
+    threatcol: fmt.x(rate(resumed.threatcol) / rate(full.threatcol)),
+    reference: fmt.x(rate(resumed.reference) / rate(full.reference)),
+    ratio: '',
+    target: 'report',
+    pass: null,
+  });
+  return rows;
+}
+
+/** Figure 4: arrays of 100 generic records; records/s acknowledged durably. */
+export async function batched(
+  ctx: BenchContext,
+  ref: ServerUnderTest,
+  tc: ThreatcolServer,
+  w: Workload,
+): Promise<{ rows: Row[]; pairs: Pairs }> {
+  const rows: Row[] = [];
+  const generators: Generator[] = ctx.sendAvailable ? ['autocannon', 'send'] : ['autocannon'];
+  let expected = { reference: 0, threatcol: 0 };
+  let first: Pairs | null = null;
+  for (const g of generators) {
+    const p = await alternate(ctx, '4 batched', g, ref, tc, tc, w, {
+      reference: expected.reference / w.recordsPerRequest,
+      threatcol: expected.threatcol / w.recordsPerRequest,
+    });
+    first ??= p;
+    expected = { reference: rate(p.reference), threatcol: rate(p.threatcol) };
+    rows.push({
+      figure: `4 batched /generic x${w.recordsPerRequest}, records/s`,
+      generator: g,
+      threatcol: fmt.n(rate(p.threatcol)),
+      reference: fmt.n(rate(p.reference)),
+      ratio: fmt.x(median(p.ratios)),
+      target: '>= 100,000/s',
+      pass: rate(p.threatcol) >= 100_000,
+    });
+  }
+  return { rows, pairs: first as Pairs };
+}
+
+/** Figure 5: the same batched load on a store already holding ~1 GB, against an empty store. */
+export async function storeSize(
+  ctx: BenchContext,
+  empty: ThreatcolServer,
+  full: ThreatcolServer,
+  w: Workload,
+  prefilledBytes: number,
+): Promise<Row[]> {
+  const p = await alternate(ctx, '5 store size', 'autocannon', empty, full, full, w);
+  const ratio = median(p.ratios);
+  return [
+    {
+      figure: `5 ${fmt.mb(prefilledBytes)} store vs empty, records/s`,
+      generator: 'autocannon',
+      threatcol: fmt.n(rate(p.threatcol)),
+      reference: `${fmt.n(rate(p.reference))} (empty)`,
+      ratio: fmt.x(ratio),
+      target: '>= 0.95x',
+      pass: ratio >= 0.95,
+    },
+  ];
+}

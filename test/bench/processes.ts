@@ -1,0 +1,190 @@
+// Starts the servers under test (threatcol's real binary, the bare reference) pinned to a core, and reads
+// their CPU time and memory from /proc.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BIN, cleanEnv, runCli } from '../helpers/cli.js';
+
+export { BIN };
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Server on one core, load generators on another, when taskset exists and there are 2+ cores. */
+export interface Pinning {
+  pinned: boolean;
+  serverCpu: string;
+  loadCpu: string;
+  reason: string;
+}
+
+export function detectPinning(): Pinning {
+  const n = cpus().length;
+  if (n < 2) return { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned: one core only' };
+  try {
+    execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
+  } catch {
+    return { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned: taskset not available' };
+  }
+  const server = String(n - 1);
+  return {
+    pinned: true,
+    serverCpu: server,
+    loadCpu: '0',
+    reason: `pinned: server on CPU ${server}, load on CPU 0`,
+  };
+}
+
+/** The command line to run node with `args` on `cpu` (taskset execs node: the pid stays node's). */
+export function pinned(cpu: string, args: string[]): { cmd: string; args: string[] } {
+  if (cpu === '') return { cmd: process.execPath, args };
+  return { cmd: 'taskset', args: ['-c', cpu, process.execPath, ...args] };
+}
+
+export interface ServerUnderTest {
+  name: string;
+  pid: number;
+  url: string;
+  certPath: string;
+  keyPath: string;
+  stop(): Promise<void>;
+}
+
+export interface ThreatcolServer extends ServerUnderTest {
+  dataDir: string;
+  sensor: string;
+  key: string;
+  keyFile: string;
+  fingerprint: string;
+}
+
+/** `threatcol serve` from the compiled binary, rate limit off, in `dataDir`, with sensor `bench`. */
+export async function startThreatcol(
+  name: string,
+  dataDir: string,
+  pin: Pinning,
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): Promise<ThreatcolServer> {
+  const env = { THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0', ...options.env };
+  const args = [...(options.nodeArgs ?? []), BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1'];
+  args.push('--port', '0', '--log-format', 'json');
+  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
+  const listening = await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
+  const sensor = 'bench';
+  const keyFile = join(dataDir, 'bench.key');
+  let key: string;
+  if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8').trim();
+  else {
+    const r = await runCli(['sensor', 'add', sensor, '--data-dir', dataDir, '--json']);
+    if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
+    key = (JSON.parse(r.stdout) as { key: string }).key;
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+  }
+  return {
+    name,
+    pid: child.pid as number,
+    url: `https://127.0.0.1:${listening.port as number}`,
+    dataDir,
+    sensor,
+    key,
+    keyFile,
+    fingerprint: String(listening.sha256),
+    certPath: join(dataDir, 'tls', 'cert.pem'),
+    keyPath: join(dataDir, 'tls', 'key.pem'),
+    stop: () => stopChild(child, name),
+  };
+}
+
+/** The bare node:https reference with the given certificate. */
+export async function startReference(
+  name: string,
+  certPath: string,
+  keyPath: string,
+  pin: Pinning,
+): Promise<ServerUnderTest> {
+  const script = join(ROOT, 'test/bench/reference-server.mjs');
+  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', [script, certPath, keyPath], {});
+  const { port } = await waitForLine(child, (line) => line.startsWith('{"port"'), name);
+  return {
+    name,
+    pid: child.pid as number,
+    url: `https://127.0.0.1:${port as number}`,
+    certPath,
+    keyPath,
+    stop: () => stopChild(child, name),
+  };
+}
+
+function spawnPinned(cpu: string, args: string[], env: Record<string, string>): ChildProcess {
+  const { cmd, args: argv } = pinned(cpu, args);
+  return spawn(cmd, argv, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Resolves with the first stdout JSON line that `match`es; later output is drained and dropped. */
+function waitForLine(
+  child: ChildProcess,
+  match: (line: string) => boolean,
+  name: string,
+): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    let found = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start in time: ${err}`));
+    }, 30_000);
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      if (err.length < 10_000) err += d;
+      if (process.env.BENCH_DEBUG) process.stderr.write(d);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!found) reject(new Error(`${name} exited early (${code ?? signal}): ${err}`));
+    });
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (found) return;
+      out += d;
+      for (const line of out.split('\n')) {
+        if (!match(line)) continue;
+        found = true;
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as Record<string, unknown>);
+        return;
+      }
+    });
+  });
+}
+
+function stopChild(child: ChildProcess, name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`${name} stopped with ${code ?? signal}`));
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+const TICKS = 100; // USER_HZ, 100 on every Linux this runs on.
+
+/** CPU seconds (user + system) the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
+/** Current and peak resident set size in bytes. */
+export function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}

@@ -1,0 +1,194 @@
+// `npm run bench [-- --quick]`: threatcol against a bare node:https reference on the same box, same TLS,
+// same certificate, alternated A B A B; prints the table and writes test/bench/results/*.json.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { type BenchContext, batched, keepAlive, newConnection, storeSize, warmUp } from './figures-load.js';
+import { cliStartup, memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
+import { LoadWorker, type Workload } from './load.js';
+import { firewallBody, genericBatchBody } from './payloads.js';
+import { prefillStore } from './prefill.js';
+import {
+  BIN,
+  detectPinning,
+  ROOT,
+  type ServerUnderTest,
+  startReference,
+  startThreatcol,
+} from './processes.js';
+import { fmt, markdownTable, median, type Row, textTable, writeResults } from './report.js';
+
+const quick = process.argv.includes('--quick');
+const keep = process.argv.includes('--keep');
+const started = performance.now();
+const log = (message: string) =>
+  process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+
+const pin = detectPinning();
+const machine = {
+  nproc: cpus().length,
+  cpu:
+    /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ??
+    cpus()[0]?.model ??
+    'unknown',
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  pinning: pin.reason,
+};
+// commander answers --help of an unknown command with the top-level help: look for the command's own usage line.
+const has = (args: string[]) =>
+  spawnSync(process.execPath, [BIN, ...args, '--help'], { encoding: 'utf8' }).stdout.includes(
+    `Usage: threatcol ${args.join(' ')}`,
+  );
+const sendAvailable = has(['send', 'firewall']);
+const tailAvailable = has(['threats', 'tail']);
+log(
+  `threatcol bench${quick ? ' --quick' : ''}: ${machine.nproc} x ${machine.cpu}, Node ${machine.node}, ${pin.reason}`,
+);
+if (!sendAvailable) log('`threatcol send` is not built yet: autocannon is the only load generator');
+
+const worker = new LoadWorker(pin);
+const ctx: BenchContext = {
+  quick,
+  pin,
+  worker,
+  seconds: quick ? 1 : 5,
+  pairs: 3,
+  warmupSeconds: quick ? 1 : 2,
+  sendAvailable,
+  log,
+  runs: {},
+};
+const root = mkdtempSync(join(tmpdir(), 'threatcol-bench-'));
+const running: ServerUnderTest[] = [];
+const track = <T extends ServerUnderTest>(s: T): T => {
+  running.push(s);
+  return s;
+};
+const stop = async (s: ServerUnderTest) => {
+  running.splice(running.indexOf(s), 1);
+  await s.stop();
+};
+
+const single: Workload = {
+  path: '/firewall',
+  body: firewallBody(),
+  recordsPerRequest: 1,
+  connections: 50,
+  seconds: ctx.seconds,
+};
+const batch: Workload = {
+  path: '/generic',
+  body: genericBatchBody(100),
+  recordsPerRequest: 100,
+  connections: 50,
+  seconds: ctx.seconds,
+};
+const prefillBytes = quick ? 256 * 1024 * 1024 : 1024 * 1024 * 1024;
+const rows: Row[] = [];
+const extra: Record<string, unknown> = {};
+
+try {
+  log('starting threatcol (ECDSA) and the reference');
+  const tc = track(await startThreatcol('threatcol', join(root, 'ecdsa'), pin));
+  const ref = track(await startReference('reference', tc.certPath, tc.keyPath, pin));
+  await warmUp(ctx, [ref, tc], tc, single);
+
+  log('figure 2: keep-alive ingestion');
+  rows.push(...(await keepAlive(ctx, ref, tc, single)));
+  log('figure 4: batched generic records');
+  await warmUp(ctx, [ref, tc], tc, batch);
+  const b = await batched(ctx, ref, tc, batch);
+  rows.push(...b.rows);
+  log('figure 3: new connection per request, ECDSA');
+  rows.push(...(await newConnection(ctx, 'ECDSA', ref, tc, single)));
+  const acked = Object.values(ctx.runs)
+    .flatMap((p) => p.threatcol)
+    .filter((m) => m.server === 'threatcol')
+    .reduce((n, m) => n + m.records, 0);
+  await stop(ref);
+  await stop(tc);
+  const stored = await storeFootprint(tc.dataDir);
+  extra.durability = { acknowledged: acked, stored: stored.records, ok: stored.records >= acked };
+  log(`  acknowledged ${fmt.n(acked)} records in measured runs, ${fmt.n(stored.records)} on disk`);
+
+  log('figure 3: new connection per request, RSA');
+  const rsa = track(
+    await startThreatcol('threatcol-rsa', join(root, 'rsa'), pin, {
+      env: { THREATCOL_TLS_SELF_SIGNED_KEY_TYPE: 'rsa' },
+    }),
+  );
+  const refRsa = track(await startReference('reference-rsa', rsa.certPath, rsa.keyPath, pin));
+  await warmUp(ctx, [refRsa, rsa], rsa, single);
+  rows.push(...(await newConnection(ctx, 'RSA', refRsa, rsa, single)));
+  await stop(refRsa);
+  await stop(rsa);
+
+  log(`figure 5: store size (pre-filling ${fmt.mb(prefillBytes)})`);
+  const fullDir = join(root, 'full');
+  const filled = prefillStore(fullDir, prefillBytes);
+  log(`  wrote ${fmt.n(filled.records)} records in ${filled.segments} segments in ${fmt.ms(filled.ms)}`);
+  extra.prefill = filled;
+  const empty = track(await startThreatcol('threatcol-empty', join(root, 'empty'), pin));
+  const full = track(await startThreatcol('threatcol-1gb', fullDir, pin));
+  await warmUp(ctx, [empty, full], empty, batch);
+  rows.push(...(await storeSize(ctx, empty, full, batch, filled.bytes)));
+  await stop(empty);
+  await stop(full);
+  const genericFootprint = await storeFootprint(empty.dataDir);
+
+  const window = quick ? 10 : 60;
+  log(`figure 6: memory under ${window} s of keep-alive load`);
+  const mem = track(await startThreatcol('threatcol-memory', join(root, 'memory'), pin));
+  const tcMemory = await memoryUnderLoad(ctx, mem, mem, single, window);
+  const refMem = track(await startReference('reference-memory', mem.certPath, mem.keyPath, pin));
+  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, Math.min(window, 15));
+  rows.push(...memoryRows(tcMemory, refMemory, quick));
+  await stop(refMem);
+  await stop(mem);
+  const firewallFootprint = await storeFootprint(mem.dataDir);
+  extra.memory = { threatcol: tcMemory, reference: refMemory };
+
+  log('figure 7: CLI start-up');
+  const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);
+  rows.push(...cli.rows);
+  extra.cliMs = cli.ms;
+
+  const keepAliveRuns = (ctx.runs['2 keep-alive [autocannon]']?.threatcol ?? []).map(
+    (m) => m.recordsPerSecond / m.serverCores,
+  );
+  const batchRuns = b.pairs.threatcol.map((m) => m.recordsPerSecond / m.serverCores);
+  const perRecord = (f: { bytes: number; records: number }) => f.bytes / Math.max(1, f.records);
+  extra.capacity = {
+    firewallRecordsPerCoreSecond: median(keepAliveRuns),
+    genericBatchedRecordsPerCoreSecond: median(batchRuns),
+    firewallBytesPerRecord: perRecord(firewallFootprint),
+    genericBytesPerRecord: perRecord(genericFootprint),
+    firewallGBPerMillion: (perRecord(firewallFootprint) * 1e6) / 1e9,
+    genericGBPerMillion: (perRecord(genericFootprint) * 1e6) / 1e9,
+  };
+} finally {
+  worker.close();
+  for (const s of [...running]) await s.stop().catch(() => {});
+  if (!keep) rmSync(root, { recursive: true, force: true });
+}
+
+const failed = rows.filter((r) => r.pass === false).length;
+process.stdout.write(`\n${textTable(rows)}\n\n`);
+const cap = extra.capacity as Record<string, number>;
+const capacity = [
+  `records/s per core: ${fmt.n(cap.firewallRecordsPerCoreSecond ?? Number.NaN)} single firewall records (keep-alive), ` +
+    `${fmt.n(cap.genericBatchedRecordsPerCoreSecond ?? Number.NaN)} generic records in arrays of 100`,
+  `bytes per record on disk: ${fmt.n(cap.firewallBytesPerRecord ?? Number.NaN)} (firewall), ${fmt.n(cap.genericBytesPerRecord ?? Number.NaN)} (generic); ` +
+    `per million records: ${(cap.firewallGBPerMillion ?? 0).toFixed(2)} GB (firewall), ${(cap.genericGBPerMillion ?? 0).toFixed(2)} GB (generic)`,
+];
+process.stdout.write(`${capacity.join('\n')}\n`);
+const header = `${machine.nproc} x ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${pin.reason}${quick ? ', --quick' : ''}`;
+const path = writeResults(
+  { date: new Date().toISOString(), quick, machine, sendAvailable, tailAvailable, ...extra, runs: ctx.runs },
+  rows,
+  `${header}\n\n${markdownTable(rows)}\n\n${capacity.map((c) => `- ${c}`).join('\n')}`,
+);
+log(`${rows.length} rows, ${failed} failed; results in ${path.slice(ROOT.length)}`);
+process.exitCode = failed > 0 ? 1 : 0;
