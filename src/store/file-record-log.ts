@@ -26,6 +26,8 @@ interface Pending {
 }
 
 const SEGMENT_MODE = 0o640;
+/** Syncs allowed at once: one finishing while the next batch is written and synced. */
+const MAX_SYNCS_IN_FLIGHT = 2;
 
 export async function openFileRecordLog(options: FileRecordLogOptions): Promise<FileRecordLog> {
   const log = new FileRecordLog(options);
@@ -48,6 +50,10 @@ export class FileRecordLog implements RecordLog {
   private failed: Error | null = null;
   private closing = false;
   private drained: (() => void) | null = null;
+  private syncsInFlight = 0;
+  private fatalPending = false;
+  /** Settles when the last batch written has been synced and answered. */
+  private syncTail: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: FileRecordLogOptions) {
     this.dir = threatsDir(options.dataDir);
@@ -108,7 +114,7 @@ export class FileRecordLog implements RecordLog {
 
   async close(): Promise<void> {
     this.closing = true;
-    if (this.flushing || this.queue.length > 0) {
+    if (!this.isIdle()) {
       await new Promise<void>((resolve) => {
         this.drained = resolve;
       });
@@ -130,19 +136,41 @@ export class FileRecordLog implements RecordLog {
     });
   }
 
+  /**
+   * Writes batch after batch. A batch's fdatasync runs in the background while the next batch is written,
+   * so the records that arrive during one sync are on their way to disk when it ends (at most
+   * MAX_SYNCS_IN_FLIGHT syncs at once); batches are still acknowledged in order, each only after its sync.
+   */
   private async flush(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
     while (this.queue.length > 0 && !this.failed) {
+      if (this.syncsInFlight >= MAX_SYNCS_IN_FLIGHT) await this.syncTail;
+      if (this.queue.length === 0 || this.failed) break;
       const batch = this.queue;
       this.queue = [];
       await this.writeBatch(batch);
     }
     this.flushing = false;
     if (this.failed) this.finish(this.queue.splice(0), unavailable(this.failed));
-    if (this.queue.length === 0 && this.drained) this.drained();
+    this.checkDrained();
   }
 
+  private isIdle(): boolean {
+    return !this.flushing && this.queue.length === 0 && this.syncsInFlight === 0;
+  }
+
+  private checkDrained(): void {
+    if (!this.isIdle()) return;
+    // The daemon stops on a fatal error: first every batch already written gets its 503.
+    if (this.fatalPending && this.failed) {
+      this.fatalPending = false;
+      this.options.onFatal?.(this.failed);
+    }
+    if (this.drained) this.drained();
+  }
+
+  /** Writes a batch; its sync then runs in the background (see flush). */
   private async writeBatch(batch: Pending[]): Promise<void> {
     let count = 0;
     let text = '';
@@ -178,16 +206,31 @@ export class FileRecordLog implements RecordLog {
       this.finish(batch, unavailable(error));
       return;
     }
+    this.size = start + buffer.length;
+    this.syncsInFlight += 1;
+    this.syncTail = this.syncBatch(fd, batch, this.syncTail);
+  }
+
+  /** fdatasync, then acknowledge the batch once every earlier batch is acknowledged. */
+  private async syncBatch(fd: number, batch: Pending[], earlier: Promise<void>): Promise<void> {
+    let error: Error | null = null;
     try {
       await this.ops.fdatasync(fd);
-    } catch (error) {
-      // After a failed fsync the page cache may hold data the disk never got: nothing can be trusted.
-      this.fail(error as Error);
-      this.finish(batch, unavailable(error));
-      return;
+    } catch (e) {
+      error = e as Error;
     }
-    this.size = start + buffer.length;
-    this.finish(batch, null);
+    await earlier;
+    this.syncsInFlight -= 1;
+    if (error) {
+      // After a failed fsync the page cache may hold data the disk never got: nothing can be trusted.
+      this.fail(error);
+      this.finish(batch, unavailable(error));
+    } else if (this.failed) {
+      this.finish(batch, unavailable(this.failed));
+    } else {
+      this.finish(batch, null);
+    }
+    this.checkDrained();
   }
 
   private finish(batch: Pending[], error: Error | null): void {
@@ -202,7 +245,8 @@ export class FileRecordLog implements RecordLog {
     if (this.failed) return;
     this.failed = error;
     this.options.logger.fatal({ err: error }, 'the record store failed to sync; stopping');
-    this.options.onFatal?.(error);
+    this.fatalPending = true;
+    this.checkDrained();
   }
 
   /** Rotates by UTC day and by size, before a batch that would cross the bound. */
@@ -213,6 +257,8 @@ export class FileRecordLog implements RecordLog {
     if (this.fd >= 0) {
       const old = this.fd;
       this.fd = -1;
+      // Batches still syncing on the old segment must finish before its descriptor goes.
+      await this.syncTail;
       await this.ops.close(old);
     }
     if (today !== this.day) {

@@ -63,10 +63,18 @@ export async function startThreatcol(
   name: string,
   dataDir: string,
   pin: Pinning,
-  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+  options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string } = {},
 ): Promise<ThreatcolServer> {
   const env = { THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0', ...options.env };
-  const args = [...(options.nodeArgs ?? []), BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1'];
+  const args = [
+    ...(options.nodeArgs ?? []),
+    options.bin ?? BIN,
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+  ];
   args.push('--port', '0', '--log-format', 'json');
   const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
   const listening = await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);

@@ -45,12 +45,13 @@ test('group commit: 100 concurrent requests share syncs; every record stored exa
 });
 
 test('overload: past the queue bound requests get 503 with Retry-After at once; acknowledged ones are stored', async (t) => {
-  let releaseSync: () => void = () => {};
+  // Every sync waits (more than one can be in flight: the next batch syncs while the first one does).
+  const releases: (() => void)[] = [];
   let blocked = true;
   const ops: FileOps = {
     ...nodeFileOps,
     fdatasync: async (fd) => {
-      if (blocked) await new Promise<void>((resolve) => (releaseSync = resolve));
+      if (blocked) await new Promise<void>((resolve) => releases.push(resolve));
       return nodeFileOps.fdatasync(fd);
     },
   };
@@ -67,7 +68,7 @@ test('overload: past the queue bound requests get 503 with Retry-After at once; 
   assert.equal(errorCode(over), 'UNAVAILABLE');
   assert.equal(over.headers['retry-after'], '1');
   blocked = false;
-  releaseSync();
+  for (const release of releases) release();
   const results = await Promise.all([first, ...queued]);
   const ok = results.filter((r) => r.status === 200).length;
   const stored = readStored(s.dataDir).map((r) => r.threat);
