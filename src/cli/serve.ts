@@ -1,7 +1,5 @@
 // `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
 import type { Command } from 'commander';
-import { createLogger } from '../log.js';
-import { startDaemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
@@ -41,6 +39,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'log.level': options.logLevel,
     'log.format': options.logFormat,
   });
+  // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
+  const { createLogger } = await import('../log.js');
   const logger = createLogger({
     level: loaded.config.log.level,
     format: loaded.config.log.format,
@@ -48,6 +48,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     isTty: io.stdout.isTTY === true,
   });
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
+  const { startDaemon } = await import('../server/daemon.js');
   const daemon = await startDaemon({ loaded, logger, listenFd: inheritedListener(io.env) });
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
