@@ -14,6 +14,7 @@ export interface Config {
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
     maxRecordsPerRequest: number;
+    maxInflightBodyBytes: number;
   };
   tls: {
     cert: string | null;
@@ -111,6 +112,12 @@ export const configSchema = {
           maximum: 1000,
           default: 1000,
           description: 'largest JSON array of records in one request',
+        },
+        maxInflightBodyBytes: {
+          type: 'integer',
+          minimum: 65_536,
+          default: 268_435_456,
+          description: 'request bodies held in memory by all requests together; past it, 503 at once',
         },
       },
       'HTTPS listener',

@@ -12,6 +12,7 @@ import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
 import { RateLimiter } from './rate-limit.js';
+import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair } from './tls.js';
 
 export interface DaemonOptions {
@@ -97,6 +98,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stats,
     limiter: new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
     activity,
+    bodyBudget: new BodyBudget(config.server.maxInflightBodyBytes),
     now,
     tls,
     logger,
