@@ -1,5 +1,6 @@
 // Helpers for the service tests: certificates with a chosen validity, and the daemon started in-process with
 // the options the shared harness does not pass (intervals, debounce).
+import { spawn } from 'node:child_process';
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
@@ -8,6 +9,7 @@ import * as x509 from '@peculiar/x509';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { type Daemon, type DaemonOptions, startDaemon } from '../../src/server/daemon.js';
+import { BIN, type CliResult, cleanEnv } from '../helpers/cli.js';
 
 x509.cryptoProvider.set(webcrypto as never);
 
@@ -17,16 +19,17 @@ export interface TestCert {
   fingerprint: string;
 }
 
-/** A self-signed ECDSA P-256 certificate for localhost/127.0.0.1 valid from now for `days` days. */
+/** A self-signed ECDSA P-256 certificate for localhost/127.0.0.1 that ends in `days` days (negative: expired). */
 export async function makeCert(days: number, cn = 'localhost'): Promise<TestCert> {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const notBefore = new Date(Date.now() - 120_000);
+  const notAfter = new Date(Date.now() + days * 86_400_000);
+  const notBefore = new Date(Math.min(Date.now() - 120_000, notAfter.getTime() - 86_400_000));
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
     name: `CN=${cn}`,
     notBefore,
-    notAfter: new Date(Date.now() + days * 86_400_000),
+    notAfter,
     keys,
     signingAlgorithm: algorithm,
     extensions: [
@@ -112,4 +115,26 @@ export async function startHarnessDaemon(
       });
     },
   };
+}
+
+/** Runs the real binary as another user (root only), in a clean environment. */
+export function runCliAs(args: string[], uid: number): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: cleanEnv({ HOME: '/nonexistent' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      uid,
+      gid: uid,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
 }
