@@ -1,8 +1,8 @@
 // `threatcol check` through the real binary: all OK against a healthy installation with a running daemon,
 // and a FAIL line plus a non-zero exit for each kind of problem.
-import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
+import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -137,7 +137,10 @@ test('port taken by another program, and no daemon answering, are FAILs', async 
   assert.equal(taken.code, 78);
   assert.equal(taken.status.port, 'fail');
   assert.equal(taken.status.daemon, 'fail');
-  assert.match(taken.report.checks.find((c) => c.name === 'port')?.message ?? '', /in use by another program/);
+  assert.match(
+    taken.report.checks.find((c) => c.name === 'port')?.message ?? '',
+    /in use by another program/,
+  );
   other.close();
   await once(other, 'close');
 
@@ -155,25 +158,21 @@ const unprivilegedStart = (() => {
   }
 })();
 
-test(
-  'an unprivileged user who may not bind the port gets a FAIL naming the fix',
-  {
-    skip:
-      !isRoot || unprivilegedStart <= 1
-        ? 'needs root (to run the check as another user) and ports below net.ipv4.ip_unprivileged_port_start'
-        : false,
-  },
-  async (t) => {
-    const dataDir = join(makeTempDir(t), 'state');
-    mkdirSync(dataDir, { mode: 0o700 });
-    chownSync(dataDir, SERVICE_UID, SERVICE_UID);
-    chmodSync(join(dataDir, '..'), 0o755);
-    const r = await checkJson(['--data-dir', dataDir, '--no-daemon', '--host', '127.0.0.1', '--port', '1'], {
-      uid: SERVICE_UID,
-    });
-    assert.equal(r.code, 78, r.stderr);
-    assert.equal(r.status.port, 'fail');
-    assert.equal(r.status.owner, 'ok');
-    assert.match(r.report.checks.find((c) => c.name === 'port')?.message ?? '', /CAP_NET_BIND_SERVICE/);
-  },
-);
+test('an unprivileged user who may not bind the port gets a FAIL naming the fix', {
+  skip:
+    !isRoot || unprivilegedStart <= 1
+      ? 'needs root (to run the check as another user) and ports below net.ipv4.ip_unprivileged_port_start'
+      : false,
+}, async (t) => {
+  const dataDir = join(makeTempDir(t), 'state');
+  mkdirSync(dataDir, { mode: 0o700 });
+  chownSync(dataDir, SERVICE_UID, SERVICE_UID);
+  chmodSync(join(dataDir, '..'), 0o755);
+  const r = await checkJson(['--data-dir', dataDir, '--no-daemon', '--host', '127.0.0.1', '--port', '1'], {
+    uid: SERVICE_UID,
+  });
+  assert.equal(r.code, 78, r.stderr);
+  assert.equal(r.status.port, 'fail');
+  assert.equal(r.status.owner, 'ok');
+  assert.match(r.report.checks.find((c) => c.name === 'port')?.message ?? '', /CAP_NET_BIND_SERVICE/);
+});

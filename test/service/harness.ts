@@ -22,11 +22,16 @@ export interface TestCert {
 /** A self-signed ECDSA P-256 certificate for localhost/127.0.0.1 that ends in `days` days (negative: expired). */
 export async function makeCert(days: number, cn = 'localhost'): Promise<TestCert> {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
   const notAfter = new Date(Date.now() + days * 86_400_000);
   const notBefore = new Date(Math.min(Date.now() - 120_000, notAfter.getTime() - 86_400_000));
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     name: `CN=${cn}`,
     notBefore,
     notAfter,
@@ -55,7 +60,10 @@ export interface HarnessDaemon {
   port: number;
   logs: Record<string, unknown>[];
   /** Resolves with the first log line from index `from` on (already logged or future) that `match` accepts. */
-  waitForLog(match: (line: Record<string, unknown>) => boolean, from?: number): Promise<Record<string, unknown>>;
+  waitForLog(
+    match: (line: Record<string, unknown>) => boolean,
+    from?: number,
+  ): Promise<Record<string, unknown>>;
 }
 
 export async function startHarnessDaemon(
@@ -70,8 +78,10 @@ export async function startHarnessDaemon(
     overrides: { dataDir, 'server.host': '127.0.0.1', 'server.port': 0, 'log.level': 'debug', ...overrides },
   });
   const logs: Record<string, unknown>[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
-    [];
+  const waiters: {
+    match: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {
       for (const text of chunk.toString().split('\n')) {
@@ -102,7 +112,10 @@ export async function startHarnessDaemon(
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`log line not seen in ${timeoutMs} ms; got: ${logs.map((l) => l.msg).join(' | ')}`)),
+          () =>
+            reject(
+              new Error(`log line not seen in ${timeoutMs} ms; got: ${logs.map((l) => l.msg).join(' | ')}`),
+            ),
           timeoutMs,
         );
         waiters.push({

@@ -1,6 +1,6 @@
 // Retention: the oldest segments past the age or total-size bound are deleted at start and on each interval,
 // logged one by one, and the segment being written is never deleted.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -102,7 +102,9 @@ test('the daemon applies retention at start and on its interval, and logs every 
 });
 
 test('a size bound never deletes the segment the daemon is writing', async (t) => {
-  const s = await startTestServer(t, { overrides: { 'store.segmentMaxBytes': 4096, 'store.retention.maxBytes': 4096 } });
+  const s = await startTestServer(t, {
+    overrides: { 'store.segmentMaxBytes': 4096, 'store.retention.maxBytes': 4096 },
+  });
   const key = await s.addSensor('fw1');
   const big = genericRecord({ threat: 'x'.repeat(1500) });
   for (let i = 0; i < 6; i++) {

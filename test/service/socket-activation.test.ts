@@ -1,6 +1,6 @@
 // Socket activation: `serve` accepts on a listening socket passed as fd 3 with LISTEN_FDS/LISTEN_PID, as
 // systemd passes it, and ignores variables meant for another process.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
@@ -80,7 +80,11 @@ test('serve accepts HTTPS on the listening socket it inherits as fd 3, ignoring 
 
   const agent = trustingAgent(dataDir);
   t.after(() => agent.close());
-  const reply = await post(`https://127.0.0.1:${port}`, '/generic', genericRecord(), { agent, sensor: 'fw1', key });
+  const reply = await post(`https://127.0.0.1:${port}`, '/generic', genericRecord(), {
+    agent,
+    sensor: 'fw1',
+    key,
+  });
   assert.equal(reply.status, 200, reply.text);
   assert.equal(readStored(dataDir).length, 1);
 

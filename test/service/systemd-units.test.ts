@@ -1,6 +1,6 @@
 // The shipped systemd units: exposure scores within target, `systemd-analyze verify` silent, and
 // `threatcol systemd-unit` writing them with the ExecStart of this installation.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,13 +76,19 @@ test('the units carry what the service needs: user, capability, reload, no resta
     assert.ok(service.split('\n').includes(line), `threatcol.service lacks ${line}`);
   }
   const socketService = readFileSync(SOCKET_SERVICE, 'utf8').split('\n');
-  for (const line of ['PrivateNetwork=yes', 'PrivateUsers=yes', 'RestrictAddressFamilies=AF_UNIX', 'CapabilityBoundingSet=']) {
+  for (const line of [
+    'PrivateNetwork=yes',
+    'PrivateUsers=yes',
+    'RestrictAddressFamilies=AF_UNIX',
+    'CapabilityBoundingSet=',
+  ]) {
     assert.ok(socketService.includes(line), `socket-activated/threatcol.service lacks ${line}`);
   }
   assert.ok(!socketService.some((l) => l.startsWith('AmbientCapabilities=')));
   assert.ok(readFileSync(SOCKET, 'utf8').split('\n').includes('ListenStream=443'));
   // V8's JIT needs writable+executable memory.
-  for (const file of [SERVICE, SOCKET_SERVICE]) assert.doesNotMatch(readFileSync(file, 'utf8'), /MemoryDenyWriteExecute/);
+  for (const file of [SERVICE, SOCKET_SERVICE])
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /MemoryDenyWriteExecute/);
 });
 
 test('systemd-unit writes the units with the ExecStart of this installation, the rest unchanged', async (t) => {
@@ -101,7 +107,10 @@ test('systemd-unit writes the units with the ExecStart of this installation, the
   assert.match(s.stdout, /systemctl enable --now threatcol\.socket/);
   const activated = readFileSync(join(socket, 'threatcol.service'), 'utf8');
   assert.ok(activated.split('\n').includes(expected));
-  assert.equal(activated.replace(expected, ''), readFileSync(SOCKET_SERVICE, 'utf8').replace(/^ExecStart=.*$/m, ''));
+  assert.equal(
+    activated.replace(expected, ''),
+    readFileSync(SOCKET_SERVICE, 'utf8').replace(/^ExecStart=.*$/m, ''),
+  );
   assert.equal(readFileSync(join(socket, 'threatcol.socket'), 'utf8'), readFileSync(SOCKET, 'utf8'));
 
   const printed = await runCli(['systemd-unit']);
@@ -113,7 +122,9 @@ test('systemd-unit writes the units with the ExecStart of this installation, the
 // verify checks that ExecStart's program exists, so it runs on the units as `systemd-unit` writes them for this
 // machine (the shipped files name /usr/bin/node, which need not exist here); the rest is byte for byte the same,
 // as the test above shows.
-test('systemd-analyze verify prints nothing for the units, and does print for a misspelled key', { skip }, async (t) => {
+test('systemd-analyze verify prints nothing for the units, and does print for a misspelled key', {
+  skip,
+}, async (t) => {
   const plain = makeTempDir(t);
   assert.equal((await runCli(['systemd-unit', '--output-dir', plain])).code, 0);
   const one = await analyze(['verify', 'threatcol.service'], plain);

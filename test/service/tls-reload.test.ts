@@ -1,6 +1,6 @@
 // Certificate renewal without restart: a watched change (or SIGHUP) swaps the certificate for new connections,
 // open keep-alive connections keep working, a bad pair is refused, and a near expiry is warned about.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -114,7 +114,10 @@ test('a bad new certificate is refused with a log line and the old one stays in 
   // A key that does not belong to the certificate (the classic half-finished renewal).
   let mark = h.logs.length;
   writeCert({ ...s.first, key: other.key }, s.certPath, s.keyPath);
-  const refused = await h.waitForLog((l) => l.msg === 'new TLS material refused; keeping the current certificate', mark);
+  const refused = await h.waitForLog(
+    (l) => l.msg === 'new TLS material refused; keeping the current certificate',
+    mark,
+  );
   assert.match(String(refused.err), /key does not match/);
   assert.equal(refused.sha256, s.first.fingerprint);
   assert.equal(h.daemon.fingerprint, s.first.fingerprint);
@@ -126,7 +129,10 @@ test('a bad new certificate is refused with a log line and the old one stays in 
   writeCert({ ...s.first, cert: 'not a certificate\n' }, s.certPath, s.keyPath);
   mark = h.logs.length;
   h.daemon.reload();
-  const again = await h.waitForLog((l) => l.msg === 'new TLS material refused; keeping the current certificate', mark);
+  const again = await h.waitForLog(
+    (l) => l.msg === 'new TLS material refused; keeping the current certificate',
+    mark,
+  );
   assert.equal(again.reason, 'SIGHUP');
   const still = await open(h.port, s.first.cert);
   assert.equal(still.getPeerCertificate().fingerprint256, s.first.fingerprint);
@@ -137,13 +143,18 @@ test('a bad new certificate is refused with a log line and the old one stays in 
 test('a certificate expiring within 14 days is warned about at start and again at each daily check', async (t) => {
   const s = await setup(t, 5);
   const h = await startWith(t, s, { expiryCheckIntervalMs: 100 });
-  const first = await h.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('the TLS certificate expires'));
+  const first = await h.waitForLog(
+    (l) => typeof l.msg === 'string' && l.msg.startsWith('the TLS certificate expires'),
+  );
   assert.equal(first.level, 40);
   assert.ok(Number(first.daysLeft) > 4.5 && Number(first.daysLeft) <= 5, String(first.daysLeft));
   const startIndex = h.logs.indexOf(first);
   const listening = h.logs.findIndex((l) => l.msg === 'threatcol is listening');
   assert.ok(startIndex < listening, 'the first warning comes at start');
-  await h.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('the TLS certificate expires'), startIndex + 1);
+  await h.waitForLog(
+    (l) => typeof l.msg === 'string' && l.msg.startsWith('the TLS certificate expires'),
+    startIndex + 1,
+  );
 
   const fine = await setup(t, 30);
   const h2 = await startWith(t, fine);
