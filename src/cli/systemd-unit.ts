@@ -57,6 +57,13 @@ export function renderUnits(socket: boolean, execStart: string = execStartFor())
 
 async function printUnits(options: UnitOptions, io: CliIo): Promise<number> {
   const units = renderUnits(options.socket === true);
+  const hidden = [process.execPath, realpathSync(BIN)].filter((p) => /^\/(home|root|run\/user)\//.test(p));
+  if (hidden.length > 0) {
+    write(
+      io.stderr,
+      `threatcol: warning: ${hidden.join(' and ')} ${hidden.length === 1 ? 'is' : 'are'} under a home directory, which the unit's ProtectHome=yes hides from the service: install Node and threatcol system-wide (e.g. npm install -g) first`,
+    );
+  }
   const enable = options.socket ? 'threatcol.socket' : 'threatcol.service';
   if (options.outputDir === undefined) {
     write(io.stdout, units.map((u) => `# ${u.name}\n${u.text}`).join('\n'));
