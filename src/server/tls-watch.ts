@@ -10,6 +10,8 @@ export interface TlsWatchOptions {
   onChange: () => void;
   pollIntervalMs: number;
   debounceMs?: number;
+  /** false: poll only, as where inotify is unavailable (tests use it to exercise the fallback). */
+  useFsWatch?: boolean;
 }
 
 export interface TlsWatch {
@@ -62,7 +64,7 @@ export function watchTlsFiles(options: TlsWatchOptions): TlsWatch {
     set.add(basename(path));
     names.set(dir, set);
   }
-  for (const [dir, files] of names) {
+  for (const [dir, files] of options.useFsWatch === false ? [] : names) {
     try {
       const watcher = watch(dir, { persistent: false }, (_event, file) => {
         if (file === null || files.has(file.toString()) || file.toString().startsWith('..')) changed();

@@ -21,7 +21,7 @@ test('LISTEN_FDS is only honoured with the LISTEN_PID of this process (sd_listen
   assert.equal(inheritedListener({}, 4242), undefined);
 });
 
-test('serve accepts HTTPS on the listening socket it inherits as fd 3, ignoring server.port', async (t) => {
+test('serve accepts HTTPS on the listening socket it inherits as fd 3 (ignoring server.port) and reloads on SIGHUP', async (t) => {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'fw1');
 
@@ -87,6 +87,20 @@ test('serve accepts HTTPS on the listening socket it inherits as fd 3, ignoring 
   });
   assert.equal(reply.status, 200, reply.text);
   assert.equal(readStored(dataDir).length, 1);
+
+  // `systemctl reload` (ExecReload=/bin/kill -HUP $MAINPID) reloads the TLS material without a restart.
+  const reloaded = new Promise<void>((resolve) => {
+    child.stdout?.on('data', () => {
+      if (/"reason":"SIGHUP"[^\n]*"msg":"reloaded the TLS material"/.test(out)) resolve();
+    });
+  });
+  child.kill('SIGHUP');
+  await reloaded;
+  assert.equal(
+    (await post(`https://127.0.0.1:${port}`, '/generic', genericRecord(), { agent, sensor: 'fw1', key }))
+      .status,
+    200,
+  );
 
   child.kill('SIGTERM');
   const [code] = await exited;

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
+import { watchTlsFiles } from '../../src/server/tls-watch.js';
 import { createFileRegistry } from '../../src/store/file-registry.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -159,4 +160,35 @@ test('a certificate expiring within 14 days is warned about at start and again a
   const fine = await setup(t, 30);
   const h2 = await startWith(t, fine);
   assert.equal(h2.logs.filter((l) => String(l.msg).includes('the TLS certificate expires')).length, 0);
+});
+
+test('without inotify, polling notices a changed certificate once, debounced', async (t) => {
+  const s = await setup(t);
+  let calls = 0;
+  let notify: () => void = () => {};
+  const watcher = watchTlsFiles({
+    certPath: s.certPath,
+    keyPath: s.keyPath,
+    pollIntervalMs: 30,
+    debounceMs: 30,
+    useFsWatch: false,
+    onChange: () => {
+      calls += 1;
+      notify();
+    },
+  });
+  t.after(() => watcher.stop());
+  // The watcher's timers do not hold the process open (unref), so this one does, and bounds the wait.
+  const changed = new Promise<void>((resolve, reject) => {
+    const guard = setTimeout(() => reject(new Error('no change noticed within 5 s')), 5000);
+    notify = () => {
+      clearTimeout(guard);
+      resolve();
+    };
+  });
+  writeCert(await makeCert(365), s.certPath, s.keyPath);
+  await changed;
+  // Quiet files do not call again (several poll intervals later).
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(calls, 1);
 });
