@@ -72,11 +72,16 @@ async function main(): Promise<void> {
   // One warm-up each (creates the self-signed certificate, fills tsx's cache), then alternate to share noise.
   await timeRun([...runners.compiled, ...serve], 'listening');
   await timeRun([...runners.tsx, ...serve], 'listening');
-  const times: Record<string, number[]> = {};
+  const times: Record<string, number[]> = {
+    'list compiled': [],
+    'list tsx': [],
+    'serve compiled': [],
+    'serve tsx': [],
+  };
   for (let i = 0; i < RUNS; i++) {
     for (const [name, prefix] of Object.entries(runners)) {
-      (times[`list ${name}`] ??= []).push(await timeRun([...prefix, ...list], 'exit'));
-      (times[`serve ${name}`] ??= []).push(await timeRun([...prefix, ...serve], 'listening'));
+      times[`list ${name}`]?.push(await timeRun([...prefix, ...list], 'exit'));
+      times[`serve ${name}`]?.push(await timeRun([...prefix, ...serve], 'listening'));
     }
   }
   const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
