@@ -190,7 +190,7 @@ function foreignFiles(dataDir: string, uid: number): string[] {
       try {
         if (lstatSync(path).uid !== uid) found.push(path);
       } catch {}
-      if (found.length >= 5) return [...found, '…'];
+      if (found.length > 5) return [...found.slice(0, 5), '…'];
     }
   }
   return found;

@@ -62,7 +62,7 @@ test('size bound: the oldest segments go until the rest fits; the current segmen
   assert.equal(result.keptSegments, 2);
 });
 
-test('retention.days defaults to 90 and maxBytes to none, with their own environment variables', () => {
+test('retention.days defaults to 90 and maxBytes to none, with their own environment variables (empty: no bound)', () => {
   const loaded = loadConfig({ env: {}, defaultConfigPath: '/nonexistent' });
   assert.deepEqual(loaded.config.store.retention, { days: 90, maxBytes: null });
   assert.equal(loaded.config.store.segmentMaxBytes, 64 * 1024 * 1024);
@@ -71,6 +71,11 @@ test('retention.days defaults to 90 and maxBytes to none, with their own environ
     defaultConfigPath: '/nonexistent',
   });
   assert.deepEqual(env.config.store.retention, { days: 7, maxBytes: 1_048_576 });
+  const off = loadConfig({
+    env: { THREATCOL_STORE_RETENTION_DAYS: '', THREATCOL_STORE_RETENTION_MAX_BYTES: '' },
+    defaultConfigPath: '/nonexistent',
+  });
+  assert.deepEqual(off.config.store.retention, { days: null, maxBytes: null });
 });
 
 test('the daemon applies retention at start and on its interval, and logs every removed segment', async (t) => {
