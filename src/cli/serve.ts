@@ -48,7 +48,14 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     isTty: io.stdout.isTTY === true,
   });
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
-  const daemon = await startDaemon({ loaded, logger, listenFd: inheritedListener(io.env) });
+  const listenFd = inheritedListener(io.env, process.pid);
+  if (listenFd !== undefined) {
+    logger.info(
+      { listenFds: Number(io.env.LISTEN_FDS) },
+      'using the listening socket passed by systemd; server.host and server.port are not used',
+    );
+  }
+  const daemon = await startDaemon({ loaded, logger, listenFd });
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
   process.on('SIGTERM', stop);
@@ -67,9 +74,14 @@ function toPort(text: string): number | string {
   return /^\d+$/.test(text) ? Number(text) : text;
 }
 
-/** systemd socket activation: LISTEN_PID is ours and LISTEN_FDS >= 1, so fd 3 is a listening socket. */
-function inheritedListener(env: Record<string, string | undefined>): number | undefined {
-  if (env.LISTEN_FDS === undefined || Number(env.LISTEN_FDS) < 1) return undefined;
-  if (env.LISTEN_PID !== undefined && Number(env.LISTEN_PID) !== process.pid) return undefined;
+/**
+ * systemd socket activation, as sd_listen_fds(3): LISTEN_FDS >= 1 and LISTEN_PID is this process, so fd 3 is
+ * a listening socket. Without a matching LISTEN_PID the variables were inherited from a parent and mean nothing.
+ */
+export function inheritedListener(env: Record<string, string | undefined>, pid: number): number | undefined {
+  if (env.LISTEN_FDS === undefined || !/^\d+$/.test(env.LISTEN_FDS) || Number(env.LISTEN_FDS) < 1) {
+    return undefined;
+  }
+  if (env.LISTEN_PID === undefined || Number(env.LISTEN_PID) !== pid) return undefined;
   return 3;
 }
