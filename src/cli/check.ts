@@ -5,7 +5,7 @@ import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.
 import { checkDaemon, checkPort } from '../check/network-checks.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import { type CliIo, write } from './io.js';
 
 interface CheckOptions extends CommonOptions {
@@ -36,15 +36,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
   try {
-    loaded = loadFromOptions(options, io, {
-      'server.host': options.host,
-      'server.port':
-        options.port === undefined
-          ? undefined
-          : /^\d+$/.test(options.port)
-            ? Number(options.port)
-            : options.port,
-    });
+    loaded = loadFromOptions(options, io, listenOverrides(options));
     results.push({
       name: 'config',
       status: 'ok',

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../log.js';
 import { startDaemon } from '../server/daemon.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
 interface ServeOptions extends CommonOptions {
@@ -34,8 +34,7 @@ export function registerServe(
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const loaded = loadFromOptions(options, io, {
-    'server.host': options.host,
-    'server.port': options.port === undefined ? undefined : toPort(options.port),
+    ...listenOverrides(options),
     'tls.cert': options.cert,
     'tls.key': options.key,
     'log.level': options.logLevel,
@@ -68,10 +67,6 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
   }
-}
-
-function toPort(text: string): number | string {
-  return /^\d+$/.test(text) ? Number(text) : text;
 }
 
 /**

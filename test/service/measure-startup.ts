@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addSensorCli, BIN, cleanEnv } from '../helpers/cli.js';
+import { addSensorCli, BIN, cleanEnv, serveArgs } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,17 +58,7 @@ async function main(): Promise<void> {
     tsx: ['--import', 'tsx', entry],
   };
   const list = ['sensor', 'list', '--data-dir', dataDir];
-  const serve = [
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--log-format',
-    'json',
-  ];
+  const serve = serveArgs(dataDir);
   // One warm-up each (creates the self-signed certificate, fills tsx's cache), then alternate to share noise.
   await timeRun([...runners.compiled, ...serve], 'listening');
   await timeRun([...runners.tsx, ...serve], 'listening');

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { test } from 'node:test';
 import { inheritedListener } from '../../src/cli/serve.js';
-import { addSensorCli, BIN, cleanEnv } from '../helpers/cli.js';
+import { addSensorCli, BIN, cleanEnv, serveArgs } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -41,16 +41,8 @@ test('serve accepts HTTPS on the listening socket it inherits as fd 3 (ignoring 
       'LISTEN_PID=$$ exec "$0" "$@"',
       process.execPath,
       BIN,
-      'serve',
-      '--data-dir',
-      dataDir,
-      // Must not be used: with them, serve would listen on another (random loopback) port.
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--log-format',
-      'json',
+      // --host/--port must be ignored: with them, serve would listen on another (random loopback) port.
+      ...serveArgs(dataDir),
     ],
     { env: cleanEnv({ LISTEN_FDS: '1' }), stdio: ['ignore', 'pipe', 'pipe', fd] },
   );
