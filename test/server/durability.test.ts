@@ -1,6 +1,7 @@
 // Black-box: group commit, overload, write and sync failures, with an injected file layer around the real one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { connect } from 'node:tls';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
@@ -127,4 +128,35 @@ test('a failed fdatasync answers 503 to the whole batch and stops the daemon wit
   for (const r of replies) assert.equal(r.status, 503);
   assert.equal(await s.daemon.done, 74);
   assert.ok(s.logs.some((l) => l.level === 60));
+});
+
+test('memory bound: bodies held in memory are capped in all; past it 503 at once, released when a client leaves', async (t) => {
+  const s = await startTestServer(t, {
+    overrides: { 'server.maxInflightBodyBytes': 65_536, 'server.maxBodyBytes': 65_536 },
+  });
+  const key = await s.addSensor('mem');
+  const slow = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), rejectUnauthorized: false });
+  slow.on('error', () => {});
+  await new Promise((resolve) => slow.once('secureConnect', resolve));
+  slow.write(
+    `POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-AUTH_KEY: ${key}\r\n` +
+      `X-SENSOR_NAME: mem\r\nContent-Length: 65000\r\n\r\n${'['.repeat(60_000)}`,
+  );
+  const as = { agent: s.agent, sensor: 'mem', key };
+  const batch = Array(40).fill(genericRecord());
+  // The slow client holds 60 KB of the 64 KiB budget; a 6 KB request does not fit.
+  let refused: Awaited<ReturnType<typeof post>> | undefined;
+  for (let i = 0; i < 40 && refused?.status !== 503; i++) {
+    refused = await post(s.url, '/generic', batch, as);
+    if (refused.status !== 503) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(refused?.status, 503);
+  assert.equal(errorCode(refused as NonNullable<typeof refused>), 'UNAVAILABLE');
+  slow.destroy();
+  let ok = 0;
+  for (let i = 0; i < 40 && ok !== 200; i++) {
+    ok = (await post(s.url, '/generic', batch, as)).status;
+    if (ok !== 200) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(ok, 200, 'the budget is released when the slow client goes away');
 });
