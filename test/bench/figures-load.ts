@@ -109,9 +109,11 @@ export async function newConnection(
 ): Promise<Row[]> {
   const rows: Row[] = [];
   const fresh = { ...w, newConnection: true, resume: false };
-  const runs: [string, Generator, Workload][] = [['reconnect', 'reconnect', fresh]];
-  if (!ctx.quick) runs.unshift(['autocannon', 'autocannon', fresh]);
-  runs.push(['reconnect+resume', 'reconnect', { ...fresh, resume: true }]);
+  // autocannon's reconnectRate cannot serve here: it drops each connection before reading the answer.
+  const runs: [string, Generator, Workload][] = [
+    ['reconnect', 'reconnect', fresh],
+    ['reconnect+resume', 'reconnect', { ...fresh, resume: true }],
+  ];
   const results = new Map<string, Pairs>();
   for (const [name, g, load] of runs) {
     const p = await alternate(ctx, `3 new connection ${keyType} ${name}`, g, ref, tc, tc, load);

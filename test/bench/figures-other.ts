@@ -64,8 +64,9 @@ export function memoryRows(tc: MemorySeries, ref: MemorySeries, quick: boolean):
       threatcol: fmt.mb(tc.growth),
       reference: fmt.mb(ref.growth),
       ratio: '',
-      target: '< 10 MB (no upward trend)',
-      pass: tc.growth < 10 * 1024 * 1024,
+      // A few seconds hold the heap's warm-up, not a trend: judged only in the full run.
+      target: quick ? '(not judged in --quick)' : '< 10 MB (no upward trend)',
+      pass: quick ? null : tc.growth < 10 * 1024 * 1024,
     },
   ];
 }

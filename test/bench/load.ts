@@ -105,14 +105,13 @@ function job(
   w: Workload,
 ): Record<string, unknown> {
   const headers = authHeaders(auth);
-  if (generator === 'autocannon') {
+  if (generator === 'autocannon' && !w.newConnection) {
     const options = {
       url: `${server.url}${w.path}`,
       headers,
       body: w.body,
       connections: w.connections,
       duration: w.seconds,
-      ...(w.newConnection ? { reconnectRate: 1, tlsOptions: { maxVersion: 'TLSv1.2' } } : {}),
     };
     return { kind: 'autocannon', options, recordsPerRequest: w.recordsPerRequest };
   }

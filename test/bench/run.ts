@@ -54,8 +54,8 @@ const ctx: BenchContext = {
   pin,
   worker,
   seconds: quick ? 1 : 5,
-  pairs: 3,
-  warmupSeconds: quick ? 1 : 2,
+  pairs: quick ? 3 : 5,
+  warmupSeconds: quick ? 0.5 : 2,
   sendAvailable,
   log,
   runs: {},
@@ -85,7 +85,7 @@ const batch: Workload = {
   connections: 50,
   seconds: ctx.seconds,
 };
-const prefillBytes = quick ? 256 * 1024 * 1024 : 1024 * 1024 * 1024;
+const prefillBytes = quick ? 128 * 1024 * 1024 : 1024 * 1024 * 1024;
 const rows: Row[] = [];
 const extra: Record<string, unknown> = {};
 
@@ -138,12 +138,12 @@ try {
   await stop(full);
   const genericFootprint = await storeFootprint(empty.dataDir);
 
-  const window = quick ? 10 : 60;
+  const window = quick ? 8 : 60;
   log(`figure 6: memory under ${window} s of keep-alive load`);
   const mem = track(await startThreatcol('threatcol-memory', join(root, 'memory'), pin));
   const tcMemory = await memoryUnderLoad(ctx, mem, mem, single, window);
   const refMem = track(await startReference('reference-memory', mem.certPath, mem.keyPath, pin));
-  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, Math.min(window, 15));
+  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, quick ? 4 : 15);
   rows.push(...memoryRows(tcMemory, refMemory, quick));
   await stop(refMem);
   await stop(mem);
