@@ -1,9 +1,9 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
+import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { RecordLog } from '../store/record-log.js';
@@ -77,7 +77,7 @@ export async function handleIngest(
     }
     const receivedAt = new Date(deps.now()).toISOString();
     const ctx: ReceiptContext = {
-      id: uuidv7,
+      id: () => newRecordId(),
       receivedAt,
       sensor: who.name,
       remoteAddr,

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { newRecordId } from '../../src/records/record-id.js';
+
+const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+test('record ids are UUIDv7 carrying the time they were made', () => {
+  const now = Date.UTC(2026, 10, 21, 10, 15, 30, 123);
+  const id = newRecordId(now);
+  assert.match(id, V7);
+  assert.equal(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16), now);
+});
+
+test('ids are unique and sort in the order they were made, within a millisecond and when the clock steps back', () => {
+  const base = Date.UTC(2027, 0, 1);
+  const ids: string[] = [];
+  for (let i = 0; i < 10_000; i++) ids.push(newRecordId(base)); // one millisecond: the counter carries over
+  for (let i = 0; i < 100; i++) ids.push(newRecordId(base - 5_000)); // clock stepped back
+  for (let i = 0; i < 100; i++) ids.push(newRecordId(base + 60_000 + i));
+  for (const id of ids) assert.match(id, V7);
+  assert.equal(new Set(ids).size, ids.length);
+  assert.deepEqual([...ids].sort(), ids);
+});
