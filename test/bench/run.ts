@@ -138,12 +138,12 @@ try {
   await stop(full);
   const genericFootprint = await storeFootprint(empty.dataDir);
 
-  const window = quick ? 8 : 60;
+  const window = quick ? 6 : 60;
   log(`figure 6: memory under ${window} s of keep-alive load`);
   const mem = track(await startThreatcol('threatcol-memory', join(root, 'memory'), pin));
   const tcMemory = await memoryUnderLoad(ctx, mem, mem, single, window);
   const refMem = track(await startReference('reference-memory', mem.certPath, mem.keyPath, pin));
-  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, quick ? 4 : 15);
+  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, quick ? 3 : 15);
   rows.push(...memoryRows(tcMemory, refMemory, quick));
   await stop(refMem);
   await stop(mem);
