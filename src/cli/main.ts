@@ -4,8 +4,12 @@ import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
 import { type CliIo, processIo, write } from './io.js';
 import { registerSensorAdd } from './sensor-add.js';
 import { registerSensorList } from './sensor-list.js';
+import { registerSend } from './send.js';
 import { registerSensorRevoke } from './sensor-revoke.js';
+import { registerSensorRotate } from './sensor-rotate.js';
+import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
+import { registerThreatsTail } from './threats-tail.js';
 
 export const VERSION = '0.1.0';
 
@@ -28,6 +32,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);
   registerSensorRevoke(sensor, io, run);
+  registerSensorRotate(sensor, io, run);
+  registerSensorShow(sensor, io, run);
+  registerThreatsTail(program, io, run);
+  registerSend(program, io, run);
   for (const cmd of [program, sensor, ...program.commands, ...sensor.commands]) {
     cmd
       .exitOverride()

@@ -1,0 +1,111 @@
+// How the client reaches a collector: an undici Pool whose TLS trust is the system CAs, a CA file, a pinned
+// SHA-256 certificate fingerprint, or nothing (--insecure).
+import { readFileSync } from 'node:fs';
+import { createSecureContext, rootCertificates, type TLSSocket } from 'node:tls';
+import { buildConnector, Pool } from 'undici';
+import { ThreatcolError } from '../errors.js';
+
+export type Trust =
+  | { kind: 'system' }
+  | { kind: 'ca'; pem: string }
+  | { kind: 'fingerprint'; sha256: string }
+  | { kind: 'insecure' };
+
+/** Where Linux distributions keep the system CA bundle (Debian/Ubuntu/Alpine, Fedora/RHEL, openSUSE). */
+const SYSTEM_BUNDLES = [
+  '/etc/ssl/certs/ca-certificates.crt',
+  '/etc/pki/tls/certs/ca-bundle.crt',
+  '/etc/ssl/ca-bundle.pem',
+];
+
+/** `AB:CD:...` or `abcd...`, any case -> 64 lower-case hex digits; null when it is not a SHA-256 fingerprint. */
+export function normalizeFingerprint(text: string): string | null {
+  const hex = text.trim().replace(/^sha256[:=]/i, '').replaceAll(':', '').toLowerCase();
+  return /^[0-9a-f]{64}$/.test(hex) ? hex : null;
+}
+
+export function createPool(origin: string, trust: Trust, connections: number): Pool {
+  return new Pool(origin, {
+    connections,
+    pipelining: 1,
+    connect: createConnector(trust),
+    keepAliveTimeout: 30_000,
+  });
+}
+
+function createConnector(trust: Trust): buildConnector.connector {
+  // One secure context for every connection: parsing a CA bundle per connection would cost milliseconds each.
+  if (trust.kind === 'system' || trust.kind === 'ca') {
+    const ca = trust.kind === 'ca' ? trust.pem : systemCas();
+    return buildConnector({ secureContext: createSecureContext({ ca }) });
+  }
+  const base = buildConnector({ secureContext: createSecureContext({}), rejectUnauthorized: false });
+  if (trust.kind === 'insecure') return base;
+  return (options, callback) => {
+    base(options, (error, socket) => {
+      if (error) return callback(error, null);
+      const seen = normalizeFingerprint((socket as TLSSocket).getPeerCertificate?.().fingerprint256 ?? '');
+      if (seen !== trust.sha256) {
+        socket.destroy();
+        return callback(new FingerprintMismatchError(trust.sha256, seen), null);
+      }
+      callback(null, socket);
+    });
+  };
+}
+
+class FingerprintMismatchError extends Error {
+  readonly code = 'FINGERPRINT_MISMATCH';
+  constructor(expected: string, seen: string | null) {
+    super(
+      `the collector's certificate has SHA-256 fingerprint ${colonHex(seen ?? 'none')}, not the pinned ${colonHex(expected)}`,
+    );
+  }
+}
+
+function colonHex(hex: string): string {
+  return hex.length === 64 ? (hex.toUpperCase().match(/../g)?.join(':') ?? hex) : hex;
+}
+
+let systemCache: string[] | null = null;
+
+/** Node's bundled roots plus the distribution's bundle (which holds locally added CAs). */
+function systemCas(): string[] {
+  if (systemCache) return systemCache;
+  const cas: string[] = [...rootCertificates];
+  for (const path of SYSTEM_BUNDLES) {
+    try {
+      cas.push(readFileSync(path, 'utf8'));
+      break;
+    } catch {
+      // Not this distribution's path.
+    }
+  }
+  systemCache = cas;
+  return cas;
+}
+
+/** Turns an undici/TLS/socket failure into CONNECTION_FAILED with a hint the operator can act on. */
+export function connectionError(error: unknown, url: string): ThreatcolError {
+  const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const hints: Record<string, string> = {
+    ECONNREFUSED: 'nothing listens there (is "threatcol serve" running, on that port?)',
+    ENOTFOUND: 'the host name does not resolve',
+    EHOSTUNREACH: 'the host is unreachable',
+    ETIMEDOUT: 'the connection timed out',
+    UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+    DEPTH_ZERO_SELF_SIGNED_CERT:
+      'the certificate is self-signed: pin it with --fingerprint (printed by "threatcol serve"), or trust it with --ca',
+    SELF_SIGNED_CERT_IN_CHAIN: 'the certificate chain ends in an unknown CA: pass that CA with --ca',
+    UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the certificate is not signed by a trusted CA: pass the CA with --ca',
+    UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the certificate is not signed by a trusted CA: pass the CA with --ca',
+    CERT_HAS_EXPIRED: 'the certificate has expired',
+    ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate is not valid for this host name',
+  };
+  const hint = hints[code] ?? '';
+  const reason = e.message || code || String(error);
+  return new ThreatcolError('CONNECTION_FAILED', `cannot reach ${url}: ${reason}${hint ? `; ${hint}` : ''}`, {
+    cause: error,
+  });
+}
