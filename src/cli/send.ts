@@ -5,7 +5,9 @@ import { STATUS_CODES } from 'node:http';
 import { Argument, type Command } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import { CATALOGUE, ThreatcolError } from '../errors.js';
-import { connectionError, createPool, normalizeFingerprint, type Trust } from '../client/connection.js';
+import { connectionError } from '../client/connection-error.js';
+import type { Trust } from '../client/connection.js';
+import { normalizeFingerprint } from '../client/fingerprint.js';
 import { formatSummary, runLoad } from '../client/load-test.js';
 import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
@@ -76,6 +78,8 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
   }
   const body = options.data === undefined ? null : await readData(options.data, io);
 
+  // Loaded here, not at start-up: undici costs every other command a noticeable fraction of a second.
+  const { createPool } = await import('../client/connection.js');
   const pool = createPool(base.origin, trust, loadMode ? concurrency : 1);
   const target: SendTarget = {
     pool,
