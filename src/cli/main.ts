@@ -2,9 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
 import { type CliIo, processIo, write } from './io.js';
+import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor-add.js';
 import { registerSensorList } from './sensor-list.js';
-import { registerSend } from './send.js';
 import { registerSensorRevoke } from './sensor-revoke.js';
 import { registerSensorRotate } from './sensor-rotate.js';
 import { registerSensorShow } from './sensor-show.js';

@@ -3,14 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config/load-config.js';
-import { CATALOGUE, ThreatcolError } from '../errors.js';
-import { connectionError } from '../client/connection-error.js';
 import type { Trust } from '../client/connection.js';
+import { connectionError } from '../client/connection-error.js';
 import { normalizeFingerprint } from '../client/fingerprint.js';
 import { formatSummary, runLoad } from '../client/load-test.js';
 import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
+import { loadConfig } from '../config/load-config.js';
+import { CATALOGUE, ThreatcolError } from '../errors.js';
 import { type CliIo, write } from './io.js';
 
 interface SendOptions {
@@ -34,7 +34,11 @@ interface SendOptions {
 /** Distinct sample bodies cycled through in load mode: enough variety, built once. */
 const LOAD_BODY_VARIANTS = 64;
 
-export function registerSend(program: Command, io: CliIo, run: (action: () => Promise<number>) => void): void {
+export function registerSend(
+  program: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
   program
     .command('send')
     .description('send records to a collector and print its answer; --count makes it a load generator')
@@ -53,7 +57,10 @@ export function registerSend(program: Command, io: CliIo, run: (action: () => Pr
     .option('--concurrency <n>', 'load mode: keep-alive connections to use (default 1)')
     .option('--rate <r>', 'load mode: at most r requests per second in all')
     .option('--json', 'print the answer (or the load summary) as one JSON object')
-    .option('--config <file>', 'configuration file, for the default port (default: /etc/threatcol/config.json)')
+    .option(
+      '--config <file>',
+      'configuration file, for the default port (default: /etc/threatcol/config.json)',
+    )
     .action((endpoint: Endpoint, options: SendOptions) => run(() => send(endpoint, options, io)));
 }
 
@@ -97,10 +104,14 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
       write(io.stdout, options.json ? JSON.stringify(result.summary) : formatSummary(result.summary));
       if (result.summary.errors > 0) {
         const error = connectionError(result.firstConnectionError, base.href);
-        write(io.stderr, `threatcol: ${error.code}: ${result.summary.errors} requests failed; first: ${error.message}`);
+        write(
+          io.stderr,
+          `threatcol: ${error.code}: ${result.summary.errors} requests failed; first: ${error.message}`,
+        );
         return error.exitCode;
       }
-      const failed = result.summary.requests - (result.summary.statuses['200'] ?? 0) - other2xx(result.summary.statuses);
+      const failed =
+        result.summary.requests - (result.summary.statuses['200'] ?? 0) - other2xx(result.summary.statuses);
       if (failed > 0) {
         const code = result.firstErrorCode ?? 'UNEXPECTED_RESPONSE';
         write(io.stderr, `threatcol: ${code}: ${failed} of ${result.summary.requests} requests were refused`);
@@ -135,7 +146,9 @@ function chooseTrust(options: SendOptions): Trust {
   if (options.fingerprint !== undefined) {
     const sha256 = normalizeFingerprint(options.fingerprint);
     if (!sha256) {
-      throw usage(`--fingerprint "${options.fingerprint}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`);
+      throw usage(
+        `--fingerprint "${options.fingerprint}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`,
+      );
     }
     return { kind: 'fingerprint', sha256 };
   }
@@ -144,7 +157,8 @@ function chooseTrust(options: SendOptions): Trust {
 }
 
 function credentials(options: SendOptions, io: CliIo): { sensor: string; key: string } {
-  if (options.key !== undefined && options.keyFile !== undefined) throw usage('use --key or --key-file, not both');
+  if (options.key !== undefined && options.keyFile !== undefined)
+    throw usage('use --key or --key-file, not both');
   const key =
     options.key ??
     (options.keyFile !== undefined
@@ -168,7 +182,8 @@ function targetUrl(options: SendOptions, io: CliIo): URL {
   } catch {
     throw usage(`--url "${text}" is not a URL (e.g. https://collector.example.org)`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usage(`--url must be https://, not ${url.protocol}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw usage(`--url must be https://, not ${url.protocol}`);
   return url;
 }
 
@@ -221,7 +236,8 @@ function parseOrText(body: string): unknown {
 
 function integer(text: string, flag: string, min: number, max: number): number {
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw usage(`${flag} must be an integer from ${min} to ${max}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw usage(`${flag} must be an integer from ${min} to ${max}`);
   return n;
 }
 

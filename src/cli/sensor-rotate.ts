@@ -22,7 +22,11 @@ export function registerSensorRotate(
     parent
       .command('rotate <name>')
       .description('issue a new key; the old key keeps working for the grace period (shown once)')
-      .option('--grace <duration>', 'how long the old key stays valid: 24h, 90m, 30s, or 0 to end it now', '24h')
+      .option(
+        '--grace <duration>',
+        'how long the old key stays valid: 24h, 90m, 30s, or 0 to end it now',
+        '24h',
+      )
       .option('--json', 'print {"name", "key", "old_keys_expire_at", ...} as JSON'),
   ).action((name: string, options: RotateOptions) => run(() => rotateSensor(name, options, io)));
 }

@@ -35,7 +35,10 @@ export function registerThreatsTail(
       .option('--sensor <name>', 'only records from this sensor (repeatable)', collect)
       .option('--min-criticality <0-4>', 'only records at or above this criticality')
       .addOption(
-        new Option('--endpoint <endpoint>', 'only records from this endpoint').choices(['firewall', 'generic']),
+        new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
+          'firewall',
+          'generic',
+        ]),
       )
       .option('--since <when>', 'only records received since a duration ago (24h, 90m) or an ISO time')
       .option('--json', 'print the stored records as NDJSON (one JSON object per line)'),

@@ -87,7 +87,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const durationMs = performance.now() - start;
 
   const sorted = latencies.subarray(0, answered).sort();
-  const at = (q: number) => (answered === 0 ? 0 : (sorted[Math.max(0, Math.ceil(q * answered) - 1)] as number));
+  const at = (q: number) =>
+    answered === 0 ? 0 : (sorted[Math.max(0, Math.ceil(q * answered) - 1)] as number);
   const seconds = durationMs / 1000;
   const records = ok * options.recordsPerRequest;
   return {

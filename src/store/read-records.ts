@@ -69,7 +69,8 @@ async function readRecent(
   const newest = segments.at(-1);
   const cursor: RecordCursor = { file: newest?.file ?? null, offset: 0 };
   const found: RecordLine[] = [];
-  const oldest = options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
+  const oldest =
+    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
   for (let i = segments.length - 1; i >= 0; i--) {
     const segment = segments[i] as SegmentName;
     const handle = await openSegment(segment.path);
@@ -288,5 +289,7 @@ function parseLine(line: string): StoredRecord | null {
 function unreadable(dir: string, error: unknown): ThreatcolError {
   if (error instanceof ThreatcolError) return error;
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-  return new ThreatcolError('STORE_UNREADABLE', `cannot read the records in ${dir}: ${reason}`, { cause: error });
+  return new ThreatcolError('STORE_UNREADABLE', `cannot read the records in ${dir}: ${reason}`, {
+    cause: error,
+  });
 }

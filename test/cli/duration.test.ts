@@ -17,7 +17,21 @@ test('durations in every unit, combined, and 0', () => {
 });
 
 test('anything else is not a duration', () => {
-  for (const bad of ['', '5', '-5s', '1.5h', 'h', '24 h', '24H', '1y', '10s5', 'ms', '1e3s', '0x10s', '99999999999d']) {
+  for (const bad of [
+    '',
+    '5',
+    '-5s',
+    '1.5h',
+    'h',
+    '24 h',
+    '24H',
+    '1y',
+    '10s5',
+    'ms',
+    '1e3s',
+    '0x10s',
+    '99999999999d',
+  ]) {
     assert.equal(parseDuration(bad), null, bad);
   }
 });

@@ -46,10 +46,16 @@ after(async () => {
   await serve.stop();
 });
 
-function send(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+function send(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<CliResult> {
   const target = args.includes('--url') || options.env?.THREATCOL_URL ? [] : ['--url', serve.url];
   const who = args.includes('--sensor') || options.env?.THREATCOL_SENSOR ? [] : ['--sensor', 'fw-send'];
-  const auth = ['--key', '--key-file'].some((f) => args.includes(f)) || options.env?.THREATCOL_KEY ? [] : ['--key-file', keyFile];
+  const auth =
+    ['--key', '--key-file'].some((f) => args.includes(f)) || options.env?.THREATCOL_KEY
+      ? []
+      : ['--key-file', keyFile];
   return runCli(['send', ...args, ...target, ...who, ...auth], options);
 }
 
@@ -64,9 +70,18 @@ function acceptedIds(r: CliResult): string[] {
 
 test('--data inline, @file and - (stdin) are sent as given and stored', async () => {
   const file = join(work, 'batch.json');
-  writeFileSync(file, JSON.stringify([genericRecord({ threat: 'from file 1' }), genericRecord({ threat: 'from file 2' })]));
+  writeFileSync(
+    file,
+    JSON.stringify([genericRecord({ threat: 'from file 1' }), genericRecord({ threat: 'from file 2' })]),
+  );
   const [inline, fromFile, fromStdin] = await Promise.all([
-    send(['generic', '--data', JSON.stringify(genericRecord({ threat: 'inline' })), '--fingerprint', fingerprint]),
+    send([
+      'generic',
+      '--data',
+      JSON.stringify(genericRecord({ threat: 'inline' })),
+      '--fingerprint',
+      fingerprint,
+    ]),
     send(['generic', '--data', `@${file}`, '--ca', certFile]),
     send(['generic', '--data', '-', '--fingerprint', fingerprint.replaceAll(':', '').toLowerCase()], {
       input: JSON.stringify(genericRecord({ threat: 'from stdin' })),
@@ -83,9 +98,12 @@ test('--data inline, @file and - (stdin) are sent as given and stored', async ()
 });
 
 test('target and credentials from THREATCOL_URL, THREATCOL_SENSOR and THREATCOL_KEY', async () => {
-  const r = await send(['generic', '--data', JSON.stringify(genericRecord()), '--fingerprint', fingerprint, '--json'], {
-    env: { THREATCOL_URL: serve.url, THREATCOL_SENSOR: 'fw-send', THREATCOL_KEY: key },
-  });
+  const r = await send(
+    ['generic', '--data', JSON.stringify(genericRecord()), '--fingerprint', fingerprint, '--json'],
+    {
+      env: { THREATCOL_URL: serve.url, THREATCOL_SENSOR: 'fw-send', THREATCOL_KEY: key },
+    },
+  );
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { status: number; body: { accepted: number; ids: string[] } };
   assert.equal(out.status, 200);
@@ -117,7 +135,13 @@ test('a wrong key exits 77 like a local auth error; a bad body exits 65; the ans
   const [wrongKey, badJson, invalid] = await Promise.all([
     send(['generic', '--sample', '--fingerprint', fingerprint, '--key', 'tck_wrong']),
     send(['generic', '--data', '{"source_ip": ', '--fingerprint', fingerprint]),
-    send(['generic', '--data', JSON.stringify(genericRecord({ criticality: 9 })), '--fingerprint', fingerprint]),
+    send([
+      'generic',
+      '--data',
+      JSON.stringify(genericRecord({ criticality: 9 })),
+      '--fingerprint',
+      fingerprint,
+    ]),
   ]);
   assert.equal(wrongKey.code, 77);
   assert.match(wrongKey.stdout, /^401 Unauthorized\n\{"error":\{"code":"AUTH_INVALID"/);
@@ -217,8 +241,31 @@ test('load mode: N requests over C connections, counts add up, records stored', 
 
 test('load mode: --rate paces requests; refused requests are counted and set the exit code', async () => {
   const [paced, refused] = await Promise.all([
-    send(['firewall', '--sample', '--count', '20', '--concurrency', '2', '--rate', '50', '--fingerprint', fingerprint]),
-    send(['generic', '--sample', '--count', '10', '--concurrency', '3', '--fingerprint', fingerprint, '--key', 'tck_bad', '--json']),
+    send([
+      'firewall',
+      '--sample',
+      '--count',
+      '20',
+      '--concurrency',
+      '2',
+      '--rate',
+      '50',
+      '--fingerprint',
+      fingerprint,
+    ]),
+    send([
+      'generic',
+      '--sample',
+      '--count',
+      '10',
+      '--concurrency',
+      '3',
+      '--fingerprint',
+      fingerprint,
+      '--key',
+      'tck_bad',
+      '--json',
+    ]),
   ]);
   assert.equal(paced.code, 0, paced.stderr);
   const m = /in (\d+\.\d+) s/.exec(paced.stdout);
@@ -227,7 +274,11 @@ test('load mode: --rate paces requests; refused requests are counted and set the
   assert.match(paced.stdout, /statuses {3}200: 20/);
   assert.match(paced.stdout, /latency {4}p50 [\d.]+ ms, p90 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms/);
   assert.equal(refused.code, 77);
-  const s = JSON.parse(refused.stdout) as { requests: number; records: number; statuses: Record<string, number> };
+  const s = JSON.parse(refused.stdout) as {
+    requests: number;
+    records: number;
+    statuses: Record<string, number>;
+  };
   assert.deepEqual([s.requests, s.records, s.statuses], [10, 0, { '401': 10 }]);
   assert.match(refused.stderr, /AUTH_INVALID: 10 of 10 requests were refused/);
 });

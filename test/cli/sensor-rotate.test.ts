@@ -30,7 +30,16 @@ test('rotate: old and new key both work during the grace, then only the new one;
   const oldKey = await addSensorCli(dataDir, 'fw-rot');
   assert.equal(await until(oldKey, 200), 200);
 
-  const rotated = await runCli(['sensor', 'rotate', 'fw-rot', '--grace', `${GRACE_MS / 1000}s`, '--json', '--data-dir', dataDir]);
+  const rotated = await runCli([
+    'sensor',
+    'rotate',
+    'fw-rot',
+    '--grace',
+    `${GRACE_MS / 1000}s`,
+    '--json',
+    '--data-dir',
+    dataDir,
+  ]);
   const rotatedAt = Date.now();
   assert.equal(rotated.code, 0, rotated.stderr);
   const out = JSON.parse(rotated.stdout) as { name: string; key: string; old_keys_expire_at: string };
@@ -92,7 +101,10 @@ test('sensor show prints the sensor, and --firewall the PAN-OS setup without any
   assert.ok(!fw.stdout.includes(key) && !fw.stdout.includes('tck_'));
   assert.match(fw.stdout, /HTTPS, port 443, TLS version 1\.2, no certificate profile/);
   assert.match(fw.stdout, /URI: {5}\/firewall/);
-  assert.match(fw.stdout, /content-type: application\/json\n {4}X-AUTH_KEY: <the key printed by .*>\n {4}X-SENSOR_NAME: fw-paris/);
+  assert.match(
+    fw.stdout,
+    /content-type: application\/json\n {4}X-AUTH_KEY: <the key printed by .*>\n {4}X-SENSOR_NAME: fw-paris/,
+  );
   const template = /Payload:\n {4}(\{.*\})/.exec(fw.stdout)?.[1] as string;
   const vars = JSON.parse(template) as Record<string, string>;
   assert.deepEqual(Object.keys(vars).sort(), [

@@ -117,7 +117,11 @@ test('tail prints the last records of a running serve, then each new one within 
   let known: string[] = [];
   // The daemon notices the new sensor by itself; retry until it does.
   for (let i = 0; i < 50 && known.length === 0; i++) {
-    const r = await post(serve.url, '/generic', genericRecord({ threat: 'first' }), { agent, sensor: 'fw-live', key });
+    const r = await post(serve.url, '/generic', genericRecord({ threat: 'first' }), {
+      agent,
+      sensor: 'fw-live',
+      key,
+    });
     if (r.status === 200) known = (r.json as { ids: string[] }).ids;
     else await new Promise((res) => setTimeout(res, 100));
   }
@@ -197,7 +201,8 @@ test('filters: sensor (repeatable), min criticality, endpoint, since; human outp
   ];
   writeFileSync(join(threats, '20261120-000001.ndjson'), recs.slice(0, 2).map(lineOf).join(''));
   writeFileSync(join(threats, '20261121-000001.ndjson'), recs.slice(2).map(lineOf).join(''));
-  const tail = (...args: string[]) => runCli(['threats', 'tail', '--data-dir', dataDir, '--no-follow', ...args]);
+  const tail = (...args: string[]) =>
+    runCli(['threats', 'tail', '--data-dir', dataDir, '--no-follow', ...args]);
   const idsOf = (stdout: string) => ids(stdout.split('\n').filter(Boolean));
   const idOf = (i: number) => (recs[i] as StoredRecord).id;
 
@@ -211,7 +216,10 @@ test('filters: sensor (repeatable), min criticality, endpoint, since; human outp
     tail('--json', '-n', '2', '--min-criticality', '1'),
     tail('-n', '2'),
   ]);
-  assert.deepEqual(idsOf(all.stdout), recs.map((r) => r.id));
+  assert.deepEqual(
+    idsOf(all.stdout),
+    recs.map((r) => r.id),
+  );
   assert.deepEqual(idsOf(bySensor.stdout), [idOf(0), idOf(2), idOf(3)]);
   assert.deepEqual(idsOf(byCrit.stdout), [idOf(0), idOf(2), idOf(4)]);
   assert.deepEqual(idsOf(byEndpoint.stdout), [idOf(2)]);
@@ -243,7 +251,12 @@ test('filters: sensor (repeatable), min criticality, endpoint, since; human outp
 });
 
 test('human lines are coloured by criticality only when asked to (a terminal without NO_COLOR)', () => {
-  const r = storedRecord({ criticality: 4, severity: 'critical', dst_ip: '2001:db8::5', src_port: undefined });
+  const r = storedRecord({
+    criticality: 4,
+    severity: 'critical',
+    dst_ip: '2001:db8::5',
+    src_port: undefined,
+  });
   const plain = formatRecordLine(r, false);
   assert.match(plain, /^\S+ \S+Z {2}CRITICAL {2}fw-a {2}192\.0\.2\.10 → \[2001:db8::5\]:443 tcp {2}EICAR/);
   assert.equal(formatRecordLine(r, true), `\u001b[1;31m${plain}\u001b[0m`);
@@ -297,7 +310,10 @@ test('a closed pipe ends tail quietly with 0 (| head -1), with or without --foll
   const pipeline = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const sh = spawn(
       'bash',
-      ['-c', `set -o pipefail; "${process.execPath}" "${BIN}" threats tail --json --no-follow -n 1000 --data-dir "${dataDir}" | head -1`],
+      [
+        '-c',
+        `set -o pipefail; "${process.execPath}" "${BIN}" threats tail --json --no-follow -n 1000 --data-dir "${dataDir}" | head -1`,
+      ],
       { env: cleanEnv() },
     );
     let stdout = '';
