@@ -83,6 +83,11 @@ export const CATALOGUE = {
     message: 'the server did not answer like a threatcol collector',
   },
   STORE_UNREADABLE: { status: 0, exit: EXIT.NOINPUT, message: 'the record store cannot be read' },
+  CHECK_FAILED: {
+    status: 0,
+    exit: EXIT.CONFIG,
+    message: 'threatcol check found a problem in the installation or configuration',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -1,6 +1,7 @@
 // The command line: parses argv with commander, runs one command, and returns its exit code.
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
+import { registerCheck } from './check.js';
 import { type CliIo, processIo, write } from './io.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor-add.js';
@@ -10,6 +11,7 @@ import { registerSensorRotate } from './sensor-rotate.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerThreatsTail } from './threats-tail.js';
+import { registerSystemdUnit } from './systemd-unit.js';
 
 export const VERSION = '0.1.0';
 
@@ -28,6 +30,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       writeErr: (s) => io.stderr.write(s),
     });
   registerServe(program, io, run);
+  registerCheck(program, io, run);
+  registerSystemdUnit(program, io, run);
   const sensor = program.command('sensor').description('issue, list and revoke sensor keys');
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
+import { adoptOwner, type Owner } from './file-owner.js';
 import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
 
@@ -14,6 +15,8 @@ export interface FileRecordLogOptions {
   logger: Logger;
   now?: () => number;
   fileOps?: FileOps;
+  /** Owner new segments must keep (the data directory's), for a daemon run by root; null leaves ownership alone. */
+  owner?: Owner | null;
   /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
   onFatal?: (error: Error) => void;
 }
@@ -59,9 +62,15 @@ export class FileRecordLog implements RecordLog {
     return this.queued;
   }
 
+  /** File name of the segment being written, or null before the first write. Retention never deletes it. */
+  get currentSegment(): string | null {
+    return this.fd >= 0 ? segmentFileName(this.day, this.seq) : null;
+  }
+
   /** Opens the newest segment, cutting off a torn last line left by a crash. */
   async open(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    adoptOwner(this.dir, this.options.owner ?? null);
     const last = listSegments(this.dir).at(-1);
     if (!last) return;
     const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
@@ -226,6 +235,7 @@ export class FileRecordLog implements RecordLog {
     const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
     this.fd = await this.ops.open(path, 'a', SEGMENT_MODE);
     this.size = await this.ops.fstatSize(this.fd);
+    if (this.size === 0) adoptOwner(path, this.options.owner ?? null);
     syncDirectory(this.dir);
   }
 

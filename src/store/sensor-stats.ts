@@ -2,7 +2,7 @@
 // written to <dataDir>/sensor-stats.json every few seconds. Only the daemon writes it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './file-owner.js';
+import { type Owner, writeFileAtomic } from './file-owner.js';
 
 export const STATS_FILE = 'sensor-stats.json';
 
@@ -36,6 +36,7 @@ export class SensorStats {
   constructor(
     private readonly dataDir: string,
     private readonly now: () => number = Date.now,
+    private readonly owner: Owner | null = null,
   ) {
     this.data = readStatsFile(dataDir);
   }
@@ -80,7 +81,7 @@ export class SensorStats {
     if (!this.dirty) return;
     this.dirty = false;
     this.data.updated_at = new Date(this.now()).toISOString();
-    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, null);
+    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, this.owner);
   }
 
   stop(): void {
