@@ -77,12 +77,6 @@ export const CATALOGUE = {
   TLS_INVALID: { status: 0, exit: EXIT.CONFIG, message: 'the TLS certificate or key cannot be used' },
   STORE_FAILED: { status: 0, exit: EXIT.IOERR, message: 'the record store failed; the daemon stopped' },
   CONNECTION_FAILED: { status: 0, exit: EXIT.UNAVAILABLE, message: 'cannot reach the collector' },
-  UNEXPECTED_RESPONSE: {
-    status: 0,
-    exit: EXIT.UNAVAILABLE,
-    message: 'the server did not answer like a threatcol collector',
-  },
-  STORE_UNREADABLE: { status: 0, exit: EXIT.NOINPUT, message: 'the record store cannot be read' },
   CHECK_FAILED: {
     status: 0,
     exit: EXIT.CONFIG,

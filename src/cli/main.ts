@@ -10,8 +10,8 @@ import { registerSensorRevoke } from './sensor-revoke.js';
 import { registerSensorRotate } from './sensor-rotate.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
-import { registerThreatsTail } from './threats-tail.js';
 import { registerSystemdUnit } from './systemd-unit.js';
+import { registerThreatsTail } from './threats-tail.js';
 
 export const VERSION = '0.1.0';
 

@@ -113,7 +113,7 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
       const failed =
         result.summary.requests - (result.summary.statuses['200'] ?? 0) - other2xx(result.summary.statuses);
       if (failed > 0) {
-        const code = result.firstErrorCode ?? 'UNEXPECTED_RESPONSE';
+        const code = result.firstErrorCode ?? 'CONNECTION_FAILED';
         write(io.stderr, `threatcol: ${code}: ${failed} of ${result.summary.requests} requests were refused`);
         return CATALOGUE[code].exit;
       }

@@ -30,7 +30,7 @@ export async function sendBody(target: SendTarget, body: string | Buffer): Promi
 
 export interface Verdict {
   exit: number;
-  /** The server's catalogue code, or UNEXPECTED_RESPONSE when the answer is not a threatcol error body. */
+  /** The server's catalogue code, or CONNECTION_FAILED when the answer is not a threatcol error body. */
   code: ErrorCode | null;
   message: string | null;
 }
@@ -54,9 +54,10 @@ export function judgeAnswer(status: number, body: string): Verdict {
       message: typeof message === 'string' ? message : CATALOGUE[code].message,
     };
   }
+  // A proxy's error page or another server: the collector itself was not reached.
   return {
-    exit: CATALOGUE.UNEXPECTED_RESPONSE.exit,
-    code: 'UNEXPECTED_RESPONSE',
+    exit: CATALOGUE.CONNECTION_FAILED.exit,
+    code: 'CONNECTION_FAILED',
     message: `HTTP ${status} without a threatcol error body (a proxy, or not a threatcol collector?)`,
   };
 }

@@ -37,7 +37,7 @@ export interface FollowOptions {
 /** Read and follow records. The segment files are the embedded default; another backend implements the same. */
 export interface RecordReader {
   readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
-  /** Resolves when `signal` aborts; rejects with STORE_UNREADABLE when the store cannot be read. */
+  /** Resolves when `signal` aborts; rejects with CONFIG_INVALID when the store cannot be read. */
   follow(from: RecordCursor, options: FollowOptions): Promise<void>;
 }
 
@@ -289,7 +289,10 @@ function parseLine(line: string): StoredRecord | null {
 function unreadable(dir: string, error: unknown): ThreatcolError {
   if (error instanceof ThreatcolError) return error;
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-  return new ThreatcolError('STORE_UNREADABLE', `cannot read the records in ${dir}: ${reason}`, {
-    cause: error,
-  });
+  // The same code as any other data directory the command cannot use (see ensureDataDir).
+  return new ThreatcolError(
+    'CONFIG_INVALID',
+    `cannot read the records in ${dir}: ${reason} (run as the service user or root)`,
+    { cause: error },
+  );
 }

@@ -266,7 +266,7 @@ test('human lines are coloured by criticality only when asked to (a terminal wit
 test('a torn last line is never printed; it appears once, complete, when the writer finishes it', async (t) => {
   const { dataDir, threats } = makeStore(t);
   const seg = join(threats, '20261121-000001.ndjson');
-  const [a, b, c, d] = [storedRecord(), storedRecord(), storedRecord(), storedRecord()] as StoredRecord[];
+  const [a, b, c, d] = [storedRecord(), storedRecord(), storedRecord(), storedRecord()];
   const torn = lineOf(c);
   writeFileSync(seg, lineOf(a) + lineOf(b) + torn.slice(0, 25));
 
@@ -287,7 +287,7 @@ test('a torn last line is never printed; it appears once, complete, when the wri
 test('following survives retention deleting segments and moves on to new ones', async (t) => {
   const { dataDir, threats } = makeStore(t);
   const first = join(threats, '20261121-000001.ndjson');
-  const [a, b, c] = [storedRecord(), storedRecord(), storedRecord()] as StoredRecord[];
+  const [a, b, c] = [storedRecord(), storedRecord(), storedRecord()];
   writeFileSync(first, lineOf(a));
   const tail = spawnTail(t, ['--data-dir', dataDir, '--json']);
   await tail.waitFor(1);
