@@ -33,8 +33,16 @@ function createConnector(trust: Trust): buildConnector.connector {
     const ca = trust.kind === 'ca' ? trust.pem : systemCas();
     return buildConnector({ secureContext: createSecureContext({ ca }) });
   }
-  const base = buildConnector({ secureContext: createSecureContext({}), rejectUnauthorized: false });
-  if (trust.kind === 'insecure') return base;
+  if (trust.kind === 'insecure') {
+    return buildConnector({ secureContext: createSecureContext({}), rejectUnauthorized: false });
+  }
+  // No session resumption with a pin: a resumed session shows no peer certificate to compare, and a session
+  // cached from a handshake the pin then refused must never be resumed.
+  const base = buildConnector({
+    secureContext: createSecureContext({}),
+    rejectUnauthorized: false,
+    maxCachedSessions: 0,
+  });
   return (options, callback) => {
     base(options, (error, socket) => {
       if (error) return callback(error, null);
