@@ -110,8 +110,7 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
         );
         return error.exitCode;
       }
-      const failed =
-        result.summary.requests - (result.summary.statuses['200'] ?? 0) - other2xx(result.summary.statuses);
+      const failed = refusedRequests(result.summary.statuses);
       if (failed > 0) {
         const code = result.firstErrorCode ?? 'CONNECTION_FAILED';
         write(io.stderr, `threatcol: ${code}: ${failed} of ${result.summary.requests} requests were refused`);
@@ -218,11 +217,10 @@ function recordsIn(body: string): number {
   }
 }
 
-function other2xx(statuses: Record<string, number>): number {
+/** Requests answered with anything but 2xx. */
+function refusedRequests(statuses: Record<string, number>): number {
   let n = 0;
-  for (const [status, count] of Object.entries(statuses)) {
-    if (status !== '200' && status.startsWith('2')) n += count;
-  }
+  for (const [status, count] of Object.entries(statuses)) if (!status.startsWith('2')) n += count;
   return n;
 }
 
