@@ -5,7 +5,7 @@ import { ensureDataDir } from '../store/data-dir.js';
 import { createFileRegistry } from '../store/file-registry.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { firewallSetupText } from './firewall-setup.js';
+import { newKeyText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
 
 interface RotateOptions extends CommonOptions {
@@ -58,18 +58,7 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
       : `The old key keeps working until ${oldKeysExpireAt} (${formatDuration(graceMs)}), then it is refused.`;
   write(
     io.stdout,
-    [
-      `Sensor "${sensor.name}" has a new key.`,
-      '',
-      `  Key: ${key}`,
-      '',
-      until,
-      'The key is shown only now; threatcol keeps only its hash. Send it with every request:',
-      `  X-AUTH_KEY: ${key}`,
-      `  X-SENSOR_NAME: ${sensor.name}`,
-      '',
-      firewallSetupText(sensor.name, key),
-    ].join('\n'),
+    [`Sensor "${sensor.name}" has a new key.`, newKeyText(sensor.name, key, until)].join('\n'),
   );
   return 0;
 }
