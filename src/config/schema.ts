@@ -27,6 +27,7 @@ export interface Config {
   store: {
     segmentMaxBytes: number;
     queueMaxRecords: number;
+    queueMaxBytes: number;
     statsIntervalMs: number;
     retention: {
       days: number | null;
@@ -171,6 +172,12 @@ export const configSchema = {
           minimum: 1,
           default: 100_000,
           description: 'records waiting for disk; past it requests get 503 at once',
+        },
+        queueMaxBytes: {
+          type: 'integer',
+          minimum: 65_536,
+          default: 268_435_456,
+          description: 'size of the records waiting for disk; past it requests get 503 at once',
         },
         statsIntervalMs: { ...ms(5000, 100), description: 'how often sensor-stats.json is written' },
         retention: section(

@@ -72,6 +72,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     dataDir,
     segmentMaxBytes: config.store.segmentMaxBytes,
     queueMaxRecords: config.store.queueMaxRecords,
+    queueMaxBytes: config.store.queueMaxBytes,
     logger,
     now,
     owner,

@@ -40,11 +40,12 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
 
 function parseSecure(text: string): unknown {
   const value = JSON.parse(text);
-  // Only objects can carry poisoned keys, and only if the text mentions them: the scan is skipped otherwise.
+  // Only objects can carry poisoned keys, and only if the text spells them out or escapes characters
+  // (`"\u005f_proto__"` is `__proto__` too): the scan is skipped otherwise.
   if (
     value !== null &&
     typeof value === 'object' &&
-    (text.includes('__proto__') || text.includes('constructor'))
+    (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u'))
   ) {
     try {
       secureJson.scan(value, POISON);

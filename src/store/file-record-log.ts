@@ -12,6 +12,8 @@ export interface FileRecordLogOptions {
   dataDir: string;
   segmentMaxBytes: number;
   queueMaxRecords: number;
+  /** Bound on the queued records' JSON text (UTF-16 code units, a close proxy for bytes). */
+  queueMaxBytes: number;
   logger: Logger;
   now?: () => number;
   fileOps?: FileOps;
@@ -44,6 +46,7 @@ export class FileRecordLog implements RecordLog {
   private readonly now: () => number;
   private queue: Pending[] = [];
   private queued = 0;
+  private queuedChars = 0;
   private flushing = false;
   private scheduled = false;
   private fd = -1;
@@ -81,19 +84,9 @@ export class FileRecordLog implements RecordLog {
     if (!last) return;
     const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
     try {
-      const size = await this.ops.fstatSize(fd);
-      const keep = await this.lastCompleteLineEnd(fd, size);
-      if (keep < size) {
-        await this.ops.ftruncate(fd, keep);
-        await this.ops.fsync(fd);
-        this.options.logger.warn(
-          { segment: last.file, removedBytes: size - keep, keptBytes: keep },
-          'cut off a torn last line left by an unclean stop',
-        );
-      }
+      this.size = await this.cutTornTail(fd, await this.ops.fstatSize(fd), last.path);
       this.day = last.day;
       this.seq = last.seq;
-      this.size = keep;
     } finally {
       await this.ops.close(fd);
     }
@@ -114,9 +107,18 @@ export class FileRecordLog implements RecordLog {
     }
     let chunk = '';
     for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+    // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
+    if (this.queuedChars + chunk.length > this.options.queueMaxBytes) {
+      return Promise.reject(
+        new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
+          headers: retryAfter,
+        }),
+      );
+    }
     return new Promise((resolve, reject) => {
       this.queue.push({ chunk, count: records.length, resolve, reject });
       this.queued += records.length;
+      this.queuedChars += chunk.length;
       this.schedule();
     });
   }
@@ -245,6 +247,7 @@ export class FileRecordLog implements RecordLog {
   private finish(batch: Pending[], error: Error | null): void {
     for (const p of batch) {
       this.queued -= p.count;
+      this.queuedChars -= p.chunk.length;
       if (error) p.reject(error);
       else p.resolve();
     }
@@ -260,9 +263,11 @@ export class FileRecordLog implements RecordLog {
 
   /** Rotates by UTC day and by size, before a batch that would cross the bound. */
   private async ensureSegment(incoming: number): Promise<void> {
+    // The day never steps backwards: after a clock step back, records go on into the newest day's segment.
     const today = utcDay(this.now());
+    const day = this.day === '' || today > this.day ? today : this.day;
     const full = this.size > 0 && this.size + incoming > this.options.segmentMaxBytes;
-    if (this.fd >= 0 && today === this.day && !full) return;
+    if (this.fd >= 0 && day === this.day && !full) return;
     if (this.fd >= 0) {
       const old = this.fd;
       this.fd = -1;
@@ -270,19 +275,49 @@ export class FileRecordLog implements RecordLog {
       await this.syncTail;
       await this.ops.close(old);
     }
-    if (today !== this.day) {
-      this.day = today;
+    if (day !== this.day) {
+      this.day = day;
       this.seq = 1;
-      this.size = 0;
     } else if (full || this.seq === 0) {
       this.seq += 1;
-      this.size = 0;
     }
-    const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
-    this.fd = await this.ops.open(path, 'a', SEGMENT_MODE);
-    this.size = await this.ops.fstatSize(this.fd);
-    if (this.size === 0) adoptOwner(path, this.options.owner ?? null);
-    syncDirectory(this.dir);
+    for (;;) {
+      const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
+      const fd = await this.ops.open(path, 'a+', SEGMENT_MODE);
+      let size: number;
+      try {
+        size = await this.ops.fstatSize(fd);
+        // Whatever file is reopened, a torn tail from a crash must not be glued to the next record.
+        if (size > 0) size = await this.cutTornTail(fd, size, path);
+        if (size > 0 && size + incoming > this.options.segmentMaxBytes) {
+          await this.ops.close(fd);
+          this.seq += 1;
+          continue;
+        }
+        if (size === 0) adoptOwner(path, this.options.owner ?? null);
+        // The directory entry must be durable before anything acknowledged lives in this file.
+        syncDirectory(this.dir);
+      } catch (error) {
+        await this.ops.close(fd).catch(() => {});
+        throw error;
+      }
+      this.fd = fd;
+      this.size = size;
+      return;
+    }
+  }
+
+  /** Truncates `fd` after its last complete line; returns the size kept. */
+  private async cutTornTail(fd: number, size: number, path: string): Promise<number> {
+    const keep = await this.lastCompleteLineEnd(fd, size);
+    if (keep === size) return size;
+    await this.ops.ftruncate(fd, keep);
+    await this.ops.fsync(fd);
+    this.options.logger.warn(
+      { segment: path.slice(this.dir.length + 1), removedBytes: size - keep, keptBytes: keep },
+      'cut off a torn last line left by an unclean stop',
+    );
+    return keep;
   }
 
   private async lastCompleteLineEnd(fd: number, size: number): Promise<number> {

@@ -52,7 +52,11 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
 
   let kept = segments;
   if (options.days !== null) {
-    const cutoff = options.now - options.days * DAY_MS;
+    // Age is measured from the newest segment's day when the clock runs ahead of it: a box that boots
+    // with its clock years in the future must not delete the whole store before NTP corrects it.
+    const newestDay = segments.at(-1)?.day;
+    const reference = newestDay === undefined ? options.now : Math.min(options.now, dayEnd(newestDay));
+    const cutoff = reference - options.days * DAY_MS;
     kept = [];
     for (const segment of segments) {
       if (!protectedFiles.has(segment.file) && dayEnd(segment.day) <= cutoff) remove(segment, 'age');
