@@ -41,22 +41,25 @@ const has = (args: string[]) =>
   spawnSync(process.execPath, [BIN, ...args, '--help'], { encoding: 'utf8' }).stdout.includes(
     `Usage: threatcol ${args.join(' ')}`,
   );
-const sendAvailable = has(['send', 'firewall']);
+const sendAvailable = has(['send']);
 const tailAvailable = has(['threats', 'tail']);
 log(
   `threatcol bench${quick ? ' --quick' : ''}: ${machine.nproc} x ${machine.cpu}, Node ${machine.node}, ${pin.reason}`,
 );
 if (!sendAvailable) log('`threatcol send` is not built yet: autocannon is the only load generator');
+else if (quick)
+  log('--quick: autocannon only (the full run adds `threatcol send` as a second load generator)');
 
 const worker = new LoadWorker(pin);
 const ctx: BenchContext = {
   quick,
   pin,
   worker,
-  seconds: quick ? 1 : 5,
+  seconds: quick ? 0.8 : 5,
   pairs: quick ? 3 : 5,
   warmupSeconds: quick ? 0.5 : 2,
-  sendAvailable,
+  // --quick keeps to autocannon: `send` starts a process per run and would double the smoke test.
+  sendAvailable: sendAvailable && !quick,
   log,
   runs: {},
 };
@@ -138,12 +141,12 @@ try {
   await stop(full);
   const genericFootprint = await storeFootprint(empty.dataDir);
 
-  const window = quick ? 6 : 60;
+  const window = quick ? 5 : 60;
   log(`figure 6: memory under ${window} s of keep-alive load`);
   const mem = track(await startThreatcol('threatcol-memory', join(root, 'memory'), pin));
   const tcMemory = await memoryUnderLoad(ctx, mem, mem, single, window);
   const refMem = track(await startReference('reference-memory', mem.certPath, mem.keyPath, pin));
-  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, quick ? 3 : 15);
+  const refMemory = await memoryUnderLoad(ctx, refMem, mem, single, quick ? 2 : 15);
   rows.push(...memoryRows(tcMemory, refMemory, quick));
   await stop(refMem);
   await stop(mem);
