@@ -26,6 +26,7 @@ export interface Config {
     segmentMaxBytes: number;
     queueMaxRecords: number;
     statsIntervalMs: number;
+    minFreeBytes: number;
   };
   rateLimit: {
     recordsPerSecond: number;
@@ -156,6 +157,13 @@ export const configSchema = {
           description: 'records waiting for disk; past it requests get 503 at once',
         },
         statsIntervalMs: { ...ms(5000, 100), description: 'how often sensor-stats.json is written' },
+        minFreeBytes: {
+          type: 'integer',
+          minimum: 0,
+          default: 268_435_456,
+          description:
+            'below this much free space on the data directory\'s filesystem, requests get 503 instead of being written (0 = no floor)',
+        },
       },
       'record store',
     ),

@@ -61,6 +61,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     dataDir,
     segmentMaxBytes: config.store.segmentMaxBytes,
     queueMaxRecords: config.store.queueMaxRecords,
+    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),

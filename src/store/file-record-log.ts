@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
+import { FreeSpaceGuard } from './free-space.js';
 import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
 
@@ -11,6 +12,8 @@ export interface FileRecordLogOptions {
   dataDir: string;
   segmentMaxBytes: number;
   queueMaxRecords: number;
+  /** Below this much free space on the data directory's filesystem, append answers 503 (0: no floor). */
+  minFreeBytes?: number;
   logger: Logger;
   now?: () => number;
   fileOps?: FileOps;
@@ -48,11 +51,22 @@ export class FileRecordLog implements RecordLog {
   private failed: Error | null = null;
   private closing = false;
   private drained: (() => void) | null = null;
+  private readonly space: FreeSpaceGuard | null;
 
   constructor(private readonly options: FileRecordLogOptions) {
     this.dir = threatsDir(options.dataDir);
     this.ops = options.fileOps ?? nodeFileOps;
     this.now = options.now ?? Date.now;
+    const freeBytes = this.ops.freeBytes ?? nodeFileOps.freeBytes;
+    this.space =
+      (options.minFreeBytes ?? 0) > 0 && freeBytes
+        ? new FreeSpaceGuard({
+            path: this.dir,
+            minFreeBytes: options.minFreeBytes ?? 0,
+            freeBytes,
+            logger: options.logger,
+          })
+        : null;
   }
 
   get queuedRecords(): number {
@@ -84,7 +98,9 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  append(records: StoredRecord[]): Promise<void> {
+  async append(records: StoredRecord[]): Promise<void> {
+    // Cheap: statfs is asked at most once a second, so only the first request after that waits for it.
+    if (this.space && !this.failed && !this.closing) await this.space.ensureRoom();
     if (this.failed || this.closing) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
@@ -187,6 +203,7 @@ export class FileRecordLog implements RecordLog {
       return;
     }
     this.size = start + buffer.length;
+    this.space?.wrote(buffer.length);
     this.finish(batch, null);
   }
 
