@@ -51,6 +51,8 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
 
   const perAddress = new Map<string, number>();
+  // Every accepted socket, also those still in the TLS handshake, which closeAllConnections() does not know.
+  const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     const addr = socket.remoteAddress ?? '';
     const count = (perAddress.get(addr) ?? 0) + 1;
@@ -59,7 +61,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       return;
     }
     perAddress.set(addr, count);
+    sockets.add(socket);
     socket.once('close', () => {
+      sockets.delete(socket);
       const left = (perAddress.get(addr) ?? 1) - 1;
       if (left <= 0) perAddress.delete(addr);
       else perAddress.set(addr, left);
@@ -120,7 +124,10 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     },
     close(graceMs) {
       return new Promise((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        const force = setTimeout(() => {
+          server.closeAllConnections();
+          for (const socket of sockets) socket.destroy();
+        }, graceMs);
         force.unref();
         server.close(() => {
           clearTimeout(force);
