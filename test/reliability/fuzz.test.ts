@@ -6,7 +6,8 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
+import { errorCode, post, trustingAgent } from '../helpers/client.js';
+import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { CATALOGUE } from '../../src/errors.js';
@@ -190,4 +191,21 @@ test(`hostile input fuzz: ${TIME_LIMIT_MS / 1000} s of generated requests (seed 
   );
   assert.ok(executed >= 100, `${executed} requests executed`);
   assert.ok(growth < 50 * MiB, `RSS grew by ${(growth / MiB).toFixed(1)} MiB`);
+});
+
+test('a body nested 200k deep is refused as INVALID_JSON before it is built', async (t) => {
+  const s = await startTestServer(t);
+  const key = await s.addSensor('deep');
+  const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+  const inRecord = `${JSON.stringify(genericRecord()).slice(0, -1)},"extra":${deep}}`;
+  for (const body of [deep, inRecord]) {
+    const r = await post(s.url, '/generic', body, { agent: s.agent, sensor: 'deep', key });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(errorCode(r), 'INVALID_JSON');
+  }
+  // 64 levels still parse (and then fail the schema, which wants records).
+  const limit = `${'['.repeat(64)}${']'.repeat(64)}`;
+  const r = await post(s.url, '/generic', limit, { agent: s.agent, sensor: 'deep', key });
+  assert.equal(errorCode(r), 'VALIDATION_FAILED', r.text);
+  assert.equal((await post(s.url, '/generic', [genericRecord()], { agent: s.agent, sensor: 'deep', key })).status, 200);
 });
