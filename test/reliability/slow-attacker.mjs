@@ -1,0 +1,76 @@
+// A slow-client attacker for the reliability suite, run as its own process so its work does not delay the probe's
+// event loop. argv[2]: JSON {kind, port, localAddress, attempts, durationMs, sensor, key}. Talks to 127.0.0.1 only.
+// Opens `attempts` connections spread over `durationMs`, never closes one itself, and prints one JSON summary
+// line when the window ends; it exits on SIGTERM.
+import net from 'node:net';
+import tls from 'node:tls';
+
+const opts = JSON.parse(process.argv[2]);
+const HOST = '127.0.0.1';
+const sockets = new Set();
+const stats = { kind: opts.kind, attempts: 0, connected: 0, errors: 0, closedByServer: 0 };
+
+function track(socket) {
+  sockets.add(socket);
+  socket.on('error', () => {
+    stats.errors++;
+  });
+  socket.on('close', () => {
+    sockets.delete(socket);
+    stats.closedByServer++;
+  });
+  return socket;
+}
+
+function drip(socket, text, everyMs) {
+  const timer = setInterval(() => {
+    if (socket.destroyed) clearInterval(timer);
+    else socket.write(text);
+  }, everyMs);
+  socket.on('close', () => clearInterval(timer));
+}
+
+function open() {
+  stats.attempts++;
+  const base = { host: HOST, port: opts.port, localAddress: opts.localAddress };
+  if (opts.kind === 'zero-byte') {
+    // TCP only: no ClientHello ever.
+    track(net.connect(base, () => stats.connected++));
+    return;
+  }
+  const socket = track(tls.connect({ ...base, servername: 'localhost', rejectUnauthorized: false }));
+  socket.on('secureConnect', () => {
+    stats.connected++;
+    if (opts.kind === 'slowloris') {
+      socket.write('POST /generic HTTP/1.1\r\nHost: localhost\r\n');
+      drip(socket, 'X-Slow: 1\r\n', 300);
+    } else if (opts.kind === 'slow-body') {
+      socket.write(
+        'POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+          `X-AUTH_KEY: ${opts.key}\r\nX-SENSOR_NAME: ${opts.sensor}\r\nContent-Length: 100000\r\n\r\n{`,
+      );
+      drip(socket, ' ', 300);
+    } else if (opts.kind === 'no-read') {
+      // A request whose answer this client never reads; every 100th connection pipelines enough requests
+      // (1000 answers, ~250 KB) to fill the socket buffers, so the server's writes block.
+      const n = stats.connected % 100 === 1 ? 1000 : 1;
+      socket.pause();
+      socket.write('GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(n));
+    }
+  });
+}
+
+// 1.5x: timers run late under load, and every attempt must be made within the window.
+const perTick = Math.max(1, Math.ceil((1.5 * opts.attempts) / (opts.durationMs / 10)));
+const ticker = setInterval(() => {
+  for (let i = 0; i < perTick && stats.attempts < opts.attempts; i++) open();
+}, 10);
+setTimeout(() => {
+  clearInterval(ticker);
+  while (stats.attempts < opts.attempts) open();
+  process.stdout.write(`${JSON.stringify({ ...stats, heldAtEnd: sockets.size })}\n`);
+}, opts.durationMs);
+process.on('SIGTERM', () => {
+  for (const s of sockets) s.destroy();
+  process.exit(0);
+});
