@@ -162,7 +162,7 @@ export const configSchema = {
           minimum: 0,
           default: 268_435_456,
           description:
-            'below this much free space on the data directory\'s filesystem, requests get 503 instead of being written (0 = no floor)',
+            "below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)",
         },
       },
       'record store',

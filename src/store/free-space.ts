@@ -37,7 +37,10 @@ export class FreeSpaceGuard {
     if (free >= minFreeBytes) {
       if (this.low) {
         this.low = false;
-        this.options.logger.info({ freeBytes: free, minFreeBytes }, 'free space is back above the floor; storing again');
+        this.options.logger.info(
+          { freeBytes: free, minFreeBytes },
+          'free space is back above the floor; storing again',
+        );
       }
       return;
     }

@@ -14,7 +14,8 @@ export interface CliResult {
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('THREATCOL_') && k !== 'STATE_DIRECTORY' && !k.startsWith('LISTEN_')) env[k] = v;
+    if (v !== undefined && !k.startsWith('THREATCOL_') && k !== 'STATE_DIRECTORY' && !k.startsWith('LISTEN_'))
+      env[k] = v;
   }
   env.NO_COLOR = '1';
   return { ...env, ...extra };
@@ -68,7 +69,19 @@ export function spawnServe(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--log-format', 'json', ...extraArgs],
+      [
+        BIN,
+        'serve',
+        '--data-dir',
+        dataDir,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--log-format',
+        'json',
+        ...extraArgs,
+      ],
       { env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const logs: Record<string, unknown>[] = [];

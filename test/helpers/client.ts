@@ -12,7 +12,10 @@ export interface Reply {
 }
 
 /** An agent that verifies the collector's certificate against the self-signed one in its data directory. */
-export function trustingAgent(dataDir: string, options: { connections?: number; pipelining?: number } = {}): Agent {
+export function trustingAgent(
+  dataDir: string,
+  options: { connections?: number; pipelining?: number } = {},
+): Agent {
   const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
   return new Agent({
     connect: { ca, servername: 'localhost' },
@@ -38,7 +41,11 @@ export async function post(url: string, path: string, body: unknown, options: Po
   if (options.sensor !== undefined) headers['x-sensor_name'] = options.sensor;
   Object.assign(headers, options.headers);
   let payload: string | Buffer | undefined =
-    body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    body === undefined
+      ? undefined
+      : typeof body === 'string' || Buffer.isBuffer(body)
+        ? body
+        : JSON.stringify(body);
   if (options.gzip && payload !== undefined) {
     payload = gzipSync(payload);
     headers['content-encoding'] = 'gzip';

@@ -1,12 +1,12 @@
 // Starts the real collector in this process (real HTTPS, real files) with a captured log, for fast black-box tests.
 import { Writable } from 'node:stream';
+import type { Agent } from 'undici';
 import { type LoadedConfig, loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { type Daemon, startDaemon } from '../../src/server/daemon.js';
 import { ensureDataDir } from '../../src/store/data-dir.js';
 import type { FileOps } from '../../src/store/file-ops.js';
 import { createFileRegistry } from '../../src/store/file-registry.js';
-import type { Agent } from 'undici';
 import { trustingAgent } from './client.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -25,7 +25,12 @@ export interface TestServer {
 
 export async function startTestServer(
   t: { after(fn: () => unknown): void },
-  options: { overrides?: Record<string, unknown>; dataDir?: string; fileOps?: FileOps; now?: () => number } = {},
+  options: {
+    overrides?: Record<string, unknown>;
+    dataDir?: string;
+    fileOps?: FileOps;
+    now?: () => number;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir(t);
   const loaded = loadConfig({

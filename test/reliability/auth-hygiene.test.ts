@@ -1,15 +1,15 @@
 // Reliability 8: malformed, duplicated, borrowed and oversized credentials are refused with the documented codes
 // (never 500), and no key appears in any log line or file of the data directory except as its hash.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { hashKey } from '../../src/keys.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { hashKey } from '../../src/keys.js';
 import { stopAfter } from './support.js';
 
 function filesUnder(dir: string): string[] {
@@ -49,12 +49,37 @@ test('auth hygiene: bad credentials get 401/431 with the documented codes; keys 
   const huge = 'k'.repeat(20 * 1024);
   const cases: [string, string[], number, string][] = [
     ['valid', ['x-auth_key', key, 'x-sensor_name', 'alpha'], 200, ''],
-    ['key header twice, same value', ['x-auth_key', key, 'x-auth_key', key, 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
-    ['key header twice, right then wrong', ['x-auth_key', key, 'x-auth_key', otherKey, 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
-    ['underscore and hyphen forms disagree', ['x-auth_key', key, 'x-auth-key', otherKey, 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
-    ['name header twice', ['x-auth_key', key, 'x-sensor_name', 'alpha', 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
+    [
+      'key header twice, same value',
+      ['x-auth_key', key, 'x-auth_key', key, 'x-sensor_name', 'alpha'],
+      401,
+      'AUTH_INVALID',
+    ],
+    [
+      'key header twice, right then wrong',
+      ['x-auth_key', key, 'x-auth_key', otherKey, 'x-sensor_name', 'alpha'],
+      401,
+      'AUTH_INVALID',
+    ],
+    [
+      'underscore and hyphen forms disagree',
+      ['x-auth_key', key, 'x-auth-key', otherKey, 'x-sensor_name', 'alpha'],
+      401,
+      'AUTH_INVALID',
+    ],
+    [
+      'name header twice',
+      ['x-auth_key', key, 'x-sensor_name', 'alpha', 'x-sensor_name', 'alpha'],
+      401,
+      'AUTH_INVALID',
+    ],
     ['key with an extra character', ['x-auth_key', `${key}A`, 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
-    ['key missing its last character', ['x-auth_key', key.slice(0, -1), 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
+    [
+      'key missing its last character',
+      ['x-auth_key', key.slice(0, -1), 'x-sensor_name', 'alpha'],
+      401,
+      'AUTH_INVALID',
+    ],
     ["another sensor's key", ['x-auth_key', otherKey, 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
     ['unknown sensor', ['x-auth_key', key, 'x-sensor_name', 'gamma'], 401, 'AUTH_INVALID'],
     ['empty key', ['x-auth_key', '', 'x-sensor_name', 'alpha'], 401, 'AUTH_MISSING'],
@@ -64,7 +89,12 @@ test('auth hygiene: bad credentials get 401/431 with the documented codes; keys 
     ['8 KiB key', ['x-auth_key', huge.slice(0, 8192), 'x-sensor_name', 'alpha'], 401, 'AUTH_INVALID'],
     ['8 KiB name', ['x-auth_key', key, 'x-sensor_name', huge.slice(0, 8192)], 401, 'AUTH_INVALID'],
     ['20 KiB key', ['x-auth_key', huge, 'x-sensor_name', 'alpha'], 431, 'HEADERS_TOO_LARGE'],
-    ['20 KiB key after the right one', ['x-auth_key', key, 'x-auth-key', huge, 'x-sensor_name', 'alpha'], 431, 'HEADERS_TOO_LARGE'],
+    [
+      '20 KiB key after the right one',
+      ['x-auth_key', key, 'x-auth-key', huge, 'x-sensor_name', 'alpha'],
+      431,
+      'HEADERS_TOO_LARGE',
+    ],
   ];
   for (const [name, headers, status, code] of cases) {
     let reply: Awaited<ReturnType<typeof send>>;
@@ -88,9 +118,13 @@ test('auth hygiene: bad credentials get 401/431 with the documented codes; keys 
   const files = filesUnder(dataDir);
   for (const secret of secrets) {
     assert.ok(!logs.includes(secret), 'a key appears in the logs');
-    for (const file of files) assert.ok(!readFileSync(file, 'latin1').includes(secret), `a key appears in ${file}`);
+    for (const file of files)
+      assert.ok(!readFileSync(file, 'latin1').includes(secret), `a key appears in ${file}`);
   }
   const registry = readFileSync(join(dataDir, 'sensors.json'), 'utf8');
-  assert.ok(registry.includes(hashKey(key)) && registry.includes(hashKey(otherKey)), 'keys are stored as hashes');
+  assert.ok(
+    registry.includes(hashKey(key)) && registry.includes(hashKey(otherKey)),
+    'keys are stored as hashes',
+  );
   t.diagnostic(`cases=${cases.length} files scanned=${files.length} log lines scanned=${serve.logs.length}`);
 });

@@ -1,6 +1,6 @@
 // Reliability 9: 20 `sensor add` processes at once against one data directory while serve runs: all 20 exist,
 // the registry stays valid, and the running daemon accepts every new key within 1 s.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -23,10 +23,12 @@ test(`concurrent administration: ${N} sensor add processes at once while serve r
     const names = Array.from({ length: N }, (_, i) => `admin-${round}-${i}`);
     const startedAt = Date.now();
     const results = await Promise.all(
-      names.map((name) => runCli(['sensor', 'add', name, '--data-dir', dataDir, '--json'], { timeoutMs: 60_000 })),
+      names.map((name) =>
+        runCli(['sensor', 'add', name, '--data-dir', dataDir, '--json'], { timeoutMs: 60_000 }),
+      ),
     );
     const addedAt = Date.now();
-    results.forEach((r, i) => assert.equal(r.code, 0, `${names[i]}: ${r.stderr}`));
+    for (const [i, r] of results.entries()) assert.equal(r.code, 0, `${names[i]}: ${r.stderr}`);
     const keys = results.map((r) => (JSON.parse(r.stdout) as { key: string }).key);
     assert.equal(new Set(keys).size, N, 'every key is different');
 
@@ -35,21 +37,28 @@ test(`concurrent administration: ${N} sensor add processes at once while serve r
     while (pending.size > 0 && Date.now() - addedAt < 1000) {
       await Promise.all(
         [...pending].map(async (i) => {
-          const r = await post(serve.url, '/generic', genericRecord(), { agent, sensor: names[i], key: keys[i] });
+          const r = await post(serve.url, '/generic', genericRecord(), {
+            agent,
+            sensor: names[i],
+            key: keys[i],
+          });
           if (r.status === 200) pending.delete(i);
         }),
       );
     }
-    t.diagnostic(`round ${round}: ${N} adds ok in ${addedAt - startedAt} ms; all keys accepted ${Date.now() - addedAt} ms after the last add`);
+    t.diagnostic(
+      `round ${round}: ${N} adds ok in ${addedAt - startedAt} ms; all keys accepted ${Date.now() - addedAt} ms after the last add`,
+    );
     assert.equal(pending.size, 0, `${pending.size} keys not accepted within 1 s`);
 
     // The registry is valid JSON with all of them, once each.
-    const registry = JSON.parse(readFileSync(join(dataDir, 'sensors.json'), 'utf8')) as { sensors: { name: string }[] };
+    const registry = JSON.parse(readFileSync(join(dataDir, 'sensors.json'), 'utf8')) as {
+      sensors: { name: string }[];
+    };
     for (const name of names) assert.equal(registry.sensors.filter((s) => s.name === name).length, 1, name);
     const list = await runCli(['sensor', 'list', '--data-dir', dataDir, '--json']);
     assert.equal(list.code, 0, list.stderr);
     const listed = (JSON.parse(list.stdout) as { name: string }[]).map((s) => s.name);
     for (const name of names) assert.ok(listed.includes(name), `${name} listed`);
-
   }
 });

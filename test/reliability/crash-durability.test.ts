@@ -1,5 +1,5 @@
 // Reliability 1: kill -9 at random moments under 16 concurrent senders; every acknowledged record survives, once.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
@@ -22,7 +22,10 @@ test(`crash durability: ${CYCLES} kill -9 cycles under ${CLIENTS} concurrent cli
     tornCut += serve.logs.filter((l) => String(l.msg).startsWith('cut off a torn last line')).length;
     // No torn line may survive a restart: every line of every segment parses (readStored throws otherwise).
     const before = readStored(dataDir);
-    assert.ok(before.length >= acked.size, `cycle ${cycle}: ${before.length} stored < ${acked.size} acknowledged`);
+    assert.ok(
+      before.length >= acked.size,
+      `cycle ${cycle}: ${before.length} stored < ${acked.size} acknowledged`,
+    );
     const agent = trustingAgent(dataDir, { connections: CLIENTS });
     let firstAck: () => void = () => {};
     const acking = new Promise<void>((resolve) => {

@@ -1,24 +1,27 @@
 // Reliability 3: below the free-space floor (and on a real ENOSPC) the collector answers 503, keeps what it
 // acknowledged, leaves no torn line, and recovers by itself when space returns.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { nodeFileOps } from '../../src/store/file-ops.js';
 import { addSensorCli, type ServeProcess } from '../helpers/cli.js';
 import { errorCode, post, type Reply, trustingAgent } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { nodeFileOps } from '../../src/store/file-ops.js';
 import { spawnServeWrapped, stopAfter } from './support.js';
 
 const MiB = 1024 * 1024;
-const LOW_SPACE = 'free space on the data directory is below store.minFreeBytes; answering 503 until space returns';
+const LOW_SPACE =
+  'free space on the data directory is below store.minFreeBytes; answering 503 until space returns';
 const SPACE_BACK = 'free space is back above the floor; storing again';
 
 function batch(prefix: string, n: number): Record<string, unknown>[] {
-  return Array.from({ length: n }, (_, i) => genericRecord({ threat: `${prefix}-${i}`, padding: 'x'.repeat(300) }));
+  return Array.from({ length: n }, (_, i) =>
+    genericRecord({ threat: `${prefix}-${i}`, padding: 'x'.repeat(300) }),
+  );
 }
 
 function freeBytes(dir: string): number {
@@ -27,7 +30,11 @@ function freeBytes(dir: string): number {
 }
 
 /** Posts until `until(reply)` or `deadlineMs`; returns the last reply. */
-async function postUntil(send: () => Promise<Reply>, until: (r: Reply) => boolean, deadlineMs: number): Promise<Reply> {
+async function postUntil(
+  send: () => Promise<Reply>,
+  until: (r: Reply) => boolean,
+  deadlineMs: number,
+): Promise<Reply> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     const r = await send();
@@ -40,7 +47,9 @@ async function postUntil(send: () => Promise<Reply>, until: (r: Reply) => boolea
 function mountSmallFs(t: { after(fn: () => unknown): void }): { dir: string } | { reason: string } {
   if (process.getuid?.() !== 0) return { reason: 'mounting a tmpfs needs root' };
   const dir = makeTempDir(undefined, 'threatcol-smallfs-');
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', dir], { encoding: 'utf8' });
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', dir], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return { reason: `mount -t tmpfs refused: ${(r.stderr || r.error?.message || '').trim()}` };
@@ -77,7 +86,9 @@ test('disk full on a real 8 MiB filesystem: 503 below the floor and on ENOSPC, n
   };
 
   // Floor 2 MiB, 3 MiB left: the collector stops writing while 2 MiB are still free.
-  const serve = await spawnServeWrapped(dataDir, { env: { THREATCOL_STORE_MIN_FREE_BYTES: String(2 * MiB) } });
+  const serve = await spawnServeWrapped(dataDir, {
+    env: { THREATCOL_STORE_MIN_FREE_BYTES: String(2 * MiB) },
+  });
   stopAfter(t, serve);
   writeFileSync(ballast, Buffer.alloc(Math.max(0, freeBytes(fs.dir) - 3 * MiB)));
   const a = await run(serve, 'floor');

@@ -1,16 +1,16 @@
 // Reliability 6: hostile input fuzz (fast-check, fixed seed, time-bounded) against the real binary: only documented
 // statuses, never 5xx, no stack trace in any body, the server stays up and small, and a valid request still works.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { request } from 'undici';
+import { CATALOGUE } from '../../src/errors.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { errorCode, post, trustingAgent } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { CATALOGUE } from '../../src/errors.js';
 import { rssBytes, soak, stopAfter } from './support.js';
 
 const SEED = 20261121;
@@ -63,7 +63,10 @@ const bodies: fc.Arbitrary<{ kind: string; text: string | Buffer }> = fc.oneof(
     .tuple(validRecord, fc.constantFrom(...fields), fc.jsonValue({ maxDepth: 3 }))
     .map(([r, f, v]) => ({ kind: 'envelope-random-value', text: JSON.stringify({ ...r, [f]: v }) })),
   fc
-    .tuple(validRecord, fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 40 }))
+    .tuple(
+      validRecord,
+      fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 40 }),
+    )
     .map(([r, extra]) => ({ kind: 'envelope-extra-fields', text: JSON.stringify({ ...extra, ...r }) })),
   fc
     .tuple(fc.constantFrom(1000, 50_000, 200_000), fc.boolean(), fc.constantFrom('[', '{"a":'), validRecord)
@@ -73,21 +76,32 @@ const bodies: fc.Arbitrary<{ kind: string; text: string | Buffer }> = fc.oneof(
       return { kind: `deep-${depth}`, text: inRecord ? splice(r, 'extra', deep) : deep };
     }),
   fc
-    .tuple(validRecord, fc.constantFrom('destination_port', 'criticality', 'sport', 'dport', 'extra'), hugeNumber)
+    .tuple(
+      validRecord,
+      fc.constantFrom('destination_port', 'criticality', 'sport', 'dport', 'extra'),
+      hugeNumber,
+    )
     .map(([r, f, n]) => ({ kind: 'huge-number', text: splice(r, f, n) })),
   fc
     .tuple(validRecord, fc.constantFrom('threat', 'threat_name', 'app', 'src', 'extra'), loneSurrogate)
     .map(([r, f, s]) => ({ kind: 'lone-surrogate', text: splice(r, f, s) })),
-  fc.constant({ kind: 'raw-surrogate-bytes', text: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]) }),
-  fc
-    .tuple(validRecord, poisonKey, fc.boolean())
-    .map(([r, p, asArray]) => {
-      const text = `{${p},${JSON.stringify(r).slice(1)}`;
-      return { kind: 'prototype-poisoning', text: asArray ? `[${text}]` : text };
-    }),
+  fc.constant({
+    kind: 'raw-surrogate-bytes',
+    text: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
+  }),
+  fc.tuple(validRecord, poisonKey, fc.boolean()).map(([r, p, asArray]) => {
+    const text = `{${p},${JSON.stringify(r).slice(1)}`;
+    return { kind: 'prototype-poisoning', text: asArray ? `[${text}]` : text };
+  }),
   fc.uint8Array({ maxLength: 2048 }).map((bytes) => ({ kind: 'random-bytes', text: Buffer.from(bytes) })),
   fc
-    .tuple(fc.oneof(validRecord.map((r) => JSON.stringify(r)), fc.json()), fc.nat(200))
+    .tuple(
+      fc.oneof(
+        validRecord.map((r) => JSON.stringify(r)),
+        fc.json(),
+      ),
+      fc.nat(200),
+    )
     .map(([text, cut]) => {
       const gz = gzipSync(text);
       return { kind: 'gzip', text: cut > 150 ? gz.subarray(0, Math.max(1, gz.length - cut)) : gz };
@@ -98,15 +112,33 @@ const requests: fc.Arbitrary<FuzzRequest> = fc
   .record({
     body: bodies,
     path: fc.oneof({ weight: 9, arbitrary: endpoint }, { weight: 1, arbitrary: fc.webPath() }),
-    method: fc.oneof({ weight: 9, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH') }),
+    method: fc.oneof(
+      { weight: 9, arbitrary: fc.constant('POST') },
+      { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH') },
+    ),
     auth: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
     contentType: fc.oneof(
       { weight: 8, arbitrary: fc.constant('application/json') },
-      { weight: 1, arbitrary: fc.constantFrom('APPLICATION/JSON; charset=utf-8', 'text/plain', 'application/json;;;', '') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'APPLICATION/JSON; charset=utf-8',
+          'text/plain',
+          'application/json;;;',
+          '',
+        ),
+      },
       { weight: 1, arbitrary: headerValue },
     ),
-    extraHeaders: fc.dictionary(token.map((t) => `x-${t}`), headerValue, { maxKeys: 5 }),
-    encoding: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom('gzip', 'br', 'identity', 'x-gzip') }),
+    extraHeaders: fc.dictionary(
+      token.map((t) => `x-${t}`),
+      headerValue,
+      { maxKeys: 5 },
+    ),
+    encoding: fc.oneof(
+      { weight: 8, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constantFrom('gzip', 'br', 'identity', 'x-gzip') },
+    ),
   })
   .map(({ body, path, method, auth, contentType, extraHeaders, encoding }) => {
     const headers: Record<string, string> = { ...extraHeaders };
@@ -165,8 +197,15 @@ test(`hostile input fuzz: ${TIME_LIMIT_MS / 1000} s of generated requests (seed 
         return;
       }
       byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-      assert.ok(ALLOWED.has(status), `${req.kind} ${req.method} ${req.path}: status ${status}: ${text.slice(0, 300)}`);
-      assert.doesNotMatch(text, /\n\s+at |node:internal|\.ts:\d+|\.js:\d+/, `stack trace in a ${req.kind} answer`);
+      assert.ok(
+        ALLOWED.has(status),
+        `${req.kind} ${req.method} ${req.path}: status ${status}: ${text.slice(0, 300)}`,
+      );
+      assert.doesNotMatch(
+        text,
+        /\n\s+at |node:internal|\.ts:\d+|\.js:\d+/,
+        `stack trace in a ${req.kind} answer`,
+      );
       if (status !== 200) {
         const code = (JSON.parse(text) as { error: { code: keyof typeof CATALOGUE } }).error.code;
         assert.equal(CATALOGUE[code]?.status, status, `${req.kind}: ${code} is documented with ${status}`);
@@ -182,7 +221,11 @@ test(`hostile input fuzz: ${TIME_LIMIT_MS / 1000} s of generated requests (seed 
   );
 
   assert.equal(serve.child.exitCode, null, 'the server is still up');
-  const after = await post(serve.url, '/generic', genericRecord({ threat: 'after-fuzz' }), { agent, sensor: 'fuzz', key });
+  const after = await post(serve.url, '/generic', genericRecord({ threat: 'after-fuzz' }), {
+    agent,
+    sensor: 'fuzz',
+    key,
+  });
   assert.equal(after.status, 200, after.text);
   const growth = rssBytes(pid) - baseline;
   t.diagnostic(
@@ -207,5 +250,8 @@ test('a body nested 200k deep is refused as INVALID_JSON before it is built', as
   const limit = `${'['.repeat(64)}${']'.repeat(64)}`;
   const r = await post(s.url, '/generic', limit, { agent: s.agent, sensor: 'deep', key });
   assert.equal(errorCode(r), 'VALIDATION_FAILED', r.text);
-  assert.equal((await post(s.url, '/generic', [genericRecord()], { agent: s.agent, sensor: 'deep', key })).status, 200);
+  assert.equal(
+    (await post(s.url, '/generic', [genericRecord()], { agent: s.agent, sensor: 'deep', key })).status,
+    200,
+  );
 });

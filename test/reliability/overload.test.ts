@@ -1,6 +1,6 @@
 // Reliability 5: far more concurrent requests than the store queue holds: the excess gets 503 + Retry-After at
 // once, memory stays bounded, every acknowledged record is stored, and throughput recovers when load drops.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { errorCode, post, trustingAgent } from '../helpers/client.js';
@@ -24,7 +24,8 @@ test(`overload: ${WAVES} waves of ${CONCURRENCY} concurrent ${RECORDS}-record re
   const pid = serve.child.pid as number;
   const agent = trustingAgent(dataDir, { connections: CONCURRENCY });
   t.after(() => agent.destroy());
-  const body = (tag: string) => Array.from({ length: RECORDS }, (_, i) => genericRecord({ threat: `${tag}-${i}` }));
+  const body = (tag: string) =>
+    Array.from({ length: RECORDS }, (_, i) => genericRecord({ threat: `${tag}-${i}` }));
   const send = async (tag: string) => {
     const started = performance.now();
     const r = await post(serve.url, '/generic', body(tag), { agent, sensor: 'flood', key });

@@ -1,7 +1,7 @@
 // Reliability 4: thousands of slow connections from one address (no ClientHello, slowloris headers, a slow
 // authenticated body, a client that never reads) while a probe from another loopback address keeps being served;
 // afterwards the server's open file descriptors return to their baseline within the configured timeouts.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -30,6 +30,14 @@ const ATTACKS = [
   { kind: 'slow-body', limitMs: TIMEOUTS.request + CHECK_INTERVAL_MS + LINGER_408_MS },
   { kind: 'no-read', limitMs: INACTIVITY_MS },
 ] as const;
+
+interface AttackerReport {
+  attempts: number;
+  connected: number;
+  errors: number;
+  closedByServer: number;
+  heldAtEnd: number;
+}
 
 interface ProbeResult {
   ok: boolean;
@@ -62,12 +70,18 @@ function probe(port: number, ca: string, key: string, body: string): Promise<Pro
       (res) => {
         res.resume();
         res.on('end', () =>
-          resolve({ ok: res.statusCode === 200, ms: performance.now() - started, detail: String(res.statusCode) }),
+          resolve({
+            ok: res.statusCode === 200,
+            ms: performance.now() - started,
+            detail: String(res.statusCode),
+          }),
         );
       },
     );
     req.on('timeout', () => req.destroy(new Error('probe timed out')));
-    req.on('error', (error) => resolve({ ok: false, ms: performance.now() - started, detail: error.message }));
+    req.on('error', (error) =>
+      resolve({ ok: false, ms: performance.now() - started, detail: error.message }),
+    );
     req.end(body);
   });
 }
@@ -124,11 +138,11 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     );
     const attackerExited = new Promise((r) => attacker.on('exit', r));
     t.after(() => attacker.kill('SIGKILL'));
-    const report = new Promise<Record<string, number>>((resolve) => {
+    const report = new Promise<AttackerReport>((resolve) => {
       let out = '';
       attacker.stdout?.setEncoding('utf8').on('data', (d: string) => {
         out += d;
-        if (out.includes('\n')) resolve(JSON.parse(out) as Record<string, number>);
+        if (out.includes('\n')) resolve(JSON.parse(out) as AttackerReport);
       });
     });
 

@@ -1,13 +1,13 @@
 // Reliability 2: a failed fdatasync never yields a 200 for its batch, and the daemon stops with a non-zero exit.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { nodeFileOps } from '../../src/store/file-ops.js';
 import { addSensorCli } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { nodeFileOps } from '../../src/store/file-ops.js';
 import { spawnServeWrapped, stopAfter } from './support.js';
 
 const IOERR = 74;
@@ -67,44 +67,56 @@ test('sync failure (injected file layer): no request of the failed batch gets 20
 const strace = spawnSync('strace', ['-V'], { encoding: 'utf8' });
 const straceMissing = strace.status !== 0 ? 'strace is not installed' : null;
 
-test(
-  'sync failure (real binary, fdatasync = EIO injected by strace): no 200 for the batch, serve exits 74',
-  { skip: straceMissing ?? false },
-  async (t) => {
-    const dataDir = makeTempDir(t);
-    const key = await addSensorCli(dataDir, 'sync');
-    // One libuv thread, so strace's per-thread counter counts every fdatasync: the 4th and later fail.
-    let serve: Awaited<ReturnType<typeof spawnServeWrapped>>;
-    try {
-      serve = await spawnServeWrapped(dataDir, {
-        prefix: ['strace', '-f', '-qq', '-o', '/dev/null', '-e', 'trace=fdatasync', '-e', 'inject=fdatasync:error=EIO:when=4+'],
-        env: { UV_THREADPOOL_SIZE: '1' },
-      });
-    } catch (error) {
-      if (/ptrace|Operation not permitted/i.test((error as Error).message)) {
-        t.skip(`strace cannot trace here (ptrace refused): ${(error as Error).message}`);
-        return;
-      }
-      throw error;
+test('sync failure (real binary, fdatasync = EIO injected by strace): no 200 for the batch, serve exits 74', {
+  skip: straceMissing ?? false,
+}, async (t) => {
+  const dataDir = makeTempDir(t);
+  const key = await addSensorCli(dataDir, 'sync');
+  // One libuv thread, so strace's per-thread counter counts every fdatasync: the 4th and later fail.
+  let serve: Awaited<ReturnType<typeof spawnServeWrapped>>;
+  try {
+    serve = await spawnServeWrapped(dataDir, {
+      prefix: [
+        'strace',
+        '-f',
+        '-qq',
+        '-o',
+        '/dev/null',
+        '-e',
+        'trace=fdatasync',
+        '-e',
+        'inject=fdatasync:error=EIO:when=4+',
+      ],
+      env: { UV_THREADPOOL_SIZE: '1' },
+    });
+  } catch (error) {
+    if (/ptrace|Operation not permitted/i.test((error as Error).message)) {
+      t.skip(`strace cannot trace here (ptrace refused): ${(error as Error).message}`);
+      return;
     }
-    stopAfter(t, serve);
-    const agent = trustingAgent(dataDir);
-    t.after(() => agent.destroy());
-    const acked: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const r = await post(serve.url, '/generic', genericRecord({ threat: `before-${i}` }), { agent, sensor: 'sync', key });
-      assert.equal(r.status, 200, r.text);
-      acked.push(`before-${i}`);
-    }
-    const failedAt = Date.now();
-    const statuses = await sendBurst(serve.url, agent, key, 'failed', 12);
-    assert.equal(statuses.filter((x) => x === 200).length, 0, `statuses: ${statuses.join(',')}`);
-    assert.ok(statuses.includes(503), `statuses: ${statuses.join(',')}`);
-    const exit = await serve.exited;
-    assert.ok(Date.now() - failedAt < 5000, `serve took ${Date.now() - failedAt} ms to exit`);
-    assert.equal(exit.code, IOERR, `exit ${exit.code ?? exit.signal}; stderr: ${serve.stderr()}`);
-    assert.ok(serve.logs.some((l) => l.msg === 'the record store failed to sync; stopping'));
-    const stored = readStored(dataDir).map((r) => r.threat);
-    for (const m of acked) assert.ok(stored.includes(m), `${m} acknowledged but not stored`);
-  },
-);
+    throw error;
+  }
+  stopAfter(t, serve);
+  const agent = trustingAgent(dataDir);
+  t.after(() => agent.destroy());
+  const acked: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await post(serve.url, '/generic', genericRecord({ threat: `before-${i}` }), {
+      agent,
+      sensor: 'sync',
+      key,
+    });
+    assert.equal(r.status, 200, r.text);
+    acked.push(`before-${i}`);
+  }
+  const failedAt = Date.now();
+  const statuses = await sendBurst(serve.url, agent, key, 'failed', 12);
+  assert.equal(statuses.filter((x) => x === 200).length, 0, `statuses: ${statuses.join(',')}`);
+  assert.ok(statuses.includes(503), `statuses: ${statuses.join(',')}`);
+  const exit = await serve.exited;
+  assert.ok(Date.now() - failedAt < 5000, `serve took ${Date.now() - failedAt} ms to exit`);
+  assert.equal(exit.code, IOERR, `exit ${exit.code ?? exit.signal}; stderr: ${serve.stderr()}`);
+  assert.ok(serve.logs.some((l) => l.msg === 'the record store failed to sync; stopping'));
+  const stored = readStored(dataDir).map((r) => r.threat);
+  for (const m of acked) assert.ok(stored.includes(m), `${m} acknowledged but not stored`);
+});

@@ -1,14 +1,14 @@
 // Reliability 7: the TLS policy as openssl s_client sees it: no TLS 1.0/1.1, no CBC or static RSA on TLS 1.2,
 // and the accepted TLS 1.2 suites (ECDSA and RSA certificates together) are exactly the documented allowlist.
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createServer } from 'node:tls';
+import { TLS12_CIPHERS } from '../../src/server/tls.js';
 import { spawnServe } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { TLS12_CIPHERS } from '../../src/server/tls.js';
 import { stopAfter } from './support.js';
 
 interface Handshake {
@@ -28,11 +28,10 @@ function handshake(port: number, args: string[]): Promise<Handshake> {
         // (TLS 1.3 prints no session block before stdin closes; its "New," line is the real version.)
         const m = /New, (\S+), Cipher is (\S+)/.exec(stdout);
         const cipher = m?.[2];
-        const protocol = /^\s*Protocol\s*:\s*(\S+)/m.exec(stdout)?.[1] ?? (m?.[1] === 'TLSv1.3' ? 'TLSv1.3' : undefined);
+        const protocol =
+          /^\s*Protocol\s*:\s*(\S+)/m.exec(stdout)?.[1] ?? (m?.[1] === 'TLSv1.3' ? 'TLSv1.3' : undefined);
         resolve(
-          cipher && cipher !== '(NONE)' && protocol
-            ? { protocol, cipher }
-            : { protocol: null, cipher: null },
+          cipher && cipher !== '(NONE)' && protocol ? { protocol, cipher } : { protocol: null, cipher: null },
         );
       },
     );
@@ -65,10 +64,25 @@ test('TLS policy: 1.0/1.1 refused; CBC and static RSA refused on 1.2; accepted 1
   // Control: this openssl can speak TLS 1.0 and 1.1 at all (else "refused" below would prove nothing).
   const dir = makeTempDir(t);
   const controlCert = join(dir, 'control');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
-    '-keyout', `${controlCert}.key`, '-out', `${controlCert}.pem`,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-days',
+      '1',
+      '-keyout',
+      `${controlCert}.key`,
+      '-out',
+      `${controlCert}.pem`,
+    ],
+    { stdio: 'ignore' },
+  );
   const control = createServer({
     cert: readFileSync(`${controlCert}.pem`),
     key: readFileSync(`${controlCert}.key`),
@@ -101,7 +115,9 @@ test('TLS policy: 1.0/1.1 refused; CBC and static RSA refused on 1.2; accepted 1
     assert.equal(modern.protocol, 'TLSv1.3', 'a default client gets TLS 1.3');
   }
   if (controlTls10.protocol !== 'TLSv1' || controlTls11.protocol !== 'TLSv1.1') {
-    t.diagnostic(`this openssl cannot speak TLS 1.0/1.1 even to a permissive server; those checks were skipped`);
+    t.diagnostic(
+      `this openssl cannot speak TLS 1.0/1.1 even to a permissive server; those checks were skipped`,
+    );
   }
 
   const accepted = new Set<string>();
@@ -116,7 +132,12 @@ test('TLS policy: 1.0/1.1 refused; CBC and static RSA refused on 1.2; accepted 1
       accepted.add(r.cipher as string);
     });
   }
-  for (const cbcOrStatic of ['AES128-SHA', 'AES256-GCM-SHA384', 'ECDHE-RSA-AES128-SHA', 'ECDHE-ECDSA-AES256-SHA384']) {
+  for (const cbcOrStatic of [
+    'AES128-SHA',
+    'AES256-GCM-SHA384',
+    'ECDHE-RSA-AES128-SHA',
+    'ECDHE-ECDSA-AES256-SHA384',
+  ]) {
     assert.ok(candidates.includes(cbcOrStatic), `openssl offers ${cbcOrStatic}`);
     assert.ok(!accepted.has(cbcOrStatic), `${cbcOrStatic} refused`);
   }
