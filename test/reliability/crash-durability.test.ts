@@ -1,6 +1,8 @@
 // Reliability 1: kill -9 at random moments under 16 concurrent senders; every acknowledged record survives, once.
 import { strict as assert } from 'node:assert';
+import { appendFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { listSegments, threatsDir } from '../../src/store/segments.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
@@ -66,10 +68,16 @@ test(`crash durability: ${CYCLES} kill -9 cycles under ${CLIENTS} concurrent cli
     await agent.destroy();
   }
 
-  // One last restart cuts any torn tail left by the last kill; then every acknowledged record is there once.
+  // kill -9 leaves whole write()s behind; a power loss can leave half a line. Simulate one on the newest
+  // segment: the next start must cut it off, and the records before it stay.
+  const newest = listSegments(threatsDir(dataDir)).at(-1);
+  assert.ok(newest, 'a segment exists');
+  appendFileSync(newest.path, '{"id":"torn-by-power-loss","threat":"half a li');
+  // One last restart cuts the torn tail; then every acknowledged record is there once.
   const last = await spawnServe(dataDir);
   tornCut += last.logs.filter((l) => String(l.msg).startsWith('cut off a torn last line')).length;
   await last.stop();
+  assert.ok(tornCut >= 1, 'the torn tail was cut at restart');
   const stored = readStored(dataDir);
   const counts = new Map<string, number>();
   for (const r of stored) counts.set(String(r.threat), (counts.get(String(r.threat)) ?? 0) + 1);
