@@ -1,7 +1,8 @@
 // A slow-client attacker for the reliability suite, run as its own process so its work does not delay the probe's
 // event loop. argv[2]: JSON {kind, port, localAddress, attempts, durationMs, sensor, key}. Talks to 127.0.0.1 only.
 // Opens `attempts` connections spread over `durationMs`, never closes one itself, and prints one JSON summary
-// line when the window ends; it exits on SIGTERM.
+// line once the window is over, every attempt was made and each has connected or been closed (so the caller
+// can time the server's shedding from there); it exits on SIGTERM.
 import net from 'node:net';
 import tls from 'node:tls';
 
@@ -9,13 +10,25 @@ const opts = JSON.parse(process.argv[2]);
 const HOST = '127.0.0.1';
 const sockets = new Set();
 const stats = { kind: opts.kind, attempts: 0, connected: 0, errors: 0, closedByServer: 0 };
+/** Attempts not yet settled (neither connected, TLS included, nor closed). */
+let pending = 0;
 
-function track(socket) {
+function track(socket, settleOn) {
   sockets.add(socket);
+  pending++;
+  let settled = false;
+  const settle = () => {
+    if (!settled) {
+      settled = true;
+      pending--;
+    }
+  };
+  socket.once(settleOn, settle);
   socket.on('error', () => {
     stats.errors++;
   });
   socket.on('close', () => {
+    settle();
     sockets.delete(socket);
     stats.closedByServer++;
   });
@@ -35,10 +48,16 @@ function open() {
   const base = { host: HOST, port: opts.port, localAddress: opts.localAddress };
   if (opts.kind === 'zero-byte') {
     // TCP only: no ClientHello ever.
-    track(net.connect(base, () => stats.connected++));
+    track(
+      net.connect(base, () => stats.connected++),
+      'connect',
+    );
     return;
   }
-  const socket = track(tls.connect({ ...base, servername: 'localhost', rejectUnauthorized: false }));
+  const socket = track(
+    tls.connect({ ...base, servername: 'localhost', rejectUnauthorized: false }),
+    'secureConnect',
+  );
   socket.on('secureConnect', () => {
     stats.connected++;
     if (opts.kind === 'slowloris') {
@@ -60,16 +79,18 @@ function open() {
   });
 }
 
-// 1.5x: timers run late under load, and every attempt must be made within the window.
+// 1.5x: timers run late under load, and every attempt should be made within the window.
 const perTick = Math.max(1, Math.ceil((1.5 * opts.attempts) / (opts.durationMs / 10)));
+const started = Date.now();
 const ticker = setInterval(() => {
   for (let i = 0; i < perTick && stats.attempts < opts.attempts; i++) open();
+  if (stats.attempts >= opts.attempts && Date.now() - started >= opts.durationMs && pending === 0) {
+    clearInterval(ticker);
+    process.stdout.write(
+      `${JSON.stringify({ ...stats, heldAtEnd: sockets.size, windowMs: Date.now() - started })}\n`,
+    );
+  }
 }, 10);
-setTimeout(() => {
-  clearInterval(ticker);
-  while (stats.attempts < opts.attempts) open();
-  process.stdout.write(`${JSON.stringify({ ...stats, heldAtEnd: sockets.size })}\n`);
-}, opts.durationMs);
 process.on('SIGTERM', () => {
   for (const s of sockets) s.destroy();
   process.exit(0);

@@ -37,6 +37,7 @@ interface AttackerReport {
   errors: number;
   closedByServer: number;
   heldAtEnd: number;
+  windowMs: number;
 }
 
 interface ProbeResult {
@@ -170,7 +171,7 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     );
     const failures = results.filter((r) => !r.ok).map((r) => r.detail);
     const summary =
-      `${attack.kind}: attempts=${stats.attempts} connected=${stats.connected} probes=${results.length} ` +
+      `${attack.kind}: attempts=${stats.attempts} connected=${stats.connected} window=${stats.windowMs}ms probes=${results.length} ` +
       `success=${((100 * ok) / results.length).toFixed(1)}% p99=${p99.toFixed(0)}ms fds baseline=${baseline} ` +
       `peak=${peakFds} back to baseline after ${shedMs} ms (limit ${attack.limitMs} ms)`;
     summaries.push(summary);
