@@ -62,13 +62,13 @@ function open() {
     stats.connected++;
     if (opts.kind === 'slowloris') {
       socket.write('POST /generic HTTP/1.1\r\nHost: localhost\r\n');
-      drip(socket, 'X-Slow: 1\r\n', 300);
+      drip(socket, 'X-Slow: 1\r\n', 500);
     } else if (opts.kind === 'slow-body') {
       socket.write(
         'POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
           `X-AUTH_KEY: ${opts.key}\r\nX-SENSOR_NAME: ${opts.sensor}\r\nContent-Length: 100000\r\n\r\n{`,
       );
-      drip(socket, ' ', 300);
+      drip(socket, ' ', 500);
     } else if (opts.kind === 'no-read') {
       // A request whose answer this client never reads; every 100th connection pipelines enough requests
       // (1000 answers, ~250 KB) to fill the socket buffers, so the server's writes block.

@@ -122,7 +122,7 @@ test('TLS policy: 1.0/1.1 refused; CBC and static RSA refused on 1.2; accepted 1
 
   const accepted = new Set<string>();
   for (const server of [ecdsa, rsa]) {
-    const results = await mapLimit(candidates, 6, (cipher) =>
+    const results = await mapLimit(candidates, 3, (cipher) =>
       handshake(server.port, ['-tls1_2', '-cipher', `${cipher}:@SECLEVEL=0`]),
     );
     results.forEach((r, i) => {
