@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { openFds, percentile, soak, stopAfter } from './support.js';
+import { cpuMs, openFds, percentile, soak, stopAfter } from './support.js';
 
 const ATTACKER = fileURLToPath(new URL('./slow-attacker.mjs', import.meta.url));
 const ATTEMPTS = soak(2000, 10_000);
@@ -147,6 +147,7 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
       });
     });
 
+    const cpuBefore = cpuMs(pid);
     // The probe: a fresh request every 250 ms for as long as the attack lasts.
     const probes: Promise<ProbeResult>[] = [];
     let peakFds = 0;
@@ -156,6 +157,8 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     }, PROBE_EVERY_MS);
     const stats = await report;
     clearInterval(ticker);
+    const serverCpu = cpuMs(pid) - cpuBefore;
+    const attackerCpu = cpuMs(attacker.pid as number);
     const results = await Promise.all(probes);
 
     // The attacker keeps every connection it still has; the server must shed them by its own timeouts.
@@ -173,7 +176,8 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     const summary =
       `${attack.kind}: attempts=${stats.attempts} connected=${stats.connected} window=${stats.windowMs}ms probes=${results.length} ` +
       `success=${((100 * ok) / results.length).toFixed(1)}% p99=${p99.toFixed(0)}ms fds baseline=${baseline} ` +
-      `peak=${peakFds} back to baseline after ${shedMs} ms (limit ${attack.limitMs} ms)`;
+      `peak=${peakFds} back to baseline after ${shedMs} ms (limit ${attack.limitMs} ms); ` +
+      `cpu server=${serverCpu}ms attacker=${attackerCpu}ms`;
     summaries.push(summary);
     t.diagnostic(summary);
     assert.ok(stats.attempts >= ATTEMPTS, `${attack.kind}: the attack ran (${JSON.stringify(stats)})`);

@@ -24,6 +24,13 @@ export function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
