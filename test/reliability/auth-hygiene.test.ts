@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
-import { addSensorCli, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
 import { trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -19,7 +19,7 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-test('auth hygiene: bad credentials get 401/431 with the documented codes; keys never leak', async (t) => {
+test('auth hygiene: bad credentials get 401/403/431 with the documented codes; keys never leak', async (t) => {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'alpha');
   const otherKey = await addSensorCli(dataDir, 'beta');
@@ -110,6 +110,18 @@ test('auth hygiene: bad credentials get 401/431 with the documented codes; keys 
     if (code !== '') assert.equal(reply.code, code, `${name}: ${reply.text}`);
     assert.doesNotMatch(reply.text, /\n\s+at /, `${name}: no stack trace`);
   }
+
+  // A revoked sensor's right key: 403 SENSOR_REVOKED once the daemon has seen the change (within 1 s).
+  const revoke = await runCli(['sensor', 'revoke', 'beta', '--data-dir', dataDir]);
+  assert.equal(revoke.code, 0, revoke.stderr);
+  const revokedAt = Date.now();
+  let revoked = await send(['x-auth_key', otherKey, 'x-sensor_name', 'beta']);
+  while (revoked.status === 200 && Date.now() - revokedAt < 1000) {
+    await new Promise((r) => setTimeout(r, 50));
+    revoked = await send(['x-auth_key', otherKey, 'x-sensor_name', 'beta']);
+  }
+  assert.equal(revoked.status, 403, revoked.text);
+  assert.equal(revoked.code, 'SENSOR_REVOKED');
 
   await serve.stop();
   const secrets = [key, otherKey, key.slice(4), otherKey.slice(4), `${key}A`, key.slice(0, -1)];

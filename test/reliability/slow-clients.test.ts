@@ -185,6 +185,8 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     assert.ok(results.length >= WINDOW_MS / PROBE_EVERY_MS - 2, `${attack.kind}: probes ran`);
     assert.ok(ok / results.length >= 0.99, `${summary}; failures: ${failures.join(', ')}`);
     assert.ok(p99 < 500, summary);
+    // The per-address cap (server.maxConnectionsPerAddress, 256) holds: the rest were refused at accept.
+    assert.ok(peakFds <= baseline + 256 + 10, `${attack.kind}: ${peakFds} fds open at the peak`);
     assert.ok(shedMs >= 0, `${attack.kind}: ${fdsLeft} fds open (baseline ${baseline}) after the timeouts`);
   }
   assert.equal(serve.child.exitCode, null, 'the server is still up');
