@@ -77,6 +77,11 @@ export const CATALOGUE = {
   TLS_INVALID: { status: 0, exit: EXIT.CONFIG, message: 'the TLS certificate or key cannot be used' },
   STORE_FAILED: { status: 0, exit: EXIT.IOERR, message: 'the record store failed; the daemon stopped' },
   CONNECTION_FAILED: { status: 0, exit: EXIT.UNAVAILABLE, message: 'cannot reach the collector' },
+  CHECK_FAILED: {
+    status: 0,
+    exit: EXIT.CONFIG,
+    message: 'threatcol check found a problem in the installation or configuration',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -28,3 +28,12 @@ export function loadFromOptions(
     overrides: { dataDir: options.dataDir, ...overrides },
   });
 }
+
+/** `--host`/`--port` as config overrides; a non-numeric port is passed through for the schema to refuse. */
+export function listenOverrides(options: { host?: string; port?: string }): Record<string, unknown> {
+  const port = options.port;
+  return {
+    'server.host': options.host,
+    'server.port': port === undefined ? undefined : /^\d+$/.test(port) ? Number(port) : port,
+  };
+}

@@ -36,3 +36,18 @@ export function firewallSetupText(name: string, key: string | null): string {
     `    ${firewallPayloadTemplate()}`,
   ].join('\n');
 }
+
+/** What `sensor add` and `sensor rotate` print after their first line: the key once, the headers, the template. */
+export function newKeyText(name: string, key: string, note?: string): string {
+  return [
+    '',
+    `  Key: ${key}`,
+    '',
+    ...(note === undefined ? [] : [note]),
+    'The key is shown only now; threatcol keeps only its hash. Send it with every request:',
+    `  X-AUTH_KEY: ${key}`,
+    `  X-SENSOR_NAME: ${name}`,
+    '',
+    firewallSetupText(name, key),
+  ].join('\n');
+}

@@ -1,11 +1,17 @@
 // The command line: parses argv with commander, runs one command, and returns its exit code.
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
+import { registerCheck } from './check.js';
 import { type CliIo, processIo, write } from './io.js';
+import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor-add.js';
 import { registerSensorList } from './sensor-list.js';
 import { registerSensorRevoke } from './sensor-revoke.js';
+import { registerSensorRotate } from './sensor-rotate.js';
+import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
+import { registerSystemdUnit } from './systemd-unit.js';
+import { registerThreatsTail } from './threats-tail.js';
 
 export const VERSION = '0.1.0';
 
@@ -24,10 +30,16 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       writeErr: (s) => io.stderr.write(s),
     });
   registerServe(program, io, run);
+  registerCheck(program, io, run);
+  registerSystemdUnit(program, io, run);
   const sensor = program.command('sensor').description('issue, list and revoke sensor keys');
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);
   registerSensorRevoke(sensor, io, run);
+  registerSensorRotate(sensor, io, run);
+  registerSensorShow(sensor, io, run);
+  registerThreatsTail(program, io, run);
+  registerSend(program, io, run);
   for (const cmd of [program, sensor, ...program.commands, ...sensor.commands]) {
     cmd
       .exitOverride()

@@ -5,7 +5,7 @@ import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import { createFileRegistry } from '../store/file-registry.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { firewallSetupText } from './firewall-setup.js';
+import { newKeyText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
 
 interface AddOptions extends CommonOptions {
@@ -59,14 +59,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     io.stdout,
     [
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
-      '',
-      `  Key: ${key}`,
-      '',
-      'The key is shown only now; threatcol keeps only its hash. Send it with every request:',
-      `  X-AUTH_KEY: ${key}`,
-      `  X-SENSOR_NAME: ${sensor.name}`,
-      '',
-      firewallSetupText(sensor.name, key),
+      newKeyText(sensor.name, key),
     ].join('\n'),
   );
   return 0;

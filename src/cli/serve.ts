@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../log.js';
 import { startDaemon } from '../server/daemon.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
 interface ServeOptions extends CommonOptions {
@@ -34,8 +34,7 @@ export function registerServe(
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const loaded = loadFromOptions(options, io, {
-    'server.host': options.host,
-    'server.port': options.port === undefined ? undefined : toPort(options.port),
+    ...listenOverrides(options),
     'tls.cert': options.cert,
     'tls.key': options.key,
     'log.level': options.logLevel,
@@ -48,7 +47,14 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     isTty: io.stdout.isTTY === true,
   });
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
-  const daemon = await startDaemon({ loaded, logger, listenFd: inheritedListener(io.env) });
+  const listenFd = inheritedListener(io.env, process.pid);
+  if (listenFd !== undefined) {
+    logger.info(
+      { listenFds: Number(io.env.LISTEN_FDS) },
+      'using the listening socket passed by systemd; server.host and server.port are not used',
+    );
+  }
+  const daemon = await startDaemon({ loaded, logger, listenFd });
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
   process.on('SIGTERM', stop);
@@ -63,13 +69,14 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   }
 }
 
-function toPort(text: string): number | string {
-  return /^\d+$/.test(text) ? Number(text) : text;
-}
-
-/** systemd socket activation: LISTEN_PID is ours and LISTEN_FDS >= 1, so fd 3 is a listening socket. */
-function inheritedListener(env: Record<string, string | undefined>): number | undefined {
-  if (env.LISTEN_FDS === undefined || Number(env.LISTEN_FDS) < 1) return undefined;
-  if (env.LISTEN_PID !== undefined && Number(env.LISTEN_PID) !== process.pid) return undefined;
+/**
+ * systemd socket activation, as sd_listen_fds(3): LISTEN_FDS >= 1 and LISTEN_PID is this process, so fd 3 is
+ * a listening socket. Without a matching LISTEN_PID the variables were inherited from a parent and mean nothing.
+ */
+export function inheritedListener(env: Record<string, string | undefined>, pid: number): number | undefined {
+  if (env.LISTEN_FDS === undefined || !/^\d+$/.test(env.LISTEN_FDS) || Number(env.LISTEN_FDS) < 1) {
+    return undefined;
+  }
+  if (env.LISTEN_PID === undefined || Number(env.LISTEN_PID) !== pid) return undefined;
   return 3;
 }

@@ -151,6 +151,8 @@ function readConfigFile(path: string): Record<string, unknown> {
 
 function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  // Before the integer parse: an empty value sets a nullable integer (store.retention.maxBytes) to null.
+  if (types.includes('null') && value === '') return null;
   if (types.includes('integer')) return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
   if (types.includes('object')) {
     try {
@@ -159,7 +161,6 @@ function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
       return value;
     }
   }
-  if (types.includes('null') && value === '') return null;
   return value;
 }
 

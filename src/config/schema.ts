@@ -14,6 +14,7 @@ export interface Config {
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
     maxRecordsPerRequest: number;
+    maxInflightBodyBytes: number;
   };
   tls: {
     cert: string | null;
@@ -21,11 +22,17 @@ export interface Config {
     minVersion: 'TLSv1.2' | 'TLSv1.3';
     maxVersion: 'TLSv1.2' | 'TLSv1.3';
     selfSignedKeyType: 'ecdsa' | 'rsa';
+    pollIntervalMs: number;
   };
   store: {
     segmentMaxBytes: number;
     queueMaxRecords: number;
+    queueMaxBytes: number;
     statsIntervalMs: number;
+    retention: {
+      days: number | null;
+      maxBytes: number | null;
+    };
     minFreeBytes: number;
   };
   rateLimit: {
@@ -113,6 +120,12 @@ export const configSchema = {
           default: 1000,
           description: 'largest JSON array of records in one request',
         },
+        maxInflightBodyBytes: {
+          type: 'integer',
+          minimum: 65_536,
+          default: 268_435_456,
+          description: 'request bodies held in memory by all requests together; past it, 503 at once',
+        },
       },
       'HTTPS listener',
     ),
@@ -139,6 +152,11 @@ export const configSchema = {
           default: 'ecdsa',
           description: 'key type of the generated certificate (rsa for very old senders)',
         },
+        pollIntervalMs: {
+          ...ms(10_000, 50),
+          description:
+            'how often the daemon checks the certificate and key files for changes (besides watching them)',
+        },
       },
       'TLS material and policy',
     ),
@@ -156,7 +174,32 @@ export const configSchema = {
           default: 100_000,
           description: 'records waiting for disk; past it requests get 503 at once',
         },
+        queueMaxBytes: {
+          type: 'integer',
+          minimum: 65_536,
+          default: 268_435_456,
+          description: 'size of the records waiting for disk; past it requests get 503 at once',
+        },
         statsIntervalMs: { ...ms(5000, 100), description: 'how often sensor-stats.json is written' },
+        retention: section(
+          {
+            days: {
+              type: ['integer', 'null'],
+              minimum: 1,
+              default: 90,
+              description:
+                'segments whose records are all older than this many days are deleted; null: no age bound',
+            },
+            maxBytes: {
+              type: ['integer', 'null'],
+              minimum: 4096,
+              default: null,
+              description:
+                'the oldest segments are deleted while all segments together exceed this; null: no size bound',
+            },
+          },
+          'retention of record segments (checked at start and hourly)',
+        ),
         minFreeBytes: {
           type: 'integer',
           minimum: 0,

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { CATALOGUE, type ErrorCode, errorBody } from '../errors.js';
 import type { ActivityLog } from './activity-log.js';
+import { addressGroup } from './address-group.js';
 import { firewallRoute } from './firewall-route.js';
 import { genericRoute } from './generic-route.js';
 import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
@@ -31,6 +32,13 @@ export interface CollectorServer {
 
 export function createCollectorServer(deps: CollectorServerDeps): CollectorServer {
   const cfg = deps.config.server;
+  let closing = false;
+  const inFlight = new Set<ServerResponse>();
+  /** Shutting down: answer the request, then end its connection instead of keeping it alive. */
+  const endAfterResponse = (res: ServerResponse) => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    res.once('finish', () => server.closeIdleConnections());
+  };
   const server = createHttpsServer(
     {
       ...tlsPolicy(deps.config.tls),
@@ -44,7 +52,14 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       maxHeaderSize: 16 * 1024,
       noDelay: true,
     },
-    (req, res) => route(req, res, deps),
+    (req, res) => {
+      if (closing) endAfterResponse(res);
+      else {
+        inFlight.add(res);
+        res.once('close', () => inFlight.delete(res));
+      }
+      route(req, res, deps);
+    },
   );
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
@@ -54,7 +69,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   // Every accepted socket, also those still in the TLS handshake, which closeAllConnections() does not know.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
-    const addr = socket.remoteAddress ?? '';
+    const addr = addressGroup(socket.remoteAddress ?? '');
     const count = (perAddress.get(addr) ?? 0) + 1;
     if (count > cfg.maxConnectionsPerAddress) {
       socket.destroy();
@@ -123,6 +138,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       server.setSecureContext({ ...tlsPolicy(deps.config.tls), cert: material.cert, key: material.key });
     },
     close(graceMs) {
+      closing = true;
+      for (const res of inFlight) endAfterResponse(res);
+      inFlight.clear();
       return new Promise((resolve) => {
         const force = setTimeout(() => {
           server.closeAllConnections();

@@ -11,8 +11,11 @@ import { SensorStats } from '../store/sensor-stats.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
+import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
 import { RateLimiter } from './rate-limit.js';
-import { loadTlsMaterial, readTlsPair } from './tls.js';
+import { BodyBudget } from './read-body.js';
+import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
+import { watchTlsFiles } from './tls-watch.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -21,11 +24,18 @@ export interface DaemonOptions {
   fileOps?: FileOps;
   /** An inherited listening socket (systemd socket activation). */
   listenFd?: number;
+  /** How often retention runs after the run at start (default hourly). */
+  retentionIntervalMs?: number;
+  /** How often the certificate expiry is checked after the check at start (default daily). */
+  expiryCheckIntervalMs?: number;
+  /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
+  tlsDebounceMs?: number;
 }
 
 export interface Daemon {
   address: AddressInfo;
-  fingerprint: string;
+  /** SHA-256 fingerprint of the certificate served to new connections. */
+  readonly fingerprint: string;
   /** SIGHUP: re-read the registry and the TLS material. */
   reload(): void;
   /** SIGTERM: stop accepting, finish in-flight requests, sync, resolve `done` with 0. */
@@ -42,8 +52,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const now = options.now ?? Date.now;
   const owner = ensureDataDir(dataDir);
 
-  const tls = await loadTlsMaterial(config.tls, dataDir, owner);
-  if (tls.generated) {
+  const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
+  let tls: TlsMaterial = loadedTls;
+  if (loadedTls.generated) {
     logger.info(
       { certificate: tls.certPath, sha256: tls.fingerprint },
       'generated a self-signed certificate',
@@ -61,9 +72,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     dataDir,
     segmentMaxBytes: config.store.segmentMaxBytes,
     queueMaxRecords: config.store.queueMaxRecords,
+    queueMaxBytes: config.store.queueMaxBytes,
     minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
+    owner,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
     onFatal: () => {
       fatal = true;
@@ -84,7 +97,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = new SensorStats(dataDir, now);
+  const stats = new SensorStats(dataDir, now, owner);
   stats.start(config.store.statsIntervalMs, (error) =>
     logger.error({ err: error.message }, 'cannot write stats'),
   );
@@ -98,15 +111,57 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stats,
     limiter: new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
     activity,
+    bodyBudget: new BodyBudget(config.server.maxInflightBodyBytes),
     now,
     tls,
     logger,
+  });
+
+  const retention = startRetention({
+    dataDir,
+    bounds: config.store.retention,
+    logger,
+    now,
+    intervalMs: options.retentionIntervalMs ?? HOUR_MS,
+    current: () => store.currentSegment,
+  });
+
+  /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
+  function reloadTls(reason: string): void {
+    try {
+      const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
+      collector.setTls(next);
+      tls = next;
+      logger.info({ reason, sha256: next.fingerprint, notAfter: next.notAfter }, 'reloaded the TLS material');
+      expiry.run();
+    } catch (error) {
+      logger.error(
+        { reason, err: (error as Error).message, sha256: tls.fingerprint },
+        'new TLS material refused; keeping the current certificate',
+      );
+    }
+  }
+  const tlsWatch = watchTlsFiles({
+    certPath: tls.certPath,
+    keyPath: tls.keyPath,
+    pollIntervalMs: config.tls.pollIntervalMs,
+    ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+    onChange: () => reloadTls('certificate or key file changed'),
+  });
+  const expiry = startExpiryWarnings({
+    logger,
+    now,
+    intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
+    certificate: () => tls,
   });
 
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
   } catch (error) {
+    retention.stop();
+    tlsWatch.stop();
+    expiry.stop();
     watch.stop();
     stats.stop();
     activity.stop();
@@ -134,6 +189,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
+      retention.stop();
+      tlsWatch.stop();
+      expiry.stop();
       watch.stop();
       activity.stop();
       try {
@@ -149,16 +207,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
-    fingerprint: tls.fingerprint,
+    get fingerprint() {
+      return tls.fingerprint;
+    },
     reload() {
       watch.reload();
-      try {
-        const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
-        collector.setTls(next);
-        logger.info({ sha256: next.fingerprint }, 'reloaded the registry and TLS material');
-      } catch (error) {
-        logger.error({ err: (error as Error).message }, 'new TLS material refused; keeping the current one');
-      }
+      tlsWatch.accept();
+      reloadTls('SIGHUP');
     },
     stop,
     done,

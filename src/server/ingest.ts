@@ -12,7 +12,7 @@ import type { ActivityLog } from './activity-log.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimiter } from './rate-limit.js';
-import { ClientGone, checkDeclaredLength, readBody } from './read-body.js';
+import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
 
 export interface RouteSpec {
@@ -28,6 +28,7 @@ export interface IngestDeps {
   stats: SensorStats;
   limiter: RateLimiter;
   activity: ActivityLog;
+  bodyBudget: BodyBudget;
   now: () => number;
 }
 
@@ -50,9 +51,14 @@ export async function handleIngest(
     sensor = who.name;
     const gzip = checkMediaType(req);
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
-    const body = await readBody(req, deps.config.server.maxBodyBytes, gzip);
+    const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
     bodyRead = true;
-    const parsed = parseJsonBody(body, route.allowRepair);
+    let parsed: ReturnType<typeof parseJsonBody>;
+    try {
+      parsed = parseJsonBody(body, route.allowRepair);
+    } finally {
+      release();
+    }
     const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
     if (!checked.ok) {
       throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {

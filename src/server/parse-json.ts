@@ -43,7 +43,7 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
         }
       }
     }
-    throw invalidJson(original, text.length);
+    throw invalidJson(original, text);
   }
 }
 
@@ -67,11 +67,12 @@ function depthExceededAt(text: string, limit: number): number {
 
 function parseSecure(text: string): unknown {
   const value = JSON.parse(text);
-  // Only objects can carry poisoned keys, and only if the text mentions them: the scan is skipped otherwise.
+  // Only objects can carry poisoned keys, and only if the text spells them out or escapes characters
+  // (`"\u005f_proto__"` is `__proto__` too): the scan is skipped otherwise.
   if (
     value !== null &&
     typeof value === 'object' &&
-    (text.includes('__proto__') || text.includes('constructor'))
+    (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u'))
   ) {
     try {
       secureJson.scan(value, POISON);
@@ -88,11 +89,38 @@ function parseSecure(text: string): unknown {
   return value;
 }
 
-function invalidJson(error: SyntaxError, length: number): ThreatcolError {
+function invalidJson(error: SyntaxError, text: string): ThreatcolError {
   const match = /position (\d+)/.exec(error.message);
-  const position = match ? Number(match[1]) : length;
+  const position = match ? Number(match[1]) : errorPosition(text);
   const reason = error.message.replace(/^Unexpected/, 'unexpected').replace(/, ".*" is not valid JSON$/s, '');
   return new ThreatcolError('INVALID_JSON', `the body is not valid JSON at position ${position}`, {
     details: [{ path: '', message: reason.slice(0, 200), position }],
   });
+}
+
+/**
+ * Where parsing fails, for V8 messages that carry no position ("Unexpected token"): the shortest prefix
+ * whose error is not "end of input" ends at the bad character. Binary search: O(n log n), error path only.
+ */
+function errorPosition(text: string): number {
+  const failsInside = (end: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, end));
+      return false;
+    } catch (error) {
+      const message = (error as Error).message;
+      const at = /position (\d+)/.exec(message);
+      if (at) return Number(at[1]) < end;
+      return !message.includes('end of JSON input');
+    }
+  };
+  if (!failsInside(text.length)) return text.length;
+  let lo = 1;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (failsInside(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo - 1;
 }

@@ -21,7 +21,9 @@ export class RateLimiter {
       bucket = { tokens: this.burst, at: now };
       this.buckets.set(sensor, bucket);
     }
-    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    // A clock stepped backwards must not drain the bucket: elapsed time is never negative.
+    const elapsed = Math.max(0, now - bucket.at);
+    bucket.tokens = Math.min(this.burst, bucket.tokens + (elapsed / 1000) * this.perSecond);
     bucket.at = now;
     if (bucket.tokens >= n) {
       bucket.tokens -= n;

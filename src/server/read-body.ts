@@ -18,17 +18,62 @@ export function checkDeclaredLength(req: IncomingMessage, limit: number): void {
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
 }
 
-export function readBody(req: IncomingMessage, limit: number, gzip: boolean): Promise<Buffer> {
+/** Bytes of request bodies held in memory by all requests together; bounds memory under any load. */
+export class BodyBudget {
+  private used = 0;
+
+  constructor(private readonly limit: number) {}
+
+  reserve(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.used -= bytes;
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+function overBudget(): ThreatcolError {
+  return new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
+    headers: { 'Retry-After': '1', Connection: 'close' },
+  });
+}
+
+/**
+ * Reads the whole body. The bytes it holds are reserved from `budget` and handed back by `release()`
+ * once the caller is done with the body (or at once when reading fails).
+ */
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  gzip: boolean,
+  budget: BodyBudget,
+): Promise<{ body: Buffer; release: () => void }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let reserved = 0;
     let settled = false;
+    const release = () => {
+      budget.release(reserved);
+      reserved = 0;
+    };
     const settle = (error: Error | null) => {
       if (settled) return;
       settled = true;
       req.off('aborted', onAborted);
-      if (error) reject(error);
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (error) {
+        release();
+        reject(error);
+      } else {
+        resolve({ body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), release });
+      }
     };
     const onAborted = () => settle(new ClientGone('client closed the connection'));
     req.on('aborted', onAborted);
@@ -36,13 +81,16 @@ export function readBody(req: IncomingMessage, limit: number, gzip: boolean): Pr
 
     const source: NodeJS.ReadableStream = gzip ? req.pipe(createGunzip()) : req;
     const onData = (chunk: Buffer) => {
+      if (settled) return;
       size += chunk.length;
-      if (size > limit) {
+      const failure = size > limit ? tooLarge(limit) : budget.reserve(chunk.length) ? null : overBudget();
+      if (failure) {
         if (gzip) (source as ReturnType<typeof createGunzip>).destroy();
         req.pause();
-        settle(tooLarge(limit));
+        settle(failure);
         return;
       }
+      reserved += chunk.length;
       chunks.push(chunk);
     };
     source.on('data', onData);

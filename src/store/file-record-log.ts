@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
+import { adoptOwner, type Owner } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
 import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
@@ -12,11 +13,15 @@ export interface FileRecordLogOptions {
   dataDir: string;
   segmentMaxBytes: number;
   queueMaxRecords: number;
+  /** Bound on the queued records' JSON text (UTF-16 code units, a close proxy for bytes). */
+  queueMaxBytes: number;
   /** Below this much free space on the data directory's filesystem, append answers 503 (0: no floor). */
   minFreeBytes?: number;
   logger: Logger;
   now?: () => number;
   fileOps?: FileOps;
+  /** Owner new segments must keep (the data directory's), for a daemon run by root; null leaves ownership alone. */
+  owner?: Owner | null;
   /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
   onFatal?: (error: Error) => void;
 }
@@ -42,6 +47,7 @@ export class FileRecordLog implements RecordLog {
   private readonly now: () => number;
   private queue: Pending[] = [];
   private queued = 0;
+  private queuedChars = 0;
   private flushing = false;
   private scheduled = false;
   private fd = -1;
@@ -73,26 +79,22 @@ export class FileRecordLog implements RecordLog {
     return this.queued;
   }
 
+  /** File name of the segment being written, or null before the first write. Retention never deletes it. */
+  get currentSegment(): string | null {
+    return this.fd >= 0 ? segmentFileName(this.day, this.seq) : null;
+  }
+
   /** Opens the newest segment, cutting off a torn last line left by a crash. */
   async open(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    adoptOwner(this.dir, this.options.owner ?? null);
     const last = listSegments(this.dir).at(-1);
     if (!last) return;
     const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
     try {
-      const size = await this.ops.fstatSize(fd);
-      const keep = await this.lastCompleteLineEnd(fd, size);
-      if (keep < size) {
-        await this.ops.ftruncate(fd, keep);
-        await this.ops.fsync(fd);
-        this.options.logger.warn(
-          { segment: last.file, removedBytes: size - keep, keptBytes: keep },
-          'cut off a torn last line left by an unclean stop',
-        );
-      }
+      this.size = await this.cutTornTail(fd, await this.ops.fstatSize(fd), last.path);
       this.day = last.day;
       this.seq = last.seq;
-      this.size = keep;
     } finally {
       await this.ops.close(fd);
     }
@@ -115,9 +117,18 @@ export class FileRecordLog implements RecordLog {
     }
     let chunk = '';
     for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+    // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
+    if (this.queuedChars + chunk.length > this.options.queueMaxBytes) {
+      return Promise.reject(
+        new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
+          headers: retryAfter,
+        }),
+      );
+    }
     return new Promise((resolve, reject) => {
       this.queue.push({ chunk, count: records.length, resolve, reject });
       this.queued += records.length;
+      this.queuedChars += chunk.length;
       this.schedule();
     });
   }
@@ -210,6 +221,7 @@ export class FileRecordLog implements RecordLog {
   private finish(batch: Pending[], error: Error | null): void {
     for (const p of batch) {
       this.queued -= p.count;
+      this.queuedChars -= p.chunk.length;
       if (error) p.reject(error);
       else p.resolve();
     }
@@ -224,26 +236,59 @@ export class FileRecordLog implements RecordLog {
 
   /** Rotates by UTC day and by size, before a batch that would cross the bound. */
   private async ensureSegment(incoming: number): Promise<void> {
+    // The day never steps backwards: after a clock step back, records go on into the newest day's segment.
     const today = utcDay(this.now());
+    const day = this.day === '' || today > this.day ? today : this.day;
     const full = this.size > 0 && this.size + incoming > this.options.segmentMaxBytes;
-    if (this.fd >= 0 && today === this.day && !full) return;
+    if (this.fd >= 0 && day === this.day && !full) return;
     if (this.fd >= 0) {
       const old = this.fd;
       this.fd = -1;
       await this.ops.close(old);
     }
-    if (today !== this.day) {
-      this.day = today;
+    if (day !== this.day) {
+      this.day = day;
       this.seq = 1;
-      this.size = 0;
     } else if (full || this.seq === 0) {
       this.seq += 1;
-      this.size = 0;
     }
-    const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
-    this.fd = await this.ops.open(path, 'a', SEGMENT_MODE);
-    this.size = await this.ops.fstatSize(this.fd);
-    syncDirectory(this.dir);
+    for (;;) {
+      const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
+      const fd = await this.ops.open(path, 'a+', SEGMENT_MODE);
+      let size: number;
+      try {
+        size = await this.ops.fstatSize(fd);
+        // Whatever file is reopened, a torn tail from a crash must not be glued to the next record.
+        if (size > 0) size = await this.cutTornTail(fd, size, path);
+        if (size > 0 && size + incoming > this.options.segmentMaxBytes) {
+          await this.ops.close(fd);
+          this.seq += 1;
+          continue;
+        }
+        if (size === 0) adoptOwner(path, this.options.owner ?? null);
+        // The directory entry must be durable before anything acknowledged lives in this file.
+        syncDirectory(this.dir);
+      } catch (error) {
+        await this.ops.close(fd).catch(() => {});
+        throw error;
+      }
+      this.fd = fd;
+      this.size = size;
+      return;
+    }
+  }
+
+  /** Truncates `fd` after its last complete line; returns the size kept. */
+  private async cutTornTail(fd: number, size: number, path: string): Promise<number> {
+    const keep = await this.lastCompleteLineEnd(fd, size);
+    if (keep === size) return size;
+    await this.ops.ftruncate(fd, keep);
+    await this.ops.fsync(fd);
+    this.options.logger.warn(
+      { segment: path.slice(this.dir.length + 1), removedBytes: size - keep, keptBytes: keep },
+      'cut off a torn last line left by an unclean stop',
+    );
+    return keep;
   }
 
   private async lastCompleteLineEnd(fd: number, size: number): Promise<number> {

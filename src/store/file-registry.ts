@@ -16,6 +16,8 @@ import {
 
 export const REGISTRY_FILE = 'sensors.json';
 const REGISTRY_MODE = 0o600;
+/** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
+const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
 
 export interface FileRegistryOptions {
   dataDir: string;
@@ -134,6 +136,32 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
           sensor.revoked_at = new Date(now()).toISOString();
         }
         return sensor;
+      });
+    },
+
+    async rotate(name: string, graceMs: number) {
+      const key = generateKey();
+      return update((data) => {
+        const sensor = data.sensors.find((s) => s.name === name);
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        if (sensor.status === 'revoked') {
+          throw new ThreatcolError(
+            'SENSOR_REVOKED',
+            `sensor "${name}" is revoked; add a new sensor instead of rotating its key`,
+          );
+        }
+        const at = now();
+        const until = at + graceMs;
+        const untilIso = new Date(until).toISOString();
+        sensor.keys = sensor.keys.filter(
+          (k) => k.expires_at === null || Date.parse(k.expires_at) > at - EXPIRED_KEY_RETENTION_MS,
+        );
+        for (const k of sensor.keys) {
+          // A key already ending sooner keeps its earlier end: rotation never extends a key's life.
+          if (k.expires_at === null || Date.parse(k.expires_at) > until) k.expires_at = untilIso;
+        }
+        sensor.keys.push({ hash: hashKey(key), created_at: new Date(at).toISOString(), expires_at: null });
+        return { sensor, key, oldKeysExpireAt: untilIso };
       });
     },
 

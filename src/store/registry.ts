@@ -38,6 +38,11 @@ export interface SensorRegistry {
   /** Adds a sensor with a fresh key; returns the sensor and the key (shown once, never stored). */
   add(sensor: NewSensor): Promise<{ sensor: Sensor; key: string }>;
   revoke(name: string): Promise<Sensor>;
+  /**
+   * Issues a new key; every key still valid expires `graceMs` from now (0: refused at once). Keys that
+   * expired long ago are dropped. Returns the sensor, the new key (shown once) and when the old keys end.
+   */
+  rotate(name: string, graceMs: number): Promise<{ sensor: Sensor; key: string; oldKeysExpireAt: string }>;
   /** Calls `onChange` with the whole registry now and whenever it changes. */
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
 }

@@ -2,7 +2,7 @@
 // written to <dataDir>/sensor-stats.json every few seconds. Only the daemon writes it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './file-owner.js';
+import { type Owner, writeFileAtomic } from './file-owner.js';
 
 export const STATS_FILE = 'sensor-stats.json';
 
@@ -21,11 +21,14 @@ export interface StatsFile {
 export function readStatsFile(dataDir: string): StatsFile {
   try {
     const data = JSON.parse(readFileSync(join(dataDir, STATS_FILE), 'utf8')) as StatsFile;
-    if (data && typeof data.sensors === 'object' && data.sensors !== null) return data;
+    if (data && typeof data.sensors === 'object' && data.sensors !== null) {
+      // Sensor names such as "constructor" must be keys of their own, never inherited builtins.
+      return { ...data, sensors: Object.assign(Object.create(null), data.sensors) };
+    }
   } catch {
     // Missing or unreadable stats are not worth failing over: they are rebuilt as records arrive.
   }
-  return { updated_at: new Date(0).toISOString(), sensors: {} };
+  return { updated_at: new Date(0).toISOString(), sensors: Object.create(null) };
 }
 
 export class SensorStats {
@@ -36,12 +39,13 @@ export class SensorStats {
   constructor(
     private readonly dataDir: string,
     private readonly now: () => number = Date.now,
+    private readonly owner: Owner | null = null,
   ) {
     this.data = readStatsFile(dataDir);
   }
 
   private entry(sensor: string): SensorActivity {
-    let e = this.data.sensors[sensor];
+    let e = Object.hasOwn(this.data.sensors, sensor) ? this.data.sensors[sensor] : undefined;
     if (!e) {
       e = { last_seen: null, last_address: null, records_received: 0, requests_rejected: 0 };
       this.data.sensors[sensor] = e;
@@ -80,7 +84,7 @@ export class SensorStats {
     if (!this.dirty) return;
     this.dirty = false;
     this.data.updated_at = new Date(this.now()).toISOString();
-    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, null);
+    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, this.owner);
   }
 
   stop(): void {

@@ -60,6 +60,22 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Arguments of `threatcol serve` for tests: loopback, port 0, JSON logs, the given data directory. */
+export function serveArgs(dataDir: string, extra: string[] = []): string[] {
+  return [
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--log-format',
+    'json',
+    ...extra,
+  ];
+}
+
 /** Starts `threatcol serve` on 127.0.0.1 port 0 and waits until it listens. */
 export function spawnServe(
   dataDir: string,
@@ -67,23 +83,10 @@ export function spawnServe(
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'serve',
-        '--data-dir',
-        dataDir,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--log-format',
-        'json',
-        ...extraArgs,
-      ],
-      { env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [BIN, ...serveArgs(dataDir, extraArgs)], {
+      env: cleanEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const logs: Record<string, unknown>[] = [];
     let stderr = '';
     let buffered = '';

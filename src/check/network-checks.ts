@@ -1,0 +1,123 @@
+// `threatcol check`, the network part: is a daemon answering on the configured port, and can this user bind it.
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { LoadedConfig } from '../config/load-config.js';
+import type { CheckResult } from './local-checks.js';
+
+export interface DaemonAnswer {
+  answering: boolean;
+  result: CheckResult;
+}
+
+/** Where to reach a daemon that listens on `host`: the loopback address for a wildcard. */
+export function connectHost(host: string): string {
+  if (host === '::' || host === '0.0.0.0' || host === '') return '127.0.0.1';
+  return host;
+}
+
+/** Any HTTP answer over TLS counts as a daemon answering; its certificate is compared with the file's. */
+export function checkDaemon(
+  loaded: LoadedConfig,
+  fileFingerprint: string | null,
+  timeoutMs = 3000,
+): Promise<DaemonAnswer> {
+  const { port } = loaded.config.server;
+  const host = connectHost(loaded.config.server.host);
+  const where = `https://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  return new Promise((resolve) => {
+    let served: string | null = null;
+    const req = request(
+      {
+        host,
+        port,
+        path: '/',
+        method: 'GET',
+        // Only "is something answering": the certificate is compared below, not trusted.
+        rejectUnauthorized: false,
+        agent: false,
+        timeout: timeoutMs,
+        headers: { 'user-agent': 'threatcol-check' },
+      },
+      (res) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        let result: CheckResult = {
+          name: 'daemon',
+          status: 'ok',
+          message: `answering on ${where} (HTTP ${status})${served ? `, certificate sha256 ${served}` : ''}`,
+        };
+        if (served && fileFingerprint && served !== fileFingerprint) {
+          result = {
+            name: 'daemon',
+            status: 'warn',
+            message: `answering on ${where} (HTTP ${status}) with another certificate (sha256 ${served}) than the file's; reload it: systemctl reload threatcol`,
+          };
+        }
+        resolve({ answering: true, result });
+      },
+    );
+    req.on('socket', (socket) => {
+      socket.once('secureConnect', () => {
+        served = (socket as TLSSocket).getPeerCertificate()?.fingerprint256 ?? null;
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : (error.code ?? error.message);
+      resolve({
+        answering: false,
+        result: {
+          name: 'daemon',
+          status: 'fail',
+          message: `no daemon answers on ${where} (${reason}); start it: systemctl start threatcol`,
+        },
+      });
+    });
+    req.end();
+  });
+}
+
+/** Tries to listen on the configured address as this user, as serve would (then closes at once). */
+export function checkPort(loaded: LoadedConfig, daemonAnswering: boolean, uid: number): Promise<CheckResult> {
+  const { host, port } = loaded.config.server;
+  const name = 'port';
+  if (port === 0) return Promise.resolve({ name, status: 'ok', message: 'port 0: any free port is used' });
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        resolve(
+          daemonAnswering
+            ? {
+                name,
+                status: 'ok',
+                message: `port ${port} is in use by the answering daemon (or its socket)`,
+              }
+            : { name, status: 'fail', message: `port ${port} on ${host} is in use by another program` },
+        );
+      } else if (error.code === 'EACCES') {
+        resolve({
+          name,
+          status: 'fail',
+          message: `this user (uid ${uid}) may not bind port ${port}: ports below 1024 need CAP_NET_BIND_SERVICE (the systemd unit grants it) or socket activation (threatcol.socket)`,
+        });
+      } else {
+        resolve({
+          name,
+          status: 'fail',
+          message: `cannot bind ${host} port ${port}: ${error.code ?? error.message}`,
+        });
+      }
+    });
+    server.listen({ host, port, ipv6Only: false, exclusive: true }, () => {
+      server.close(() => {
+        const note =
+          uid === 0 && port < 1024
+            ? ' (as root; the service user gets it through CAP_NET_BIND_SERVICE in the unit)'
+            : '';
+        resolve({ name, status: 'ok', message: `this user can bind ${host} port ${port}${note}` });
+      });
+    });
+  });
+}

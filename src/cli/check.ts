@@ -1,0 +1,78 @@
+// `threatcol check [--json]`: validates config, TLS material, data directory, port and running daemon;
+// one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
+import type { Command } from 'commander';
+import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
+import { checkDaemon, checkPort } from '../check/network-checks.js';
+import type { LoadedConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
+import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
+import { type CliIo, write } from './io.js';
+
+interface CheckOptions extends CommonOptions {
+  json?: boolean;
+  port?: string;
+  host?: string;
+  /** false with --no-daemon: skip the running-daemon check (before the first start). */
+  daemon?: boolean;
+}
+
+export function registerCheck(
+  program: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    program
+      .command('check')
+      .description('check config, TLS material, data directory, port and the running daemon')
+      .option('--host <host>', 'listen address to check (default: server.host)')
+      .option('--port <n>', 'port to check (default: server.port)')
+      .option('--no-daemon', 'skip the check for a running daemon (e.g. before the first start)')
+      .option('--json', 'print {"ok", "checks": [{"name", "status", "message"}]}'),
+  ).action((options: CheckOptions) => run(() => check(options, io)));
+}
+
+export async function check(options: CheckOptions, io: CliIo): Promise<number> {
+  const results: CheckResult[] = [];
+  let loaded: LoadedConfig | null = null;
+  try {
+    loaded = loadFromOptions(options, io, listenOverrides(options));
+    results.push({
+      name: 'config',
+      status: 'ok',
+      message: loaded.configPath ? `${loaded.configPath} is valid` : 'no configuration file: defaults',
+    });
+  } catch (error) {
+    if (!(error instanceof ThreatcolError)) throw error;
+    results.push({ name: 'config', status: 'fail', message: error.message });
+  }
+  if (loaded) {
+    const uid = process.getuid?.() ?? -1;
+    const tls = checkTls(loaded, Date.now());
+    results.push(...tls.results);
+    results.push(...checkDataDir(loaded, uid));
+    const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
+    results.push(await checkPort(loaded, daemon?.answering === true, uid));
+    if (daemon) results.push(daemon.result);
+  }
+
+  const failed = results.filter((r) => r.status === 'fail');
+  if (options.json) {
+    write(io.stdout, JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2));
+  } else {
+    const width = Math.max(...results.map((r) => r.name.length));
+    write(
+      io.stdout,
+      results
+        .map((r) => `${r.status.toUpperCase().padEnd(4)}  ${r.name.padEnd(width)}  ${r.message}`)
+        .join('\n'),
+    );
+  }
+  if (failed.length > 0) {
+    throw new ThreatcolError(
+      'CHECK_FAILED',
+      `${failed.length} check${failed.length === 1 ? '' : 's'} failed: ${failed.map((r) => r.name).join(', ')}`,
+    );
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+// `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
+import { createFileRegistry } from '../store/file-registry.js';
+import { readStatsFile } from '../store/sensor-stats.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { firewallSetupText } from './firewall-setup.js';
+import { type CliIo, write } from './io.js';
+
+interface ShowOptions extends CommonOptions {
+  firewall?: boolean;
+  json?: boolean;
+}
+
+export function registerSensorShow(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('show <name>')
+      .description('show one sensor; --firewall prints what to paste into the PAN-OS configuration')
+      .option('--firewall', 'print the PAN-OS server profile and payload format for this sensor')
+      .option('--json', 'print the sensor as JSON'),
+  ).action((name: string, options: ShowOptions) => run(() => showSensor(name, options, io)));
+}
+
+export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
+  const { dataDir, config } = loadFromOptions(options, io);
+  const sensors = existsSync(dataDir) ? await createFileRegistry({ dataDir, owner: null }).list() : [];
+  const sensor = sensors.find((s) => s.name === name);
+  if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+  if (options.firewall) {
+    write(io.stdout, firewallSetupText(sensor.name, null));
+    return 0;
+  }
+  const stats = readStatsFile(dataDir).sensors;
+  const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
+  const now = Date.now();
+  const keys = sensor.keys
+    .filter((k) => k.expires_at === null || Date.parse(k.expires_at) > now)
+    .map((k) => ({ created_at: k.created_at, expires_at: k.expires_at }));
+  const view = {
+    name: sensor.name,
+    status: sensor.status,
+    description: sensor.description,
+    timezone: sensor.timezone,
+    effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
+    created_at: sensor.created_at,
+    revoked_at: sensor.revoked_at,
+    valid_keys: keys,
+    last_seen: activity?.last_seen ?? null,
+    last_address: activity?.last_address ?? null,
+    records_received: activity?.records_received ?? 0,
+    requests_rejected: activity?.requests_rejected ?? 0,
+  };
+  if (options.json) {
+    write(io.stdout, JSON.stringify(view, null, 2));
+    return 0;
+  }
+  const lines = [
+    `Name:           ${view.name}`,
+    `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at})` : ''}`,
+    `Description:    ${view.description || '-'}`,
+    `Time zone:      ${view.effective_timezone}${view.timezone ? '' : ' (the default)'}`,
+    `Created:        ${view.created_at}`,
+    `Valid keys:     ${keys.length}`,
+    ...keys.map((k) => `  issued ${k.created_at}, ${k.expires_at ? `expires ${k.expires_at}` : 'no expiry'}`),
+    `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
+    `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
+    '',
+    `Firewall setup: threatcol sensor show ${view.name} --firewall`,
+  ];
+  write(io.stdout, lines.join('\n'));
+  return 0;
+}

@@ -1,0 +1,88 @@
+// How the client reaches a collector: an undici Pool whose TLS trust is the system CAs, a CA file, a pinned
+// SHA-256 certificate fingerprint, or nothing (--insecure).
+import { readFileSync } from 'node:fs';
+import { createSecureContext, rootCertificates, type TLSSocket } from 'node:tls';
+import { buildConnector, Pool } from 'undici';
+import { normalizeFingerprint } from './fingerprint.js';
+
+export type Trust =
+  | { kind: 'system' }
+  | { kind: 'ca'; pem: string }
+  | { kind: 'fingerprint'; sha256: string }
+  | { kind: 'insecure' };
+
+/** Where Linux distributions keep the system CA bundle (Debian/Ubuntu/Alpine, Fedora/RHEL, openSUSE). */
+const SYSTEM_BUNDLES = [
+  '/etc/ssl/certs/ca-certificates.crt',
+  '/etc/pki/tls/certs/ca-bundle.crt',
+  '/etc/ssl/ca-bundle.pem',
+];
+
+export function createPool(origin: string, trust: Trust, connections: number): Pool {
+  return new Pool(origin, {
+    connections,
+    pipelining: 1,
+    connect: createConnector(trust),
+    keepAliveTimeout: 30_000,
+  });
+}
+
+function createConnector(trust: Trust): buildConnector.connector {
+  // One secure context for every connection: parsing a CA bundle per connection would cost milliseconds each.
+  if (trust.kind === 'system' || trust.kind === 'ca') {
+    const ca = trust.kind === 'ca' ? trust.pem : systemCas();
+    return buildConnector({ secureContext: createSecureContext({ ca }) });
+  }
+  if (trust.kind === 'insecure') {
+    return buildConnector({ secureContext: createSecureContext({}), rejectUnauthorized: false });
+  }
+  // No session resumption with a pin: a resumed session shows no peer certificate to compare, and a session
+  // cached from a handshake the pin then refused must never be resumed.
+  const base = buildConnector({
+    secureContext: createSecureContext({}),
+    rejectUnauthorized: false,
+    maxCachedSessions: 0,
+  });
+  return (options, callback) => {
+    base(options, (error, socket) => {
+      if (error) return callback(error, null);
+      const seen = normalizeFingerprint((socket as TLSSocket).getPeerCertificate?.().fingerprint256 ?? '');
+      if (seen !== trust.sha256) {
+        socket.destroy();
+        return callback(new FingerprintMismatchError(trust.sha256, seen), null);
+      }
+      callback(null, socket);
+    });
+  };
+}
+
+class FingerprintMismatchError extends Error {
+  readonly code = 'FINGERPRINT_MISMATCH';
+  constructor(expected: string, seen: string | null) {
+    super(
+      `the collector's certificate has SHA-256 fingerprint ${colonHex(seen ?? 'none')}, not the pinned ${colonHex(expected)}`,
+    );
+  }
+}
+
+function colonHex(hex: string): string {
+  return hex.length === 64 ? (hex.toUpperCase().match(/../g)?.join(':') ?? hex) : hex;
+}
+
+let systemCache: string[] | null = null;
+
+/** Node's bundled roots plus the distribution's bundle (which holds locally added CAs). */
+function systemCas(): string[] {
+  if (systemCache) return systemCache;
+  const cas: string[] = [...rootCertificates];
+  for (const path of SYSTEM_BUNDLES) {
+    try {
+      cas.push(readFileSync(path, 'utf8'));
+      break;
+    } catch {
+      // Not this distribution's path.
+    }
+  }
+  systemCache = cas;
+  return cas;
+}

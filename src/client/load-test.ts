@@ -1,0 +1,134 @@
+// The load generator behind `send --count`: N requests over C keep-alive connections, optionally paced to R
+// requests/s; bodies are built beforehand so the generator itself stays cheap.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Dispatcher } from 'undici';
+import { type ErrorCode, isErrorCode } from '../errors.js';
+import type { SendTarget } from './send-request.js';
+
+export interface LoadOptions {
+  target: SendTarget;
+  /** Request bodies, used in turn. */
+  bodies: Buffer[];
+  recordsPerRequest: number;
+  count: number;
+  concurrency: number;
+  /** Requests per second over all connections; undefined: as fast as answers come. */
+  rate?: number | undefined;
+}
+
+export interface LoadSummary {
+  requests: number;
+  /** Records in requests answered 2xx. */
+  records: number;
+  durationMs: number;
+  requestsPerSecond: number;
+  recordsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  statuses: Record<string, number>;
+  /** Requests that got no answer (connection refused or reset, TLS failure, timeout). */
+  errors: number;
+}
+
+export interface LoadResult {
+  summary: LoadSummary;
+  /** The first server error code seen in a non-2xx answer, for the exit code. */
+  firstErrorCode: ErrorCode | null;
+  firstConnectionError: unknown;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const { target, bodies, count } = options;
+  const latencies = new Float64Array(count);
+  let answered = 0;
+  let ok = 0;
+  let errors = 0;
+  let next = 0;
+  let firstErrorCode: ErrorCode | null = null;
+  let firstConnectionError: unknown = null;
+  const statuses = new Map<number, number>();
+  const request: Dispatcher.RequestOptions = {
+    path: target.path,
+    method: 'POST',
+    headers: target.headers,
+    body: null,
+  };
+  const start = performance.now();
+  const interval = options.rate ? 1000 / options.rate : 0;
+
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= count) return;
+      if (interval > 0) {
+        const wait = start + i * interval - performance.now();
+        if (wait > 1) await sleep(wait);
+      }
+      const t0 = performance.now();
+      try {
+        const res = await target.pool.request({ ...request, body: bodies[i % bodies.length] as Buffer });
+        const status = res.statusCode;
+        if (status >= 200 && status < 300) {
+          await res.body.dump();
+          ok += 1;
+        } else {
+          const text = await res.body.text();
+          if (firstErrorCode === null) firstErrorCode = errorCodeOf(text);
+        }
+        latencies[answered++] = performance.now() - t0;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      } catch (error) {
+        errors += 1;
+        firstConnectionError ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, worker));
+  const durationMs = performance.now() - start;
+
+  const sorted = latencies.subarray(0, answered).sort();
+  const at = (q: number) =>
+    answered === 0 ? 0 : (sorted[Math.max(0, Math.ceil(q * answered) - 1)] as number);
+  const seconds = durationMs / 1000;
+  const records = ok * options.recordsPerRequest;
+  return {
+    summary: {
+      requests: count,
+      records,
+      durationMs: round(durationMs),
+      requestsPerSecond: round(seconds > 0 ? count / seconds : 0),
+      recordsPerSecond: round(seconds > 0 ? records / seconds : 0),
+      latencyMs: { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) },
+      statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b).map(([s, n]) => [String(s), n])),
+      errors,
+    },
+    firstErrorCode,
+    firstConnectionError,
+  };
+}
+
+export function formatSummary(s: LoadSummary): string {
+  const statusText = Object.entries(s.statuses)
+    .map(([status, n]) => `${status}: ${n}`)
+    .join(', ');
+  return [
+    `requests   ${s.requests} (${s.records} records accepted) in ${(s.durationMs / 1000).toFixed(2)} s`,
+    `rate       ${s.requestsPerSecond.toFixed(1)} requests/s, ${s.recordsPerSecond.toFixed(1)} records/s`,
+    `latency    p50 ${s.latencyMs.p50.toFixed(2)} ms, p90 ${s.latencyMs.p90.toFixed(2)} ms, p99 ${s.latencyMs.p99.toFixed(2)} ms, max ${s.latencyMs.max.toFixed(2)} ms`,
+    `statuses   ${statusText || 'none'}`,
+    `errors     ${s.errors}`,
+  ].join('\n');
+}
+
+function errorCodeOf(body: string): ErrorCode | null {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } })?.error?.code;
+    return isErrorCode(code) ? code : null;
+  } catch {
+    return null;
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

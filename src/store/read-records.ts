@@ -1,0 +1,298 @@
+// Reads stored records back: the last N from the end of the newest segments, then follows new ones live
+// across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
+import { type FSWatcher, watch as watchFs } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { ThreatcolError } from '../errors.js';
+import type { StoredRecord } from '../records/stored-record.js';
+import { listSegments, type SegmentName, threatsDir } from './segments.js';
+
+/** A stored record and its line exactly as stored (without the newline), for `--json` output. */
+export interface RecordLine {
+  line: string;
+  record: StoredRecord;
+}
+
+/** Where following resumes: a segment file name and the byte offset just after the last line read. */
+export interface RecordCursor {
+  file: string | null;
+  offset: number;
+}
+
+export interface ReadRecentOptions {
+  /** How many matching records to return at most (0: none, only the cursor). */
+  limit: number;
+  match?: (record: StoredRecord) => boolean;
+  /** Epoch ms: stop looking further back once records were received well before this. */
+  notBefore?: number;
+}
+
+export interface FollowOptions {
+  /** Called with each batch of new complete records, in store order; awaited (backpressure). */
+  onRecords: (records: RecordLine[]) => void | Promise<void>;
+  signal: AbortSignal;
+  /** Fallback polling where file watching is unavailable or misses events. */
+  pollIntervalMs?: number;
+}
+
+/** Read and follow records. The segment files are the embedded default; another backend implements the same. */
+export interface RecordReader {
+  readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
+  /** Resolves when `signal` aborts; rejects with CONFIG_INVALID when the store cannot be read. */
+  follow(from: RecordCursor, options: FollowOptions): Promise<void>;
+}
+
+const BACKWARD_CHUNK = 64 * 1024;
+const FORWARD_CHUNK = 1024 * 1024;
+/**
+ * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
+ * it arrives and written when its body is complete), so the look-back goes this far past `notBefore`.
+ */
+const ORDER_SLACK_MS = 5 * 60_000;
+const NEWLINE = 0x0a;
+
+export function createFileRecordReader(dataDir: string): RecordReader {
+  const dir = threatsDir(dataDir);
+  return {
+    readRecent: (options) =>
+      readRecent(dir, options).catch((error: unknown) => {
+        throw unreadable(dir, error);
+      }),
+    follow: (from, options) => follow(dir, from, options),
+  };
+}
+
+async function readRecent(
+  dir: string,
+  options: ReadRecentOptions,
+): Promise<{ records: RecordLine[]; cursor: RecordCursor }> {
+  const segments = list(dir);
+  const newest = segments.at(-1);
+  const cursor: RecordCursor = { file: newest?.file ?? null, offset: 0 };
+  const found: RecordLine[] = [];
+  const oldest =
+    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const segment = segments[i] as SegmentName;
+    const handle = await openSegment(segment.path);
+    if (!handle) continue; // deleted by retention while we looked
+    try {
+      const end = await completeEnd(handle);
+      if (segment === newest) cursor.offset = end;
+      if (options.limit <= 0) break;
+      const done = await scanBackward(handle, end, (line) => {
+        const record = parseLine(line);
+        if (!record) return false;
+        if (Date.parse(record.received_at) < oldest) return true;
+        if (options.match && !options.match(record)) return false;
+        found.push({ line, record });
+        return found.length >= options.limit;
+      });
+      if (done || found.length >= options.limit) break;
+    } finally {
+      await handle.close();
+    }
+  }
+  return { records: found.reverse(), cursor };
+}
+
+/** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
+async function completeEnd(handle: FileHandle): Promise<number> {
+  const size = (await handle.stat()).size;
+  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const nl = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+    if (nl !== -1) return start + nl + 1;
+    end = start;
+  }
+  return 0;
+}
+
+/** Calls `visit` on each line before `end`, newest first, until it returns true (then returns true). */
+async function scanBackward(
+  handle: FileHandle,
+  end: number,
+  visit: (line: string) => boolean,
+): Promise<boolean> {
+  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
+  let position = end;
+  let carry: Buffer = Buffer.alloc(0);
+  while (position > 0) {
+    const start = Math.max(0, position - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, position - start, start);
+    position = start;
+    let buf = Buffer.concat([chunk.subarray(0, bytesRead), carry]);
+    // The last byte is a newline (or the carry ends before one): cut lines off the end one by one.
+    let stop = buf.length;
+    if (buf[stop - 1] === NEWLINE) stop -= 1;
+    let nl = buf.lastIndexOf(NEWLINE, stop - 1);
+    while (nl !== -1) {
+      if (stop > nl + 1 && visit(buf.toString('utf8', nl + 1, stop))) return true;
+      stop = nl;
+      nl = stop > 0 ? buf.lastIndexOf(NEWLINE, stop - 1) : -1;
+    }
+    buf = buf.subarray(0, stop);
+    carry = Buffer.from(buf);
+  }
+  return carry.length > 0 && visit(carry.toString('utf8'));
+}
+
+function follow(dir: string, from: RecordCursor, options: FollowOptions): Promise<void> {
+  const { signal } = options;
+  let cursor: RecordCursor = { ...from };
+  let reading = false;
+  let again = false;
+  let watcher: FSWatcher | null = null;
+  let timer: NodeJS.Timeout | null = null;
+
+  return new Promise<void>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      if (timer) clearInterval(timer);
+      timer = null;
+      watcher?.close();
+      watcher = null;
+      signal.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onAbort = () => finish();
+
+    const startWatching = () => {
+      if (watcher) return;
+      try {
+        watcher = watchFs(dir, { persistent: false }, () => void pump());
+        watcher.on('error', () => {
+          watcher?.close();
+          watcher = null;
+        });
+      } catch {
+        // No directory yet, or no inotify: polling covers it, and retries watching.
+      }
+    };
+
+    const pump = async (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          startWatching();
+          await readAvailable();
+        } while (again && !signal.aborted);
+      } catch (error) {
+        finish(unreadable(dir, error));
+      } finally {
+        reading = false;
+      }
+    };
+
+    /** Reads the current segment to its last complete line; moves on to newer segments once they exist. */
+    const readAvailable = async (): Promise<void> => {
+      for (;;) {
+        if (signal.aborted) return;
+        if (cursor.file === null) {
+          const first = list(dir)[0];
+          if (!first) return;
+          cursor = { file: first.file, offset: 0 };
+        }
+        const current = cursor.file as string;
+        const gone = !(await readForward(dir, cursor, options));
+        const next = list(dir).find((s) => s.file > current);
+        if (!next) return;
+        // The writer never returns to a segment once it opened a newer one: one more read drains it.
+        if (!gone) await readForward(dir, cursor, options);
+        cursor = { file: next.file, offset: 0 };
+      }
+    };
+
+    if (signal.aborted) return finish();
+    signal.addEventListener('abort', onAbort);
+    timer = setInterval(() => void pump(), options.pollIntervalMs ?? 500);
+    void pump();
+  });
+}
+
+/** Emits the complete lines after the cursor and advances it. False when the segment no longer exists. */
+async function readForward(dir: string, cursor: RecordCursor, options: FollowOptions): Promise<boolean> {
+  const handle = await openSegment(`${dir}/${cursor.file}`);
+  if (!handle) return false;
+  try {
+    const size = (await handle.stat()).size;
+    if (size < cursor.offset) cursor.offset = size;
+    let chunkSize = FORWARD_CHUNK;
+    while (cursor.offset < size && !options.signal.aborted) {
+      const length = Math.min(chunkSize, size - cursor.offset);
+      const buf = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
+      const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+      if (last === -1) {
+        // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
+        if (bytesRead < size - cursor.offset) {
+          chunkSize *= 2;
+          continue;
+        }
+        break;
+      }
+      const batch: RecordLine[] = [];
+      let start = 0;
+      while (start <= last) {
+        const nl = buf.indexOf(NEWLINE, start);
+        if (nl > start) {
+          const line = buf.toString('utf8', start, nl);
+          const record = parseLine(line);
+          if (record) batch.push({ line, record });
+        }
+        start = nl + 1;
+      }
+      cursor.offset += last + 1;
+      if (batch.length > 0) await options.onRecords(batch);
+    }
+    return true;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openSegment(path: string): Promise<FileHandle | null> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function list(dir: string): SegmentName[] {
+  try {
+    return listSegments(dir);
+  } catch (error) {
+    throw unreadable(dir, error);
+  }
+}
+
+function parseLine(line: string): StoredRecord | null {
+  try {
+    const record = JSON.parse(line) as StoredRecord;
+    return record !== null && typeof record === 'object' && typeof record.received_at === 'string'
+      ? record
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function unreadable(dir: string, error: unknown): ThreatcolError {
+  if (error instanceof ThreatcolError) return error;
+  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  // The same code as any other data directory the command cannot use (see ensureDataDir).
+  return new ThreatcolError(
+    'CONFIG_INVALID',
+    `cannot read the records in ${dir}: ${reason} (run as the service user or root)`,
+    { cause: error },
+  );
+}

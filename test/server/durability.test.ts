@@ -1,0 +1,161 @@
+// Black-box: group commit, overload, write and sync failures, with an injected file layer around the real one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { connect } from 'node:tls';
+import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
+import { errorCode, post } from '../helpers/client.js';
+import { startTestServer } from '../helpers/in-process-server.js';
+import { genericRecord, readStored, readStoreText } from '../helpers/records.js';
+
+function countingOps() {
+  const counts = { fdatasync: 0, write: 0 };
+  const ops: FileOps = {
+    ...nodeFileOps,
+    write: (...args) => {
+      counts.write++;
+      return nodeFileOps.write(...args);
+    },
+    fdatasync: (fd) => {
+      counts.fdatasync++;
+      return nodeFileOps.fdatasync(fd);
+    },
+  };
+  return { ops, counts };
+}
+
+test('group commit: 100 concurrent requests share syncs; every record stored exactly once, no torn line', async (t) => {
+  const { ops, counts } = countingOps();
+  const s = await startTestServer(t, { fileOps: ops });
+  const key = await s.addSensor('gc');
+  const replies = await Promise.all(
+    Array.from({ length: 100 }, (_, i) =>
+      post(s.url, '/generic', genericRecord({ threat: `marker-${i}` }), {
+        agent: s.agent,
+        sensor: 'gc',
+        key,
+      }),
+    ),
+  );
+  assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
+  const stored = readStored(s.dataDir);
+  const markers = stored.map((r) => r.threat).sort();
+  assert.deepEqual(markers, Array.from({ length: 100 }, (_, i) => `marker-${i}`).sort());
+  assert.ok(readStoreText(s.dataDir).endsWith('\n'));
+  assert.ok(counts.fdatasync < 100, `expected shared syncs, got ${counts.fdatasync} for 100 requests`);
+  assert.equal(counts.write, counts.fdatasync, 'one write per sync');
+});
+
+test('overload: past the queue bound requests get 503 with Retry-After at once; acknowledged ones are stored', async (t) => {
+  let releaseSync: () => void = () => {};
+  let blocked = true;
+  const ops: FileOps = {
+    ...nodeFileOps,
+    fdatasync: async (fd) => {
+      if (blocked) await new Promise<void>((resolve) => (releaseSync = resolve));
+      return nodeFileOps.fdatasync(fd);
+    },
+  };
+  const s = await startTestServer(t, { fileOps: ops, overrides: { 'store.queueMaxRecords': 10 } });
+  const key = await s.addSensor('busy');
+  const send = (i: number) =>
+    post(s.url, '/generic', genericRecord({ threat: `m${i}` }), { agent: s.agent, sensor: 'busy', key });
+  const first = send(0);
+  // The first batch is now stuck in fdatasync; fill the queue, then overflow it.
+  const queued = Array.from({ length: 10 }, (_, i) => send(i + 1));
+  await new Promise((r) => setTimeout(r, 300));
+  const over = await send(99);
+  assert.equal(over.status, 503);
+  assert.equal(errorCode(over), 'UNAVAILABLE');
+  assert.equal(over.headers['retry-after'], '1');
+  blocked = false;
+  releaseSync();
+  const results = await Promise.all([first, ...queued]);
+  const ok = results.filter((r) => r.status === 200).length;
+  const stored = readStored(s.dataDir).map((r) => r.threat);
+  assert.equal(stored.length, ok);
+  assert.ok(!stored.includes('m99'));
+  assert.equal((await send(100)).status, 200, 'recovers when load drops');
+});
+
+test('a failed write answers 503, leaves no torn line, and the collector keeps serving', async (t) => {
+  let failNext = false;
+  const ops: FileOps = {
+    ...nodeFileOps,
+    write: async (fd, buffer, offset, length) => {
+      if (failNext) {
+        failNext = false;
+        // Half the batch reaches the file, then the disk is full.
+        await nodeFileOps.write(fd, buffer, offset, Math.floor(length / 2));
+        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      }
+      return nodeFileOps.write(fd, buffer, offset, length);
+    },
+  };
+  const s = await startTestServer(t, { fileOps: ops });
+  const key = await s.addSensor('disk');
+  const as = { agent: s.agent, sensor: 'disk', key };
+  assert.equal((await post(s.url, '/generic', genericRecord({ threat: 'before' }), as)).status, 200);
+  failNext = true;
+  const failed = await post(s.url, '/generic', genericRecord({ threat: 'lost' }), as);
+  assert.equal(failed.status, 503);
+  assert.equal(failed.headers['retry-after'], '1');
+  assert.ok(readStoreText(s.dataDir).endsWith('\n'));
+  assert.equal((await post(s.url, '/generic', genericRecord({ threat: 'after' }), as)).status, 200);
+  assert.deepEqual(
+    readStored(s.dataDir).map((r) => r.threat),
+    ['before', 'after'],
+  );
+});
+
+test('a failed fdatasync answers 503 to the whole batch and stops the daemon with exit 74', async (t) => {
+  let fail = false;
+  const ops: FileOps = {
+    ...nodeFileOps,
+    fdatasync: async (fd) => {
+      if (fail) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      return nodeFileOps.fdatasync(fd);
+    },
+  };
+  const s = await startTestServer(t, { fileOps: ops });
+  const key = await s.addSensor('eio');
+  const as = { agent: s.agent, sensor: 'eio', key };
+  assert.equal((await post(s.url, '/generic', genericRecord(), as)).status, 200);
+  fail = true;
+  const replies = await Promise.all(
+    Array.from({ length: 5 }, () => post(s.url, '/generic', genericRecord(), as)),
+  );
+  for (const r of replies) assert.equal(r.status, 503);
+  assert.equal(await s.daemon.done, 74);
+  assert.ok(s.logs.some((l) => l.level === 60));
+});
+
+test('memory bound: bodies held in memory are capped in all; past it 503 at once, released when a client leaves', async (t) => {
+  const s = await startTestServer(t, {
+    overrides: { 'server.maxInflightBodyBytes': 65_536, 'server.maxBodyBytes': 65_536 },
+  });
+  const key = await s.addSensor('mem');
+  const slow = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), rejectUnauthorized: false });
+  slow.on('error', () => {});
+  await new Promise((resolve) => slow.once('secureConnect', resolve));
+  slow.write(
+    `POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-AUTH_KEY: ${key}\r\n` +
+      `X-SENSOR_NAME: mem\r\nContent-Length: 65000\r\n\r\n${'['.repeat(60_000)}`,
+  );
+  const as = { agent: s.agent, sensor: 'mem', key };
+  const batch = Array(40).fill(genericRecord());
+  // The slow client holds 60 KB of the 64 KiB budget; a 6 KB request does not fit.
+  let refused: Awaited<ReturnType<typeof post>> | undefined;
+  for (let i = 0; i < 40 && refused?.status !== 503; i++) {
+    refused = await post(s.url, '/generic', batch, as);
+    if (refused.status !== 503) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(refused?.status, 503);
+  assert.equal(errorCode(refused as NonNullable<typeof refused>), 'UNAVAILABLE');
+  slow.destroy();
+  let ok = 0;
+  for (let i = 0; i < 40 && ok !== 200; i++) {
+    ok = (await post(s.url, '/generic', batch, as)).status;
+    if (ok !== 200) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(ok, 200, 'the budget is released when the slow client goes away');
+});

@@ -1,0 +1,111 @@
+// Unit tests: configuration precedence, validation with every problem listed, data directory defaults, docs in sync.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
+import { stripJsonComments } from '../../src/config/jsonc.js';
+import { loadConfig, resolveDataDir } from '../../src/config/load-config.js';
+import { ThreatcolError } from '../../src/errors.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const none = '/nonexistent/threatcol/config.json';
+
+test('defaults need no file', () => {
+  const { config, configPath } = loadConfig({ env: {}, defaultConfigPath: none });
+  assert.equal(configPath, null);
+  assert.equal(config.server.port, 443);
+  assert.equal(config.server.host, '::');
+  assert.equal(config.tls.minVersion, 'TLSv1.2');
+  assert.equal(config.firewall.defaultCriticality, 2);
+});
+
+test('precedence: flags > environment > file > defaults', (t) => {
+  const dir = makeTempDir(t);
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    '// comment\n{ "server": { "port": 1001, "host": "127.0.0.1" }, "log": { "level": "warn" } }',
+  );
+  const env = { THREATCOL_SERVER_PORT: '1002', THREATCOL_LOG_LEVEL: 'debug' };
+  const a = loadConfig({ configPath: file, env, overrides: { 'server.port': 1003 } });
+  assert.equal(a.config.server.port, 1003);
+  assert.equal(a.config.log.level, 'debug');
+  assert.equal(a.config.server.host, '127.0.0.1');
+  assert.equal(a.config.server.maxConnections, 4096);
+  const b = loadConfig({ configPath: file, env: {} });
+  assert.equal(b.config.server.port, 1001);
+  const c = loadConfig({ env: { THREATCOL_CONFIG: file } });
+  assert.equal(c.configPath, file);
+});
+
+test('every problem is listed: unknown keys, bad values, unknown env vars', (t) => {
+  const dir = makeTempDir(t);
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ server: { port: 70000, prot: 1 }, tls: { minVersion: 'TLSv1.0' }, extra: true }),
+  );
+  try {
+    loadConfig({ configPath: file, env: { THREATCOL_NOPE: '1', THREATCOL_URL: 'https://x' } });
+    assert.fail('expected CONFIG_INVALID');
+  } catch (error) {
+    assert.ok(error instanceof ThreatcolError);
+    assert.equal(error.code, 'CONFIG_INVALID');
+    assert.equal(error.exitCode, 78);
+    const paths = (error.details ?? []).map((d) => d.path).sort();
+    assert.deepEqual(paths, ['THREATCOL_NOPE', 'extra', 'server.port', 'server.prot', 'tls.minVersion']);
+  }
+});
+
+test('a missing explicit file, bad JSON, bad zone and half a TLS pair are config errors', (t) => {
+  const dir = makeTempDir(t);
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, '{ "server": ');
+  for (const options of [
+    { configPath: join(dir, 'missing.json'), env: {} },
+    { configPath: bad, env: {} },
+    { env: { THREATCOL_FIREWALL_DEFAULT_TIMEZONE: 'Mars/Olympus' }, defaultConfigPath: none },
+    { env: { THREATCOL_TLS_CERT: '/x.pem' }, defaultConfigPath: none },
+    { env: { THREATCOL_SERVER_PORT: 'abc' }, defaultConfigPath: none },
+  ]) {
+    assert.throws(
+      () => loadConfig(options),
+      (e: unknown) => e instanceof ThreatcolError && e.code === 'CONFIG_INVALID',
+    );
+  }
+});
+
+test('data directory: config, then $STATE_DIRECTORY, then root or home default', () => {
+  assert.equal(resolveDataDir('/srv/tc', {}, 0), '/srv/tc');
+  assert.equal(
+    resolveDataDir(null, { STATE_DIRECTORY: '/var/lib/threatcol:/other' }, 1000),
+    '/var/lib/threatcol',
+  );
+  assert.equal(resolveDataDir(null, {}, 0), '/var/lib/threatcol');
+  assert.equal(resolveDataDir(null, {}, 1000, '/home/ann'), '/home/ann/.local/state/threatcol');
+});
+
+test('the example config and the README table are generated from the schema and in sync', () => {
+  assert.equal(
+    readFileSync(join(root, 'config/threatcol.example.json'), 'utf8'),
+    renderExampleConfig(),
+    'run npm run docs',
+  );
+  assert.ok(readFileSync(join(root, 'README.md'), 'utf8').includes(renderConfigTable()), 'run npm run docs');
+  const parsed = JSON.parse(stripJsonComments(renderExampleConfig()));
+  const { config } = loadConfig({ env: {}, defaultConfigPath: none });
+  assert.deepEqual(parsed, JSON.parse(JSON.stringify(config)));
+});
+
+test('property: comment stripping keeps JSON values intact', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const text = JSON.stringify(value, null, 1);
+      assert.deepEqual(JSON.parse(stripJsonComments(`// head\n${text} /* tail */`)), JSON.parse(text));
+    }),
+    { seed: 5, numRuns: 500 },
+  );
+});
