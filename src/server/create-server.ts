@@ -66,8 +66,6 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
 
   const perAddress = new Map<string, number>();
-  // Every accepted socket, also those still in the TLS handshake, which closeAllConnections() does not know.
-  const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     const addr = addressGroup(socket.remoteAddress ?? '');
     const count = (perAddress.get(addr) ?? 0) + 1;
@@ -76,9 +74,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       return;
     }
     perAddress.set(addr, count);
-    sockets.add(socket);
     socket.once('close', () => {
-      sockets.delete(socket);
       const left = (perAddress.get(addr) ?? 1) - 1;
       if (left <= 0) perAddress.delete(addr);
       else perAddress.set(addr, left);
@@ -142,10 +138,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       for (const res of inFlight) endAfterResponse(res);
       inFlight.clear();
       return new Promise((resolve) => {
-        const force = setTimeout(() => {
-          server.closeAllConnections();
-          for (const socket of sockets) socket.destroy();
-        }, graceMs);
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
         force.unref();
         server.close(() => {
           clearTimeout(force);
