@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,15 @@ function probe(port: number, ca: string, key: string, body: string): Promise<Pro
   });
 }
 
+function raisePriority(pids: number[]): boolean {
+  try {
+    for (const p of pids) setPriority(p, -10);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function waitFor(check: () => boolean, deadlineMs: number): Promise<number> {
   const started = Date.now();
   while (!check()) {
@@ -109,6 +119,10 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
   });
   stopAfter(t, serve);
   const pid = serve.child.pid as number;
+  // The question is whether the attack starves the probe inside the server, not whether the rest of a busy
+  // machine (the other test files running beside this one) does: where allowed (root), the server and the
+  // probe run at a higher CPU priority than everything else; the attacker runs at the normal one.
+  const prioritized = raisePriority([pid, process.pid]);
   const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
   const body = JSON.stringify(genericRecord());
 
@@ -137,6 +151,7 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
+    if (prioritized) setPriority(attacker.pid as number, 0);
     const attackerExited = new Promise((r) => attacker.on('exit', r));
     t.after(() => attacker.kill('SIGKILL'));
     const report = new Promise<AttackerReport>((resolve) => {
@@ -190,4 +205,8 @@ test(`slow clients: ${ATTACKS.length} attacks of ${ATTEMPTS} connections from 12
     assert.ok(shedMs >= 0, `${attack.kind}: ${fdsLeft} fds open (baseline ${baseline}) after the timeouts`);
   }
   assert.equal(serve.child.exitCode, null, 'the server is still up');
+  if (!prioritized)
+    t.diagnostic(
+      'could not raise the priority of server and probe (not root): latencies include machine load',
+    );
 });
