@@ -33,6 +33,7 @@ export interface Config {
       days: number | null;
       maxBytes: number | null;
     };
+    minFreeBytes: number;
   };
   rateLimit: {
     recordsPerSecond: number;
@@ -199,6 +200,13 @@ export const configSchema = {
           },
           'retention of record segments (checked at start and hourly)',
         ),
+        minFreeBytes: {
+          type: 'integer',
+          minimum: 0,
+          default: 268_435_456,
+          description:
+            "below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)",
+        },
       },
       'record store',
     ),

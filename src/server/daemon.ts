@@ -73,6 +73,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     segmentMaxBytes: config.store.segmentMaxBytes,
     queueMaxRecords: config.store.queueMaxRecords,
     queueMaxBytes: config.store.queueMaxBytes,
+    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
     owner,

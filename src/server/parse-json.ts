@@ -11,6 +11,9 @@ export interface ParsedBody {
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
 
+/** Deeper than any record needs; a deeper body is refused before JSON.parse builds it (200k `[` cost ~150 MB). */
+export const MAX_JSON_DEPTH = 64;
+
 /**
  * `allowRepair`: firewalls paste variable values into their template without JSON escaping, so a body
  * that is invalid only because a value holds a raw `"` or `\` is repaired (and marked so).
@@ -19,6 +22,12 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
   if (!isUtf8(body)) throw new ThreatcolError('INVALID_JSON', 'the body is not valid UTF-8');
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const tooDeep = depthExceededAt(text, MAX_JSON_DEPTH);
+  if (tooDeep !== -1) {
+    throw new ThreatcolError('INVALID_JSON', `the body is nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      details: [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels`, position: tooDeep }],
+    });
+  }
   try {
     return { value: parseSecure(text), repaired: false };
   } catch (error) {
@@ -36,6 +45,24 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
     }
     throw invalidJson(original, text);
   }
+}
+
+/** Position of the first `[` or `{` (outside strings) beyond `limit` levels, or -1. */
+function depthExceededAt(text: string, limit: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return i;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return -1;
 }
 
 function parseSecure(text: string): unknown {

@@ -11,6 +11,8 @@ export interface FileOps {
   ftruncate(fd: number, length: number): Promise<void>;
   fstatSize(fd: number): Promise<number>;
   close(fd: number): Promise<void>;
+  /** Bytes free for unprivileged writers on the filesystem holding `path` (statfs). Optional for fault layers. */
+  freeBytes?(path: string): Promise<number>;
 }
 
 const open = promisify(fs.open);
@@ -28,4 +30,8 @@ export const nodeFileOps: FileOps = {
   ftruncate: (fd, length) => promisify(fs.ftruncate)(fd, length),
   fstatSize: async (fd) => (await fstat(fd)).size,
   close: promisify(fs.close),
+  freeBytes: async (path) => {
+    const s = await fs.promises.statfs(path);
+    return s.bavail * s.bsize;
+  },
 };

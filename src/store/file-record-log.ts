@@ -5,6 +5,7 @@ import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
 import { adoptOwner, type Owner } from './file-owner.js';
+import { FreeSpaceGuard } from './free-space.js';
 import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
 
@@ -14,6 +15,8 @@ export interface FileRecordLogOptions {
   queueMaxRecords: number;
   /** Bound on the queued records' JSON text (UTF-16 code units, a close proxy for bytes). */
   queueMaxBytes: number;
+  /** Below this much free space on the data directory's filesystem, append answers 503 (0: no floor). */
+  minFreeBytes?: number;
   logger: Logger;
   now?: () => number;
   fileOps?: FileOps;
@@ -60,11 +63,22 @@ export class FileRecordLog implements RecordLog {
   private fatalPending = false;
   /** Settles when the last batch written has been synced and answered. */
   private syncTail: Promise<void> = Promise.resolve();
+  private readonly space: FreeSpaceGuard | null;
 
   constructor(private readonly options: FileRecordLogOptions) {
     this.dir = threatsDir(options.dataDir);
     this.ops = options.fileOps ?? nodeFileOps;
     this.now = options.now ?? Date.now;
+    const freeBytes = this.ops.freeBytes ?? nodeFileOps.freeBytes;
+    this.space =
+      (options.minFreeBytes ?? 0) > 0 && freeBytes
+        ? new FreeSpaceGuard({
+            path: this.dir,
+            minFreeBytes: options.minFreeBytes ?? 0,
+            freeBytes,
+            logger: options.logger,
+          })
+        : null;
   }
 
   get queuedRecords(): number {
@@ -92,7 +106,9 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  append(records: StoredRecord[]): Promise<void> {
+  async append(records: StoredRecord[]): Promise<void> {
+    // Cheap: statfs is asked at most once a second, so only the first request after that waits for it.
+    if (this.space && !this.failed && !this.closing) await this.space.ensureRoom();
     if (this.failed || this.closing) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
@@ -218,6 +234,7 @@ export class FileRecordLog implements RecordLog {
       return;
     }
     this.size = start + buffer.length;
+    this.space?.wrote(buffer.length);
     this.syncsInFlight += 1;
     this.syncTail = this.syncBatch(fd, batch, this.syncTail);
   }
