@@ -1,5 +1,5 @@
 // Sensor keys: generation (32 random bytes, base64url, recognisable prefix), hashing and constant-time checking.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'tck_';
 /** Longest header value worth hashing; anything longer cannot be a key. */
@@ -11,11 +11,12 @@ export function generateKey(): string {
 
 /** Stored form of a key: `sha256:<hex>`. Keys carry 256 random bits, so a fast unsalted hash is enough. */
 export function hashKey(key: string): string {
-  return `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+  return `sha256:${hash('sha256', key, 'hex')}`;
 }
 
 export function keyDigest(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  // One-shot hash: about half the cost of createHash().update().digest() for a short key, on every request.
+  return hash('sha256', key, 'buffer');
 }
 
 /** Decodes a stored hash to its 32 digest bytes (null when the stored form is unknown). */

@@ -9,11 +9,17 @@ export function sendJson(
   headers?: Record<string, string>,
 ): void {
   if (res.headersSent || res.destroyed) return;
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-store');
-  if (headers) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  // One writeHead with a flat list: cheaper than a setHeader per header on the hot path.
+  const list: string[] = [
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+    'Cache-Control',
+    'no-store',
+  ];
+  if (headers) for (const name in headers) list.push(name, headers[name] as string);
+  res.writeHead(status, list);
   res.end(body);
 }
 
