@@ -80,10 +80,12 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
 export function spawnServe(
   dataDir: string,
   extraArgs: string[] = [],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; prefix?: string[] } = {},
 ): Promise<ServeProcess> {
+  // `prefix`: a wrapper command in front of node, e.g. strace to inject faults.
+  const argv = [...(options.prefix ?? []), process.execPath, BIN, ...serveArgs(dataDir, extraArgs)];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...serveArgs(dataDir, extraArgs)], {
+    const child = spawn(argv[0] as string, argv.slice(1), {
       env: cleanEnv(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

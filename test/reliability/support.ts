@@ -1,7 +1,7 @@
 // Shared tools of the reliability suite: soak switch, process probes (/proc), a serve spawner that can wrap the binary.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { BIN, cleanEnv, type ServeProcess } from '../helpers/cli.js';
+import { BIN, cleanEnv, type ServeProcess, spawnServe } from '../helpers/cli.js';
 
 /** `npm run soak` sets SOAK=1 (not a THREATCOL_* name: the config loader rejects unknown ones). */
 export const SOAK = process.env.SOAK === '1';
@@ -37,88 +37,15 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
-/**
- * Like helpers/cli.ts spawnServe, with a wrapper command in front of node (e.g. strace) and any host.
- * Resolves once serve logs that it listens.
- */
+/** helpers/cli.ts spawnServe with a wrapper command in front of node (e.g. strace); resolves once it listens. */
 export function spawnServeWrapped(
   dataDir: string,
   options: { prefix?: string[]; args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ServeProcess> {
-  const prefix = options.prefix ?? [];
-  const argv = [
-    ...prefix,
-    process.execPath,
-    BIN,
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--log-format',
-    'json',
-    ...(options.args ?? []),
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] as string, argv.slice(1), {
-      env: cleanEnv(options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const logs: Record<string, unknown>[] = [];
-    let stderr = '';
-    let buffered = '';
-    let started = false;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
-      child.on('exit', (code, signal) => res({ code, signal }));
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`serve did not start in time: ${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-      buffered += d;
-      let nl = buffered.indexOf('\n');
-      while (nl !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf('\n');
-        let entry: Record<string, unknown>;
-        try {
-          entry = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          entry = { raw: line };
-        }
-        logs.push(entry);
-        if (!started && entry.msg === 'threatcol is listening') {
-          started = true;
-          clearTimeout(timer);
-          const port = entry.port as number;
-          resolve({
-            child,
-            port,
-            url: `https://127.0.0.1:${port}`,
-            logs,
-            stderr: () => stderr,
-            exited,
-            async stop(signal: NodeJS.Signals = 'SIGTERM') {
-              if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-              return exited;
-            },
-          });
-        }
-      }
-    });
-    void exited.then(({ code, signal }) => {
-      if (!started) {
-        clearTimeout(timer);
-        reject(new Error(`serve exited early (${code ?? signal}): ${stderr}`));
-      }
-    });
+  return spawnServe(dataDir, options.args ?? [], {
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    timeoutMs: options.timeoutMs ?? 30_000,
   });
 }
 
