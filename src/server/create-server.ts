@@ -1,8 +1,9 @@
 // The HTTPS listener: TLS policy, timeouts against slow clients, connection caps, routing to the two endpoints.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server } from 'node:https';
+import { createServer as createHttpsServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
 import { CATALOGUE, type ErrorCode, errorBody } from '../errors.js';
 import type { ActivityLog } from './activity-log.js';
 import { addressGroup } from './address-group.js';
@@ -30,6 +31,23 @@ export interface CollectorServer {
   close(graceMs: number): Promise<void>;
 }
 
+/** TLS policy, material and timeouts of the listener; the benchmark's reference server uses the same. */
+export function httpsServerOptions(config: Config, tls: { cert: string; key: string }): ServerOptions {
+  const cfg = config.server;
+  return {
+    ...tlsPolicy(config.tls),
+    cert: tls.cert,
+    key: tls.key,
+    handshakeTimeout: cfg.handshakeTimeoutMs,
+    headersTimeout: cfg.headersTimeoutMs,
+    requestTimeout: cfg.requestTimeoutMs,
+    keepAliveTimeout: cfg.keepAliveTimeoutMs,
+    connectionsCheckingInterval: 1000,
+    maxHeaderSize: 16 * 1024,
+    noDelay: true,
+  };
+}
+
 export function createCollectorServer(deps: CollectorServerDeps): CollectorServer {
   const cfg = deps.config.server;
   let closing = false;
@@ -39,28 +57,14 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     if (!res.headersSent) res.shouldKeepAlive = false;
     res.once('finish', () => server.closeIdleConnections());
   };
-  const server = createHttpsServer(
-    {
-      ...tlsPolicy(deps.config.tls),
-      cert: deps.tls.cert,
-      key: deps.tls.key,
-      handshakeTimeout: cfg.handshakeTimeoutMs,
-      headersTimeout: cfg.headersTimeoutMs,
-      requestTimeout: cfg.requestTimeoutMs,
-      keepAliveTimeout: cfg.keepAliveTimeoutMs,
-      connectionsCheckingInterval: 1000,
-      maxHeaderSize: 16 * 1024,
-      noDelay: true,
-    },
-    (req, res) => {
-      if (closing) endAfterResponse(res);
-      else {
-        inFlight.add(res);
-        res.once('close', () => inFlight.delete(res));
-      }
-      route(req, res, deps);
-    },
-  );
+  const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), (req, res) => {
+    if (closing) endAfterResponse(res);
+    else {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    }
+    route(req, res, deps);
+  });
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { loadConfig } from '../../dist/config/load-config.js';
-import { tlsPolicy } from '../../dist/server/tls.js';
+import { httpsServerOptions } from '../../dist/server/create-server.js';
 
 const [certPath, keyPath] = process.argv.slice(2);
 // threatcol's defaults (no file, no environment): the same TLS versions, ciphers and timeouts.
@@ -13,18 +13,7 @@ const cfg = config.server;
 const answer = '{"accepted":1}';
 
 const server = createServer(
-  {
-    ...tlsPolicy(config.tls),
-    cert: readFileSync(certPath, 'utf8'),
-    key: readFileSync(keyPath, 'utf8'),
-    handshakeTimeout: cfg.handshakeTimeoutMs,
-    headersTimeout: cfg.headersTimeoutMs,
-    requestTimeout: cfg.requestTimeoutMs,
-    keepAliveTimeout: cfg.keepAliveTimeoutMs,
-    connectionsCheckingInterval: 1000,
-    maxHeaderSize: 16 * 1024,
-    noDelay: true,
-  },
+  httpsServerOptions(config, { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') }),
   (req, res) => {
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));

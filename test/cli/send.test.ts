@@ -1,10 +1,12 @@
 // Black box: `threatcol send` through the real binary against a real serve with its self-signed certificate.
+
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import type { LoadSummary } from '../../src/client/load-test.js';
 import { addSensorCli, type CliResult, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
@@ -209,16 +211,7 @@ test('load mode: N requests over C connections, counts add up, records stored', 
     '--json',
   ]);
   assert.equal(r.code, 0, r.stderr);
-  const s = JSON.parse(r.stdout) as {
-    requests: number;
-    records: number;
-    durationMs: number;
-    requestsPerSecond: number;
-    recordsPerSecond: number;
-    latencyMs: { p50: number; p90: number; p99: number; max: number };
-    statuses: Record<string, number>;
-    errors: number;
-  };
+  const s = JSON.parse(r.stdout) as LoadSummary;
   assert.deepEqual(Object.keys(s), [
     'requests',
     'records',
