@@ -27,8 +27,19 @@ function endpoint(ip: unknown, port: unknown): string {
   return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters refused
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A stored line for `--json`: C1 and bidi controls escaped (still valid JSON), so no terminal acts on them. */
+export function safeJsonLine(line: string): string {
+  return line.replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// JSON.stringify already escapes C0 controls; C1, DEL and bidi controls pass through it raw.
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
 /** Senders control these strings: never let them put escape sequences or line breaks on the admin's terminal. */
 function clean(value: unknown): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-  return String(value ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
+  // Bidi controls too: a sender must not be able to reorder what the admin reads on the line.
+  return String(value ?? '').replace(UNSAFE, '?');
 }

@@ -181,8 +181,8 @@ function targetUrl(options: SendOptions, io: CliIo): URL {
   } catch {
     throw usage(`--url "${text}" is not a URL (e.g. https://collector.example.org)`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw usage(`--url must be https://, not ${url.protocol}`);
+  // The key travels in a header: never over plain HTTP, whatever the trust options say.
+  if (url.protocol !== 'https:') throw usage(`--url must be https://, not ${url.protocol}`);
   return url;
 }
 

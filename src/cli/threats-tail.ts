@@ -5,7 +5,7 @@ import type { StoredRecord } from '../records/stored-record.js';
 import { createFileRecordReader, type RecordLine } from '../store/read-records.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { parseDuration } from './duration.js';
-import { formatRecordLine, useColour } from './format-record.js';
+import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
 import type { CliIo } from './io.js';
 
 interface TailOptions extends CommonOptions {
@@ -70,7 +70,7 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
       let text = '';
       for (const { line, record } of batch) {
         if (!match(record)) continue;
-        text += options.json ? `${line}\n` : `${formatRecordLine(record, colour)}\n`;
+        text += options.json ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
       }
       if (text === '' || stop.signal.aborted) return;
       if (!io.stdout.write(text)) await drained(io.stdout, stop.signal);

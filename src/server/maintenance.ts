@@ -30,14 +30,25 @@ export function startRetention(options: {
 }): Chore {
   const { bounds, logger } = options;
   if (bounds.days === null && bounds.maxBytes === null) return { run() {}, stop() {} };
+  let lastRunAt: number | null = null;
   return every(options.intervalMs, () => {
     try {
+      const now = options.now();
       const result = applyRetention({
         dataDir: options.dataDir,
         ...bounds,
-        now: options.now(),
+        now,
         current: options.current(),
+        lastRunAt,
+        intervalMs: options.intervalMs,
       });
+      lastRunAt = now;
+      if (result.ageSkipped) {
+        logger.warn(
+          { now: new Date(now).toISOString() },
+          'the clock is far ahead of the newest records or jumped forward; age-based retention waits for the next run',
+        );
+      }
       for (const r of result.removed) {
         logger.info(
           { segment: r.file, bytes: r.bytes, reason: r.reason, retention: bounds },

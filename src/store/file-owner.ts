@@ -2,6 +2,7 @@
 import {
   chownSync,
   closeSync,
+  fchmodSync,
   fsyncSync,
   openSync,
   renameSync,
@@ -33,6 +34,8 @@ export function writeFileAtomic(path: string, data: string, mode: number, owner:
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const fd = openSync(tmp, 'wx', mode);
   try {
+    // The mode asked for, not the mode the umask leaves (root's 077 would make units and stats 0600).
+    fchmodSync(fd, mode);
     const buffer = Buffer.from(data, 'utf8');
     let written = 0;
     while (written < buffer.length) written += writeSync(fd, buffer, written);

@@ -22,6 +22,8 @@ export interface RetentionResult {
   removed: RemovedSegment[];
   keptSegments: number;
   keptBytes: number;
+  /** The age pass was skipped this run because the clock looked wrong (see clockSuspect). */
+  ageSkipped: boolean;
 }
 
 export interface ApplyRetentionOptions extends RetentionBounds {
@@ -29,6 +31,9 @@ export interface ApplyRetentionOptions extends RetentionBounds {
   now: number;
   /** File name of the segment the record log is writing (never deleted); the newest segment is kept anyway. */
   current?: string | null;
+  /** `now` of the previous run in this process (null: first run), and the interval between runs. */
+  lastRunAt?: number | null;
+  intervalMs?: number;
 }
 
 /**
@@ -51,12 +56,9 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
   };
 
   let kept = segments;
-  if (options.days !== null) {
-    // Age is measured from the newest segment's day when the clock runs ahead of it: a box that boots
-    // with its clock years in the future must not delete the whole store before NTP corrects it.
-    const newestDay = segments.at(-1)?.day;
-    const reference = newestDay === undefined ? options.now : Math.min(options.now, dayEnd(newestDay));
-    const cutoff = reference - options.days * DAY_MS;
+  const ageSkipped = options.days !== null && clockSuspect(options, segments.at(-1)?.day);
+  if (options.days !== null && !ageSkipped) {
+    const cutoff = options.now - options.days * DAY_MS;
     kept = [];
     for (const segment of segments) {
       if (!protectedFiles.has(segment.file) && dayEnd(segment.day) <= cutoff) remove(segment, 'age');
@@ -77,7 +79,19 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
     kept = rest;
   }
   if (removed.length > 0) syncDir(dir);
-  return { removed, keptSegments: kept.length, keptBytes: total };
+  return { removed, keptSegments: kept.length, keptBytes: total, ageSkipped };
+}
+
+/**
+ * A clock that jumped forward (a wrong RTC at boot, a bad NTP step) would age out the whole store at once.
+ * The age pass waits one run when the clock looks wrong: at the first run, when it is more than a day past
+ * the newest segment; later, when more than a day more than the interval passed since the previous run.
+ * A store that was really idle that long is aged out one run later.
+ */
+function clockSuspect(options: ApplyRetentionOptions, newestDay: string | undefined): boolean {
+  const last = options.lastRunAt ?? null;
+  if (last === null) return newestDay !== undefined && options.now > dayEnd(newestDay) + DAY_MS;
+  return options.now - last > (options.intervalMs ?? DAY_MS) + DAY_MS;
 }
 
 function dayEnd(day: string): number {

@@ -35,11 +35,54 @@ test('age bound: a segment goes once its whole day is older than the bound, the 
   assert.deepEqual(result.removed, [{ file: old, bytes: 100, reason: 'age' }]);
   assert.deepEqual(files(dataDir), [edge, newest]);
   // Even past every bound, the newest segment stays: it is the one being written.
-  const later = applyRetention({ dataDir, days: 1, maxBytes: 4096, now: NOW + 30 * DAY });
+  // A store idle for 30 days: the run after a regular interval ages it out.
+  const HOUR = 3_600_000;
+  const later = applyRetention({
+    dataDir,
+    days: 1,
+    maxBytes: 4096,
+    now: NOW + 30 * DAY,
+    lastRunAt: NOW + 30 * DAY - HOUR,
+    intervalMs: HOUR,
+  });
   assert.deepEqual(
     later.removed.map((r) => r.file),
     [edge],
   );
+  assert.deepEqual(files(dataDir), [newest]);
+});
+
+test('a clock far ahead at the first run, or jumping forward between runs, postpones the age pass', () => {
+  const dataDir = makeTempDir();
+  const old = segment(dataDir, 10, 1, 100);
+  const newest = segment(dataDir, 0, 1, 100);
+  const HOUR = 3_600_000;
+  const YEARS = 5 * 365 * DAY;
+  // Booted with the RTC five years ahead: the first run keeps everything.
+  const boot = applyRetention({ dataDir, days: 3, maxBytes: null, now: NOW + YEARS });
+  assert.equal(boot.ageSkipped, true);
+  assert.deepEqual(files(dataDir), [old, newest]);
+  // A running daemon whose clock jumps five years between two hourly runs: kept too.
+  const jump = applyRetention({
+    dataDir,
+    days: 3,
+    maxBytes: null,
+    now: NOW + YEARS,
+    lastRunAt: NOW,
+    intervalMs: HOUR,
+  });
+  assert.equal(jump.ageSkipped, true);
+  assert.deepEqual(files(dataDir), [old, newest]);
+  // The next regular run with a sane clock applies the bound.
+  const sane = applyRetention({
+    dataDir,
+    days: 3,
+    maxBytes: null,
+    now: NOW + HOUR,
+    lastRunAt: NOW,
+    intervalMs: HOUR,
+  });
+  assert.equal(sane.ageSkipped, false);
   assert.deepEqual(files(dataDir), [newest]);
 });
 
