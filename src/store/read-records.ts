@@ -224,6 +224,9 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
   try {
     const size = (await handle.stat()).size;
     if (size < cursor.offset) cursor.offset = size;
+    // The writer takes back a failed batch by truncating to a line boundary; if the file grew again past the
+    // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
+    if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
     let chunkSize = FORWARD_CHUNK;
     while (cursor.offset < size && !options.signal.aborted) {
       const length = Math.min(chunkSize, size - cursor.offset);
@@ -256,6 +259,23 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
   } finally {
     await handle.close();
   }
+}
+
+/** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
+async function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
+  const one = Buffer.allocUnsafe(1);
+  const { bytesRead: got } = await handle.read(one, 0, 1, offset - 1);
+  if (got === 1 && one[0] === NEWLINE) return offset;
+  let end = offset;
+  const buf = Buffer.allocUnsafe(64 * 1024);
+  while (end > 0) {
+    const start = Math.max(0, end - buf.length);
+    const { bytesRead } = await handle.read(buf, 0, end - start, start);
+    const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+    if (nl !== -1) return start + nl + 1;
+    end = start;
+  }
+  return 0;
 }
 
 async function openSegment(path: string): Promise<FileHandle | null> {
