@@ -98,7 +98,11 @@ export function checkPort(loaded: LoadedConfig, daemonAnswering: boolean, uid: n
         );
       } else if (error.code === 'EACCES' && daemonAnswering) {
         // The kernel refuses a privileged port before it says "in use": the daemon has it, which is what counts.
-        resolve({ name, status: 'ok', message: `port ${port} is held by the answering daemon (or its socket)` });
+        resolve({
+          name,
+          status: 'ok',
+          message: `port ${port} is held by the answering daemon (or its socket)`,
+        });
       } else if (error.code === 'EACCES') {
         resolve({
           name,
