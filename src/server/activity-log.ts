@@ -35,15 +35,14 @@ export class ActivityLog {
     const who = r.sensor ?? `addr:${r.remoteAddr}`;
     const tally = `${who} ${r.code}`;
     this.rejected.set(tally, (this.rejected.get(tally) ?? 0) + 1);
-    const key = tally;
     const now = this.now();
-    const last = this.lastWarned.get(key);
+    const last = this.lastWarned.get(tally);
     if (last && now - last.at < this.intervalMs) {
       last.suppressed += 1;
       return;
     }
     if (this.lastWarned.size >= MAX_TRACKED) this.lastWarned.clear();
-    this.lastWarned.set(key, { at: now, suppressed: 0 });
+    this.lastWarned.set(tally, { at: now, suppressed: 0 });
     this.logger.warn(
       {
         code: r.code,

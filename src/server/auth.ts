@@ -36,10 +36,6 @@ export class Authenticator {
     this.sensors = next;
   }
 
-  get size(): number {
-    return this.sensors.size;
-  }
-
   /** The sensor a request comes from, or throws AUTH_MISSING / AUTH_INVALID / SENSOR_REVOKED. */
   authenticate(headers: IncomingHttpHeaders, now: number): AuthenticatedSensor {
     const key = pickHeader(headers, KEY_HEADERS);

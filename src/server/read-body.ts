@@ -33,10 +33,6 @@ export class BodyBudget {
   release(bytes: number): void {
     this.used -= bytes;
   }
-
-  get inUse(): number {
-    return this.used;
-  }
 }
 
 function overBudget(): ThreatcolError {
