@@ -1,0 +1,133 @@
+// The store seam: records, sensors, per-sensor stats and health behind one interface. `openStore(config)`
+// (store/open-store.ts) picks the backend (`store.backend`: files or nats); nothing outside store/ may
+// touch a backend's files, streams or buckets directly.
+import type { StoredRecord } from '../records/stored-record.js';
+import type { SensorRegistry } from './registry.js';
+
+export type Endpoint = StoredRecord['endpoint'];
+
+export interface AppendOptions {
+  /**
+   * Parallel to `records`: the key that identifies a retried delivery of that record (DESIGN 10), or null
+   * when the record is never deduplicated. A record whose key was stored within the dedupe window is not
+   * stored again; its first id is returned in its place.
+   */
+  dedupeKeys?: readonly (string | null)[];
+}
+
+export interface AppendResult {
+  /** For each record, in order: its id, or for a duplicate the id stored by the first delivery. */
+  ids: string[];
+  /** How many of the records were duplicates (not stored again). */
+  duplicates: number;
+}
+
+/** Appends records durably. One writer per daemon process (or per worker). */
+export interface RecordLog {
+  /**
+   * Resolves once every new record is durable (files: written and fdatasynced; NATS: publish-acked);
+   * rejects with a ThreatcolError (UNAVAILABLE, STORE_FAILED) otherwise. All-or-nothing per call.
+   */
+  append(records: StoredRecord[], options?: AppendOptions): Promise<AppendResult>;
+  /** Records accepted but not yet durable (a gauge for metrics and backpressure). */
+  readonly queuedRecords: number;
+  /** Waits for queued records to become durable, then releases the backend. */
+  close(): Promise<void>;
+}
+
+/** What a reader keeps: the stored record and its line exactly as stored (for `--json`). */
+export interface RecordLine {
+  line: string;
+  record: StoredRecord;
+}
+
+/** Which records a reader returns; every field optional, all given ones must hold. */
+export interface RecordFilter {
+  sensor?: string;
+  endpoint?: Endpoint;
+  minCriticality?: number;
+  /** Epoch ms: only records received at or after this instant. */
+  since?: number;
+}
+
+/** Where following resumes. Opaque outside the backend that made it. */
+export type RecordCursor = { readonly backend: string } & Readonly<Record<string, unknown>>;
+
+export interface ReadRecentOptions {
+  /** How many matching records to return at most, the newest ones (0: none, only the cursor). */
+  limit: number;
+  filter?: RecordFilter;
+  /** Extra predicate beyond `filter` (e.g. a CLI filter a backend cannot index). */
+  match?: (record: StoredRecord) => boolean;
+}
+
+export interface FollowOptions {
+  /** Called with each batch of new matching records, in store order; awaited (backpressure). */
+  onRecords: (records: RecordLine[]) => void | Promise<void>;
+  signal: AbortSignal;
+  filter?: RecordFilter;
+  match?: (record: StoredRecord) => boolean;
+  /** Fallback polling interval where the backend polls. */
+  pollIntervalMs?: number;
+}
+
+/** Reads records back: the last N (oldest first in the result), then follows new ones live. */
+export interface RecordReader {
+  readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
+  /** Resolves when `signal` aborts. */
+  follow(from: RecordCursor, options: FollowOptions): Promise<void>;
+  /**
+   * Visits every stored record received at or after `since` (epoch ms), oldest first as far as the
+   * backend stores them, for aggregations (`threats stats`). Resolves when done.
+   */
+  scan(since: number, visit: (record: StoredRecord) => void, signal?: AbortSignal): Promise<void>;
+}
+
+export interface SensorActivity {
+  last_seen: string | null;
+  last_address: string | null;
+  records_received: number;
+  requests_rejected: number;
+  /** Code and time of the last rejected request of this sensor (null when none). */
+  last_rejection_code?: string | null;
+  last_rejected_at?: string | null;
+}
+
+/** Per-sensor activity counters. The daemon writes (one writer per collector); the CLI reads the sums. */
+export interface SensorStatsStore {
+  recordAccepted(sensor: string, address: string, records: number, at: string): void;
+  recordRejected(sensor: string, address: string, code: string, at: string): void;
+  /** Per sensor: counts summed over every collector sharing the store, latest last-seen/address. */
+  read(): Promise<Record<string, SensorActivity>>;
+  /** Starts the periodic write of the counters (daemon only). */
+  start(intervalMs: number, onError: (error: Error) => void): void;
+  /** Writes what is pending and stops the timer. */
+  stop(): Promise<void>;
+}
+
+export interface StoreHealth {
+  /** True when an append would be accepted now. */
+  ok: boolean;
+  /** Why not, for /readyz, `check` and the logs (never a credential). */
+  reason?: string;
+}
+
+export interface StoreWriterOptions {
+  /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
+  onFatal?: (error: Error) => void;
+  /** Files backend with `--workers`: this worker's id, part of its segment names (null: single process). */
+  workerId?: number | null;
+}
+
+/** One backend. CLI commands use registry/reader/stats; only the daemon opens the writer. */
+export interface Store {
+  readonly backend: 'files' | 'nats';
+  readonly registry: SensorRegistry;
+  readonly reader: RecordReader;
+  readonly stats: SensorStatsStore;
+  /** Opens the record writer (daemon only). */
+  openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
+  health(): Promise<StoreHealth>;
+  /** Releases connections and watchers (not the writer: close that first). */
+  close(): Promise<void>;
+}
