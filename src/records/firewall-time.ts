@@ -19,13 +19,27 @@ function two(text: string, i: number): number {
 }
 
 /**
- * Parses the firewall time shape; null unless it is a real calendar time. By hand, not by regex: it runs
- * twice per firewall record (the schema's format check and the record builder).
+ * The wall time as milliseconds of a UTC-like timeline (Date.UTC of its fields), NaN unless the text is a
+ * real calendar time in the firewall shape. By hand, not by regex, and without allocating: the schema's
+ * format check and the record builder both read it.
  */
-export function parseFirewallTime(text: string): WallTime | null {
-  if (text.length !== 19) return null;
-  if (text.charCodeAt(4) !== 0x2f || text.charCodeAt(7) !== 0x2f || text.charCodeAt(10) !== 0x20) return null;
-  if (text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a) return null;
+export function firewallLocalMs(text: string): number {
+  if (text === lastText) return lastLocal;
+  const local = readLocalMs(text);
+  lastText = text;
+  lastLocal = local;
+  return local;
+}
+
+// One-entry memo: the builder reads the very string the format check has just read (single-record bodies).
+let lastText = '';
+let lastLocal = Number.NaN;
+
+function readLocalMs(text: string): number {
+  if (text.length !== 19) return Number.NaN;
+  if (text.charCodeAt(4) !== 0x2f || text.charCodeAt(7) !== 0x2f || text.charCodeAt(10) !== 0x20)
+    return Number.NaN;
+  if (text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a) return Number.NaN;
   const hi = two(text, 0);
   const lo = two(text, 2);
   const month = two(text, 5);
@@ -33,17 +47,38 @@ export function parseFirewallTime(text: string): WallTime | null {
   const hour = two(text, 11);
   const minute = two(text, 14);
   const second = two(text, 17);
-  if (hi < 0 || lo < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  if (hi < 0 || lo < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return Number.NaN;
   const year = hi * 100 + lo;
-  if (year < 1970 || month < 1 || month > 12 || day < 1) return null;
+  if (year < 1970 || month < 1 || month > 12 || day < 1) return Number.NaN;
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   const maxDay = month === 2 && leap ? 29 : (DAYS[month - 1] as number);
-  if (day > maxDay || hour > 23 || minute > 59 || second > 59) return null;
-  return { year, month, day, hour, minute, second };
+  if (day > maxDay || hour > 23 || minute > 59 || second > 59) return Number.NaN;
+  return Date.UTC(year, month - 1, day, hour, minute, second);
+}
+
+/** Parses the firewall time shape; null unless it is a real calendar time. */
+export function parseFirewallTime(text: string): WallTime | null {
+  const local = firewallLocalMs(text);
+  if (Number.isNaN(local)) return null;
+  const d = new Date(local);
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
 }
 
 export function isFirewallTime(text: string): boolean {
-  return parseFirewallTime(text) !== null;
+  return !Number.isNaN(firewallLocalMs(text));
+}
+
+/** The UTC instant (ms) of a firewall time read in `zone` (see wallTimeToUtc); NaN when the text is not one. */
+export function firewallTimeToUtcMs(text: string, zone: string): number {
+  const local = firewallLocalMs(text);
+  return Number.isNaN(local) ? local : convert(local, zone, cachedOffsetAt);
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -140,16 +175,17 @@ function cachedOffsetAt(utcMs: number, zone: string): number {
  * "compatible" disambiguation does.
  */
 export function wallTimeToUtc(t: WallTime, zone: string): Date {
-  return new Date(convert(t, zone, cachedOffsetAt));
+  return new Date(convert(localMsOf(t), zone, cachedOffsetAt));
 }
 
 /** wallTimeToUtc asking ICU for every offset: the reference the cached conversion is tested against. */
 export function wallTimeToUtcUncached(t: WallTime, zone: string): Date {
-  return new Date(convert(t, zone, offsetAt));
+  return new Date(convert(localMsOf(t), zone, offsetAt));
 }
 
-function convert(t: WallTime, zone: string, offset: (utcMs: number, zone: string) => number): number {
-  const local = Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second);
+const localMsOf = (t: WallTime) => Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second);
+
+function convert(local: number, zone: string, offset: (utcMs: number, zone: string) => number): number {
   if (zone === 'UTC' || zone === 'Etc/UTC') return local;
   const before = offset(local - 86_400_000, zone);
   const after = offset(local + 86_400_000, zone);
