@@ -15,7 +15,9 @@ const p = JSON.parse(readFileSync(file as string, 'utf8')) as {
 };
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
-p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+p.samples.forEach((id, i) => {
+  self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+});
 const idle = new Set(['(idle)', '(program)']);
 let busy = 0;
 const fn = new Map<string, number>();
@@ -32,10 +34,14 @@ for (const [id, t] of self) {
 }
 const total = p.timeDeltas.reduce((a, b) => a + b, 0);
 const pct = (t: number) => `${((t / busy) * 100).toFixed(1).padStart(5)}%`;
-process.stdout.write(`busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled\n\nby function (self):\n`);
-for (const [k, t] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) process.stdout.write(`${pct(t)}  ${k}\n`);
+process.stdout.write(
+  `busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled\n\nby function (self):\n`,
+);
+for (const [k, t] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, Number(top)))
+  process.stdout.write(`${pct(t)}  ${k}\n`);
 process.stdout.write('\nby file (self):\n');
-for (const [k, t] of [...files].sort((a, b) => b[1] - a[1]).slice(0, 30)) process.stdout.write(`${pct(t)}  ${k}\n`);
+for (const [k, t] of [...files].sort((a, b) => b[1] - a[1]).slice(0, 30))
+  process.stdout.write(`${pct(t)}  ${k}\n`);
 
 // Inclusive (self + callees) time by function, counted once per sample even when a function recurses.
 const parent = new Map<number, number>();

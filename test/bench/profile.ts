@@ -21,7 +21,9 @@ const w: Workload =
   kind === 'firewall'
     ? { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds }
     : { path: '/generic', body: genericBatchBody(100), recordsPerRequest: 100, connections: 50, seconds };
-const nodeArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`] : [];
+const nodeArgs = prof
+  ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`]
+  : [];
 const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs });
 const ref = await startReference('reference', tc.certPath, tc.keyPath, pin);
 const zoned = await zonedSensor(tc, 'Europe/Berlin');
