@@ -35,6 +35,7 @@ export interface StoredRecord {
 
 /** What the server knows about a request, the same for every record in it. */
 export interface ReceiptContext {
+  /** A new record id (called without arguments). */
   id: () => string;
   receivedAt: string;
   sensor: string;
