@@ -6,8 +6,8 @@ import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
 import { adoptOwner, type Owner } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
-import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
+import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
 export interface FileRecordLogOptions {
   dataDir: string;
@@ -107,7 +107,7 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  append(records: StoredRecord[]): Promise<void> {
+  append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
     // statfs is asked at most once a second, so only the first request after that waits for it; the others
     // take the synchronous path (no extra promise per request).
     if (this.space && !this.failed && !this.closing) {
@@ -121,7 +121,7 @@ export class FileRecordLog implements RecordLog {
     return this.enqueue(records);
   }
 
-  private enqueue(records: StoredRecord[]): Promise<void> {
+  private enqueue(records: StoredRecord[]): Promise<AppendResult> {
     if (this.failed || this.closing) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
@@ -145,8 +145,14 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
+    const ids = records.map((r) => r.id);
     return new Promise((resolve, reject) => {
-      this.queue.push({ chunk, count: records.length, resolve, reject });
+      this.queue.push({
+        chunk,
+        count: records.length,
+        resolve: () => resolve({ ids, duplicates: 0 }),
+        reject,
+      });
       this.queued += records.length;
       this.queuedBytes += chunk.length;
       this.schedule();
