@@ -1,13 +1,15 @@
 // The command line: parses argv with commander, runs one command, and returns its exit code.
 import { Command, CommanderError } from 'commander';
-import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
+import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { registerCheck } from './check.js';
 import { type CliIo, processIo, write } from './io.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor-add.js';
+import { registerSensorDelete } from './sensor-delete.js';
 import { registerSensorList } from './sensor-list.js';
 import { registerSensorRevoke } from './sensor-revoke.js';
 import { registerSensorRotate } from './sensor-rotate.js';
+import { registerSensorSet } from './sensor-set.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerSystemdUnit } from './systemd-unit.js';
@@ -32,12 +34,14 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerServe(program, io, run);
   registerCheck(program, io, run);
   registerSystemdUnit(program, io, run);
-  const sensor = program.command('sensor').description('issue, list and revoke sensor keys');
+  const sensor = program.command('sensor').description('issue, list, change, revoke and delete sensor keys');
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);
   registerSensorRevoke(sensor, io, run);
   registerSensorRotate(sensor, io, run);
   registerSensorShow(sensor, io, run);
+  registerSensorSet(sensor, io, run);
+  registerSensorDelete(sensor, io, run);
   registerThreatsTail(program, io, run);
   registerSend(program, io, run);
   for (const cmd of [program, sensor, ...program.commands, ...sensor.commands]) {
@@ -65,6 +69,8 @@ export function reportError(error: unknown, io: CliIo): number {
     write(io.stderr, `threatcol: ${error.code}: ${error.message}`);
     return CATALOGUE[error.code].exit;
   }
+  // A permission problem is the operator's to fix, never an internal error with a stack.
+  if (isPermissionError(error)) return reportError(permissionDenied(error), io);
   write(io.stderr, `threatcol: INTERNAL: ${(error as Error)?.stack ?? String(error)}`);
   return EXIT.SOFTWARE;
 }

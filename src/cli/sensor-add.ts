@@ -7,6 +7,7 @@ import { createFileRegistry } from '../store/file-registry.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { newKeyText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
+import { foreignRegistryWarning } from './registry-location.js';
 
 interface AddOptions extends CommonOptions {
   description?: string;
@@ -40,6 +41,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
       `"${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
     );
   }
+  const warning = foreignRegistryWarning(dataDir, process.getuid?.() ?? -1);
   const owner = ensureDataDir(dataDir);
   const registry = createFileRegistry({ dataDir, owner });
   const { sensor, key } = await registry.add({
@@ -52,13 +54,17 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     if (sensor.description) out.description = sensor.description;
     if (sensor.timezone) out.timezone = sensor.timezone;
     out.created_at = sensor.created_at;
-    write(io.stdout, JSON.stringify(out));
+    out.data_dir = dataDir;
+    if (warning) write(io.stderr, warning);
+    write(io.stdout, JSON.stringify(out, null, 2));
     return 0;
   }
+  if (warning) write(io.stderr, warning);
   write(
     io.stdout,
     [
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
+      `Data directory: ${dataDir}`,
       newKeyText(sensor.name, key),
     ].join('\n'),
   );

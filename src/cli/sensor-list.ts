@@ -1,10 +1,9 @@
 // `threatcol sensor list`: sensors with status and activity; never a key or its hash.
-
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createFileRegistry } from '../store/file-registry.js';
 import { readStatsFile } from '../store/sensor-stats.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
 import { formatTable } from './table.js';
 
@@ -26,8 +25,9 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
-  const sensors = existsSync(dataDir) ? await createFileRegistry({ dataDir, owner: null }).list() : [];
+  const { dataDir, configPath } = loadFromOptions(options, io);
+  existingDataDir(dataDir, options, io, configPath);
+  const sensors = await createFileRegistry({ dataDir, owner: null }).list();
   const stats = readStatsFile(dataDir).sensors;
   const now = Date.now();
   const rows = sensors.map((s) => {
@@ -57,13 +57,13 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     return 0;
   }
   if (rows.length === 0) {
-    write(io.stdout, 'No sensors yet. Add one with: threatcol sensor add NAME');
+    write(io.stdout, `No sensors yet in ${dataDir}. Add one with: threatcol sensor add NAME`);
     return 0;
   }
   write(
     io.stdout,
     formatTable(
-      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS'],
+      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
       rows.map((r) => [
         r.name,
         r.rotation_grace_until
@@ -73,6 +73,7 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
         r.last_seen ? shortTime(r.last_seen) : 'never',
         r.last_address ?? '-',
         String(r.records_received),
+        r.description || '-',
       ]),
     ),
   );

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ensureDataDir } from '../store/data-dir.js';
 import { createFileRegistry } from '../store/file-registry.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
 
 export function registerSensorRevoke(
@@ -16,12 +17,13 @@ export function registerSensorRevoke(
 }
 
 export async function revokeSensor(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
+  const { dataDir, configPath } = loadFromOptions(options, io);
+  existingDataDir(dataDir, options, io, configPath);
   const registry = createFileRegistry({ dataDir, owner: ensureDataDir(dataDir) });
   const sensor = await registry.revoke(name);
   write(
     io.stdout,
-    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.`,
+    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.\nData directory: ${dataDir}`,
   );
   return 0;
 }

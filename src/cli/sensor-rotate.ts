@@ -4,6 +4,7 @@ import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import { createFileRegistry } from '../store/file-registry.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { newKeyText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
@@ -36,19 +37,25 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
   if (graceMs === null) {
     throw new ThreatcolError('USAGE', `--grace "${options.grace}" is not a duration (24h, 90m, 30s, 0)`);
   }
-  const { dataDir } = loadFromOptions(options, io);
+  const { dataDir, configPath } = loadFromOptions(options, io);
+  existingDataDir(dataDir, options, io, configPath);
   const registry = createFileRegistry({ dataDir, owner: ensureDataDir(dataDir) });
   const { sensor, key, oldKeysExpireAt } = await registry.rotate(name, graceMs);
   if (options.json) {
     write(
       io.stdout,
-      JSON.stringify({
-        name: sensor.name,
-        key,
-        grace_ms: graceMs,
-        old_keys_expire_at: oldKeysExpireAt,
-        created_at: sensor.keys.at(-1)?.created_at,
-      }),
+      JSON.stringify(
+        {
+          name: sensor.name,
+          key,
+          grace_ms: graceMs,
+          old_keys_expire_at: oldKeysExpireAt,
+          created_at: sensor.keys.at(-1)?.created_at,
+          data_dir: dataDir,
+        },
+        null,
+        2,
+      ),
     );
     return 0;
   }
@@ -58,7 +65,11 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
       : `The old key keeps working until ${oldKeysExpireAt} (${formatDuration(graceMs)}), then it is refused.`;
   write(
     io.stdout,
-    [`Sensor "${sensor.name}" has a new key.`, newKeyText(sensor.name, key, until)].join('\n'),
+    [
+      `Sensor "${sensor.name}" has a new key.`,
+      `Data directory: ${dataDir}`,
+      newKeyText(sensor.name, key, until),
+    ].join('\n'),
   );
   return 0;
 }

@@ -4,6 +4,7 @@ import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { createFileRecordReader, type RecordLine } from '../store/read-records.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { parseDuration } from './duration.js';
 import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
 import type { CliIo } from './io.js';
@@ -57,7 +58,8 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
     (options.endpoint === undefined || r.endpoint === options.endpoint) &&
     (notBefore === undefined || Date.parse(r.received_at) >= notBefore);
 
-  const { dataDir } = loadFromOptions(options, io);
+  const { dataDir, configPath } = loadFromOptions(options, io);
+  existingDataDir(dataDir, options, io, configPath);
   const reader = createFileRecordReader(dataDir);
   const colour = !options.json && useColour(io.stdout, io.env);
   const stop = new AbortController();
