@@ -1,5 +1,5 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
@@ -76,6 +76,12 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
   /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
   async function update<T>(change: (data: RegistryData) => T): Promise<T> {
     let release: () => Promise<void>;
+    try {
+      // proper-lockfile retries every error, EACCES too: check first, so a permission problem fails at once.
+      accessSync(options.dataDir, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      if (isPermissionError(error)) throw permissionDenied(error, options.dataDir, 'change the registry in');
+    }
     try {
       release = await lockfile.lock(path, {
         realpath: false,

@@ -108,7 +108,10 @@ test('a running collector uses sensor set within a second and refuses a deleted 
   assert.equal(first.status, 200, first.text);
   assert.equal(detectedAt(first), '2026-11-21T10:15:30.000Z');
 
-  assert.equal((await runCli(['sensor', 'set', 'fw', '--timezone', 'Asia/Tokyo', '--data-dir', dir])).code, 0);
+  assert.equal(
+    (await runCli(['sensor', 'set', 'fw', '--timezone', 'Asia/Tokyo', '--data-dir', dir])).code,
+    0,
+  );
   const changedAt = Date.now();
   let seen: unknown;
   while (Date.now() - changedAt < 10_000) {
