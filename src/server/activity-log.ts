@@ -26,8 +26,38 @@ export class ActivityLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  accept(sensor: string, records: number): void {
+  /** Counts accepted records for the summary; with `request`, logs the request at debug (DESIGN 9). */
+  accept(sensor: string, records: number, request?: { path: string; remoteAddr: string }): void {
     this.accepted.set(sensor, (this.accepted.get(sensor) ?? 0) + records);
+    if (request && this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { status: 200, method: 'POST', path: request.path, sensor, remoteAddr: request.remoteAddr, records },
+        'accepted',
+      );
+    }
+  }
+
+  /**
+   * A 500: logged at error with the stack every time, never rate-limited (the limit is for ordinary
+   * rejections a misconfigured sender repeats), and counted in the summary like any rejection.
+   */
+  internalError(r: Rejection, error: unknown): void {
+    const who = r.sensor ?? `addr:${r.remoteAddr}`;
+    const tally = `${who} ${r.code}`;
+    this.rejected.set(tally, (this.rejected.get(tally) ?? 0) + 1);
+    const err = error instanceof Error ? error : new Error(String(error));
+    this.logger.error(
+      {
+        code: r.code,
+        status: r.status,
+        method: r.method,
+        path: r.path,
+        sensor: r.sensor,
+        remoteAddr: r.remoteAddr,
+        err,
+      },
+      `internal error: ${err.message}`,
+    );
   }
 
   reject(r: Rejection): void {

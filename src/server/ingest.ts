@@ -88,7 +88,7 @@ export async function handleIngest(
     const records = checked.records.map((input) => route.build(input, ctx));
     await deps.store.append(records);
     deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
-    deps.activity.accept(who.name, records.length);
+    deps.activity.accept(who.name, records.length, { path, remoteAddr });
     let ids = '';
     for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
     sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
@@ -101,7 +101,7 @@ export async function handleIngest(
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
     if (sensor !== null) deps.stats.recordRejected(sensor, remoteAddr);
-    deps.activity.reject({
+    const rejection = {
       code: e.code,
       status: e.status,
       method: req.method ?? '',
@@ -109,7 +109,9 @@ export async function handleIngest(
       sensor,
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
-    });
+    };
+    if (e.code === 'INTERNAL') deps.activity.internalError(rejection, error);
+    else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
   }
