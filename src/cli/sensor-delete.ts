@@ -1,10 +1,10 @@
 // `threatcol sensor delete NAME --yes`: removes a sensor from the registry; its stored records stay.
 import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
-import { openCliRegistry } from './open-registry.js';
 
 interface DeleteOptions extends CommonOptions {
   yes?: boolean;
@@ -34,14 +34,20 @@ export async function deleteSensor(name: string, options: DeleteOptions, io: Cli
       `sensor delete removes "${name}" and its keys at once (a running collector refuses it within a second); repeat with --yes`,
     );
   }
-  const { dataDir, configPath } = loadFromOptions(options, io);
-  existingDataDir(dataDir, options, io, configPath);
-  const sensor = await openCliRegistry(dataDir).delete(name);
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const sensor = await withStore(loaded, io, (store) => store.registry.delete(name));
   if (options.json) {
     write(
       io.stdout,
       JSON.stringify(
-        { name: sensor.name, status: 'deleted', was: sensor.status, data_dir: dataDir },
+        {
+          name: sensor.name,
+          status: 'deleted',
+          was: sensor.status,
+          data_dir: loaded.dataDir,
+          store_backend: loaded.config.store.backend,
+        },
         null,
         2,
       ),
@@ -53,7 +59,7 @@ export async function deleteSensor(name: string, options: DeleteOptions, io: Cli
     [
       `Sensor "${sensor.name}" (${sensor.status}) deleted; a running collector refuses its key within a second.`,
       `Its stored records stay. The name can be issued again: threatcol sensor add ${sensor.name}`,
-      `Data directory: ${dataDir}`,
+      storeLocationLine(loaded),
     ].join('\n'),
   );
   return 0;

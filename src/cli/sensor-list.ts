@@ -1,9 +1,8 @@
 // `threatcol sensor list`: sensors with status and activity; never a key or its hash.
 import type { Command } from 'commander';
-import { createFileRegistry } from '../store/file-registry.js';
-import { readStatsFile } from '../store/sensor-stats.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
 import { formatTable } from './table.js';
 
@@ -25,10 +24,12 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const { dataDir, configPath } = loadFromOptions(options, io);
-  existingDataDir(dataDir, options, io, configPath);
-  const sensors = await createFileRegistry({ dataDir, owner: null }).list();
-  const stats = readStatsFile(dataDir).sensors;
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const { sensors, stats } = await withStore(loaded, io, async (store) => ({
+    sensors: await store.registry.list(),
+    stats: await store.stats.read(),
+  }));
   const now = Date.now();
   const rows = sensors.map((s) => {
     const activity = Object.hasOwn(stats, s.name) ? stats[s.name] : undefined;
@@ -57,7 +58,10 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     return 0;
   }
   if (rows.length === 0) {
-    write(io.stdout, `No sensors yet in ${dataDir}. Add one with: threatcol sensor add NAME`);
+    write(
+      io.stdout,
+      `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
+    );
     return 0;
   }
   write(

@@ -2,10 +2,10 @@
 import type { Command } from 'commander';
 import { isValidTimezone } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
-import { openCliRegistry } from './open-registry.js';
 
 interface SetOptions extends CommonOptions {
   description?: string;
@@ -46,13 +46,13 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
       );
     }
   }
-  const { dataDir, config, configPath } = loadFromOptions(options, io);
-  existingDataDir(dataDir, options, io, configPath);
-  const registry = openCliRegistry(dataDir);
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
+  existingDataDir(loaded, options, io);
   const changes: { timezone?: string | null; description?: string } = {};
   if (timezone !== undefined) changes.timezone = timezone;
   if (options.description !== undefined) changes.description = options.description;
-  const sensor = await registry.set(name, changes);
+  const sensor = await withStore(loaded, io, (store) => store.registry.set(name, changes));
   if (options.json) {
     write(
       io.stdout,
@@ -63,7 +63,8 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
           description: sensor.description,
           timezone: sensor.timezone,
           effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
-          data_dir: dataDir,
+          data_dir: loaded.dataDir,
+          store_backend: config.store.backend,
         },
         null,
         2,
@@ -76,7 +77,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
     [
       `Sensor "${sensor.name}" changed: time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone} (the default)`}, description ${sensor.description ? `"${sensor.description}"` : 'none'}.`,
       'A running collector uses the change within a second.',
-      `Data directory: ${dataDir}`,
+      storeLocationLine(loaded),
     ].join('\n'),
   );
   return 0;

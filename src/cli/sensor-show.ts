@@ -1,8 +1,7 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { readStatsFile } from '../store/sensor-stats.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
 import { firewallSetupText } from './firewall-setup.js';
@@ -28,16 +27,18 @@ export function registerSensorShow(
 }
 
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
-  const { dataDir, config, configPath } = loadFromOptions(options, io);
-  existingDataDir(dataDir, options, io, configPath);
-  const sensors = await createFileRegistry({ dataDir, owner: null }).list();
-  const sensor = sensors.find((s) => s.name === name);
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
+  existingDataDir(loaded, options, io);
+  const { sensor, stats } = await withStore(loaded, io, async (store) => ({
+    sensor: (await store.registry.list()).find((s) => s.name === name),
+    stats: options.firewall ? {} : await store.stats.read(),
+  }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.firewall) {
     write(io.stdout, firewallSetupText(sensor.name, null));
     return 0;
   }
-  const stats = readStatsFile(dataDir).sensors;
   const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
   const now = Date.now();
   // A revoked sensor's keys are all refused (403), whatever their expiry says.

@@ -5,13 +5,12 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
-import { openFileRecordLog } from '../store/file-record-log.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { SensorStats } from '../store/sensor-stats.js';
+import { openStore } from '../store/open-store.js';
+import type { RecordLog } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
-import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
+import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 import { RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
@@ -68,26 +67,31 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let stopping = false;
   let fatal = false;
 
-  const store = await openFileRecordLog({
+  const backend = await openStore(config, {
     dataDir,
-    segmentMaxBytes: config.store.segmentMaxBytes,
-    queueMaxRecords: config.store.queueMaxRecords,
-    queueMaxBytes: config.store.queueMaxBytes,
-    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
-    owner,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
-    onFatal: () => {
-      fatal = true;
-      stop();
-    },
   });
+  let store: RecordLog;
+  try {
+    store = await backend.openRecordLog({
+      onFatal: () => {
+        fatal = true;
+        stop();
+      },
+      ...(options.retentionIntervalMs === undefined
+        ? {}
+        : { retentionIntervalMs: options.retentionIntervalMs }),
+    });
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
 
   const auth = new Authenticator();
-  const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
   let known = -1;
-  const watch = registry.watch(
+  const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
@@ -97,7 +101,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = new SensorStats(dataDir, now, owner);
+  const stats = backend.stats;
   stats.start(config.store.statsIntervalMs, (error) =>
     logger.error({ err: error.message }, 'cannot write stats'),
   );
@@ -115,15 +119,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     now,
     tls,
     logger,
-  });
-
-  const retention = startRetention({
-    dataDir,
-    bounds: config.store.retention,
-    logger,
-    now,
-    intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-    current: () => store.currentSegment,
   });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
@@ -159,13 +154,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
   } catch (error) {
-    retention.stop();
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
-    stats.stop();
     activity.stop();
+    await stats.stop().catch(() => {});
     await store.close();
+    await backend.close();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
   }
   logger.info(
@@ -189,17 +184,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
-      retention.stop();
       tlsWatch.stop();
       expiry.stop();
       watch.stop();
       activity.stop();
       try {
-        stats.stop();
+        await stats.stop();
       } catch (error) {
         logger.error({ err: (error as Error).message }, 'cannot write stats');
       }
       await store.close();
+      await backend.close();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();

@@ -6,8 +6,7 @@ import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { RecordLog } from '../store/record-log.js';
-import type { SensorStats } from '../store/sensor-stats.js';
+import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
@@ -25,7 +24,7 @@ export interface IngestDeps {
   config: Config;
   auth: Authenticator;
   store: RecordLog;
-  stats: SensorStats;
+  stats: SensorStatsStore;
   limiter: RateLimiter;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
@@ -100,7 +99,9 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null) deps.stats.recordRejected(sensor, remoteAddr);
+    if (sensor !== null) {
+      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
+    }
     const rejection = {
       code: e.code,
       status: e.status,

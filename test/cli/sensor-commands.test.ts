@@ -41,7 +41,7 @@ test('sensor add --json prints exactly name, key and optional fields', async (t)
   const r = await runCli(['sensor', 'add', 's1', '--data-dir', dir, '--json']);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(out).sort(), ['created_at', 'data_dir', 'key', 'name']);
+  assert.deepEqual(Object.keys(out).sort(), ['created_at', 'data_dir', 'key', 'name', 'store_backend']);
   assert.equal(out.name, 's1');
   assert.match(out.key, /^tck_[A-Za-z0-9_-]{43}$/);
 });
