@@ -6,7 +6,7 @@ import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { storeLocationLine } from './data-dir-check.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { foreignRegistryWarning } from './registry-location.js';
 
 interface AddOptions extends CommonOptions {
@@ -38,8 +38,8 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
   const { config } = loaded;
   if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
     throw new ThreatcolError(
-      'INVALID_ARGUMENT',
-      `"${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
+      'USAGE',
+      `--timezone "${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
     );
   }
   const warning =
@@ -61,7 +61,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     out.data_dir = loaded.dataDir;
     out.store_backend = config.store.backend;
     if (warning) write(io.stderr, warning);
-    write(io.stdout, JSON.stringify(out, null, 2));
+    writeJson(io.stdout, out);
     return 0;
   }
   if (warning) write(io.stderr, warning);

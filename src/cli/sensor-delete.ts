@@ -4,7 +4,7 @@ import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface DeleteOptions extends CommonOptions {
   yes?: boolean;
@@ -38,20 +38,13 @@ export async function deleteSensor(name: string, options: DeleteOptions, io: Cli
   existingDataDir(loaded, options, io);
   const sensor = await withStore(loaded, io, (store) => store.registry.delete(name));
   if (options.json) {
-    write(
-      io.stdout,
-      JSON.stringify(
-        {
-          name: sensor.name,
-          status: 'deleted',
-          was: sensor.status,
-          data_dir: loaded.dataDir,
-          store_backend: loaded.config.store.backend,
-        },
-        null,
-        2,
-      ),
-    );
+    writeJson(io.stdout, {
+      name: sensor.name,
+      status: 'deleted',
+      was: sensor.status,
+      data_dir: loaded.dataDir,
+      store_backend: loaded.config.store.backend,
+    });
     return 0;
   }
   write(

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { formatTable } from './table.js';
 
 interface ListOptions extends CommonOptions {
@@ -54,7 +54,7 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     };
   });
   if (options.json) {
-    write(io.stdout, JSON.stringify(rows, null, 2));
+    writeJson(io.stdout, rows);
     return 0;
   }
   if (rows.length === 0) {

@@ -6,7 +6,7 @@ import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-
 import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface RotateOptions extends CommonOptions {
   grace: string;
@@ -42,22 +42,15 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
     store.registry.rotate(name, graceMs),
   );
   if (options.json) {
-    write(
-      io.stdout,
-      JSON.stringify(
-        {
-          name: sensor.name,
-          key,
-          grace_ms: graceMs,
-          old_keys_expire_at: oldKeysExpireAt,
-          created_at: sensor.keys.at(-1)?.created_at,
-          data_dir: loaded.dataDir,
-          store_backend: loaded.config.store.backend,
-        },
-        null,
-        2,
-      ),
-    );
+    writeJson(io.stdout, {
+      name: sensor.name,
+      key,
+      grace_ms: graceMs,
+      old_keys_expire_at: oldKeysExpireAt,
+      created_at: sensor.keys.at(-1)?.created_at,
+      data_dir: loaded.dataDir,
+      store_backend: loaded.config.store.backend,
+    });
     return 0;
   }
   const until =

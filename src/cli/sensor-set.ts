@@ -5,7 +5,7 @@ import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface SetOptions extends CommonOptions {
   description?: string;
@@ -54,22 +54,15 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
   if (options.description !== undefined) changes.description = options.description;
   const sensor = await withStore(loaded, io, (store) => store.registry.set(name, changes));
   if (options.json) {
-    write(
-      io.stdout,
-      JSON.stringify(
-        {
-          name: sensor.name,
-          status: sensor.status,
-          description: sensor.description,
-          timezone: sensor.timezone,
-          effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
-          data_dir: loaded.dataDir,
-          store_backend: config.store.backend,
-        },
-        null,
-        2,
-      ),
-    );
+    writeJson(io.stdout, {
+      name: sensor.name,
+      status: sensor.status,
+      description: sensor.description,
+      timezone: sensor.timezone,
+      effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
+      data_dir: loaded.dataDir,
+      store_backend: config.store.backend,
+    });
     return 0;
   }
   write(

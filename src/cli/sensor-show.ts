@@ -4,8 +4,8 @@ import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
-import { firewallSetupText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
@@ -36,7 +36,8 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.firewall) {
-    write(io.stdout, firewallSetupText(sensor.name, null));
+    if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
+    else write(io.stdout, firewallSetupText(sensor.name, null));
     return 0;
   }
   const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
@@ -60,7 +61,7 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     requests_rejected: activity?.requests_rejected ?? 0,
   };
   if (options.json) {
-    write(io.stdout, JSON.stringify(view, null, 2));
+    writeJson(io.stdout, view);
     return 0;
   }
   const lines = [

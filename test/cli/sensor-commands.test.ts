@@ -54,7 +54,6 @@ test('bad names, time zones and duplicates exit 65 with the catalogue code', asy
     ['sensor', 'add', '_bad'],
     ['sensor', 'add', 'a'.repeat(65)],
     ['sensor', 'add', 'bad name'],
-    ['sensor', 'add', 'tz', '--timezone', 'Mars/Olympus'],
     ['sensor', 'revoke', 'nobody'],
   ]) {
     const r = await runCli([...args, '--data-dir', dir]);

@@ -31,10 +31,12 @@ export function runCli(
     uid?: number;
     /** A wrapper command in front of node, e.g. `unshare --mount ...`. */
     prefix?: string[];
+    /** Another copy of bin/threatcol (an installation elsewhere). */
+    bin?: string;
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const argv = [...(options.prefix ?? []), process.execPath, BIN, ...args];
+    const argv = [...(options.prefix ?? []), process.execPath, options.bin ?? BIN, ...args];
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: cleanEnv(options.env),
       stdio: 'pipe',
