@@ -1,4 +1,4 @@
-
+// Shared tools of the reliability suite: soak switch, process probes (/proc), a serve spawner that can wrap the binary.
 import { readdirSync, readFileSync } from 'node:fs';
 import { type ServeProcess, spawnServe } from '../helpers/cli.js';
 
