@@ -57,7 +57,7 @@ export async function handleIngest(
     const accepted = accept(route, body, release, who, remoteAddr, deps);
     await accepted.stored;
     deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
-    deps.activity.accept(who.name, accepted.count);
+    deps.activity.accept(who.name, accepted.count, path, remoteAddr);
     sendJson(res, 200, accepted.answer);
   } catch (error) {
     if (error instanceof ClientGone) return;
@@ -70,7 +70,7 @@ export async function handleIngest(
     if (sensor !== null) {
       deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
     }
-    deps.activity.reject({
+    const rejection = {
       code: e.code,
       status: e.status,
       method: req.method ?? '',
@@ -78,7 +78,9 @@ export async function handleIngest(
       sensor,
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
-    });
+    };
+    if (e.code === 'INTERNAL') deps.activity.internalError(rejection, error);
+    else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
   }
