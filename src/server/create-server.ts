@@ -12,6 +12,7 @@ import { genericRoute } from './generic-route.js';
 import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
 import { sendError } from './respond.js';
 import { type TlsMaterial, tlsPolicy } from './tls.js';
+import { tlsFailureReason } from './tls-failure-reason.js';
 
 const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
 
@@ -70,6 +71,8 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
 
   const perAddress = new Map<string, number>();
+  let connectionsOpen = 0;
+  deps.metrics?.sources({ connectionsOpen: () => connectionsOpen });
   server.on('connection', (socket: Socket) => {
     const addr = addressGroup(socket.remoteAddress ?? '');
     const count = (perAddress.get(addr) ?? 0) + 1;
@@ -78,7 +81,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       return;
     }
     perAddress.set(addr, count);
+    connectionsOpen += 1;
     socket.once('close', () => {
+      connectionsOpen -= 1;
       const left = (perAddress.get(addr) ?? 1) - 1;
       if (left <= 0) perAddress.delete(addr);
       else perAddress.set(addr, left);
@@ -104,6 +109,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     // Always destroy: a handler that only ends the socket would switch off the handshake and request timeouts.
     if (socket.writable && !(error.code === 'ECONNRESET')) {
       const body = errorBody(code);
+      deps.metrics?.requestDone('other', code, deps.metrics.now());
       socket.end(
         `HTTP/1.1 ${CATALOGUE[code].status} ${code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
@@ -114,6 +120,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   });
 
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
+    deps.metrics?.tlsHandshakeFailed(tlsFailureReason(error));
     deps.logger.debug(
       { err: error.code ?? error.message, remoteAddr: socket.remoteAddress },
       'TLS handshake failed',
@@ -190,4 +197,5 @@ function reject(
     message: CATALOGUE[code].message,
   });
   sendError(res, code, undefined, undefined, headers);
+  deps.metrics?.requestDone('other', code, deps.metrics.now());
 }

@@ -1,12 +1,17 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { type AdminAddress, adminUrl, parseAdminListen } from '../admin/admin-address.js';
+import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
+import { createLiveFeed } from '../admin/live-feed.js';
+import { createMetrics, type Metrics } from '../admin/metrics.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openFileRecordLog } from '../store/file-record-log.js';
 import { createFileRegistry } from '../store/file-registry.js';
+import { openFilesReadSide } from '../store/files-read-side.js';
 import { SensorStats } from '../store/sensor-stats.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
@@ -30,10 +35,14 @@ export interface DaemonOptions {
   expiryCheckIntervalMs?: number;
   /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
   tlsDebounceMs?: number;
+  /** Metrics to count into (default: a fresh registry with process metrics). */
+  metrics?: Metrics;
 }
 
 export interface Daemon {
   address: AddressInfo;
+  /** Where the admin listener listens (null: admin.listen is ""). */
+  adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
   /** SIGHUP: re-read the registry and the TLS material. */
@@ -67,6 +76,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   let stopping = false;
   let fatal = false;
+  const metrics = options.metrics ?? createMetrics();
 
   const store = await openFileRecordLog({
     dataDir,
@@ -82,7 +92,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       fatal = true;
       stop();
     },
+    onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
   });
+  metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
   const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
@@ -115,6 +127,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     now,
     tls,
     logger,
+    metrics,
   });
 
   const retention = startRetention({
@@ -155,10 +168,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     certificate: () => tls,
   });
 
-  let address: AddressInfo;
-  try {
-    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
-  } catch (error) {
+  const cleanUp = async () => {
     retention.stop();
     tlsWatch.stop();
     expiry.stop();
@@ -166,7 +176,57 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stats.stop();
     activity.stop();
     await store.close();
+  };
+  let address: AddressInfo;
+  try {
+    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
+  } catch (error) {
+    await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  // Validated by the config loader: throws only on a configuration that bypassed it.
+  const adminAt = parseAdminListen(config.admin.listen);
+  let admin: AdminServer | null = null;
+  let adminAddress: AddressInfo | null = null;
+  if (adminAt) {
+    const readSide = openFilesReadSide({
+      dataDir,
+      minFreeBytes: config.store.minFreeBytes,
+      writerOk: () => !fatal,
+    });
+    admin = createAdminServer({
+      address: adminAt,
+      token: config.admin.token,
+      logger,
+      store: readSide,
+      feed: createLiveFeed({ reader: readSide.reader, logger, now }),
+      defaultTimezone: config.firewall.defaultTimezone,
+      async notReadyReasons() {
+        if (stopping) return ['stopping: finishing in-flight requests'];
+        const health = await readSide.health();
+        return health.ok ? [] : [health.reason ?? 'the store does not accept writes'];
+      },
+      async renderMetrics() {
+        return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
+      },
+    });
+    try {
+      adminAddress = await admin.listen();
+    } catch (error) {
+      await collector.close(0);
+      await cleanUp();
+      throw adminListenError(error as NodeJS.ErrnoException, adminAt);
+    }
+    logger.info(
+      {
+        address: adminAddress.address,
+        port: adminAddress.port,
+        url: adminUrl(adminAddress.address, adminAddress.port),
+        token: config.admin.token !== null,
+      },
+      'admin listener (dashboard, /metrics, /healthz, /readyz) is listening',
+    );
   }
   logger.info(
     {
@@ -189,6 +249,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
+      await admin?.close();
       retention.stop();
       tlsWatch.stop();
       expiry.stop();
@@ -207,6 +268,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
+    adminAddress,
     get fingerprint() {
       return tls.fingerprint;
     },
@@ -218,6 +280,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop,
     done,
   };
+}
+
+/** DESIGN 11: an admin address in use stops serve with 69 and names the key to change. */
+function adminListenError(error: NodeJS.ErrnoException, at: AdminAddress): ThreatcolError {
+  const where = `${at.host}:${at.port}`;
+  const hint =
+    error.code === 'EADDRINUSE'
+      ? 'already in use (another threatcol?): set admin.listen (THREATCOL_ADMIN_LISTEN) to a free port, or "" to turn the admin listener off'
+      : `${error.code ?? error.message}: check admin.listen (THREATCOL_ADMIN_LISTEN)`;
+  return new ThreatcolError('LISTEN_FAILED', `admin.listen: cannot listen on ${where}: ${hint}`, {
+    cause: error,
+  });
 }
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {

@@ -1,6 +1,7 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CollectorMetrics } from '../admin/metrics.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
@@ -30,6 +31,8 @@ export interface IngestDeps {
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
+  /** Prometheus counters (DESIGN 11); absent: no metrics, no cost. */
+  metrics?: CollectorMetrics;
 }
 
 /** Bodies up to this size are drained after an early rejection so the connection can be reused. */
@@ -42,6 +45,7 @@ export async function handleIngest(
   path: string,
   deps: IngestDeps,
 ): Promise<void> {
+  const startedAt = deps.metrics?.now() ?? 0;
   const remoteAddr = clientAddress(req);
   let sensor: string | null = null;
   let bodyRead = false;
@@ -92,6 +96,10 @@ export async function handleIngest(
     let ids = '';
     for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
     sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
+    if (deps.metrics) {
+      deps.metrics.recordsAccepted(who.name, route.endpoint, records.length, now);
+      deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
+    }
   } catch (error) {
     if (error instanceof ClientGone) return;
     const e =
@@ -100,7 +108,9 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null) deps.stats.recordRejected(sensor, remoteAddr);
+    if (sensor !== null) {
+      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
+    }
     deps.activity.reject({
       code: e.code,
       status: e.status,
@@ -112,6 +122,10 @@ export async function handleIngest(
     });
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
+    if (deps.metrics) {
+      if (sensor !== null) deps.metrics.sensorSeen(sensor, deps.now());
+      deps.metrics.requestDone(route.endpoint, e.code, startedAt);
+    }
   }
 }
 

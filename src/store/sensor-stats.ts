@@ -11,6 +11,9 @@ export interface SensorActivity {
   last_address: string | null;
   records_received: number;
   requests_rejected: number;
+  /** Code and time of the last rejected request of this sensor (null when none). */
+  last_rejection_code?: string | null;
+  last_rejected_at?: string | null;
 }
 
 export interface StatsFile {
@@ -61,11 +64,13 @@ export class SensorStats {
     this.dirty = true;
   }
 
-  recordRejected(sensor: string, address: string): void {
+  recordRejected(sensor: string, address: string, code: string, at: string): void {
     const e = this.entry(sensor);
-    e.last_seen = new Date(this.now()).toISOString();
+    e.last_seen = at;
     e.last_address = address;
     e.requests_rejected += 1;
+    e.last_rejection_code = code;
+    e.last_rejected_at = at;
     this.dirty = true;
   }
 

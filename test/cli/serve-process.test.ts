@@ -175,6 +175,8 @@ test('binding port 443 without privilege fails with exit 69 and names the fixes'
       '127.0.0.1',
       '--port',
       '443',
+      '--admin-listen',
+      '127.0.0.1:0',
     ],
     {
       env: cleanEnv(),
