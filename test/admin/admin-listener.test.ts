@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
-import { type Family, parseExposition, valueOf } from '../helpers/prometheus.js';
+import { type Family, parseExposition, sampleValue } from '../helpers/prometheus.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -35,7 +35,7 @@ async function scrape(adminUrl: string, headers: Record<string, string> = {}) {
 }
 
 const count = (f: Map<string, Family>, labels: Record<string, string>) =>
-  valueOf(f, 'threatcol_requests_total', labels);
+  sampleValue(f, 'threatcol_requests_total', labels);
 
 test('/metrics: every DESIGN 11 metric and process metrics, counters move by exactly the requests sent', async (t) => {
   const s = await startTestServer(t);
@@ -71,22 +71,22 @@ test('/metrics: every DESIGN 11 metric and process metrics, counters move by exa
   assert.equal(delta({ endpoint: 'firewall', status: '401', code: 'AUTH_INVALID' }), 1);
   assert.equal(delta({ endpoint: 'other', status: '404', code: 'NOT_FOUND' }), 1);
   const accepted = (f: Map<string, Family>, endpoint: string) =>
-    valueOf(f, 'threatcol_records_accepted_total', { sensor: 'fw-1', endpoint });
+    sampleValue(f, 'threatcol_records_accepted_total', { sensor: 'fw-1', endpoint });
   assert.equal(accepted(after.families, 'firewall') - accepted(before.families, 'firewall'), 6);
   assert.equal(accepted(after.families, 'generic') - accepted(before.families, 'generic'), 1);
   const durations = (f: Map<string, Family>) =>
-    valueOf(f, 'threatcol_request_duration_seconds_count', { endpoint: 'firewall' });
+    sampleValue(f, 'threatcol_request_duration_seconds_count', { endpoint: 'firewall' });
   assert.equal(durations(after.families) - durations(before.families), 4);
   // Every durable batch is counted; the 7 records went in 4 requests, so in 1 to 4 batches.
-  const batched = valueOf(after.families, 'threatcol_store_batch_records_sum');
-  assert.equal(batched - valueOf(before.families, 'threatcol_store_batch_records_sum'), 7);
-  assert.ok(valueOf(after.families, 'threatcol_store_sync_duration_seconds_count') >= 1);
-  const lastSeen = valueOf(after.families, 'threatcol_sensor_last_seen_timestamp_seconds', {
+  const batched = sampleValue(after.families, 'threatcol_store_batch_records_sum');
+  assert.equal(batched - sampleValue(before.families, 'threatcol_store_batch_records_sum'), 7);
+  assert.ok(sampleValue(after.families, 'threatcol_store_sync_duration_seconds_count') >= 1);
+  const lastSeen = sampleValue(after.families, 'threatcol_sensor_last_seen_timestamp_seconds', {
     sensor: 'fw-1',
   });
   assert.ok(Math.abs(lastSeen - Date.now() / 1000) < 60, `last seen ${lastSeen}`);
   assert.ok(
-    valueOf(after.families, 'threatcol_connections_open') >= 1,
+    sampleValue(after.families, 'threatcol_connections_open') >= 1,
     'the agent keeps its connection open',
   );
 
@@ -115,7 +115,7 @@ test('a failed TLS handshake is counted by reason', async (t) => {
   for (let i = 0; i < 50 && delta === 0; i++) {
     const now = await scrape(s.adminUrl);
     const sum = (f: Map<string, Family>) =>
-      valueOf(f, 'threatcol_tls_handshake_failures_total', { reason: 'plain_http' });
+      sampleValue(f, 'threatcol_tls_handshake_failures_total', { reason: 'plain_http' });
     delta = sum(now.families) - sum(before.families);
     if (delta === 0) await new Promise((r) => setTimeout(r, 20));
   }

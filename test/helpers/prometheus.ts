@@ -130,7 +130,7 @@ function checkHistogram(family: Family): void {
 }
 
 /** The value of the sample `name` whose labels include `labels` (0 when absent: a series not yet created). */
-export function valueOf(
+export function sampleValue(
   families: Map<string, Family>,
   name: string,
   labels: Record<string, string> = {},
