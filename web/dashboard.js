@@ -10,6 +10,8 @@ const filters = $('#filters');
 const connection = $('#connection');
 const shown = new Set();
 let source = null;
+/** After the stream's `ready`: rows that arrive now are new, and are highlighted for a moment. */
+let live = false;
 
 /** A table cell with `text` as plain text (the one way sensor-supplied text enters the page). */
 function cell(text, className) {
@@ -44,7 +46,7 @@ function addRecords(records) {
     shown.add(r.id);
     const tr = document.createElement('tr');
     tr.dataset.id = r.id;
-    tr.className = 'fresh';
+    if (live) tr.className = 'fresh';
     tr.append(
       cell(when(r.received_at)),
       cell(r.sensor),
@@ -75,13 +77,17 @@ function openFeed() {
   if (source) source.close();
   feedBody.replaceChildren();
   shown.clear();
+  live = false;
   const params = new URLSearchParams();
   for (const [name, value] of new FormData(filters))
     if (value !== '' && value !== '0') params.set(name, value);
   source = new EventSource(`/api/feed?${params}`);
   setConnection('connecting', 'connecting…');
   source.addEventListener('records', (event) => addRecords(JSON.parse(event.data)));
-  source.addEventListener('ready', () => setConnection('live', 'live'));
+  source.addEventListener('ready', () => {
+    live = true;
+    setConnection('live', 'live');
+  });
   source.addEventListener('failure', () => setConnection('down', 'cannot read the records'));
   source.addEventListener('error', () => setConnection('down', 'reconnecting…'));
 }

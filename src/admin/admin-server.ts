@@ -34,6 +34,7 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
+  '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
 /** Only files served from this origin, no inline script or style, no framing, no form posts. */
