@@ -11,6 +11,7 @@ import { registerSensorRotate } from './sensor-rotate.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerSystemdUnit } from './systemd-unit.js';
+import { registerThreatsStats } from './threats-stats.js';
 import { registerThreatsTail } from './threats-tail.js';
 
 export const VERSION = '0.1.0';
@@ -39,6 +40,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerSensorRotate(sensor, io, run);
   registerSensorShow(sensor, io, run);
   registerThreatsTail(program, io, run);
+  registerThreatsStats(program, io, run);
   registerSend(program, io, run);
   for (const cmd of [program, sensor, ...program.commands, ...sensor.commands]) {
     cmd
