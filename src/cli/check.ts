@@ -2,7 +2,7 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort } from '../check/network-checks.js';
+import { checkDaemon, checkPort, checkReady } from '../check/network-checks.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
@@ -14,6 +14,7 @@ interface CheckOptions extends CommonOptions {
   host?: string;
   /** false with --no-daemon: skip the running-daemon check (before the first start). */
   daemon?: boolean;
+  adminListen?: string;
 }
 
 export function registerCheck(
@@ -27,7 +28,8 @@ export function registerCheck(
       .description('check config, TLS material, data directory, port and the running daemon')
       .option('--host <host>', 'listen address to check (default: server.host)')
       .option('--port <n>', 'port to check (default: server.port)')
-      .option('--no-daemon', 'skip the check for a running daemon (e.g. before the first start)')
+      .option('--admin-listen <host:port>', 'admin listener to ask /readyz (default: admin.listen)')
+      .option('--no-daemon', 'skip the checks of a running daemon (e.g. before the first start)')
       .option('--json', 'print {"ok", "checks": [{"name", "status", "message"}]}'),
   ).action((options: CheckOptions) => run(() => check(options, io)));
 }
@@ -36,7 +38,10 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
   try {
-    loaded = loadFromOptions(options, io, listenOverrides(options));
+    loaded = loadFromOptions(options, io, {
+      ...listenOverrides(options),
+      'admin.listen': options.adminListen,
+    });
     results.push({
       name: 'config',
       status: 'ok',
@@ -54,6 +59,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
     results.push(await checkPort(loaded, daemon?.answering === true, uid));
     if (daemon) results.push(daemon.result);
+    if (daemon) results.push(await checkReady(loaded));
   }
 
   const failed = results.filter((r) => r.status === 'fail');
