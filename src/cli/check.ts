@@ -5,6 +5,7 @@ import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.
 import { checkDaemon, checkPort, checkReady } from '../check/network-checks.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import { type CliIo, write } from './io.js';
 
@@ -56,6 +57,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     const tls = checkTls(loaded, Date.now());
     results.push(...tls.results);
     results.push(...checkDataDir(loaded, uid));
+    results.push(await checkStore(loaded, io));
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
     results.push(await checkPort(loaded, daemon?.answering === true, uid));
     if (daemon) results.push(daemon.result);
@@ -81,4 +83,18 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     );
   }
   return 0;
+}
+
+/** The configured backend, as the daemon would find it (files: writable with room; NATS: reachable). */
+async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult> {
+  const backend = loaded.config.store.backend;
+  try {
+    const health = await withStore(loaded, io, (store) => store.health());
+    return health.ok
+      ? { name: 'store', status: 'ok', message: `${backend} backend ready` }
+      : { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` };
+  } catch (error) {
+    if (!(error instanceof ThreatcolError)) throw error;
+    return { name: 'store', status: 'fail', message: `${backend} backend: ${error.message}` };
+  }
 }

@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import { isValidTimezone } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
-import { ensureDataDir } from '../store/data-dir.js';
-import { createFileRegistry } from '../store/file-registry.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { newKeyText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
@@ -33,20 +32,21 @@ export function registerSensorAdd(
 }
 
 export async function addSensor(name: string, options: AddOptions, io: CliIo): Promise<number> {
-  const { dataDir, config } = loadFromOptions(options, io);
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
   if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
     throw new ThreatcolError(
       'INVALID_ARGUMENT',
       `"${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
     );
   }
-  const owner = ensureDataDir(dataDir);
-  const registry = createFileRegistry({ dataDir, owner });
-  const { sensor, key } = await registry.add({
-    name,
-    description: options.description ?? '',
-    timezone: options.timezone ?? null,
-  });
+  const { sensor, key } = await withStore(loaded, io, (store) =>
+    store.registry.add({
+      name,
+      description: options.description ?? '',
+      timezone: options.timezone ?? null,
+    }),
+  );
   if (options.json) {
     const out: Record<string, unknown> = { name: sensor.name, key };
     if (sensor.description) out.description = sensor.description;

@@ -1,9 +1,6 @@
 // `threatcol sensor list`: sensors with status and activity; never a key or its hash.
-
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { createFileRegistry } from '../store/file-registry.js';
-import { readStatsFile } from '../store/sensor-stats.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { type CliIo, write } from './io.js';
 import { formatTable } from './table.js';
@@ -26,9 +23,10 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
-  const sensors = existsSync(dataDir) ? await createFileRegistry({ dataDir, owner: null }).list() : [];
-  const stats = readStatsFile(dataDir).sensors;
+  const { sensors, stats } = await withStore(loadFromOptions(options, io), io, async (store) => ({
+    sensors: await store.registry.list(),
+    stats: await store.stats.read(),
+  }));
   const now = Date.now();
   const rows = sensors.map((s) => {
     const activity = Object.hasOwn(stats, s.name) ? stats[s.name] : undefined;

@@ -1,7 +1,6 @@
 // `threatcol sensor revoke NAME`: marks the sensor revoked (kept for audit); a running daemon refuses it within 1 s.
 import type { Command } from 'commander';
-import { ensureDataDir } from '../store/data-dir.js';
-import { createFileRegistry } from '../store/file-registry.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { type CliIo, write } from './io.js';
 
@@ -16,9 +15,7 @@ export function registerSensorRevoke(
 }
 
 export async function revokeSensor(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
-  const registry = createFileRegistry({ dataDir, owner: ensureDataDir(dataDir) });
-  const sensor = await registry.revoke(name);
+  const sensor = await withStore(loadFromOptions(options, io), io, (store) => store.registry.revoke(name));
   write(
     io.stdout,
     `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.`,

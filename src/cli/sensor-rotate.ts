@@ -1,8 +1,7 @@
 // `threatcol sensor rotate NAME`: a new key; the old one keeps working for a grace period, then is refused.
 import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
-import { ensureDataDir } from '../store/data-dir.js';
-import { createFileRegistry } from '../store/file-registry.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { newKeyText } from './firewall-setup.js';
@@ -36,9 +35,9 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
   if (graceMs === null) {
     throw new ThreatcolError('USAGE', `--grace "${options.grace}" is not a duration (24h, 90m, 30s, 0)`);
   }
-  const { dataDir } = loadFromOptions(options, io);
-  const registry = createFileRegistry({ dataDir, owner: ensureDataDir(dataDir) });
-  const { sensor, key, oldKeysExpireAt } = await registry.rotate(name, graceMs);
+  const { sensor, key, oldKeysExpireAt } = await withStore(loadFromOptions(options, io), io, (store) =>
+    store.registry.rotate(name, graceMs),
+  );
   if (options.json) {
     write(
       io.stdout,

@@ -1,9 +1,7 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { readStatsFile } from '../store/sensor-stats.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { firewallSetupText } from './firewall-setup.js';
 import { type CliIo, write } from './io.js';
@@ -28,15 +26,17 @@ export function registerSensorShow(
 }
 
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
-  const { dataDir, config } = loadFromOptions(options, io);
-  const sensors = existsSync(dataDir) ? await createFileRegistry({ dataDir, owner: null }).list() : [];
-  const sensor = sensors.find((s) => s.name === name);
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
+  const { sensor, stats } = await withStore(loaded, io, async (store) => ({
+    sensor: (await store.registry.list()).find((s) => s.name === name),
+    stats: options.firewall ? {} : await store.stats.read(),
+  }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.firewall) {
     write(io.stdout, firewallSetupText(sensor.name, null));
     return 0;
   }
-  const stats = readStatsFile(dataDir).sensors;
   const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
   const now = Date.now();
   const keys = sensor.keys

@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../errors.js';
 import { SEVERITY_LABELS } from '../records/criticality.js';
 import type { StoredRecord } from '../records/stored-record.js';
-import { openFilesReadSide } from '../store/files-read-side.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
 import { clean, safeJsonLine } from './format-record.js';
 import { type CliIo, write } from './io.js';
@@ -63,14 +63,15 @@ export async function threatsStats(options: StatsOptions, io: CliIo): Promise<nu
   const until = Date.now();
   const since = parseSince(options.since, until);
   const loaded = loadFromOptions(options, io);
-  const store = openFilesReadSide({ dataDir: loaded.dataDir, minFreeBytes: 0 });
-  const stats = await countRecords(store.reader.scan.bind(store.reader), {
-    since,
-    until,
-    by: options.by,
-    sensor: options.sensor ?? null,
-    top,
-  });
+  const stats = await withStore(loaded, io, (store) =>
+    countRecords((from, visit) => store.reader.scan(from, visit), {
+      since,
+      until,
+      by: options.by,
+      sensor: options.sensor ?? null,
+      top,
+    }),
+  );
   if (options.json) {
     write(io.stdout, safeJsonLine(JSON.stringify(stats)));
     return 0;

@@ -155,6 +155,13 @@ function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
   // Before the integer parse: an empty value sets a nullable integer (store.retention.maxBytes) to null.
   if (types.includes('null') && value === '') return null;
+  // A list (nats.servers) comes comma-separated: THREATCOL_NATS_SERVERS=nats://a:4222,nats://b:4222.
+  if (types.includes('array')) {
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
   if (types.includes('integer')) return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
   if (types.includes('object')) {
     try {

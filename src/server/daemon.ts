@@ -9,14 +9,12 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
-import { openFileRecordLog } from '../store/file-record-log.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { openFilesReadSide } from '../store/files-read-side.js';
-import { SensorStats } from '../store/sensor-stats.js';
+import { openStore } from '../store/open-store.js';
+import type { RecordLog } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
-import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
+import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 import { RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
@@ -78,28 +76,33 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let fatal = false;
   const metrics = options.metrics ?? createMetrics();
 
-  const store = await openFileRecordLog({
+  const backend = await openStore(config, {
     dataDir,
-    segmentMaxBytes: config.store.segmentMaxBytes,
-    queueMaxRecords: config.store.queueMaxRecords,
-    queueMaxBytes: config.store.queueMaxBytes,
-    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
-    owner,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
-    onFatal: () => {
-      fatal = true;
-      stop();
-    },
-    onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
   });
+  let store: RecordLog;
+  try {
+    store = await backend.openRecordLog({
+      onFatal: () => {
+        fatal = true;
+        stop();
+      },
+      onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
+      ...(options.retentionIntervalMs === undefined
+        ? {}
+        : { retentionIntervalMs: options.retentionIntervalMs }),
+    });
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
   metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
-  const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
   let known = -1;
-  const watch = registry.watch(
+  const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
@@ -109,7 +112,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = new SensorStats(dataDir, now, owner);
+  const stats = backend.stats;
   stats.start(config.store.statsIntervalMs, (error) =>
     logger.error({ err: error.message }, 'cannot write stats'),
   );
@@ -128,15 +131,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     tls,
     logger,
     metrics,
-  });
-
-  const retention = startRetention({
-    dataDir,
-    bounds: config.store.retention,
-    logger,
-    now,
-    intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-    current: () => store.currentSegment,
   });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
@@ -169,13 +163,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
 
   const cleanUp = async () => {
-    retention.stop();
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
-    stats.stop();
     activity.stop();
+    await stats.stop().catch(() => {});
     await store.close();
+    await backend.close();
   };
   let address: AddressInfo;
   try {
@@ -190,21 +184,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let admin: AdminServer | null = null;
   let adminAddress: AddressInfo | null = null;
   if (adminAt) {
-    const readSide = openFilesReadSide({
-      dataDir,
-      minFreeBytes: config.store.minFreeBytes,
-      writerOk: () => !fatal,
-    });
     admin = createAdminServer({
       address: adminAt,
       token: config.admin.token,
       logger,
-      store: readSide,
-      feed: createLiveFeed({ reader: readSide.reader, logger, now }),
+      store: backend,
+      feed: createLiveFeed({ reader: backend.reader, logger, now }),
       defaultTimezone: config.firewall.defaultTimezone,
       async notReadyReasons() {
         if (stopping) return ['stopping: finishing in-flight requests'];
-        const health = await readSide.health();
+        if (fatal) return ['the record store failed; the daemon is stopping'];
+        const health = await backend.health();
         return health.ok ? [] : [health.reason ?? 'the store does not accept writes'];
       },
       async renderMetrics() {
@@ -250,17 +240,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
       await admin?.close();
-      retention.stop();
       tlsWatch.stop();
       expiry.stop();
       watch.stop();
       activity.stop();
       try {
-        stats.stop();
+        await stats.stop();
       } catch (error) {
         logger.error({ err: (error as Error).message }, 'cannot write stats');
       }
       await store.close();
+      await backend.close();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();

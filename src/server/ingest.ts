@@ -7,8 +7,7 @@ import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { RecordLog } from '../store/record-log.js';
-import type { SensorStats } from '../store/sensor-stats.js';
+import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
@@ -26,7 +25,7 @@ export interface IngestDeps {
   config: Config;
   auth: Authenticator;
   store: RecordLog;
-  stats: SensorStats;
+  stats: SensorStatsStore;
   limiter: RateLimiter;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
@@ -90,14 +89,15 @@ export async function handleIngest(
       rules: deps.config.firewall,
     };
     const records = checked.records.map((input) => route.build(input, ctx));
-    await deps.store.append(records);
+    const appended = await deps.store.append(records);
     deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
     deps.activity.accept(who.name, records.length);
     let ids = '';
     for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
     sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
     if (deps.metrics) {
-      deps.metrics.recordsAccepted(who.name, route.endpoint, records.length, now);
+      deps.metrics.recordsAccepted(who.name, route.endpoint, records.length - appended.duplicates, now);
+      if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
       deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
     }
   } catch (error) {

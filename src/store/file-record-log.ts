@@ -7,8 +7,8 @@ import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
 import { adoptOwner, type Owner } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
-import type { RecordLog } from './record-log.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
+import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
 export interface FileRecordLogOptions {
   dataDir: string;
@@ -109,7 +109,7 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  async append(records: StoredRecord[]): Promise<void> {
+  async append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
     // Cheap: statfs is asked at most once a second, so only the first request after that waits for it.
     if (this.space && !this.failed && !this.closing) await this.space.ensureRoom();
     if (this.failed || this.closing) {
@@ -134,8 +134,14 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
+    const ids = records.map((r) => r.id);
     return new Promise((resolve, reject) => {
-      this.queue.push({ chunk, count: records.length, resolve, reject });
+      this.queue.push({
+        chunk,
+        count: records.length,
+        resolve: () => resolve({ ids, duplicates: 0 }),
+        reject,
+      });
       this.queued += records.length;
       this.queuedChars += chunk.length;
       this.schedule();

@@ -5,6 +5,7 @@ import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
 import { ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
+import { REGISTRY_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
   type NewSensor,
@@ -14,7 +15,8 @@ import {
   type SensorRegistry,
 } from './registry.js';
 
-export const REGISTRY_FILE = 'sensors.json';
+export { REGISTRY_FILE };
+
 const REGISTRY_MODE = 0o600;
 /** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
 const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;

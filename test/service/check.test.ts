@@ -71,6 +71,7 @@ test('a healthy installation with a running daemon passes every check, in text a
     owner: 'ok',
     modes: 'ok',
     'free space': 'ok',
+    store: 'ok',
     port: 'ok',
     daemon: 'ok',
     ready: 'ok',
