@@ -108,8 +108,13 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null) {
-      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
+    const claimed =
+      sensor ??
+      (e.code === 'AUTH_INVALID' || e.code === 'SENSOR_REVOKED'
+        ? deps.auth.registeredName(req.headers)
+        : null);
+    if (claimed !== null) {
+      deps.stats.recordRejected(claimed, remoteAddr, e.code, new Date(deps.now()).toISOString());
     }
     deps.activity.reject({
       code: e.code,

@@ -113,6 +113,13 @@ test('dashboard: live feed within a second, filters, sensor table, escaping, scr
     undefined,
     { timeout: 10_000 },
   );
+  // A wrong key under a registered name shows against that sensor (which box has the old key?).
+  const wrongKey = await post(s.url, '/generic', genericRecord(), { ...gen, key: 'tc_not-the-key' });
+  assert.equal(errorCode(wrongKey), 'AUTH_INVALID');
+  await page
+    .locator('#sensors tbody tr', { hasText: 'ids-lab' })
+    .getByText(/^AUTH_INVALID at \d{4}-/)
+    .waitFor({ timeout: 10_000 });
   const fwRow = await page.locator('#sensors tbody tr', { hasText: 'fw-edge' }).innerText();
   assert.match(fwRow, /Europe\/Berlin/);
   assert.match(fwRow, /127\.0\.0\.1/);
