@@ -1,7 +1,16 @@
 // Prometheus metrics (DESIGN 11): plain counters the request path bumps without allocating, turned into
 // prom-client series only when /metrics is scraped; histograms through prom-client children made once.
 import { performance } from 'node:perf_hooks';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
 import { CATALOGUE } from '../errors.js';
 
 /** The `endpoint` label: the two routes, and "other" for anything else that reached the listener. */
@@ -191,4 +200,28 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       if (s.queuedRecords) queuedRecords = s.queuedRecords;
     },
   };
+}
+
+/**
+ * --workers, in each worker: answer the primary's requests for metrics with this worker's registry
+ * (prom-client's cluster messages over the IPC channel node:cluster already has).
+ */
+export function shareMetricsWithPrimary(metrics: Metrics): void {
+  AggregatorRegistry.setRegistries([metrics.registry]);
+}
+
+/**
+ * --workers, in the primary: /metrics as the workers' metrics combined (counters and histograms summed,
+ * sensor last-seen by max), one exposition as if from one process. Call once; pass to startAdminListener.
+ */
+export function clusterMetricsRenderer(): () => Promise<{ contentType: string; body: string }> {
+  const aggregator = new AggregatorRegistry();
+  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+}
+
+/** The combination clusterMetricsRenderer applies, on metrics already collected (for tests and tools). */
+export function aggregateMetrics(
+  perProcess: MetricObjectWithValues<MetricValue<string>>[][],
+): Promise<string> {
+  return AggregatorRegistry.aggregate(perProcess).metrics();
 }

@@ -1,10 +1,8 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { type AdminAddress, adminUrl, parseAdminListen } from '../admin/admin-address.js';
-import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
-import { createLiveFeed } from '../admin/live-feed.js';
 import { createMetrics, type Metrics } from '../admin/metrics.js';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
@@ -179,44 +177,27 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
   }
 
-  // Validated by the config loader: throws only on a configuration that bypassed it.
-  const adminAt = parseAdminListen(config.admin.listen);
-  let admin: AdminServer | null = null;
-  let adminAddress: AddressInfo | null = null;
-  if (adminAt) {
-    admin = createAdminServer({
-      address: adminAt,
-      token: config.admin.token,
+  let admin: RunningAdmin | null;
+  try {
+    admin = await startAdminListener({
+      config,
       logger,
       store: backend,
-      feed: createLiveFeed({ reader: backend.reader, logger, now }),
-      defaultTimezone: config.firewall.defaultTimezone,
-      async notReadyReasons() {
-        if (stopping) return ['stopping: finishing in-flight requests'];
-        if (fatal) return ['the record store failed; the daemon is stopping'];
-        const health = await backend.health();
-        return health.ok ? [] : [health.reason ?? 'the store does not accept writes'];
-      },
+      now,
+      extraNotReady: () =>
+        fatal
+          ? ['the record store failed; the daemon is stopping']
+          : stopping
+            ? ['stopping: finishing in-flight requests']
+            : [],
       async renderMetrics() {
         return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
       },
     });
-    try {
-      adminAddress = await admin.listen();
-    } catch (error) {
-      await collector.close(0);
-      await cleanUp();
-      throw adminListenError(error as NodeJS.ErrnoException, adminAt);
-    }
-    logger.info(
-      {
-        address: adminAddress.address,
-        port: adminAddress.port,
-        url: adminUrl(adminAddress.address, adminAddress.port),
-        token: config.admin.token !== null,
-      },
-      'admin listener (dashboard, /metrics, /healthz, /readyz) is listening',
-    );
+  } catch (error) {
+    await collector.close(0);
+    await cleanUp();
+    throw error;
   }
   logger.info(
     {
@@ -258,7 +239,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
-    adminAddress,
+    adminAddress: admin?.address ?? null,
     get fingerprint() {
       return tls.fingerprint;
     },
@@ -270,18 +251,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop,
     done,
   };
-}
-
-/** DESIGN 11: an admin address in use stops serve with 69 and names the key to change. */
-function adminListenError(error: NodeJS.ErrnoException, at: AdminAddress): ThreatcolError {
-  const where = `${at.host}:${at.port}`;
-  const hint =
-    error.code === 'EADDRINUSE'
-      ? 'already in use (another threatcol?): set admin.listen (THREATCOL_ADMIN_LISTEN) to a free port, or "" to turn the admin listener off'
-      : `${error.code ?? error.message}: check admin.listen (THREATCOL_ADMIN_LISTEN)`;
-  return new ThreatcolError('LISTEN_FAILED', `admin.listen: cannot listen on ${where}: ${hint}`, {
-    cause: error,
-  });
 }
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {
