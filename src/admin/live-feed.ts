@@ -5,6 +5,9 @@ import type { StoredRecord } from '../records/stored-record.js';
 import type { RecordReader } from '../store/store.js';
 import { RecentCounts } from './recent-counts.js';
 
+/** After the store could not be read (NATS down, a directory gone), the follower starts again after this. */
+const RETRY_MS = 5000;
+
 export type FeedListener = (records: StoredRecord[]) => void;
 
 export interface LiveFeed {
@@ -29,32 +32,47 @@ export function createLiveFeed(options: {
   let warm = false;
   let started = false;
 
+  /** Counts the last 24 hours and follows new records, until stopped or until reading fails. */
   async function run(): Promise<void> {
-    const { cursor } = await options.reader.readRecent({ limit: 0 });
-    // Records received before this instant are counted by the scan, the rest by the follower: a record
-    // in flight across the instant may be counted by neither or both, which a summary can afford.
-    const splitIso = new Date(now()).toISOString();
-    const following = options.reader.follow(cursor, {
-      signal: abort.signal,
-      pollIntervalMs: options.pollIntervalMs ?? 500,
-      onRecords: (batch) => {
-        const records: StoredRecord[] = [];
-        for (const { record } of batch) {
-          if (record.received_at >= splitIso) counts.add(record);
-          records.push(record);
-        }
-        for (const listener of listeners) listener(records);
-      },
-    });
-    await options.reader.scan(
-      now() - 24 * 3_600_000,
-      (record) => {
-        if (record.received_at < splitIso) counts.add(record);
-      },
-      abort.signal,
-    );
-    warm = true;
-    await following;
+    warm = false;
+    counts.clear();
+    // One run's reads stop together: a failed scan must not leave its follower running beside the next.
+    const runAbort = new AbortController();
+    const stopRun = () => runAbort.abort();
+    abort.signal.addEventListener('abort', stopRun, { once: true });
+    try {
+      const { cursor } = await options.reader.readRecent({ limit: 0 });
+      // Records received before this instant are counted by the scan, the rest by the follower: a record
+      // in flight across the instant may be counted by neither or both, which a summary can afford.
+      const splitIso = new Date(now()).toISOString();
+      const following = options.reader.follow(cursor, {
+        signal: runAbort.signal,
+        pollIntervalMs: options.pollIntervalMs ?? 500,
+        onRecords: (batch) => {
+          const records: StoredRecord[] = [];
+          for (const { record } of batch) {
+            if (record.received_at >= splitIso) counts.add(record);
+            records.push(record);
+          }
+          for (const listener of listeners) listener(records);
+        },
+      });
+      const scanning = options.reader
+        .scan(
+          now() - 24 * 3_600_000,
+          (record) => {
+            if (record.received_at < splitIso) counts.add(record);
+          },
+          runAbort.signal,
+        )
+        .then(() => {
+          warm = !runAbort.signal.aborted;
+        });
+      await Promise.all([following, scanning]);
+    } finally {
+      runAbort.abort();
+      abort.signal.removeEventListener('abort', stopRun);
+    }
   }
 
   return {
@@ -69,10 +87,18 @@ export function createLiveFeed(options: {
     start() {
       if (started) return;
       started = true;
-      void run().catch((error: Error) => {
-        if (abort.signal.aborted) return;
-        options.logger.error({ err: error.message }, 'the dashboard cannot read the records');
-      });
+      const attempt = () =>
+        void run().catch((error: Error) => {
+          if (abort.signal.aborted) return;
+          options.logger.error(
+            { err: error.message, retryMs: RETRY_MS },
+            'the dashboard cannot read the records; trying again',
+          );
+          setTimeout(() => {
+            if (!abort.signal.aborted) attempt();
+          }, RETRY_MS).unref();
+        });
+      attempt();
     },
     stop() {
       abort.abort();

@@ -66,6 +66,12 @@ export class RecentCounts {
     bump(bucket.sources, typeof record.src_ip === 'string' ? record.src_ip : '');
   }
 
+  /** Forgets everything (before counting the store again). */
+  clear(): void {
+    this.minutes.clear();
+    this.tens.clear();
+  }
+
   summary(top = 10): RecentSummary {
     const now = this.now();
     this.prune(now);
