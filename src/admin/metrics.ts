@@ -40,7 +40,24 @@ export interface CollectorMetrics {
 }
 
 export interface Metrics extends CollectorMetrics {
+  /** threatcol_* only; `registries` adds the process metrics. */
   readonly registry: Registry;
+  /** What /metrics shows: the process metrics (when asked for) and threatcol_*. */
+  readonly registries: Registry[];
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+let processRegistry: Registry | null = null;
+/**
+ * Node's default process metrics, collected once per process (they watch GC and the event loop for the
+ * process, whatever number of collectors it runs, e.g. in tests).
+ */
+function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
 }
 
 interface SensorCounts {
@@ -52,7 +69,7 @@ interface SensorCounts {
 /** Sensor names are bounded by the registry (only authenticated requests count), reasons by the classifier. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registries = options.processMetrics === false ? [registry] : [processMetrics(), registry];
   const requests = new Float64Array(ENDPOINTS.length * CODES.length);
   const sensors = new Map<string, SensorCounts>();
   const tlsFailures = new Map<string, number>();
@@ -169,6 +186,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
 
   return {
     registry,
+    registries,
+    async render() {
+      const merged = Registry.merge(registries);
+      return { contentType: merged.contentType, body: await merged.metrics() };
+    },
     now: () => performance.now(),
     requestDone(endpoint, code, startedAt) {
       const e = endpoint === 'firewall' ? 0 : endpoint === 'generic' ? 1 : 2;
@@ -206,7 +228,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
  * (prom-client's cluster messages over the IPC channel node:cluster already has).
  */
 export function shareMetricsWithPrimary(metrics: Metrics): void {
-  AggregatorRegistry.setRegistries([metrics.registry]);
+  AggregatorRegistry.setRegistries(metrics.registries);
 }
 
 /**

@@ -190,9 +190,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           : stopping
             ? ['stopping: finishing in-flight requests']
             : [],
-      async renderMetrics() {
-        return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
-      },
+      renderMetrics: () => metrics.render(),
     });
   } catch (error) {
     await collector.close(0);
