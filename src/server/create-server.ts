@@ -12,7 +12,7 @@ import { genericRoute } from './generic-route.js';
 import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
 import { sendError } from './respond.js';
 import { type TlsMaterial, tlsPolicy } from './tls.js';
-import { tlsFailureReason } from './tls-failure-reason.js';
+import { classifyTlsFailure } from './tls-failure.js';
 
 const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
 
@@ -120,7 +120,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   });
 
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
-    deps.metrics?.tlsHandshakeFailed(tlsFailureReason(error));
+    deps.metrics?.tlsHandshakeFailed(classifyTlsFailure(error));
     deps.logger.debug(
       { err: error.code ?? error.message, remoteAddr: socket.remoteAddress },
       'TLS handshake failed',
