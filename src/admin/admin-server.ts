@@ -76,6 +76,8 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       sendJson(res, 405, { error: 'the admin listener is read-only: GET only' });
       return;
     }
+    // The dashboard's reader starts with its first visitor: a collector nobody watches spends nothing on it.
+    if (url.pathname === '/' || url.pathname.startsWith('/api/')) deps.feed.start();
     switch (url.pathname) {
       case '/healthz':
         sendJson(res, 200, { status: 'ok' });
@@ -124,7 +126,6 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         server.once('error', reject);
         server.listen({ host: deps.address.host, port: deps.address.port }, () => {
           server.off('error', reject);
-          deps.feed.start();
           resolve(server.address() as AddressInfo);
         });
       });
