@@ -33,6 +33,11 @@ export interface DaemonOptions {
   tlsDebounceMs?: number;
   /** Metrics to count into (default: a fresh registry with process metrics). */
   metrics?: Metrics;
+  /**
+   * false in a --workers worker: the primary serves the admin listener (startAdminListener with
+   * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
+   */
+  adminListener?: boolean;
 }
 
 export interface Daemon {
@@ -177,21 +182,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
   }
 
-  let admin: RunningAdmin | null;
+  let admin: RunningAdmin | null = null;
   try {
-    admin = await startAdminListener({
-      config,
-      logger,
-      store: backend,
-      now,
-      extraNotReady: () =>
-        fatal
-          ? ['the record store failed; the daemon is stopping']
-          : stopping
-            ? ['stopping: finishing in-flight requests']
-            : [],
-      renderMetrics: () => metrics.render(),
-    });
+    if (options.adminListener !== false) {
+      admin = await startAdminListener({
+        config,
+        logger,
+        store: backend,
+        now,
+        extraNotReady: () =>
+          fatal
+            ? ['the record store failed; the daemon is stopping']
+            : stopping
+              ? ['stopping: finishing in-flight requests']
+              : [],
+        renderMetrics: () => metrics.render(),
+      });
+    }
   } catch (error) {
     await collector.close(0);
     await cleanUp();
