@@ -1,5 +1,6 @@
 // `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
 import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
@@ -10,6 +11,7 @@ interface ServeOptions extends CommonOptions {
   key?: string;
   logLevel?: string;
   logFormat?: string;
+  adminListen?: string;
 }
 
 export function registerServe(
@@ -26,7 +28,11 @@ export function registerServe(
       .option('--cert <file>', 'PEM certificate chain (default: self-signed in <data-dir>/tls/)')
       .option('--key <file>', 'PEM private key')
       .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
-      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)'),
+      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)')
+      .option(
+        '--admin-listen <host:port>',
+        'admin listener: dashboard, /metrics, /healthz, /readyz (default 127.0.0.1:9441; "" = off; port 0 = any)',
+      ),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
 
@@ -37,6 +43,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'tls.key': options.key,
     'log.level': options.logLevel,
     'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
   });
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
@@ -55,7 +62,12 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const daemon = await startDaemon({ loaded, logger, listenFd });
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon({ loaded, logger, listenFd });
+  } catch (error) {
+    throw underNpm(error, io.env);
+  }
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
   process.on('SIGTERM', stop);
@@ -68,6 +80,20 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
   }
+}
+
+/**
+ * Started by `npm start`, flags go after `--`: "use --port 8443" would fail there, so the advice says
+ * `npm start -- --port 8443`.
+ */
+function underNpm(error: unknown, env: Record<string, string | undefined>): unknown {
+  if (!(error instanceof ThreatcolError) || error.code !== 'LISTEN_FAILED') return error;
+  if (env.npm_lifecycle_event !== 'start') return error;
+  return new ThreatcolError(
+    'LISTEN_FAILED',
+    error.message.replace('use --port 8443', 'use npm start -- --port 8443'),
+    { cause: error.cause },
+  );
 }
 
 /**
