@@ -29,12 +29,12 @@ export class ActivityLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts accepted records for the summary; with `request`, logs the request at debug (DESIGN 9). */
-  accept(sensor: string, records: number, request?: { path: string; remoteAddr: string }): void {
+  /** Counts accepted records for the summary; with `path`, logs the request at debug (DESIGN 9). */
+  accept(sensor: string, records: number, path?: string, remoteAddr?: string): void {
     this.accepted.set(sensor, (this.accepted.get(sensor) ?? 0) + records);
-    if (request && this.logger.isLevelEnabled('debug')) {
+    if (path !== undefined && this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
-        { status: 200, method: 'POST', path: request.path, sensor, remoteAddr: request.remoteAddr, records },
+        { status: 200, method: 'POST', path, sensor, remoteAddr, records },
         'accepted',
       );
     }

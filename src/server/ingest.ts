@@ -8,7 +8,7 @@ import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
-import type { Authenticator } from './auth.js';
+import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimiter } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
@@ -52,45 +52,13 @@ export async function handleIngest(
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
     bodyRead = true;
-    let parsed: ReturnType<typeof parseJsonBody>;
-    try {
-      parsed = parseJsonBody(body, route.allowRepair);
-    } finally {
-      release();
-    }
-    const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
-    if (!checked.ok) {
-      throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
-        details: checked.details,
-      });
-    }
-    const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
-    if (wait > 0) {
-      throw new ThreatcolError(
-        'RATE_LIMITED',
-        `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
-        {
-          headers: { 'Retry-After': String(wait) },
-        },
-      );
-    }
-    const receivedAt = new Date(deps.now()).toISOString();
-    const ctx: ReceiptContext = {
-      id: () => newRecordId(),
-      receivedAt,
-      sensor: who.name,
-      remoteAddr,
-      timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
-      repaired: parsed.repaired,
-      rules: deps.config.firewall,
-    };
-    const records = checked.records.map((input) => route.build(input, ctx));
-    await deps.store.append(records);
-    deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
-    deps.activity.accept(who.name, records.length, { path, remoteAddr });
-    let ids = '';
-    for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
-    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
+    // Only the answer and the store's promise live across the await: the parsed body and the records are
+    // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
+    const accepted = accept(route, body, release, who, remoteAddr, deps);
+    await accepted.stored;
+    deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
+    deps.activity.accept(who.name, accepted.count, path, remoteAddr);
+    sendJson(res, 200, accepted.answer);
   } catch (error) {
     if (error instanceof ClientGone) return;
     const e =
@@ -116,6 +84,70 @@ export async function handleIngest(
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
   }
+}
+
+interface Accepted {
+  stored: Promise<unknown>;
+  count: number;
+  receivedAt: string;
+  answer: string;
+}
+
+/** Steps 6-9 on a body already read: JSON, schema, rate limit, records handed to the store; synchronous. */
+function accept(
+  route: RouteSpec,
+  body: Buffer,
+  release: () => void,
+  who: AuthenticatedSensor,
+  remoteAddr: string,
+  deps: IngestDeps,
+): Accepted {
+  let parsed: ReturnType<typeof parseJsonBody>;
+  try {
+    parsed = parseJsonBody(body, route.allowRepair);
+  } finally {
+    release();
+  }
+  const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
+  if (!checked.ok) {
+    throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
+      details: checked.details,
+    });
+  }
+  const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
+  if (wait > 0) {
+    throw new ThreatcolError(
+      'RATE_LIMITED',
+      `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
+      {
+        headers: { 'Retry-After': String(wait) },
+      },
+    );
+  }
+  const receivedAt = new Date(deps.now()).toISOString();
+  const ctx: ReceiptContext = {
+    id: newRecordId,
+    receivedAt,
+    sensor: who.name,
+    remoteAddr,
+    timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
+    repaired: parsed.repaired,
+    rules: deps.config.firewall,
+  };
+  const inputs = checked.records;
+  const records: StoredRecord[] = new Array(inputs.length);
+  let ids = '';
+  for (let i = 0; i < inputs.length; i++) {
+    const r = route.build(inputs[i] as Record<string, unknown>, ctx);
+    records[i] = r;
+    ids += i === 0 ? `"${r.id}"` : `,"${r.id}"`;
+  }
+  return {
+    stored: deps.store.append(records),
+    count: records.length,
+    receivedAt,
+    answer: `{"accepted":${records.length},"ids":[${ids}]}`,
+  };
 }
 
 /** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */
