@@ -2,7 +2,7 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort } from '../check/network-checks.js';
+import { checkDaemon, checkPort, checkReady } from '../check/network-checks.js';
 import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -16,6 +16,7 @@ interface CheckOptions extends CommonOptions {
   host?: string;
   /** false with --no-daemon: skip the running-daemon check (before the first start). */
   daemon?: boolean;
+  adminListen?: string;
 }
 
 export function registerCheck(
@@ -29,7 +30,8 @@ export function registerCheck(
       .description('check config, TLS material, data directory, port and the running daemon')
       .option('--host <host>', 'listen address to check (default: server.host)')
       .option('--port <n>', 'port to check (default: server.port)')
-      .option('--no-daemon', 'skip the check for a running daemon (e.g. before the first start)')
+      .option('--admin-listen <host:port>', 'admin listener to ask /readyz (default: admin.listen)')
+      .option('--no-daemon', 'skip the checks of a running daemon (e.g. before the first start)')
       .option('--json', 'print {"ok", "checks": [{"name", "status", "message"}]}'),
   ).action((options: CheckOptions) => run(() => check(options, io)));
 }
@@ -40,7 +42,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   // A bad --port is a usage error (64), not a failed check.
   const overrides = listenOverrides(options);
   try {
-    loaded = loadFromOptions(options, io, overrides);
+    loaded = loadFromOptions(options, io, { ...overrides, 'admin.listen': options.adminListen });
     const fromEnv = Object.keys(io.env)
       .filter((name) => name.startsWith('THREATCOL_') && io.env[name] !== undefined)
       .sort();
@@ -73,6 +75,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
         : false;
     results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
     if (daemon) results.push(daemon.result);
+    if (daemon) results.push(await checkReady(loaded));
   }
 
   const failed = results.filter((r) => r.status === 'fail');

@@ -13,6 +13,7 @@ import { registerSensorSet } from './sensor-set.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerSystemdUnit } from './systemd-unit.js';
+import { registerThreatsStats } from './threats-stats.js';
 import { registerThreatsTail } from './threats-tail.js';
 
 export const VERSION = '0.1.0';
@@ -57,6 +58,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerSensorSet(sensor, io, run);
   registerSensorDelete(sensor, io, run);
   registerThreatsTail(program, io, run);
+  registerThreatsStats(program, io, run);
   registerSend(program, io, run);
   for (const cmd of program.commands) {
     cmd.hook('preSubcommand', (_parent, sub) => {

@@ -11,6 +11,7 @@ interface ServeOptions extends CommonOptions {
   key?: string;
   logLevel?: string;
   logFormat?: string;
+  adminListen?: string;
 }
 
 export function registerServe(
@@ -27,7 +28,11 @@ export function registerServe(
       .option('--cert <file>', 'PEM certificate chain (default: self-signed in <data-dir>/tls/)')
       .option('--key <file>', 'PEM private key')
       .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
-      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)'),
+      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)')
+      .option(
+        '--admin-listen <host:port>',
+        'admin listener: dashboard, /metrics, /healthz, /readyz (default 127.0.0.1:9441; "" = off; port 0 = any)',
+      ),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
 
@@ -38,6 +43,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'tls.key': options.key,
     'log.level': options.logLevel,
     'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
   });
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');

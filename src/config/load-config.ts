@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
+import { parseAdminListen } from '../admin/admin-address.js';
 import { type ErrorDetail, ThreatcolError } from '../errors.js';
 import { stripJsonComments } from './jsonc.js';
 import { didYouMean } from './nearest-key.js';
@@ -219,6 +220,7 @@ function crossChecks(config: Config): ErrorDetail[] {
   if (config.tls.minVersion === 'TLSv1.3' && config.tls.maxVersion === 'TLSv1.2') {
     problems.push({ path: 'tls.maxVersion', message: 'must not be below tls.minVersion' });
   }
+  problems.push(...adminChecks(config.admin));
   for (const key of Object.keys(config.firewall.criticalityByCategory)) {
     if (key !== key.toLowerCase()) {
       problems.push({
@@ -228,6 +230,24 @@ function crossChecks(config: Config): ErrorDetail[] {
     }
   }
   return problems;
+}
+
+/** DESIGN 11: the admin listener is loopback only unless a token guards it. */
+function adminChecks(admin: Config['admin']): ErrorDetail[] {
+  try {
+    const address = parseAdminListen(admin.listen);
+    if (address && !address.loopback && admin.token === null) {
+      return [
+        {
+          path: 'admin.listen',
+          message: `${admin.listen} is not a loopback address: set admin.token (THREATCOL_ADMIN_TOKEN) so every admin route needs it, or listen on 127.0.0.1`,
+        },
+      ];
+    }
+  } catch (error) {
+    return [{ path: 'admin.listen', message: (error as Error).message }];
+  }
+  return [];
 }
 
 export function isValidTimezone(zone: string): boolean {

@@ -71,6 +71,8 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
 
   const perAddress = new Map<string, number>();
+  let connectionsOpen = 0;
+  deps.metrics?.sources({ connectionsOpen: () => connectionsOpen });
   server.on('connection', (socket: Socket) => {
     connectedFrom.set(socket, socket.remoteAddress ?? '');
     const addr = addressGroup(socket.remoteAddress ?? '');
@@ -80,7 +82,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       return;
     }
     perAddress.set(addr, count);
+    connectionsOpen += 1;
     socket.once('close', () => {
+      connectionsOpen -= 1;
       const left = (perAddress.get(addr) ?? 1) - 1;
       if (left <= 0) perAddress.delete(addr);
       else perAddress.set(addr, left);
@@ -118,6 +122,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     // Always destroy: a handler that only ends the socket would switch off the handshake and request timeouts.
     if (socket.writable) {
       const body = errorBody(code);
+      deps.metrics?.requestDone('other', code, deps.metrics.now());
       socket.end(
         `HTTP/1.1 ${CATALOGUE[code].status} ${code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
@@ -129,6 +134,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
 
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const reason = classifyTlsFailure(error);
+    deps.metrics?.tlsHandshakeFailed(reason);
     const remoteAddr = peerAddress(socket);
     if (reason === 'client_disconnected') {
       deps.logger.debug({ remoteAddr, err: error.code }, 'client disconnected during the TLS handshake');
@@ -207,6 +213,7 @@ function reject(
     message: CATALOGUE[code].message,
   });
   sendError(res, code, undefined, undefined, headers);
+  deps.metrics?.requestDone('other', code, deps.metrics.now());
 }
 
 /**

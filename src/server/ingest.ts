@@ -1,12 +1,13 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CollectorMetrics } from '../admin/metrics.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { RecordLog, SensorStatsStore } from '../store/store.js';
+import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
@@ -29,6 +30,8 @@ export interface IngestDeps {
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
+  /** Prometheus counters (DESIGN 11); absent: no metrics, no cost. */
+  metrics?: CollectorMetrics;
 }
 
 /** Bodies up to this size are drained after an early rejection so the connection can be reused. */
@@ -41,6 +44,7 @@ export async function handleIngest(
   path: string,
   deps: IngestDeps,
 ): Promise<void> {
+  const startedAt = deps.metrics?.now() ?? 0;
   const remoteAddr = clientAddress(req);
   let sensor: string | null = null;
   let bodyRead = false;
@@ -55,10 +59,15 @@ export async function handleIngest(
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
     const accepted = accept(route, body, release, who, remoteAddr, deps);
-    await accepted.stored;
+    const appended = await accepted.stored;
     deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
     deps.activity.accept(who.name, accepted.count, path, remoteAddr);
     sendJson(res, 200, accepted.answer);
+    if (deps.metrics) {
+      deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - appended.duplicates, now);
+      if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
+      deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
+    }
   } catch (error) {
     if (error instanceof ClientGone) return;
     const e =
@@ -67,8 +76,13 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null) {
-      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
+    const claimed =
+      sensor ??
+      (e.code === 'AUTH_INVALID' || e.code === 'SENSOR_REVOKED'
+        ? deps.auth.registeredName(req.headers)
+        : null);
+    if (claimed !== null) {
+      deps.stats.recordRejected(claimed, remoteAddr, e.code, new Date(deps.now()).toISOString());
     }
     const rejection = {
       code: e.code,
@@ -83,11 +97,15 @@ export async function handleIngest(
     else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
+    if (deps.metrics) {
+      if (sensor !== null) deps.metrics.sensorSeen(sensor, deps.now());
+      deps.metrics.requestDone(route.endpoint, e.code, startedAt);
+    }
   }
 }
 
 interface Accepted {
-  stored: Promise<unknown>;
+  stored: Promise<AppendResult>;
   count: number;
   receivedAt: string;
   answer: string;

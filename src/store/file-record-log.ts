@@ -1,5 +1,6 @@
 // Append-only NDJSON segments with group commit: one write + one fdatasync per batch of concurrent requests.
 import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
@@ -24,6 +25,8 @@ export interface FileRecordLogOptions {
   owner?: Owner | null;
   /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
   onFatal?: (error: Error) => void;
+  /** After each batch is durable: its record count and its fdatasync time (metrics). */
+  onBatchSynced?: (records: number, seconds: number) => void;
 }
 
 interface Pending {
@@ -261,14 +264,21 @@ export class FileRecordLog implements RecordLog {
     this.size = start + buffer.length;
     this.space?.wrote(buffer.length);
     this.syncsInFlight += 1;
-    this.syncTail = this.syncBatch(fd, batch, this.syncTail);
+    this.syncTail = this.syncBatch(fd, batch, count, this.syncTail);
   }
 
   /** fdatasync, then acknowledge the batch once every earlier batch is acknowledged. */
-  private async syncBatch(fd: number, batch: Pending[], earlier: Promise<void>): Promise<void> {
+  private async syncBatch(
+    fd: number,
+    batch: Pending[],
+    count: number,
+    earlier: Promise<void>,
+  ): Promise<void> {
     let error: Error | null = null;
+    const started = this.options.onBatchSynced ? performance.now() : 0;
     try {
       await this.ops.fdatasync(fd);
+      this.options.onBatchSynced?.(count, (performance.now() - started) / 1000);
     } catch (e) {
       error = e as Error;
     }

@@ -68,6 +68,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         owner: ensureOwner(),
         ...(deps.fileOps ? { fileOps: deps.fileOps } : {}),
         ...(options.onFatal ? { onFatal: options.onFatal } : {}),
+        ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
       const retention = startRetention({
         dataDir,

@@ -75,7 +75,8 @@ export async function startThreatcol(
     '--host',
     '127.0.0.1',
   ];
-  args.push('--port', '0', '--log-format', 'json');
+  // Several collectors run at once: each gets its own admin port (metrics on, as shipped), never 9441.
+  args.push('--port', '0', '--log-format', 'json', '--admin-listen', '127.0.0.1:0');
   const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
   const listening = await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
   const sensor = 'bench';

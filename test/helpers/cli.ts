@@ -67,6 +67,8 @@ export interface ServeProcess {
   child: ChildProcess;
   port: number;
   url: string;
+  /** http://127.0.0.1:<port> of the admin listener, or null when it is off. */
+  adminUrl: string | null;
   /** Every log line printed so far, parsed. */
   logs: Record<string, unknown>[];
   stderr: () => string;
@@ -87,6 +89,9 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
     '0',
     '--log-format',
     'json',
+    // Many collectors run at once in the suite: each gets its own admin port (a later --admin-listen wins).
+    '--admin-listen',
+    '127.0.0.1:0',
     ...extra,
   ];
 }
@@ -134,10 +139,12 @@ export function spawnServe(
           started = true;
           clearTimeout(timer);
           const port = entry.port as number;
+          const admin = logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('admin listener'));
           resolve({
             child,
             port,
             url: `https://127.0.0.1:${port}`,
+            adminUrl: admin ? (admin.url as string) : null,
             logs,
             stderr: () => stderr,
             exited,
