@@ -1,10 +1,11 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { accessSync, constants, existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
+import { watchFiles } from '../watch-files.js';
 import { REGISTRY_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
@@ -198,44 +199,24 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
     },
 
     watch(onChange, onError) {
-      let last = '';
-      const check = () => {
-        let signature: string;
-        try {
-          const st = statSync(path);
-          signature = `${st.ino}:${st.size}:${st.mtimeMs}`;
-        } catch {
-          signature = existsSync(path) ? 'error' : 'absent';
-        }
-        if (signature === last) return;
-        last = signature;
-        try {
-          onChange(readRegistryFile(path)?.sensors ?? []);
-        } catch (error) {
-          onError(error as Error);
-        }
-      };
-      check();
-      const timer = setInterval(check, options.pollIntervalMs ?? 500);
-      timer.unref();
-      let watcher: ReturnType<typeof watchFs> | null = null;
-      try {
-        watcher = watchFs(options.dataDir, { persistent: false }, (_event, file) => {
-          if (file === null || file === REGISTRY_FILE) check();
-        });
-        watcher.on('error', () => watcher?.close());
-      } catch {
-        // The polling above is the fallback where inotify is unavailable.
-      }
+      const watch = watchFiles({
+        paths: [path],
+        initial: true,
+        pollIntervalMs: options.pollIntervalMs ?? 500,
+        onChange() {
+          try {
+            onChange(readRegistryFile(path)?.sensors ?? []);
+          } catch (error) {
+            onError(error as Error);
+          }
+        },
+      });
       return {
         reload() {
-          last = '';
-          check();
+          watch.forget();
+          watch.check();
         },
-        stop() {
-          clearInterval(timer);
-          watcher?.close();
-        },
+        stop: () => watch.stop(),
       };
     },
   };

@@ -1,8 +1,8 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
-import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
+import { type DirWatch, watchDirs } from '../watch-files.js';
 import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { recordMatcher } from './record-filter.js';
@@ -135,33 +135,17 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
   let cursor: FileCursor = { ...from };
   let reading = false;
   let again = false;
-  let watcher: FSWatcher | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let watch: DirWatch | null = null;
 
   return new Promise<void>((resolve, reject) => {
     const finish = (error?: Error) => {
-      if (timer) clearInterval(timer);
-      timer = null;
-      watcher?.close();
-      watcher = null;
+      watch?.stop();
+      watch = null;
       signal.removeEventListener('abort', onAbort);
       if (error) reject(error);
       else resolve();
     };
     const onAbort = () => finish();
-
-    const startWatching = () => {
-      if (watcher) return;
-      try {
-        watcher = watchFs(dir, { persistent: false }, () => void pump());
-        watcher.on('error', () => {
-          watcher?.close();
-          watcher = null;
-        });
-      } catch {
-        // No directory yet, or no inotify: polling covers it, and retries watching.
-      }
-    };
 
     const pump = async (): Promise<void> => {
       if (reading) {
@@ -172,7 +156,6 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
       try {
         do {
           again = false;
-          startWatching();
           await readAvailable();
         } while (again && !signal.aborted);
       } catch (error) {
@@ -203,7 +186,11 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
 
     if (signal.aborted) return finish();
     signal.addEventListener('abort', onAbort);
-    timer = setInterval(() => void pump(), options.pollIntervalMs ?? 500);
+    // Any change in the directory (a write, a new segment) or a poll tick: read what is new.
+    watch = watchDirs(new Map([[dir, null]]), () => void pump(), {
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      keepAlive: true,
+    });
     void pump();
   });
 }
