@@ -2,10 +2,12 @@
 // does not grow with --count.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
+import { post, trustingAgent } from '../helpers/client.js';
+import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 test('a configuration file with an unterminated /* comment is refused, naming the line', async (t) => {
@@ -74,4 +76,22 @@ test('send --count 100000000 does not allocate per request (fixed-size latency h
   t.diagnostic(`VmSize: --count 1000 ${small.toFixed(0)} MiB, --count 100000000 ${huge.toFixed(0)} MiB`);
   // An array of every latency would be 800 MB more.
   assert.ok(huge - small < 200, `VmSize grew by ${(huge - small).toFixed(0)} MiB`);
+});
+
+test("a removed registry file empties the running daemon's sensors (lowdb never keeps stale data)", async (t) => {
+  const dir = makeTempDir(t);
+  const key = await addSensorCli(dir, 'fw');
+  const serve = await spawnServe(dir);
+  t.after(() => serve.stop());
+  const agent = trustingAgent(dir);
+  t.after(() => agent.close());
+  const send = () => post(serve.url, '/generic', genericRecord(), { sensor: 'fw', key, agent });
+  assert.equal((await send()).status, 200);
+  rmSync(join(dir, 'sensors.json'));
+  const deadline = Date.now() + 10_000;
+  let status = 200;
+  while (status === 200 && Date.now() < deadline) status = (await send()).status;
+  assert.equal(status, 401);
+  const list = await runCli(['sensor', 'list', '--data-dir', dir, '--json']);
+  assert.equal(list.stdout, '[]\n');
 });
