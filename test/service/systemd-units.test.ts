@@ -117,6 +117,9 @@ test('systemd-unit writes the units with the ExecStart of this installation, the
   const s = await runCli(['systemd-unit', '--socket', '--output-dir', socket]);
   assert.equal(s.code, 0, s.stderr);
   assert.match(s.stdout, /systemctl enable --now threatcol\.socket/);
+  const disable = s.stdout.indexOf('systemctl disable --now threatcol.service');
+  assert.ok(disable !== -1 && disable < s.stdout.indexOf('enable --now threatcol.socket'), s.stdout);
+  assert.doesNotMatch(r.stdout, /disable/);
   const activated = readFileSync(join(socket, 'threatcol.service'), 'utf8');
   assert.ok(activated.split('\n').includes(expected));
   assert.equal(
