@@ -72,8 +72,8 @@ test('the units carry what the service needs: user, capability, readiness, reloa
     'ExecReload=/bin/kill -HUP $MAINPID',
     'Restart=on-failure',
     'RestartPreventExitStatus=69 78',
-    'StartLimitIntervalSec=10min',
-    'StartLimitBurst=5',
+    'StartLimitIntervalSec=1min',
+    'StartLimitBurst=10',
     'ProtectSystem=strict',
     'SystemCallFilter=@system-service',
     'ProtectProc=invisible',
@@ -91,7 +91,7 @@ test('the units carry what the service needs: user, capability, readiness, reloa
     'RestartPreventExitStatus=78',
     // A failed start holds the socket for 5 s, so a waiting connection retries under the start limit.
     'StartLimitIntervalSec=10s',
-    'StartLimitBurst=5',
+    'StartLimitBurst=10',
     `ExecStopPost=/bin/sh -c '[ "$$SERVICE_RESULT" = success ] || exec sleep 5'`,
   ]) {
     assert.ok(socketService.includes(line), `socket-activated/threatcol.service lacks ${line}`);
