@@ -1,7 +1,10 @@
-// `threatcol check`, the network part: is a daemon answering on the configured port, and can this user bind it.
+// `threatcol check`, the network part: is a daemon answering on the configured port (with which certificate),
+// is it ready (the admin listener's /readyz), and can this user bind the port.
+import { get } from 'node:http';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { adminUrl, parseAdminListen } from '../admin/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { CheckResult } from './local-checks.js';
 
@@ -75,6 +78,84 @@ export function checkDaemon(
       });
     });
     req.end();
+  });
+}
+
+/** GET /readyz on the admin listener: OK when the daemon's store accepts writes, else FAIL with its reasons. */
+export function checkReady(loaded: LoadedConfig, timeoutMs = 3000): Promise<CheckResult> {
+  const name = 'ready';
+  const { listen, token } = loaded.config.admin;
+  let at: ReturnType<typeof parseAdminListen>;
+  try {
+    at = parseAdminListen(listen);
+  } catch {
+    return Promise.resolve({
+      name,
+      status: 'fail',
+      message: 'admin.listen is invalid (see the config check)',
+    });
+  }
+  if (at === null) {
+    return Promise.resolve({
+      name,
+      status: 'warn',
+      message: 'admin.listen is "": readiness (/readyz) not checked; only that the port answers',
+    });
+  }
+  if (at.port === 0) {
+    return Promise.resolve({
+      name,
+      status: 'warn',
+      message:
+        'admin.listen has port 0 (chosen at start, see the log): pass --admin-listen host:port to check /readyz',
+    });
+  }
+  const url = `${adminUrl(at.host, at.port)}/readyz`;
+  return new Promise((resolve) => {
+    const req = get(
+      url,
+      {
+        timeout: timeoutMs,
+        agent: false,
+        headers: token === null ? {} : { authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d.slice(0, 4096)));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status === 200) {
+            resolve({ name, status: 'ok', message: `ready (${url})` });
+            return;
+          }
+          if (status === 401) {
+            resolve({
+              name,
+              status: 'fail',
+              message: `${url} refused admin.token (HTTP 401): use the daemon's token`,
+            });
+            return;
+          }
+          let reasons = '';
+          try {
+            reasons = ((JSON.parse(body) as { reasons?: string[] }).reasons ?? []).join('; ');
+          } catch {
+            reasons = body.trim().slice(0, 200);
+          }
+          resolve({ name, status: 'fail', message: `not ready (${url}, HTTP ${status}): ${reasons}` });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : (error.code ?? error.message);
+      resolve({
+        name,
+        status: 'fail',
+        message: `no admin listener answers on ${url} (${reason}): is the daemon running with this admin.listen?`,
+      });
+    });
   });
 }
 

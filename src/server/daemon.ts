@@ -1,17 +1,18 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { createMetrics, type Metrics } from '../admin/metrics.js';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
-import { openFileRecordLog } from '../store/file-record-log.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { SensorStats } from '../store/sensor-stats.js';
+import { openStore } from '../store/open-store.js';
+import type { RecordLog } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
-import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
+import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 import { RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
@@ -30,10 +31,19 @@ export interface DaemonOptions {
   expiryCheckIntervalMs?: number;
   /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
   tlsDebounceMs?: number;
+  /** Metrics to count into (default: a fresh registry with process metrics). */
+  metrics?: Metrics;
+  /**
+   * false in a --workers worker: the primary serves the admin listener (startAdminListener with
+   * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
+   */
+  adminListener?: boolean;
 }
 
 export interface Daemon {
   address: AddressInfo;
+  /** Where the admin listener listens (null: admin.listen is ""). */
+  adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
   /** SIGHUP: re-read the registry and the TLS material. */
@@ -67,27 +77,35 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   let stopping = false;
   let fatal = false;
+  const metrics = options.metrics ?? createMetrics();
 
-  const store = await openFileRecordLog({
+  const backend = await openStore(config, {
     dataDir,
-    segmentMaxBytes: config.store.segmentMaxBytes,
-    queueMaxRecords: config.store.queueMaxRecords,
-    queueMaxBytes: config.store.queueMaxBytes,
-    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
-    owner,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
-    onFatal: () => {
-      fatal = true;
-      stop();
-    },
   });
+  let store: RecordLog;
+  try {
+    store = await backend.openRecordLog({
+      onFatal: () => {
+        fatal = true;
+        stop();
+      },
+      onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
+      ...(options.retentionIntervalMs === undefined
+        ? {}
+        : { retentionIntervalMs: options.retentionIntervalMs }),
+    });
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
-  const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
   let known = -1;
-  const watch = registry.watch(
+  const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
@@ -97,7 +115,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = new SensorStats(dataDir, now, owner);
+  const stats = backend.stats;
   stats.start(config.store.statsIntervalMs, (error) =>
     logger.error({ err: error.message }, 'cannot write stats'),
   );
@@ -115,15 +133,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     now,
     tls,
     logger,
-  });
-
-  const retention = startRetention({
-    dataDir,
-    bounds: config.store.retention,
-    logger,
-    now,
-    intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-    current: () => store.currentSegment,
+    metrics,
   });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
@@ -155,18 +165,44 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     certificate: () => tls,
   });
 
+  const cleanUp = async () => {
+    tlsWatch.stop();
+    expiry.stop();
+    watch.stop();
+    activity.stop();
+    await stats.stop().catch(() => {});
+    await store.close();
+    await backend.close();
+  };
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
   } catch (error) {
-    retention.stop();
-    tlsWatch.stop();
-    expiry.stop();
-    watch.stop();
-    stats.stop();
-    activity.stop();
-    await store.close();
+    await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  let admin: RunningAdmin | null = null;
+  try {
+    if (options.adminListener !== false) {
+      admin = await startAdminListener({
+        config,
+        logger,
+        store: backend,
+        now,
+        extraNotReady: () =>
+          fatal
+            ? ['the record store failed; the daemon is stopping']
+            : stopping
+              ? ['stopping: finishing in-flight requests']
+              : [],
+        renderMetrics: () => metrics.render(),
+      });
+    }
+  } catch (error) {
+    await collector.close(0);
+    await cleanUp();
+    throw error;
   }
   logger.info(
     {
@@ -189,17 +225,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
-      retention.stop();
+      await admin?.close();
       tlsWatch.stop();
       expiry.stop();
       watch.stop();
       activity.stop();
       try {
-        stats.stop();
+        await stats.stop();
       } catch (error) {
         logger.error({ err: (error as Error).message }, 'cannot write stats');
       }
       await store.close();
+      await backend.close();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();
@@ -207,6 +244,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
+    adminAddress: admin?.address ?? null,
     get fingerprint() {
       return tls.fingerprint;
     },

@@ -2,75 +2,66 @@
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
 import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { ThreatcolError } from '../errors.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
+import { parseLine } from './parse-line.js';
+import { recordMatcher } from './record-filter.js';
+import { scanRecords } from './scan-records.js';
 import { listSegments, type SegmentName, threatsDir } from './segments.js';
+import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from './store.js';
 
-/** A stored record and its line exactly as stored (without the newline), for `--json` output. */
-export interface RecordLine {
-  line: string;
-  record: StoredRecord;
-}
+export type { RecordLine } from './store.js';
 
-/** Where following resumes: a segment file name and the byte offset just after the last line read. */
-export interface RecordCursor {
+/** The files backend's cursor: a segment file name and the byte offset just after the last line read. */
+interface FileCursor {
   file: string | null;
   offset: number;
-}
-
-export interface ReadRecentOptions {
-  /** How many matching records to return at most (0: none, only the cursor). */
-  limit: number;
-  match?: (record: StoredRecord) => boolean;
-  /** Epoch ms: stop looking further back once records were received well before this. */
-  notBefore?: number;
-}
-
-export interface FollowOptions {
-  /** Called with each batch of new complete records, in store order; awaited (backpressure). */
-  onRecords: (records: RecordLine[]) => void | Promise<void>;
-  signal: AbortSignal;
-  /** Fallback polling where file watching is unavailable or misses events. */
-  pollIntervalMs?: number;
-}
-
-/** Read and follow records. The segment files are the embedded default; another backend implements the same. */
-export interface RecordReader {
-  readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
-  /** Resolves when `signal` aborts; rejects with CONFIG_INVALID when the store cannot be read. */
-  follow(from: RecordCursor, options: FollowOptions): Promise<void>;
 }
 
 const BACKWARD_CHUNK = 64 * 1024;
 const FORWARD_CHUNK = 1024 * 1024;
 /**
  * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
- * it arrives and written when its body is complete), so the look-back goes this far past `notBefore`.
+ * it arrives and written when its body is complete), so the look-back goes this far past `since`.
  */
-const ORDER_SLACK_MS = 5 * 60_000;
+export const ORDER_SLACK_MS = 5 * 60_000;
 const NEWLINE = 0x0a;
 
 export function createFileRecordReader(dataDir: string): RecordReader {
   const dir = threatsDir(dataDir);
   return {
     readRecent: (options) =>
-      readRecent(dir, options).catch((error: unknown) => {
+      readRecent(dir, options).then(
+        ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
+        (error: unknown) => {
+          throw unreadable(dir, error);
+        },
+      ),
+    follow: (from, options) => follow(dir, toFileCursor(from), options),
+    scan: (since, visit, signal) =>
+      scanRecords(dir, since, visit, signal).catch((error: unknown) => {
         throw unreadable(dir, error);
       }),
-    follow: (from, options) => follow(dir, from, options),
   };
+}
+
+function toFileCursor(from: RecordCursor): FileCursor {
+  if (from.backend !== 'files') {
+    throw new ThreatcolError('INTERNAL', `a ${from.backend} cursor cannot follow the files backend`);
+  }
+  return { file: typeof from.file === 'string' ? from.file : null, offset: Number(from.offset) || 0 };
 }
 
 async function readRecent(
   dir: string,
   options: ReadRecentOptions,
-): Promise<{ records: RecordLine[]; cursor: RecordCursor }> {
+): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
   const segments = list(dir);
   const newest = segments.at(-1);
-  const cursor: RecordCursor = { file: newest?.file ?? null, offset: 0 };
+  const cursor: FileCursor = { file: newest?.file ?? null, offset: 0 };
   const found: RecordLine[] = [];
-  const oldest =
-    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
+  const match = recordMatcher(options.filter, options.match);
+  const since = options.filter?.since;
+  const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
   for (let i = segments.length - 1; i >= 0; i--) {
     const segment = segments[i] as SegmentName;
     const handle = await openSegment(segment.path);
@@ -83,7 +74,7 @@ async function readRecent(
         const record = parseLine(line);
         if (!record) return false;
         if (Date.parse(record.received_at) < oldest) return true;
-        if (options.match && !options.match(record)) return false;
+        if (!match(record)) return false;
         found.push({ line, record });
         return found.length >= options.limit;
       });
@@ -139,9 +130,14 @@ async function scanBackward(
   return carry.length > 0 && visit(carry.toString('utf8'));
 }
 
-function follow(dir: string, from: RecordCursor, options: FollowOptions): Promise<void> {
+function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<void> {
   const { signal } = options;
-  let cursor: RecordCursor = { ...from };
+  const match = recordMatcher(options.filter, options.match);
+  const emit = (batch: RecordLine[]) => {
+    const kept = batch.filter((r) => match(r.record));
+    return kept.length > 0 ? options.onRecords(kept) : undefined;
+  };
+  let cursor: FileCursor = { ...from };
   let reading = false;
   let again = false;
   let watcher: FSWatcher | null = null;
@@ -201,11 +197,11 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
           cursor = { file: first.file, offset: 0 };
         }
         const current = cursor.file as string;
-        const gone = !(await readForward(dir, cursor, options));
+        const gone = !(await readForward(dir, cursor, signal, emit));
         const next = list(dir).find((s) => s.file > current);
         if (!next) return;
         // The writer never returns to a segment once it opened a newer one: one more read drains it.
-        if (!gone) await readForward(dir, cursor, options);
+        if (!gone) await readForward(dir, cursor, signal, emit);
         cursor = { file: next.file, offset: 0 };
       }
     };
@@ -218,7 +214,12 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
 }
 
 /** Emits the complete lines after the cursor and advances it. False when the segment no longer exists. */
-async function readForward(dir: string, cursor: RecordCursor, options: FollowOptions): Promise<boolean> {
+async function readForward(
+  dir: string,
+  cursor: FileCursor,
+  signal: AbortSignal,
+  onRecords: (records: RecordLine[]) => void | Promise<void>,
+): Promise<boolean> {
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
   try {
@@ -228,7 +229,7 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
     // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
     if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
     let chunkSize = FORWARD_CHUNK;
-    while (cursor.offset < size && !options.signal.aborted) {
+    while (cursor.offset < size && !signal.aborted) {
       const length = Math.min(chunkSize, size - cursor.offset);
       const buf = Buffer.allocUnsafe(length);
       const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
@@ -253,7 +254,7 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
         start = nl + 1;
       }
       cursor.offset += last + 1;
-      if (batch.length > 0) await options.onRecords(batch);
+      if (batch.length > 0) await onRecords(batch);
     }
     return true;
   } finally {
@@ -295,19 +296,9 @@ function list(dir: string): SegmentName[] {
   }
 }
 
-function parseLine(line: string): StoredRecord | null {
-  try {
-    const record = JSON.parse(line) as StoredRecord;
-    return record !== null && typeof record === 'object' && typeof record.received_at === 'string'
-      ? record
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-function unreadable(dir: string, error: unknown): ThreatcolError {
+export function unreadable(dir: string, error: unknown): ThreatcolError {
   if (error instanceof ThreatcolError) return error;
+  if (isPermissionError(error)) return permissionDenied(error, dir, 'read the records in');
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   // The same code as any other data directory the command cannot use (see ensureDataDir).
   return new ThreatcolError(

@@ -1,6 +1,7 @@
 // Names and lists the record log's segment files: `threats/YYYYMMDD-NNNNNN.ndjson`, sorted oldest first.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { THREATS_DIR } from './data-layout.js';
 
 export const SEGMENT_PATTERN = /^(\d{8})-(\d{6})\.ndjson$/;
 
@@ -12,7 +13,7 @@ export interface SegmentName {
 }
 
 export function threatsDir(dataDir: string): string {
-  return join(dataDir, 'threats');
+  return join(dataDir, THREATS_DIR);
 }
 
 export function segmentFileName(day: string, seq: number): string {
