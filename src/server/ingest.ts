@@ -9,6 +9,7 @@ import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Authenticator } from './auth.js';
+import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimiter } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
@@ -48,6 +49,9 @@ export async function handleIngest(
     const now = deps.now();
     const who = deps.auth.authenticate(req.headers, now);
     sensor = who.name;
+    const dedupe = deps.config.dedupe.windowSeconds > 0;
+    // Checked before the body is read: a malformed header fails fast.
+    const idempotencyKey = dedupe && route.endpoint === 'generic' ? readIdempotencyKey(req.headers) : null;
     const gzip = checkMediaType(req);
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
@@ -85,12 +89,21 @@ export async function handleIngest(
       rules: deps.config.firewall,
     };
     const records = checked.records.map((input) => route.build(input, ctx));
-    await deps.store.append(records);
+    const dedupeKeys = !dedupe
+      ? null
+      : route.endpoint === 'firewall'
+        ? firewallDedupeKeys(who.name, records)
+        : idempotencyKey === null
+          ? null
+          : genericDedupeKeys(who.name, records.length, idempotencyKey);
+    const stored = await deps.store.append(records, dedupeKeys === null ? {} : { dedupeKeys });
     deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
     deps.activity.accept(who.name, records.length);
     let ids = '';
-    for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
-    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
+    for (const id of stored.ids) ids += ids === '' ? `"${id}"` : `,"${id}"`;
+    // A retried delivery gets the first delivery's ids, and says how many of its records were not stored again.
+    const duplicates = stored.duplicates > 0 ? `,"duplicates":${stored.duplicates}` : '';
+    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]${duplicates}}`);
   } catch (error) {
     if (error instanceof ClientGone) return;
     const e =
