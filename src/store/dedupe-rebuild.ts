@@ -9,7 +9,6 @@ import { listSegments, type SegmentName } from './segments.js';
 
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
-const KEY_LENGTH = 22;
 const KEY_FIELD = ',"dedupe_key":"';
 const RECEIVED_AT = /"received_at":"([^"]+)"/;
 
@@ -58,14 +57,18 @@ async function firstReceivedAt(path: string): Promise<number | null> {
 
 /** id, time and key of a stored line that has a key; the common layout is read by position, anything else parsed. */
 function keyOf(line: string): { key: string; id: string; at: number } | null {
-  const keyStart = line.length - KEY_LENGTH - 2;
-  if (!line.endsWith('"}') || line.slice(keyStart - KEY_FIELD.length, keyStart) !== KEY_FIELD) return null;
-  const key = line.slice(keyStart, keyStart + KEY_LENGTH);
-  const fast = /^\{"id":"([^"]{1,64})","received_at":"([^"]{1,40})"/.exec(line.slice(0, 160));
-  if (fast) return { key, id: fast[1] as string, at: Date.parse(fast[2] as string) };
+  // `original` (an object) is the last field unless a key follows it: only then does the line end with `"}`.
+  if (!line.endsWith('"}')) return null;
+  const start = line.lastIndexOf(KEY_FIELD);
+  if (start === -1) return null;
+  const key = line.slice(start + KEY_FIELD.length, -2);
+  const fast = /^\{"id":"([^"\\]{1,64})","received_at":"([^"\\]{1,40})"/.exec(line.slice(0, 160));
+  if (fast && !key.includes('"') && !key.includes('\\')) {
+    return { key, id: fast[1] as string, at: Date.parse(fast[2] as string) };
+  }
   const record = parseLine(line);
-  return record && record.dedupe_key === key
-    ? { key, id: record.id, at: Date.parse(record.received_at) }
+  return record?.dedupe_key
+    ? { key: record.dedupe_key, id: record.id, at: Date.parse(record.received_at) }
     : null;
 }
 
