@@ -1,7 +1,7 @@
 // The keys that recognise a retried delivery (DESIGN 10): /firewall by the record's content, /generic by the
 // request's Idempotency-Key. A key is 128 bits of SHA-256 in base64url (22 characters): short enough for a
 // stored line and a Nats-Msg-Id, and collisions are out of reach.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
@@ -12,7 +12,8 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
 function digest(parts: string[]): string {
   // NUL cannot occur in a sensor name or a header value, so the parts cannot run into each other.
-  return createHash('sha256').update(parts.join('\0')).digest('base64url').slice(0, 22);
+  // One-shot hash: no Hash object (a native handle the garbage collector must track) per record.
+  return hash('sha256', parts.join('\0'), 'buffer').subarray(0, 16).toString('base64url');
 }
 
 /**

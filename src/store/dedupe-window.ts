@@ -1,12 +1,14 @@
 // The files backend's memory of recent dedupe keys (DESIGN 10): key -> id of the record stored first, for
-// `dedupe.windowSeconds`, plus the keys whose first delivery is still being written. Bounded: see MAX_KEYS.
+// `dedupe.windowSeconds`, plus the keys whose first delivery is still being written. Bounded: MAX_DEDUPE_KEYS.
 //
 // Keys live in time slices of 1/8 of the window; a whole slice is forgotten once it is older than the
 // window, so a key is remembered between the window and 9/8 of it, and expiry costs nothing per key.
+import { KeyTable, keyBytes } from './key-table.js';
 
 /**
- * At most this many keys are held (about 125 bytes each, so about 125 MB): the default 120 s window at a
- * sustained 8,000 records/s. Past it the oldest slice is forgotten early (logged once per slice).
+ * At most this many keys are held: 32 bytes each in typed arrays, at most 64 with the tables' free slots,
+ * so 64 MB at most; that is the default 120 s window at a sustained 8,000 records/s. Past it the oldest
+ * slice is forgotten early (logged).
  */
 export const MAX_DEDUPE_KEYS = 1_000_000;
 const SLICES = 8;
@@ -20,7 +22,7 @@ export interface DedupeHit {
 
 interface Slice {
   start: number;
-  keys: Map<string, string>;
+  keys: KeyTable;
 }
 
 export class DedupeWindow {
@@ -46,8 +48,10 @@ export class DedupeWindow {
     const inFlight = this.pending.get(key);
     if (inFlight) return { id: inFlight.id, pending: inFlight.done };
     this.expire(now);
+    if (this.slices.length === 0) return null;
+    const bytes = keyBytes(key);
     for (let i = this.slices.length - 1; i >= 0; i--) {
-      const id = (this.slices[i] as Slice).keys.get(key);
+      const id = (this.slices[i] as Slice).keys.get(bytes);
       if (id !== undefined) return { id, pending: null };
     }
     return null;
@@ -70,11 +74,10 @@ export class DedupeWindow {
   remember(key: string, id: string, at: number): void {
     let last = this.slices.at(-1);
     if (!last || at >= last.start + this.sliceMs) {
-      last = { start: at - (at % this.sliceMs), keys: new Map() };
+      last = { start: at - (at % this.sliceMs), keys: new KeyTable() };
       this.slices.push(last);
     }
-    if (last.keys.has(key)) return;
-    last.keys.set(key, id);
+    if (!last.keys.add(keyBytes(key), id)) return;
     this.count += 1;
     while (this.count > this.maxKeys) this.drop(true);
   }
