@@ -1,7 +1,11 @@
-// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
+// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material;
+// tells systemd when it is ready, reloading and stopping (Type=notify).
 import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
+import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
+import { releaseStartupSignals } from './startup-signals.js';
 
 interface ServeOptions extends CommonOptions {
   host?: string;
@@ -10,6 +14,7 @@ interface ServeOptions extends CommonOptions {
   key?: string;
   logLevel?: string;
   logFormat?: string;
+  adminListen?: string;
 }
 
 export function registerServe(
@@ -26,7 +31,11 @@ export function registerServe(
       .option('--cert <file>', 'PEM certificate chain (default: self-signed in <data-dir>/tls/)')
       .option('--key <file>', 'PEM private key')
       .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
-      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)'),
+      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)')
+      .option(
+        '--admin-listen <host:port>',
+        'admin listener: dashboard, /metrics, /healthz, /readyz (default 127.0.0.1:9441; "" = off; port 0 = any)',
+      ),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
 
@@ -37,6 +46,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'tls.key': options.key,
     'log.level': options.logLevel,
     'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
   });
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
@@ -55,19 +65,59 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const daemon = await startDaemon({ loaded, logger, listenFd });
-  const stop = () => daemon.stop();
-  const reload = () => daemon.reload();
+  const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
+  const notifier = createSdNotifier({ env: io.env, logger });
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon({ loaded, logger, listenFd });
+  } catch (error) {
+    releaseStartupSignals();
+    throw underNpm(error, io.env);
+  }
+  const stop = () => {
+    void notifier.notify({ STOPPING: '1' });
+    daemon.stop();
+  };
+  // RELOADING=1 with MONOTONIC_USEC, then READY=1: what systemd >= 253 expects (Type=notify-reload) and what
+  // older ones show as "reloading"; the reload itself is synchronous.
+  const reload = () => {
+    void notifier.notify({ RELOADING: '1', MONOTONIC_USEC: monotonicUsec() });
+    daemon.reload();
+    void notifier.notify({ READY: '1' });
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('SIGHUP', reload);
+  // Only now, with the handlers above in place, so that no signal falls between the two.
+  const held = releaseStartupSignals();
+  const { address, port } = daemon.address;
+  void notifier.notify({ READY: '1', STATUS: `listening on ${address} port ${port}` });
+  if (held.includes('SIGHUP')) {
+    logger.info('SIGHUP received during start-up: reloading now');
+    reload();
+  }
   try {
     return await daemon.done;
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
+    await notifier.idle();
   }
+}
+
+/**
+ * Started by `npm start`, flags go after `--`: "use --port 8443" would fail there, so the advice says
+ * `npm start -- --port 8443`.
+ */
+function underNpm(error: unknown, env: Record<string, string | undefined>): unknown {
+  if (!(error instanceof ThreatcolError) || error.code !== 'LISTEN_FAILED') return error;
+  if (env.npm_lifecycle_event !== 'start') return error;
+  return new ThreatcolError(
+    'LISTEN_FAILED',
+    error.message.replace('use --port 8443', 'use npm start -- --port 8443'),
+    { cause: error.cause },
+  );
 }
 
 /**

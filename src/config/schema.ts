@@ -72,6 +72,10 @@ export interface Config {
   registry: {
     pollIntervalMs: number;
   };
+  admin: {
+    listen: string;
+    token: string | null;
+  };
 }
 
 const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
@@ -383,6 +387,24 @@ export const configSchema = {
         },
       },
       'sensor registry',
+    ),
+    admin: section(
+      {
+        listen: {
+          type: 'string',
+          default: '127.0.0.1:9441',
+          description:
+            'admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; "" turns it off; port 0 picks a free one',
+        },
+        token: {
+          type: ['string', 'null'],
+          minLength: 16,
+          default: null,
+          description:
+            'when set, every admin route needs "Authorization: Bearer <token>"; required for a non-loopback admin.listen',
+        },
+      },
+      'admin listener (DESIGN 11)',
     ),
   },
 } as const;

@@ -1,6 +1,8 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { createMetrics, type Metrics } from '../admin/metrics.js';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
@@ -29,10 +31,19 @@ export interface DaemonOptions {
   expiryCheckIntervalMs?: number;
   /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
   tlsDebounceMs?: number;
+  /** Metrics to count into (default: a fresh registry with process metrics). */
+  metrics?: Metrics;
+  /**
+   * false in a --workers worker: the primary serves the admin listener (startAdminListener with
+   * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
+   */
+  adminListener?: boolean;
 }
 
 export interface Daemon {
   address: AddressInfo;
+  /** Where the admin listener listens (null: admin.listen is ""). */
+  adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
   /** SIGHUP: re-read the registry and the TLS material. */
@@ -66,6 +77,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   let stopping = false;
   let fatal = false;
+  const metrics = options.metrics ?? createMetrics();
 
   const backend = await openStore(config, {
     dataDir,
@@ -80,6 +92,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         fatal = true;
         stop();
       },
+      onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
       ...(options.retentionIntervalMs === undefined
         ? {}
         : { retentionIntervalMs: options.retentionIntervalMs }),
@@ -88,6 +101,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await backend.close();
     throw error;
   }
+  metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
   let known = -1;
@@ -119,6 +133,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     now,
     tls,
     logger,
+    metrics,
   });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
@@ -150,18 +165,49 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     certificate: () => tls,
   });
 
-  let address: AddressInfo;
-  try {
-    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
-  } catch (error) {
+  /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
+  const cleanUp = async () => {
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
     activity.stop();
-    await stats.stop().catch(() => {});
+    try {
+      await stats.stop();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'cannot write stats');
+    }
     await store.close();
     await backend.close();
+  };
+  let address: AddressInfo;
+  try {
+    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
+  } catch (error) {
+    await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  let admin: RunningAdmin | null = null;
+  try {
+    if (options.adminListener !== false) {
+      admin = await startAdminListener({
+        config,
+        logger,
+        store: backend,
+        now,
+        extraNotReady: () =>
+          fatal
+            ? ['the record store failed; the daemon is stopping']
+            : stopping
+              ? ['stopping: finishing in-flight requests']
+              : [],
+        renderMetrics: () => metrics.render(),
+      });
+    }
+  } catch (error) {
+    await collector.close(0);
+    await cleanUp();
+    throw error;
   }
   logger.info(
     {
@@ -184,17 +230,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
-      tlsWatch.stop();
-      expiry.stop();
-      watch.stop();
-      activity.stop();
-      try {
-        await stats.stop();
-      } catch (error) {
-        logger.error({ err: (error as Error).message }, 'cannot write stats');
-      }
-      await store.close();
-      await backend.close();
+      await admin?.close();
+      await cleanUp();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();
@@ -202,6 +239,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
+    adminAddress: admin?.address ?? null,
     get fingerprint() {
       return tls.fingerprint;
     },

@@ -47,6 +47,8 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     add: (sensor) => writable().add(sensor),
     revoke: (name) => writable().revoke(name),
     rotate: (name, graceMs) => writable().rotate(name, graceMs),
+    set: (name, changes) => writable().set(name, changes),
+    delete: (name) => writable().delete(name),
     watch: (onChange, onError) => files.watch(onChange, onError),
   };
 
@@ -70,6 +72,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         owner: ensureOwner(),
         ...(deps.fileOps ? { fileOps: deps.fileOps } : {}),
         ...(options.onFatal ? { onFatal: options.onFatal } : {}),
+        ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
       const writer = await dedupeWindowFor(log, config, deps, now);
       const retention = startRetention({

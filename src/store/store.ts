@@ -124,6 +124,8 @@ export interface StoreWriterOptions {
    * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.
    */
   retentionIntervalMs?: number;
+  /** After each batch is durable: its record count and the time the sync (or publish acks) took (metrics). */
+  onBatchSynced?: (records: number, seconds: number) => void;
 }
 
 /** What `openStore` needs besides the configuration. Opening a store creates nothing until it is written. */
