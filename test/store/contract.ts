@@ -108,8 +108,22 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     );
     heal();
     await log.append([record({ threat: 'after' })]);
+    // Two identical deliveries in flight while the first one fails: neither is stored, neither gets a 200,
+    // and the retry after that stores the record once.
+    const healAgain = sut.failWrites();
+    const unavailable = (e: unknown) => (e as { code?: string }).code === 'UNAVAILABLE';
+    const first = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
+    const second = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
+    await assert.rejects(first, unavailable);
+    await assert.rejects(second, unavailable);
+    healAgain();
+    const retry = record({ threat: 'retried' });
+    assert.deepEqual(await log.append([retry], { dedupeKeys: ['key-retried-aaaaaaaaaa'] }), {
+      ids: [retry.id],
+      duplicates: 0,
+    });
     const { records } = await (await open()).reader.readRecent({ limit: 10 });
-    assert.deepEqual(threats(records), ['before', 'after']);
+    assert.deepEqual(threats(records), ['before', 'after', 'retried']);
   });
 
   test(`${backend}: readRecent returns the newest N oldest first, with filters; scan visits since an instant`, async (t) => {
