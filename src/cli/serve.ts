@@ -1,5 +1,9 @@
 // `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
+import type { LoadedConfig } from '../config/load-config.js';
+import type { Logger } from '../log.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
@@ -10,6 +14,7 @@ interface ServeOptions extends CommonOptions {
   key?: string;
   logLevel?: string;
   logFormat?: string;
+  workers?: string;
 }
 
 export function registerServe(
@@ -26,7 +31,8 @@ export function registerServe(
       .option('--cert <file>', 'PEM certificate chain (default: self-signed in <data-dir>/tls/)')
       .option('--key <file>', 'PEM private key')
       .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
-      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)'),
+      .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)')
+      .option('--workers <n|auto>', 'processes serving requests (default 1; auto: one per available CPU)'),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
 
@@ -37,6 +43,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'tls.key': options.key,
     'log.level': options.logLevel,
     'log.format': options.logFormat,
+    'server.workers':
+      options.workers === undefined || !/^\d+$/.test(options.workers)
+        ? options.workers
+        : Number(options.workers),
   });
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
@@ -46,8 +56,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
   });
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
-  const { startDaemon } = await import('../server/daemon.js');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
     logger.info(
@@ -55,6 +65,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
+  const workers = workerCount(loaded.config.server.workers);
+  if (workers > 1) return serveAsPrimary(loaded, logger, workers, listenFd);
+  const { startDaemon } = await import('../server/daemon.js');
   const daemon = await startDaemon({ loaded, logger, listenFd });
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
@@ -68,6 +81,72 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
   }
+}
+
+/** `server.workers`: a count, or "auto" for os.availableParallelism() (which respects CPU affinity). */
+export function workerCount(setting: number | 'auto'): number {
+  return setting === 'auto' ? availableParallelism() : setting;
+}
+
+async function serveAsPrimary(
+  loaded: LoadedConfig,
+  logger: Logger,
+  workers: number,
+  listenFd: number | undefined,
+): Promise<number> {
+  const { createPrimary } = await import('../cluster/primary.js');
+  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
+  const stop = () => primary.stop();
+  const reload = () => primary.reload();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGHUP', reload);
+  try {
+    await primary.start();
+    return await primary.done;
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    process.off('SIGHUP', reload);
+  }
+}
+
+/** A worker forked by the primary (its slot and the shared listener come in TC_* variables). */
+async function serveAsWorker(
+  loaded: LoadedConfig,
+  logger: Logger,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  const { runWorker } = await import('../cluster/worker.js');
+  const id = Number(env.TC_WORKER_ID);
+  const workerLogger = logger.child({ worker: id, pid: process.pid });
+  // systemd sends SIGTERM to every process of the unit; a terminal sends SIGINT to the group. SIGHUP comes
+  // from the primary as a message (ExecReload signals the main pid only): ignored here, not fatal.
+  const ignore = () => {};
+  process.on('SIGHUP', ignore);
+  const result = await runWorker({
+    loaded,
+    logger: workerLogger,
+    id,
+    workers: Number(env.TC_WORKERS),
+    ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
+    channel: {
+      send: (message, callback) => process.send?.(message, undefined, undefined, callback),
+      onMessage: (handler) => process.on('message', handler),
+      onDisconnect: (handler) => process.once('disconnect', handler),
+      disconnect: () => process.disconnect?.(),
+    },
+    onSignal: (stop) => {
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    },
+  }).catch((error: unknown) => {
+    // Could not start (config, TLS, listen): the error reaches stderr and the status the primary; the open
+    // IPC channel must not keep this process alive.
+    process.disconnect?.();
+    throw error;
+  });
+  return result;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -8,11 +8,12 @@ import type { FileOps } from '../store/file-ops.js';
 import { openFileRecordLog } from '../store/file-record-log.js';
 import { createFileRegistry } from '../store/file-registry.js';
 import { SensorStats } from '../store/sensor-stats.js';
+import type { SensorStatsStore } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
 import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
-import { RateLimiter } from './rate-limit.js';
+import { type RateLimit, RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
 import { watchTlsFiles } from './tls-watch.js';
@@ -30,6 +31,23 @@ export interface DaemonOptions {
   expiryCheckIntervalMs?: number;
   /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
   tlsDebounceMs?: number;
+  /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
+  worker?: WorkerRole;
+}
+
+/**
+ * What changes in a worker: its own segments, stats and rate-limit tokens through the primary, the memory
+ * budgets split between the workers. The primary runs retention, the expiry warning and the file watch.
+ */
+export interface WorkerRole {
+  id: number;
+  /** How many workers share the configured memory budgets. */
+  workers: number;
+  stats: Pick<SensorStatsStore, 'recordAccepted' | 'recordRejected' | 'stop'> & {
+    start(intervalMs: number): void;
+  };
+  limiter: RateLimit;
+  admitConnection: (socket: Socket, group: string) => void;
 }
 
 export interface Daemon {
@@ -45,11 +63,14 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
+const idle = { run() {}, stop() {} };
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
   const logger = options.logger;
   const now = options.now ?? Date.now;
+  const worker = options.worker;
+  const share = (budget: number) => (worker ? Math.max(1, Math.floor(budget / worker.workers)) : budget);
   const owner = ensureDataDir(dataDir);
 
   const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
@@ -71,8 +92,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const store = await openFileRecordLog({
     dataDir,
     segmentMaxBytes: config.store.segmentMaxBytes,
-    queueMaxRecords: config.store.queueMaxRecords,
-    queueMaxBytes: config.store.queueMaxBytes,
+    queueMaxRecords: share(config.store.queueMaxRecords),
+    queueMaxBytes: share(config.store.queueMaxBytes),
+    workerId: worker?.id ?? null,
     minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
@@ -97,10 +119,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = new SensorStats(dataDir, now, owner);
-  stats.start(config.store.statsIntervalMs, (error) =>
-    logger.error({ err: error.message }, 'cannot write stats'),
-  );
+  const stats = worker?.stats ?? new SensorStats(dataDir, now, owner);
+  // A worker reports to the primary at least every second, so a crash loses little of its counts.
+  if (worker) worker.stats.start(Math.min(1000, config.store.statsIntervalMs));
+  else {
+    (stats as SensorStats).start(config.store.statsIntervalMs, (error) =>
+      logger.error({ err: error.message }, 'cannot write stats'),
+    );
+  }
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
 
@@ -109,22 +135,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     auth,
     store,
     stats,
-    limiter: new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
     activity,
-    bodyBudget: new BodyBudget(config.server.maxInflightBodyBytes),
+    bodyBudget: new BodyBudget(Math.max(65_536, share(config.server.maxInflightBodyBytes))),
+    ...(worker ? { admitConnection: worker.admitConnection } : {}),
     now,
     tls,
     logger,
   });
 
-  const retention = startRetention({
-    dataDir,
-    bounds: config.store.retention,
-    logger,
-    now,
-    intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-    current: () => store.currentSegment,
-  });
+  const retention = worker
+    ? idle
+    : startRetention({
+        dataDir,
+        bounds: config.store.retention,
+        logger,
+        now,
+        intervalMs: options.retentionIntervalMs ?? HOUR_MS,
+        current: () => store.currentSegment,
+      });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
   function reloadTls(reason: string): void {
@@ -141,19 +170,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       );
     }
   }
-  const tlsWatch = watchTlsFiles({
-    certPath: tls.certPath,
-    keyPath: tls.keyPath,
-    pollIntervalMs: config.tls.pollIntervalMs,
-    ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-    onChange: () => reloadTls('certificate or key file changed'),
-  });
-  const expiry = startExpiryWarnings({
-    logger,
-    now,
-    intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-    certificate: () => tls,
-  });
+  const tlsWatch = worker
+    ? { stop() {}, accept() {} }
+    : watchTlsFiles({
+        certPath: tls.certPath,
+        keyPath: tls.keyPath,
+        pollIntervalMs: config.tls.pollIntervalMs,
+        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+        onChange: () => reloadTls('certificate or key file changed'),
+      });
+  const expiry = worker
+    ? idle
+    : startExpiryWarnings({
+        logger,
+        now,
+        intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
+        certificate: () => tls,
+      });
 
   let address: AddressInfo;
   try {
@@ -177,7 +210,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       sha256: tls.fingerprint,
       selfSigned: tls.selfSigned,
     },
-    'threatcol is listening',
+    worker ? 'worker listening' : 'threatcol is listening',
   );
 
   function stop(): void {
@@ -195,7 +228,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       watch.stop();
       activity.stop();
       try {
-        stats.stop();
+        await stats.stop();
       } catch (error) {
         logger.error({ err: (error as Error).message }, 'cannot write stats');
       }

@@ -7,11 +7,11 @@ import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { RecordLog } from '../store/record-log.js';
-import type { SensorStats } from '../store/sensor-stats.js';
+import type { SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimit } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -25,8 +25,8 @@ export interface IngestDeps {
   config: Config;
   auth: Authenticator;
   store: RecordLog;
-  stats: SensorStats;
-  limiter: RateLimiter;
+  stats: Pick<SensorStatsStore, 'recordAccepted' | 'recordRejected'>;
+  limiter: RateLimit;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
@@ -65,7 +65,7 @@ export async function handleIngest(
         details: checked.details,
       });
     }
-    const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
+    const wait = await deps.limiter.take(who.name, checked.records.length, deps.now());
     if (wait > 0) {
       throw new ThreatcolError(
         'RATE_LIMITED',
@@ -100,7 +100,8 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null) deps.stats.recordRejected(sensor, remoteAddr);
+    if (sensor !== null)
+      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
     deps.activity.reject({
       code: e.code,
       status: e.status,

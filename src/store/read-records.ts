@@ -4,7 +4,7 @@ import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
-import { listSegments, type SegmentName, threatsDir } from './segments.js';
+import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 /** A stored record and its line exactly as stored (without the newline), for `--json` output. */
 export interface RecordLine {
@@ -15,6 +15,16 @@ export interface RecordLine {
 /** Where following resumes: a segment file name and the byte offset just after the last line read. */
 export interface RecordCursor {
   file: string | null;
+  offset: number;
+  /**
+   * The same per writer series (`serve --workers`: one per worker), keyed by seriesOf(). A series missing
+   * here is read from its first segment; without `series`, `file`/`offset` alone (one writer) as before.
+   */
+  series?: Record<string, SeriesPosition>;
+}
+
+export interface SeriesPosition {
+  file: string;
   offset: number;
 }
 
@@ -49,6 +59,8 @@ const FORWARD_CHUNK = 1024 * 1024;
  */
 const ORDER_SLACK_MS = 5 * 60_000;
 const NEWLINE = 0x0a;
+/** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
+const MAX_PENDING_LINES = 10_000;
 
 export function createFileRecordReader(dataDir: string): RecordReader {
   const dir = threatsDir(dataDir);
@@ -61,38 +73,83 @@ export function createFileRecordReader(dataDir: string): RecordReader {
   };
 }
 
+/**
+ * The newest matching records. With `serve --workers` a day has one segment series per worker: a day's
+ * segments are read together and merged by record id (ids are time-ordered), going back a day at a time
+ * until `limit` records are found. The cursor holds the end of every series' newest segment.
+ */
 async function readRecent(
   dir: string,
   options: ReadRecentOptions,
 ): Promise<{ records: RecordLine[]; cursor: RecordCursor }> {
   const segments = list(dir);
-  const newest = segments.at(-1);
-  const cursor: RecordCursor = { file: newest?.file ?? null, offset: 0 };
-  const found: RecordLine[] = [];
-  const oldest =
-    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
-  for (let i = segments.length - 1; i >= 0; i--) {
-    const segment = segments[i] as SegmentName;
+  const cursor: RecordCursor = { file: null, offset: 0, series: {} };
+  const ends = new Map<string, number>();
+  for (const segment of newestOfEachSeries(segments)) {
     const handle = await openSegment(segment.path);
-    if (!handle) continue; // deleted by retention while we looked
+    if (!handle) continue;
     try {
       const end = await completeEnd(handle);
-      if (segment === newest) cursor.offset = end;
-      if (options.limit <= 0) break;
-      const done = await scanBackward(handle, end, (line) => {
-        const record = parseLine(line);
-        if (!record) return false;
-        if (Date.parse(record.received_at) < oldest) return true;
-        if (options.match && !options.match(record)) return false;
-        found.push({ line, record });
-        return found.length >= options.limit;
-      });
-      if (done || found.length >= options.limit) break;
+      ends.set(segment.file, end);
+      (cursor.series as Record<string, SeriesPosition>)[seriesOf(segment)] = {
+        file: segment.file,
+        offset: end,
+      };
     } finally {
       await handle.close();
     }
   }
-  return { records: found.reverse(), cursor };
+  const newest = segments.at(-1);
+  if (newest) {
+    cursor.file = newest.file;
+    cursor.offset = ends.get(newest.file) ?? 0;
+  }
+  if (options.limit <= 0) return { records: [], cursor };
+
+  const found: RecordLine[] = [];
+  const oldest =
+    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
+  const days = [...new Set(segments.map((s) => s.day))].reverse();
+  for (const day of days) {
+    const need = options.limit - found.length;
+    const ofDay: RecordLine[] = [];
+    let tooOld = true;
+    // Newest segment of each series first; a series' older segment only adds records older than its newer.
+    for (const segment of segments.filter((s) => s.day === day).reverse()) {
+      const handle = await openSegment(segment.path);
+      if (!handle) continue; // deleted by retention while we looked
+      try {
+        const end = ends.get(segment.file) ?? (await completeEnd(handle));
+        let fromSegment = 0;
+        const stopped = await scanBackward(handle, end, (line) => {
+          const record = parseLine(line);
+          if (!record) return false;
+          if (Date.parse(record.received_at) < oldest) return true;
+          if (options.match && !options.match(record)) return false;
+          ofDay.push({ line, record });
+          return ++fromSegment >= need;
+        });
+        if (!stopped || fromSegment >= need) tooOld = false;
+      } finally {
+        await handle.close();
+      }
+    }
+    found.push(...byId(ofDay).slice(-need));
+    if (found.length >= options.limit || tooOld) break;
+  }
+  return { records: byId(found), cursor };
+}
+
+/** The newest segment of every writer's series (see segments.ts). */
+function newestOfEachSeries(segments: SegmentName[]): SegmentName[] {
+  const newest = new Map<string, SegmentName>();
+  for (const s of segments) newest.set(seriesOf(s), s);
+  return [...newest.values()];
+}
+
+/** Records in id order (time-ordered UUIDv7); a stable sort, so one writer's order stays as written. */
+function byId(lines: RecordLine[]): RecordLine[] {
+  return [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
 }
 
 /** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
@@ -141,7 +198,7 @@ async function scanBackward(
 
 function follow(dir: string, from: RecordCursor, options: FollowOptions): Promise<void> {
   const { signal } = options;
-  let cursor: RecordCursor = { ...from };
+  const positions = startPositions(from);
   let reading = false;
   let again = false;
   let watcher: FSWatcher | null = null;
@@ -191,23 +248,44 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
       }
     };
 
-    /** Reads the current segment to its last complete line; moves on to newer segments once they exist. */
+    /**
+     * Reads each writer's current segment to its last complete line and moves on to the series' newer
+     * segments once they exist; lines read from several writers in one pass are emitted in id order.
+     */
     const readAvailable = async (): Promise<void> => {
-      for (;;) {
-        if (signal.aborted) return;
-        if (cursor.file === null) {
-          const first = list(dir)[0];
-          if (!first) return;
-          cursor = { file: first.file, offset: 0 };
-        }
-        const current = cursor.file as string;
-        const gone = !(await readForward(dir, cursor, options));
-        const next = list(dir).find((s) => s.file > current);
-        if (!next) return;
-        // The writer never returns to a segment once it opened a newer one: one more read drains it.
-        if (!gone) await readForward(dir, cursor, options);
-        cursor = { file: next.file, offset: 0 };
+      const pending: RecordLine[] = [];
+      const flush = async () => {
+        if (pending.length > 0) await options.onRecords(byId(pending.splice(0)));
+      };
+      const collect = async (batch: RecordLine[]) => {
+        pending.push(...batch);
+        if (pending.length >= MAX_PENDING_LINES) await flush();
+      };
+      const bySeries = new Map<string, SegmentName[]>();
+      for (const segment of list(dir)) {
+        const key = seriesOf(segment);
+        bySeries.set(key, [...(bySeries.get(key) ?? []), segment]);
       }
+      for (const [series, segments] of bySeries) {
+        let position = positions.get(series);
+        for (;;) {
+          if (signal.aborted) return;
+          if (!position) {
+            const first = segments[0] as SegmentName;
+            position = { file: first.file, offset: 0 };
+            positions.set(series, position);
+          }
+          const current = position.file;
+          const gone = !(await readForward(dir, position, signal, collect));
+          const next = list(dir).find((s) => seriesOf(s) === series && s.file > current);
+          if (!next) break;
+          // The writer never returns to a segment once it opened a newer one: one more read drains it.
+          if (!gone) await readForward(dir, position, signal, collect);
+          position = { file: next.file, offset: 0 };
+          positions.set(series, position);
+        }
+      }
+      await flush();
     };
 
     if (signal.aborted) return finish();
@@ -217,8 +295,25 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
   });
 }
 
-/** Emits the complete lines after the cursor and advances it. False when the segment no longer exists. */
-async function readForward(dir: string, cursor: RecordCursor, options: FollowOptions): Promise<boolean> {
+/** Where each writer series' reading resumes, from a cursor of readRecent (or an older one-writer cursor). */
+function startPositions(from: RecordCursor): Map<string, SeriesPosition> {
+  const positions = new Map<string, SeriesPosition>();
+  if (from.series) {
+    for (const [series, p] of Object.entries(from.series)) positions.set(series, { ...p });
+  } else if (from.file !== null) {
+    const m = SEGMENT_PATTERN.exec(from.file);
+    positions.set(m?.[2] === undefined ? '' : `w${Number(m[2])}`, { file: from.file, offset: from.offset });
+  }
+  return positions;
+}
+
+/** Emits the complete lines after the position and advances it. False when the segment no longer exists. */
+async function readForward(
+  dir: string,
+  cursor: SeriesPosition,
+  signal: AbortSignal,
+  onRecords: (records: RecordLine[]) => Promise<void>,
+): Promise<boolean> {
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
   try {
@@ -228,7 +323,7 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
     // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
     if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
     let chunkSize = FORWARD_CHUNK;
-    while (cursor.offset < size && !options.signal.aborted) {
+    while (cursor.offset < size && !signal.aborted) {
       const length = Math.min(chunkSize, size - cursor.offset);
       const buf = Buffer.allocUnsafe(length);
       const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
@@ -253,7 +348,7 @@ async function readForward(dir: string, cursor: RecordCursor, options: FollowOpt
         start = nl + 1;
       }
       cursor.offset += last + 1;
-      if (batch.length > 0) await options.onRecords(batch);
+      if (batch.length > 0) await onRecords(batch);
     }
     return true;
   } finally {
