@@ -3,10 +3,8 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config/load-config.js';
-import { daysUntilExpiry } from '../server/maintenance.js';
-import { readTlsPair, selfSignedPaths, type TlsMaterial } from '../server/tls.js';
-import { REGISTRY_FILE } from '../store/file-registry.js';
-import { threatsDir } from '../store/segments.js';
+import { REGISTRY_FILE, THREATS_DIR } from '../store/data-layout.js';
+import { daysUntilExpiry, readTlsPair, selfSignedPaths, type TlsMaterial } from '../tls/certificate.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -178,7 +176,7 @@ function checkFreeSpace(dataDir: string, config: LoadedConfig['config']): CheckR
 /** Files in the data directory, tls/ and threats/ (not deeper) whose owner is not the directory's. */
 function foreignFiles(dataDir: string, uid: number): string[] {
   const found: string[] = [];
-  for (const dir of [dataDir, join(dataDir, 'tls'), threatsDir(dataDir)]) {
+  for (const dir of [dataDir, join(dataDir, 'tls'), join(dataDir, THREATS_DIR)]) {
     let names: string[];
     try {
       names = readdirSync(dir);

@@ -1,9 +1,11 @@
-// `threatcol check`, the network part: is a daemon answering on the configured port, and can this user bind it.
-import { request } from 'node:https';
+// `threatcol check`, the network part: is a daemon answering on the configured port (with which certificate),
+// is it ready (the admin listener's /readyz), and can this user bind the port.
+import { get } from 'node:http';
 import { createServer } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { adminUrl, parseAdminListen } from '../admin/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { CheckResult } from './local-checks.js';
+import { probeTls } from './tls-probe.js';
 
 export interface DaemonAnswer {
   answering: boolean;
@@ -16,8 +18,11 @@ export function connectHost(host: string): string {
   return host;
 }
 
-/** Any HTTP answer over TLS counts as a daemon answering; its certificate is compared with the file's. */
-export function checkDaemon(
+/**
+ * A completed TLS handshake counts as a daemon answering; its certificate is compared with the file's. No HTTP
+ * request is sent, so the daemon's journal gets no rejected-request line from `check`.
+ */
+export async function checkDaemon(
   loaded: LoadedConfig,
   fileFingerprint: string | null,
   timeoutMs = 3000,
@@ -25,56 +30,113 @@ export function checkDaemon(
   const { port } = loaded.config.server;
   const host = connectHost(loaded.config.server.host);
   const where = `https://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  const probe = await probeTls(host, port, timeoutMs);
+  if ('error' in probe) {
+    return {
+      answering: false,
+      result: {
+        name: 'daemon',
+        status: 'fail',
+        message: `no daemon answers on ${where} (${probe.error}); start it: systemctl start threatcol`,
+      },
+    };
+  }
+  const served = probe.fingerprint;
+  if (served && fileFingerprint && served !== fileFingerprint) {
+    return {
+      answering: true,
+      result: {
+        name: 'daemon',
+        status: 'warn',
+        message: `answering on ${where} with another certificate (sha256 ${served}) than the file's; reload it: systemctl reload threatcol`,
+      },
+    };
+  }
+  return {
+    answering: true,
+    result: {
+      name: 'daemon',
+      status: 'ok',
+      message: `answering on ${where} (TLS)${served ? `, certificate sha256 ${served}` : ''}`,
+    },
+  };
+}
+
+/** GET /readyz on the admin listener: OK when the daemon's store accepts writes, else FAIL with its reasons. */
+export function checkReady(loaded: LoadedConfig, timeoutMs = 3000): Promise<CheckResult> {
+  const name = 'ready';
+  const { listen, token } = loaded.config.admin;
+  let at: ReturnType<typeof parseAdminListen>;
+  try {
+    at = parseAdminListen(listen);
+  } catch {
+    return Promise.resolve({
+      name,
+      status: 'fail',
+      message: 'admin.listen is invalid (see the config check)',
+    });
+  }
+  if (at === null) {
+    return Promise.resolve({
+      name,
+      status: 'warn',
+      message: 'admin.listen is "": readiness (/readyz) not checked; only that the port answers',
+    });
+  }
+  if (at.port === 0) {
+    return Promise.resolve({
+      name,
+      status: 'warn',
+      message:
+        'admin.listen has port 0 (chosen at start, see the log): pass --admin-listen host:port to check /readyz',
+    });
+  }
+  const url = `${adminUrl(at.host, at.port)}/readyz`;
   return new Promise((resolve) => {
-    let served: string | null = null;
-    const req = request(
+    const req = get(
+      url,
       {
-        host,
-        port,
-        path: '/',
-        method: 'GET',
-        // Only "is something answering": the certificate is compared below, not trusted.
-        rejectUnauthorized: false,
-        agent: false,
         timeout: timeoutMs,
-        headers: { 'user-agent': 'threatcol-check' },
+        agent: false,
+        headers: token === null ? {} : { authorization: `Bearer ${token}` },
       },
       (res) => {
-        res.resume();
-        const status = res.statusCode ?? 0;
-        let result: CheckResult = {
-          name: 'daemon',
-          status: 'ok',
-          message: `answering on ${where} (HTTP ${status})${served ? `, certificate sha256 ${served}` : ''}`,
-        };
-        if (served && fileFingerprint && served !== fileFingerprint) {
-          result = {
-            name: 'daemon',
-            status: 'warn',
-            message: `answering on ${where} (HTTP ${status}) with another certificate (sha256 ${served}) than the file's; reload it: systemctl reload threatcol`,
-          };
-        }
-        resolve({ answering: true, result });
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d.slice(0, 4096)));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status === 200) {
+            resolve({ name, status: 'ok', message: `ready (${url})` });
+            return;
+          }
+          if (status === 401) {
+            resolve({
+              name,
+              status: 'fail',
+              message: `${url} refused admin.token (HTTP 401): use the daemon's token`,
+            });
+            return;
+          }
+          let reasons = '';
+          try {
+            reasons = ((JSON.parse(body) as { reasons?: string[] }).reasons ?? []).join('; ');
+          } catch {
+            reasons = body.trim().slice(0, 200);
+          }
+          resolve({ name, status: 'fail', message: `not ready (${url}, HTTP ${status}): ${reasons}` });
+        });
       },
     );
-    req.on('socket', (socket) => {
-      socket.once('secureConnect', () => {
-        served = (socket as TLSSocket).getPeerCertificate()?.fingerprint256 ?? null;
-      });
-    });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', (error: NodeJS.ErrnoException) => {
       const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : (error.code ?? error.message);
       resolve({
-        answering: false,
-        result: {
-          name: 'daemon',
-          status: 'fail',
-          message: `no daemon answers on ${where} (${reason}); start it: systemctl start threatcol`,
-        },
+        name,
+        status: 'fail',
+        message: `no admin listener answers on ${url} (${reason}): is the daemon running with this admin.listen?`,
       });
     });
-    req.end();
   });
 }
 

@@ -2,11 +2,13 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort } from '../check/network-checks.js';
+import { checkDaemon, checkPort, checkReady, connectHost } from '../check/network-checks.js';
+import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface CheckOptions extends CommonOptions {
   json?: boolean;
@@ -14,6 +16,7 @@ interface CheckOptions extends CommonOptions {
   host?: string;
   /** false with --no-daemon: skip the running-daemon check (before the first start). */
   daemon?: boolean;
+  adminListen?: string;
 }
 
 export function registerCheck(
@@ -27,7 +30,8 @@ export function registerCheck(
       .description('check config, TLS material, data directory, port and the running daemon')
       .option('--host <host>', 'listen address to check (default: server.host)')
       .option('--port <n>', 'port to check (default: server.port)')
-      .option('--no-daemon', 'skip the check for a running daemon (e.g. before the first start)')
+      .option('--admin-listen <host:port>', 'admin listener to ask /readyz (default: admin.listen)')
+      .option('--no-daemon', 'skip the checks of a running daemon (e.g. before the first start)')
       .option('--json', 'print {"ok", "checks": [{"name", "status", "message"}]}'),
   ).action((options: CheckOptions) => run(() => check(options, io)));
 }
@@ -35,12 +39,22 @@ export function registerCheck(
 export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
+  // A bad --port is a usage error (64), not a failed check.
+  const overrides = listenOverrides(options);
   try {
-    loaded = loadFromOptions(options, io, listenOverrides(options));
+    loaded = loadFromOptions(options, io, { ...overrides, 'admin.listen': options.adminListen });
+    const fromEnv = Object.keys(io.env)
+      .filter((name) => name.startsWith('THREATCOL_') && io.env[name] !== undefined)
+      .sort();
+    const env = fromEnv.length > 0 ? ` and ${fromEnv.join(', ')}` : '';
     results.push({
       name: 'config',
       status: 'ok',
-      message: loaded.configPath ? `${loaded.configPath} is valid` : 'no configuration file: defaults',
+      message: loaded.configPath
+        ? `${loaded.configPath}${env} valid`
+        : fromEnv.length > 0
+          ? `no configuration file; defaults${env}, valid`
+          : 'no configuration file: defaults',
     });
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
@@ -51,14 +65,22 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     const tls = checkTls(loaded, Date.now());
     results.push(...tls.results);
     results.push(...checkDataDir(loaded, uid));
+    results.push(await checkStore(loaded, io));
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
-    results.push(await checkPort(loaded, daemon?.answering === true, uid));
+    // --no-daemon: whether threatcol itself holds the port, by the certificate it serves (no request made).
+    const ownPort =
+      daemon === null && tls.tls?.fingerprint != null && loaded.config.server.port !== 0
+        ? (await servedFingerprint(connectHost(loaded.config.server.host), loaded.config.server.port)) ===
+          tls.tls.fingerprint
+        : false;
+    results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
     if (daemon) results.push(daemon.result);
+    if (daemon) results.push(await checkReady(loaded));
   }
 
   const failed = results.filter((r) => r.status === 'fail');
   if (options.json) {
-    write(io.stdout, JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2));
+    writeJson(io.stdout, { ok: failed.length === 0, checks: results });
   } else {
     const width = Math.max(...results.map((r) => r.name.length));
     write(
@@ -75,4 +97,18 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     );
   }
   return 0;
+}
+
+/** The configured backend, as the daemon would find it (files: writable with room; NATS: reachable). */
+async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult> {
+  const backend = loaded.config.store.backend;
+  try {
+    const health = await withStore(loaded, io, (store) => store.health());
+    return health.ok
+      ? { name: 'store', status: 'ok', message: `${backend} backend ready` }
+      : { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` };
+  } catch (error) {
+    if (!(error instanceof ThreatcolError)) throw error;
+    return { name: 'store', status: 'fail', message: `${backend} backend: ${error.message}` };
+  }
 }

@@ -39,7 +39,7 @@ export function safeJsonLine(line: string): string {
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Senders control these strings: never let them put escape sequences or line breaks on the admin's terminal. */
-function clean(value: unknown): string {
+export function clean(value: unknown): string {
   // Bidi controls too: a sender must not be able to reorder what the admin reads on the line.
   return String(value ?? '').replace(UNSAFE, '?');
 }

@@ -1,11 +1,9 @@
 // `threatcol sensor list`: sensors with status and activity; never a key or its hash.
-
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { createFileRegistry } from '../store/file-registry.js';
-import { readStatsFile } from '../store/sensor-stats.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { type CliIo, write } from './io.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { formatTable } from './table.js';
 
 interface ListOptions extends CommonOptions {
@@ -20,15 +18,18 @@ export function registerSensorList(
   addCommonOptions(
     parent
       .command('list')
-      .description('list sensors with status and activity')
+      .description('list sensors: status, created, last seen, last address, records, description')
       .option('--json', 'print a JSON array'),
   ).action((options: ListOptions) => run(() => listSensors(options, io)));
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
-  const sensors = existsSync(dataDir) ? await createFileRegistry({ dataDir, owner: null }).list() : [];
-  const stats = readStatsFile(dataDir).sensors;
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const { sensors, stats } = await withStore(loaded, io, async (store) => ({
+    sensors: await store.registry.list(),
+    stats: await store.stats.read(),
+  }));
   const now = Date.now();
   const rows = sensors.map((s) => {
     const activity = Object.hasOwn(stats, s.name) ? stats[s.name] : undefined;
@@ -53,17 +54,20 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     };
   });
   if (options.json) {
-    write(io.stdout, JSON.stringify(rows, null, 2));
+    writeJson(io.stdout, rows);
     return 0;
   }
   if (rows.length === 0) {
-    write(io.stdout, 'No sensors yet. Add one with: threatcol sensor add NAME');
+    write(
+      io.stdout,
+      `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
+    );
     return 0;
   }
   write(
     io.stdout,
     formatTable(
-      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS'],
+      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
       rows.map((r) => [
         r.name,
         r.rotation_grace_until
@@ -73,6 +77,7 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
         r.last_seen ? shortTime(r.last_seen) : 'never',
         r.last_address ?? '-',
         String(r.records_received),
+        r.description || '-',
       ]),
     ),
   );

@@ -1,8 +1,8 @@
 // `threatcol sensor revoke NAME`: marks the sensor revoked (kept for audit); a running daemon refuses it within 1 s.
 import type { Command } from 'commander';
-import { ensureDataDir } from '../store/data-dir.js';
-import { createFileRegistry } from '../store/file-registry.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
 
 export function registerSensorRevoke(
@@ -16,12 +16,12 @@ export function registerSensorRevoke(
 }
 
 export async function revokeSensor(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const { dataDir } = loadFromOptions(options, io);
-  const registry = createFileRegistry({ dataDir, owner: ensureDataDir(dataDir) });
-  const sensor = await registry.revoke(name);
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const sensor = await withStore(loaded, io, (store) => store.registry.revoke(name));
   write(
     io.stdout,
-    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.`,
+    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.\n${storeLocationLine(loaded)}`,
   );
   return 0;
 }

@@ -1,11 +1,15 @@
-// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
+// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material;
+// tells systemd when it is ready, reloading and stopping (Type=notify).
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
+import { releaseStartupSignals } from './startup-signals.js';
 
 interface ServeOptions extends CommonOptions {
   host?: string;
@@ -14,6 +18,7 @@ interface ServeOptions extends CommonOptions {
   key?: string;
   logLevel?: string;
   logFormat?: string;
+  adminListen?: string;
   workers?: string;
 }
 
@@ -32,6 +37,10 @@ export function registerServe(
       .option('--key <file>', 'PEM private key')
       .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
       .option('--log-format <format>', 'auto, json or pretty (default auto: pretty on a terminal)')
+      .option(
+        '--admin-listen <host:port>',
+        'admin listener: dashboard, /metrics, /healthz, /readyz (default 127.0.0.1:9441; "" = off; port 0 = any)',
+      )
       .option('--workers <n|auto>', 'processes serving requests (default 1; auto: one per available CPU)'),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
@@ -43,6 +52,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'tls.key': options.key,
     'log.level': options.logLevel,
     'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
     'server.workers':
       options.workers === undefined || !/^\d+$/.test(options.workers)
         ? options.workers
@@ -65,50 +75,75 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const workers = workerCount(loaded.config.server.workers);
-  if (workers > 1) return serveAsPrimary(loaded, logger, workers, listenFd);
-  const { startDaemon } = await import('../server/daemon.js');
-  const daemon = await startDaemon({ loaded, logger, listenFd });
-  const stop = () => daemon.stop();
-  const reload = () => daemon.reload();
+  const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
+  const notifier = createSdNotifier({ env: io.env, logger });
+  let daemon: Collector;
+  try {
+    daemon = await startCollector(loaded, logger, listenFd);
+  } catch (error) {
+    releaseStartupSignals();
+    throw underNpm(error, io.env);
+  }
+  const stop = () => {
+    void notifier.notify({ STOPPING: '1' });
+    daemon.stop();
+  };
+  // RELOADING=1 with MONOTONIC_USEC, then READY=1: what systemd >= 253 expects (Type=notify-reload) and what
+  // older ones show as "reloading"; the reload itself is synchronous.
+  const reload = () => {
+    void notifier.notify({ RELOADING: '1', MONOTONIC_USEC: monotonicUsec() });
+    daemon.reload();
+    void notifier.notify({ READY: '1' });
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('SIGHUP', reload);
+  // Only now, with the handlers above in place, so that no signal falls between the two.
+  const held = releaseStartupSignals();
+  const { address, port } = daemon.address;
+  void notifier.notify({ READY: '1', STATUS: `listening on ${address} port ${port}` });
+  if (held.includes('SIGHUP')) {
+    logger.info('SIGHUP received during start-up: reloading now');
+    reload();
+  }
   try {
     return await daemon.done;
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
+    await notifier.idle();
   }
+}
+
+/** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
+type Collector = Pick<Daemon, 'reload' | 'stop' | 'done'> & { address: { address: string; port: number } };
+
+async function startCollector(
+  loaded: LoadedConfig,
+  logger: Logger,
+  listenFd: number | undefined,
+): Promise<Collector> {
+  const workers = workerCount(loaded.config.server.workers);
+  if (workers <= 1) {
+    const { startDaemon } = await import('../server/daemon.js');
+    return startDaemon({ loaded, logger, listenFd });
+  }
+  const { createPrimary } = await import('../cluster/primary.js');
+  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
+  await primary.start();
+  return {
+    reload: () => primary.reload(),
+    stop: () => primary.stop(),
+    done: primary.done,
+    // null only when the workers could not start; then `done` already holds the status.
+    address: primary.address ?? { address: '', port: 0 },
+  };
 }
 
 /** `server.workers`: a count, or "auto" for os.availableParallelism() (which respects CPU affinity). */
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
-}
-
-async function serveAsPrimary(
-  loaded: LoadedConfig,
-  logger: Logger,
-  workers: number,
-  listenFd: number | undefined,
-): Promise<number> {
-  const { createPrimary } = await import('../cluster/primary.js');
-  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
-  const stop = () => primary.stop();
-  const reload = () => primary.reload();
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  process.on('SIGHUP', reload);
-  try {
-    await primary.start();
-    return await primary.done;
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    process.off('SIGHUP', reload);
-  }
 }
 
 /** A worker forked by the primary (its slot and the shared listener come in TC_* variables). */
@@ -119,14 +154,13 @@ async function serveAsWorker(
 ): Promise<number> {
   const { runWorker } = await import('../cluster/worker.js');
   const id = Number(env.TC_WORKER_ID);
-  const workerLogger = logger.child({ worker: id, pid: process.pid });
-  // systemd sends SIGTERM to every process of the unit; a terminal sends SIGINT to the group. SIGHUP comes
-  // from the primary as a message (ExecReload signals the main pid only): ignored here, not fatal.
-  const ignore = () => {};
-  process.on('SIGHUP', ignore);
-  const result = await runWorker({
+  // SIGHUP reaches the workers as a message from the primary (ExecReload signals the main pid only); one
+  // sent to a worker directly (a terminal's hang-up) is ignored, not fatal.
+  process.on('SIGHUP', () => {});
+  releaseStartupSignals();
+  return runWorker({
     loaded,
-    logger: workerLogger,
+    logger: logger.child({ worker: id, pid: process.pid }),
     id,
     workers: Number(env.TC_WORKERS),
     ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
@@ -136,17 +170,31 @@ async function serveAsWorker(
       onDisconnect: (handler) => process.once('disconnect', handler),
       disconnect: () => process.disconnect?.(),
     },
+    // systemd signals every process of the unit on stop; a terminal's Ctrl-C the whole process group.
     onSignal: (stop) => {
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
     },
   }).catch((error: unknown) => {
-    // Could not start (config, TLS, listen): the error reaches stderr and the status the primary; the open
-    // IPC channel must not keep this process alive.
+    // Could not start (configuration, TLS, listener): the error goes to stderr and the exit status to the
+    // primary; the open IPC channel must not keep this process alive meanwhile.
     process.disconnect?.();
     throw error;
   });
-  return result;
+}
+
+/**
+ * Started by `npm start`, flags go after `--`: "use --port 8443" would fail there, so the advice says
+ * `npm start -- --port 8443`.
+ */
+function underNpm(error: unknown, env: Record<string, string | undefined>): unknown {
+  if (!(error instanceof ThreatcolError) || error.code !== 'LISTEN_FAILED') return error;
+  if (env.npm_lifecycle_event !== 'start') return error;
+  return new ThreatcolError(
+    'LISTEN_FAILED',
+    error.message.replace('use --port 8443', 'use npm start -- --port 8443'),
+    { cause: error.cause },
+  );
 }
 
 /**

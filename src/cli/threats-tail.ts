@@ -1,9 +1,10 @@
 // `threatcol threats tail`: the last N stored records, then new ones as they arrive; filters; NDJSON with --json.
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../errors.js';
-import type { StoredRecord } from '../records/stored-record.js';
-import { createFileRecordReader, type RecordLine } from '../store/read-records.js';
+import type { RecordFilter, RecordLine, RecordReader } from '../store/store.js';
+import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { parseDuration } from './duration.js';
 import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
 import type { CliIo } from './io.js';
@@ -49,17 +50,32 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
   const limit = toInteger(options.lines, '--lines', 0, 1_000_000);
   const minCriticality =
     options.minCriticality === undefined ? 0 : toInteger(options.minCriticality, '--min-criticality', 0, 4);
-  const notBefore = options.since === undefined ? undefined : parseSince(options.since, Date.now());
+  const filter: RecordFilter = {};
+  if (options.since !== undefined) filter.since = parseSince(options.since, Date.now());
+  if (minCriticality > 0) filter.minCriticality = minCriticality;
+  if (options.endpoint !== undefined) filter.endpoint = options.endpoint;
+  // One sensor is a filter a backend can index; several are an extra predicate.
   const sensors = options.sensor ? new Set(options.sensor) : null;
-  const match = (r: StoredRecord) =>
-    (sensors === null || sensors.has(r.sensor)) &&
-    r.criticality >= minCriticality &&
-    (options.endpoint === undefined || r.endpoint === options.endpoint) &&
-    (notBefore === undefined || Date.parse(r.received_at) >= notBefore);
+  if (sensors?.size === 1) filter.sensor = [...sensors][0] as string;
+  const match =
+    sensors !== null && sensors.size > 1 ? { match: (r: { sensor: string }) => sensors.has(r.sensor) } : {};
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  return withStore(loaded, io, ({ reader }) =>
+    tail(reader, { limit, filter, ...match, follow: options.follow, json: options.json === true }, io),
+  );
+}
 
-  const { dataDir } = loadFromOptions(options, io);
-  const reader = createFileRecordReader(dataDir);
-  const colour = !options.json && useColour(io.stdout, io.env);
+interface TailPlan {
+  limit: number;
+  filter: RecordFilter;
+  match?: (record: { sensor: string }) => boolean;
+  follow: boolean;
+  json: boolean;
+}
+
+async function tail(reader: RecordReader, plan: TailPlan, io: CliIo): Promise<number> {
+  const colour = !plan.json && useColour(io.stdout, io.env);
   const stop = new AbortController();
   // A closed pipe (`| head -1`) is the reader saying "enough": stop quietly with 0, like SIGINT.
   io.stdout.on('error', () => stop.abort());
@@ -69,20 +85,16 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
     const print = async (batch: RecordLine[]) => {
       let text = '';
       for (const { line, record } of batch) {
-        if (!match(record)) continue;
-        text += options.json ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
+        text += plan.json ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
       }
       if (text === '' || stop.signal.aborted) return;
       if (!io.stdout.write(text)) await drained(io.stdout, stop.signal);
     };
-    const { records, cursor } = await reader.readRecent({
-      limit,
-      match,
-      ...(notBefore === undefined ? {} : { notBefore }),
-    });
+    const select = { filter: plan.filter, ...(plan.match ? { match: plan.match } : {}) };
+    const { records, cursor } = await reader.readRecent({ limit: plan.limit, ...select });
     await print(records);
-    if (options.follow && !stop.signal.aborted) {
-      await reader.follow(cursor, { onRecords: print, signal: stop.signal, pollIntervalMs: 250 });
+    if (plan.follow && !stop.signal.aborted) {
+      await reader.follow(cursor, { ...select, onRecords: print, signal: stop.signal, pollIntervalMs: 250 });
     }
     return 0;
   } finally {

@@ -16,7 +16,7 @@ export class IpcSensorStats implements SensorStatsStore {
         sensor,
         accepted: 0,
         rejected: 0,
-        last_seen: null,
+        last_accepted_at: null,
         last_address: null,
         last_rejection_code: null,
         last_rejected_at: null,
@@ -29,14 +29,13 @@ export class IpcSensorStats implements SensorStatsStore {
   recordAccepted(sensor: string, address: string, records: number, at: string): void {
     const d = this.entry(sensor);
     d.accepted += records;
-    d.last_seen = at;
+    d.last_accepted_at = at;
     d.last_address = address;
   }
 
   recordRejected(sensor: string, address: string, code: string, at: string): void {
     const d = this.entry(sensor);
     d.rejected += 1;
-    d.last_seen = at;
     d.last_address = address;
     d.last_rejection_code = code;
     d.last_rejected_at = at;

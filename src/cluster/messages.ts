@@ -6,7 +6,7 @@ export interface StatsDelta {
   sensor: string;
   accepted: number;
   rejected: number;
-  last_seen: string | null;
+  last_accepted_at: string | null;
   last_address: string | null;
   last_rejection_code: string | null;
   last_rejected_at: string | null;

@@ -1,18 +1,22 @@
 // The primary of `serve --workers N`: owns no request. It prepares what must exist once (data directory,
 // self-signed certificate), forks the workers that share the listener, forwards SIGHUP/SIGTERM, restarts a
 // worker that dies (with back-off), stops everything with the status of a worker that exits 74 or 78, and
-// is the single writer of sensor-stats.json, the rate-limit buckets and the connection counts.
+// is the single writer of sensor-stats.json, the rate-limit buckets and the connection counts. It also
+// runs the admin listener (metrics aggregated from the workers). Retention runs in worker 1's writer.
 import cluster, { type Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { clusterMetricsRenderer } from '../admin/metrics.js';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { EXIT } from '../errors.js';
-import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from '../server/maintenance.js';
+import { DAY_MS, startExpiryWarnings } from '../server/maintenance.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../server/tls.js';
 import { watchTlsFiles } from '../server/tls-watch.js';
 import { ensureDataDir } from '../store/data-dir.js';
-import { SensorStats } from '../store/sensor-stats.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { isWorkerMessage, type PrimaryMessage, type StatsDelta, type WorkerMessage } from './messages.js';
 import { RestartBackoff } from './restart-backoff.js';
@@ -24,7 +28,6 @@ export interface PrimaryOptions {
   /** An inherited listening socket (systemd socket activation); the workers listen on it through cluster. */
   listenFd?: number;
   now?: () => number;
-  retentionIntervalMs?: number;
   expiryCheckIntervalMs?: number;
   tlsDebounceMs?: number;
 }
@@ -62,7 +65,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
   const ledger = new ConnectionLedger(config.server.maxConnectionsPerAddress, config.server.maxConnections);
-  let stats: SensorStats | null = null;
+  let store: Store | null = null;
+  let admin: RunningAdmin | null = null;
   let tls: TlsMaterial | null = null;
   let chores: { stop(): void }[] = [];
   let address: AddressInfo | null = null;
@@ -102,7 +106,10 @@ export function createPrimary(options: PrimaryOptions): Primary {
         ready.add(slot);
         if (address === null) address = message.address as AddressInfo;
         if (started) logger.info({ worker: slot, pid: worker.process.pid }, 'worker restarted and listening');
-        else if (ready.size === options.workers) announce();
+        else if (ready.size === options.workers) {
+          started = true;
+          resolveStarted();
+        }
         break;
       case 'stats':
         for (const delta of message.deltas) applyDelta(delta);
@@ -126,15 +133,34 @@ export function createPrimary(options: PrimaryOptions): Primary {
   }
 
   function applyDelta(d: StatsDelta): void {
+    const stats = store?.stats;
     if (!stats) return;
-    for (let i = 0; i < d.rejected; i++) stats.recordRejected(d.sensor, d.last_address ?? '');
-    if (d.accepted > 0 && d.last_seen !== null) {
-      stats.recordAccepted(d.sensor, d.last_address ?? '', d.accepted, d.last_seen);
+    const accepted = () => {
+      if (d.accepted > 0 && d.last_accepted_at !== null) {
+        stats.recordAccepted(d.sensor, d.last_address ?? '', d.accepted, d.last_accepted_at);
+      }
+    };
+    const rejected = () => {
+      for (let i = 0; i < d.rejected; i++) {
+        stats.recordRejected(
+          d.sensor,
+          d.last_address ?? '',
+          d.last_rejection_code ?? '',
+          d.last_rejected_at ?? '',
+        );
+      }
+    };
+    // The later of the two last, so that last seen and last address end as the worker's latest.
+    if ((d.last_rejected_at ?? '') > (d.last_accepted_at ?? '')) {
+      accepted();
+      rejected();
+    } else {
+      rejected();
+      accepted();
     }
   }
 
   function announce(): void {
-    started = true;
     logger.info(
       {
         address: address?.address,
@@ -147,7 +173,22 @@ export function createPrimary(options: PrimaryOptions): Primary {
       },
       'threatcol is listening',
     );
-    resolveStarted();
+  }
+
+  async function startAdmin(opened: Store): Promise<void> {
+    admin = await startAdminListener({
+      config,
+      logger,
+      store: opened,
+      now,
+      extraNotReady: () =>
+        stopping
+          ? ['stopping: finishing in-flight requests']
+          : ready.size < options.workers
+            ? [`${ready.size} of ${options.workers} workers listening`]
+            : [],
+      renderMetrics: clusterMetricsRenderer(),
+    });
   }
 
   function onExit(worker: Worker, slot: number, code: number | null, signal: string | null): void {
@@ -173,17 +214,20 @@ export function createPrimary(options: PrimaryOptions): Primary {
         if (!stopping) fork(slot);
       }, delayMs).unref();
     }
-    if (stopping && slots.size === 0) finish();
+    if (stopping && slots.size === 0) void finish();
   }
 
-  function finish(): void {
+  /** Every worker is gone: the last counts they sent are written, then the primary is done. */
+  async function finish(): Promise<void> {
     for (const chore of chores) chore.stop();
     chores = [];
+    await admin?.close();
     try {
-      stats?.stop();
+      await store?.stats.stop();
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'cannot write stats');
     }
+    await store?.close();
     logger.info({ status }, 'stopped');
     resolveStarted();
     resolveDone(status);
@@ -216,7 +260,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
     }, STOP_KILL_MS);
     force.unref();
-    if (slots.size === 0) finish();
+    if (slots.size === 0) void finish();
   }
 
   return {
@@ -231,21 +275,13 @@ export function createPrimary(options: PrimaryOptions): Primary {
           'generated a self-signed certificate',
         );
       }
-      stats = new SensorStats(dataDir, now, owner);
-      stats.start(config.store.statsIntervalMs, (error) =>
+      const opened = await openStore(config, { dataDir, logger, now });
+      store = opened;
+      opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
       const material = tls;
       chores = [
-        startRetention({
-          dataDir,
-          bounds: config.store.retention,
-          logger,
-          now,
-          intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-          // Each worker writes the newest segment of its own series, which retention always keeps.
-          current: () => null,
-        }),
         startExpiryWarnings({
           logger,
           now,
@@ -263,6 +299,15 @@ export function createPrimary(options: PrimaryOptions): Primary {
       logger.info({ workers: options.workers }, 'starting the workers');
       for (let slot = 1; slot <= options.workers; slot++) fork(slot);
       await startedOrFailed;
+      if (!started || stopping) return;
+      try {
+        await startAdmin(opened);
+      } catch (error) {
+        stop();
+        await done;
+        throw error;
+      }
+      announce();
     },
     reload: () => reloadTls('SIGHUP'),
     stop,

@@ -3,8 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
+import { parseAdminListen } from '../admin/admin-address.js';
 import { type ErrorDetail, ThreatcolError } from '../errors.js';
 import { stripJsonComments } from './jsonc.js';
+import { didYouMean } from './nearest-key.js';
 import { type Config, configSchema } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/threatcol/config.json';
@@ -18,8 +20,6 @@ export interface LoadConfigOptions {
   /** Flag values by dotted key (`server.port`); undefined values are ignored. */
   overrides?: Record<string, unknown>;
   env: Record<string, string | undefined>;
-  uid?: number;
-  homeDir?: string;
   /** Where to look when neither --config nor THREATCOL_CONFIG names a file. */
   defaultConfigPath?: string;
 }
@@ -82,8 +82,24 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     if (!name.startsWith('THREATCOL_') || value === undefined || RESERVED_ENV.has(name)) continue;
     const leaf = known.get(name);
     if (!leaf) {
-      problems.push({ path: name, message: 'unknown environment variable (see the configuration table)' });
+      const hint = didYouMean(name, [...known.keys(), ...RESERVED_ENV]);
+      problems.push({
+        path: name,
+        message: `unknown environment variable${hint || ' (see the configuration table)'}`,
+      });
       continue;
+    }
+    const types = [leaf.schema.type ?? []].flat();
+    if (types.includes('object')) {
+      try {
+        JSON.parse(value);
+      } catch (error) {
+        problems.push({
+          path: name,
+          message: `takes a JSON object, e.g. ${name}='{"virus": 4}': ${(error as Error).message}`,
+        });
+        continue;
+      }
     }
     setPath(raw, leaf.path, parseEnvValue(value, leaf.schema));
   }
@@ -104,12 +120,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     });
   }
   const config = raw as unknown as Config;
-  const dataDir = resolveDataDir(
-    config.dataDir,
-    env,
-    options.uid ?? process.getuid?.() ?? -1,
-    options.homeDir,
-  );
+  const dataDir = resolveDataDir(config.dataDir, env, process.getuid?.() ?? -1);
   return { config, dataDir, configPath };
 }
 
@@ -154,6 +165,13 @@ function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
   // Before the integer parse: an empty value sets a nullable integer (store.retention.maxBytes) to null.
   if (types.includes('null') && value === '') return null;
+  // A list (nats.servers) comes comma-separated: THREATCOL_NATS_SERVERS=nats://a:4222,nats://b:4222.
+  if (types.includes('array')) {
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
   if (types.includes('integer')) return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
   if (types.includes('object')) {
     try {
@@ -179,7 +197,10 @@ function describeAjvError(error: ErrorObject): ErrorDetail {
   const path = error.instancePath.slice(1).replaceAll('/', '.');
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
-    return { path: path ? `${path}.${extra}` : extra, message: 'unknown key' };
+    const full = path ? `${path}.${extra}` : extra;
+    const keys = listConfigKeys().map((leaf) => leaf.path.join('.'));
+    const sections = [...new Set(listConfigKeys().map((leaf) => leaf.path.slice(0, -1).join('.')))];
+    return { path: full, message: `unknown key${didYouMean(full, [...keys, ...sections].filter(Boolean))}` };
   }
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
@@ -199,6 +220,7 @@ function crossChecks(config: Config): ErrorDetail[] {
   if (config.tls.minVersion === 'TLSv1.3' && config.tls.maxVersion === 'TLSv1.2') {
     problems.push({ path: 'tls.maxVersion', message: 'must not be below tls.minVersion' });
   }
+  problems.push(...adminChecks(config.admin));
   for (const key of Object.keys(config.firewall.criticalityByCategory)) {
     if (key !== key.toLowerCase()) {
       problems.push({
@@ -208,6 +230,24 @@ function crossChecks(config: Config): ErrorDetail[] {
     }
   }
   return problems;
+}
+
+/** DESIGN 11: the admin listener is loopback only unless a token guards it. */
+function adminChecks(admin: Config['admin']): ErrorDetail[] {
+  try {
+    const address = parseAdminListen(admin.listen);
+    if (address && !address.loopback && admin.token === null) {
+      return [
+        {
+          path: 'admin.listen',
+          message: `${admin.listen} is not a loopback address: set admin.token (THREATCOL_ADMIN_TOKEN) so every admin route needs it, or listen on 127.0.0.1`,
+        },
+      ];
+    }
+  } catch (error) {
+    return [{ path: 'admin.listen', message: (error as Error).message }];
+  }
+  return [];
 }
 
 export function isValidTimezone(zone: string): boolean {

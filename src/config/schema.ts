@@ -35,6 +35,25 @@ export interface Config {
       maxBytes: number | null;
     };
     minFreeBytes: number;
+    backend: 'files' | 'nats';
+  };
+  nats: {
+    servers: string[];
+    user: string | null;
+    password: string | null;
+    token: string | null;
+    credentialsFile: string | null;
+    tls: {
+      ca: string | null;
+    };
+    stream: string;
+    registryBucket: string;
+    statsBucket: string;
+    replicas: number;
+    publishTimeoutMs: number;
+  };
+  dedupe: {
+    windowSeconds: number;
   };
   rateLimit: {
     recordsPerSecond: number;
@@ -53,6 +72,10 @@ export interface Config {
   };
   registry: {
     pollIntervalMs: number;
+  };
+  admin: {
+    listen: string;
+    token: string | null;
   };
 }
 
@@ -217,8 +240,90 @@ export const configSchema = {
           description:
             "below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)",
         },
+        backend: {
+          enum: ['files', 'nats'],
+          default: 'files',
+          description:
+            'where records, sensors and stats live: files in the data directory, or a NATS JetStream cluster shared by several collectors (nats.*)',
+        },
       },
       'record store',
+    ),
+    nats: section(
+      {
+        servers: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          minItems: 1,
+          default: ['nats://127.0.0.1:4222'],
+          description: 'NATS servers to connect to (nats://host:port; environment: comma-separated)',
+        },
+        user: { type: ['string', 'null'], default: null, description: 'NATS user (with nats.password)' },
+        password: { type: ['string', 'null'], default: null, description: 'NATS password' },
+        token: {
+          type: ['string', 'null'],
+          default: null,
+          description: 'NATS token (instead of user/password)',
+        },
+        credentialsFile: {
+          type: ['string', 'null'],
+          default: null,
+          description: 'NATS credentials file (.creds: JWT and NKey seed)',
+        },
+        tls: section(
+          {
+            ca: {
+              type: ['string', 'null'],
+              default: null,
+              description: 'PEM CA bundle to verify the NATS servers with; null: the system CAs',
+            },
+          },
+          'TLS to the NATS servers',
+        ),
+        stream: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,64}$',
+          default: 'THREATCOL',
+          description: 'JetStream stream holding the records',
+        },
+        registryBucket: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,64}$',
+          default: 'threatcol_sensors',
+          description: 'JetStream key-value bucket holding the sensor registry',
+        },
+        statsBucket: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,64}$',
+          default: 'threatcol_stats',
+          description: 'JetStream key-value bucket holding per-sensor, per-collector stats',
+        },
+        replicas: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 5,
+          default: 1,
+          description: 'replicas of the stream and buckets (3 in a three-node cluster)',
+        },
+        publishTimeoutMs: {
+          ...ms(5000, 100),
+          description: 'a request whose records are not acknowledged by NATS within this gets 503',
+        },
+      },
+      'NATS JetStream backend (store.backend "nats")',
+    ),
+    dedupe: section(
+      {
+        windowSeconds: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 86_400,
+          default: 120,
+          description:
+            'a retried delivery within this many seconds is not stored again (/firewall by content, /generic by Idempotency-Key); 0 = off',
+        },
+      },
+      'deduplication of retried deliveries',
     ),
     rateLimit: section(
       {
@@ -292,6 +397,24 @@ export const configSchema = {
         },
       },
       'sensor registry',
+    ),
+    admin: section(
+      {
+        listen: {
+          type: 'string',
+          default: '127.0.0.1:9441',
+          description:
+            'admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; "" turns it off; port 0 picks a free one',
+        },
+        token: {
+          type: ['string', 'null'],
+          minLength: 16,
+          default: null,
+          description:
+            'when set, every admin route needs "Authorization: Bearer <token>"; required for a non-loopback admin.listen',
+        },
+      },
+      'admin listener (DESIGN 11)',
     ),
   },
 } as const;

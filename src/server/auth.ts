@@ -36,6 +36,15 @@ export class Authenticator {
     this.sensors = next;
   }
 
+  /**
+   * The name a refused request claims, when it is a registered sensor: its rejection is counted against that
+   * sensor, so a firewall with a wrong or old key shows in the sensor table (names are bounded by the registry).
+   */
+  registeredName(headers: IncomingHttpHeaders): string | null {
+    const name = pickHeader(headers, NAME_HEADERS);
+    return typeof name === 'string' && this.sensors.has(name) ? name : null;
+  }
+
   /** The sensor a request comes from, or throws AUTH_MISSING / AUTH_INVALID / SENSOR_REVOKED. */
   authenticate(headers: IncomingHttpHeaders, now: number): AuthenticatedSensor {
     const key = pickHeader(headers, KEY_HEADERS);

@@ -1,18 +1,18 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../admin/metrics.js';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
-import { openFileRecordLog } from '../store/file-record-log.js';
-import { createFileRegistry } from '../store/file-registry.js';
-import { SensorStats } from '../store/sensor-stats.js';
-import type { SensorStatsStore } from '../store/store.js';
+import { openStore } from '../store/open-store.js';
+import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
-import { DAY_MS, HOUR_MS, startExpiryWarnings, startRetention } from './maintenance.js';
+import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 import { type RateLimit, RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
@@ -31,27 +31,35 @@ export interface DaemonOptions {
   expiryCheckIntervalMs?: number;
   /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
   tlsDebounceMs?: number;
+  /** Metrics to count into (default: a fresh registry with process metrics). */
+  metrics?: Metrics;
+  /**
+   * false in a --workers worker: the primary serves the admin listener (startAdminListener with
+   * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
+   */
+  adminListener?: boolean;
   /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
   worker?: WorkerRole;
 }
 
 /**
- * What changes in a worker: its own segments, stats and rate-limit tokens through the primary, the memory
- * budgets split between the workers. The primary runs retention, the expiry warning and the file watch.
+ * What changes in a worker: its own segments; stats, rate-limit tokens and connection counts through the
+ * primary; memory budgets split between the workers; no admin listener, file watch or expiry warning
+ * (the primary has them and forwards reloads).
  */
 export interface WorkerRole {
   id: number;
   /** How many workers share the configured memory budgets. */
   workers: number;
-  stats: Pick<SensorStatsStore, 'recordAccepted' | 'recordRejected' | 'stop'> & {
-    start(intervalMs: number): void;
-  };
+  stats: SensorStatsStore;
   limiter: RateLimit;
   admitConnection: (socket: Socket, group: string) => void;
 }
 
 export interface Daemon {
   address: AddressInfo;
+  /** Where the admin listener listens (null: admin.listen is ""). */
+  adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
   /** SIGHUP: re-read the registry and the TLS material. */
@@ -63,14 +71,13 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
-const idle = { run() {}, stop() {} };
+const idle = { run() {}, stop() {}, accept() {} };
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
   const logger = options.logger;
   const now = options.now ?? Date.now;
   const worker = options.worker;
-  const share = (budget: number) => (worker ? Math.max(1, Math.floor(budget / worker.workers)) : budget);
   const owner = ensureDataDir(dataDir);
 
   const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
@@ -88,28 +95,37 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   let stopping = false;
   let fatal = false;
+  const metrics = options.metrics ?? createMetrics();
+  if (worker) shareMetricsWithPrimary(metrics);
 
-  const store = await openFileRecordLog({
+  const backend = await openStore(config, {
     dataDir,
-    segmentMaxBytes: config.store.segmentMaxBytes,
-    queueMaxRecords: share(config.store.queueMaxRecords),
-    queueMaxBytes: share(config.store.queueMaxBytes),
-    workerId: worker?.id ?? null,
-    minFreeBytes: config.store.minFreeBytes,
     logger,
     now,
-    owner,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
-    onFatal: () => {
-      fatal = true;
-      stop();
-    },
   });
+  let store: RecordLog;
+  try {
+    store = await backend.openRecordLog({
+      onFatal: () => {
+        fatal = true;
+        stop();
+      },
+      onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
+      ...(worker ? { workerId: worker.id, workers: worker.workers } : {}),
+      ...(options.retentionIntervalMs === undefined
+        ? {}
+        : { retentionIntervalMs: options.retentionIntervalMs }),
+    });
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
-  const registry = createFileRegistry({ dataDir, owner, pollIntervalMs: config.registry.pollIntervalMs });
   let known = -1;
-  const watch = registry.watch(
+  const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
@@ -119,14 +135,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = worker?.stats ?? new SensorStats(dataDir, now, owner);
-  // A worker reports to the primary at least every second, so a crash loses little of its counts.
-  if (worker) worker.stats.start(Math.min(1000, config.store.statsIntervalMs));
-  else {
-    (stats as SensorStats).start(config.store.statsIntervalMs, (error) =>
-      logger.error({ err: error.message }, 'cannot write stats'),
-    );
-  }
+  // A worker counts for the primary, the single writer of the stats; it reports at least every second.
+  const stats = worker?.stats ?? backend.stats;
+  stats.start(worker ? Math.min(1000, config.store.statsIntervalMs) : config.store.statsIntervalMs, (error) =>
+    logger.error({ err: error.message }, 'cannot write stats'),
+  );
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
 
@@ -137,23 +150,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stats,
     limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
     activity,
-    bodyBudget: new BodyBudget(Math.max(65_536, share(config.server.maxInflightBodyBytes))),
+    bodyBudget: new BodyBudget(
+      worker
+        ? Math.max(65_536, Math.floor(config.server.maxInflightBodyBytes / worker.workers))
+        : config.server.maxInflightBodyBytes,
+    ),
     ...(worker ? { admitConnection: worker.admitConnection } : {}),
     now,
     tls,
     logger,
+    metrics,
   });
-
-  const retention = worker
-    ? idle
-    : startRetention({
-        dataDir,
-        bounds: config.store.retention,
-        logger,
-        now,
-        intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-        current: () => store.currentSegment,
-      });
 
   /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
   function reloadTls(reason: string): void {
@@ -171,7 +178,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
   }
   const tlsWatch = worker
-    ? { stop() {}, accept() {} }
+    ? idle
     : watchTlsFiles({
         certPath: tls.certPath,
         keyPath: tls.keyPath,
@@ -188,18 +195,49 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         certificate: () => tls,
       });
 
+  /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
+  const cleanUp = async () => {
+    tlsWatch.stop();
+    expiry.stop();
+    watch.stop();
+    activity.stop();
+    try {
+      await stats.stop();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'cannot write stats');
+    }
+    await store.close();
+    await backend.close();
+  };
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
   } catch (error) {
-    retention.stop();
-    tlsWatch.stop();
-    expiry.stop();
-    watch.stop();
-    stats.stop();
-    activity.stop();
-    await store.close();
+    await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  let admin: RunningAdmin | null = null;
+  try {
+    if (options.adminListener !== false && !worker) {
+      admin = await startAdminListener({
+        config,
+        logger,
+        store: backend,
+        now,
+        extraNotReady: () =>
+          fatal
+            ? ['the record store failed; the daemon is stopping']
+            : stopping
+              ? ['stopping: finishing in-flight requests']
+              : [],
+        renderMetrics: () => metrics.render(),
+      });
+    }
+  } catch (error) {
+    await collector.close(0);
+    await cleanUp();
+    throw error;
   }
   logger.info(
     {
@@ -222,17 +260,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
-      retention.stop();
-      tlsWatch.stop();
-      expiry.stop();
-      watch.stop();
-      activity.stop();
-      try {
-        await stats.stop();
-      } catch (error) {
-        logger.error({ err: (error as Error).message }, 'cannot write stats');
-      }
-      await store.close();
+      await admin?.close();
+      await cleanUp();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();
@@ -240,6 +269,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   return {
     address,
+    adminAddress: admin?.address ?? null,
     get fingerprint() {
       return tls.fingerprint;
     },

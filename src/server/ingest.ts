@@ -1,15 +1,15 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CollectorMetrics } from '../admin/metrics.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { RecordLog } from '../store/record-log.js';
-import type { SensorStatsStore } from '../store/store.js';
+import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
-import type { Authenticator } from './auth.js';
+import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimit } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
@@ -25,11 +25,13 @@ export interface IngestDeps {
   config: Config;
   auth: Authenticator;
   store: RecordLog;
-  stats: Pick<SensorStatsStore, 'recordAccepted' | 'recordRejected'>;
+  stats: SensorStatsStore;
   limiter: RateLimit;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
+  /** Prometheus counters (DESIGN 11); absent: no metrics, no cost. */
+  metrics?: CollectorMetrics;
 }
 
 /** Bodies up to this size are drained after an early rejection so the connection can be reused. */
@@ -42,6 +44,7 @@ export async function handleIngest(
   path: string,
   deps: IngestDeps,
 ): Promise<void> {
+  const startedAt = deps.metrics?.now() ?? 0;
   const remoteAddr = clientAddress(req);
   let sensor: string | null = null;
   let bodyRead = false;
@@ -53,45 +56,20 @@ export async function handleIngest(
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
     bodyRead = true;
-    let parsed: ReturnType<typeof parseJsonBody>;
-    try {
-      parsed = parseJsonBody(body, route.allowRepair);
-    } finally {
-      release();
+    // Only the answer and the store's promise live across the await: the parsed body and the records are
+    // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
+    const pending = accept(route, body, release, who, remoteAddr, deps);
+    // A promise only under `--workers` when this worker must lease rate-limit tokens from the primary.
+    const accepted = pending instanceof Promise ? await pending : pending;
+    const appended = await accepted.stored;
+    deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
+    deps.activity.accept(who.name, accepted.count, path, remoteAddr);
+    sendJson(res, 200, accepted.answer);
+    if (deps.metrics) {
+      deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - appended.duplicates, now);
+      if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
+      deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
     }
-    const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
-    if (!checked.ok) {
-      throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
-        details: checked.details,
-      });
-    }
-    const wait = await deps.limiter.take(who.name, checked.records.length, deps.now());
-    if (wait > 0) {
-      throw new ThreatcolError(
-        'RATE_LIMITED',
-        `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
-        {
-          headers: { 'Retry-After': String(wait) },
-        },
-      );
-    }
-    const receivedAt = new Date(deps.now()).toISOString();
-    const ctx: ReceiptContext = {
-      id: () => newRecordId(),
-      receivedAt,
-      sensor: who.name,
-      remoteAddr,
-      timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
-      repaired: parsed.repaired,
-      rules: deps.config.firewall,
-    };
-    const records = checked.records.map((input) => route.build(input, ctx));
-    await deps.store.append(records);
-    deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
-    deps.activity.accept(who.name, records.length);
-    let ids = '';
-    for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
-    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
   } catch (error) {
     if (error instanceof ClientGone) return;
     const e =
@@ -100,9 +78,15 @@ export async function handleIngest(
         : new ThreatcolError('INTERNAL', undefined, { cause: error as Error });
     const headers = { ...e.headers };
     if (!bodyRead && !req.complete && !smallBody(req)) headers.Connection = 'close';
-    if (sensor !== null)
-      deps.stats.recordRejected(sensor, remoteAddr, e.code, new Date(deps.now()).toISOString());
-    deps.activity.reject({
+    const claimed =
+      sensor ??
+      (e.code === 'AUTH_INVALID' || e.code === 'SENSOR_REVOKED'
+        ? deps.auth.registeredName(req.headers)
+        : null);
+    if (claimed !== null) {
+      deps.stats.recordRejected(claimed, remoteAddr, e.code, new Date(deps.now()).toISOString());
+    }
+    const rejection = {
       code: e.code,
       status: e.status,
       method: req.method ?? '',
@@ -110,10 +94,97 @@ export async function handleIngest(
       sensor,
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
-    });
+    };
+    if (e.code === 'INTERNAL') deps.activity.internalError(rejection, error);
+    else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
+    if (deps.metrics) {
+      if (sensor !== null) deps.metrics.sensorSeen(sensor, deps.now());
+      deps.metrics.requestDone(route.endpoint, e.code, startedAt);
+    }
   }
+}
+
+interface Accepted {
+  stored: Promise<AppendResult>;
+  count: number;
+  receivedAt: string;
+  answer: string;
+}
+
+/**
+ * Steps 6-9 on a body already read: JSON, schema, rate limit, records handed to the store; synchronous
+ * unless the rate limit must ask the primary (`serve --workers`).
+ */
+function accept(
+  route: RouteSpec,
+  body: Buffer,
+  release: () => void,
+  who: AuthenticatedSensor,
+  remoteAddr: string,
+  deps: IngestDeps,
+): Accepted | Promise<Accepted> {
+  let parsed: ReturnType<typeof parseJsonBody>;
+  try {
+    parsed = parseJsonBody(body, route.allowRepair);
+  } finally {
+    release();
+  }
+  const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
+  if (!checked.ok) {
+    throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
+      details: checked.details,
+    });
+  }
+  const inputs = checked.records;
+  const repaired = parsed.repaired;
+  const wait = deps.limiter.take(who.name, inputs.length, deps.now());
+  if (typeof wait === 'number') return store(route, inputs, repaired, wait, who, remoteAddr, deps);
+  return wait.then((w) => store(route, inputs, repaired, w, who, remoteAddr, deps));
+}
+
+function store(
+  route: RouteSpec,
+  inputs: Record<string, unknown>[],
+  repaired: boolean,
+  wait: number,
+  who: AuthenticatedSensor,
+  remoteAddr: string,
+  deps: IngestDeps,
+): Accepted {
+  if (wait > 0) {
+    throw new ThreatcolError(
+      'RATE_LIMITED',
+      `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
+      {
+        headers: { 'Retry-After': String(wait) },
+      },
+    );
+  }
+  const receivedAt = new Date(deps.now()).toISOString();
+  const ctx: ReceiptContext = {
+    id: newRecordId,
+    receivedAt,
+    sensor: who.name,
+    remoteAddr,
+    timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
+    repaired,
+    rules: deps.config.firewall,
+  };
+  const records: StoredRecord[] = new Array(inputs.length);
+  let ids = '';
+  for (let i = 0; i < inputs.length; i++) {
+    const r = route.build(inputs[i] as Record<string, unknown>, ctx);
+    records[i] = r;
+    ids += i === 0 ? `"${r.id}"` : `,"${r.id}"`;
+  }
+  return {
+    stored: deps.store.append(records),
+    count: records.length,
+    receivedAt,
+    answer: `{"accepted":${records.length},"ids":[${ids}]}`,
+  };
 }
 
 /** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */

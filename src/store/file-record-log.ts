@@ -1,19 +1,21 @@
 // Append-only NDJSON segments with group commit: one write + one fdatasync per batch of concurrent requests.
-import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
-import { adoptOwner, type Owner } from './file-owner.js';
+import { adoptOwner, type Owner, syncDir } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
-import type { RecordLog } from './record-log.js';
+import { lineStartBefore } from './line-boundary.js';
 import { listSegments, segmentFileName, seriesSegments, threatsDir, utcDay } from './segments.js';
+import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
 export interface FileRecordLogOptions {
   dataDir: string;
   segmentMaxBytes: number;
   queueMaxRecords: number;
-  /** Bound on the queued records' JSON text (UTF-16 code units, a close proxy for bytes). */
+  /** Bound on the queued records' JSON text, in UTF-8 bytes. */
   queueMaxBytes: number;
   /** Below this much free space on the data directory's filesystem, append answers 503 (0: no floor). */
   minFreeBytes?: number;
@@ -26,10 +28,13 @@ export interface FileRecordLogOptions {
   onFatal?: (error: Error) => void;
   /** `serve --workers`: this worker's id, part of its segment names, so each worker appends to its own files. */
   workerId?: number | null;
+  /** After each batch is durable: its record count and its fdatasync time (metrics). */
+  onBatchSynced?: (records: number, seconds: number) => void;
 }
 
 interface Pending {
-  chunk: string;
+  /** The records' lines, UTF-8: off the JS heap while they wait for the sync, so GC never copies them. */
+  chunk: Buffer;
   count: number;
   resolve: () => void;
   reject: (error: Error) => void;
@@ -51,7 +56,7 @@ export class FileRecordLog implements RecordLog {
   private readonly now: () => number;
   private queue: Pending[] = [];
   private queued = 0;
-  private queuedChars = 0;
+  private queuedBytes = 0;
   private flushing = false;
   private scheduled = false;
   private fd = -1;
@@ -110,9 +115,21 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  async append(records: StoredRecord[]): Promise<void> {
-    // Cheap: statfs is asked at most once a second, so only the first request after that waits for it.
-    if (this.space && !this.failed && !this.closing) await this.space.ensureRoom();
+  append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
+    // statfs is asked at most once a second, so only the first request after that waits for it; the others
+    // take the synchronous path (no extra promise per request).
+    if (this.space && !this.failed && !this.closing) {
+      if (this.space.stale()) return this.space.ensureRoom().then(() => this.enqueue(records));
+      try {
+        this.space.check();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.enqueue(records);
+  }
+
+  private enqueue(records: StoredRecord[]): Promise<AppendResult> {
     if (this.failed || this.closing) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
@@ -125,20 +142,27 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
-    let chunk = '';
-    for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+    let text = '';
+    for (const record of records) text += `${JSON.stringify(record)}\n`;
     // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
-    if (this.queuedChars + chunk.length > this.options.queueMaxBytes) {
+    const chunk = Buffer.from(text, 'utf8');
+    if (this.queuedBytes + chunk.length > this.options.queueMaxBytes) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
           headers: retryAfter,
         }),
       );
     }
+    const ids = records.map((r) => r.id);
     return new Promise((resolve, reject) => {
-      this.queue.push({ chunk, count: records.length, resolve, reject });
+      this.queue.push({
+        chunk,
+        count: records.length,
+        resolve: () => resolve({ ids, duplicates: 0 }),
+        reject,
+      });
       this.queued += records.length;
-      this.queuedChars += chunk.length;
+      this.queuedBytes += chunk.length;
       this.schedule();
     });
   }
@@ -204,13 +228,18 @@ export class FileRecordLog implements RecordLog {
   /** Writes a batch; its sync then runs in the background (see flush). */
   private async writeBatch(batch: Pending[]): Promise<void> {
     let count = 0;
-    let text = '';
+    let bytes = 0;
     for (const p of batch) {
-      text += p.chunk;
+      bytes += p.chunk.length;
       count += p.count;
     }
-
-    const buffer = Buffer.from(text, 'utf8');
+    const buffer =
+      batch.length === 1
+        ? (batch[0] as Pending).chunk
+        : Buffer.concat(
+            batch.map((p) => p.chunk),
+            bytes,
+          );
     try {
       await this.ensureSegment(buffer.length);
     } catch (error) {
@@ -240,14 +269,21 @@ export class FileRecordLog implements RecordLog {
     this.size = start + buffer.length;
     this.space?.wrote(buffer.length);
     this.syncsInFlight += 1;
-    this.syncTail = this.syncBatch(fd, batch, this.syncTail);
+    this.syncTail = this.syncBatch(fd, batch, count, this.syncTail);
   }
 
   /** fdatasync, then acknowledge the batch once every earlier batch is acknowledged. */
-  private async syncBatch(fd: number, batch: Pending[], earlier: Promise<void>): Promise<void> {
+  private async syncBatch(
+    fd: number,
+    batch: Pending[],
+    count: number,
+    earlier: Promise<void>,
+  ): Promise<void> {
     let error: Error | null = null;
+    const started = this.options.onBatchSynced ? performance.now() : 0;
     try {
       await this.ops.fdatasync(fd);
+      this.options.onBatchSynced?.(count, (performance.now() - started) / 1000);
     } catch (e) {
       error = e as Error;
     }
@@ -268,7 +304,7 @@ export class FileRecordLog implements RecordLog {
   private finish(batch: Pending[], error: Error | null): void {
     for (const p of batch) {
       this.queued -= p.count;
-      this.queuedChars -= p.chunk.length;
+      this.queuedBytes -= p.chunk.length;
       if (error) p.reject(error);
       else p.resolve();
     }
@@ -317,7 +353,7 @@ export class FileRecordLog implements RecordLog {
         }
         if (size === 0) adoptOwner(path, this.options.owner ?? null);
         // The directory entry must be durable before anything acknowledged lives in this file.
-        syncDirectory(this.dir);
+        syncDir(this.dir);
       } catch (error) {
         await this.ops.close(fd).catch(() => {});
         throw error;
@@ -341,17 +377,11 @@ export class FileRecordLog implements RecordLog {
     return keep;
   }
 
-  private async lastCompleteLineEnd(fd: number, size: number): Promise<number> {
-    const chunk = Buffer.allocUnsafe(64 * 1024);
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const n = await this.ops.read(fd, chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
-      if (nl !== -1) return start + nl + 1;
-      end = start;
-    }
-    return 0;
+  private lastCompleteLineEnd(fd: number, size: number): Promise<number> {
+    return lineStartBefore(
+      (buffer, length, position) => this.ops.read(fd, buffer, 0, length, position),
+      size,
+    );
   }
 }
 
@@ -363,14 +393,4 @@ function unavailable(cause: unknown): ThreatcolError {
     headers: retryAfter,
     cause,
   });
-}
-
-/** Makes a new segment's directory entry durable. */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -1,20 +1,25 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
-import { ThreatcolError } from '../errors.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
+import { watchFiles } from '../watch-files.js';
+import { REGISTRY_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
   type NewSensor,
   type RegistryData,
   SENSOR_NAME_PATTERN,
   type Sensor,
+  type SensorChanges,
   type SensorRegistry,
+  sensorExistsError,
 } from './registry.js';
 
-export const REGISTRY_FILE = 'sensors.json';
+export { REGISTRY_FILE };
+
 const REGISTRY_MODE = 0o600;
 /** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
 const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
@@ -27,15 +32,19 @@ export interface FileRegistryOptions {
   pollIntervalMs?: number;
 }
 
-/** A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. */
+/**
+ * A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. An
+ * absent file reads as an empty registry, never as null: lowdb keeps its previous data on null, which in the
+ * long-lived daemon would keep serving sensors of a registry that was removed.
+ */
 class RegistryFileAdapter {
   constructor(
     private readonly path: string,
     private readonly owner: Owner | null,
   ) {}
 
-  async read(): Promise<RegistryData | null> {
-    return readRegistryFile(this.path);
+  async read(): Promise<RegistryData> {
+    return readRegistryFile(this.path) ?? { version: 1, sensors: [] };
   }
 
   async write(data: RegistryData): Promise<void> {
@@ -43,12 +52,13 @@ class RegistryFileAdapter {
   }
 }
 
-export function readRegistryFile(path: string): RegistryData | null {
+function readRegistryFile(path: string): RegistryData | null {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isPermissionError(error)) throw permissionDenied(error, path, 'read');
     throw new ThreatcolError('REGISTRY_CORRUPT', `cannot read ${path}: ${(error as Error).message}`, {
       cause: error,
     });
@@ -68,11 +78,20 @@ export function readRegistryFile(path: string): RegistryData | null {
 export function createFileRegistry(options: FileRegistryOptions): SensorRegistry {
   const path = join(options.dataDir, REGISTRY_FILE);
   const now = options.now ?? Date.now;
-  const db = new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+  /** Every read and write of the registry goes through lowdb with the adapter above. */
+  const open = () =>
+    new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+  const db = open();
 
   /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
   async function update<T>(change: (data: RegistryData) => T): Promise<T> {
     let release: () => Promise<void>;
+    try {
+      // proper-lockfile retries every error, EACCES too: check first, so a permission problem fails at once.
+      accessSync(options.dataDir, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      if (isPermissionError(error)) throw permissionDenied(error, options.dataDir, 'change the registry in');
+    }
     try {
       release = await lockfile.lock(path, {
         realpath: false,
@@ -80,6 +99,8 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
         retries: { retries: 100, minTimeout: 10, maxTimeout: 200, randomize: true },
       });
     } catch (error) {
+      // proper-lockfile creates `sensors.json.lock` in the data directory: EACCES there is not a held lock.
+      if (isPermissionError(error)) throw permissionDenied(error, `${path}.lock`, 'create the lock');
       throw new ThreatcolError('REGISTRY_LOCKED', `cannot lock ${path}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -96,7 +117,9 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
 
   return {
     async list() {
-      return readRegistryFile(path)?.sensors ?? [];
+      const reader = open();
+      await reader.read();
+      return reader.data.sensors;
     },
 
     async add(input: NewSensor) {
@@ -109,9 +132,8 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       const key = generateKey();
       const at = new Date(now()).toISOString();
       const sensor = await update((data) => {
-        if (data.sensors.some((s) => s.name === input.name)) {
-          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
-        }
+        const existing = data.sensors.find((s) => s.name === input.name);
+        if (existing) throw sensorExistsError(existing);
         const created: Sensor = {
           name: input.name,
           description: input.description ?? '',
@@ -165,45 +187,46 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       });
     },
 
+    async set(name: string, changes: SensorChanges) {
+      return update((data) => {
+        const sensor = data.sensors.find((s) => s.name === name);
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        if (changes.description !== undefined) sensor.description = changes.description;
+        if (changes.timezone !== undefined) sensor.timezone = changes.timezone;
+        return sensor;
+      });
+    },
+
+    async delete(name: string) {
+      return update((data) => {
+        const index = data.sensors.findIndex((s) => s.name === name);
+        const sensor = data.sensors[index];
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        data.sensors.splice(index, 1);
+        return sensor;
+      });
+    },
+
     watch(onChange, onError) {
-      let last = '';
-      const check = () => {
-        let signature: string;
-        try {
-          const st = statSync(path);
-          signature = `${st.ino}:${st.size}:${st.mtimeMs}`;
-        } catch {
-          signature = existsSync(path) ? 'error' : 'absent';
-        }
-        if (signature === last) return;
-        last = signature;
-        try {
-          onChange(readRegistryFile(path)?.sensors ?? []);
-        } catch (error) {
-          onError(error as Error);
-        }
-      };
-      check();
-      const timer = setInterval(check, options.pollIntervalMs ?? 500);
-      timer.unref();
-      let watcher: ReturnType<typeof watchFs> | null = null;
-      try {
-        watcher = watchFs(options.dataDir, { persistent: false }, (_event, file) => {
-          if (file === null || file === REGISTRY_FILE) check();
-        });
-        watcher.on('error', () => watcher?.close());
-      } catch {
-        // The polling above is the fallback where inotify is unavailable.
-      }
+      const reader = open();
+      const watch = watchFiles({
+        paths: [path],
+        initial: true,
+        pollIntervalMs: options.pollIntervalMs ?? 500,
+        onChange() {
+          // The adapter reads synchronously inside: reads resolve in the order the changes were seen.
+          reader.read().then(
+            () => onChange(reader.data.sensors),
+            (error: Error) => onError(error),
+          );
+        },
+      });
       return {
         reload() {
-          last = '';
-          check();
+          watch.forget();
+          watch.check();
         },
-        stop() {
-          clearInterval(timer);
-          watcher?.close();
-        },
+        stop: () => watch.stop(),
       };
     },
   };

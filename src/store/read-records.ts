@@ -1,63 +1,40 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
-import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { ThreatcolError } from '../errors.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
+import { type DirWatch, watchDirs } from '../watch-files.js';
+import { lineStartBefore, type ReadAt } from './line-boundary.js';
+import { parseLine } from './parse-line.js';
+import { recordMatcher } from './record-filter.js';
+import { scanRecords } from './scan-records.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
+import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from './store.js';
 
-/** A stored record and its line exactly as stored (without the newline), for `--json` output. */
-export interface RecordLine {
-  line: string;
-  record: StoredRecord;
-}
+export type { RecordLine } from './store.js';
 
-/** Where following resumes: a segment file name and the byte offset just after the last line read. */
-export interface RecordCursor {
+/** The files backend's cursor: a segment file name and the byte offset just after the last line read. */
+interface FileCursor {
   file: string | null;
   offset: number;
   /**
    * The same per writer series (`serve --workers`: one per worker), keyed by seriesOf(). A series missing
-   * here is read from its first segment; without `series`, `file`/`offset` alone (one writer) as before.
+   * here is read from its first segment; without `series`, `file`/`offset` alone (one writer).
    */
   series?: Record<string, SeriesPosition>;
 }
 
-export interface SeriesPosition {
+interface SeriesPosition {
   file: string;
   offset: number;
-}
-
-export interface ReadRecentOptions {
-  /** How many matching records to return at most (0: none, only the cursor). */
-  limit: number;
-  match?: (record: StoredRecord) => boolean;
-  /** Epoch ms: stop looking further back once records were received well before this. */
-  notBefore?: number;
-}
-
-export interface FollowOptions {
-  /** Called with each batch of new complete records, in store order; awaited (backpressure). */
-  onRecords: (records: RecordLine[]) => void | Promise<void>;
-  signal: AbortSignal;
-  /** Fallback polling where file watching is unavailable or misses events. */
-  pollIntervalMs?: number;
-}
-
-/** Read and follow records. The segment files are the embedded default; another backend implements the same. */
-export interface RecordReader {
-  readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
-  /** Resolves when `signal` aborts; rejects with CONFIG_INVALID when the store cannot be read. */
-  follow(from: RecordCursor, options: FollowOptions): Promise<void>;
 }
 
 const BACKWARD_CHUNK = 64 * 1024;
 const FORWARD_CHUNK = 1024 * 1024;
 /**
  * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
- * it arrives and written when its body is complete), so the look-back goes this far past `notBefore`.
+ * it arrives and written when its body is complete), so the look-back goes this far past `since`.
  */
-const ORDER_SLACK_MS = 5 * 60_000;
+export const ORDER_SLACK_MS = 5 * 60_000;
 const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
@@ -66,11 +43,32 @@ export function createFileRecordReader(dataDir: string): RecordReader {
   const dir = threatsDir(dataDir);
   return {
     readRecent: (options) =>
-      readRecent(dir, options).catch((error: unknown) => {
+      readRecent(dir, options).then(
+        ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
+        (error: unknown) => {
+          throw unreadable(dir, error);
+        },
+      ),
+    follow: (from, options) => follow(dir, toFileCursor(from), options),
+    scan: (since, visit, signal) =>
+      scanRecords(dir, since, visit, signal).catch((error: unknown) => {
         throw unreadable(dir, error);
       }),
-    follow: (from, options) => follow(dir, from, options),
   };
+}
+
+function toFileCursor(from: RecordCursor): FileCursor {
+  if (from.backend !== 'files') {
+    throw new ThreatcolError('INTERNAL', `a ${from.backend} cursor cannot follow the files backend`);
+  }
+  const cursor: FileCursor = {
+    file: typeof from.file === 'string' ? from.file : null,
+    offset: Number(from.offset) || 0,
+  };
+  if (typeof from.series === 'object' && from.series !== null) {
+    cursor.series = from.series as Record<string, SeriesPosition>;
+  }
+  return cursor;
 }
 
 /**
@@ -81,9 +79,10 @@ export function createFileRecordReader(dataDir: string): RecordReader {
 async function readRecent(
   dir: string,
   options: ReadRecentOptions,
-): Promise<{ records: RecordLine[]; cursor: RecordCursor }> {
+): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
   const segments = list(dir);
-  const cursor: RecordCursor = { file: null, offset: 0, series: {} };
+  const series: Record<string, SeriesPosition> = {};
+  const cursor: FileCursor = { file: null, offset: 0, series };
   const ends = new Map<string, number>();
   for (const segment of newestOfEachSeries(segments)) {
     const handle = await openSegment(segment.path);
@@ -91,10 +90,7 @@ async function readRecent(
     try {
       const end = await completeEnd(handle);
       ends.set(segment.file, end);
-      (cursor.series as Record<string, SeriesPosition>)[seriesOf(segment)] = {
-        file: segment.file,
-        offset: end,
-      };
+      series[seriesOf(segment)] = { file: segment.file, offset: end };
     } finally {
       await handle.close();
     }
@@ -107,14 +103,15 @@ async function readRecent(
   if (options.limit <= 0) return { records: [], cursor };
 
   const found: RecordLine[] = [];
-  const oldest =
-    options.notBefore === undefined ? Number.NEGATIVE_INFINITY : options.notBefore - ORDER_SLACK_MS;
+  const match = recordMatcher(options.filter, options.match);
+  const since = options.filter?.since;
+  const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
   const days = [...new Set(segments.map((s) => s.day))].reverse();
   for (const day of days) {
     const need = options.limit - found.length;
     const ofDay: RecordLine[] = [];
     let tooOld = true;
-    // Newest segment of each series first; a series' older segment only adds records older than its newer.
+    // Each segment of the day from its end: none can hold more than `need` of the newest records.
     for (const segment of segments.filter((s) => s.day === day).reverse()) {
       const handle = await openSegment(segment.path);
       if (!handle) continue; // deleted by retention while we looked
@@ -125,7 +122,7 @@ async function readRecent(
           const record = parseLine(line);
           if (!record) return false;
           if (Date.parse(record.received_at) < oldest) return true;
-          if (options.match && !options.match(record)) return false;
+          if (!match(record)) return false;
           ofDay.push({ line, record });
           return ++fromSegment >= need;
         });
@@ -154,17 +151,11 @@ function byId(lines: RecordLine[]): RecordLine[] {
 
 /** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
 async function completeEnd(handle: FileHandle): Promise<number> {
-  const size = (await handle.stat()).size;
-  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
-  let end = size;
-  while (end > 0) {
-    const start = Math.max(0, end - chunk.length);
-    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
-    const nl = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-    if (nl !== -1) return start + nl + 1;
-    end = start;
-  }
-  return 0;
+  return lineStartBefore(readerOf(handle), (await handle.stat()).size);
+}
+
+function readerOf(handle: FileHandle): ReadAt {
+  return async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead;
 }
 
 /** Calls `visit` on each line before `end`, newest first, until it returns true (then returns true). */
@@ -196,38 +187,27 @@ async function scanBackward(
   return carry.length > 0 && visit(carry.toString('utf8'));
 }
 
-function follow(dir: string, from: RecordCursor, options: FollowOptions): Promise<void> {
+function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<void> {
   const { signal } = options;
+  const match = recordMatcher(options.filter, options.match);
+  const emit = (batch: RecordLine[]) => {
+    const kept = batch.filter((r) => match(r.record));
+    return kept.length > 0 ? options.onRecords(kept) : undefined;
+  };
   const positions = startPositions(from);
   let reading = false;
   let again = false;
-  let watcher: FSWatcher | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let watch: DirWatch | null = null;
 
   return new Promise<void>((resolve, reject) => {
     const finish = (error?: Error) => {
-      if (timer) clearInterval(timer);
-      timer = null;
-      watcher?.close();
-      watcher = null;
+      watch?.stop();
+      watch = null;
       signal.removeEventListener('abort', onAbort);
       if (error) reject(error);
       else resolve();
     };
     const onAbort = () => finish();
-
-    const startWatching = () => {
-      if (watcher) return;
-      try {
-        watcher = watchFs(dir, { persistent: false }, () => void pump());
-        watcher.on('error', () => {
-          watcher?.close();
-          watcher = null;
-        });
-      } catch {
-        // No directory yet, or no inotify: polling covers it, and retries watching.
-      }
-    };
 
     const pump = async (): Promise<void> => {
       if (reading) {
@@ -238,7 +218,6 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
       try {
         do {
           again = false;
-          startWatching();
           await readAvailable();
         } while (again && !signal.aborted);
       } catch (error) {
@@ -255,7 +234,7 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
     const readAvailable = async (): Promise<void> => {
       const pending: RecordLine[] = [];
       const flush = async () => {
-        if (pending.length > 0) await options.onRecords(byId(pending.splice(0)));
+        if (pending.length > 0) await emit(byId(pending.splice(0)));
       };
       const collect = async (batch: RecordLine[]) => {
         pending.push(...batch);
@@ -266,23 +245,23 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
         const key = seriesOf(segment);
         bySeries.set(key, [...(bySeries.get(key) ?? []), segment]);
       }
-      for (const [series, segments] of bySeries) {
-        let position = positions.get(series);
+      for (const [key, segments] of bySeries) {
+        let position = positions.get(key);
         for (;;) {
           if (signal.aborted) return;
           if (!position) {
             const first = segments[0] as SegmentName;
             position = { file: first.file, offset: 0 };
-            positions.set(series, position);
+            positions.set(key, position);
           }
           const current = position.file;
           const gone = !(await readForward(dir, position, signal, collect));
-          const next = list(dir).find((s) => seriesOf(s) === series && s.file > current);
+          const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
           if (!next) break;
           // The writer never returns to a segment once it opened a newer one: one more read drains it.
           if (!gone) await readForward(dir, position, signal, collect);
           position = { file: next.file, offset: 0 };
-          positions.set(series, position);
+          positions.set(key, position);
         }
       }
       await flush();
@@ -290,16 +269,20 @@ function follow(dir: string, from: RecordCursor, options: FollowOptions): Promis
 
     if (signal.aborted) return finish();
     signal.addEventListener('abort', onAbort);
-    timer = setInterval(() => void pump(), options.pollIntervalMs ?? 500);
+    // Any change in the directory (a write, a new segment) or a poll tick: read what is new.
+    watch = watchDirs(new Map([[dir, null]]), () => void pump(), {
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      keepAlive: true,
+    });
     void pump();
   });
 }
 
-/** Where each writer series' reading resumes, from a cursor of readRecent (or an older one-writer cursor). */
-function startPositions(from: RecordCursor): Map<string, SeriesPosition> {
+/** Where each writer series' reading resumes, from a cursor of readRecent (or a one-writer cursor). */
+function startPositions(from: FileCursor): Map<string, SeriesPosition> {
   const positions = new Map<string, SeriesPosition>();
   if (from.series) {
-    for (const [series, p] of Object.entries(from.series)) positions.set(series, { ...p });
+    for (const [key, p] of Object.entries(from.series)) positions.set(key, { ...p });
   } else if (from.file !== null) {
     const m = SEGMENT_PATTERN.exec(from.file);
     positions.set(m?.[2] === undefined ? '' : `w${Number(m[2])}`, { file: from.file, offset: from.offset });
@@ -312,7 +295,7 @@ async function readForward(
   dir: string,
   cursor: SeriesPosition,
   signal: AbortSignal,
-  onRecords: (records: RecordLine[]) => Promise<void>,
+  onRecords: (records: RecordLine[]) => void | Promise<void>,
 ): Promise<boolean> {
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
@@ -357,20 +340,8 @@ async function readForward(
 }
 
 /** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
-async function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
-  const one = Buffer.allocUnsafe(1);
-  const { bytesRead: got } = await handle.read(one, 0, 1, offset - 1);
-  if (got === 1 && one[0] === NEWLINE) return offset;
-  let end = offset;
-  const buf = Buffer.allocUnsafe(64 * 1024);
-  while (end > 0) {
-    const start = Math.max(0, end - buf.length);
-    const { bytesRead } = await handle.read(buf, 0, end - start, start);
-    const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-    if (nl !== -1) return start + nl + 1;
-    end = start;
-  }
-  return 0;
+function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
+  return lineStartBefore(readerOf(handle), offset);
 }
 
 async function openSegment(path: string): Promise<FileHandle | null> {
@@ -390,19 +361,9 @@ function list(dir: string): SegmentName[] {
   }
 }
 
-function parseLine(line: string): StoredRecord | null {
-  try {
-    const record = JSON.parse(line) as StoredRecord;
-    return record !== null && typeof record === 'object' && typeof record.received_at === 'string'
-      ? record
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-function unreadable(dir: string, error: unknown): ThreatcolError {
+export function unreadable(dir: string, error: unknown): ThreatcolError {
   if (error instanceof ThreatcolError) return error;
+  if (isPermissionError(error)) return permissionDenied(error, dir, 'read the records in');
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   // The same code as any other data directory the command cannot use (see ensureDataDir).
   return new ThreatcolError(

@@ -1,5 +1,7 @@
-// Retention: deletes the oldest record segments past the age or total-size bound, never one being written.
+// Retention: deletes the oldest record segments past the age or total-size bound, never one being written;
+// run by the files backend's writer at open and then periodically (with `--workers`, only worker 1's).
 import { statSync, unlinkSync } from 'node:fs';
+import type { Logger } from 'pino';
 import { syncDir } from './file-owner.js';
 import { listSegments, seriesOf, threatsDir } from './segments.js';
 
@@ -110,4 +112,62 @@ function sizeOf(path: string): number {
   } catch {
     return 0;
   }
+}
+
+/** Applies retention now and every `intervalMs` (0: only now), logging what it removed. */
+export function startRetention(options: {
+  dataDir: string;
+  bounds: RetentionBounds;
+  logger: Logger;
+  now: () => number;
+  intervalMs: number;
+  current: () => string | null;
+}): { stop(): void } {
+  const { bounds, logger } = options;
+  if (bounds.days === null && bounds.maxBytes === null) return { stop() {} };
+  let lastRunAt: number | null = null;
+  const run = () => {
+    try {
+      const now = options.now();
+      const result = applyRetention({
+        dataDir: options.dataDir,
+        ...bounds,
+        now,
+        current: options.current(),
+        lastRunAt,
+        intervalMs: options.intervalMs,
+      });
+      lastRunAt = now;
+      if (result.ageSkipped) {
+        logger.warn(
+          { now: new Date(now).toISOString() },
+          'the clock is far ahead of the newest records or jumped forward; age-based retention waits for the next run',
+        );
+      }
+      for (const r of result.removed) {
+        logger.info(
+          { segment: r.file, bytes: r.bytes, reason: r.reason, retention: bounds },
+          'removed a record segment past retention',
+        );
+      }
+      if (result.removed.length > 0) {
+        logger.info(
+          {
+            removedSegments: result.removed.length,
+            removedBytes: result.removed.reduce((sum, r) => sum + r.bytes, 0),
+            keptSegments: result.keptSegments,
+            keptBytes: result.keptBytes,
+          },
+          'retention applied',
+        );
+      }
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'retention failed; will try again');
+    }
+  };
+  run();
+  if (options.intervalMs <= 0) return { stop() {} };
+  const timer = setInterval(run, options.intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

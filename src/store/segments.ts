@@ -2,6 +2,7 @@
 // `threats/YYYYMMDD-wK-NNNNNN.ndjson` (worker K of `serve --workers`), sorted by day, writer, then sequence.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { THREATS_DIR } from './data-layout.js';
 
 export const SEGMENT_PATTERN = /^(\d{8})-(?:w(\d{1,4})-)?(\d{6})\.ndjson$/;
 
@@ -15,7 +16,7 @@ export interface SegmentName {
 }
 
 export function threatsDir(dataDir: string): string {
-  return join(dataDir, 'threats');
+  return join(dataDir, THREATS_DIR);
 }
 
 export function segmentFileName(day: string, seq: number, worker: number | null = null): string {

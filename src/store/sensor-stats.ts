@@ -1,17 +1,13 @@
-// Per-sensor activity (last seen, last address, records received): counted in memory by the daemon and
-// written to <dataDir>/sensor-stats.json every few seconds. Only the daemon writes it.
+// Per-sensor activity (last seen, last address, records received, last rejection) for the files backend:
+// counted in memory by the daemon and written to <dataDir>/sensor-stats.json every few seconds. Only the
+// daemon writes it; the CLI reads it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { STATS_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
+import type { SensorActivity, SensorStatsStore } from './store.js';
 
-export const STATS_FILE = 'sensor-stats.json';
-
-export interface SensorActivity {
-  last_seen: string | null;
-  last_address: string | null;
-  records_received: number;
-  requests_rejected: number;
-}
+export { STATS_FILE };
 
 export interface StatsFile {
   updated_at: string;
@@ -31,20 +27,21 @@ export function readStatsFile(dataDir: string): StatsFile {
   return { updated_at: new Date(0).toISOString(), sensors: Object.create(null) };
 }
 
-export class SensorStats {
-  private readonly data: StatsFile;
+export class SensorStats implements SensorStatsStore {
+  /** Loaded at the first count: a reader (the CLI) never holds the file in memory. */
+  private data: StatsFile | null = null;
   private dirty = false;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly dataDir: string,
     private readonly now: () => number = Date.now,
-    private readonly owner: Owner | null = null,
-  ) {
-    this.data = readStatsFile(dataDir);
-  }
+    /** The owner new files keep (the data directory's); resolved at the first write. */
+    private readonly owner: () => Owner | null = () => null,
+  ) {}
 
   private entry(sensor: string): SensorActivity {
+    this.data ??= readStatsFile(this.dataDir);
     let e = Object.hasOwn(this.data.sensors, sensor) ? this.data.sensors[sensor] : undefined;
     if (!e) {
       e = { last_seen: null, last_address: null, records_received: 0, requests_rejected: 0 };
@@ -61,12 +58,19 @@ export class SensorStats {
     this.dirty = true;
   }
 
-  recordRejected(sensor: string, address: string): void {
+  recordRejected(sensor: string, address: string, code: string, at: string): void {
     const e = this.entry(sensor);
-    e.last_seen = new Date(this.now()).toISOString();
+    e.last_seen = at;
     e.last_address = address;
     e.requests_rejected += 1;
+    e.last_rejection_code = code;
+    e.last_rejected_at = at;
     this.dirty = true;
+  }
+
+  async read(): Promise<Record<string, SensorActivity>> {
+    const sensors = (this.data ?? readStatsFile(this.dataDir)).sensors;
+    return Object.assign(Object.create(null), structuredClone({ ...sensors }));
   }
 
   start(intervalMs: number, onError: (error: Error) => void): void {
@@ -81,13 +85,13 @@ export class SensorStats {
   }
 
   flush(): void {
-    if (!this.dirty) return;
+    if (!this.dirty || !this.data) return;
     this.dirty = false;
     this.data.updated_at = new Date(this.now()).toISOString();
-    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, this.owner);
+    writeFileAtomic(join(this.dataDir, STATS_FILE), `${JSON.stringify(this.data)}\n`, 0o640, this.owner());
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.flush();

@@ -1,7 +1,9 @@
 // The store seam: records, sensors, per-sensor stats and health behind one interface. `openStore(config)`
 // (store/open-store.ts) picks the backend (`store.backend`: files or nats); nothing outside store/ may
 // touch a backend's files, streams or buckets directly.
+import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
+import type { FileOps } from './file-ops.js';
 import type { SensorRegistry } from './registry.js';
 
 export type Endpoint = StoredRecord['endpoint'];
@@ -117,6 +119,25 @@ export interface StoreWriterOptions {
   onFatal?: (error: Error) => void;
   /** Files backend with `--workers`: this worker's id, part of its segment names (null: single process). */
   workerId?: number | null;
+  /** Files backend with `--workers`: how many workers share the configured queue bounds (default 1). */
+  workers?: number;
+  /**
+   * Files backend: how often the writer applies `store.retention` after the run at open (default hourly;
+   * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.
+   */
+  retentionIntervalMs?: number;
+  /** After each batch is durable: its record count and the time the sync (or publish acks) took (metrics). */
+  onBatchSynced?: (records: number, seconds: number) => void;
+}
+
+/** What `openStore` needs besides the configuration. Opening a store creates nothing until it is written. */
+export interface StoreDeps {
+  /** The data directory (files backend: the store itself; every backend: TLS material). */
+  dataDir: string;
+  logger: Logger;
+  now?: () => number;
+  /** Files backend: the file operations (tests inject failures). */
+  fileOps?: FileOps;
 }
 
 /** One backend. CLI commands use registry/reader/stats; only the daemon opens the writer. */

@@ -23,10 +23,25 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
 
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    input?: string;
+    timeoutMs?: number;
+    /** Run as this user (root only), e.g. 65534 to see what an ordinary user gets. */
+    uid?: number;
+    /** A wrapper command in front of node, e.g. `unshare --mount ...`. */
+    prefix?: string[];
+    /** Another copy of bin/threatcol (an installation elsewhere). */
+    bin?: string;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: 'pipe' });
+    const argv = [...(options.prefix ?? []), process.execPath, options.bin ?? BIN, ...args];
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      env: cleanEnv(options.env),
+      stdio: 'pipe',
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -52,6 +67,8 @@ export interface ServeProcess {
   child: ChildProcess;
   port: number;
   url: string;
+  /** http://127.0.0.1:<port> of the admin listener, or null when it is off. */
+  adminUrl: string | null;
   /** Every log line printed so far, parsed. */
   logs: Record<string, unknown>[];
   stderr: () => string;
@@ -72,6 +89,9 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
     '0',
     '--log-format',
     'json',
+    // Many collectors run at once in the suite: each gets its own admin port (a later --admin-listen wins).
+    '--admin-listen',
+    '127.0.0.1:0',
     ...extra,
   ];
 }
@@ -119,10 +139,12 @@ export function spawnServe(
           started = true;
           clearTimeout(timer);
           const port = entry.port as number;
+          const admin = logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('admin listener'));
           resolve({
             child,
             port,
             url: `https://127.0.0.1:${port}`,
+            adminUrl: admin ? (admin.url as string) : null,
             logs,
             stderr: () => stderr,
             exited,

@@ -12,6 +12,8 @@ import { makeTempDir } from './temp-dir.js';
 
 export interface TestServer {
   url: string;
+  /** http://127.0.0.1:<port> of the admin listener (port 0 unless the test asked for another). */
+  adminUrl: string | null;
   dataDir: string;
   daemon: Daemon;
   loaded: LoadedConfig;
@@ -40,6 +42,8 @@ export async function startTestServer(
       dataDir,
       'server.host': '127.0.0.1',
       'server.port': 0,
+      // Many collectors run at once in the suite: each gets its own admin port, never the default 9441.
+      'admin.listen': '127.0.0.1:0',
       'log.level': 'debug',
       'registry.pollIntervalMs': 100,
       ...options.overrides,
@@ -67,6 +71,7 @@ export async function startTestServer(
   let stopped: Promise<number> | null = null;
   const server: TestServer = {
     url: `https://127.0.0.1:${daemon.address.port}`,
+    adminUrl: daemon.adminAddress ? `http://127.0.0.1:${daemon.adminAddress.port}` : null,
     dataDir,
     daemon,
     loaded,

@@ -36,7 +36,17 @@ test('a healthy installation with a running daemon passes every check, in text a
   t.after(() => serve.stop());
   const fingerprint = serve.logs.find((l) => l.msg === 'threatcol is listening')?.sha256 as string;
 
-  const args = ['--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(serve.port)];
+  const admin = (serve.adminUrl as string).replace('http://', '');
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(serve.port),
+    '--admin-listen',
+    admin,
+  ];
   const text = await runCli(['check', ...args]);
   assert.equal(text.code, 0, text.stdout + text.stderr);
   const lines = text.stdout.trim().split('\n');
@@ -45,8 +55,9 @@ test('a healthy installation with a running daemon passes every check, in text a
     lines.map(() => 'OK'),
     text.stdout,
   );
-  assert.match(text.stdout, /^OK +daemon +answering on https:\/\/127\.0\.0\.1:\d+\/ \(HTTP 404\)/m);
+  assert.match(text.stdout, /^OK +daemon +answering on https:\/\/127\.0\.0\.1:\d+\/ \(TLS\)/m);
   assert.ok(text.stdout.includes(fingerprint), 'the served certificate is named');
+  assert.match(text.stdout, new RegExp(`^OK +ready +ready \\(http://${admin}/readyz\\)$`, 'm'));
   assert.equal(text.stderr, '');
 
   const json = await checkJson(args);
@@ -60,9 +71,41 @@ test('a healthy installation with a running daemon passes every check, in text a
     owner: 'ok',
     modes: 'ok',
     'free space': 'ok',
+    store: 'ok',
     port: 'ok',
     daemon: 'ok',
+    ready: 'ok',
   });
+});
+
+test('a daemon that answers but is not ready (store below its free-space floor) is a FAIL with the reason', async (t) => {
+  const dataDir = makeTempDir(t);
+  const env = { THREATCOL_STORE_MIN_FREE_BYTES: String(2 ** 52) };
+  const serve = await spawnServe(dataDir, [], { env });
+  t.after(() => serve.stop());
+  const admin = (serve.adminUrl as string).replace('http://', '');
+  const r = await runCli(
+    [
+      'check',
+      '--json',
+      '--data-dir',
+      dataDir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(serve.port),
+      '--admin-listen',
+      admin,
+    ],
+    { env },
+  );
+  assert.equal(r.code, 78);
+  const ready = (JSON.parse(r.stdout) as Report).checks.find((c) => c.name === 'ready');
+  assert.equal(ready?.status, 'fail');
+  assert.match(
+    ready?.message ?? '',
+    /^not ready \(http:\/\/127\.0\.0\.1:\d+\/readyz, HTTP 503\): .*store\.minFreeBytes/,
+  );
 });
 
 test('an invalid configuration is a FAIL with exit 78 and CHECK_FAILED', async (t) => {

@@ -75,7 +75,14 @@ export async function startHarnessDaemon(
   const loaded = loadConfig({
     env: {},
     defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir, 'server.host': '127.0.0.1', 'server.port': 0, 'log.level': 'debug', ...overrides },
+    overrides: {
+      dataDir,
+      'server.host': '127.0.0.1',
+      'server.port': 0,
+      'admin.listen': '127.0.0.1:0',
+      'log.level': 'debug',
+      ...overrides,
+    },
   });
   const logs: Record<string, unknown>[] = [];
   const waiters: {

@@ -1,0 +1,171 @@
+// The admin listener (DESIGN 11): plain HTTP for the people who run the box, never the sensors' routes.
+// /healthz, /readyz, /metrics, and the read-only dashboard (static files from the package + JSON + SSE).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { AdminAddress } from './admin-address.js';
+import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
+import type { LiveFeed } from './live-feed.js';
+
+export interface AdminServerDeps {
+  address: AdminAddress;
+  token: string | null;
+  logger: Logger;
+  /** Why the collector cannot accept records now (empty: ready). */
+  notReadyReasons(): Promise<string[]>;
+  /** The Prometheus exposition (this process, or the primary aggregating its workers). */
+  renderMetrics(): Promise<{ contentType: string; body: string }>;
+  store: DashboardStore;
+  feed: LiveFeed;
+  defaultTimezone: string;
+}
+
+export interface AdminServer {
+  readonly server: Server;
+  listen(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+/** The dashboard's files, shipped in the package (`web/`): no build step, nothing from the internet. */
+const WEB_DIR = new URL('../../web/', import.meta.url);
+const STATIC: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
+  '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
+};
+
+/** Only files served from this origin, no inline script or style, no framing, no form posts. */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cache-Control': 'no-store',
+};
+
+export function createAdminServer(deps: AdminServerDeps): AdminServer {
+  const tokenDigest = deps.token === null ? null : digest(deps.token);
+  const files = new Map<string, Promise<Buffer>>();
+  const sockets = new Set<Socket>();
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
+    void handle(req, res).catch((error: Error) => {
+      deps.logger.error({ err: error.message, path: req.url }, 'admin request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    if (tokenDigest !== null && !authorized(req.headers.authorization, tokenDigest)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="threatcol", Basic realm="threatcol"');
+      sendJson(res, 401, { error: 'Authorization: Bearer <admin.token> required' });
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      sendJson(res, 405, { error: 'the admin listener is read-only: GET only' });
+      return;
+    }
+    // The dashboard's reader starts with its first visitor: a collector nobody watches spends nothing on it.
+    if (url.pathname === '/' || url.pathname.startsWith('/api/')) deps.feed.start();
+    switch (url.pathname) {
+      case '/healthz':
+        sendJson(res, 200, { status: 'ok' });
+        return;
+      case '/readyz': {
+        const reasons = await deps.notReadyReasons();
+        if (reasons.length === 0) sendJson(res, 200, { status: 'ready' });
+        else sendJson(res, 503, { status: 'not ready', reasons });
+        return;
+      }
+      case '/metrics': {
+        const { contentType, body } = await deps.renderMetrics();
+        res.writeHead(200, { 'Content-Type': contentType });
+        res.end(req.method === 'HEAD' ? undefined : body);
+        return;
+      }
+      case '/api/summary':
+        sendJson(res, 200, { ...deps.feed.counts.summary(10), complete: deps.feed.warm });
+        return;
+      case '/api/sensors':
+        sendJson(res, 200, { sensors: await sensorRows(deps.store, deps.defaultTimezone) });
+        return;
+      case '/api/feed':
+        await serveFeed(req, res, url.searchParams, deps.store, deps.feed);
+        return;
+    }
+    const asset = Object.hasOwn(STATIC, url.pathname) ? STATIC[url.pathname] : undefined;
+    if (asset === undefined) {
+      sendJson(res, 404, { error: 'no such admin route: /, /healthz, /readyz, /metrics' });
+      return;
+    }
+    let body = files.get(asset.file);
+    if (!body) {
+      body = readFile(new URL(asset.file, WEB_DIR));
+      files.set(asset.file, body);
+    }
+    const bytes = await body;
+    res.writeHead(200, { 'Content-Type': asset.type, 'Content-Length': bytes.length });
+    res.end(req.method === 'HEAD' ? undefined : bytes);
+  }
+
+  return {
+    server,
+    listen() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host: deps.address.host, port: deps.address.port }, () => {
+          server.off('error', reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    close() {
+      deps.feed.stop();
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        // Event streams never end by themselves.
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** Bearer <token>, or Basic with the token as password (what a browser's login prompt sends). */
+function authorized(header: string | undefined, expected: Buffer): boolean {
+  if (header === undefined) return false;
+  const space = header.indexOf(' ');
+  const scheme = header.slice(0, space).toLowerCase();
+  const value = header.slice(space + 1).trim();
+  let presented: string;
+  if (scheme === 'bearer') presented = value;
+  else if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    presented = decoded.slice(decoded.indexOf(':') + 1);
+  } else return false;
+  // Equal-length digests compared in constant time: neither the token nor its length leaks by timing.
+  return timingSafeEqual(digest(presented), expected);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}

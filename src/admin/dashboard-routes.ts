@@ -1,0 +1,158 @@
+// The dashboard's data: the live event stream of records (SSE), the rolling summary and the sensor table.
+// Only what an owner needs to see leaves here: never a key, a key hash or a record's raw `original`.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StoredRecord } from '../records/stored-record.js';
+import type { RecordFilter, Store } from '../store/store.js';
+import type { LiveFeed } from './live-feed.js';
+
+export type DashboardStore = Pick<Store, 'reader' | 'stats' | 'registry'>;
+
+/** Records sent when a stream opens; the page keeps at most this many rows. */
+const INITIAL_RECORDS = 200;
+/** A stream whose client reads slower than records arrive is closed past this much unsent data. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+const HEARTBEAT_MS = 15_000;
+
+export interface FeedRecord {
+  id: string;
+  received_at: string;
+  sensor: string;
+  endpoint: string;
+  criticality: number;
+  severity: string;
+  threat: string;
+  src_ip: string;
+  src_port: number | null;
+  dst_ip: string;
+  dst_port: number;
+  protocol: string;
+  remote_addr: string;
+}
+
+export function feedRecord(r: StoredRecord): FeedRecord {
+  return {
+    id: r.id,
+    received_at: r.received_at,
+    sensor: r.sensor,
+    endpoint: r.endpoint,
+    criticality: r.criticality,
+    severity: r.severity,
+    threat: r.threat,
+    src_ip: r.src_ip,
+    src_port: r.src_port ?? null,
+    dst_ip: r.dst_ip,
+    dst_port: r.dst_port,
+    protocol: r.protocol,
+    remote_addr: r.remote_addr,
+  };
+}
+
+/** `?sensor=&endpoint=&min=` to a store filter; unknown or empty values mean "any". */
+export function feedFilter(query: URLSearchParams): RecordFilter {
+  const filter: RecordFilter = {};
+  const sensor = query.get('sensor');
+  if (sensor) filter.sensor = sensor;
+  const endpoint = query.get('endpoint');
+  if (endpoint === 'firewall' || endpoint === 'generic') filter.endpoint = endpoint;
+  const min = Number(query.get('min'));
+  if (Number.isInteger(min) && min >= 1 && min <= 4) filter.minCriticality = min;
+  return filter;
+}
+
+function matches(filter: RecordFilter, r: StoredRecord): boolean {
+  return (
+    (filter.sensor === undefined || r.sensor === filter.sensor) &&
+    (filter.endpoint === undefined || r.endpoint === filter.endpoint) &&
+    (filter.minCriticality === undefined || r.criticality >= filter.minCriticality)
+  );
+}
+
+/**
+ * GET /api/feed: subscribes to the live feed first, then reads the recent records, so nothing stored in
+ * between is missed; a record both read and followed is sent once (by id).
+ */
+export async function serveFeed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: URLSearchParams,
+  store: DashboardStore,
+  feed: LiveFeed,
+): Promise<void> {
+  const filter = feedFilter(query);
+  let pending: StoredRecord[] | null = [];
+  let open = true;
+  const send = (records: StoredRecord[]) => {
+    if (!open || records.length === 0) return;
+    if (res.writableLength > MAX_BUFFERED_BYTES) {
+      res.destroy();
+      return;
+    }
+    res.write(`event: records\ndata: ${JSON.stringify(records.map(feedRecord))}\n\n`);
+  };
+  const unsubscribe = feed.subscribe((records) => {
+    const kept = records.filter((r) => matches(filter, r));
+    if (pending) pending.push(...kept);
+    else send(kept);
+  });
+  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  const close = () => {
+    open = false;
+    clearInterval(heartbeat);
+    unsubscribe();
+  };
+  req.on('close', close);
+  res.on('close', close);
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Accel-Buffering': 'no',
+  });
+  res.write('retry: 2000\n\n');
+  try {
+    const { records } = await store.reader.readRecent({ limit: INITIAL_RECORDS, filter });
+    const initial = records.map((l) => l.record);
+    const seen = new Set(initial.map((r) => r.id));
+    const later = (pending ?? []).filter((r) => !seen.has(r.id));
+    pending = null;
+    send(initial);
+    send(later);
+    if (open) res.write('event: ready\ndata: {}\n\n');
+  } catch {
+    pending = null;
+    if (open) res.write('event: failure\ndata: {"message":"cannot read the records"}\n\n');
+  }
+}
+
+export interface SensorRow {
+  name: string;
+  status: string;
+  timezone: string;
+  timezone_default: boolean;
+  last_seen: string | null;
+  last_address: string | null;
+  accepted: number;
+  rejected: number;
+  last_rejection_code: string | null;
+  last_rejected_at: string | null;
+}
+
+/** The sensor table: the registry's sensors (without their keys) with their activity. */
+export async function sensorRows(store: DashboardStore, defaultTimezone: string): Promise<SensorRow[]> {
+  const [sensors, activity] = await Promise.all([store.registry.list(), store.stats.read()]);
+  return sensors.map((s) => {
+    const a = Object.hasOwn(activity, s.name) ? activity[s.name] : undefined;
+    return {
+      name: s.name,
+      status: s.status,
+      timezone: s.timezone ?? defaultTimezone,
+      timezone_default: s.timezone === null,
+      last_seen: a?.last_seen ?? null,
+      last_address: a?.last_address ?? null,
+      accepted: a?.records_received ?? 0,
+      rejected: a?.requests_rejected ?? 0,
+      last_rejection_code: a?.last_rejection_code ?? null,
+      last_rejected_at: a?.last_rejected_at ?? null,
+    };
+  });
+}

@@ -1,0 +1,95 @@
+// `threatcol threats stats` on records stored by the real collector: every --by, --sensor, --top, --since,
+// --json and the table, through the compiled CLI.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli } from '../helpers/cli.js';
+import { post } from '../helpers/client.js';
+import { startTestServer } from '../helpers/in-process-server.js';
+import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
+
+interface Stats {
+  total: number;
+  distinct: number;
+  by: string;
+  sensor: string | null;
+  rows: { key: string; count: number }[];
+  other: number;
+}
+
+test('threats stats: counts by each field over the window, filters, --top, table and JSON', async (t) => {
+  const s = await startTestServer(t);
+  const fwKey = await s.addSensor('fw-1');
+  const idsKey = await s.addSensor('ids-1');
+  const fw = { agent: s.agent, sensor: 'fw-1', key: fwKey };
+  const ids = { agent: s.agent, sensor: 'ids-1', key: idsKey };
+  assert.equal(
+    (await post(s.url, '/firewall', [firewallRecord(), firewallRecord(), firewallRecord()], fw)).status,
+    200,
+  );
+  assert.equal((await post(s.url, '/generic', [genericRecord(), genericRecord()], ids)).status, 200);
+  const scan = genericRecord({ threat: 'Port scan', criticality: 1, source_ip: '198.51.100.7' });
+  assert.equal((await post(s.url, '/generic', scan, ids)).status, 200);
+  // A record from three days ago, in that day's segment: outside the default 24 h, inside 7d.
+  const line = readStoreText(s.dataDir).split('\n')[0] as string;
+  const old = new Date(Date.now() - 3 * 86_400_000);
+  const oldLine = line.replace(/"received_at":"[^"]+"/, `"received_at":"${old.toISOString()}"`);
+  const day = old.toISOString().slice(0, 10).replaceAll('-', '');
+  writeFileSync(join(s.dataDir, 'threats', `${day}-000001.ndjson`), `${oldLine}\n`);
+
+  const stats = async (...args: string[]): Promise<Stats> => {
+    const r = await runCli(['threats', 'stats', '--data-dir', s.dataDir, '--json', ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as Stats;
+  };
+  const rows = (st: Stats) => Object.fromEntries(st.rows.map((r) => [r.key, r.count]));
+
+  const bySensor = await stats('--by', 'sensor');
+  assert.equal(bySensor.total, 6);
+  assert.deepEqual(bySensor.rows, [
+    { key: 'fw-1', count: 3 },
+    { key: 'ids-1', count: 3 },
+  ]);
+  assert.deepEqual(rows(await stats('--by', 'criticality')), { '3': 5, '1': 1 });
+  assert.deepEqual(
+    (await stats('--by', 'criticality')).rows.map((r) => r.key),
+    ['3', '1'],
+  );
+  assert.deepEqual(rows(await stats('--by', 'endpoint')), { firewall: 3, generic: 3 });
+  assert.deepEqual(rows(await stats('--by', 'threat')), {
+    'EICAR Test File Detection': 3,
+    'SSH brute force': 2,
+    'Port scan': 1,
+  });
+  assert.deepEqual(rows(await stats('--by', 'src_ip')), {
+    '192.0.2.10': 3,
+    '203.0.113.5': 2,
+    '198.51.100.7': 1,
+  });
+  const threatDefault = await stats();
+  assert.equal(threatDefault.by, 'threat');
+
+  const onlyIds = await stats('--sensor', 'ids-1', '--by', 'threat');
+  assert.equal(onlyIds.sensor, 'ids-1');
+  assert.deepEqual(rows(onlyIds), { 'SSH brute force': 2, 'Port scan': 1 });
+  const top1 = await stats('--by', 'src_ip', '--top', '1');
+  assert.deepEqual(top1.rows, [{ key: '192.0.2.10', count: 3 }]);
+  assert.equal(top1.other, 3);
+  assert.equal(top1.distinct, 3);
+  assert.equal((await stats('--since', '7d', '--by', 'sensor')).total, 7);
+  assert.equal((await stats('--since', new Date(Date.now() + 60_000).toISOString())).total, 0);
+
+  const table = await runCli(['threats', 'stats', '--data-dir', s.dataDir, '--by', 'criticality']);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^6 records, \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ to /);
+  assert.match(table.stdout, /^CRITICALITY +RECORDS +SHARE$/m);
+  assert.match(table.stdout, /^3 high +5 +83\.3%$/m);
+  assert.match(table.stdout, /^1 low +1 +16\.7%$/m);
+
+  const bad = await runCli(['threats', 'stats', '--data-dir', s.dataDir, '--by', 'dst_ip']);
+  assert.equal(bad.code, 64);
+  const badTop = await runCli(['threats', 'stats', '--data-dir', s.dataDir, '--top', 'x']);
+  assert.equal(badTop.code, 64);
+  assert.match(badTop.stderr, /--top/);
+});

@@ -1,0 +1,171 @@
+// threatcol dashboard: plain ES module, DOM APIs only. Every value from a sensor is put in the page with
+// textContent (never as HTML), so a threat named <script> is shown as text.
+const LABELS = ['informational', 'low', 'medium', 'high', 'critical'];
+const MAX_ROWS = 200;
+const POLL_MS = 2000;
+
+const $ = (selector) => document.querySelector(selector);
+const feedBody = $('#feed tbody');
+const filters = $('#filters');
+const connection = $('#connection');
+const shown = new Set();
+let source = null;
+/** After the stream's `ready`: rows that arrive now are new, and are highlighted for a moment. */
+let live = false;
+
+/** A table cell with `text` as plain text (the one way sensor-supplied text enters the page). */
+function cell(text, className) {
+  const td = document.createElement('td');
+  td.textContent = text === null || text === undefined ? '' : String(text);
+  if (className) td.className = className;
+  return td;
+}
+
+function criticalityCell(level) {
+  const td = document.createElement('td');
+  const badge = document.createElement('span');
+  const n = Number.isInteger(level) && level >= 0 && level <= 4 ? level : 2;
+  badge.className = `crit crit-${n}`;
+  badge.textContent = `${n} ${LABELS[n]}`;
+  td.append(badge);
+  return td;
+}
+
+function when(iso) {
+  return typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '';
+}
+
+function hostPort(ip, port) {
+  if (port === null || port === undefined) return ip;
+  return String(ip).includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+function addRecords(records) {
+  for (const r of records) {
+    if (shown.has(r.id)) continue;
+    shown.add(r.id);
+    const tr = document.createElement('tr');
+    tr.dataset.id = r.id;
+    if (live) tr.className = 'fresh';
+    tr.append(
+      cell(when(r.received_at)),
+      cell(r.sensor),
+      cell(r.endpoint),
+      criticalityCell(r.criticality),
+      cell(r.threat, 'wrap threat'),
+      cell(hostPort(r.src_ip, r.src_port)),
+      cell(hostPort(r.dst_ip, r.dst_port)),
+      cell(r.protocol),
+    );
+    feedBody.prepend(tr); // newest first
+  }
+  while (feedBody.rows.length > MAX_ROWS) {
+    const last = feedBody.rows[feedBody.rows.length - 1];
+    shown.delete(last.dataset.id);
+    last.remove();
+  }
+  $('#feed-count').textContent = `${feedBody.rows.length} shown`;
+}
+
+function setConnection(state, text) {
+  connection.dataset.state = state;
+  connection.textContent = text;
+}
+
+/** (Re)opens the event stream with the current filters; the server sends the recent records, then live ones. */
+function openFeed() {
+  if (source) source.close();
+  feedBody.replaceChildren();
+  shown.clear();
+  live = false;
+  const params = new URLSearchParams();
+  for (const [name, value] of new FormData(filters))
+    if (value !== '' && value !== '0') params.set(name, value);
+  source = new EventSource(`/api/feed?${params}`);
+  setConnection('connecting', 'connecting…');
+  source.addEventListener('records', (event) => addRecords(JSON.parse(event.data)));
+  source.addEventListener('ready', () => {
+    live = true;
+    setConnection('live', 'live');
+  });
+  source.addEventListener('failure', () => setConnection('down', 'cannot read the records'));
+  source.addEventListener('error', () => setConnection('down', 'reconnecting…'));
+}
+
+function fillRows(tbody, rows) {
+  tbody.replaceChildren(
+    ...rows.map((cells) => {
+      const tr = document.createElement('tr');
+      tr.append(...cells);
+      return tr;
+    }),
+  );
+}
+
+function renderSummary(s) {
+  fillRows(
+    $('#by-criticality tbody'),
+    [4, 3, 2, 1, 0].map((c) => [criticalityCell(c), cell(s.lastHour[c], 'num'), cell(s.lastDay[c], 'num')]),
+  );
+  const top = (list) =>
+    list.length === 0
+      ? [[cell('none yet', 'muted'), cell('')]]
+      : list.map((e) => [cell(e.name, 'wrap'), cell(e.count, 'num')]);
+  fillRows($('#top-threats tbody'), top(s.topThreats));
+  fillRows($('#top-sources tbody'), top(s.topSources));
+  $('#summary-note').textContent = s.complete
+    ? ''
+    : 'still counting the stored records of the last 24 hours…';
+}
+
+function renderSensors(sensors) {
+  fillRows(
+    $('#sensors tbody'),
+    sensors.map((s) => [
+      cell(s.name),
+      cell(s.status, `status-${s.status}`),
+      cell(s.timezone_default ? `${s.timezone} (default)` : s.timezone),
+      cell(s.last_seen ? when(s.last_seen) : 'never'),
+      cell(s.last_address ?? ''),
+      cell(s.accepted, 'num'),
+      cell(s.rejected, 'num'),
+      cell(
+        s.last_rejection_code ? `${s.last_rejection_code} at ${when(s.last_rejected_at)}` : '',
+        'rejection',
+      ),
+    ]),
+  );
+  const select = filters.elements.sensor;
+  const chosen = select.value;
+  const names = sensors.map((s) => s.name);
+  if (chosen && !names.includes(chosen)) names.push(chosen);
+  const current = [...select.options].slice(1).map((o) => o.value);
+  if (current.join('\n') !== names.join('\n')) {
+    select.replaceChildren(select.options[0], ...names.map((n) => new Option(n, n)));
+    select.value = chosen;
+  }
+}
+
+async function getJson(path) {
+  const res = await fetch(path, { cache: 'no-store' });
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+  return res.json();
+}
+
+async function poll() {
+  try {
+    const [summary, sensors] = await Promise.all([getJson('/api/summary'), getJson('/api/sensors')]);
+    renderSummary(summary);
+    renderSensors(sensors.sensors);
+    $('#updated').textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
+  } catch (error) {
+    $('#updated').textContent = String(error.message);
+  } finally {
+    setTimeout(poll, POLL_MS);
+  }
+}
+
+filters.addEventListener('change', openFeed);
+filters.addEventListener('submit', (event) => event.preventDefault());
+openFeed();
+poll();
