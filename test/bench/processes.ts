@@ -186,6 +186,7 @@ function waitForLine(
       if (!found) reject(new Error(`${name} exited early (${code ?? signal}): ${err}`));
     });
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (process.env.BENCH_DEBUG) process.stderr.write(d);
       if (found) return;
       out += d;
       for (const line of out.split('\n')) {
