@@ -6,8 +6,8 @@ import { SEVERITY_LABELS } from '../records/criticality.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { clean, safeJsonLine } from './format-record.js';
-import { type CliIo, write } from './io.js';
+import { clean } from './format-record.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { formatTable } from './table.js';
 import { parseSince } from './threats-tail.js';
 
@@ -73,7 +73,7 @@ export async function threatsStats(options: StatsOptions, io: CliIo): Promise<nu
     }),
   );
   if (options.json) {
-    write(io.stdout, safeJsonLine(JSON.stringify(stats)));
+    writeJson(io.stdout, stats);
     return 0;
   }
   write(io.stdout, formatStats(stats));
