@@ -9,7 +9,7 @@ import {
   deriveCriticality,
   severityLabel,
 } from './criticality.js';
-import { parseFirewallTime, wallTimeToUtc } from './firewall-time.js';
+import { firewallTimeToUtcMs } from './firewall-time.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
 export interface StoredRecord {
@@ -35,6 +35,7 @@ export interface StoredRecord {
 
 /** What the server knows about a request, the same for every record in it. */
 export interface ReceiptContext {
+  /** A new record id (called without arguments). */
   id: () => string;
   receivedAt: string;
   sensor: string;
@@ -48,7 +49,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   const { criticality, source } = deriveCriticality(input.severity, input.thr_category, ctx.rules);
   const name = splitThreatName(input.threat_name);
   // Validated already: the shape and calendar are known to be right.
-  const wall = parseFirewallTime(input.time_received);
+  const detected = firewallTimeToUtcMs(input.time_received, ctx.timezone);
   const record: StoredRecord = {
     id: ctx.id(),
     received_at: ctx.receivedAt,
@@ -64,7 +65,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
     protocol: input.proto,
     threat: name.name,
     threat_id: threatIdFrom(input.threatid, name.id),
-    detected_at: wall ? wallTimeToUtc(wall, ctx.timezone).toISOString() : '',
+    detected_at: Number.isNaN(detected) ? '' : new Date(detected).toISOString(),
     remote_addr: ctx.remoteAddr,
     original: input,
   };

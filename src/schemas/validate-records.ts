@@ -8,14 +8,54 @@ import { genericRecordSchema } from './generic-record.js';
 
 export const MAX_DETAILS = 20;
 
+/** The detailed validators: every error, with its schema, to describe each; run only once a body has failed. */
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-ajv.addFormat('ip', { type: 'string', validate: (s: string) => isIP(s) !== 0 });
-ajv.addFormat('firewall-time', { type: 'string', validate: isFirewallTime });
+/** The happy path: stops at the first error and keeps no error objects. */
+const fastAjv = new Ajv({ allErrors: false, strict: false });
+for (const a of [ajv, fastAjv]) {
+  a.addFormat('ip', { type: 'string', validate: isIpAddress });
+  a.addFormat('firewall-time', { type: 'string', validate: isFirewallTime });
+}
 
 export const validators = {
   firewall: ajv.compile<unknown>(firewallRecordSchema),
   generic: ajv.compile<unknown>(genericRecordSchema),
 } as const;
+
+const fastValidators = {
+  firewall: fastAjv.compile<unknown>(firewallRecordSchema),
+  generic: fastAjv.compile<unknown>(genericRecordSchema),
+} as const;
+
+/** isIP(s) !== 0, with dotted-quad IPv4 (nearly every address) read by hand instead of by node's regex. */
+export function isIpAddress(s: string): boolean {
+  const v4 = dottedQuad(s);
+  return v4 === 1 || (v4 === -1 && isIP(s) !== 0);
+}
+
+/** 1: a dotted quad (0-255, no leading zeros); 0: surely not an address; -1: not IPv4, ask isIP. */
+function dottedQuad(s: string): number {
+  const n = s.length;
+  if (n < 7 || n > 15) return -1;
+  let i = 0;
+  for (let part = 0; part < 4; part++) {
+    if (part > 0) {
+      if (s.charCodeAt(i) !== 0x2e) return -1;
+      i++;
+    }
+    const start = i;
+    let value = 0;
+    while (i < n && i - start < 4) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      value = value * 10 + c;
+      i++;
+    }
+    const digits = i - start;
+    if (digits === 0 || digits > 3 || value > 255 || (digits > 1 && s.charCodeAt(start) === 0x30)) return -1;
+  }
+  return i === n ? 1 : -1;
+}
 
 export type Endpoint = keyof typeof validators;
 
@@ -25,19 +65,24 @@ export type BodyCheck =
 
 /** Accepts one record or an array of 1..maxRecords records; all-or-nothing. */
 export function validateBody(endpoint: Endpoint, body: unknown, maxRecords: number): BodyCheck {
+  const fast = fastValidators[endpoint];
   const validate = validators[endpoint];
   if (Array.isArray(body)) {
     if (body.length === 0 || body.length > maxRecords) {
       return { ok: false, details: [{ path: '', message: `an array must hold 1 to ${maxRecords} records` }] };
     }
+    let valid = true;
+    for (let i = 0; i < body.length && valid; i++) valid = fast(body[i]);
+    if (valid) return { ok: true, records: body };
     const details: ErrorDetail[] = [];
     for (let i = 0; i < body.length && details.length < MAX_DETAILS; i++) {
       if (!validate(body[i])) collectDetails(validate, `/${i}`, details);
     }
     return details.length === 0 ? { ok: true, records: body } : { ok: false, details };
   }
-  if (validate(body)) return { ok: true, records: [body as Record<string, unknown>] };
+  if (fast(body)) return { ok: true, records: [body as Record<string, unknown>] };
   const details: ErrorDetail[] = [];
+  validate(body);
   collectDetails(validate, '', details);
   return { ok: false, details };
 }

@@ -7,9 +7,9 @@ import { ThreatcolError } from '../errors.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { RecordLog, SensorStatsStore } from '../store/store.js';
+import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
-import type { Authenticator } from './auth.js';
+import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimiter } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
@@ -56,48 +56,16 @@ export async function handleIngest(
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
     bodyRead = true;
-    let parsed: ReturnType<typeof parseJsonBody>;
-    try {
-      parsed = parseJsonBody(body, route.allowRepair);
-    } finally {
-      release();
-    }
-    const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
-    if (!checked.ok) {
-      throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
-        details: checked.details,
-      });
-    }
-    const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
-    if (wait > 0) {
-      throw new ThreatcolError(
-        'RATE_LIMITED',
-        `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
-        {
-          headers: { 'Retry-After': String(wait) },
-        },
-      );
-    }
-    const receivedAt = new Date(deps.now()).toISOString();
-    const ctx: ReceiptContext = {
-      id: () => newRecordId(),
-      receivedAt,
-      sensor: who.name,
-      remoteAddr,
-      timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
-      repaired: parsed.repaired,
-      rules: deps.config.firewall,
-    };
-    const records = checked.records.map((input) => route.build(input, ctx));
-    const appended = await deps.store.append(records);
-    deps.stats.recordAccepted(who.name, remoteAddr, records.length, receivedAt);
-    deps.activity.accept(who.name, records.length);
-    let ids = '';
-    for (const r of records) ids += ids === '' ? `"${r.id}"` : `,"${r.id}"`;
-    sendJson(res, 200, `{"accepted":${records.length},"ids":[${ids}]}`);
+    // Only the answer and the store's promise live across the await: the parsed body and the records are
+    // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
+    const accepted = accept(route, body, release, who, remoteAddr, deps);
+    const { duplicates } = await accepted.stored;
+    deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
+    deps.activity.accept(who.name, accepted.count);
+    sendJson(res, 200, accepted.answer);
     if (deps.metrics) {
-      deps.metrics.recordsAccepted(who.name, route.endpoint, records.length - appended.duplicates, now);
-      if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
+      deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - duplicates, now);
+      if (duplicates > 0) deps.metrics.recordsDuplicate(duplicates);
       deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
     }
   } catch (error) {
@@ -132,6 +100,70 @@ export async function handleIngest(
       deps.metrics.requestDone(route.endpoint, e.code, startedAt);
     }
   }
+}
+
+interface Accepted {
+  stored: Promise<AppendResult>;
+  count: number;
+  receivedAt: string;
+  answer: string;
+}
+
+/** Steps 6-9 on a body already read: JSON, schema, rate limit, records handed to the store; synchronous. */
+function accept(
+  route: RouteSpec,
+  body: Buffer,
+  release: () => void,
+  who: AuthenticatedSensor,
+  remoteAddr: string,
+  deps: IngestDeps,
+): Accepted {
+  let parsed: ReturnType<typeof parseJsonBody>;
+  try {
+    parsed = parseJsonBody(body, route.allowRepair);
+  } finally {
+    release();
+  }
+  const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
+  if (!checked.ok) {
+    throw new ThreatcolError('VALIDATION_FAILED', 'the body does not match the record schema', {
+      details: checked.details,
+    });
+  }
+  const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
+  if (wait > 0) {
+    throw new ThreatcolError(
+      'RATE_LIMITED',
+      `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
+      {
+        headers: { 'Retry-After': String(wait) },
+      },
+    );
+  }
+  const receivedAt = new Date(deps.now()).toISOString();
+  const ctx: ReceiptContext = {
+    id: newRecordId,
+    receivedAt,
+    sensor: who.name,
+    remoteAddr,
+    timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
+    repaired: parsed.repaired,
+    rules: deps.config.firewall,
+  };
+  const inputs = checked.records;
+  const records: StoredRecord[] = new Array(inputs.length);
+  let ids = '';
+  for (let i = 0; i < inputs.length; i++) {
+    const r = route.build(inputs[i] as Record<string, unknown>, ctx);
+    records[i] = r;
+    ids += i === 0 ? `"${r.id}"` : `,"${r.id}"`;
+  }
+  return {
+    stored: deps.store.append(records),
+    count: records.length,
+    receivedAt,
+    answer: `{"accepted":${records.length},"ids":[${ids}]}`,
+  };
 }
 
 /** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */

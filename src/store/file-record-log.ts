@@ -14,7 +14,7 @@ export interface FileRecordLogOptions {
   dataDir: string;
   segmentMaxBytes: number;
   queueMaxRecords: number;
-  /** Bound on the queued records' JSON text (UTF-16 code units, a close proxy for bytes). */
+  /** Bound on the queued records' JSON text, in UTF-8 bytes. */
   queueMaxBytes: number;
   /** Below this much free space on the data directory's filesystem, append answers 503 (0: no floor). */
   minFreeBytes?: number;
@@ -30,7 +30,8 @@ export interface FileRecordLogOptions {
 }
 
 interface Pending {
-  chunk: string;
+  /** The records' lines, UTF-8: off the JS heap while they wait for the sync, so GC never copies them. */
+  chunk: Buffer;
   count: number;
   resolve: () => void;
   reject: (error: Error) => void;
@@ -52,7 +53,7 @@ export class FileRecordLog implements RecordLog {
   private readonly now: () => number;
   private queue: Pending[] = [];
   private queued = 0;
-  private queuedChars = 0;
+  private queuedBytes = 0;
   private flushing = false;
   private scheduled = false;
   private fd = -1;
@@ -109,9 +110,21 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  async append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
-    // Cheap: statfs is asked at most once a second, so only the first request after that waits for it.
-    if (this.space && !this.failed && !this.closing) await this.space.ensureRoom();
+  append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
+    // statfs is asked at most once a second, so only the first request after that waits for it; the others
+    // take the synchronous path (no extra promise per request).
+    if (this.space && !this.failed && !this.closing) {
+      if (this.space.stale()) return this.space.ensureRoom().then(() => this.enqueue(records));
+      try {
+        this.space.check();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.enqueue(records);
+  }
+
+  private enqueue(records: StoredRecord[]): Promise<AppendResult> {
     if (this.failed || this.closing) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
@@ -124,10 +137,11 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
-    let chunk = '';
-    for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+    let text = '';
+    for (const record of records) text += `${JSON.stringify(record)}\n`;
     // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
-    if (this.queuedChars + chunk.length > this.options.queueMaxBytes) {
+    const chunk = Buffer.from(text, 'utf8');
+    if (this.queuedBytes + chunk.length > this.options.queueMaxBytes) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
           headers: retryAfter,
@@ -143,7 +157,7 @@ export class FileRecordLog implements RecordLog {
         reject,
       });
       this.queued += records.length;
-      this.queuedChars += chunk.length;
+      this.queuedBytes += chunk.length;
       this.schedule();
     });
   }
@@ -209,13 +223,18 @@ export class FileRecordLog implements RecordLog {
   /** Writes a batch; its sync then runs in the background (see flush). */
   private async writeBatch(batch: Pending[]): Promise<void> {
     let count = 0;
-    let text = '';
+    let bytes = 0;
     for (const p of batch) {
-      text += p.chunk;
+      bytes += p.chunk.length;
       count += p.count;
     }
-
-    const buffer = Buffer.from(text, 'utf8');
+    const buffer =
+      batch.length === 1
+        ? (batch[0] as Pending).chunk
+        : Buffer.concat(
+            batch.map((p) => p.chunk),
+            bytes,
+          );
     try {
       await this.ensureSegment(buffer.length);
     } catch (error) {
@@ -280,7 +299,7 @@ export class FileRecordLog implements RecordLog {
   private finish(batch: Pending[], error: Error | null): void {
     for (const p of batch) {
       this.queued -= p.count;
-      this.queuedChars -= p.chunk.length;
+      this.queuedBytes -= p.chunk.length;
       if (error) p.reject(error);
       else p.resolve();
     }

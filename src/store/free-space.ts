@@ -30,9 +30,20 @@ export class FreeSpaceGuard {
 
   /** Throws UNAVAILABLE (with Retry-After) while the filesystem is below the floor. */
   async ensureRoom(): Promise<void> {
+    if (this.stale()) await this.refresh();
+    this.check();
+  }
+
+  /** True when statfs must be asked again before `check()` can answer (at most once per refreshMs). */
+  stale(): boolean {
     const { minFreeBytes, refreshMs = 1000 } = this.options;
+    return minFreeBytes > 0 && performance.now() - this.checkedAt >= refreshMs;
+  }
+
+  /** ensureRoom without asking statfs: the last answer less the bytes written since. */
+  check(): void {
+    const { minFreeBytes } = this.options;
     if (minFreeBytes <= 0) return;
-    if (performance.now() - this.checkedAt >= refreshMs) await this.refresh();
     const free = this.free - this.writtenSince;
     if (free >= minFreeBytes) {
       if (this.low) {

@@ -104,6 +104,33 @@ export async function startThreatcol(
   };
 }
 
+/**
+ * The same server seen through a second sensor, added with `--timezone zone`: most firewalls log in local
+ * time, so their records take the time-zone conversion the UTC sensor skips.
+ */
+export async function zonedSensor(server: ThreatcolServer, zone: string): Promise<ThreatcolServer> {
+  const sensor = `bench-${zone.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`;
+  const keyFile = join(server.dataDir, `${sensor}.key`);
+  let key: string;
+  if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8').trim();
+  else {
+    const r = await runCli([
+      'sensor',
+      'add',
+      sensor,
+      '--timezone',
+      zone,
+      '--data-dir',
+      server.dataDir,
+      '--json',
+    ]);
+    if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
+    key = (JSON.parse(r.stdout) as { key: string }).key;
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+  }
+  return { ...server, sensor, key, keyFile };
+}
+
 /** The bare node:https reference with the given certificate. */
 export async function startReference(
   name: string,

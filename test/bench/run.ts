@@ -16,6 +16,7 @@ import {
   type ServerUnderTest,
   startReference,
   startThreatcol,
+  zonedSensor,
 } from './processes.js';
 import { fmt, markdownTable, median, type Row, textTable, writeResults } from './report.js';
 
@@ -88,6 +89,8 @@ const batch: Workload = {
   connections: 50,
   seconds: ctx.seconds,
 };
+/** The zone of the headline keep-alive sensor: firewalls log in local time, with DST. */
+const ZONE = 'Europe/Berlin';
 const prefillBytes = quick ? 128 * 1024 * 1024 : 1024 * 1024 * 1024;
 const rows: Row[] = [];
 const extra: Record<string, unknown> = {};
@@ -96,9 +99,11 @@ try {
   log('starting threatcol (ECDSA) and the reference');
   const tc = track(await startThreatcol('threatcol', join(root, 'ecdsa'), pin));
   const ref = track(await startReference('reference', tc.certPath, tc.keyPath, pin));
-  await warmUp(ctx, [ref, tc], tc, single);
+  const zoned = await zonedSensor(tc, ZONE);
+  await warmUp(ctx, [ref, tc, zoned], tc, single);
 
-  log('figure 2: keep-alive ingestion');
+  log(`figure 2: keep-alive ingestion, a firewall in ${ZONE} (the headline) and one on UTC`);
+  rows.push(...(await keepAlive(ctx, ref, zoned, single, ZONE)));
   rows.push(...(await keepAlive(ctx, ref, tc, single)));
   log('figure 4: batched generic records');
   await warmUp(ctx, [ref, tc], tc, batch);
@@ -158,13 +163,15 @@ try {
   rows.push(...cli.rows);
   extra.cliMs = cli.ms;
 
-  const keepAliveRuns = (ctx.runs['2 keep-alive [autocannon]']?.threatcol ?? []).map(
-    (m) => m.recordsPerSecond / m.serverCores,
-  );
+  const perCore = (label: string) =>
+    (ctx.runs[label]?.threatcol ?? []).map((m) => m.recordsPerSecond / m.serverCores);
+  const keepAliveRuns = perCore(`2 keep-alive ${ZONE} [autocannon]`);
+  const utcRuns = perCore('2 keep-alive [autocannon]');
   const batchRuns = b.pairs.threatcol.map((m) => m.recordsPerSecond / m.serverCores);
   const perRecord = (f: { bytes: number; records: number }) => f.bytes / Math.max(1, f.records);
   extra.capacity = {
     firewallRecordsPerCoreSecond: median(keepAliveRuns),
+    firewallUtcRecordsPerCoreSecond: median(utcRuns),
     genericBatchedRecordsPerCoreSecond: median(batchRuns),
     firewallBytesPerRecord: perRecord(firewallFootprint),
     genericBytesPerRecord: perRecord(genericFootprint),
@@ -181,7 +188,8 @@ const failed = rows.filter((r) => r.pass === false).length;
 process.stdout.write(`\n${textTable(rows)}\n\n`);
 const cap = extra.capacity as Record<string, number>;
 const capacity = [
-  `records/s per core: ${fmt.n(cap.firewallRecordsPerCoreSecond ?? Number.NaN)} single firewall records (keep-alive), ` +
+  `records/s per core: ${fmt.n(cap.firewallRecordsPerCoreSecond ?? Number.NaN)} single firewall records (keep-alive, ${ZONE}; ` +
+    `${fmt.n(cap.firewallUtcRecordsPerCoreSecond ?? Number.NaN)} UTC), ` +
     `${fmt.n(cap.genericBatchedRecordsPerCoreSecond ?? Number.NaN)} generic records in arrays of 100`,
   `bytes per record on disk: ${fmt.n(cap.firewallBytesPerRecord ?? Number.NaN)} (firewall), ${fmt.n(cap.genericBytesPerRecord ?? Number.NaN)} (generic); ` +
     `per million records: ${(cap.firewallGBPerMillion ?? 0).toFixed(2)} GB (firewall), ${(cap.genericGBPerMillion ?? 0).toFixed(2)} GB (generic)`,

@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { isFirewallTime, parseFirewallTime, wallTimeToUtc } from '../../src/records/firewall-time.js';
+import {
+  isFirewallTime,
+  parseFirewallTime,
+  type WallTime,
+  wallTimeToUtc,
+  wallTimeToUtcUncached,
+} from '../../src/records/firewall-time.js';
 
 const at = (text: string, zone: string) => {
   const wall = parseFirewallTime(text);
@@ -70,4 +76,116 @@ test('property: no string crashes the parser', () => {
     }),
     { seed: 7, numRuns: 2000 },
   );
+});
+
+// Zones with DST of an hour, of 30 minutes (Lord Howe), none (Kolkata), DST dropped in 2019 (Sao Paulo), and a
+// +12:45/+13:45 zone (Chatham).
+const CACHE_ZONES = [
+  'Europe/Berlin',
+  'America/New_York',
+  'Australia/Lord_Howe',
+  'Asia/Kolkata',
+  'America/Sao_Paulo',
+  'Pacific/Chatham',
+];
+
+const wallText = (ms: number) => {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 4)}/${iso.slice(5, 7)}/${iso.slice(8, 10)} ${iso.slice(11, 19)}`;
+};
+const offsetFormat = new Map<string, Intl.DateTimeFormat>();
+/** The zone's offset at an instant, asked of ICU directly (test-side, independent of the module). */
+function zoneOffset(ms: number, zone: string): number {
+  let f = offsetFormat.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
+    offsetFormat.set(zone, f);
+  }
+  const name = f.formatToParts(new Date(ms)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
+  return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000 : 0;
+}
+const transitionCache = new Map<string, number[]>();
+/** Instants (UTC ms, to the minute) at which `zone` changed its offset during `year`. */
+function transitions(zone: string, year: number): number[] {
+  const key = `${zone} ${year}`;
+  const known = transitionCache.get(key);
+  if (known) return known;
+  const found: number[] = [];
+  const end = Date.UTC(year + 1, 0, 1);
+  for (let t = Date.UTC(year, 0, 1); t < end; t += 86_400_000) {
+    if (zoneOffset(t, zone) === zoneOffset(t + 86_400_000, zone)) continue;
+    let lo = t;
+    let hi = t + 86_400_000;
+    while (hi - lo > 60_000) {
+      const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+      if (zoneOffset(mid, zone) === zoneOffset(lo, zone)) lo = mid;
+      else hi = mid;
+    }
+    found.push(hi);
+  }
+  transitionCache.set(key, found);
+  return found;
+}
+
+const sameConversion = (wall: WallTime, zone: string, label: string) =>
+  assert.equal(
+    wallTimeToUtc(wall, zone).toISOString(),
+    wallTimeToUtcUncached(wall, zone).toISOString(),
+    `${label} in ${zone}`,
+  );
+
+test('property: the cached conversion equals the uncached one at random instants, 2000-2100', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: Date.UTC(2000, 0, 1) / 1000, max: Date.UTC(2100, 11, 31, 23, 59, 59) / 1000 }),
+      fc.constantFrom(...CACHE_ZONES),
+      (seconds, zone) => {
+        const text = wallText(seconds * 1000);
+        const wall = parseFirewallTime(text);
+        assert.ok(wall, text);
+        sameConversion(wall, zone, text);
+      },
+    ),
+    { seed: 12, numRuns: 600 },
+  );
+});
+
+test('property: the cached conversion equals the uncached one at wall times in gaps and overlaps', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...CACHE_ZONES.filter((z) => z !== 'Asia/Kolkata')),
+      fc.integer({ min: 2000, max: 2100 }),
+      fc.nat(),
+      // Seconds from the transition, in the wall time just before it: covers the gap or the repeated hour.
+      fc.integer({ min: -2 * 3600, max: 2 * 3600 }),
+      (zone, year, pick, delta) => {
+        const changes = transitions(zone, year);
+        fc.pre(changes.length > 0);
+        const change = changes[pick % changes.length] as number;
+        const wallBefore = change + zoneOffset(change - 60_000, zone);
+        const text = wallText(wallBefore + delta * 1000);
+        const wall = parseFirewallTime(text);
+        assert.ok(wall, text);
+        sameConversion(wall, zone, text);
+      },
+    ),
+    { seed: 13, numRuns: 400 },
+  );
+});
+
+test('cached conversions at every minute around transitions, 30-minute and 1-hour DST', () => {
+  for (const zone of ['Australia/Lord_Howe', 'Europe/Berlin', 'Pacific/Chatham']) {
+    for (const change of transitions(zone, 2031)) {
+      const wallBefore = change + zoneOffset(change - 60_000, zone);
+      for (let m = -120; m <= 120; m++) {
+        const text = wallText(wallBefore + m * 60_000);
+        sameConversion(parseFirewallTime(text) as WallTime, zone, text);
+      }
+    }
+  }
+  // Lord Howe springs forward 30 minutes (2031-10-05 02:00 -> 02:30): 02:15 is moved forward by the gap.
+  assert.equal(at('2031/10/05 02:15:00', 'Australia/Lord_Howe'), '2031-10-04T15:45:00.000Z');
+  // And falls back 30 minutes (2031-04-06 02:00 -> 01:30): 01:45 happens twice, the earlier instant is taken.
+  assert.equal(at('2031/04/06 01:45:00', 'Australia/Lord_Howe'), '2031-04-05T14:45:00.000Z');
 });

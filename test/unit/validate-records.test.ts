@@ -1,8 +1,9 @@
 // Property and unit tests: the record validators never crash and report bounded, path-named details.
 import assert from 'node:assert/strict';
+import { isIP } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_DETAILS, validateBody } from '../../src/schemas/validate-records.js';
+import { isIpAddress, MAX_DETAILS, validateBody, validators } from '../../src/schemas/validate-records.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
 test('valid records pass; each required field, when removed, is named', () => {
@@ -71,5 +72,50 @@ test('property: records with random field values are accepted only when every fi
       assert.equal(r.ok, portOk && levelOk && ipOk);
     }),
     { seed: 2, numRuns: 2000 },
+  );
+});
+
+test('property: the hand-written IPv4 reader accepts exactly what node:net isIP accepts', () => {
+  const octet = fc.oneof(
+    fc.integer({ min: 0, max: 300 }).map(String),
+    fc.constantFrom('00', '01', '010', '0255', '-1', '', ' 1', '1 ', 'a', '1e2', '٣'),
+  );
+  const quad = fc.array(octet, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.'));
+  const noise = fc.string({
+    unit: fc.constantFrom('0', '1', '2', '5', '9', '.', ':', 'a', 'f', '%', ' '),
+    maxLength: 18,
+  });
+  fc.assert(
+    fc.property(fc.oneof(quad, noise, fc.string({ maxLength: 20 })), (s) => {
+      assert.equal(isIpAddress(s), isIP(s) !== 0, JSON.stringify(s));
+    }),
+    { seed: 3, numRuns: 5000 },
+  );
+});
+
+test('property: the fast validator (first error only) and the detailed one agree on every body', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom('firewall', 'generic') as fc.Arbitrary<'firewall' | 'generic'>,
+      fc.oneof(
+        fc.jsonValue(),
+        fc.record({ source_ip: fc.string(), destination_port: fc.jsonValue(), criticality: fc.jsonValue() }),
+      ),
+      fc.integer({ min: 0, max: 3 }),
+      (endpoint, value, copies) => {
+        const base = endpoint === 'generic' ? genericRecord() : firewallRecord();
+        const record =
+          typeof value === 'object' && value !== null && !Array.isArray(value)
+            ? { ...base, ...value }
+            : value;
+        const body =
+          copies === 0 ? record : Array.from({ length: copies }, (_, i) => (i === 0 ? base : record));
+        const detailed = Array.isArray(body)
+          ? body.length > 0 && body.every((r) => validators[endpoint](r))
+          : validators[endpoint](body);
+        assert.equal(validateBody(endpoint, body, 1000).ok, detailed);
+      },
+    ),
+    { seed: 4, numRuns: 2000 },
   );
 });

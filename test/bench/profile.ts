@@ -1,0 +1,56 @@
+// `node --import tsx test/bench/profile.ts [firewall|generic] [seconds] [--no-prof]`: one threatcol server
+// (a sensor in Europe/Berlin) and the reference under the benchmark's keep-alive load, A B A B, with
+// threatcol's CPU profile written to test/bench/results/profiles/ for `profile-summary.ts`.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LoadWorker, type Measured, type Workload } from './load.js';
+import { firewallBody, genericBatchBody } from './payloads.js';
+import { detectPinning, ROOT, startReference, startThreatcol, zonedSensor } from './processes.js';
+import { median } from './report.js';
+
+const kind = process.argv[2] === 'generic' ? 'generic' : 'firewall';
+const seconds = Number(process.argv[3] ?? 3);
+const prof = !process.argv.includes('--no-prof');
+const pin = detectPinning();
+const dir = join(ROOT, 'test/bench/results/profiles');
+mkdirSync(dir, { recursive: true });
+const root = mkdtempSync(join(tmpdir(), 'threatcol-profile-'));
+const worker = new LoadWorker(pin);
+const w: Workload =
+  kind === 'firewall'
+    ? { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds }
+    : { path: '/generic', body: genericBatchBody(100), recordsPerRequest: 100, connections: 50, seconds };
+const nodeArgs = prof
+  ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`]
+  : [];
+const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs });
+const ref = await startReference('reference', tc.certPath, tc.keyPath, pin);
+const zoned = await zonedSensor(tc, 'Europe/Berlin');
+try {
+  await worker.measure('autocannon', tc, zoned, { ...w, seconds: 1 });
+  await worker.measure('autocannon', ref, zoned, { ...w, seconds: 1 });
+  const r: Measured[] = [];
+  const t: Measured[] = [];
+  for (let i = 0; i < 3; i++) {
+    r.push(await worker.measure('autocannon', ref, zoned, w));
+    t.push(await worker.measure('autocannon', tc, zoned, w));
+  }
+  const us = (ms: Measured[]) => median(ms.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6));
+  const rate = (ms: Measured[]) => median(ms.map((m) => m.recordsPerSecond));
+  const perCpu = (ms: Measured[]) => median(ms.map((m) => m.records / m.serverCpuSeconds));
+  const out = {
+    kind,
+    ref: { rate: rate(r), cpuUs: us(r), perCpuSecond: perCpu(r), cores: median(r.map((m) => m.serverCores)) },
+    tc: { rate: rate(t), cpuUs: us(t), perCpuSecond: perCpu(t), cores: median(t.map((m) => m.serverCores)) },
+    ratio: median(t.map((m, i) => m.recordsPerSecond / (r[i] as Measured).recordsPerSecond)),
+    non2xx: t.reduce((n, m) => n + m.non2xx + m.errors, 0),
+    p99: { ref: median(r.map((m) => m.latencyMs.p99)), tc: median(t.map((m) => m.latencyMs.p99)) },
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+} finally {
+  worker.close();
+  await ref.stop();
+  await tc.stop();
+  rmSync(root, { recursive: true, force: true });
+}
