@@ -5,6 +5,7 @@ export const EXIT = {
   OK: 0,
   USAGE: 64,
   DATAERR: 65,
+  NOINPUT: 66,
   UNAVAILABLE: 69,
   SOFTWARE: 70,
   IOERR: 74,
@@ -71,6 +72,12 @@ export const CATALOGUE = {
     message: 'the sensor registry is locked by another process',
   },
   REGISTRY_CORRUPT: { status: 0, exit: EXIT.DATAERR, message: 'the sensor registry file cannot be read' },
+  PERMISSION_DENIED: {
+    status: 0,
+    exit: EXIT.NOPERM,
+    message: 'permission denied: run as root or as the service user (sudo -u threatcol threatcol ...)',
+  },
+  NO_DATA_DIR: { status: 0, exit: EXIT.NOINPUT, message: 'the data directory does not exist' },
   LISTEN_FAILED: { status: 0, exit: EXIT.UNAVAILABLE, message: 'cannot listen on the configured address' },
   TLS_INVALID: { status: 0, exit: EXIT.CONFIG, message: 'the TLS certificate or key cannot be used' },
   STORE_FAILED: { status: 0, exit: EXIT.IOERR, message: 'the record store failed; the daemon stopped' },
@@ -132,4 +139,26 @@ export function errorBody(code: ErrorCode, message?: string, details?: ErrorDeta
   };
   if (details !== undefined && details.length > 0) error.details = details;
   return JSON.stringify({ error });
+}
+
+const PERMISSION_CODES = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/** True for a file-system error that is about permissions (or a read-only file system), not corruption. */
+export function isPermissionError(error: unknown): boolean {
+  return PERMISSION_CODES.has((error as NodeJS.ErrnoException | null)?.code ?? '');
+}
+
+/**
+ * PERMISSION_DENIED naming the path and who may act on it. `path` defaults to the one the error carries;
+ * `action` says what was being done ("read", "lock", "create").
+ */
+export function permissionDenied(error: unknown, path?: string, action = 'use'): ThreatcolError {
+  const e = error as NodeJS.ErrnoException;
+  const where = path ?? e.path ?? 'a file';
+  const why = e.code === 'EROFS' ? 'the file system is read-only' : `${e.code}: permission denied`;
+  return new ThreatcolError(
+    'PERMISSION_DENIED',
+    `cannot ${action} ${where} (${why}): run as root or as the service user (sudo -u threatcol threatcol ...)`,
+    { cause: error },
+  );
 }

@@ -3,11 +3,12 @@
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
 import { checkDaemon, checkPort, checkReady } from '../check/network-checks.js';
+import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface CheckOptions extends CommonOptions {
   json?: boolean;
@@ -38,15 +39,22 @@ export function registerCheck(
 export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
+  // A bad --port is a usage error (64), not a failed check.
+  const overrides = listenOverrides(options);
   try {
-    loaded = loadFromOptions(options, io, {
-      ...listenOverrides(options),
-      'admin.listen': options.adminListen,
-    });
+    loaded = loadFromOptions(options, io, { ...overrides, 'admin.listen': options.adminListen });
+    const fromEnv = Object.keys(io.env)
+      .filter((name) => name.startsWith('THREATCOL_') && io.env[name] !== undefined)
+      .sort();
+    const env = fromEnv.length > 0 ? ` and ${fromEnv.join(', ')}` : '';
     results.push({
       name: 'config',
       status: 'ok',
-      message: loaded.configPath ? `${loaded.configPath} is valid` : 'no configuration file: defaults',
+      message: loaded.configPath
+        ? `${loaded.configPath}${env} valid`
+        : fromEnv.length > 0
+          ? `no configuration file; defaults${env}, valid`
+          : 'no configuration file: defaults',
     });
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
@@ -59,14 +67,20 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     results.push(...checkDataDir(loaded, uid));
     results.push(await checkStore(loaded, io));
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
-    results.push(await checkPort(loaded, daemon?.answering === true, uid));
+    // --no-daemon: whether threatcol itself holds the port, by the certificate it serves (no request made).
+    const ownPort =
+      daemon === null && tls.tls?.fingerprint != null && loaded.config.server.port !== 0
+        ? (await servedFingerprint(loaded.config.server.host, loaded.config.server.port)) ===
+          tls.tls.fingerprint
+        : false;
+    results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
     if (daemon) results.push(daemon.result);
     if (daemon) results.push(await checkReady(loaded));
   }
 
   const failed = results.filter((r) => r.status === 'fail');
   if (options.json) {
-    write(io.stdout, JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2));
+    writeJson(io.stdout, { ok: failed.length === 0, checks: results });
   } else {
     const width = Math.max(...results.map((r) => r.name.length));
     write(

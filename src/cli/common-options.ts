@@ -1,6 +1,7 @@
 // Options every command shares (--config, --data-dir) and loading the configuration from them.
 import type { Command } from 'commander';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
 import type { CliIo } from './io.js';
 
 export interface CommonOptions {
@@ -29,11 +30,14 @@ export function loadFromOptions(
   });
 }
 
-/** `--host`/`--port` as config overrides; a non-numeric port is passed through for the schema to refuse. */
+/** `--host`/`--port` as config overrides; a port that is not an integer 0-65535 is a USAGE error, as in every flag. */
 export function listenOverrides(options: { host?: string; port?: string }): Record<string, unknown> {
   const port = options.port;
+  if (port !== undefined && !(/^\d+$/.test(port.trim()) && Number(port) <= 65535)) {
+    throw new ThreatcolError('USAGE', `--port must be an integer from 0 to 65535, not "${port}"`);
+  }
   return {
     'server.host': options.host,
-    'server.port': port === undefined ? undefined : /^\d+$/.test(port) ? Number(port) : port,
+    'server.port': port === undefined ? undefined : Number(port),
   };
 }

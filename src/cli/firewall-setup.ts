@@ -37,6 +37,29 @@ export function firewallSetupText(name: string, key: string | null): string {
   ].join('\n');
 }
 
+/** The setup of `firewallSetupText` as data, for `sensor show --firewall --json`. */
+export function firewallSetupJson(name: string): Record<string, unknown> {
+  return {
+    name,
+    server_profile: {
+      protocol: 'HTTPS',
+      port: 443,
+      tls_version: '1.2',
+      certificate_profile: null,
+      method: 'POST',
+    },
+    log_type: 'threat',
+    uri: '/firewall',
+    headers: {
+      'content-type': 'application/json',
+      'X-AUTH_KEY': null,
+      'X-SENSOR_NAME': name,
+    },
+    payload: firewallPayloadTemplate(),
+    note: 'X-AUTH_KEY is the key printed once by "threatcol sensor add" or "threatcol sensor rotate"',
+  };
+}
+
 /** What `sensor add` and `sensor rotate` print after their first line: the key once, the headers, the template. */
 export function newKeyText(name: string, key: string, note?: string): string {
   return [

@@ -11,6 +11,11 @@ export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }
 
+/** Every `--json` output but the NDJSON streams: one document, indented by two spaces, one trailing newline. */
+export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
+  stream.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
 export function write(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith('\n') ? text : `${text}\n`);
 }

@@ -1,13 +1,15 @@
 // The command line: parses argv with commander, runs one command, and returns its exit code.
 import { Command, CommanderError } from 'commander';
-import { CATALOGUE, EXIT, ThreatcolError } from '../errors.js';
+import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { registerCheck } from './check.js';
 import { type CliIo, processIo, write } from './io.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor-add.js';
+import { registerSensorDelete } from './sensor-delete.js';
 import { registerSensorList } from './sensor-list.js';
 import { registerSensorRevoke } from './sensor-revoke.js';
 import { registerSensorRotate } from './sensor-rotate.js';
+import { registerSensorSet } from './sensor-set.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerSystemdUnit } from './systemd-unit.js';
@@ -21,52 +23,87 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   const run = (action: () => Promise<number>) => {
     pending = action();
   };
+  /** The command being parsed, for the hint line of a usage error. */
+  let current: Command | null = null;
+  const hint = () => `see ${commandPath(current ?? program)} --help`;
   const program = new Command('threatcol')
     .description('Threat-report collector: firewalls and sensors POST detections over HTTPS.')
     .version(VERSION)
-    .showHelpAfterError()
     .exitOverride()
+    // Subcommands created below inherit this output (and exitOverride): one place for every command.
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // `error: missing required argument 'name'` -> the house format and one hint line, no help dump.
+      outputError: (s, writeErr) =>
+        writeErr(`threatcol: USAGE: ${s.replace(/^error: /, '').trim()}\n${hint()}\n`),
+    })
+    .hook('preSubcommand', (_parent, sub) => {
+      current = sub;
     });
   registerServe(program, io, run);
   registerCheck(program, io, run);
   registerSystemdUnit(program, io, run);
-  const sensor = program.command('sensor').description('issue, list and revoke sensor keys');
+  const sensor = program
+    .command('sensor')
+    .description('issue, list, change, revoke and delete sensor keys')
+    .hook('preSubcommand', (_parent, sub) => {
+      current = sub;
+    });
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);
   registerSensorRevoke(sensor, io, run);
   registerSensorRotate(sensor, io, run);
   registerSensorShow(sensor, io, run);
+  registerSensorSet(sensor, io, run);
+  registerSensorDelete(sensor, io, run);
   registerThreatsTail(program, io, run);
   registerThreatsStats(program, io, run);
   registerSend(program, io, run);
-  for (const cmd of [program, sensor, ...program.commands, ...sensor.commands]) {
-    cmd
-      .exitOverride()
-      .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  for (const cmd of program.commands) {
+    cmd.hook('preSubcommand', (_parent, sub) => {
+      current = sub;
+    });
   }
 
+  // A bare `threatcol` is a usage error: the command list on stderr, exit 64.
+  if (argv.length === 0) {
+    io.stderr.write(program.helpInformation());
+    return EXIT.USAGE;
+  }
+  // `threatcol help sensor add` shows `sensor add`'s flags (commander's help command stops at one level).
+  const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : argv;
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(args, { from: 'user' });
     if (pending === null) return EXIT.OK;
     return await pending;
   } catch (error) {
-    return reportError(error, io);
+    const code = reportError(error, io);
+    if (error instanceof ThreatcolError && error.code === 'USAGE') write(io.stderr, hint());
+    return code;
   }
+}
+
+/** `threatcol sensor add` for the `add` command. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
 
 export function reportError(error: unknown, io: CliIo): number {
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.OK;
-    if (error.code === 'commander.help') return EXIT.OK;
+    // `threatcol sensor` without a subcommand: commander shows the list as an error (exit code 1).
+    if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     return EXIT.USAGE;
   }
   if (error instanceof ThreatcolError) {
     write(io.stderr, `threatcol: ${error.code}: ${error.message}`);
     return CATALOGUE[error.code].exit;
   }
+  // A permission problem is the operator's to fix, never an internal error with a stack.
+  if (isPermissionError(error)) return reportError(permissionDenied(error), io);
   write(io.stderr, `threatcol: INTERNAL: ${(error as Error)?.stack ?? String(error)}`);
   return EXIT.SOFTWARE;
 }

@@ -1,7 +1,8 @@
 // `threatcol send firewall|generic`: posts a payload (inline, file, stdin or --sample) to a collector and prints
 // the answer; with --count it is the load generator.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
+import { join } from 'node:path';
 import { Argument, type Command } from 'commander';
 import type { Trust } from '../client/connection.js';
 import { connectionError } from '../client/connection-error.js';
@@ -11,7 +12,7 @@ import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
 import { loadConfig } from '../config/load-config.js';
 import { CATALOGUE, ThreatcolError } from '../errors.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface SendOptions {
   data?: string;
@@ -29,6 +30,7 @@ interface SendOptions {
   rate?: string;
   json?: boolean;
   config?: string;
+  dataDir?: string;
 }
 
 /** Distinct sample bodies cycled through in load mode: enough variety, built once. */
@@ -59,7 +61,11 @@ export function registerSend(
     .option('--json', 'print the answer (or the load summary) as one JSON object')
     .option(
       '--config <file>',
-      'configuration file, for the default port (default: /etc/threatcol/config.json)',
+      'configuration file, for the default port and data directory (default: /etc/threatcol/config.json)',
+    )
+    .option(
+      '--data-dir <dir>',
+      'data directory whose tls/cert.pem is trusted by default for a local URL (default: as for serve)',
     )
     .action((endpoint: Endpoint, options: SendOptions) => run(() => send(endpoint, options, io)));
 }
@@ -77,9 +83,9 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
   const count = loadMode ? integer(options.count as string, '--count', 1, 100_000_000) : 1;
   const concurrency = integer(options.concurrency ?? '1', '--concurrency', 1, 10_000);
   const rate = options.rate === undefined ? undefined : positive(options.rate, '--rate');
-  const trust = chooseTrust(options);
   const { sensor, key } = credentials(options, io);
   const base = targetUrl(options, io);
+  const trust = chooseTrust(options, base, io);
   if (trust.kind === 'insecure') {
     write(io.stderr, "threatcol: warning: --insecure: the collector's certificate is not verified");
   }
@@ -90,7 +96,7 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
   const pool = createPool(base.origin, trust, loadMode ? concurrency : 1);
   const target: SendTarget = {
     pool,
-    path: `${base.pathname.replace(/\/+$/, '')}/${endpoint}`,
+    path: endpointPath(base, endpoint),
     headers: requestHeaders(sensor, key),
   };
   try {
@@ -101,9 +107,10 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
       );
       const recordsPerRequest = batch ?? (body !== null ? recordsIn(body) : 1);
       const result = await runLoad({ target, bodies, recordsPerRequest, count, concurrency, rate });
-      write(io.stdout, options.json ? JSON.stringify(result.summary) : formatSummary(result.summary));
+      if (options.json) writeJson(io.stdout, result.summary);
+      else write(io.stdout, formatSummary(result.summary));
       if (result.summary.errors > 0) {
-        const error = connectionError(result.firstConnectionError, base.href);
+        const error = connectionError(result.firstConnectionError, base.href, trust);
         write(
           io.stderr,
           `threatcol: ${error.code}: ${result.summary.errors} requests failed; first: ${error.message}`,
@@ -122,10 +129,10 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
     try {
       answer = await sendBody(target, body ?? sampleBody(endpoint, batch));
     } catch (error) {
-      throw connectionError(error, base.href);
+      throw connectionError(error, base.href, trust);
     }
     if (options.json) {
-      write(io.stdout, JSON.stringify({ status: answer.status, body: parseOrText(answer.body) }));
+      writeJson(io.stdout, { status: answer.status, body: parseOrText(answer.body) });
     } else {
       write(io.stdout, `${answer.status} ${STATUS_CODES[answer.status] ?? ''}`.trimEnd());
       if (answer.body !== '') write(io.stdout, answer.body);
@@ -138,7 +145,29 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
   }
 }
 
-function chooseTrust(options: SendOptions): Trust {
+/**
+ * The path to post to: a URL that already ends in the endpoint is used as given; one ending in the other
+ * endpoint is refused (it would post to /firewall/generic); any other path is a prefix (a reverse proxy).
+ */
+function endpointPath(base: URL, endpoint: Endpoint): string {
+  const path = base.pathname.replace(/\/+$/, '');
+  if (path.endsWith(`/${endpoint}`)) return path;
+  const other = endpoint === 'firewall' ? 'generic' : 'firewall';
+  if (path.endsWith(`/${other}`)) {
+    throw usage(
+      `--url ${base.href} ends in /${other} but the endpoint is ${endpoint}: give the collector's base URL (threatcol send adds /${endpoint})`,
+    );
+  }
+  return `${path}/${endpoint}`;
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '[::1]', '::1']);
+
+function isLocal(url: URL): boolean {
+  return LOCAL_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+}
+
+function chooseTrust(options: SendOptions, url: URL, io: CliIo): Trust {
   const chosen = [options.ca, options.fingerprint, options.insecure].filter((v) => v !== undefined);
   if (chosen.length > 1) throw usage('use only one of --ca, --fingerprint and --insecure');
   if (options.insecure) return { kind: 'insecure' };
@@ -151,13 +180,30 @@ function chooseTrust(options: SendOptions): Trust {
     }
     return { kind: 'fingerprint', sha256 };
   }
-  if (options.ca !== undefined) return { kind: 'ca', pem: readArgumentFile(options.ca, '--ca') };
+  if (options.ca !== undefined) {
+    return { kind: 'ca', pem: readArgumentFile(options.ca, '--ca'), source: `--ca ${options.ca}` };
+  }
+  // A collector on this machine: its own self-signed certificate is the one to trust, when we may read it.
+  if (isLocal(url)) {
+    const { dataDir } = loadConfig({
+      configPath: options.config,
+      env: io.env,
+      overrides: { dataDir: options.dataDir },
+    });
+    const certPath = join(dataDir, 'tls', 'cert.pem');
+    try {
+      return { kind: 'ca', pem: readFileSync(certPath, 'utf8'), source: certPath };
+    } catch {
+      // Not readable or not there (another data directory, a configured certificate): the system CAs.
+    }
+  }
   return { kind: 'system' };
 }
 
 function credentials(options: SendOptions, io: CliIo): { sensor: string; key: string } {
   if (options.key !== undefined && options.keyFile !== undefined)
     throw usage('use --key or --key-file, not both');
+  if (options.keyFile !== undefined) warnIfShared(options.keyFile, io);
   const key =
     options.key ??
     (options.keyFile !== undefined
@@ -167,6 +213,22 @@ function credentials(options: SendOptions, io: CliIo): { sensor: string; key: st
   if (!sensor) throw usage('no sensor name: use --sensor NAME or set THREATCOL_SENSOR');
   if (!key) throw usage('no key: use --key-file FILE, set THREATCOL_KEY, or --key KEY');
   return { sensor, key };
+}
+
+/** A key file other users can read is a leaked key: say so (it still works). */
+function warnIfShared(path: string, io: CliIo): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // reading it reports the problem
+  }
+  if ((mode & 0o044) !== 0) {
+    write(
+      io.stderr,
+      `threatcol: warning: the key file ${path} is readable by other users (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 ${path}`,
+    );
+  }
 }
 
 function targetUrl(options: SendOptions, io: CliIo): URL {

@@ -4,8 +4,10 @@ import { isValidTimezone } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { storeLocationLine } from './data-dir-check.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
+import { foreignRegistryWarning } from './registry-location.js';
 
 interface AddOptions extends CommonOptions {
   description?: string;
@@ -36,10 +38,14 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
   const { config } = loaded;
   if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
     throw new ThreatcolError(
-      'INVALID_ARGUMENT',
-      `"${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
+      'USAGE',
+      `--timezone "${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
     );
   }
+  const warning =
+    config.store.backend === 'files'
+      ? foreignRegistryWarning(loaded.dataDir, process.getuid?.() ?? -1)
+      : null;
   const { sensor, key } = await withStore(loaded, io, (store) =>
     store.registry.add({
       name,
@@ -52,13 +58,18 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     if (sensor.description) out.description = sensor.description;
     if (sensor.timezone) out.timezone = sensor.timezone;
     out.created_at = sensor.created_at;
-    write(io.stdout, JSON.stringify(out));
+    out.data_dir = loaded.dataDir;
+    out.store_backend = config.store.backend;
+    if (warning) write(io.stderr, warning);
+    writeJson(io.stdout, out);
     return 0;
   }
+  if (warning) write(io.stderr, warning);
   write(
     io.stdout,
     [
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
+      storeLocationLine(loaded),
       newKeyText(sensor.name, key),
     ].join('\n'),
   );

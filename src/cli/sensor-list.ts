@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { type CliIo, write } from './io.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { formatTable } from './table.js';
 
 interface ListOptions extends CommonOptions {
@@ -23,7 +24,9 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const { sensors, stats } = await withStore(loadFromOptions(options, io), io, async (store) => ({
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const { sensors, stats } = await withStore(loaded, io, async (store) => ({
     sensors: await store.registry.list(),
     stats: await store.stats.read(),
   }));
@@ -51,17 +54,20 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     };
   });
   if (options.json) {
-    write(io.stdout, JSON.stringify(rows, null, 2));
+    writeJson(io.stdout, rows);
     return 0;
   }
   if (rows.length === 0) {
-    write(io.stdout, 'No sensors yet. Add one with: threatcol sensor add NAME');
+    write(
+      io.stdout,
+      `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
+    );
     return 0;
   }
   write(
     io.stdout,
     formatTable(
-      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS'],
+      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
       rows.map((r) => [
         r.name,
         r.rotation_grace_until
@@ -71,6 +77,7 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
         r.last_seen ? shortTime(r.last_seen) : 'never',
         r.last_address ?? '-',
         String(r.records_received),
+        r.description || '-',
       ]),
     ),
   );

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { type CliIo, write } from './io.js';
 
 export function registerSensorRevoke(
@@ -15,10 +16,12 @@ export function registerSensorRevoke(
 }
 
 export async function revokeSensor(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const sensor = await withStore(loadFromOptions(options, io), io, (store) => store.registry.revoke(name));
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const sensor = await withStore(loaded, io, (store) => store.registry.revoke(name));
   write(
     io.stdout,
-    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.`,
+    `Sensor "${sensor.name}" revoked at ${sensor.revoked_at}. A running collector refuses it within a second.\n${storeLocationLine(loaded)}`,
   );
   return 0;
 }

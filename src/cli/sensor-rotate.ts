@@ -3,9 +3,10 @@ import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir, storeLocationLine } from './data-dir-check.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface RotateOptions extends CommonOptions {
   grace: string;
@@ -35,20 +36,21 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
   if (graceMs === null) {
     throw new ThreatcolError('USAGE', `--grace "${options.grace}" is not a duration (24h, 90m, 30s, 0)`);
   }
-  const { sensor, key, oldKeysExpireAt } = await withStore(loadFromOptions(options, io), io, (store) =>
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const { sensor, key, oldKeysExpireAt } = await withStore(loaded, io, (store) =>
     store.registry.rotate(name, graceMs),
   );
   if (options.json) {
-    write(
-      io.stdout,
-      JSON.stringify({
-        name: sensor.name,
-        key,
-        grace_ms: graceMs,
-        old_keys_expire_at: oldKeysExpireAt,
-        created_at: sensor.keys.at(-1)?.created_at,
-      }),
-    );
+    writeJson(io.stdout, {
+      name: sensor.name,
+      key,
+      grace_ms: graceMs,
+      old_keys_expire_at: oldKeysExpireAt,
+      created_at: sensor.keys.at(-1)?.created_at,
+      data_dir: loaded.dataDir,
+      store_backend: loaded.config.store.backend,
+    });
     return 0;
   }
   const until =
@@ -57,7 +59,11 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
       : `The old key keeps working until ${oldKeysExpireAt} (${formatDuration(graceMs)}), then it is refused.`;
   write(
     io.stdout,
-    [`Sensor "${sensor.name}" has a new key.`, newKeyText(sensor.name, key, until)].join('\n'),
+    [
+      `Sensor "${sensor.name}" has a new key.`,
+      storeLocationLine(loaded),
+      newKeyText(sensor.name, key, until),
+    ].join('\n'),
   );
   return 0;
 }

@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { firewallSetupText } from './firewall-setup.js';
-import { type CliIo, write } from './io.js';
+import { existingDataDir } from './data-dir-check.js';
+import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
+import { type CliIo, write, writeJson } from './io.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
@@ -28,19 +29,22 @@ export function registerSensorShow(
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
   const loaded = loadFromOptions(options, io);
   const { config } = loaded;
+  existingDataDir(loaded, options, io);
   const { sensor, stats } = await withStore(loaded, io, async (store) => ({
     sensor: (await store.registry.list()).find((s) => s.name === name),
     stats: options.firewall ? {} : await store.stats.read(),
   }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.firewall) {
-    write(io.stdout, firewallSetupText(sensor.name, null));
+    if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
+    else write(io.stdout, firewallSetupText(sensor.name, null));
     return 0;
   }
   const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
   const now = Date.now();
+  // A revoked sensor's keys are all refused (403), whatever their expiry says.
   const keys = sensor.keys
-    .filter((k) => k.expires_at === null || Date.parse(k.expires_at) > now)
+    .filter((k) => sensor.status !== 'revoked' && (k.expires_at === null || Date.parse(k.expires_at) > now))
     .map((k) => ({ created_at: k.created_at, expires_at: k.expires_at }));
   const view = {
     name: sensor.name,
@@ -57,12 +61,12 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     requests_rejected: activity?.requests_rejected ?? 0,
   };
   if (options.json) {
-    write(io.stdout, JSON.stringify(view, null, 2));
+    writeJson(io.stdout, view);
     return 0;
   }
   const lines = [
     `Name:           ${view.name}`,
-    `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at})` : ''}`,
+    `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at}): every key is refused with 403` : ''}`,
     `Description:    ${view.description || '-'}`,
     `Time zone:      ${view.effective_timezone}${view.timezone ? '' : ' (the default)'}`,
     `Created:        ${view.created_at}`,
@@ -71,7 +75,9 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
     `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
     '',
-    `Firewall setup: threatcol sensor show ${view.name} --firewall`,
+    view.status === 'revoked'
+      ? `To issue the name again: threatcol sensor delete ${view.name} --yes, then threatcol sensor add ${view.name}`
+      : `Firewall setup: threatcol sensor show ${view.name} --firewall`,
   ];
   write(io.stdout, lines.join('\n'));
   return 0;

@@ -1,5 +1,6 @@
 // `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
 import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
@@ -61,7 +62,12 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const daemon = await startDaemon({ loaded, logger, listenFd });
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon({ loaded, logger, listenFd });
+  } catch (error) {
+    throw underNpm(error, io.env);
+  }
   const stop = () => daemon.stop();
   const reload = () => daemon.reload();
   process.on('SIGTERM', stop);
@@ -74,6 +80,20 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
   }
+}
+
+/**
+ * Started by `npm start`, flags go after `--`: "use --port 8443" would fail there, so the advice says
+ * `npm start -- --port 8443`.
+ */
+function underNpm(error: unknown, env: Record<string, string | undefined>): unknown {
+  if (!(error instanceof ThreatcolError) || error.code !== 'LISTEN_FAILED') return error;
+  if (env.npm_lifecycle_event !== 'start') return error;
+  return new ThreatcolError(
+    'LISTEN_FAILED',
+    error.message.replace('use --port 8443', 'use npm start -- --port 8443'),
+    { cause: error.cause },
+  );
 }
 
 /**

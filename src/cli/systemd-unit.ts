@@ -64,6 +64,13 @@ async function printUnits(options: UnitOptions, io: CliIo): Promise<number> {
       `threatcol: warning: ${hidden.join(' and ')} ${hidden.length === 1 ? 'is' : 'are'} under a home directory, which the unit's ProtectHome=yes hides from the service: install Node and threatcol system-wide (e.g. npm install -g) first`,
     );
   }
+  const inTmp = [process.execPath, realpathSync(BIN)].filter((p) => /^\/(var\/)?tmp\//.test(p));
+  if (inTmp.length > 0) {
+    write(
+      io.stderr,
+      `threatcol: warning: ${inTmp.join(' and ')} ${inTmp.length === 1 ? 'is' : 'are'} under /tmp, which the unit's PrivateTmp=yes replaces with an empty directory for the service (and which is cleaned at boot): install Node and threatcol outside /tmp (e.g. npm install -g) first`,
+    );
+  }
   const enable = options.socket ? 'threatcol.socket' : 'threatcol.service';
   if (options.outputDir === undefined) {
     write(io.stdout, units.map((u) => `# ${u.name}\n${u.text}`).join('\n'));

@@ -4,6 +4,7 @@ import { ThreatcolError } from '../errors.js';
 import type { RecordFilter, RecordLine, RecordReader } from '../store/store.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { existingDataDir } from './data-dir-check.js';
 import { parseDuration } from './duration.js';
 import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
 import type { CliIo } from './io.js';
@@ -58,7 +59,9 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
   if (sensors?.size === 1) filter.sensor = [...sensors][0] as string;
   const match =
     sensors !== null && sensors.size > 1 ? { match: (r: { sensor: string }) => sensors.has(r.sensor) } : {};
-  return withStore(loadFromOptions(options, io), io, ({ reader }) =>
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  return withStore(loaded, io, ({ reader }) =>
     tail(reader, { limit, filter, ...match, follow: options.follow, json: options.json === true }, io),
   );
 }

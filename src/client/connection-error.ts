@@ -1,10 +1,26 @@
 // Explains why the client could not talk to the collector, as CONNECTION_FAILED with a hint to act on.
 import { ThreatcolError } from '../errors.js';
+import type { Trust } from './connection.js';
+
+/** Certificate errors: with a CA already given, suggesting --ca again would send the operator in circles. */
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
 
 /** Turns an undici/TLS/socket failure into CONNECTION_FAILED with a hint the operator can act on. */
-export function connectionError(error: unknown, url: string): ThreatcolError {
+export function connectionError(error: unknown, url: string, trust?: Trust): ThreatcolError {
   const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code ?? '';
+  if (trust?.kind === 'ca' && UNTRUSTED.has(code)) {
+    return new ThreatcolError(
+      'CONNECTION_FAILED',
+      `cannot reach ${url}: ${e.message || code}; the collector's certificate is not the one in ${trust.source ?? 'the CA file'} nor signed by it: check that this is the right collector, or pin it with --fingerprint (printed by "threatcol serve" and "threatcol check")`,
+      { cause: error },
+    );
+  }
   const hints: Record<string, string> = {
     ECONNREFUSED: 'nothing listens there (is "threatcol serve" running, on that port?)',
     ENOTFOUND: 'the host name does not resolve',

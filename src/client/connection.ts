@@ -7,7 +7,8 @@ import { normalizeFingerprint } from './fingerprint.js';
 
 export type Trust =
   | { kind: 'system' }
-  | { kind: 'ca'; pem: string }
+  /** `source`: where the PEM came from (`--ca FILE`, or the local collector's cert.pem), for hints. */
+  | { kind: 'ca'; pem: string; source?: string }
   | { kind: 'fingerprint'; sha256: string }
   | { kind: 'insecure' };
 

@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { parseAdminListen } from '../admin/admin-address.js';
 import { type ErrorDetail, ThreatcolError } from '../errors.js';
 import { stripJsonComments } from './jsonc.js';
+import { didYouMean } from './nearest-key.js';
 import { type Config, configSchema } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/threatcol/config.json';
@@ -83,8 +84,24 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     if (!name.startsWith('THREATCOL_') || value === undefined || RESERVED_ENV.has(name)) continue;
     const leaf = known.get(name);
     if (!leaf) {
-      problems.push({ path: name, message: 'unknown environment variable (see the configuration table)' });
+      const hint = didYouMean(name, [...known.keys(), ...RESERVED_ENV]);
+      problems.push({
+        path: name,
+        message: `unknown environment variable${hint || ' (see the configuration table)'}`,
+      });
       continue;
+    }
+    const types = [leaf.schema.type ?? []].flat();
+    if (types.includes('object')) {
+      try {
+        JSON.parse(value);
+      } catch (error) {
+        problems.push({
+          path: name,
+          message: `takes a JSON object, e.g. ${name}='{"virus": 4}': ${(error as Error).message}`,
+        });
+        continue;
+      }
     }
     setPath(raw, leaf.path, parseEnvValue(value, leaf.schema));
   }
@@ -187,7 +204,10 @@ function describeAjvError(error: ErrorObject): ErrorDetail {
   const path = error.instancePath.slice(1).replaceAll('/', '.');
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
-    return { path: path ? `${path}.${extra}` : extra, message: 'unknown key' };
+    const full = path ? `${path}.${extra}` : extra;
+    const keys = listConfigKeys().map((leaf) => leaf.path.join('.'));
+    const sections = [...new Set(listConfigKeys().map((leaf) => leaf.path.slice(0, -1).join('.')))];
+    return { path: full, message: `unknown key${didYouMean(full, [...keys, ...sections].filter(Boolean))}` };
   }
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;

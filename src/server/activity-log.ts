@@ -1,6 +1,7 @@
 // Logs rejected requests at warn, at most once per sensor and code per interval, and a periodic summary at info.
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors.js';
+import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from './tls-failure.js';
 
 export interface Rejection {
   code: ErrorCode;
@@ -18,6 +19,8 @@ export class ActivityLog {
   private readonly lastWarned = new Map<string, { at: number; suppressed: number }>();
   private accepted = new Map<string, number>();
   private rejected = new Map<string, number>();
+  /** `address reason` -> connections that failed before HTTP, for the summary. */
+  private tlsFailures = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -26,8 +29,38 @@ export class ActivityLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  accept(sensor: string, records: number): void {
+  /** Counts accepted records for the summary; with `path`, logs the request at debug (DESIGN 9). */
+  accept(sensor: string, records: number, path?: string, remoteAddr?: string): void {
     this.accepted.set(sensor, (this.accepted.get(sensor) ?? 0) + records);
+    if (path !== undefined && this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { status: 200, method: 'POST', path, sensor, remoteAddr, records },
+        'accepted',
+      );
+    }
+  }
+
+  /**
+   * A 500: logged at error with the stack every time, never rate-limited (the limit is for ordinary
+   * rejections a misconfigured sender repeats), and counted in the summary like any rejection.
+   */
+  internalError(r: Rejection, error: unknown): void {
+    const who = r.sensor ?? `addr:${r.remoteAddr}`;
+    const tally = `${who} ${r.code}`;
+    this.rejected.set(tally, (this.rejected.get(tally) ?? 0) + 1);
+    const err = error instanceof Error ? error : new Error(String(error));
+    this.logger.error(
+      {
+        code: r.code,
+        status: r.status,
+        method: r.method,
+        path: r.path,
+        sensor: r.sensor,
+        remoteAddr: r.remoteAddr,
+        err,
+      },
+      `internal error: ${err.message}`,
+    );
   }
 
   reject(r: Rejection): void {
@@ -58,6 +91,29 @@ export class ActivityLog {
     if (this.rejected.size >= MAX_TRACKED) this.summarise();
   }
 
+  /**
+   * A connection that failed before HTTP (TLS or plain HTTP): warn with the client address and the reason,
+   * at most once per address and reason per interval, counted per address in the summary.
+   */
+  tlsFailure(remoteAddr: string, reason: TlsFailureReason, errorCode: string): void {
+    const tally = `${remoteAddr} ${reason}`;
+    this.tlsFailures.set(tally, (this.tlsFailures.get(tally) ?? 0) + 1);
+    const now = this.now();
+    const key = `tls ${tally}`;
+    const last = this.lastWarned.get(key);
+    if (last && now - last.at < this.intervalMs) {
+      last.suppressed += 1;
+      return;
+    }
+    if (this.lastWarned.size >= MAX_TRACKED) this.lastWarned.clear();
+    this.lastWarned.set(key, { at: now, suppressed: 0 });
+    this.logger.warn(
+      { reason, remoteAddr, errorCode, suppressedSinceLast: last?.suppressed ?? 0 },
+      `connection failed before HTTP: ${TLS_FAILURE_MESSAGES[reason]}`,
+    );
+    if (this.tlsFailures.size >= MAX_TRACKED) this.summarise();
+  }
+
   start(summaryIntervalMs: number): void {
     this.timer = setInterval(() => this.summarise(), summaryIntervalMs);
     this.timer.unref();
@@ -71,17 +127,30 @@ export class ActivityLog {
 
   /** One info line with accepted records by sensor and rejected requests by sensor (or address) and code. */
   summarise(): void {
-    if (this.accepted.size === 0 && this.rejected.size === 0) return;
+    if (this.accepted.size === 0 && this.rejected.size === 0 && this.tlsFailures.size === 0) return;
     const accepted = Object.fromEntries(this.accepted);
     const rejected = Object.fromEntries(this.rejected);
+    const tlsFailures: Record<string, Record<string, number>> = {};
+    for (const [tally, n] of this.tlsFailures) {
+      const space = tally.lastIndexOf(' ');
+      const addr = tally.slice(0, space);
+      tlsFailures[addr] = { ...tlsFailures[addr], [tally.slice(space + 1)]: n };
+    }
     let total = 0;
     for (const n of this.accepted.values()) total += n;
     let totalRejected = 0;
     for (const n of this.rejected.values()) totalRejected += n;
     this.accepted = new Map();
     this.rejected = new Map();
+    this.tlsFailures = new Map();
     this.logger.info(
-      { acceptedRecords: accepted, rejectedRequests: rejected, totalAccepted: total, totalRejected },
+      {
+        acceptedRecords: accepted,
+        rejectedRequests: rejected,
+        totalAccepted: total,
+        totalRejected,
+        failedConnections: tlsFailures,
+      },
       'summary',
     );
   }

@@ -74,6 +74,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   let connectionsOpen = 0;
   deps.metrics?.sources({ connectionsOpen: () => connectionsOpen });
   server.on('connection', (socket: Socket) => {
+    connectedFrom.set(socket, socket.remoteAddress ?? '');
     const addr = addressGroup(socket.remoteAddress ?? '');
     const count = (perAddress.get(addr) ?? 0) + 1;
     if (count > cfg.maxConnectionsPerAddress) {
@@ -90,7 +91,19 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     });
   });
 
+  /** Connections whose TLS handshake finished: only they can fail at the HTTP level. */
+  const secured = new WeakSet<Socket>();
+  server.on('secureConnection', (socket: Socket) => secured.add(socket));
+
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Before the handshake finished this is a TLS failure: tlsClientError below logs it.
+    if (!secured.has(socket) || classifyTlsFailure(error) === 'client_disconnected') {
+      if (secured.has(socket)) {
+        deps.logger.debug({ remoteAddr: peerAddress(socket), err: error.code }, 'client disconnected');
+      }
+      socket.destroy();
+      return;
+    }
     const code: ErrorCode =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? 'HEADERS_TOO_LARGE'
@@ -103,11 +116,11 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       method: '',
       path: '',
       sensor: null,
-      remoteAddr: socket.remoteAddress ?? '',
+      remoteAddr: peerAddress(socket),
       message: error.code ?? error.message,
     });
     // Always destroy: a handler that only ends the socket would switch off the handshake and request timeouts.
-    if (socket.writable && !(error.code === 'ECONNRESET')) {
+    if (socket.writable) {
       const body = errorBody(code);
       deps.metrics?.requestDone('other', code, deps.metrics.now());
       socket.end(
@@ -119,12 +132,15 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     }
   });
 
-  server.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
-    deps.metrics?.tlsHandshakeFailed(classifyTlsFailure(error));
-    deps.logger.debug(
-      { err: error.code ?? error.message, remoteAddr: socket.remoteAddress },
-      'TLS handshake failed',
-    );
+  server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const reason = classifyTlsFailure(error);
+    deps.metrics?.tlsHandshakeFailed(reason);
+    const remoteAddr = peerAddress(socket);
+    if (reason === 'client_disconnected') {
+      deps.logger.debug({ remoteAddr, err: error.code }, 'client disconnected during the TLS handshake');
+      return;
+    }
+    deps.activity.tlsFailure(remoteAddr, reason, error.code ?? error.message);
   });
 
   return {
@@ -198,4 +214,20 @@ function reject(
   });
   sendError(res, code, undefined, undefined, headers);
   deps.metrics?.requestDone('other', code, deps.metrics.now());
+}
+
+/**
+ * The client's address, plain IPv4 for mapped addresses. A TLS socket reset by its client has lost its address;
+ * the TCP socket under it (`_parent`, set by node:tls for server sockets) had it when it connected.
+ */
+const connectedFrom = new WeakMap<Socket, string>();
+
+function peerAddress(socket: Socket): string {
+  const parent = (socket as { _parent?: Socket | null })._parent;
+  const addr =
+    socket.remoteAddress ??
+    connectedFrom.get(socket) ??
+    (parent ? connectedFrom.get(parent) : undefined) ??
+    '';
+  return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
 }

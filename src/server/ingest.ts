@@ -59,13 +59,13 @@ export async function handleIngest(
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
     const accepted = accept(route, body, release, who, remoteAddr, deps);
-    const { duplicates } = await accepted.stored;
+    const appended = await accepted.stored;
     deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
-    deps.activity.accept(who.name, accepted.count);
+    deps.activity.accept(who.name, accepted.count, path, remoteAddr);
     sendJson(res, 200, accepted.answer);
     if (deps.metrics) {
-      deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - duplicates, now);
-      if (duplicates > 0) deps.metrics.recordsDuplicate(duplicates);
+      deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - appended.duplicates, now);
+      if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
       deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
     }
   } catch (error) {
@@ -84,7 +84,7 @@ export async function handleIngest(
     if (claimed !== null) {
       deps.stats.recordRejected(claimed, remoteAddr, e.code, new Date(deps.now()).toISOString());
     }
-    deps.activity.reject({
+    const rejection = {
       code: e.code,
       status: e.status,
       method: req.method ?? '',
@@ -92,7 +92,9 @@ export async function handleIngest(
       sensor,
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
-    });
+    };
+    if (e.code === 'INTERNAL') deps.activity.internalError(rejection, error);
+    else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
     if (deps.metrics) {

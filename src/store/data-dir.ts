@@ -1,7 +1,7 @@
 // Creates the data directory (mode 0700) and tells who owns it.
 import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ThreatcolError } from '../errors.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { type Owner, ownerOf } from './file-owner.js';
 
 /** The system user the shipped systemd units run as. */
@@ -33,6 +33,7 @@ export function ensureDataDir(dataDir: string, options: EnsureDataDirOptions = {
     }
     return ownerOf(dataDir);
   } catch (error) {
+    if (isPermissionError(error)) throw permissionDenied(error, dataDir, 'create or use the data directory');
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw new ThreatcolError('CONFIG_INVALID', `cannot use the data directory ${dataDir}: ${code}`, {
       cause: error,

@@ -1,9 +1,9 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
-import { ThreatcolError } from '../errors.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
 import { REGISTRY_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
@@ -12,7 +12,9 @@ import {
   type RegistryData,
   SENSOR_NAME_PATTERN,
   type Sensor,
+  type SensorChanges,
   type SensorRegistry,
+  sensorExistsError,
 } from './registry.js';
 
 export { REGISTRY_FILE };
@@ -51,6 +53,7 @@ export function readRegistryFile(path: string): RegistryData | null {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isPermissionError(error)) throw permissionDenied(error, path, 'read');
     throw new ThreatcolError('REGISTRY_CORRUPT', `cannot read ${path}: ${(error as Error).message}`, {
       cause: error,
     });
@@ -76,12 +79,20 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
   async function update<T>(change: (data: RegistryData) => T): Promise<T> {
     let release: () => Promise<void>;
     try {
+      // proper-lockfile retries every error, EACCES too: check first, so a permission problem fails at once.
+      accessSync(options.dataDir, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      if (isPermissionError(error)) throw permissionDenied(error, options.dataDir, 'change the registry in');
+    }
+    try {
       release = await lockfile.lock(path, {
         realpath: false,
         stale: 10_000,
         retries: { retries: 100, minTimeout: 10, maxTimeout: 200, randomize: true },
       });
     } catch (error) {
+      // proper-lockfile creates `sensors.json.lock` in the data directory: EACCES there is not a held lock.
+      if (isPermissionError(error)) throw permissionDenied(error, `${path}.lock`, 'create the lock');
       throw new ThreatcolError('REGISTRY_LOCKED', `cannot lock ${path}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -111,9 +122,8 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       const key = generateKey();
       const at = new Date(now()).toISOString();
       const sensor = await update((data) => {
-        if (data.sensors.some((s) => s.name === input.name)) {
-          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
-        }
+        const existing = data.sensors.find((s) => s.name === input.name);
+        if (existing) throw sensorExistsError(existing);
         const created: Sensor = {
           name: input.name,
           description: input.description ?? '',
@@ -164,6 +174,26 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
         }
         sensor.keys.push({ hash: hashKey(key), created_at: new Date(at).toISOString(), expires_at: null });
         return { sensor, key, oldKeysExpireAt: untilIso };
+      });
+    },
+
+    async set(name: string, changes: SensorChanges) {
+      return update((data) => {
+        const sensor = data.sensors.find((s) => s.name === name);
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        if (changes.description !== undefined) sensor.description = changes.description;
+        if (changes.timezone !== undefined) sensor.timezone = changes.timezone;
+        return sensor;
+      });
+    },
+
+    async delete(name: string) {
+      return update((data) => {
+        const index = data.sensors.findIndex((s) => s.name === name);
+        const sensor = data.sensors[index];
+        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        data.sensors.splice(index, 1);
+        return sensor;
       });
     },
 

@@ -43,6 +43,8 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     add: (sensor) => writable().add(sensor),
     revoke: (name) => writable().revoke(name),
     rotate: (name, graceMs) => writable().rotate(name, graceMs),
+    set: (name, changes) => writable().set(name, changes),
+    delete: (name) => writable().delete(name),
     watch: (onChange, onError) => files.watch(onChange, onError),
   };
 

@@ -2,7 +2,7 @@
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
 import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { ThreatcolError } from '../errors.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { parseLine } from './parse-line.js';
 import { recordMatcher } from './record-filter.js';
 import { scanRecords } from './scan-records.js';
@@ -298,6 +298,7 @@ function list(dir: string): SegmentName[] {
 
 export function unreadable(dir: string, error: unknown): ThreatcolError {
   if (error instanceof ThreatcolError) return error;
+  if (isPermissionError(error)) return permissionDenied(error, dir, 'read the records in');
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   // The same code as any other data directory the command cannot use (see ensureDataDir).
   return new ThreatcolError(

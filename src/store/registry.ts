@@ -1,4 +1,5 @@
 // The sensor registry interface and its shape: who may send, with which key hashes, in which time zone.
+import { ThreatcolError } from '../errors.js';
 
 export type SensorStatus = 'active' | 'revoked';
 
@@ -26,6 +27,12 @@ export interface RegistryData {
   sensors: Sensor[];
 }
 
+/** What `sensor set` may change; absent fields stay as they are (timezone null: back to the default). */
+export interface SensorChanges {
+  description?: string;
+  timezone?: string | null;
+}
+
 export interface NewSensor {
   name: string;
   description?: string;
@@ -43,6 +50,13 @@ export interface SensorRegistry {
    * expired long ago are dropped. Returns the sensor, the new key (shown once) and when the old keys end.
    */
   rotate(name: string, graceMs: number): Promise<{ sensor: Sensor; key: string; oldKeysExpireAt: string }>;
+  /** Changes description and/or time zone (active or revoked sensors); SENSOR_NOT_FOUND when absent. */
+  set(name: string, changes: SensorChanges): Promise<Sensor>;
+  /**
+   * Removes the sensor from the registry (its stored records stay); the name can then be issued again.
+   * Returns the sensor as it was; SENSOR_NOT_FOUND when absent.
+   */
+  delete(name: string): Promise<Sensor>;
   /** Calls `onChange` with the whole registry now and whenever it changes. */
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
 }
@@ -54,3 +68,17 @@ export interface RegistryWatch {
 }
 
 export const SENSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * SENSOR_EXISTS for `sensor add`, saying the existing sensor's status and the command that helps (every
+ * backend throws this one, so the operator reads the same advice whatever the store).
+ */
+export function sensorExistsError(existing: Sensor): ThreatcolError {
+  const name = existing.name;
+  return new ThreatcolError(
+    'SENSOR_EXISTS',
+    existing.status === 'revoked'
+      ? `a sensor named "${name}" already exists and is revoked (since ${existing.revoked_at}); to issue the name again, remove it first: threatcol sensor delete ${name} --yes (its stored records stay)`
+      : `a sensor named "${name}" already exists and is active; change its time zone or description with: threatcol sensor set ${name} --timezone IANA --description TEXT, or issue a new key with: threatcol sensor rotate ${name}`,
+  );
+}

@@ -149,9 +149,10 @@ async function runSend(
   const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
-  const line = out.trim().split('\n').at(-1) ?? '';
-  if (line === '') throw new Error(`threatcol send failed (${code}): ${err.slice(0, 2000)}`);
-  const r = JSON.parse(line) as Record<string, unknown> & { statuses?: Record<string, number> };
+  // `send --json` prints one (indented) JSON document.
+  const doc = out.trim();
+  if (doc === '') throw new Error(`threatcol send failed (${code}): ${err.slice(0, 2000)}`);
+  const r = JSON.parse(doc) as Record<string, unknown> & { statuses?: Record<string, number> };
   const statuses = r.statuses ?? {};
   const ok = Object.entries(statuses)
     .filter(([s]) => s.startsWith('2'))

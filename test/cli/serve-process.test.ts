@@ -1,7 +1,7 @@
 // End-to-end through the real binary: live registry changes, SIGTERM, SIGHUP, kill -9 with a torn line, privilege.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, chownSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, chownSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
@@ -146,7 +146,10 @@ test('the key appears in no log line and no file of the data directory', async (
 
 test('a bad configuration exits 78 with every problem listed', async (t) => {
   const dir = makeTempDir(t);
-  const r = await runCli(['serve', '--data-dir', dir, '--port', '99999', '--log-level', 'loud']);
+  // Values from a file are configuration (78); the same mistakes in flags are usage errors (64, cli-habits).
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ server: { port: 99999 }, log: { level: 'loud' } }));
+  const r = await runCli(['serve', '--data-dir', dir, '--config', config]);
   assert.equal(r.code, 78);
   assert.match(r.stderr, /CONFIG_INVALID/);
   assert.match(r.stderr, /server\.port/);

@@ -23,10 +23,25 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
 
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    input?: string;
+    timeoutMs?: number;
+    /** Run as this user (root only), e.g. 65534 to see what an ordinary user gets. */
+    uid?: number;
+    /** A wrapper command in front of node, e.g. `unshare --mount ...`. */
+    prefix?: string[];
+    /** Another copy of bin/threatcol (an installation elsewhere). */
+    bin?: string;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: 'pipe' });
+    const argv = [...(options.prefix ?? []), process.execPath, options.bin ?? BIN, ...args];
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      env: cleanEnv(options.env),
+      stdio: 'pipe',
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -1,7 +1,6 @@
 // Shared tools of the reliability suite: soak switch, process probes (/proc), a serve spawner that can wrap the binary.
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { BIN, cleanEnv, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { type ServeProcess, spawnServe } from '../helpers/cli.js';
 
 /** `npm run soak` sets SOAK=1 (not a THREATCOL_* name: the config loader rejects unknown ones). */
 export const SOAK = process.env.SOAK === '1';
