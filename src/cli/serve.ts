@@ -1,8 +1,11 @@
-// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material.
+// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material;
+// tells systemd when it is ready, reloading and stopping (Type=notify).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
+import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
+import { releaseStartupSignals } from './startup-signals.js';
 
 interface ServeOptions extends CommonOptions {
   host?: string;
@@ -62,23 +65,44 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
+  const notifier = createSdNotifier({ env: io.env, logger });
+  let daemon: Daemon;
   try {
     daemon = await startDaemon({ loaded, logger, listenFd });
   } catch (error) {
+    releaseStartupSignals();
     throw underNpm(error, io.env);
   }
-  const stop = () => daemon.stop();
-  const reload = () => daemon.reload();
+  const stop = () => {
+    void notifier.notify({ STOPPING: '1' });
+    daemon.stop();
+  };
+  // RELOADING=1 with MONOTONIC_USEC, then READY=1: what systemd >= 253 expects (Type=notify-reload) and what
+  // older ones show as "reloading"; the reload itself is synchronous.
+  const reload = () => {
+    void notifier.notify({ RELOADING: '1', MONOTONIC_USEC: monotonicUsec() });
+    daemon.reload();
+    void notifier.notify({ READY: '1' });
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('SIGHUP', reload);
+  // Only now, with the handlers above in place, so that no signal falls between the two.
+  const held = releaseStartupSignals();
+  const { address, port } = daemon.address;
+  void notifier.notify({ READY: '1', STATUS: `listening on ${address} port ${port}` });
+  if (held.includes('SIGHUP')) {
+    logger.info('SIGHUP received during start-up: reloading now');
+    reload();
+  }
   try {
     return await daemon.done;
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     process.off('SIGHUP', reload);
+    await notifier.idle();
   }
 }
 

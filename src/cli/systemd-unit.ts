@@ -92,6 +92,10 @@ async function printUnits(options: UnitOptions, io: CliIo): Promise<number> {
       ...units.map((u) => `wrote ${join(options.outputDir as string, u.name)}`),
       '',
       'next:',
+      // enable --now of the socket refuses while the plain service runs, and leaves its boot link behind.
+      ...(options.socket
+        ? ['  systemctl disable --now threatcol.service   # if the plain unit ran before']
+        : []),
       '  systemctl daemon-reload',
       `  systemctl enable --now ${enable}`,
     ].join('\n'),

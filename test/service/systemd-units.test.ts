@@ -46,9 +46,10 @@ async function exposure(unit: string): Promise<number> {
   return Number(m[1]);
 }
 
-test('systemd/threatcol.service has an exposure of at most 1.5', { skip }, async () => {
+// 1.4 before Type=notify; NotifyAccess=all (systemd-notify is a child of the main process) costs 0.2.
+test('systemd/threatcol.service has an exposure of at most 1.6', { skip }, async () => {
   const score = await exposure(SERVICE);
-  assert.ok(score <= 1.5, `exposure ${score}`);
+  assert.ok(score <= 1.6, `exposure ${score}`);
 });
 
 test('the socket-activated service has an exposure of at most 0.5', { skip }, async () => {
@@ -56,7 +57,7 @@ test('the socket-activated service has an exposure of at most 0.5', { skip }, as
   assert.ok(score <= 0.5, `exposure ${score}`);
 });
 
-test('the units carry what the service needs: user, capability, reload, no restart loop on a bad config', () => {
+test('the units carry what the service needs: user, capability, readiness, reload, no restart loop', () => {
   const service = readFileSync(SERVICE, 'utf8');
   for (const line of [
     'User=threatcol',
@@ -66,9 +67,13 @@ test('the units carry what the service needs: user, capability, reload, no resta
     'UMask=0077',
     'AmbientCapabilities=CAP_NET_BIND_SERVICE',
     'CapabilityBoundingSet=CAP_NET_BIND_SERVICE',
+    'Type=notify',
+    'NotifyAccess=all',
     'ExecReload=/bin/kill -HUP $MAINPID',
     'Restart=on-failure',
-    'RestartPreventExitStatus=78',
+    'RestartPreventExitStatus=69 78',
+    'StartLimitIntervalSec=1min',
+    'StartLimitBurst=10',
     'ProtectSystem=strict',
     'SystemCallFilter=@system-service',
     'ProtectProc=invisible',
@@ -81,6 +86,13 @@ test('the units carry what the service needs: user, capability, reload, no resta
     'PrivateUsers=yes',
     'RestrictAddressFamilies=AF_UNIX',
     'CapabilityBoundingSet=',
+    'Type=notify',
+    'NotifyAccess=all',
+    'RestartPreventExitStatus=78',
+    // A failed start holds the socket for 5 s, so a waiting connection retries under the start limit.
+    'StartLimitIntervalSec=10s',
+    'StartLimitBurst=10',
+    `ExecStopPost=/bin/sh -c '[ "$$SERVICE_RESULT" = success ] || exec sleep 5'`,
   ]) {
     assert.ok(socketService.includes(line), `socket-activated/threatcol.service lacks ${line}`);
   }
@@ -105,6 +117,9 @@ test('systemd-unit writes the units with the ExecStart of this installation, the
   const s = await runCli(['systemd-unit', '--socket', '--output-dir', socket]);
   assert.equal(s.code, 0, s.stderr);
   assert.match(s.stdout, /systemctl enable --now threatcol\.socket/);
+  const disable = s.stdout.indexOf('systemctl disable --now threatcol.service');
+  assert.ok(disable !== -1 && disable < s.stdout.indexOf('enable --now threatcol.socket'), s.stdout);
+  assert.doesNotMatch(r.stdout, /disable/);
   const activated = readFileSync(join(socket, 'threatcol.service'), 'utf8');
   assert.ok(activated.split('\n').includes(expected));
   assert.equal(
