@@ -3,12 +3,16 @@
 import { accessSync, constants, statfsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { ensureDataDir } from './data-dir.js';
+import { rebuildDedupeWindow } from './dedupe-rebuild.js';
+import { withDedupe } from './dedupe-record-log.js';
+import { DedupeWindow } from './dedupe-window.js';
 import type { Owner } from './file-owner.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileRecordReader } from './read-records.js';
 import type { SensorRegistry } from './registry.js';
 import { startRetention } from './retention.js';
+import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
 import type { RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from './store.js';
 
@@ -70,6 +74,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         ...(options.onFatal ? { onFatal: options.onFatal } : {}),
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
+      const writer = await dedupeWindowFor(log, config, deps, now);
       const retention = startRetention({
         dataDir,
         bounds: config.store.retention,
@@ -79,13 +84,13 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         current: () => log.currentSegment,
       });
       return {
-        append: (records, appendOptions) => log.append(records, appendOptions),
+        append: (records, appendOptions) => writer.append(records, appendOptions),
         get queuedRecords() {
-          return log.queuedRecords;
+          return writer.queuedRecords;
         },
         async close() {
           retention.stop();
-          await log.close();
+          await writer.close();
         },
       };
     },
@@ -96,6 +101,25 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
 
     async close() {},
   };
+}
+
+/** The writer with the dedupe window in front, rebuilt from the newest segments (dedupe off: as it is). */
+async function dedupeWindowFor(
+  log: RecordLog,
+  config: Config,
+  deps: StoreDeps,
+  now: () => number,
+): Promise<RecordLog> {
+  const windowMs = config.dedupe.windowSeconds * 1000;
+  if (windowMs <= 0) return log;
+  const window = new DedupeWindow(windowMs);
+  const started = performance.now();
+  const keys = await rebuildDedupeWindow(threatsDir(deps.dataDir), window, now());
+  deps.logger.info(
+    { keys, windowSeconds: config.dedupe.windowSeconds, ms: Math.round(performance.now() - started) },
+    'dedupe window rebuilt from the newest segments',
+  );
+  return withDedupe(log, window, now, deps.logger);
 }
 
 /** Writable data directory with room above `store.minFreeBytes`: what an append needs. */
