@@ -7,8 +7,8 @@ export type { Logger } from 'pino';
 export interface LoggerOptions {
   level: string;
   format: 'auto' | 'json' | 'pretty';
-  /** Where lines go; defaults to stdout. */
-  stream?: DestinationStream | NodeJS.WritableStream;
+  /** Where lines go (serve: stdout, for journald; other commands: stderr). */
+  stream: DestinationStream | NodeJS.WritableStream;
   isTty?: boolean;
 }
 
@@ -25,11 +25,7 @@ export function createLogger(options: LoggerOptions): Logger {
     },
   };
   if (usePretty) {
-    return pino(
-      base,
-      pretty({ destination: options.stream ?? 1, colorize: options.isTty === true, sync: true }),
-    );
+    return pino(base, pretty({ destination: options.stream, colorize: options.isTty === true, sync: true }));
   }
-  const stream = options.stream ?? pino.destination({ dest: 1, sync: true });
-  return pino(base, stream as DestinationStream);
+  return pino(base, options.stream as DestinationStream);
 }

@@ -1,12 +1,11 @@
 // `threatcol check`, the network part: is a daemon answering on the configured port (with which certificate),
 // is it ready (the admin listener's /readyz), and can this user bind the port.
 import { get } from 'node:http';
-import { request } from 'node:https';
 import { createServer } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { adminUrl, parseAdminListen } from '../admin/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { CheckResult } from './local-checks.js';
+import { probeTls } from './tls-probe.js';
 
 export interface DaemonAnswer {
   answering: boolean;
@@ -19,8 +18,11 @@ export function connectHost(host: string): string {
   return host;
 }
 
-/** Any HTTP answer over TLS counts as a daemon answering; its certificate is compared with the file's. */
-export function checkDaemon(
+/**
+ * A completed TLS handshake counts as a daemon answering; its certificate is compared with the file's. No HTTP
+ * request is sent, so the daemon's journal gets no rejected-request line from `check`.
+ */
+export async function checkDaemon(
   loaded: LoadedConfig,
   fileFingerprint: string | null,
   timeoutMs = 3000,
@@ -28,57 +30,36 @@ export function checkDaemon(
   const { port } = loaded.config.server;
   const host = connectHost(loaded.config.server.host);
   const where = `https://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  return new Promise((resolve) => {
-    let served: string | null = null;
-    const req = request(
-      {
-        host,
-        port,
-        path: '/',
-        method: 'GET',
-        // Only "is something answering": the certificate is compared below, not trusted.
-        rejectUnauthorized: false,
-        agent: false,
-        timeout: timeoutMs,
-        headers: { 'user-agent': 'threatcol-check' },
+  const probe = await probeTls(host, port, timeoutMs);
+  if ('error' in probe) {
+    return {
+      answering: false,
+      result: {
+        name: 'daemon',
+        status: 'fail',
+        message: `no daemon answers on ${where} (${probe.error}); start it: systemctl start threatcol`,
       },
-      (res) => {
-        res.resume();
-        const status = res.statusCode ?? 0;
-        let result: CheckResult = {
-          name: 'daemon',
-          status: 'ok',
-          message: `answering on ${where} (HTTP ${status})${served ? `, certificate sha256 ${served}` : ''}`,
-        };
-        if (served && fileFingerprint && served !== fileFingerprint) {
-          result = {
-            name: 'daemon',
-            status: 'warn',
-            message: `answering on ${where} (HTTP ${status}) with another certificate (sha256 ${served}) than the file's; reload it: systemctl reload threatcol`,
-          };
-        }
-        resolve({ answering: true, result });
+    };
+  }
+  const served = probe.fingerprint;
+  if (served && fileFingerprint && served !== fileFingerprint) {
+    return {
+      answering: true,
+      result: {
+        name: 'daemon',
+        status: 'warn',
+        message: `answering on ${where} with another certificate (sha256 ${served}) than the file's; reload it: systemctl reload threatcol`,
       },
-    );
-    req.on('socket', (socket) => {
-      socket.once('secureConnect', () => {
-        served = (socket as TLSSocket).getPeerCertificate()?.fingerprint256 ?? null;
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : (error.code ?? error.message);
-      resolve({
-        answering: false,
-        result: {
-          name: 'daemon',
-          status: 'fail',
-          message: `no daemon answers on ${where} (${reason}); start it: systemctl start threatcol`,
-        },
-      });
-    });
-    req.end();
-  });
+    };
+  }
+  return {
+    answering: true,
+    result: {
+      name: 'daemon',
+      status: 'ok',
+      message: `answering on ${where} (TLS)${served ? `, certificate sha256 ${served}` : ''}`,
+    },
+  };
 }
 
 /** GET /readyz on the admin listener: OK when the daemon's store accepts writes, else FAIL with its reasons. */

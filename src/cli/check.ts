@@ -2,7 +2,7 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort, checkReady } from '../check/network-checks.js';
+import { checkDaemon, checkPort, checkReady, connectHost } from '../check/network-checks.js';
 import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -70,7 +70,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     // --no-daemon: whether threatcol itself holds the port, by the certificate it serves (no request made).
     const ownPort =
       daemon === null && tls.tls?.fingerprint != null && loaded.config.server.port !== 0
-        ? (await servedFingerprint(loaded.config.server.host, loaded.config.server.port)) ===
+        ? (await servedFingerprint(connectHost(loaded.config.server.host), loaded.config.server.port)) ===
           tls.tls.fingerprint
         : false;
     results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));

@@ -18,7 +18,7 @@ export function registerSensorList(
   addCommonOptions(
     parent
       .command('list')
-      .description('list sensors with status and activity')
+      .description('list sensors: status, created, last seen, last address, records, description')
       .option('--json', 'print a JSON array'),
   ).action((options: ListOptions) => run(() => listSensors(options, io)));
 }

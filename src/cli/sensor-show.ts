@@ -20,7 +20,7 @@ export function registerSensorShow(
   addCommonOptions(
     parent
       .command('show <name>')
-      .description('show one sensor; --firewall prints what to paste into the PAN-OS configuration')
+      .description('show one sensor (a revoked one has no valid keys); --firewall prints the PAN-OS setup')
       .option('--firewall', 'print the PAN-OS server profile and payload format for this sensor')
       .option('--json', 'print the sensor as JSON'),
   ).action((name: string, options: ShowOptions) => run(() => showSensor(name, options, io)));

@@ -1,6 +1,9 @@
 // Strips // and /* */ comments from JSON text (outside strings), so config files can explain themselves.
 
-/** Returns `text` with comments replaced by spaces; positions and line numbers stay as they were. */
+/**
+ * Returns `text` with comments replaced by spaces; positions and line numbers stay as they were. An unterminated
+ * block comment throws (a SyntaxError naming its line): silently dropping the rest of a file would hide keys.
+ */
 export function stripJsonComments(text: string): string {
   let out = '';
   let i = 0;
@@ -43,5 +46,9 @@ function lineEnd(text: string, from: number): number {
 
 function blockEnd(text: string, from: number): number {
   const close = text.indexOf('*/', from + 2);
-  return close === -1 ? text.length : close + 2;
+  if (close === -1) {
+    const line = text.slice(0, from).split('\n').length;
+    throw new SyntaxError(`unterminated /* comment starting on line ${line}`);
+  }
+  return close + 2;
 }

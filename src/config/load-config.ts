@@ -20,8 +20,6 @@ export interface LoadConfigOptions {
   /** Flag values by dotted key (`server.port`); undefined values are ignored. */
   overrides?: Record<string, unknown>;
   env: Record<string, string | undefined>;
-  uid?: number;
-  homeDir?: string;
   /** Where to look when neither --config nor THREATCOL_CONFIG names a file. */
   defaultConfigPath?: string;
 }
@@ -122,12 +120,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     });
   }
   const config = raw as unknown as Config;
-  const dataDir = resolveDataDir(
-    config.dataDir,
-    env,
-    options.uid ?? process.getuid?.() ?? -1,
-    options.homeDir,
-  );
+  const dataDir = resolveDataDir(config.dataDir, env, process.getuid?.() ?? -1);
   return { config, dataDir, configPath };
 }
 

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
 import { isFirewallTime } from '../records/firewall-time.js';
+import { MAX_EXTRA_FIELDS } from './common.js';
 import { firewallRecordSchema } from './firewall-record.js';
 import { genericRecordSchema } from './generic-record.js';
 
@@ -125,7 +126,11 @@ function describe(error: ErrorObject, prefix: string): ErrorDetail {
     case 'maxLength':
       return { path, message: `must be at most ${String(params.limit)} characters` };
     case 'maxProperties':
-      return { path, message: `has more than ${String(params.limit)} fields` };
+      // The README's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.
+      return {
+        path,
+        message: `has more than ${String(params.limit)} fields: at most ${MAX_EXTRA_FIELDS} extra fields beside the record's own ${Number(params.limit) - MAX_EXTRA_FIELDS}`,
+      };
     default:
       return { path, message: error.message ?? 'is invalid' };
   }

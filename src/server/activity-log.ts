@@ -33,10 +33,7 @@ export class ActivityLog {
   accept(sensor: string, records: number, path?: string, remoteAddr?: string): void {
     this.accepted.set(sensor, (this.accepted.get(sensor) ?? 0) + records);
     if (path !== undefined && this.logger.isLevelEnabled('debug')) {
-      this.logger.debug(
-        { status: 200, method: 'POST', path, sensor, remoteAddr, records },
-        'accepted',
-      );
+      this.logger.debug({ status: 200, method: 'POST', path, sensor, remoteAddr, records }, 'accepted');
     }
   }
 

@@ -165,12 +165,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     certificate: () => tls,
   });
 
+  /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
     activity.stop();
-    await stats.stop().catch(() => {});
+    try {
+      await stats.stop();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'cannot write stats');
+    }
     await store.close();
     await backend.close();
   };
@@ -226,17 +231,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     void (async () => {
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
       await admin?.close();
-      tlsWatch.stop();
-      expiry.stop();
-      watch.stop();
-      activity.stop();
-      try {
-        await stats.stop();
-      } catch (error) {
-        logger.error({ err: (error as Error).message }, 'cannot write stats');
-      }
-      await store.close();
-      await backend.close();
+      await cleanUp();
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();

@@ -2,10 +2,10 @@
 // belongs to the store (the files backend's writer runs it; NATS maps it to the stream's limits).
 import type { Logger } from 'pino';
 
+import { DAY_MS, daysUntilExpiry, EXPIRY_WARNING_DAYS } from '../tls/certificate.js';
+
+export { DAY_MS, daysUntilExpiry, EXPIRY_WARNING_DAYS };
 export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
-/** A certificate this close to its end is warned about. */
-export const EXPIRY_WARNING_DAYS = 14;
 
 export interface Chore {
   run(): void;
@@ -17,12 +17,6 @@ function every(intervalMs: number, task: () => void): Chore {
   const timer = setInterval(task, intervalMs);
   timer.unref();
   return { run: task, stop: () => clearInterval(timer) };
-}
-
-/** Days left until `notAfter` when that is within the warning window (negative when already expired). */
-export function daysUntilExpiry(notAfter: Date, now: number): number | null {
-  const left = (notAfter.getTime() - now) / DAY_MS;
-  return left <= EXPIRY_WARNING_DAYS ? Math.floor(left * 10) / 10 : null;
 }
 
 export function startExpiryWarnings(options: {

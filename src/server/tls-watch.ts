@@ -1,7 +1,6 @@
 // Watches the certificate and key files (fs.watch on their directories, polling as the fallback) and calls back,
 // debounced, when either changed: renewal tools write the two files one after the other, often by rename.
-import { type FSWatcher, statSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { watchFiles } from '../watch-files.js';
 
 export interface TlsWatchOptions {
   certPath: string;
@@ -21,69 +20,12 @@ export interface TlsWatch {
 }
 
 export function watchTlsFiles(options: TlsWatchOptions): TlsWatch {
-  const debounceMs = options.debounceMs ?? 500;
-  let loaded = signature();
-  let timer: NodeJS.Timeout | null = null;
-
-  function signature(): string {
-    return [options.certPath, options.keyPath]
-      .map((path) => {
-        try {
-          const st = statSync(path);
-          return `${st.ino}:${st.size}:${st.mtimeMs}`;
-        } catch (error) {
-          return (error as NodeJS.ErrnoException).code ?? 'error';
-        }
-      })
-      .join('|');
-  }
-
-  function changed(): void {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = null;
-      const now = signature();
-      if (now === loaded) return;
-      loaded = now;
-      options.onChange();
-    }, debounceMs);
-    timer.unref();
-  }
-
-  const poll = setInterval(() => {
-    if (signature() !== loaded) changed();
-  }, options.pollIntervalMs);
-  poll.unref();
-
-  // Watch the directories, not the files: a rename over the file (certbot, atomic writers) ends a file watch.
-  const watchers: FSWatcher[] = [];
-  const names = new Map<string, Set<string>>();
-  for (const path of [options.certPath, options.keyPath]) {
-    const dir = dirname(path);
-    const set = names.get(dir) ?? new Set<string>();
-    set.add(basename(path));
-    names.set(dir, set);
-  }
-  for (const [dir, files] of options.useFsWatch === false ? [] : names) {
-    try {
-      const watcher = watch(dir, { persistent: false }, (_event, file) => {
-        if (file === null || files.has(file.toString()) || file.toString().startsWith('..')) changed();
-      });
-      watcher.on('error', () => watcher.close());
-      watchers.push(watcher);
-    } catch {
-      // Polling above is the fallback where inotify is unavailable or the directory cannot be watched.
-    }
-  }
-
-  return {
-    accept() {
-      loaded = signature();
-    },
-    stop() {
-      clearInterval(poll);
-      if (timer) clearTimeout(timer);
-      for (const watcher of watchers) watcher.close();
-    },
-  };
+  const watch = watchFiles({
+    paths: [options.certPath, options.keyPath],
+    onChange: options.onChange,
+    pollIntervalMs: options.pollIntervalMs,
+    debounceMs: options.debounceMs ?? 500,
+    ...(options.useFsWatch === undefined ? {} : { useFsWatch: options.useFsWatch }),
+  });
+  return { accept: () => watch.accept(), stop: () => watch.stop() };
 }

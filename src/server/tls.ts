@@ -1,12 +1,14 @@
 // TLS material and policy: the configured certificate, or a self-signed one generated on first start.
-import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { webcrypto } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import type { Config } from '../config/schema.js';
-import { ThreatcolError } from '../errors.js';
 import { adoptOwner, type Owner, writeFileAtomic } from '../store/file-owner.js';
+import { readTlsPair, selfSignedPaths, type TlsMaterial } from '../tls/certificate.js';
+
+export { readTlsPair, selfSignedPaths, type TlsMaterial };
 
 /** TLS 1.2 suites: ECDHE only (forward secrecy), AEAD only (no CBC, no static RSA). TLS 1.3 suites are all AEAD. */
 export const TLS12_CIPHERS = [
@@ -23,17 +25,6 @@ export const TLS13_CIPHERS = [
   'TLS_CHACHA20_POLY1305_SHA256',
 ];
 
-export interface TlsMaterial {
-  cert: string;
-  key: string;
-  certPath: string;
-  keyPath: string;
-  selfSigned: boolean;
-  /** SHA-256 fingerprint of the certificate, colon-separated hex (as openssl prints it). */
-  fingerprint: string;
-  notAfter: Date;
-}
-
 export function tlsPolicy(config: Config['tls']): SecureContextOptions {
   return {
     minVersion: config.minVersion,
@@ -42,10 +33,6 @@ export function tlsPolicy(config: Config['tls']): SecureContextOptions {
     honorCipherOrder: true,
     ecdhCurve: 'X25519:prime256v1:secp384r1',
   };
-}
-
-export function selfSignedPaths(dataDir: string): { certPath: string; keyPath: string } {
-  return { certPath: join(dataDir, 'tls', 'cert.pem'), keyPath: join(dataDir, 'tls', 'key.pem') };
 }
 
 /** Reads the configured pair, or the self-signed pair (creating it on first start); checks that they match. */
@@ -66,38 +53,6 @@ export async function loadTlsMaterial(
     }
   }
   return { ...readTlsPair(paths.certPath, paths.keyPath, config.cert === null), generated };
-}
-
-export function readTlsPair(certPath: string, keyPath: string, selfSigned: boolean): TlsMaterial {
-  let cert: string;
-  let key: string;
-  try {
-    cert = readFileSync(certPath, 'utf8');
-    key = readFileSync(keyPath, 'utf8');
-  } catch (error) {
-    throw new ThreatcolError('TLS_INVALID', `cannot read TLS material: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(cert);
-    if (!x509.checkPrivateKey(createPrivateKey(key)))
-      throw new Error('the key does not match the certificate');
-  } catch (error) {
-    throw new ThreatcolError('TLS_INVALID', `${certPath} / ${keyPath}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  return {
-    cert,
-    key,
-    certPath,
-    keyPath,
-    selfSigned,
-    fingerprint: x509.fingerprint256,
-    notAfter: new Date(x509.validTo),
-  };
 }
 
 async function generateSelfSigned(

@@ -1,12 +1,13 @@
 // Append-only NDJSON segments with group commit: one write + one fdatasync per batch of concurrent requests.
-import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
-import { adoptOwner, type Owner } from './file-owner.js';
+import { adoptOwner, type Owner, syncDir } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
+import { lineStartBefore } from './line-boundary.js';
 import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
 import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
@@ -348,7 +349,7 @@ export class FileRecordLog implements RecordLog {
         }
         if (size === 0) adoptOwner(path, this.options.owner ?? null);
         // The directory entry must be durable before anything acknowledged lives in this file.
-        syncDirectory(this.dir);
+        syncDir(this.dir);
       } catch (error) {
         await this.ops.close(fd).catch(() => {});
         throw error;
@@ -372,17 +373,11 @@ export class FileRecordLog implements RecordLog {
     return keep;
   }
 
-  private async lastCompleteLineEnd(fd: number, size: number): Promise<number> {
-    const chunk = Buffer.allocUnsafe(64 * 1024);
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const n = await this.ops.read(fd, chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
-      if (nl !== -1) return start + nl + 1;
-      end = start;
-    }
-    return 0;
+  private lastCompleteLineEnd(fd: number, size: number): Promise<number> {
+    return lineStartBefore(
+      (buffer, length, position) => this.ops.read(fd, buffer, 0, length, position),
+      size,
+    );
   }
 }
 
@@ -394,14 +389,4 @@ function unavailable(cause: unknown): ThreatcolError {
     headers: retryAfter,
     cause,
   });
-}
-
-/** Makes a new segment's directory entry durable. */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -1,10 +1,11 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { accessSync, constants, existsSync, readFileSync, statSync, watch as watchFs } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
+import { watchFiles } from '../watch-files.js';
 import { REGISTRY_FILE } from './data-layout.js';
 import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
@@ -31,15 +32,19 @@ export interface FileRegistryOptions {
   pollIntervalMs?: number;
 }
 
-/** A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. */
+/**
+ * A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. An
+ * absent file reads as an empty registry, never as null: lowdb keeps its previous data on null, which in the
+ * long-lived daemon would keep serving sensors of a registry that was removed.
+ */
 class RegistryFileAdapter {
   constructor(
     private readonly path: string,
     private readonly owner: Owner | null,
   ) {}
 
-  async read(): Promise<RegistryData | null> {
-    return readRegistryFile(this.path);
+  async read(): Promise<RegistryData> {
+    return readRegistryFile(this.path) ?? { version: 1, sensors: [] };
   }
 
   async write(data: RegistryData): Promise<void> {
@@ -47,7 +52,7 @@ class RegistryFileAdapter {
   }
 }
 
-export function readRegistryFile(path: string): RegistryData | null {
+function readRegistryFile(path: string): RegistryData | null {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -73,7 +78,10 @@ export function readRegistryFile(path: string): RegistryData | null {
 export function createFileRegistry(options: FileRegistryOptions): SensorRegistry {
   const path = join(options.dataDir, REGISTRY_FILE);
   const now = options.now ?? Date.now;
-  const db = new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+  /** Every read and write of the registry goes through lowdb with the adapter above. */
+  const open = () =>
+    new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+  const db = open();
 
   /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
   async function update<T>(change: (data: RegistryData) => T): Promise<T> {
@@ -109,7 +117,9 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
 
   return {
     async list() {
-      return readRegistryFile(path)?.sensors ?? [];
+      const reader = open();
+      await reader.read();
+      return reader.data.sensors;
     },
 
     async add(input: NewSensor) {
@@ -198,44 +208,25 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
     },
 
     watch(onChange, onError) {
-      let last = '';
-      const check = () => {
-        let signature: string;
-        try {
-          const st = statSync(path);
-          signature = `${st.ino}:${st.size}:${st.mtimeMs}`;
-        } catch {
-          signature = existsSync(path) ? 'error' : 'absent';
-        }
-        if (signature === last) return;
-        last = signature;
-        try {
-          onChange(readRegistryFile(path)?.sensors ?? []);
-        } catch (error) {
-          onError(error as Error);
-        }
-      };
-      check();
-      const timer = setInterval(check, options.pollIntervalMs ?? 500);
-      timer.unref();
-      let watcher: ReturnType<typeof watchFs> | null = null;
-      try {
-        watcher = watchFs(options.dataDir, { persistent: false }, (_event, file) => {
-          if (file === null || file === REGISTRY_FILE) check();
-        });
-        watcher.on('error', () => watcher?.close());
-      } catch {
-        // The polling above is the fallback where inotify is unavailable.
-      }
+      const reader = open();
+      const watch = watchFiles({
+        paths: [path],
+        initial: true,
+        pollIntervalMs: options.pollIntervalMs ?? 500,
+        onChange() {
+          // The adapter reads synchronously inside: reads resolve in the order the changes were seen.
+          reader.read().then(
+            () => onChange(reader.data.sensors),
+            (error: Error) => onError(error),
+          );
+        },
+      });
       return {
         reload() {
-          last = '';
-          check();
+          watch.forget();
+          watch.check();
         },
-        stop() {
-          clearInterval(timer);
-          watcher?.close();
-        },
+        stop: () => watch.stop(),
       };
     },
   };

@@ -1,8 +1,9 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
-import { type FSWatcher, watch as watchFs } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
+import { type DirWatch, watchDirs } from '../watch-files.js';
+import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { recordMatcher } from './record-filter.js';
 import { scanRecords } from './scan-records.js';
@@ -88,17 +89,11 @@ async function readRecent(
 
 /** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
 async function completeEnd(handle: FileHandle): Promise<number> {
-  const size = (await handle.stat()).size;
-  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
-  let end = size;
-  while (end > 0) {
-    const start = Math.max(0, end - chunk.length);
-    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
-    const nl = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-    if (nl !== -1) return start + nl + 1;
-    end = start;
-  }
-  return 0;
+  return lineStartBefore(readerOf(handle), (await handle.stat()).size);
+}
+
+function readerOf(handle: FileHandle): ReadAt {
+  return async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead;
 }
 
 /** Calls `visit` on each line before `end`, newest first, until it returns true (then returns true). */
@@ -140,33 +135,17 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
   let cursor: FileCursor = { ...from };
   let reading = false;
   let again = false;
-  let watcher: FSWatcher | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let watch: DirWatch | null = null;
 
   return new Promise<void>((resolve, reject) => {
     const finish = (error?: Error) => {
-      if (timer) clearInterval(timer);
-      timer = null;
-      watcher?.close();
-      watcher = null;
+      watch?.stop();
+      watch = null;
       signal.removeEventListener('abort', onAbort);
       if (error) reject(error);
       else resolve();
     };
     const onAbort = () => finish();
-
-    const startWatching = () => {
-      if (watcher) return;
-      try {
-        watcher = watchFs(dir, { persistent: false }, () => void pump());
-        watcher.on('error', () => {
-          watcher?.close();
-          watcher = null;
-        });
-      } catch {
-        // No directory yet, or no inotify: polling covers it, and retries watching.
-      }
-    };
 
     const pump = async (): Promise<void> => {
       if (reading) {
@@ -177,7 +156,6 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
       try {
         do {
           again = false;
-          startWatching();
           await readAvailable();
         } while (again && !signal.aborted);
       } catch (error) {
@@ -208,7 +186,11 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
 
     if (signal.aborted) return finish();
     signal.addEventListener('abort', onAbort);
-    timer = setInterval(() => void pump(), options.pollIntervalMs ?? 500);
+    // Any change in the directory (a write, a new segment) or a poll tick: read what is new.
+    watch = watchDirs(new Map([[dir, null]]), () => void pump(), {
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      keepAlive: true,
+    });
     void pump();
   });
 }
@@ -263,20 +245,8 @@ async function readForward(
 }
 
 /** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
-async function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
-  const one = Buffer.allocUnsafe(1);
-  const { bytesRead: got } = await handle.read(one, 0, 1, offset - 1);
-  if (got === 1 && one[0] === NEWLINE) return offset;
-  let end = offset;
-  const buf = Buffer.allocUnsafe(64 * 1024);
-  while (end > 0) {
-    const start = Math.max(0, end - buf.length);
-    const { bytesRead } = await handle.read(buf, 0, end - start, start);
-    const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-    if (nl !== -1) return start + nl + 1;
-    end = start;
-  }
-  return 0;
+function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
+  return lineStartBefore(readerOf(handle), offset);
 }
 
 async function openSegment(path: string): Promise<FileHandle | null> {

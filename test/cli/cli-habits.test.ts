@@ -182,7 +182,7 @@ test('systemd-unit warns when the installation lives under /tmp (hidden by Priva
   assert.doesNotMatch(here.stderr, /under \/tmp/);
 });
 
-test('check --no-daemon knows threatcol holds the port, says which THREATCOL_* it used, logs nothing', async () => {
+test('check --no-daemon knows threatcol holds the port, says which THREATCOL_* it used; check leaves no journal lines', async () => {
   const logged = serve.logs.length;
   const r = await runCli(
     ['check', '--no-daemon', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(serve.port)],
@@ -191,7 +191,21 @@ test('check --no-daemon knows threatcol holds the port, says which THREATCOL_* i
   assert.match(r.stdout, /^OK +port +port \d+ is (in use by|held by) the answering daemon/m);
   assert.match(r.stdout, /^OK +config +no configuration file; defaults and THREATCOL_LOG_LEVEL, valid$/m);
   assert.doesNotMatch(r.stdout, /no configuration file: defaults/);
-  // The TLS-only probe is no request: nothing reaches the daemon's journal at warn or above.
+  // With the daemon check too: a TLS handshake, no request (readiness is the admin listener's /readyz).
+  const full = await runCli([
+    'check',
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(serve.port),
+  ]);
+  assert.match(
+    full.stdout,
+    /^OK +daemon +answering on https:\/\/127\.0\.0\.1:\d+\/ \(TLS\), certificate sha256 /m,
+  );
+  // Neither left a line in the daemon's journal at warn or above (a request to / used to: NOT_FOUND).
   await new Promise((res) => setTimeout(res, 300));
   const after = serve.logs.slice(logged).filter((l) => Number(l.level) >= 40);
   assert.deepEqual(after, []);

@@ -55,7 +55,7 @@ test('a healthy installation with a running daemon passes every check, in text a
     lines.map(() => 'OK'),
     text.stdout,
   );
-  assert.match(text.stdout, /^OK +daemon +answering on https:\/\/127\.0\.0\.1:\d+\/ \(HTTP 404\)/m);
+  assert.match(text.stdout, /^OK +daemon +answering on https:\/\/127\.0\.0\.1:\d+\/ \(TLS\)/m);
   assert.ok(text.stdout.includes(fingerprint), 'the served certificate is named');
   assert.match(text.stdout, new RegExp(`^OK +ready +ready \\(http://${admin}/readyz\\)$`, 'm'));
   assert.equal(text.stderr, '');
