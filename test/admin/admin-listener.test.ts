@@ -53,8 +53,11 @@ test('/metrics: every DESIGN 11 metric and process metrics, counters move by exa
     assert.ok(before.families.has(name), `${name} (process metric) is exposed`);
   }
 
-  for (let i = 0; i < 3; i++)
-    assert.equal((await post(s.url, '/firewall', [firewallRecord(), firewallRecord()], as)).status, 200);
+  // Distinct records: identical ones would be deduplicated (and counted as duplicates, not accepted).
+  for (let i = 0; i < 3; i++) {
+    const batch = [firewallRecord({ sport: 1000 + 2 * i }), firewallRecord({ sport: 1001 + 2 * i })];
+    assert.equal((await post(s.url, '/firewall', batch, as)).status, 200);
+  }
   assert.equal((await post(s.url, '/generic', genericRecord(), as)).status, 200);
   const invalid = await post(s.url, '/generic', { nope: 1 }, as);
   assert.equal(errorCode(invalid), 'VALIDATION_FAILED');
