@@ -1,7 +1,11 @@
 // `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material;
 // tells systemd when it is ready, reloading and stopping (Type=notify).
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
+import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
@@ -15,6 +19,7 @@ interface ServeOptions extends CommonOptions {
   logLevel?: string;
   logFormat?: string;
   adminListen?: string;
+  workers?: string;
 }
 
 export function registerServe(
@@ -35,7 +40,8 @@ export function registerServe(
       .option(
         '--admin-listen <host:port>',
         'admin listener: dashboard, /metrics, /healthz, /readyz (default 127.0.0.1:9441; "" = off; port 0 = any)',
-      ),
+      )
+      .option('--workers <n|auto>', 'processes serving requests (default 1; auto: one per available CPU)'),
   ).action((options: ServeOptions) => run(() => serve(options, io)));
 }
 
@@ -47,6 +53,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     'log.level': options.logLevel,
     'log.format': options.logFormat,
     'admin.listen': options.adminListen,
+    'server.workers':
+      options.workers === undefined || !/^\d+$/.test(options.workers)
+        ? options.workers
+        : Number(options.workers),
   });
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
@@ -56,8 +66,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
   });
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
-  const { startDaemon } = await import('../server/daemon.js');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
     logger.info(
@@ -67,9 +77,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   }
   const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
   const notifier = createSdNotifier({ env: io.env, logger });
-  let daemon: Daemon;
+  let daemon: Collector;
   try {
-    daemon = await startDaemon({ loaded, logger, listenFd });
+    daemon = await startCollector(loaded, logger, listenFd);
   } catch (error) {
     releaseStartupSignals();
     throw underNpm(error, io.env);
@@ -104,6 +114,73 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     process.off('SIGHUP', reload);
     await notifier.idle();
   }
+}
+
+/** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
+type Collector = Pick<Daemon, 'reload' | 'stop' | 'done'> & { address: { address: string; port: number } };
+
+async function startCollector(
+  loaded: LoadedConfig,
+  logger: Logger,
+  listenFd: number | undefined,
+): Promise<Collector> {
+  const workers = workerCount(loaded.config.server.workers);
+  if (workers <= 1) {
+    const { startDaemon } = await import('../server/daemon.js');
+    return startDaemon({ loaded, logger, listenFd });
+  }
+  const { createPrimary } = await import('../cluster/primary.js');
+  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
+  await primary.start();
+  return {
+    reload: () => primary.reload(),
+    stop: () => primary.stop(),
+    done: primary.done,
+    // null only when the workers could not start; then `done` already holds the status.
+    address: primary.address ?? { address: '', port: 0 },
+  };
+}
+
+/** `server.workers`: a count, or "auto" for os.availableParallelism() (which respects CPU affinity). */
+export function workerCount(setting: number | 'auto'): number {
+  return setting === 'auto' ? availableParallelism() : setting;
+}
+
+/** A worker forked by the primary (its slot and the shared listener come in TC_* variables). */
+async function serveAsWorker(
+  loaded: LoadedConfig,
+  logger: Logger,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  const { runWorker } = await import('../cluster/worker.js');
+  const id = Number(env.TC_WORKER_ID);
+  // SIGHUP reaches the workers as a message from the primary (ExecReload signals the main pid only); one
+  // sent to a worker directly (a terminal's hang-up) is ignored, not fatal.
+  process.on('SIGHUP', () => {});
+  releaseStartupSignals();
+  return runWorker({
+    loaded,
+    logger: logger.child({ worker: id, pid: process.pid }),
+    id,
+    workers: Number(env.TC_WORKERS),
+    ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
+    channel: {
+      send: (message, callback) => process.send?.(message, undefined, undefined, callback),
+      onMessage: (handler) => process.on('message', handler),
+      onDisconnect: (handler) => process.once('disconnect', handler),
+      disconnect: () => process.disconnect?.(),
+    },
+    // systemd signals every process of the unit on stop; a terminal's Ctrl-C the whole process group.
+    onSignal: (stop) => {
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    },
+  }).catch((error: unknown) => {
+    // Could not start (configuration, TLS, listener): the error goes to stderr and the exit status to the
+    // primary; the open IPC channel must not keep this process alive meanwhile.
+    process.disconnect?.();
+    throw error;
+  });
 }
 
 /**

@@ -15,6 +15,7 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordsPerRequest: number;
     maxInflightBodyBytes: number;
+    workers: number | 'auto';
   };
   tls: {
     cert: string | null;
@@ -148,6 +149,15 @@ export const configSchema = {
           minimum: 65_536,
           default: 268_435_456,
           description: 'request bodies held in memory by all requests together; past it, 503 at once',
+        },
+        workers: {
+          type: ['integer', 'string'],
+          minimum: 1,
+          maximum: 1024,
+          pattern: '^auto$',
+          default: 1,
+          description:
+            'processes that serve requests (node:cluster); 1 = one process, "auto" = one per available CPU',
         },
       },
       'HTTPS listener',

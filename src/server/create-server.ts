@@ -20,6 +20,11 @@ export interface CollectorServerDeps extends IngestDeps {
   tls: TlsMaterial;
   logger: Logger;
   activity: ActivityLog;
+  /**
+   * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
+   * connections per address and in all hold across workers; it destroys the socket to refuse it.
+   */
+  admitConnection?: (socket: Socket, group: string) => void;
 }
 
 export interface CollectorServer {
@@ -58,11 +63,15 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     if (!res.headersSent) res.shouldKeepAlive = false;
     res.once('finish', () => server.closeIdleConnections());
   };
+  // One shared listener, not a closure per request.
+  function forget(this: ServerResponse) {
+    inFlight.delete(this);
+  }
   const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), (req, res) => {
     if (closing) endAfterResponse(res);
     else {
       inFlight.add(res);
-      res.once('close', () => inFlight.delete(res));
+      res.on('close', forget);
     }
     route(req, res, deps);
   });
@@ -89,6 +98,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
       if (left <= 0) perAddress.delete(addr);
       else perAddress.set(addr, left);
     });
+    deps.admitConnection?.(socket, addr);
   });
 
   /** Connections whose TLS handshake finished: only they can fail at the HTTP level. */

@@ -1,19 +1,19 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { createMetrics, type Metrics } from '../admin/metrics.js';
+import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../admin/metrics.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
-import type { RecordLog } from '../store/store.js';
+import type { RecordLog, SensorStatsStore } from '../store/store.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
-import { RateLimiter } from './rate-limit.js';
+import { type RateLimit, RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
 import { watchTlsFiles } from './tls-watch.js';
@@ -38,6 +38,22 @@ export interface DaemonOptions {
    * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
    */
   adminListener?: boolean;
+  /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
+  worker?: WorkerRole;
+}
+
+/**
+ * What changes in a worker: its own segments; stats, rate-limit tokens and connection counts through the
+ * primary; memory budgets split between the workers; no admin listener, file watch or expiry warning
+ * (the primary has them and forwards reloads).
+ */
+export interface WorkerRole {
+  id: number;
+  /** How many workers share the configured memory budgets. */
+  workers: number;
+  stats: SensorStatsStore;
+  limiter: RateLimit;
+  admitConnection: (socket: Socket, group: string) => void;
 }
 
 export interface Daemon {
@@ -55,11 +71,13 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
+const idle = { run() {}, stop() {}, accept() {} };
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
   const logger = options.logger;
   const now = options.now ?? Date.now;
+  const worker = options.worker;
   const owner = ensureDataDir(dataDir);
 
   const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
@@ -78,6 +96,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let stopping = false;
   let fatal = false;
   const metrics = options.metrics ?? createMetrics();
+  if (worker) shareMetricsWithPrimary(metrics);
 
   const backend = await openStore(config, {
     dataDir,
@@ -93,6 +112,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         stop();
       },
       onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
+      ...(worker ? { workerId: worker.id, workers: worker.workers } : {}),
       ...(options.retentionIntervalMs === undefined
         ? {}
         : { retentionIntervalMs: options.retentionIntervalMs }),
@@ -115,8 +135,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
   );
 
-  const stats = backend.stats;
-  stats.start(config.store.statsIntervalMs, (error) =>
+  // A worker counts for the primary, the single writer of the stats; it reports at least every second.
+  const stats = worker?.stats ?? backend.stats;
+  stats.start(worker ? Math.min(1000, config.store.statsIntervalMs) : config.store.statsIntervalMs, (error) =>
     logger.error({ err: error.message }, 'cannot write stats'),
   );
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
@@ -127,9 +148,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     auth,
     store,
     stats,
-    limiter: new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
     activity,
-    bodyBudget: new BodyBudget(config.server.maxInflightBodyBytes),
+    bodyBudget: new BodyBudget(
+      worker
+        ? Math.max(65_536, Math.floor(config.server.maxInflightBodyBytes / worker.workers))
+        : config.server.maxInflightBodyBytes,
+    ),
+    ...(worker ? { admitConnection: worker.admitConnection } : {}),
     now,
     tls,
     logger,
@@ -151,19 +177,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       );
     }
   }
-  const tlsWatch = watchTlsFiles({
-    certPath: tls.certPath,
-    keyPath: tls.keyPath,
-    pollIntervalMs: config.tls.pollIntervalMs,
-    ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-    onChange: () => reloadTls('certificate or key file changed'),
-  });
-  const expiry = startExpiryWarnings({
-    logger,
-    now,
-    intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-    certificate: () => tls,
-  });
+  const tlsWatch = worker
+    ? idle
+    : watchTlsFiles({
+        certPath: tls.certPath,
+        keyPath: tls.keyPath,
+        pollIntervalMs: config.tls.pollIntervalMs,
+        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+        onChange: () => reloadTls('certificate or key file changed'),
+      });
+  const expiry = worker
+    ? idle
+    : startExpiryWarnings({
+        logger,
+        now,
+        intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
+        certificate: () => tls,
+      });
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
@@ -189,7 +219,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   let admin: RunningAdmin | null = null;
   try {
-    if (options.adminListener !== false) {
+    if (options.adminListener !== false && !worker) {
       admin = await startAdminListener({
         config,
         logger,
@@ -218,7 +248,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       sha256: tls.fingerprint,
       selfSigned: tls.selfSigned,
     },
-    'threatcol is listening',
+    worker ? 'worker listening' : 'threatcol is listening',
   );
 
   function stop(): void {

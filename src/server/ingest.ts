@@ -12,7 +12,7 @@ import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';
 import { parseJsonBody } from './parse-json.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimit } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -27,7 +27,7 @@ export interface IngestDeps {
   auth: Authenticator;
   store: RecordLog;
   stats: SensorStatsStore;
-  limiter: RateLimiter;
+  limiter: RateLimit;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
@@ -64,7 +64,9 @@ export async function handleIngest(
     bodyRead = true;
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
-    const accepted = accept(route, body, release, who, remoteAddr, idempotencyKey, deps);
+    const pending = accept(route, body, release, who, remoteAddr, idempotencyKey, deps);
+    // A promise only under `--workers` when this worker must lease rate-limit tokens from the primary.
+    const accepted = pending instanceof Promise ? await pending : pending;
     const appended = await accepted.stored;
     deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
     deps.activity.accept(who.name, accepted.count, path, remoteAddr);
@@ -118,7 +120,10 @@ interface Accepted {
   answer: string;
 }
 
-/** Steps 6-9 on a body already read: JSON, schema, rate limit, records handed to the store; synchronous. */
+/**
+ * Steps 6-9 on a body already read: JSON, schema, rate limit, records handed to the store; synchronous
+ * unless the rate limit must ask the primary (`serve --workers`).
+ */
 function accept(
   route: RouteSpec,
   body: Buffer,
@@ -127,7 +132,7 @@ function accept(
   remoteAddr: string,
   idempotencyKey: string | null,
   deps: IngestDeps,
-): Accepted {
+): Accepted | Promise<Accepted> {
   let parsed: ReturnType<typeof parseJsonBody>;
   try {
     parsed = parseJsonBody(body, route.allowRepair);
@@ -140,7 +145,24 @@ function accept(
       details: checked.details,
     });
   }
-  const wait = deps.limiter.take(who.name, checked.records.length, deps.now());
+  const inputs = checked.records;
+  const repaired = parsed.repaired;
+  const wait = deps.limiter.take(who.name, inputs.length, deps.now());
+  if (typeof wait === 'number')
+    return store(route, inputs, repaired, wait, who, remoteAddr, idempotencyKey, deps);
+  return wait.then((w) => store(route, inputs, repaired, w, who, remoteAddr, idempotencyKey, deps));
+}
+
+function store(
+  route: RouteSpec,
+  inputs: Record<string, unknown>[],
+  repaired: boolean,
+  wait: number,
+  who: AuthenticatedSensor,
+  remoteAddr: string,
+  idempotencyKey: string | null,
+  deps: IngestDeps,
+): Accepted {
   if (wait > 0) {
     throw new ThreatcolError(
       'RATE_LIMITED',
@@ -157,10 +179,9 @@ function accept(
     sensor: who.name,
     remoteAddr,
     timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
-    repaired: parsed.repaired,
+    repaired,
     rules: deps.config.firewall,
   };
-  const inputs = checked.records;
   const records: StoredRecord[] = new Array(inputs.length);
   let ids = '';
   for (let i = 0; i < inputs.length; i++) {

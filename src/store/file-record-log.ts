@@ -8,7 +8,7 @@ import { type FileOps, nodeFileOps } from './file-ops.js';
 import { adoptOwner, type Owner, syncDir } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
 import { lineStartBefore } from './line-boundary.js';
-import { listSegments, segmentFileName, threatsDir, utcDay } from './segments.js';
+import { listSegments, segmentFileName, seriesSegments, threatsDir, utcDay } from './segments.js';
 import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
 export interface FileRecordLogOptions {
@@ -26,6 +26,8 @@ export interface FileRecordLogOptions {
   owner?: Owner | null;
   /** Called once when the log can no longer be trusted (a failed fdatasync): the daemon must stop. */
   onFatal?: (error: Error) => void;
+  /** `serve --workers`: this worker's id, part of its segment names, so each worker appends to its own files. */
+  workerId?: number | null;
   /** After each batch is durable: its record count and its fdatasync time (metrics). */
   onBatchSynced?: (records: number, seconds: number) => void;
 }
@@ -69,11 +71,13 @@ export class FileRecordLog implements RecordLog {
   /** Settles when the last batch written has been synced and answered. */
   private syncTail: Promise<void> = Promise.resolve();
   private readonly space: FreeSpaceGuard | null;
+  private readonly worker: number | null;
 
   constructor(private readonly options: FileRecordLogOptions) {
     this.dir = threatsDir(options.dataDir);
     this.ops = options.fileOps ?? nodeFileOps;
     this.now = options.now ?? Date.now;
+    this.worker = options.workerId ?? null;
     const freeBytes = this.ops.freeBytes ?? nodeFileOps.freeBytes;
     this.space =
       (options.minFreeBytes ?? 0) > 0 && freeBytes
@@ -92,14 +96,14 @@ export class FileRecordLog implements RecordLog {
 
   /** File name of the segment being written, or null before the first write. Retention never deletes it. */
   get currentSegment(): string | null {
-    return this.fd >= 0 ? segmentFileName(this.day, this.seq) : null;
+    return this.fd >= 0 ? segmentFileName(this.day, this.seq, this.worker) : null;
   }
 
-  /** Opens the newest segment, cutting off a torn last line left by a crash. */
+  /** Opens this writer's newest segment, cutting off a torn last line left by a crash. */
   async open(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     adoptOwner(this.dir, this.options.owner ?? null);
-    const last = listSegments(this.dir).at(-1);
+    const last = seriesSegments(listSegments(this.dir), this.worker).at(-1);
     if (!last) return;
     const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
     try {
@@ -335,7 +339,7 @@ export class FileRecordLog implements RecordLog {
       this.seq += 1;
     }
     for (;;) {
-      const path = `${this.dir}/${segmentFileName(this.day, this.seq)}`;
+      const path = `${this.dir}/${segmentFileName(this.day, this.seq, this.worker)}`;
       const fd = await this.ops.open(path, 'a+', SEGMENT_MODE);
       let size: number;
       try {

@@ -64,8 +64,10 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
       const log = await openFileRecordLog({
         dataDir,
         segmentMaxBytes: config.store.segmentMaxBytes,
-        queueMaxRecords: config.store.queueMaxRecords,
-        queueMaxBytes: config.store.queueMaxBytes,
+        // With `--workers`, each worker's queue holds its share: the configured bounds hold for the daemon.
+        queueMaxRecords: share(config.store.queueMaxRecords, options.workers),
+        queueMaxBytes: share(config.store.queueMaxBytes, options.workers),
+        workerId: options.workerId ?? null,
         minFreeBytes: config.store.minFreeBytes,
         logger,
         now,
@@ -75,14 +77,18 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
       const writer = await dedupeWindowFor(log, config, deps, now);
-      const retention = startRetention({
-        dataDir,
-        bounds: config.store.retention,
-        logger,
-        now,
-        intervalMs: options.retentionIntervalMs ?? HOUR_MS,
-        current: () => log.currentSegment,
-      });
+      // One pruner: the single process, or worker 1 (retention keeps every worker's newest segment).
+      const prunes = (options.workerId ?? null) === null || options.workerId === 1;
+      const retention = !prunes
+        ? { stop() {} }
+        : startRetention({
+            dataDir,
+            bounds: config.store.retention,
+            logger,
+            now,
+            intervalMs: options.retentionIntervalMs ?? HOUR_MS,
+            current: () => log.currentSegment,
+          });
       return {
         append: (records, appendOptions) => writer.append(records, appendOptions),
         get queuedRecords() {
@@ -120,6 +126,10 @@ async function dedupeWindowFor(
     'dedupe window rebuilt from the newest segments',
   );
   return withDedupe(log, window, now, deps.logger);
+}
+
+function share(budget: number, workers = 1): number {
+  return Math.max(1, Math.floor(budget / workers));
 }
 
 /** Writable data directory with room above `store.minFreeBytes`: what an append needs. */

@@ -7,7 +7,7 @@ import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { recordMatcher } from './record-filter.js';
 import { scanRecords } from './scan-records.js';
-import { listSegments, type SegmentName, threatsDir } from './segments.js';
+import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from './store.js';
 
 export type { RecordLine } from './store.js';
@@ -15,6 +15,16 @@ export type { RecordLine } from './store.js';
 /** The files backend's cursor: a segment file name and the byte offset just after the last line read. */
 interface FileCursor {
   file: string | null;
+  offset: number;
+  /**
+   * The same per writer series (`serve --workers`: one per worker), keyed by seriesOf(). A series missing
+   * here is read from its first segment; without `series`, `file`/`offset` alone (one writer).
+   */
+  series?: Record<string, SeriesPosition>;
+}
+
+interface SeriesPosition {
+  file: string;
   offset: number;
 }
 
@@ -26,6 +36,8 @@ const FORWARD_CHUNK = 1024 * 1024;
  */
 export const ORDER_SLACK_MS = 5 * 60_000;
 const NEWLINE = 0x0a;
+/** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
+const MAX_PENDING_LINES = 10_000;
 
 export function createFileRecordReader(dataDir: string): RecordReader {
   const dir = threatsDir(dataDir);
@@ -49,42 +61,92 @@ function toFileCursor(from: RecordCursor): FileCursor {
   if (from.backend !== 'files') {
     throw new ThreatcolError('INTERNAL', `a ${from.backend} cursor cannot follow the files backend`);
   }
-  return { file: typeof from.file === 'string' ? from.file : null, offset: Number(from.offset) || 0 };
+  const cursor: FileCursor = {
+    file: typeof from.file === 'string' ? from.file : null,
+    offset: Number(from.offset) || 0,
+  };
+  if (typeof from.series === 'object' && from.series !== null) {
+    cursor.series = from.series as Record<string, SeriesPosition>;
+  }
+  return cursor;
 }
 
+/**
+ * The newest matching records. With `serve --workers` a day has one segment series per worker: a day's
+ * segments are read together and merged by record id (ids are time-ordered), going back a day at a time
+ * until `limit` records are found. The cursor holds the end of every series' newest segment.
+ */
 async function readRecent(
   dir: string,
   options: ReadRecentOptions,
 ): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
   const segments = list(dir);
-  const newest = segments.at(-1);
-  const cursor: FileCursor = { file: newest?.file ?? null, offset: 0 };
-  const found: RecordLine[] = [];
-  const match = recordMatcher(options.filter, options.match);
-  const since = options.filter?.since;
-  const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
-  for (let i = segments.length - 1; i >= 0; i--) {
-    const segment = segments[i] as SegmentName;
+  const series: Record<string, SeriesPosition> = {};
+  const cursor: FileCursor = { file: null, offset: 0, series };
+  const ends = new Map<string, number>();
+  for (const segment of newestOfEachSeries(segments)) {
     const handle = await openSegment(segment.path);
-    if (!handle) continue; // deleted by retention while we looked
+    if (!handle) continue;
     try {
       const end = await completeEnd(handle);
-      if (segment === newest) cursor.offset = end;
-      if (options.limit <= 0) break;
-      const done = await scanBackward(handle, end, (line) => {
-        const record = parseLine(line);
-        if (!record) return false;
-        if (Date.parse(record.received_at) < oldest) return true;
-        if (!match(record)) return false;
-        found.push({ line, record });
-        return found.length >= options.limit;
-      });
-      if (done || found.length >= options.limit) break;
+      ends.set(segment.file, end);
+      series[seriesOf(segment)] = { file: segment.file, offset: end };
     } finally {
       await handle.close();
     }
   }
-  return { records: found.reverse(), cursor };
+  const newest = segments.at(-1);
+  if (newest) {
+    cursor.file = newest.file;
+    cursor.offset = ends.get(newest.file) ?? 0;
+  }
+  if (options.limit <= 0) return { records: [], cursor };
+
+  const found: RecordLine[] = [];
+  const match = recordMatcher(options.filter, options.match);
+  const since = options.filter?.since;
+  const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
+  const days = [...new Set(segments.map((s) => s.day))].reverse();
+  for (const day of days) {
+    const need = options.limit - found.length;
+    const ofDay: RecordLine[] = [];
+    let tooOld = true;
+    // Each segment of the day from its end: none can hold more than `need` of the newest records.
+    for (const segment of segments.filter((s) => s.day === day).reverse()) {
+      const handle = await openSegment(segment.path);
+      if (!handle) continue; // deleted by retention while we looked
+      try {
+        const end = ends.get(segment.file) ?? (await completeEnd(handle));
+        let fromSegment = 0;
+        const stopped = await scanBackward(handle, end, (line) => {
+          const record = parseLine(line);
+          if (!record) return false;
+          if (Date.parse(record.received_at) < oldest) return true;
+          if (!match(record)) return false;
+          ofDay.push({ line, record });
+          return ++fromSegment >= need;
+        });
+        if (!stopped || fromSegment >= need) tooOld = false;
+      } finally {
+        await handle.close();
+      }
+    }
+    found.push(...byId(ofDay).slice(-need));
+    if (found.length >= options.limit || tooOld) break;
+  }
+  return { records: byId(found), cursor };
+}
+
+/** The newest segment of every writer's series (see segments.ts). */
+function newestOfEachSeries(segments: SegmentName[]): SegmentName[] {
+  const newest = new Map<string, SegmentName>();
+  for (const s of segments) newest.set(seriesOf(s), s);
+  return [...newest.values()];
+}
+
+/** Records in id order (time-ordered UUIDv7); a stable sort, so one writer's order stays as written. */
+function byId(lines: RecordLine[]): RecordLine[] {
+  return [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
 }
 
 /** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
@@ -132,7 +194,7 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
     const kept = batch.filter((r) => match(r.record));
     return kept.length > 0 ? options.onRecords(kept) : undefined;
   };
-  let cursor: FileCursor = { ...from };
+  const positions = startPositions(from);
   let reading = false;
   let again = false;
   let watch: DirWatch | null = null;
@@ -165,23 +227,44 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
       }
     };
 
-    /** Reads the current segment to its last complete line; moves on to newer segments once they exist. */
+    /**
+     * Reads each writer's current segment to its last complete line and moves on to the series' newer
+     * segments once they exist; lines read from several writers in one pass are emitted in id order.
+     */
     const readAvailable = async (): Promise<void> => {
-      for (;;) {
-        if (signal.aborted) return;
-        if (cursor.file === null) {
-          const first = list(dir)[0];
-          if (!first) return;
-          cursor = { file: first.file, offset: 0 };
-        }
-        const current = cursor.file as string;
-        const gone = !(await readForward(dir, cursor, signal, emit));
-        const next = list(dir).find((s) => s.file > current);
-        if (!next) return;
-        // The writer never returns to a segment once it opened a newer one: one more read drains it.
-        if (!gone) await readForward(dir, cursor, signal, emit);
-        cursor = { file: next.file, offset: 0 };
+      const pending: RecordLine[] = [];
+      const flush = async () => {
+        if (pending.length > 0) await emit(byId(pending.splice(0)));
+      };
+      const collect = async (batch: RecordLine[]) => {
+        pending.push(...batch);
+        if (pending.length >= MAX_PENDING_LINES) await flush();
+      };
+      const bySeries = new Map<string, SegmentName[]>();
+      for (const segment of list(dir)) {
+        const key = seriesOf(segment);
+        bySeries.set(key, [...(bySeries.get(key) ?? []), segment]);
       }
+      for (const [key, segments] of bySeries) {
+        let position = positions.get(key);
+        for (;;) {
+          if (signal.aborted) return;
+          if (!position) {
+            const first = segments[0] as SegmentName;
+            position = { file: first.file, offset: 0 };
+            positions.set(key, position);
+          }
+          const current = position.file;
+          const gone = !(await readForward(dir, position, signal, collect));
+          const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
+          if (!next) break;
+          // The writer never returns to a segment once it opened a newer one: one more read drains it.
+          if (!gone) await readForward(dir, position, signal, collect);
+          position = { file: next.file, offset: 0 };
+          positions.set(key, position);
+        }
+      }
+      await flush();
     };
 
     if (signal.aborted) return finish();
@@ -195,10 +278,22 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
   });
 }
 
-/** Emits the complete lines after the cursor and advances it. False when the segment no longer exists. */
+/** Where each writer series' reading resumes, from a cursor of readRecent (or a one-writer cursor). */
+function startPositions(from: FileCursor): Map<string, SeriesPosition> {
+  const positions = new Map<string, SeriesPosition>();
+  if (from.series) {
+    for (const [key, p] of Object.entries(from.series)) positions.set(key, { ...p });
+  } else if (from.file !== null) {
+    const m = SEGMENT_PATTERN.exec(from.file);
+    positions.set(m?.[2] === undefined ? '' : `w${Number(m[2])}`, { file: from.file, offset: from.offset });
+  }
+  return positions;
+}
+
+/** Emits the complete lines after the position and advances it. False when the segment no longer exists. */
 async function readForward(
   dir: string,
-  cursor: FileCursor,
+  cursor: SeriesPosition,
   signal: AbortSignal,
   onRecords: (records: RecordLine[]) => void | Promise<void>,
 ): Promise<boolean> {

@@ -1,9 +1,9 @@
-// Retention: deletes the oldest record segments past the age or total-size bound, never the one being written;
-// run by the files backend's writer at open and then periodically.
+// Retention: deletes the oldest record segments past the age or total-size bound, never one being written;
+// run by the files backend's writer at open and then periodically (with `--workers`, only worker 1's).
 import { statSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { syncDir } from './file-owner.js';
-import { listSegments, threatsDir } from './segments.js';
+import { listSegments, seriesOf, threatsDir } from './segments.js';
 
 const DAY_MS = 86_400_000;
 
@@ -31,7 +31,7 @@ export interface RetentionResult {
 export interface ApplyRetentionOptions extends RetentionBounds {
   dataDir: string;
   now: number;
-  /** File name of the segment the record log is writing (never deleted); the newest segment is kept anyway. */
+  /** File name of the segment the record log is writing (never deleted); each writer's newest is kept anyway. */
   current?: string | null;
   /** `now` of the previous run in this process (null: first run), and the interval between runs. */
   lastRunAt?: number | null;
@@ -40,13 +40,19 @@ export interface ApplyRetentionOptions extends RetentionBounds {
 
 /**
  * A segment named YYYYMMDD-… holds only records received on that UTC day, so all of them are older than
- * `days` once the day's end is. Size: delete oldest first until the rest fits, keeping the newest segment.
+ * `days` once the day's end is. Size: delete oldest first until the rest fits, keeping each writer's newest.
  */
 export function applyRetention(options: ApplyRetentionOptions): RetentionResult {
   const dir = threatsDir(options.dataDir);
   const segments = listSegments(dir).map((s) => ({ ...s, bytes: sizeOf(s.path) }));
-  const newest = segments.at(-1)?.file;
-  const protectedFiles = new Set([newest, options.current ?? undefined]);
+  // A writer only ever appends to the newest segment of its own series (the single process, or one worker of
+  // `serve --workers`): keeping every series' newest keeps every segment that may be being written.
+  const newestOfSeries = new Map<string, string>();
+  for (const s of segments) newestOfSeries.set(seriesOf(s), s.file);
+  const protectedFiles = new Set<string | undefined>([
+    ...newestOfSeries.values(),
+    options.current ?? undefined,
+  ]);
   const removed: RemovedSegment[] = [];
   const remove = (segment: (typeof segments)[number], reason: RemovedSegment['reason']): void => {
     try {

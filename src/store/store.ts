@@ -119,6 +119,8 @@ export interface StoreWriterOptions {
   onFatal?: (error: Error) => void;
   /** Files backend with `--workers`: this worker's id, part of its segment names (null: single process). */
   workerId?: number | null;
+  /** Files backend with `--workers`: how many workers share the configured queue bounds (default 1). */
+  workers?: number;
   /**
    * Files backend: how often the writer applies `store.retention` after the run at open (default hourly;
    * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.

@@ -1,7 +1,7 @@
 // Starts the servers under test (threatcol's real binary, the bare reference) pinned to a core, and reads
 // their CPU time and memory from /proc.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,7 +63,7 @@ export async function startThreatcol(
   name: string,
   dataDir: string,
   pin: Pinning,
-  options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string } = {},
+  options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; args?: string[] } = {},
 ): Promise<ThreatcolServer> {
   // Dedupe off: the load generators repeat the same bodies, so with it on every request after the first
   // would be a duplicate that is never written. The rows measure storing; test/bench/dedupe-ab.ts measures
@@ -83,7 +83,7 @@ export async function startThreatcol(
     '127.0.0.1',
   ];
   // Several collectors run at once: each gets its own admin port (metrics on, as shipped), never 9441.
-  args.push('--port', '0', '--log-format', 'json', '--admin-listen', '127.0.0.1:0');
+  args.push('--port', '0', '--log-format', 'json', '--admin-listen', '127.0.0.1:0', ...(options.args ?? []));
   const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
   const listening = await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
   const sensor = 'bench';
@@ -186,6 +186,7 @@ function waitForLine(
       if (!found) reject(new Error(`${name} exited early (${code ?? signal}): ${err}`));
     });
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (process.env.BENCH_DEBUG) process.stderr.write(d);
       if (found) return;
       out += d;
       for (const line of out.split('\n')) {
@@ -217,11 +218,39 @@ function stopChild(child: ChildProcess, name: string): Promise<void> {
 
 const TICKS = 100; // USER_HZ, 100 on every Linux this runs on.
 
-/** CPU seconds (user + system) the process has used so far. */
+/**
+ * CPU seconds (user + system) the process and its live children (the workers of `serve --workers`) have
+ * used so far. A child that dies during a run takes its time with it: the runs here restart none.
+ */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / TICKS;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+/** `pid` and its descendants, from /proc/<pid>/task/<tid>/children. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    const p = out[i] as number;
+    try {
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        const children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').trim();
+        if (children !== '') out.push(...children.split(' ').map(Number));
+      }
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
 }
 
 /** Current and peak resident set size in bytes. */

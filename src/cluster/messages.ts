@@ -1,0 +1,42 @@
+// The IPC messages between the primary and its workers (`serve --workers`). Every message carries
+// `tc: <kind>`, so messages of other modules on the same channel (prom-client's aggregator) pass by.
+
+/** Per-sensor counters a worker gathered since its last report. */
+export interface StatsDelta {
+  sensor: string;
+  accepted: number;
+  rejected: number;
+  last_accepted_at: string | null;
+  last_address: string | null;
+  last_rejection_code: string | null;
+  last_rejected_at: string | null;
+}
+
+export type WorkerMessage =
+  /** The worker listens; `address` is the shared listener's. */
+  | { tc: 'listening'; address: { address: string; family: string; port: number } }
+  | { tc: 'stats'; deltas: StatsDelta[] }
+  /** A new connection from an address group; the primary answers only a refusal (`conn-refused`). */
+  | { tc: 'conn-open'; conn: number; group: string }
+  | { tc: 'conn-close'; conn: number }
+  /** Asks for rate-limit tokens for a sensor: at least `need`, up to `want`. */
+  | { tc: 'lease'; req: number; sensor: string; need: number; want: number }
+  /** The TLS material this worker serves after a reload (for the primary's log and the expiry warning). */
+  | { tc: 'reloaded'; sha256: string };
+
+export type PrimaryMessage =
+  | { tc: 'reload' }
+  | { tc: 'stop' }
+  | { tc: 'conn-refused'; conn: number }
+  /** `granted` tokens (0: none, retry after `retryAfter` s). */
+  | { tc: 'lease-reply'; req: number; granted: number; retryAfter: number };
+
+export function isWorkerMessage(message: unknown): message is WorkerMessage {
+  return (
+    typeof message === 'object' && message !== null && typeof (message as { tc?: unknown }).tc === 'string'
+  );
+}
+
+export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
+  return isWorkerMessage(message);
+}

@@ -1,0 +1,114 @@
+// One worker of `serve --workers`: the collector (daemon.ts) on the listener the primary shares, with its
+// own segments, and its stats, rate-limit tokens and connection counts going through the primary over IPC.
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { LoadedConfig } from '../config/load-config.js';
+import { startDaemon } from '../server/daemon.js';
+import { IpcSensorStats } from './ipc-stats.js';
+import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
+import { isPrimaryMessage, type WorkerMessage } from './messages.js';
+
+export interface WorkerOptions {
+  loaded: LoadedConfig;
+  logger: Logger;
+  /** This worker's slot, 1..workers; stable across restarts, part of its segment names. */
+  id: number;
+  workers: number;
+  /** The inherited listening socket the primary listens on for everyone (socket activation). */
+  listenFd?: number;
+  /** The IPC channel to the primary (process.send / process.on('message') in a real worker). */
+  channel: WorkerChannel;
+  /** Hooks SIGTERM/SIGINT sent to this process directly (systemd signals the whole unit). */
+  onSignal: (stop: () => void) => void;
+}
+
+export interface WorkerChannel {
+  send(message: WorkerMessage, callback?: (error: Error | null) => void): void;
+  onMessage(handler: (message: unknown) => void): void;
+  /** The primary went away: the worker stops. */
+  onDisconnect(handler: () => void): void;
+  disconnect(): void;
+}
+
+export async function runWorker(options: WorkerOptions): Promise<number> {
+  const { channel, logger } = options;
+  let connected = true;
+  const send = (message: WorkerMessage) => {
+    if (connected) channel.send(message);
+  };
+
+  const leases = new Map<number, (reply: LeaseReply) => void>();
+  let nextLease = 0;
+  const limiter = new LeasedRateLimiter(
+    options.loaded.config.rateLimit.recordsPerSecond,
+    (sensor, need, want) => {
+      if (!connected) return Promise.resolve({ granted: 0, retryAfter: 1 });
+      const req = ++nextLease;
+      return new Promise<LeaseReply>((resolve) => {
+        leases.set(req, resolve);
+        send({ tc: 'lease', req, sensor, need, want });
+      });
+    },
+  );
+
+  const sockets = new Map<number, Socket>();
+  let nextConn = 0;
+  const admitConnection = (socket: Socket, group: string) => {
+    const conn = ++nextConn;
+    sockets.set(conn, socket);
+    send({ tc: 'conn-open', conn, group });
+    socket.once('close', () => {
+      // A refused connection was never counted by the primary.
+      if (sockets.delete(conn)) send({ tc: 'conn-close', conn });
+    });
+  };
+
+  const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
+  const daemon = await startDaemon({
+    loaded: options.loaded,
+    logger,
+    ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
+    worker: { id: options.id, workers: options.workers, stats, limiter, admitConnection },
+  });
+
+  channel.onMessage((message) => {
+    if (!isPrimaryMessage(message)) return;
+    switch (message.tc) {
+      case 'reload':
+        daemon.reload();
+        send({ tc: 'reloaded', sha256: daemon.fingerprint });
+        break;
+      case 'stop':
+        daemon.stop();
+        break;
+      case 'conn-refused': {
+        const socket = sockets.get(message.conn);
+        sockets.delete(message.conn);
+        socket?.destroy();
+        break;
+      }
+      case 'lease-reply':
+        leases.get(message.req)?.({ granted: message.granted, retryAfter: message.retryAfter });
+        leases.delete(message.req);
+        break;
+    }
+  });
+  channel.onDisconnect(() => {
+    connected = false;
+    for (const resolve of leases.values()) resolve({ granted: 0, retryAfter: 1 });
+    leases.clear();
+    logger.warn('the primary process is gone; stopping');
+    daemon.stop();
+  });
+  options.onSignal(() => daemon.stop());
+  send({ tc: 'listening', address: daemon.address });
+
+  const code = await daemon.done;
+  // The last counts must reach the primary before the channel closes.
+  if (connected) {
+    await new Promise<void>((resolve) => channel.send({ tc: 'stats', deltas: [] }, () => resolve()));
+    connected = false;
+    channel.disconnect();
+  }
+  return code;
+}
