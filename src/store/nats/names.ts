@@ -1,0 +1,59 @@
+// Names in NATS (DESIGN 10): record subjects and KV keys, with a reversible encoding of sensor names.
+import type { Endpoint } from '../store.js';
+
+export const RECORDS_PREFIX = 'threatcol.records';
+
+/**
+ * One subject token (or KV key token) for any string: letters, digits, "-" and "_" stay, every other UTF-8
+ * byte becomes `=XX`. Sensor names cannot contain "=", so `fw.paris` -> `fw=2Eparis` decodes unambiguously.
+ */
+export function encodeToken(name: string): string {
+  let out = '';
+  for (const ch of name) {
+    if (/[A-Za-z0-9_-]/.test(ch)) {
+      out += ch;
+      continue;
+    }
+    for (const byte of Buffer.from(ch, 'utf8')) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+export function decodeToken(token: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < token.length; i++) {
+    if (token[i] === '=' && /^[0-9A-F]{2}$/.test(token.slice(i + 1, i + 3))) {
+      bytes.push(Number.parseInt(token.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(token[i] as string, 'utf8'));
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+export function recordSubject(endpoint: Endpoint, sensor: string): string {
+  return `${RECORDS_PREFIX}.${endpoint}.${encodeToken(sensor)}`;
+}
+
+/** The narrowest subject filter for an optional endpoint and sensor. */
+export function recordFilterSubject(endpoint?: Endpoint, sensor?: string): string {
+  if (endpoint === undefined && sensor === undefined) return `${RECORDS_PREFIX}.>`;
+  return `${RECORDS_PREFIX}.${endpoint ?? '*'}.${sensor === undefined ? '*' : encodeToken(sensor)}`;
+}
+
+/** KV key of one collector's counters for one sensor in the stats bucket. */
+export function statsKey(sensor: string, collectorId: string): string {
+  return `${encodeToken(sensor)}.${encodeToken(collectorId)}`;
+}
+
+export function parseStatsKey(key: string): { sensor: string; collectorId: string } | null {
+  const parts = key.split('.');
+  if (parts.length !== 2) return null;
+  return { sensor: decodeToken(parts[0] as string), collectorId: decodeToken(parts[1] as string) };
+}
+
+/** A server URL as it may be logged: any user:password@ part removed. */
+export function redactServer(server: string): string {
+  return server.replace(/^([a-z]+:\/\/)?[^@/]*@/i, (_m, scheme: string | undefined) => scheme ?? '');
+}

@@ -1,0 +1,195 @@
+// The connection to NATS: connects in the background (serve starts while NATS is down), reconnects forever,
+// logs each outage once at warn with the server list (never the credentials), and says why it is down.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { ThreatcolError } from '../../errors.js';
+import { redactServer } from './names.js';
+
+export interface NatsLinkOptions {
+  nats: Config['nats'];
+  logger: Logger;
+  now?: () => number;
+  /** Shown in the server's connection list. */
+  name?: string;
+}
+
+const RETRY_AFTER = { 'Retry-After': '1' };
+
+export class NatsLink {
+  private nc: NatsConnection | null = null;
+  private connected = false;
+  /** When the current outage began (null: connected). */
+  private downSince: number | null;
+  private lastError: string | null = null;
+  private closed = false;
+  private readonly waiters = new Set<() => void>();
+  private readonly now: () => number;
+  private readonly servers: string[];
+  private warnTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: NatsLinkOptions) {
+    this.now = options.now ?? Date.now;
+    this.downSince = this.now();
+    this.servers = options.nats.servers.map(redactServer);
+  }
+
+  /** Starts connecting; never rejects (a wrong password is retried too, and reported by reason()). */
+  start(): void {
+    const { nats } = this.options;
+    const opts: NodeConnectionOptions = {
+      servers: nats.servers,
+      name: this.options.name ?? `threatcol ${hostname()}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      reconnectJitter: 100,
+      timeout: Math.min(nats.publishTimeoutMs, 5000),
+      pingInterval: 10_000,
+      maxPingOut: 2,
+      ignoreAuthErrorAbort: true,
+    };
+    if (nats.user !== null) {
+      opts.user = nats.user;
+      opts.pass = nats.password ?? '';
+    }
+    if (nats.token !== null) opts.token = nats.token;
+    if (nats.credentialsFile !== null) {
+      const file = nats.credentialsFile;
+      // Read at each (re)connect: a rotated creds file is picked up without a restart.
+      opts.authenticator = credsAuthenticator(() => readFileSync(file));
+    }
+    if (nats.tls.ca !== null) opts.tls = { caFile: nats.tls.ca };
+    // The first attempt's failure is only known by its absence: warn once if it has not connected soon.
+    this.warnTimer = setTimeout(() => this.warnDown(), Math.min(nats.publishTimeoutMs, 2000));
+    this.warnTimer.unref();
+    this.attempt(opts);
+  }
+
+  /**
+   * One round over the servers; after the first connection the client reconnects by itself, forever. Before
+   * it, our own unref'd timer retries, so a CLI command can still exit and close() can still cancel.
+   */
+  private attempt(opts: NodeConnectionOptions): void {
+    if (this.closed) return;
+    connect(opts).then(
+      (nc) => {
+        if (this.closed) {
+          void nc.close();
+          return;
+        }
+        this.nc = nc;
+        this.up(nc.getServer());
+        void this.watchStatus(nc);
+      },
+      (error: Error) => {
+        this.lastError = error.message;
+        const retry = setTimeout(() => this.attempt(opts), 500);
+        retry.unref();
+      },
+    );
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') {
+        this.connected = false;
+        this.downSince ??= this.now();
+        this.lastError = `disconnected from ${redactServer(s.server)}`;
+        this.warnDown();
+      } else if (s.type === 'reconnect') {
+        this.up(s.server);
+      } else if (s.type === 'error') {
+        this.lastError = s.error.message;
+      }
+    }
+  }
+
+  private warned = false;
+
+  private warnDown(): void {
+    if (this.connected || this.warned || this.closed) return;
+    this.warned = true;
+    this.options.logger.warn(
+      { servers: this.servers, reason: this.lastError ?? 'no answer' },
+      'NATS is unreachable: requests get 503 until it is back; retrying',
+    );
+  }
+
+  private up(server: string): void {
+    const outageMs = this.downSince === null ? 0 : this.now() - this.downSince;
+    const wasWarned = this.warned;
+    this.connected = true;
+    this.downSince = null;
+    this.warned = false;
+    if (this.warnTimer) clearTimeout(this.warnTimer);
+    this.options.logger[wasWarned ? 'warn' : 'info'](
+      { server: redactServer(server), outageMs },
+      wasWarned ? 'NATS is reachable again' : 'connected to NATS',
+    );
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+  }
+
+  /** The connection when connected now, else null. */
+  current(): NatsConnection | null {
+    return this.connected ? this.nc : null;
+  }
+
+  /** The connection object once it exists (possibly reconnecting), else null. */
+  connection(): NatsConnection | null {
+    return this.nc;
+  }
+
+  /** How long the current outage has lasted (0 when connected). */
+  downForMs(): number {
+    return this.downSince === null ? 0 : this.now() - this.downSince;
+  }
+
+  /** Why NATS cannot be used now, naming the servers (never a credential). */
+  reason(): string {
+    return `NATS unreachable (${this.servers.join(', ')})${this.lastError ? `: ${this.lastError}` : ''}`;
+  }
+
+  unavailable(detail?: string): ThreatcolError {
+    return new ThreatcolError(
+      'UNAVAILABLE',
+      `the collector cannot store records right now: ${detail ?? this.reason()}`,
+      { headers: RETRY_AFTER },
+    );
+  }
+
+  /** Resolves with a connected connection, or rejects UNAVAILABLE after `timeoutMs`. */
+  async ready(timeoutMs: number): Promise<NatsConnection> {
+    const nc = this.current();
+    if (nc) return nc;
+    if (this.closed) throw this.unavailable('the NATS connection is closed');
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        reject(this.unavailable());
+      }, timeoutMs);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.waiters.add(wake);
+    });
+    return this.ready(timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.warnTimer) clearTimeout(this.warnTimer);
+    const nc = this.nc;
+    this.nc = null;
+    this.connected = false;
+    if (nc && !nc.isClosed()) await nc.drain().catch(() => nc.close());
+  }
+}

@@ -1,0 +1,173 @@
+// Reads records back from the stream: the last N (windows walked backwards, filtered by subject where the
+// filter allows), follow (an ordered consumer that survives node restarts) and scan(since).
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { StoredRecord } from '../../records/stored-record.js';
+import type { RecordCursor, RecordFilter, RecordLine, RecordReader } from '../store.js';
+import { recordFilterSubject } from './names.js';
+
+export interface NatsReaderOptions {
+  /** Resolves once NATS is reachable (rejects UNAVAILABLE otherwise). */
+  clients: () => Promise<{ js: JetStreamClient; jsm: JetStreamManager }>;
+  stream: string;
+}
+
+/** Records are stored in ack order, not strictly in received_at order: look this far before `since`. */
+const ORDER_SLACK_MS = 5 * 60_000;
+const FIRST_WINDOW = 512;
+const BATCH = 1000;
+
+export function matches(record: StoredRecord, filter: RecordFilter | undefined): boolean {
+  if (!filter) return true;
+  if (filter.sensor !== undefined && record.sensor !== filter.sensor) return false;
+  if (filter.endpoint !== undefined && record.endpoint !== filter.endpoint) return false;
+  if (filter.minCriticality !== undefined && record.criticality < filter.minCriticality) return false;
+  if (filter.since !== undefined && Date.parse(record.received_at) < filter.since) return false;
+  return true;
+}
+
+function toLine(msg: JsMsg): RecordLine | null {
+  const line = msg.string();
+  try {
+    return { line, record: JSON.parse(line) as StoredRecord };
+  } catch {
+    return null; // not a record (someone else published here): skip it
+  }
+}
+
+export function createNatsReader(options: NatsReaderOptions): RecordReader {
+  /**
+   * Visits the messages of `subject` from a start (sequence or time) up to `lastSeq` through a short-lived
+   * pull consumer: its num_pending says how many to fetch, so nothing waits for messages that never come.
+   */
+  async function readRange(
+    subject: string,
+    start: { seq: number } | { time: number },
+    lastSeq: number,
+    visit: (msg: JsMsg) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const { js, jsm } = await options.clients();
+    const info = await jsm.consumers.add(options.stream, {
+      ack_policy: AckPolicy.None,
+      filter_subject: subject,
+      inactive_threshold: nanos(60_000),
+      mem_storage: true,
+      num_replicas: 1,
+      ...('seq' in start
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, start.seq) }
+        : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(start.time).toISOString() }),
+    });
+    try {
+      let left = info.num_pending;
+      const consumer = await js.consumers.get(options.stream, info.name);
+      while (left > 0 && !signal?.aborted) {
+        const batch = await consumer.fetch({ max_messages: Math.min(left, BATCH), expires: 5000 });
+        let got = 0;
+        let done = false;
+        for await (const msg of batch) {
+          got++;
+          if (msg.seq > lastSeq) done = true;
+          else visit(msg);
+        }
+        left -= got;
+        if (done || got === 0) break;
+      }
+    } finally {
+      await jsm.consumers.delete(options.stream, info.name).catch(() => {});
+    }
+  }
+
+  async function lastSeq(): Promise<{ first: number; last: number }> {
+    const { jsm } = await options.clients();
+    const info = await jsm.streams.info(options.stream);
+    return { first: info.state.first_seq, last: info.state.last_seq };
+  }
+
+  return {
+    async readRecent({ limit, filter, match }) {
+      const { first, last } = await lastSeq();
+      const cursor: RecordCursor = { backend: 'nats', seq: last };
+      if (limit <= 0 || last === 0) return { records: [], cursor };
+      const subject = recordFilterSubject(filter?.endpoint, filter?.sensor);
+      const found: RecordLine[] = [];
+      let end = last;
+      let size = Math.max(FIRST_WINDOW, limit);
+      // Walk back window by window (each twice the last) until enough matches or the stream's start.
+      while (found.length < limit && end >= first) {
+        const from = Math.max(first, end - size + 1);
+        const chunk: RecordLine[] = [];
+        let oldestReceived = Number.POSITIVE_INFINITY;
+        await readRange(subject, { seq: from }, end, (msg) => {
+          const line = toLine(msg);
+          if (!line) return;
+          oldestReceived = Math.min(oldestReceived, Date.parse(line.record.received_at));
+          if (matches(line.record, filter) && (!match || match(line.record))) chunk.push(line);
+        });
+        found.unshift(...chunk);
+        if (filter?.since !== undefined && oldestReceived < filter.since - ORDER_SLACK_MS) break;
+        end = from - 1;
+        size *= 2;
+      }
+      return { records: found.slice(-limit), cursor };
+    },
+
+    async follow(from, { onRecords, signal, filter, match }) {
+      let next = (typeof from.seq === 'number' ? from.seq : 0) + 1;
+      const subject = recordFilterSubject(filter?.endpoint, filter?.sensor);
+      while (!signal.aborted) {
+        try {
+          const { js } = await options.clients();
+          const consumer = await js.consumers.get(options.stream, {
+            filter_subjects: subject,
+            deliver_policy: DeliverPolicy.StartSequence,
+            opt_start_seq: next,
+          });
+          const messages = await consumer.consume({ max_messages: BATCH });
+          const abort = () => void messages.close();
+          signal.addEventListener('abort', abort, { once: true });
+          let batch: RecordLine[] = [];
+          try {
+            for await (const msg of messages) {
+              next = msg.seq + 1;
+              const line = toLine(msg);
+              if (line && matches(line.record, filter) && (!match || match(line.record))) batch.push(line);
+              if (batch.length > 0 && (msg.info.pending === 0 || batch.length >= BATCH)) {
+                const out = batch;
+                batch = [];
+                await onRecords(out);
+              }
+            }
+          } finally {
+            signal.removeEventListener('abort', abort);
+            if (batch.length > 0 && !signal.aborted) await onRecords(batch);
+          }
+        } catch {
+          // NATS unreachable or the consumer lost: start again from the next sequence below.
+        }
+        if (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    },
+
+    async scan(since, visit, signal) {
+      const { last } = await lastSeq();
+      if (last === 0) return;
+      await readRange(
+        recordFilterSubject(),
+        { time: since - ORDER_SLACK_MS },
+        last,
+        (msg) => {
+          const line = toLine(msg);
+          if (line && Date.parse(line.record.received_at) >= since) visit(line.record);
+        },
+        signal,
+      );
+    },
+  };
+}

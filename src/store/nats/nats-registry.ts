@@ -1,0 +1,175 @@
+// The sensor registry in a KV bucket (DESIGN 10): one key per sensor, value = the Sensor JSON (hashes only).
+// add is a create; changes are updates with the expected revision, re-applied on a conflict, never lost.
+import type { KV } from '@nats-io/kv';
+import { ThreatcolError } from '../../errors.js';
+import { generateKey, hashKey } from '../../keys.js';
+import type { NewSensor, RegistryWatch, Sensor, SensorRegistry } from '../registry.js';
+import { decodeToken, encodeToken } from './names.js';
+import { checkSensorName, newSensor, revokeSensor, rotateSensor } from './sensor-changes.js';
+
+export interface NatsRegistryOptions {
+  /** The bucket, once NATS is reachable (rejects UNAVAILABLE otherwise). */
+  bucket: () => Promise<KV>;
+  now?: () => number;
+  /** Safety full re-read interval of watchers, besides the live KV watch (default 15 s). */
+  rereadIntervalMs?: number;
+}
+
+/** Conflicting writers are rare (two admins at once); this many re-reads resolve any realistic race. */
+const MAX_CONFLICT_RETRIES = 50;
+
+function isConflict(error: unknown): boolean {
+  const e = error as { message?: string; api_error?: { err_code?: number } };
+  return e.api_error?.err_code === 10071 || /wrong last sequence/i.test(e.message ?? '');
+}
+
+export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry {
+  const now = options.now ?? Date.now;
+
+  async function list(): Promise<Sensor[]> {
+    const kv = await options.bucket();
+    const names: string[] = [];
+    for await (const key of await kv.keys()) names.push(key);
+    const sensors: Sensor[] = [];
+    for (const key of names) {
+      const entry = await kv.get(key);
+      if (entry && entry.operation === 'PUT') sensors.push(entry.json<Sensor>());
+    }
+    return sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+  }
+
+  /** Applies `change` to the current value with the expected revision, re-reading after a conflict. */
+  async function update(name: string, change: (sensor: Sensor) => Sensor): Promise<Sensor> {
+    const kv = await options.bucket();
+    const key = encodeToken(name);
+    for (let i = 0; ; i++) {
+      const entry = await kv.get(key);
+      if (entry?.operation !== 'PUT') {
+        throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+      }
+      const next = change(entry.json<Sensor>());
+      try {
+        await kv.update(key, JSON.stringify(next), entry.revision);
+        return next;
+      } catch (error) {
+        if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
+      }
+    }
+  }
+
+  return {
+    list,
+
+    async add(input: NewSensor) {
+      checkSensorName(input.name);
+      const key = generateKey();
+      const sensor = newSensor(input, hashKey(key), new Date(now()).toISOString());
+      const kv = await options.bucket();
+      try {
+        await kv.create(encodeToken(input.name), JSON.stringify(sensor));
+      } catch (error) {
+        if (isConflict(error)) {
+          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
+        }
+        throw error;
+      }
+      return { sensor, key };
+    },
+
+    revoke: (name: string) => update(name, (sensor) => revokeSensor(sensor, now())),
+
+    async rotate(name: string, graceMs: number) {
+      const key = generateKey();
+      const keyHash = hashKey(key);
+      let until = '';
+      const sensor = await update(name, (current) => {
+        const at = now();
+        until = new Date(at + graceMs).toISOString();
+        return rotateSensor(current, keyHash, at, graceMs);
+      });
+      return { sensor, key, oldKeysExpireAt: until };
+    },
+
+    watch(onChange, onError): RegistryWatch {
+      return watchRegistry(options, list, onChange, onError);
+    },
+  };
+}
+
+/**
+ * Keeps `onChange` current: a full read, then the KV watcher's live changes (well under a second), and a
+ * full re-read now and then and after any watcher failure (a NATS node restart, an outage).
+ */
+function watchRegistry(
+  options: NatsRegistryOptions,
+  list: () => Promise<Sensor[]>,
+  onChange: (sensors: Sensor[]) => void,
+  onError: (error: Error) => void,
+): RegistryWatch {
+  let stopped = false;
+  let sensors = new Map<string, Sensor>();
+  let stopWatcher: (() => void) | null = null;
+  let signature = '';
+  let scheduled = false;
+
+  /** Coalesces a burst of watcher entries (the initial replay) into one onChange. */
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      emit();
+    });
+  }
+
+  function emit(): void {
+    const all = [...sensors.values()];
+    const next = JSON.stringify(all);
+    if (next === signature) return;
+    signature = next;
+    onChange(all);
+  }
+
+  async function reread(): Promise<void> {
+    const all = await list();
+    sensors = new Map(all.map((s) => [s.name, s]));
+    emit();
+  }
+
+  async function run(): Promise<void> {
+    while (!stopped) {
+      try {
+        const kv = await options.bucket();
+        await reread();
+        const watcher = await kv.watch({ key: '>' });
+        stopWatcher = () => watcher.stop();
+        if (stopped) watcher.stop();
+        for await (const entry of watcher) {
+          const name = decodeToken(entry.key);
+          if (entry.operation === 'PUT') sensors.set(name, entry.json<Sensor>());
+          else sensors.delete(name);
+          schedule();
+        }
+      } catch (error) {
+        if (!stopped) onError(error as Error);
+      }
+      stopWatcher = null;
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  void run();
+
+  const timer = setInterval(() => void reread().catch(() => {}), options.rereadIntervalMs ?? 15_000);
+  timer.unref();
+
+  return {
+    reload() {
+      void reread().catch(onError);
+    },
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+      stopWatcher?.();
+    },
+  };
+}

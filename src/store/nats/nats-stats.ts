@@ -1,0 +1,143 @@
+// Per-sensor stats in a KV bucket (DESIGN 10): each collector writes only its own key per sensor
+// (`<sensor>.<collector id>`), so writers never conflict; readers sum over collectors.
+import type { KV } from '@nats-io/kv';
+import type { SensorActivity, SensorStatsStore } from '../store.js';
+import { parseStatsKey, statsKey } from './names.js';
+
+export interface NatsStatsOptions {
+  bucket: () => Promise<KV>;
+  /** This collector's id (null: a reader only, e.g. the CLI). */
+  collectorId: string | null;
+}
+
+const empty = (): SensorActivity => ({
+  last_seen: null,
+  last_address: null,
+  records_received: 0,
+  requests_rejected: 0,
+  last_rejection_code: null,
+  last_rejected_at: null,
+});
+
+const later = (a: string | null | undefined, b: string | null | undefined) =>
+  (a ?? '') >= (b ?? '') ? (a ?? null) : (b ?? null);
+
+export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
+  /** Counts not yet written, per sensor. */
+  const pending = new Map<string, SensorActivity>();
+  /** What this collector last wrote per sensor (read back once, so a restart continues its counts). */
+  const written = new Map<string, SensorActivity>();
+  let timer: NodeJS.Timeout | null = null;
+  let flushing: Promise<void> = Promise.resolve();
+
+  function entry(sensor: string): SensorActivity {
+    let e = pending.get(sensor);
+    if (!e) {
+      e = empty();
+      pending.set(sensor, e);
+    }
+    return e;
+  }
+
+  async function writeOne(kv: KV, sensor: string, delta: SensorActivity): Promise<void> {
+    const key = statsKey(sensor, options.collectorId as string);
+    let base = written.get(sensor);
+    if (!base) {
+      const stored = await kv.get(key);
+      base = stored?.operation === 'PUT' ? stored.json<SensorActivity>() : empty();
+    }
+    const next: SensorActivity = {
+      last_seen: later(base.last_seen, delta.last_seen),
+      last_address: delta.last_address ?? base.last_address,
+      records_received: base.records_received + delta.records_received,
+      requests_rejected: base.requests_rejected + delta.requests_rejected,
+      last_rejection_code: delta.last_rejection_code ?? base.last_rejection_code ?? null,
+      last_rejected_at: later(base.last_rejected_at, delta.last_rejected_at),
+    };
+    await kv.put(key, JSON.stringify(next));
+    written.set(sensor, next);
+  }
+
+  async function flush(): Promise<void> {
+    if (options.collectorId === null || pending.size === 0) return;
+    const kv = await options.bucket();
+    const batch = [...pending];
+    pending.clear();
+    for (let i = 0; i < batch.length; i++) {
+      const [sensor, delta] = batch[i] as [string, SensorActivity];
+      try {
+        await writeOne(kv, sensor, delta);
+      } catch (error) {
+        // Not written: merge this and the rest back so the counts are written next time.
+        for (const [s, d] of batch.slice(i)) merge(entry(s), d);
+        throw error;
+      }
+    }
+  }
+
+  return {
+    recordAccepted(sensor, address, records, at) {
+      const e = entry(sensor);
+      e.last_seen = later(e.last_seen, at);
+      e.last_address = address;
+      e.records_received += records;
+    },
+    recordRejected(sensor, address, code, at) {
+      const e = entry(sensor);
+      e.last_seen = later(e.last_seen, at);
+      e.last_address = address;
+      e.requests_rejected += 1;
+      e.last_rejection_code = code;
+      e.last_rejected_at = at;
+    },
+    async read() {
+      const kv = await options.bucket();
+      const keys: string[] = [];
+      for await (const key of await kv.keys()) keys.push(key);
+      const sums: Record<string, SensorActivity> = Object.create(null);
+      const newest: Record<string, string> = Object.create(null);
+      for (const key of keys) {
+        const parsed = parseStatsKey(key);
+        const stored = parsed ? await kv.get(key) : null;
+        if (!parsed || stored?.operation !== 'PUT') continue;
+        const one = stored.json<SensorActivity>();
+        const sum = sums[parsed.sensor] ?? empty();
+        sum.records_received += one.records_received;
+        sum.requests_rejected += one.requests_rejected;
+        // The most recent sighting across collectors gives both last_seen and last_address.
+        if ((one.last_seen ?? '') > (newest[parsed.sensor] ?? '')) {
+          newest[parsed.sensor] = one.last_seen ?? '';
+          sum.last_seen = one.last_seen;
+          sum.last_address = one.last_address;
+        }
+        if ((one.last_rejected_at ?? '') > (sum.last_rejected_at ?? '')) {
+          sum.last_rejected_at = one.last_rejected_at ?? null;
+          sum.last_rejection_code = one.last_rejection_code ?? null;
+        }
+        sums[parsed.sensor] = sum;
+      }
+      return sums;
+    },
+    start(intervalMs, onError) {
+      timer = setInterval(() => {
+        flushing = flushing.then(() => flush().catch(onError));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await flushing;
+      await flush();
+    },
+  };
+
+  function merge(into: SensorActivity, from: SensorActivity): void {
+    into.records_received += from.records_received;
+    into.requests_rejected += from.requests_rejected;
+    into.last_seen = later(into.last_seen, from.last_seen);
+    into.last_address ??= from.last_address;
+    into.last_rejection_code ??= from.last_rejection_code ?? null;
+    into.last_rejected_at = later(into.last_rejected_at, from.last_rejected_at);
+  }
+}

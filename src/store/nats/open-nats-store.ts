@@ -1,0 +1,159 @@
+// The NATS JetStream backend (DESIGN 10): one connection shared by the record log, registry, stats and
+// reader; the stream and buckets are created when missing.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { writeFileAtomic } from '../file-owner.js';
+import type { Store, StoreHealth } from '../store.js';
+import { NatsLink } from './nats-link.js';
+import { createNatsReader } from './nats-reader.js';
+import { createNatsRecordLog } from './nats-record-log.js';
+import { createNatsRegistry } from './nats-registry.js';
+import { ensureBucket, ensureStream } from './nats-setup.js';
+import { createNatsStats } from './nats-stats.js';
+
+export interface NatsStoreDeps {
+  logger: Logger;
+  now?: () => number;
+  /** Where this collector's id is kept (daemon); null: a reader that writes no stats (CLI). */
+  dataDir?: string | null;
+}
+
+const COLLECTOR_ID_FILE = 'collector-id';
+
+/**
+ * A collector's id in the stats bucket: generated once (hostname + random) and kept in the data directory,
+ * so a restart continues its own counters and two collectors on one host never share a key.
+ */
+export function collectorId(dataDir: string): string {
+  const path = join(dataDir, COLLECTOR_ID_FILE);
+  try {
+    const id = readFileSync(path, 'utf8').trim();
+    if (id) return id;
+  } catch {
+    // First start: make one below.
+  }
+  const id = `${hostname()
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
+  writeFileAtomic(path, `${id}\n`, 0o644, null);
+  return id;
+}
+
+export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promise<Store> {
+  const { logger } = deps;
+  const nats = config.nats;
+  const link = new NatsLink({ nats, logger, ...(deps.now ? { now: deps.now } : {}) });
+  link.start();
+
+  let clients: { js: JetStreamClient; jsm: JetStreamManager } | null = null;
+  const buckets = new Map<string, Promise<KV>>();
+  let streamReady: Promise<void> | null = null;
+  let publisher: JetStreamClient | null = null;
+  let publisherFor: unknown = null;
+
+  async function getClients(timeoutMs = nats.publishTimeoutMs) {
+    const nc = await link.ready(timeoutMs);
+    clients ??= { js: jetstream(nc, { timeout: nats.publishTimeoutMs }), jsm: await jetstreamManager(nc) };
+    return clients;
+  }
+
+  /** Opens (creating when missing) a bucket once; a failure is retried at the next call. */
+  function bucket(name: string, history: number): () => Promise<KV> {
+    return () => {
+      let kv = buckets.get(name);
+      if (!kv) {
+        kv = getClients().then(({ js, jsm }) => ensureBucket(js, jsm, name, config, logger, history));
+        kv.catch(() => buckets.delete(name));
+        buckets.set(name, kv);
+      }
+      return kv;
+    };
+  }
+
+  function ensureRecordsStream(): Promise<void> {
+    if (!streamReady) {
+      streamReady = getClients().then(({ jsm }) => ensureStream(jsm, config, logger));
+      streamReady.catch(() => {
+        streamReady = null;
+      });
+    }
+    return streamReady;
+  }
+
+  const dataDir = deps.dataDir ?? null;
+  const registry = createNatsRegistry({
+    bucket: bucket(nats.registryBucket, 5),
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+  const stats = createNatsStats({
+    bucket: bucket(nats.statsBucket, 1),
+    collectorId: dataDir === null ? null : collectorId(dataDir),
+  });
+  const reader = createNatsReader({
+    stream: nats.stream,
+    clients: async () => {
+      await ensureRecordsStream();
+      return getClients();
+    },
+  });
+
+  return {
+    backend: 'nats',
+    registry,
+    reader,
+    stats,
+    async openRecordLog() {
+      // Created in the background: serve starts (and answers 503) while NATS is down.
+      const setUp = () =>
+        ensureRecordsStream().catch((error: Error) => {
+          logger.warn({ err: error.message }, 'cannot check the NATS stream yet; retrying');
+          setTimeout(setUp, 2000).unref();
+        });
+      void setUp();
+      return createNatsRecordLog({
+        link,
+        js: () => {
+          const nc = link.connection();
+          if (!nc) return null;
+          if (!publisher || publisherFor !== nc) {
+            publisher = jetstream(nc, { timeout: nats.publishTimeoutMs });
+            publisherFor = nc;
+          }
+          return publisher;
+        },
+        firstDelivery: async (seq) => {
+          const { jsm } = await getClients();
+          const msg = await jsm.streams.getMessage(nats.stream, { seq });
+          if (!msg) throw new Error(`message ${seq} is gone from stream ${nats.stream}`);
+          return msg.json();
+        },
+        publishTimeoutMs: nats.publishTimeoutMs,
+        dedupe: config.dedupe.windowSeconds > 0,
+        logger,
+        ...(deps.now ? { now: deps.now } : {}),
+      });
+    },
+    async health(): Promise<StoreHealth> {
+      if (!link.current()) return { ok: false, reason: link.reason() };
+      try {
+        const { jsm } = await getClients(1000);
+        await jsm.streams.info(nats.stream);
+        return { ok: true };
+      } catch (error) {
+        return {
+          ok: false,
+          reason: `NATS stream ${nats.stream} unreachable: ${(error as Error).message}`,
+        };
+      }
+    },
+    async close() {
+      await link.close();
+    },
+  };
+}

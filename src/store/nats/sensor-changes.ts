@@ -1,0 +1,52 @@
+// The registry's changes as pure functions on one Sensor, so the NATS registry can re-apply them to a fresh
+// read after a revision conflict. Same rules as the files registry.
+import { ThreatcolError } from '../../errors.js';
+import { type NewSensor, SENSOR_NAME_PATTERN, type Sensor } from '../registry.js';
+
+/** Expired key hashes are kept this long after expiry (as in the files registry). */
+const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
+
+export function checkSensorName(name: string): void {
+  if (!SENSOR_NAME_PATTERN.test(name)) {
+    throw new ThreatcolError(
+      'INVALID_ARGUMENT',
+      `invalid sensor name "${name}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
+  }
+}
+
+export function newSensor(input: NewSensor, keyHash: string, at: string): Sensor {
+  return {
+    name: input.name,
+    description: input.description ?? '',
+    timezone: input.timezone ?? null,
+    status: 'active',
+    created_at: at,
+    revoked_at: null,
+    keys: [{ hash: keyHash, created_at: at, expires_at: null }],
+  };
+}
+
+export function revokeSensor(sensor: Sensor, at: number): Sensor {
+  if (sensor.status === 'revoked') return sensor;
+  return { ...sensor, status: 'revoked', revoked_at: new Date(at).toISOString() };
+}
+
+export function rotateSensor(sensor: Sensor, keyHash: string, at: number, graceMs: number): Sensor {
+  if (sensor.status === 'revoked') {
+    throw new ThreatcolError(
+      'SENSOR_REVOKED',
+      `sensor "${sensor.name}" is revoked; add a new sensor instead of rotating its key`,
+    );
+  }
+  const until = at + graceMs;
+  const untilIso = new Date(until).toISOString();
+  const keys = sensor.keys
+    .filter((k) => k.expires_at === null || Date.parse(k.expires_at) > at - EXPIRED_KEY_RETENTION_MS)
+    // A key already ending sooner keeps its earlier end: rotation never extends a key's life.
+    .map((k) =>
+      k.expires_at === null || Date.parse(k.expires_at) > until ? { ...k, expires_at: untilIso } : k,
+    );
+  keys.push({ hash: keyHash, created_at: new Date(at).toISOString(), expires_at: null });
+  return { ...sensor, keys };
+}

@@ -1,0 +1,159 @@
+// Real nats-server processes for tests: one JetStream node or a 3-node routed cluster on free loopback
+// ports with temporary store directories; kill -9, stop and restart on the same ports and directories.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { makeTempDir } from './temp-dir.js';
+
+export const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/bin/nats-server';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface NatsNode {
+  name: string;
+  port: number;
+  url: string;
+  storeDir: string;
+  readonly running: boolean;
+  /** Starts the process (again, on the same port and store directory) and waits until it listens. */
+  start(): Promise<void>;
+  /** kill -9. */
+  kill(): Promise<void>;
+  /** SIGTERM (lame duck would take too long in tests), waits for the exit. */
+  stop(): Promise<void>;
+  log(): string;
+}
+
+function makeNode(name: string, port: number, storeDir: string, extra: () => string[]): NatsNode {
+  let child: ChildProcess | null = null;
+  let output = '';
+  let exited: Promise<void> = Promise.resolve();
+  const node: NatsNode = {
+    name,
+    port,
+    url: `nats://127.0.0.1:${port}`,
+    storeDir,
+    get running() {
+      return child !== null;
+    },
+    start() {
+      mkdirSync(storeDir, { recursive: true });
+      const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, '-n', name, ...extra()];
+      const proc = spawn(NATS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = proc;
+      exited = new Promise((resolve) => proc.on('exit', () => resolve()));
+      void exited.then(() => {
+        if (child === proc) child = null;
+      });
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`nats-server ${name} did not start: ${output}`)), 20_000);
+        const onData = (d: Buffer) => {
+          output += d.toString();
+          if (output.includes('Server is ready')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        proc.stdout?.on('data', onData);
+        proc.stderr?.on('data', onData);
+        proc.on('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`nats-server ${name} exited (${code}): ${output}`));
+        });
+      });
+    },
+    async kill() {
+      child?.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      child?.kill('SIGTERM');
+      await exited;
+    },
+    log: () => output,
+  };
+  return node;
+}
+
+export interface NatsCluster {
+  nodes: NatsNode[];
+  /** Every node's client URL. */
+  servers: string[];
+  stop(): Promise<void>;
+}
+
+/** One JetStream node. */
+export async function startNatsServer(
+  t: { after(fn: () => void | Promise<void>): void },
+  extraArgs: string[] = [],
+): Promise<NatsNode> {
+  const dir = makeTempDir(t, 'threatcol-nats-');
+  const node = makeNode('n1', await freePort(), join(dir, 'store'), () => extraArgs);
+  t.after(() => node.kill());
+  await node.start();
+  return node;
+}
+
+/** A routed cluster of `size` JetStream nodes; resolves once JetStream has a meta leader. */
+export async function startNatsCluster(
+  t: { after(fn: () => void | Promise<void>): void },
+  size = 3,
+): Promise<NatsCluster> {
+  const dir = makeTempDir(t, 'threatcol-natscl-');
+  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(',');
+  const nodes = ports.map((port, i) =>
+    makeNode(`n${i + 1}`, port, join(dir, `n${i + 1}`), () => [
+      '--cluster_name',
+      'threatcol-test',
+      '--cluster',
+      `nats://127.0.0.1:${routePorts[i]}`,
+      '--routes',
+      routes,
+    ]),
+  );
+  const cluster: NatsCluster = {
+    nodes,
+    servers: nodes.map((n) => n.url),
+    async stop() {
+      await Promise.all(nodes.map((n) => n.kill()));
+    },
+  };
+  t.after(() => cluster.stop());
+  await Promise.all(nodes.map((n) => n.start()));
+  await waitForJetStream(cluster.servers);
+  return cluster;
+}
+
+/** Waits until JetStream answers account info through these servers (a meta leader exists). */
+export async function waitForJetStream(servers: string[], timeoutMs = 30_000): Promise<void> {
+  const nc = await connect({ servers, timeout: 5000 });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2000 });
+        await jsm.getAccountInfo();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+}
