@@ -1,14 +1,18 @@
 // Real nats-server processes for tests: one JetStream node or a 3-node routed cluster on free loopback
 // ports with temporary store directories; kill -9, stop and restart on the same ports and directories.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { makeTempDir } from './temp-dir.js';
 
-export const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/bin/nats-server';
+/** Debian installs it in /usr/sbin; NATS_SERVER_BIN overrides. */
+export const NATS_SERVER =
+  process.env.NATS_SERVER_BIN ??
+  ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((p) => existsSync(p)) ??
+  'nats-server';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -68,6 +72,10 @@ function makeNode(name: string, port: number, storeDir: string, extra: () => str
         };
         proc.stdout?.on('data', onData);
         proc.stderr?.on('data', onData);
+        proc.on('error', (error) => {
+          clearTimeout(timer);
+          reject(new Error(`cannot start ${NATS_SERVER}: ${error.message}`));
+        });
         proc.on('exit', (code) => {
           clearTimeout(timer);
           reject(new Error(`nats-server ${name} exited (${code}): ${output}`));

@@ -6,7 +6,8 @@
 //   config       the configuration the store was opened with
 //   store        an open Store; the suite opens its writer (one writer per factory call)
 //   open()       another Store on the same data, as another process sees it (the CLI, a second collector)
-//   failWrites?  optional: makes the writer's appends fail until the returned function is called; without
+//   failWrites?  optional: makes the writer's appends fail until the returned function is called (either may
+//                be async: a backend may need to stop and start a server, and wait until it is back); without
 //                it the all-or-nothing case is skipped with a reason (a backend may have no fault hook)
 //   cleanup()    stops everything the factory started (also registered with t.after by the suite)
 import assert from 'node:assert/strict';
@@ -21,7 +22,7 @@ export interface StoreUnderTest {
   config: Config;
   store: Store;
   open(): Promise<Store>;
-  failWrites?: () => () => void;
+  failWrites?: () => (() => void | Promise<void>) | Promise<() => void | Promise<void>>;
   cleanup(): Promise<void>;
 }
 
@@ -101,22 +102,22 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     const log = await sut.store.openRecordLog();
     t.after(() => log.close());
     await log.append([record({ threat: 'before' })]);
-    const heal = sut.failWrites();
+    const heal = await sut.failWrites();
     await assert.rejects(
       log.append([record({ threat: 'lost-1' }), record({ threat: 'lost-2' })]),
       (e: unknown) => (e as { code?: string }).code === 'UNAVAILABLE',
     );
-    heal();
+    await heal();
     await log.append([record({ threat: 'after' })]);
     // Two identical deliveries in flight while the first one fails: neither is stored, neither gets a 200,
     // and the retry after that stores the record once.
-    const healAgain = sut.failWrites();
+    const healAgain = await sut.failWrites();
     const unavailable = (e: unknown) => (e as { code?: string }).code === 'UNAVAILABLE';
     const first = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
     const second = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
     await assert.rejects(first, unavailable);
     await assert.rejects(second, unavailable);
-    healAgain();
+    await healAgain();
     const retry = record({ threat: 'retried' });
     assert.deepEqual(await log.append([retry], { dedupeKeys: ['key-retried-aaaaaaaaaa'] }), {
       ids: [retry.id],

@@ -9,7 +9,7 @@ import type { NatsLink } from './nats-link.js';
 
 export interface NatsRecordLogOptions {
   link: NatsLink;
-  /** The publisher while a connection exists (reconnecting included), else null. */
+  /** The publisher while connected, else null (never buffered through a reconnect). */
   js: () => JetStreamClient | null;
   /** The record stored at a sequence: the first delivery of a duplicate. */
   firstDelivery: (seq: number) => Promise<StoredRecord>;
@@ -18,6 +18,8 @@ export interface NatsRecordLogOptions {
   dedupe: boolean;
   logger: Logger;
   now?: () => number;
+  /** After each append's publish acks: its record count and how long the acks took (metrics). */
+  onBatchSynced?: (records: number, seconds: number) => void;
 }
 
 /** Retries wait this long: enough for a reconnect or a stream leader election to make progress. */
@@ -95,6 +97,7 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
       const deadline = now() + options.publishTimeoutMs;
       const keys = appendOptions?.dedupeKeys;
       queued += records.length;
+      const started = performance.now();
       const work = Promise.all(
         records.map((record, i) =>
           publishOne(record, JSON.stringify(record), options.dedupe ? (keys?.[i] ?? null) : null, deadline),
@@ -103,6 +106,7 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
       inFlight.add(work);
       try {
         const results = await work;
+        options.onBatchSynced?.(records.length, (performance.now() - started) / 1000);
         return {
           ids: results.map((r) => r.id),
           duplicates: results.filter((r) => r.duplicate).length,

@@ -3,7 +3,14 @@
 import type { KV } from '@nats-io/kv';
 import { ThreatcolError } from '../../errors.js';
 import { generateKey, hashKey } from '../../keys.js';
-import type { NewSensor, RegistryWatch, Sensor, SensorRegistry } from '../registry.js';
+import {
+  type NewSensor,
+  type RegistryWatch,
+  type Sensor,
+  type SensorChanges,
+  type SensorRegistry,
+  sensorExistsError,
+} from '../registry.js';
 import { decodeToken, encodeToken } from './names.js';
 import { checkSensorName, newSensor, revokeSensor, rotateSensor } from './sensor-changes.js';
 
@@ -68,10 +75,10 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
       try {
         await kv.create(encodeToken(input.name), JSON.stringify(sensor));
       } catch (error) {
-        if (isConflict(error)) {
-          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
-        }
-        throw error;
+        if (!isConflict(error)) throw error;
+        const existing = await kv.get(encodeToken(input.name));
+        if (existing?.operation === 'PUT') throw sensorExistsError(existing.json<Sensor>());
+        throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
       }
       return { sensor, key };
     },
@@ -88,6 +95,31 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
         return rotateSensor(current, keyHash, at, graceMs);
       });
       return { sensor, key, oldKeysExpireAt: until };
+    },
+
+    set: (name: string, changes: SensorChanges) =>
+      update(name, (sensor) => ({
+        ...sensor,
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+        ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
+      })),
+
+    async delete(name: string) {
+      const kv = await options.bucket();
+      const key = encodeToken(name);
+      for (let i = 0; ; i++) {
+        const entry = await kv.get(key);
+        if (entry?.operation !== 'PUT') {
+          throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+        }
+        try {
+          // Delete with the expected revision: a change made meanwhile is seen, never silently dropped.
+          await kv.delete(key, { previousSeq: entry.revision });
+          return entry.json<Sensor>();
+        } catch (error) {
+          if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
+        }
+      }
     },
 
     watch(onChange, onError): RegistryWatch {

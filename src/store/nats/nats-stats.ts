@@ -6,8 +6,8 @@ import { parseStatsKey, statsKey } from './names.js';
 
 export interface NatsStatsOptions {
   bucket: () => Promise<KV>;
-  /** This collector's id (null: a reader only, e.g. the CLI). */
-  collectorId: string | null;
+  /** This collector's id, asked only when there are counts to write (null: a reader only). */
+  collectorId: () => string | null;
 }
 
 const empty = (): SensorActivity => ({
@@ -39,8 +39,8 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     return e;
   }
 
-  async function writeOne(kv: KV, sensor: string, delta: SensorActivity): Promise<void> {
-    const key = statsKey(sensor, options.collectorId as string);
+  async function writeOne(kv: KV, id: string, sensor: string, delta: SensorActivity): Promise<void> {
+    const key = statsKey(sensor, id);
     let base = written.get(sensor);
     if (!base) {
       const stored = await kv.get(key);
@@ -59,14 +59,16 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
   }
 
   async function flush(): Promise<void> {
-    if (options.collectorId === null || pending.size === 0) return;
+    if (pending.size === 0) return;
+    const id = options.collectorId();
+    if (id === null) return;
     const kv = await options.bucket();
     const batch = [...pending];
     pending.clear();
     for (let i = 0; i < batch.length; i++) {
       const [sensor, delta] = batch[i] as [string, SensorActivity];
       try {
-        await writeOne(kv, sensor, delta);
+        await writeOne(kv, id, sensor, delta);
       } catch (error) {
         // Not written: merge this and the rest back so the counts are written next time.
         for (const [s, d] of batch.slice(i)) merge(entry(s), d);

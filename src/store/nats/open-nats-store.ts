@@ -9,7 +9,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { writeFileAtomic } from '../file-owner.js';
-import type { Store, StoreHealth } from '../store.js';
+import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsReader } from './nats-reader.js';
 import { createNatsRecordLog } from './nats-record-log.js';
@@ -87,13 +87,18 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
   }
 
   const dataDir = deps.dataDir ?? null;
+  let id: string | null = null;
   const registry = createNatsRegistry({
     bucket: bucket(nats.registryBucket, 5),
     ...(deps.now ? { now: deps.now } : {}),
   });
   const stats = createNatsStats({
     bucket: bucket(nats.statsBucket, 1),
-    collectorId: dataDir === null ? null : collectorId(dataDir),
+    collectorId: () => {
+      if (dataDir === null) return null;
+      id ??= collectorId(dataDir);
+      return id;
+    },
   });
   const reader = createNatsReader({
     stream: nats.stream,
@@ -108,7 +113,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     registry,
     reader,
     stats,
-    async openRecordLog() {
+    async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
       const setUp = () =>
         ensureRecordsStream().catch((error: Error) => {
@@ -119,7 +124,9 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       return createNatsRecordLog({
         link,
         js: () => {
-          const nc = link.connection();
+          // Only while connected: a publish buffered during a reconnect could be stored after its request was
+          // answered 503, which the sender then retries (a second copy).
+          const nc = link.current();
           if (!nc) return null;
           if (!publisher || publisherFor !== nc) {
             publisher = jetstream(nc, { timeout: nats.publishTimeoutMs });
@@ -137,6 +144,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
         dedupe: config.dedupe.windowSeconds > 0,
         logger,
         ...(deps.now ? { now: deps.now } : {}),
+        ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
     },
     async health(): Promise<StoreHealth> {

@@ -1,0 +1,52 @@
+// The store contract against the NATS backend: a real nats-server (JetStream, temp store dir, free loopback
+// port) per test; the write fault is the server itself stopping and coming back on the same port and data.
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { runStoreContract } from './contract.js';
+
+/** Waits until the store says it would accept an append (reconnected after a server restart). */
+export async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const health = await store.health();
+    if (health.ok) return;
+    if (Date.now() > deadline) throw new Error(`store not healthy: ${health.reason}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+runStoreContract('nats', async (t, overrides = {}) => {
+  const node = await startNatsServer(t);
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: {
+      dataDir,
+      'store.backend': 'nats',
+      'nats.servers': [node.url],
+      'nats.publishTimeoutMs': 1500,
+      ...overrides,
+    },
+  });
+  const logger = pino({ level: 'silent' });
+  const store = await openStore(config, { dataDir, logger });
+  await untilHealthy(store);
+  return {
+    config,
+    store,
+    open: () => openStore(config, { dataDir, logger }),
+    failWrites: async () => {
+      await node.kill();
+      return async () => {
+        await node.start();
+        await untilHealthy(store);
+      };
+    },
+    cleanup: () => store.close(),
+  };
+});
