@@ -4,8 +4,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { makeTempDir } from './temp-dir.js';
 
 /** Debian installs it in /usr/sbin; NATS_SERVER_BIN overrides. */
@@ -62,7 +62,10 @@ function makeNode(name: string, port: number, storeDir: string, extra: () => str
         if (child === proc) child = null;
       });
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`nats-server ${name} did not start: ${output}`)), 20_000);
+        const timer = setTimeout(
+          () => reject(new Error(`nats-server ${name} did not start: ${output}`)),
+          20_000,
+        );
         const onData = (d: Buffer) => {
           output += d.toString();
           if (output.includes('Server is ready')) {

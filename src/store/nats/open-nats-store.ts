@@ -150,6 +150,8 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     async health(): Promise<StoreHealth> {
       if (!link.current()) return { ok: false, reason: link.reason() };
       try {
+        // Like the readers, health creates the stream when missing: ready means an append would be stored.
+        await ensureRecordsStream();
         const { jsm } = await getClients(1000);
         await jsm.streams.info(nats.stream);
         return { ok: true };
