@@ -149,6 +149,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     store,
     stats,
     limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
+    // primary); a burst always fits one largest body.
+    byteLimiter: new RateLimiter(
+      config.rateLimit.bytesPerSecond / (worker?.workers ?? 1),
+      Math.max(config.server.maxBodyBytes, config.rateLimit.bytesPerSecond),
+    ),
     activity,
     bodyBudget: new BodyBudget(
       worker

@@ -46,7 +46,9 @@ test('finding 5: a duplicate key is refused as INVALID_JSON naming it; nothing i
 });
 
 test('finding 4: invalid JSON costs about what valid JSON of the same size does', async (t) => {
-  const s = await startTestServer(t, { overrides: { 'rateLimit.recordsPerSecond': 0 } });
+  const s = await startTestServer(t, {
+    overrides: { 'rateLimit.recordsPerSecond': 0, 'rateLimit.bytesPerSecond': 0 },
+  });
   const key = await s.addSensor('cpu');
   const as = { agent: s.agent, sensor: 'cpu', key, headers: gzip };
   const cpuOf = async (path: string, text: string) => {
@@ -69,4 +71,43 @@ test('finding 4: invalid JSON costs about what valid JSON of the same size does'
   // Before: 440 and 270 ms against ~40 ms for the valid body. CPU time, not wall time: load does not inflate it much.
   assert.ok(commas.ms < 3 * valid.ms + 60, `invalid commas cost ${commas.ms} ms, valid ${valid.ms} ms`);
   assert.ok(quotes.ms < 3 * valid.ms + 60, `raw quotes cost ${quotes.ms} ms, valid ${valid.ms} ms`);
+});
+
+test('finding 3: field names and whole records are bounded; a sensor is held to a byte rate', async (t) => {
+  const s = await startTestServer(t, {
+    overrides: {
+      'server.maxBodyBytes': 65_536,
+      'rateLimit.bytesPerSecond': 1000,
+      'rateLimit.recordsPerSecond': 0,
+    },
+  });
+  const key = await s.addSensor('big');
+  const quietKey = await s.addSensor('quiet');
+  const as = { agent: s.agent, sensor: 'big', key };
+  // The review's body: a 4 MB field name in a 4 KB gzip body (here within maxBodyBytes: the name alone is refused).
+  const longName = { ...firewallRecord(), [`k${'x'.repeat(200)}`]: 'v' };
+  const r1 = await post(s.url, '/firewall', longName, as);
+  assert.equal(errorCode(r1), 'VALIDATION_FAILED', r1.text);
+  assert.match(r1.text, /field name longer than 128 characters/);
+  // 40 extra fields of 1000 characters each are each within bounds, but the record is 40 KB.
+  const wide: Record<string, unknown> = firewallRecord();
+  for (let i = 0; i < 40; i++) wide[`extra_${i}`] = 'y'.repeat(1000);
+  const r2 = await post(s.url, '/firewall', wide, as);
+  assert.equal(errorCode(r2), 'VALIDATION_FAILED', r2.text);
+  assert.match(r2.text, /server\.maxRecordBytes \(16384 bytes/);
+  assert.deepEqual(readStored(s.dataDir), []);
+  // The byte bucket (burst = maxBodyBytes, 64 KiB) is spent by those two bodies (~41 KB) and an invalid
+  // 20 KB one: failed requests are charged too. The next 10 KB body waits; another sensor is unaffected.
+  const r3 = await post(s.url, '/generic', `[${' '.repeat(20_000)}`, as);
+  assert.equal(errorCode(r3), 'INVALID_JSON', r3.text);
+  const r4 = await post(s.url, '/generic', `${JSON.stringify(genericRecord())}${' '.repeat(10_000)}`, as);
+  assert.equal(errorCode(r4), 'RATE_LIMITED', r4.text);
+  assert.ok(Number(r4.headers['retry-after']) >= 1, String(r4.headers['retry-after']));
+  assert.match(r4.text, /byte rate limit/);
+  const quiet = await post(s.url, '/generic', genericRecord(), {
+    agent: s.agent,
+    sensor: 'quiet',
+    key: quietKey,
+  });
+  assert.equal(quiet.status, 200, quiet.text);
 });
