@@ -1,10 +1,14 @@
 // Black-box tests for the outside security review (issue 9): each reproduces a finding against the real server.
 import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { runCli } from '../helpers/cli.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord, readStored } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const gzip = { 'content-encoding': 'gzip' };
 
@@ -110,4 +114,27 @@ test('finding 3: field names and whole records are bounded; a sensor is held to 
     key: quietKey,
   });
   assert.equal(quiet.status, 200, quiet.text);
+});
+
+test('finding 6: serve refuses a data directory, sensors.json or tls/ that others can write (exit 78 naming the fix)', async (t) => {
+  const cases: { path: (dir: string) => string; make: (path: string) => void; mode: number }[] = [
+    { path: (dir) => dir, make: () => {}, mode: 0o777 },
+    {
+      path: (dir) => join(dir, 'sensors.json'),
+      make: (p) => writeFileSync(p, '{"version":1,"sensors":[]}'),
+      mode: 0o666,
+    },
+    { path: (dir) => join(dir, 'tls'), make: (p) => mkdirSync(p), mode: 0o770 },
+  ];
+  for (const c of cases) {
+    const dir = join(makeTempDir(t), 'data');
+    mkdirSync(dir, { mode: 0o700 });
+    const path = c.path(dir);
+    c.make(path);
+    chmodSync(path, c.mode); // chmod, not the create mode: the umask would mask the group/other bits
+    const r = await runCli(['serve', '--data-dir', dir, '--port', '0', '--admin-listen', '']);
+    assert.equal(r.code, 78, `${path}: ${r.stderr}`);
+    assert.match(r.stderr, /CONFIG_INVALID/, path);
+    assert.ok(r.stderr.includes(`chmod go-w ${path}`), r.stderr);
+  }
 });
