@@ -15,6 +15,18 @@ export interface ParsedBody {
 }
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
+/** secure-json-parse's messages for a refused key (its other errors are JSON.parse's own). */
+const FORBIDDEN = /^Object contains forbidden (prototype|constructor) property$/;
+
+function forbiddenKey(): ThreatcolError {
+  return new ThreatcolError(
+    'INVALID_JSON',
+    'the body holds a forbidden key (__proto__ or constructor.prototype)',
+    {
+      details: [{ path: '', message: 'forbidden key' }],
+    },
+  );
+}
 
 /** Deeper than any record needs; a deeper body is refused before JSON.parse builds it (200k `[` cost ~150 MB). */
 export const MAX_JSON_DEPTH = 64;
@@ -57,7 +69,15 @@ function parseChecked(text: string): unknown {
     });
   }
   const members = shape.members;
-  const value = JSON.parse(text);
+  // secure-json-parse: JSON.parse, then (only when its pattern finds `__proto__`/`constructor` keys, escaped
+  // spellings included) the scan for poisoned keys. Its refusal is a SyntaxError too: told apart by message.
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, POISON);
+  } catch (error) {
+    if (error instanceof SyntaxError && FORBIDDEN.test(error.message)) throw forbiddenKey();
+    throw error;
+  }
   // Every `:` outside strings is one member; JSON.parse keeps only the last of duplicate keys, so fewer keys
   // than members means a duplicate, which is then looked for (error path only).
   if (members > 0 && countKeys(value) !== members) {
@@ -68,25 +88,6 @@ function parseChecked(text: string): unknown {
         `the body repeats the key ${JSON.stringify(dup.key.slice(0, 64))}`,
         {
           details: [{ path: dup.path.slice(0, 200), message: 'duplicate key', position: dup.position }],
-        },
-      );
-    }
-  }
-  // Only objects can carry poisoned keys, and only if the text spells them out or escapes characters
-  // (`"\u005f_proto__"` is `__proto__` too): the scan is skipped otherwise.
-  if (
-    value !== null &&
-    typeof value === 'object' &&
-    (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u'))
-  ) {
-    try {
-      secureJson.scan(value, POISON);
-    } catch {
-      throw new ThreatcolError(
-        'INVALID_JSON',
-        'the body holds a forbidden key (__proto__ or constructor.prototype)',
-        {
-          details: [{ path: '', message: 'forbidden key' }],
         },
       );
     }
