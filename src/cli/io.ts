@@ -1,4 +1,5 @@
 // What a command may touch of the outside world, injected so tests can run commands in-process.
+import { safeJsonLine } from './format-record.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -11,9 +12,12 @@ export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }
 
-/** Every `--json` output but the NDJSON streams: one document, indented by two spaces, one trailing newline. */
+/**
+ * Every `--json` output but the NDJSON streams: one document, indented by two spaces, one trailing newline;
+ * C1, DEL and bidi controls escaped (senders control some of the strings; see safeJsonLine).
+ */
 export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
-  stream.write(`${JSON.stringify(value, null, 2)}\n`);
+  stream.write(`${safeJsonLine(JSON.stringify(value, null, 2))}\n`);
 }
 
 export function write(stream: NodeJS.WritableStream, text: string): void {

@@ -59,6 +59,8 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     last_address: activity?.last_address ?? null,
     records_received: activity?.records_received ?? 0,
     requests_rejected: activity?.requests_rejected ?? 0,
+    last_rejection_code: activity?.last_rejection_code ?? null,
+    last_rejected_at: activity?.last_rejected_at ?? null,
   };
   if (options.json) {
     writeJson(io.stdout, view);
@@ -74,6 +76,9 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     ...keys.map((k) => `  issued ${k.created_at}, ${k.expires_at ? `expires ${k.expires_at}` : 'no expiry'}`),
     `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
     `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
+    ...(view.last_rejection_code
+      ? [`Last rejected:  ${view.last_rejected_at} (${view.last_rejection_code})`]
+      : []),
     '',
     view.status === 'revoked'
       ? `To issue the name again: threatcol sensor delete ${view.name} --yes, then threatcol sensor add ${view.name}`

@@ -6,8 +6,9 @@ import { SEVERITY_LABELS } from '../records/criticality.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { clean, safeJsonLine } from './format-record.js';
-import { type CliIo, write } from './io.js';
+import { existingDataDir } from './data-dir-check.js';
+import { clean } from './format-record.js';
+import { type CliIo, write, writeJson } from './io.js';
 import { formatTable } from './table.js';
 import { parseSince } from './threats-tail.js';
 
@@ -63,6 +64,7 @@ export async function threatsStats(options: StatsOptions, io: CliIo): Promise<nu
   const until = Date.now();
   const since = parseSince(options.since, until);
   const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
   const stats = await withStore(loaded, io, (store) =>
     countRecords((from, visit) => store.reader.scan(from, visit), {
       since,
@@ -73,7 +75,7 @@ export async function threatsStats(options: StatsOptions, io: CliIo): Promise<nu
     }),
   );
   if (options.json) {
-    write(io.stdout, safeJsonLine(JSON.stringify(stats)));
+    writeJson(io.stdout, stats);
     return 0;
   }
   write(io.stdout, formatStats(stats));

@@ -31,6 +31,8 @@ export interface StoredRecord {
   remote_addr: string;
   repaired?: true;
   original: Record<string, unknown>;
+  /** Files backend: the key that recognises a retried delivery of this record (DESIGN 10), last in the line. */
+  dedupe_key?: string;
 }
 
 /** What the server knows about a request, the same for every record in it. */

@@ -31,10 +31,19 @@ const fastValidators = {
 /** isIP(s) !== 0, with dotted-quad IPv4 (nearly every address) read by hand instead of by node's regex. */
 export function isIpAddress(s: string): boolean {
   const v4 = dottedQuad(s);
-  return v4 === 1 || (v4 === -1 && isIP(s) !== 0);
+  if (v4 !== -1) return v4 === 1;
+  // One-entry memo for the rest (IPv6): records of one batch often share the address (the protected host).
+  if (s !== lastOther) {
+    lastOther = s;
+    lastOtherValid = isIP(s) !== 0;
+  }
+  return lastOtherValid;
 }
 
-/** 1: a dotted quad (0-255, no leading zeros); 0: surely not an address; -1: not IPv4, ask isIP. */
+let lastOther = '';
+let lastOtherValid = false;
+
+/** 1: a dotted quad (0-255, no leading zeros); -1: not one, ask isIP. */
 function dottedQuad(s: string): number {
   const n = s.length;
   if (n < 7 || n > 15) return -1;

@@ -63,11 +63,15 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     if (!res.headersSent) res.shouldKeepAlive = false;
     res.once('finish', () => server.closeIdleConnections());
   };
+  // One shared listener, not a closure per request.
+  function forget(this: ServerResponse) {
+    inFlight.delete(this);
+  }
   const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), (req, res) => {
     if (closing) endAfterResponse(res);
     else {
       inFlight.add(res);
-      res.once('close', () => inFlight.delete(res));
+      res.on('close', forget);
     }
     route(req, res, deps);
   });

@@ -10,6 +10,7 @@ import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
+import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';
 import { parseJsonBody } from './parse-json.js';
 import type { RateLimit } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
@@ -52,19 +53,25 @@ export async function handleIngest(
     const now = deps.now();
     const who = deps.auth.authenticate(req.headers, now);
     sensor = who.name;
+    // Checked before the body is read: a malformed header fails fast.
+    const idempotencyKey =
+      deps.config.dedupe.windowSeconds > 0 && route.endpoint === 'generic'
+        ? readIdempotencyKey(req.headers)
+        : null;
     const gzip = checkMediaType(req);
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
     bodyRead = true;
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
-    const pending = accept(route, body, release, who, remoteAddr, deps);
+    const pending = accept(route, body, release, who, remoteAddr, idempotencyKey, deps);
     // A promise only under `--workers` when this worker must lease rate-limit tokens from the primary.
     const accepted = pending instanceof Promise ? await pending : pending;
     const appended = await accepted.stored;
     deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
     deps.activity.accept(who.name, accepted.count, path, remoteAddr);
-    sendJson(res, 200, accepted.answer);
+    // A retried delivery gets the first delivery's ids, and how many of its records were not stored again.
+    sendJson(res, 200, appended.duplicates > 0 ? duplicateAnswer(appended) : accepted.answer);
     if (deps.metrics) {
       deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - appended.duplicates, now);
       if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
@@ -123,6 +130,7 @@ function accept(
   release: () => void,
   who: AuthenticatedSensor,
   remoteAddr: string,
+  idempotencyKey: string | null,
   deps: IngestDeps,
 ): Accepted | Promise<Accepted> {
   let parsed: ReturnType<typeof parseJsonBody>;
@@ -140,8 +148,9 @@ function accept(
   const inputs = checked.records;
   const repaired = parsed.repaired;
   const wait = deps.limiter.take(who.name, inputs.length, deps.now());
-  if (typeof wait === 'number') return store(route, inputs, repaired, wait, who, remoteAddr, deps);
-  return wait.then((w) => store(route, inputs, repaired, w, who, remoteAddr, deps));
+  if (typeof wait === 'number')
+    return store(route, inputs, repaired, wait, who, remoteAddr, idempotencyKey, deps);
+  return wait.then((w) => store(route, inputs, repaired, w, who, remoteAddr, idempotencyKey, deps));
 }
 
 function store(
@@ -151,6 +160,7 @@ function store(
   wait: number,
   who: AuthenticatedSensor,
   remoteAddr: string,
+  idempotencyKey: string | null,
   deps: IngestDeps,
 ): Accepted {
   if (wait > 0) {
@@ -179,12 +189,26 @@ function store(
     records[i] = r;
     ids += i === 0 ? `"${r.id}"` : `,"${r.id}"`;
   }
+  const dedupeKeys =
+    deps.config.dedupe.windowSeconds === 0
+      ? null
+      : route.endpoint === 'firewall'
+        ? firewallDedupeKeys(who.name, records)
+        : idempotencyKey === null
+          ? null
+          : genericDedupeKeys(who.name, records.length, idempotencyKey);
   return {
-    stored: deps.store.append(records),
+    stored: deps.store.append(records, dedupeKeys === null ? {} : { dedupeKeys }),
     count: records.length,
     receivedAt,
     answer: `{"accepted":${records.length},"ids":[${ids}]}`,
   };
+}
+
+function duplicateAnswer(appended: AppendResult): string {
+  let ids = '';
+  for (const id of appended.ids) ids += ids === '' ? `"${id}"` : `,"${id}"`;
+  return `{"accepted":${appended.ids.length},"ids":[${ids}],"duplicates":${appended.duplicates}}`;
 }
 
 /** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */

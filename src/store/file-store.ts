@@ -3,12 +3,16 @@
 import { accessSync, constants, statfsSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { ensureDataDir } from './data-dir.js';
+import { rebuildDedupeWindow } from './dedupe-rebuild.js';
+import { withDedupe } from './dedupe-record-log.js';
+import { DedupeWindow } from './dedupe-window.js';
 import type { Owner } from './file-owner.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileRecordReader } from './read-records.js';
 import type { SensorRegistry } from './registry.js';
 import { startRetention } from './retention.js';
+import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
 import type { RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from './store.js';
 
@@ -72,6 +76,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         ...(options.onFatal ? { onFatal: options.onFatal } : {}),
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
+      const writer = await dedupeWindowFor(log, config, deps, now);
       // One pruner: the single process, or worker 1 (retention keeps every worker's newest segment).
       const prunes = (options.workerId ?? null) === null || options.workerId === 1;
       const retention = !prunes
@@ -85,13 +90,13 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
             current: () => log.currentSegment,
           });
       return {
-        append: (records, appendOptions) => log.append(records, appendOptions),
+        append: (records, appendOptions) => writer.append(records, appendOptions),
         get queuedRecords() {
-          return log.queuedRecords;
+          return writer.queuedRecords;
         },
         async close() {
           retention.stop();
-          await log.close();
+          await writer.close();
         },
       };
     },
@@ -102,6 +107,25 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
 
     async close() {},
   };
+}
+
+/** The writer with the dedupe window in front, rebuilt from the newest segments (dedupe off: as it is). */
+async function dedupeWindowFor(
+  log: RecordLog,
+  config: Config,
+  deps: StoreDeps,
+  now: () => number,
+): Promise<RecordLog> {
+  const windowMs = config.dedupe.windowSeconds * 1000;
+  if (windowMs <= 0) return log;
+  const window = new DedupeWindow(windowMs);
+  const started = performance.now();
+  const keys = await rebuildDedupeWindow(threatsDir(deps.dataDir), window, now());
+  deps.logger.info(
+    { keys, windowSeconds: config.dedupe.windowSeconds, ms: Math.round(performance.now() - started) },
+    'dedupe window rebuilt from the newest segments',
+  );
+  return withDedupe(log, window, now, deps.logger);
 }
 
 function share(budget: number, workers = 1): number {

@@ -8,6 +8,7 @@ import { listSegments } from './segments.js';
 const DAY_MS = 86_400_000;
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
+const RECEIVED_AT = /^\{"id":"[^"\\]{1,64}","received_at":"([^"\\]{1,40})"/;
 
 /**
  * A segment named for day D holds only records received by the end of D (the writer's day never steps
@@ -44,8 +45,12 @@ export async function scanRecords(
         let nl = buf.indexOf(NEWLINE, start);
         while (nl !== -1 && nl < end) {
           if (nl > start) {
-            const record = parseLine(buf.toString('utf8', start, nl));
-            if (record && Date.parse(record.received_at) >= since) visit(record);
+            const line = buf.toString('utf8', start, nl);
+            // Older lines are skipped on their received_at alone, without parsing the record.
+            if (!(receivedAtOf(line) < since)) {
+              const record = parseLine(line);
+              if (record && Date.parse(record.received_at) >= since) visit(record);
+            }
           }
           start = nl + 1;
           nl = buf.indexOf(NEWLINE, start);
@@ -56,6 +61,12 @@ export async function scanRecords(
       await handle.close();
     }
   }
+}
+
+/** received_at read by position in the usual layout (`{"id":"…","received_at":"…"`), NaN otherwise. */
+function receivedAtOf(line: string): number {
+  const m = RECEIVED_AT.exec(line.slice(0, 160));
+  return m ? Date.parse(m[1] as string) : Number.NaN;
 }
 
 function dayEnd(day: string): number {

@@ -65,7 +65,14 @@ export async function startThreatcol(
   pin: Pinning,
   options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; args?: string[] } = {},
 ): Promise<ThreatcolServer> {
-  const env = { THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0', ...options.env };
+  // Dedupe off: the load generators repeat the same bodies, so with it on every request after the first
+  // would be a duplicate that is never written. The rows measure storing; test/bench/dedupe-ab.ts measures
+  // what deduplication costs, with distinct records.
+  const env = {
+    THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
+    THREATCOL_DEDUPE_WINDOW_SECONDS: '0',
+    ...options.env,
+  };
   const args = [
     ...(options.nodeArgs ?? []),
     options.bin ?? BIN,
@@ -179,6 +186,7 @@ function waitForLine(
       if (!found) reject(new Error(`${name} exited early (${code ?? signal}): ${err}`));
     });
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (process.env.BENCH_DEBUG) process.stderr.write(d);
       if (found) return;
       out += d;
       for (const line of out.split('\n')) {

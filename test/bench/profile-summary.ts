@@ -1,5 +1,5 @@
-// `node --import tsx test/bench/profile-summary.ts FILE.cpuprofile [N]`: self time by function (top N) and
-// by source file, as shares of the busy (non-idle) time.
+// `node --import tsx test/bench/profile-summary.ts FILE.cpuprofile [N] [FROM_S]`: self time by function (top
+// N) and by source file, as shares of the busy (non-idle) time; samples before FROM_S seconds (start-up) skipped.
 import { readFileSync } from 'node:fs';
 
 interface Node {
@@ -7,13 +7,21 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
-const [file, top = '40'] = process.argv.slice(2);
+const [file, top = '40', from = '0'] = process.argv.slice(2);
 const p = JSON.parse(readFileSync(file as string, 'utf8')) as {
   nodes: Node[];
   samples: number[];
   timeDeltas: number[];
 };
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
+// Drop the samples taken before `from` seconds (module loading, start-up GC).
+{
+  let at = 0;
+  let first = 0;
+  while (first < p.samples.length && at < Number(from) * 1e6) at += p.timeDeltas[first++] ?? 0;
+  p.samples = p.samples.slice(first);
+  p.timeDeltas = p.timeDeltas.slice(first);
+}
 const self = new Map<number, number>();
 p.samples.forEach((id, i) => {
   self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));

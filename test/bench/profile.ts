@@ -21,10 +21,12 @@ const w: Workload =
   kind === 'firewall'
     ? { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds }
     : { path: '/generic', body: genericBatchBody(100), recordsPerRequest: 100, connections: 50, seconds };
+// PROFILE_NODE_ARGS: extra node flags for threatcol only (e.g. GC settings to try).
+const extra = (process.env.PROFILE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const nodeArgs = prof
   ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`]
   : [];
-const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs });
+const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs: [...extra, ...nodeArgs] });
 const ref = await startReference('reference', tc.certPath, tc.keyPath, pin);
 const zoned = await zonedSensor(tc, 'Europe/Berlin');
 try {

@@ -73,6 +73,8 @@ test('--json prints one JSON document, indented the same way, in every command',
     ['sensor show', ['sensor', 'show', 'j1', '--data-dir', dir, '--json']],
     ['sensor show --firewall', ['sensor', 'show', 'j1', '--firewall', '--data-dir', dir, '--json']],
     ['sensor delete', ['sensor', 'delete', 'j1', '--yes', '--data-dir', dir, '--json']],
+    ['threats stats', ['threats', 'stats', '--data-dir', dataDir, '--json']],
+    ['check', ['check', '--no-daemon', '--data-dir', dataDir, '--port', '0', '--json']],
     [
       'send',
       [

@@ -25,6 +25,7 @@ test('a data directory this user cannot read or write is PERMISSION_DENIED, neve
     ['sensor', 'rotate', 'fw'],
     ['sensor', 'set', 'fw', '--description', 'x'],
     ['threats', 'tail', '--no-follow'],
+    ['threats', 'stats'],
     ['serve', '--host', '127.0.0.1', '--port', '0'],
   ]) {
     const started = Date.now();
@@ -50,6 +51,7 @@ test('read and change commands on a data directory that does not exist fail with
     ['sensor', 'set', 'fw', '--description', 'x'],
     ['sensor', 'delete', 'fw', '--yes'],
     ['threats', 'tail', '--no-follow'],
+    ['threats', 'stats'],
   ]) {
     const label = args.join(' ');
     const r = await runCli([...args, '--data-dir', typo]);

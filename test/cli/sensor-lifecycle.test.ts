@@ -94,8 +94,10 @@ test('a running collector uses sensor set within a second and refuses a deleted 
   t.after(() => serve.stop());
   const agent = trustingAgent(dir);
   t.after(() => agent.close());
+  // A distinct record each time: an identical one would be a retried delivery, answered with the first id.
+  let sport = 40000;
   const send = () =>
-    post(serve.url, '/firewall', firewallRecord({ time_received: '2026/11/21 10:15:30' }), {
+    post(serve.url, '/firewall', firewallRecord({ time_received: '2026/11/21 10:15:30', sport: sport++ }), {
       sensor: 'fw',
       key,
       agent,

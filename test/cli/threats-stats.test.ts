@@ -25,7 +25,14 @@ test('threats stats: counts by each field over the window, filters, --top, table
   const fw = { agent: s.agent, sensor: 'fw-1', key: fwKey };
   const ids = { agent: s.agent, sensor: 'ids-1', key: idsKey };
   assert.equal(
-    (await post(s.url, '/firewall', [firewallRecord(), firewallRecord(), firewallRecord()], fw)).status,
+    (
+      await post(
+        s.url,
+        '/firewall',
+        [1, 2, 3].map((n) => firewallRecord({ sport: 50000 + n })),
+        fw,
+      )
+    ).status,
     200,
   );
   assert.equal((await post(s.url, '/generic', [genericRecord(), genericRecord()], ids)).status, 200);

@@ -29,10 +29,16 @@ const exposure = async (c: BootContainer, unit: string): Promise<number> => {
   assert.ok(m, r.stdout + r.stderr);
   return Number(m[1]);
 };
+let container: BootContainer | null = null;
 const waitUntil = async (what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const journal = await container?.sh(
+        'journalctl -u threatcol.service -u threatcol.socket -o cat --no-pager | tail -30',
+      );
+      assert.fail(`timed out waiting for ${what}; the journal ends:\n${journal?.stdout}`);
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 };
@@ -42,6 +48,7 @@ test('the units under a live systemd: readiness, reload, start limits, socket ac
   timeout: 600_000,
 }, async (t) => {
   const c = await bootContainer(CHECKOUT);
+  container = c;
   t.after(() => c.close());
   const version = (await c.sh('systemctl --version')).stdout.split('\n')[0];
   t.diagnostic(`container: ${version}`);

@@ -88,7 +88,8 @@ test('the units carry what the service needs: user, capability, readiness, reloa
     'CapabilityBoundingSet=',
     'Type=notify',
     'NotifyAccess=all',
-    'RestartPreventExitStatus=78',
+    'RestartPreventExitStatus=69 78',
+    'Environment=THREATCOL_ADMIN_LISTEN=',
     // A failed start holds the socket for 5 s, so a waiting connection retries under the start limit.
     'StartLimitIntervalSec=10s',
     'StartLimitBurst=10',

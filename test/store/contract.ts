@@ -1,0 +1,337 @@
+// The store contract: the behaviours every backend (files, NATS) must show through the `Store` interface.
+//
+// Usage, one test file per backend:
+//   runStoreContract('files', async (t, overrides) => ({ config, store, open, cleanup, ... }));
+// The factory gets the test context and config overrides (dotted keys, as for loadConfig), and returns:
+//   config       the configuration the store was opened with
+//   store        an open Store; the suite opens its writer (one writer per factory call)
+//   open()       another Store on the same data, as another process sees it (the CLI, a second collector)
+//   failWrites?  optional: makes the writer's appends fail until the returned function is called; without
+//                it the all-or-nothing case is skipped with a reason (a backend may have no fault hook)
+//   cleanup()    stops everything the factory started (also registered with t.after by the suite)
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Config } from '../../src/config/schema.js';
+import { newRecordId } from '../../src/records/record-id.js';
+import type { StoredRecord } from '../../src/records/stored-record.js';
+import type { Sensor } from '../../src/store/registry.js';
+import type { RecordLine, Store } from '../../src/store/store.js';
+
+export interface StoreUnderTest {
+  config: Config;
+  store: Store;
+  open(): Promise<Store>;
+  failWrites?: () => () => void;
+  cleanup(): Promise<void>;
+}
+
+export type StoreFactory = (
+  t: { after(fn: () => unknown): void },
+  overrides?: Record<string, unknown>,
+) => Promise<StoreUnderTest>;
+
+/** The registry change is measured; the bound allows a loaded CI box (the goal, 1 s, is reported). */
+const WATCH_BOUND_MS = 2500;
+
+export function record(fields: Partial<StoredRecord> = {}): StoredRecord {
+  const at = fields.received_at ?? new Date().toISOString();
+  return {
+    id: newRecordId(),
+    received_at: at,
+    sensor: 'fw1',
+    endpoint: 'generic',
+    criticality: 2,
+    severity: 'medium',
+    criticality_source: 'sender',
+    src_ip: '192.0.2.1',
+    dst_ip: '198.51.100.2',
+    dst_port: 443,
+    protocol: 'tcp',
+    threat: 'contract',
+    remote_addr: '127.0.0.1',
+    original: { threat: fields.threat ?? 'contract' },
+    ...fields,
+  };
+}
+
+const threats = (lines: RecordLine[]) => lines.map((l) => l.record.threat);
+
+async function setUp(t: { after(fn: () => unknown): void }, factory: StoreFactory, overrides = {}) {
+  const sut = await factory(t, overrides);
+  const opened: Store[] = [];
+  t.after(async () => {
+    for (const s of opened) await s.close();
+    await sut.cleanup();
+  });
+  const open = async () => {
+    const s = await sut.open();
+    opened.push(s);
+    return s;
+  };
+  return { sut, open };
+}
+
+export function runStoreContract(backend: string, factory: StoreFactory): void {
+  test(`${backend}: durable ack: once append resolves, a fresh reader sees every record exactly as given`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    const batch = [record({ threat: 'a' }), record({ threat: 'b', endpoint: 'firewall', src_port: 1 })];
+    const result = await log.append(batch);
+    assert.deepEqual(result, { ids: batch.map((r) => r.id), duplicates: 0 });
+    const reader = (await open()).reader;
+    const { records } = await reader.readRecent({ limit: 10 });
+    assert.deepEqual(
+      records.map((r) => r.record),
+      batch,
+    );
+    assert.deepEqual(
+      records.map((r) => JSON.parse(r.line)),
+      batch,
+      'the line is the record as stored',
+    );
+  });
+
+  test(`${backend}: a batch that fails leaves nothing; the next one is stored`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    if (!sut.failWrites) {
+      t.skip(`${backend} has no write-fault hook in this suite; its own failure tests cover the 503 path`);
+      return;
+    }
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    await log.append([record({ threat: 'before' })]);
+    const heal = sut.failWrites();
+    await assert.rejects(
+      log.append([record({ threat: 'lost-1' }), record({ threat: 'lost-2' })]),
+      (e: unknown) => (e as { code?: string }).code === 'UNAVAILABLE',
+    );
+    heal();
+    await log.append([record({ threat: 'after' })]);
+    // Two identical deliveries in flight while the first one fails: neither is stored, neither gets a 200,
+    // and the retry after that stores the record once.
+    const healAgain = sut.failWrites();
+    const unavailable = (e: unknown) => (e as { code?: string }).code === 'UNAVAILABLE';
+    const first = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
+    const second = log.append([record({ threat: 'retried' })], { dedupeKeys: ['key-retried-aaaaaaaaaa'] });
+    await assert.rejects(first, unavailable);
+    await assert.rejects(second, unavailable);
+    healAgain();
+    const retry = record({ threat: 'retried' });
+    assert.deepEqual(await log.append([retry], { dedupeKeys: ['key-retried-aaaaaaaaaa'] }), {
+      ids: [retry.id],
+      duplicates: 0,
+    });
+    const { records } = await (await open()).reader.readRecent({ limit: 10 });
+    assert.deepEqual(threats(records), ['before', 'after', 'retried']);
+  });
+
+  test(`${backend}: readRecent returns the newest N oldest first, with filters; scan visits since an instant`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    const now = Date.now();
+    const iso = (agoMs: number) => new Date(now - agoMs).toISOString();
+    await log.append([
+      record({ threat: 'r1', sensor: 'a', criticality: 1, received_at: iso(3 * 3_600_000) }),
+      record({ threat: 'r2', sensor: 'b', criticality: 4, received_at: iso(2 * 3_600_000) }),
+    ]);
+    await log.append([
+      record({ threat: 'r3', sensor: 'a', criticality: 3, endpoint: 'firewall', received_at: iso(60_000) }),
+      record({ threat: 'r4', sensor: 'b', criticality: 0, received_at: iso(30_000) }),
+      record({ threat: 'r5', sensor: 'a', criticality: 4, received_at: iso(0) }),
+    ]);
+    const reader = (await open()).reader;
+    const recent = async (limit: number, filter = {}, match?: (r: StoredRecord) => boolean) =>
+      threats((await reader.readRecent({ limit, filter, ...(match ? { match } : {}) })).records);
+    assert.deepEqual(await recent(3), ['r3', 'r4', 'r5']);
+    assert.deepEqual(await recent(100), ['r1', 'r2', 'r3', 'r4', 'r5']);
+    assert.deepEqual(await recent(0), []);
+    assert.deepEqual(await recent(10, { sensor: 'a' }), ['r1', 'r3', 'r5']);
+    assert.deepEqual(await recent(2, { sensor: 'a' }), ['r3', 'r5']);
+    assert.deepEqual(await recent(10, { minCriticality: 3 }), ['r2', 'r3', 'r5']);
+    assert.deepEqual(await recent(10, { endpoint: 'firewall' }), ['r3']);
+    assert.deepEqual(await recent(10, { since: now - 90_000 }), ['r3', 'r4', 'r5']);
+    assert.deepEqual(await recent(10, { sensor: 'b', minCriticality: 1 }), ['r2']);
+    assert.deepEqual(await recent(10, {}, (r) => r.threat !== 'r4'), ['r1', 'r2', 'r3', 'r5']);
+    const scanned: string[] = [];
+    await reader.scan(now - 2.5 * 3_600_000, (r) => scanned.push(r.threat));
+    assert.deepEqual(scanned.sort(), ['r2', 'r3', 'r4', 'r5']);
+  });
+
+  test(`${backend}: follow delivers new records in store order, filtered, from the cursor on`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    await log.append([record({ threat: 'old' })]);
+    const reader = (await open()).reader;
+    const { records, cursor } = await reader.readRecent({ limit: 0 });
+    assert.deepEqual(records, []);
+    const seen: string[] = [];
+    const stop = new AbortController();
+    let wake: () => void = () => {};
+    const following = reader.follow(cursor, {
+      signal: stop.signal,
+      pollIntervalMs: 50,
+      filter: { sensor: 'fw1' },
+      onRecords: (batch) => {
+        seen.push(...threats(batch));
+        wake();
+      },
+    });
+    const expected = Array.from({ length: 30 }, (_, i) => `n${i}`);
+    for (let i = 0; i < expected.length; i += 3) {
+      await log.append([
+        record({ threat: `n${i}` }),
+        record({ threat: 'other sensor', sensor: 'fw2' }),
+        record({ threat: `n${i + 1}` }),
+        record({ threat: `n${i + 2}` }),
+      ]);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`follow saw only ${seen.join(',')}`)), 10_000);
+      wake = () => {
+        if (seen.length >= expected.length) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      wake();
+    });
+    stop.abort();
+    await following;
+    assert.deepEqual(seen, expected);
+  });
+
+  test(`${backend}: registry add, rotate, revoke through one store; a watcher on another sees each change`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const cli = await open();
+    let latest: Sensor[] = [];
+    let changed: () => void = () => {};
+    const errors: Error[] = [];
+    const watch = sut.store.registry.watch(
+      (sensors) => {
+        latest = sensors;
+        changed();
+      },
+      (error) => errors.push(error),
+    );
+    t.after(() => watch.stop());
+    /** Waits until the watcher's view holds; the time counts from `started`, before the change was made. */
+    const noticed = async (what: string, started: number, holds: (sensors: Sensor[]) => boolean) => {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${what}: not seen by the watcher`)), 10_000);
+        changed = () => {
+          if (holds(latest)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        changed();
+      });
+      const ms = Math.round(performance.now() - started);
+      t.diagnostic(`${backend}: watcher saw ${what} after ${ms} ms`);
+      assert.ok(ms < WATCH_BOUND_MS, `${what} took ${ms} ms`);
+    };
+    const find = (sensors: Sensor[]) => sensors.find((s) => s.name === 'fw1');
+
+    let started = performance.now();
+    const added = await cli.registry.add({ name: 'fw1', description: 'hq', timezone: 'Europe/Berlin' });
+    assert.equal(added.sensor.status, 'active');
+    assert.equal(added.sensor.keys.length, 1);
+    assert.ok(!JSON.stringify(added.sensor).includes(added.key), 'only the hash is stored');
+    await noticed('add', started, (s) => find(s)?.status === 'active');
+    await assert.rejects(
+      cli.registry.add({ name: 'fw1' }),
+      (e: unknown) => (e as { code?: string }).code === 'SENSOR_EXISTS',
+    );
+
+    started = performance.now();
+    const rotated = await cli.registry.rotate('fw1', 60_000);
+    assert.notEqual(rotated.key, added.key);
+    await noticed('rotate', started, (s) => find(s)?.keys.length === 2);
+    const keys = find(latest)?.keys ?? [];
+    assert.equal(keys[0]?.expires_at, rotated.oldKeysExpireAt);
+    assert.equal(keys[1]?.expires_at, null);
+
+    started = performance.now();
+    const revoked = await cli.registry.revoke('fw1');
+    assert.equal(revoked.status, 'revoked');
+    await noticed('revoke', started, (s) => find(s)?.status === 'revoked');
+    await assert.rejects(
+      cli.registry.revoke('nope'),
+      (e: unknown) => (e as { code?: string }).code === 'SENSOR_NOT_FOUND',
+    );
+    await assert.rejects(
+      cli.registry.rotate('fw1', 0),
+      (e: unknown) => (e as { code?: string }).code === 'SENSOR_REVOKED',
+    );
+    assert.deepEqual(
+      (await cli.registry.list()).map((s) => [s.name, s.status]),
+      [['fw1', 'revoked']],
+    );
+    assert.deepEqual(errors, []);
+  });
+
+  test(`${backend}: stats: the writer's counts, totals and last rejection reach a reader once stopped`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const stats = sut.store.stats;
+    stats.start(60_000, (error) => assert.fail(error));
+    stats.recordAccepted('fw1', '192.0.2.1', 10, '2026-11-23T10:00:00.000Z');
+    stats.recordAccepted('fw1', '192.0.2.2', 5, '2026-11-23T10:00:01.000Z');
+    stats.recordRejected('fw1', '192.0.2.3', 'VALIDATION_FAILED', '2026-11-23T10:00:02.000Z');
+    stats.recordAccepted('fw2', '192.0.2.9', 1, '2026-11-23T10:00:03.000Z');
+    await stats.stop();
+    const read = await (await open()).stats.read();
+    assert.deepEqual(
+      { ...read.fw1 },
+      {
+        last_seen: '2026-11-23T10:00:02.000Z',
+        last_address: '192.0.2.3',
+        records_received: 15,
+        requests_rejected: 1,
+        last_rejection_code: 'VALIDATION_FAILED',
+        last_rejected_at: '2026-11-23T10:00:02.000Z',
+      },
+    );
+    assert.equal(read.fw2?.records_received, 1);
+    assert.equal(read.fw2?.requests_rejected, 0);
+  });
+
+  test(`${backend}: dedupe: a key stored within the window returns the first id and is not stored again`, async (t) => {
+    const { sut, open } = await setUp(t, factory, { 'dedupe.windowSeconds': 120 });
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    const first = [record({ threat: 'd1' }), record({ threat: 'd2' }), record({ threat: 'plain' })];
+    const r1 = await log.append(first, {
+      dedupeKeys: ['key-d1-aaaaaaaaaaaaaaaa', 'key-d2-aaaaaaaaaaaaaaaa', null],
+    });
+    assert.deepEqual(r1, { ids: first.map((r) => r.id), duplicates: 0 });
+    const again = [record({ threat: 'd1' }), record({ threat: 'd3' }), record({ threat: 'plain' })];
+    // Concurrent with a second identical delivery: both get the first ids.
+    const [r2, r3] = await Promise.all([
+      log.append(again, { dedupeKeys: ['key-d1-aaaaaaaaaaaaaaaa', 'key-d3-aaaaaaaaaaaaaaaa', null] }),
+      log.append([record({ threat: 'd3' })], { dedupeKeys: ['key-d3-aaaaaaaaaaaaaaaa'] }),
+    ]);
+    assert.equal(r2.duplicates, 1);
+    assert.deepEqual(r2.ids, [first[0]?.id, again[1]?.id, again[2]?.id]);
+    assert.deepEqual(r3, { ids: [again[1]?.id], duplicates: 1 });
+    const { records } = await (await open()).reader.readRecent({ limit: 100 });
+    assert.deepEqual(threats(records), ['d1', 'd2', 'plain', 'd3', 'plain']);
+
+    // A restarted writer (another process on the same data) still knows the keys of the window.
+    await log.close();
+    const restarted = await (await open()).openRecordLog();
+    t.after(() => restarted.close());
+    const r4 = await restarted.append([record({ threat: 'd2' }), record({ threat: 'd4' })], {
+      dedupeKeys: ['key-d2-aaaaaaaaaaaaaaaa', 'key-d4-"quoted\\-key'],
+    });
+    assert.equal(r4.duplicates, 1);
+    assert.equal(r4.ids[0], first[1]?.id);
+    await restarted.close();
+    const again2 = await (await open()).openRecordLog();
+    t.after(() => again2.close());
+    const r5 = await again2.append([record({ threat: 'd4' })], { dedupeKeys: ['key-d4-"quoted\\-key'] });
+    assert.deepEqual(r5, { ids: [r4.ids[1]], duplicates: 1 }, 'any key text survives a restart');
+  });
+}

@@ -1,0 +1,40 @@
+// The store contract against the files backend: real files in a temp directory, faults injected in FileOps.
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
+import { openStore } from '../../src/store/open-store.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { runStoreContract } from './contract.js';
+
+runStoreContract('files', async (t, overrides = {}) => {
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir, 'registry.pollIntervalMs': 100, ...overrides },
+  });
+  let failing = false;
+  const fileOps: FileOps = {
+    ...nodeFileOps,
+    // Half the batch reaches the file, then ENOSPC: the writer must take the partial write back.
+    write: async (fd, buffer, offset, length) => {
+      if (!failing) return nodeFileOps.write(fd, buffer, offset, length);
+      await nodeFileOps.write(fd, buffer, offset, Math.max(1, Math.floor(length / 2)));
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    },
+  };
+  const logger = pino({ level: 'silent' });
+  const store = await openStore(config, { dataDir, logger, fileOps });
+  return {
+    config,
+    store,
+    open: () => openStore(config, { dataDir, logger }),
+    failWrites: () => {
+      failing = true;
+      return () => {
+        failing = false;
+      };
+    },
+    cleanup: () => store.close(),
+  };
+});

@@ -1,0 +1,39 @@
+// The dedupe window's compact key table: every key found with its id after growth, regular (non-random)
+// keys do not degrade it, ids that are not UUIDs survive, and the window forgets slices past its time.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { newRecordId } from '../../src/records/record-id.js';
+import { DedupeWindow } from '../../src/store/dedupe-window.js';
+import { KeyTable, keyBytes } from '../../src/store/key-table.js';
+
+test('key table: 50k regular keys, found after growth with their ids, in linear time', () => {
+  const table = new KeyTable(16);
+  const ids: string[] = [];
+  const started = performance.now();
+  for (let i = 0; i < 50_000; i++) {
+    const id = i % 1000 === 7 ? `not-a-uuid-${i}` : newRecordId();
+    ids.push(id);
+    assert.equal(table.add(keyBytes(`k${String(i).padStart(21, '0')}`), id), true);
+  }
+  assert.equal(table.add(keyBytes(`k${String(5).padStart(21, '0')}`), 'again'), false, 'a key is added once');
+  for (let i = 0; i < 50_000; i += 1) {
+    if (table.get(keyBytes(`k${String(i).padStart(21, '0')}`)) !== ids[i]) assert.fail(`key ${i}`);
+  }
+  assert.equal(table.get(keyBytes('absent-key')), undefined);
+  assert.equal(table.size, 50_000);
+  const ms = performance.now() - started;
+  // Quadratic probing of colliding keys took seconds; this is a generous bound for a loaded box.
+  assert.ok(ms < 5000, `${ms} ms`);
+  assert.ok(table.bytes <= 50_000 * 64 * 2, `${table.bytes} bytes`);
+});
+
+test('dedupe window: a key is remembered for the window and forgotten within 9/8 of it; the bound holds', () => {
+  const window = new DedupeWindow(8000, 1000);
+  window.remember('a', 'id-a', 0);
+  assert.equal(window.lookup('a', 7999)?.id, 'id-a');
+  assert.equal(window.lookup('a', 9001), null);
+  for (let i = 0; i < 1500; i++) window.remember(`k${i}`, `id-${i}`, 10_000 + i * 10);
+  assert.ok(window.size <= 1000, `${window.size} keys held`);
+  assert.ok(window.evicted > 0);
+  assert.equal(window.lookup('k1499', 25_000)?.id, 'id-1499');
+});
