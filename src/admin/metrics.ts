@@ -228,6 +228,9 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
  * (prom-client's cluster messages over the IPC channel node:cluster already has).
  */
 export function shareMetricsWithPrimary(metrics: Metrics): void {
+  // prom-client adds the worker's answering listener only in AggregatorRegistry's constructor, not in
+  // setRegistries: without one, the primary's /metrics times out (500).
+  new AggregatorRegistry();
   AggregatorRegistry.setRegistries(metrics.registries);
 }
 

@@ -103,6 +103,12 @@ test('two workers: records over many connections land exactly once, tail -n read
     check();
   });
 
+  // The primary's admin listener sums both workers' metrics.
+  const admin = serve.logs.find((l) => typeof l.url === 'string' && String(l.url).startsWith('http://'));
+  assert.ok(admin, 'the primary logged its admin listener');
+  const metrics = await (await fetch(`${String(admin.url)}/metrics`)).text();
+  assert.match(metrics, /^threatcol_requests_total\{endpoint="generic",status="200",code="OK"\} 68$/m);
+
   const exit = await serve.stop('SIGTERM');
   assert.equal(exit.code, 0);
   for (const w of workers) assert.equal(alive(w.pid), false, `worker ${w.id} (pid ${w.pid}) is gone`);
