@@ -228,8 +228,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
  * (prom-client's cluster messages over the IPC channel node:cluster already has).
  */
 export function shareMetricsWithPrimary(metrics: Metrics): void {
-  // prom-client adds the worker's answering listener only in AggregatorRegistry's constructor, not in
-  // setRegistries: without one, the primary's /metrics times out (500).
+  // prom-client installs the worker's answering listener only in AggregatorRegistry's constructor.
   new AggregatorRegistry();
   AggregatorRegistry.setRegistries(metrics.registries);
 }

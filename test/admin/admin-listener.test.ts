@@ -53,8 +53,16 @@ test('/metrics: every DESIGN 11 metric and process metrics, counters move by exa
     assert.ok(before.families.has(name), `${name} (process metric) is exposed`);
   }
 
-  for (let i = 0; i < 3; i++)
-    assert.equal((await post(s.url, '/firewall', [firewallRecord(), firewallRecord()], as)).status, 200);
+  // Six distinct records (dedupe is on: identical firewall records within the window are one delivery).
+  const pair = (i: number) => [
+    firewallRecord({ sport: 40000 + 2 * i }),
+    firewallRecord({ sport: 40001 + 2 * i }),
+  ];
+  for (let i = 0; i < 3; i++) assert.equal((await post(s.url, '/firewall', pair(i), as)).status, 200);
+  // A retried delivery of the first request: answered 200, its 2 records counted as duplicates, not stored.
+  const retried = await post(s.url, '/firewall', pair(0), as);
+  assert.equal(retried.status, 200);
+  assert.equal((retried.json as { duplicates?: number }).duplicates, 2);
   assert.equal((await post(s.url, '/generic', genericRecord(), as)).status, 200);
   const invalid = await post(s.url, '/generic', { nope: 1 }, as);
   assert.equal(errorCode(invalid), 'VALIDATION_FAILED');
@@ -65,7 +73,7 @@ test('/metrics: every DESIGN 11 metric and process metrics, counters move by exa
   const after = await scrape(s.adminUrl);
   const delta = (labels: Record<string, string>) =>
     count(after.families, labels) - count(before.families, labels);
-  assert.equal(delta({ endpoint: 'firewall', status: '200', code: 'OK' }), 3);
+  assert.equal(delta({ endpoint: 'firewall', status: '200', code: 'OK' }), 4);
   assert.equal(delta({ endpoint: 'generic', status: '200', code: 'OK' }), 1);
   assert.equal(delta({ endpoint: 'generic', status: '400', code: 'VALIDATION_FAILED' }), 1);
   assert.equal(delta({ endpoint: 'firewall', status: '401', code: 'AUTH_INVALID' }), 1);
@@ -76,7 +84,9 @@ test('/metrics: every DESIGN 11 metric and process metrics, counters move by exa
   assert.equal(accepted(after.families, 'generic') - accepted(before.families, 'generic'), 1);
   const durations = (f: Map<string, Family>) =>
     sampleValue(f, 'threatcol_request_duration_seconds_count', { endpoint: 'firewall' });
-  assert.equal(durations(after.families) - durations(before.families), 4);
+  assert.equal(durations(after.families) - durations(before.families), 5);
+  const duplicates = (f: Map<string, Family>) => sampleValue(f, 'threatcol_records_duplicate_total');
+  assert.equal(duplicates(after.families) - duplicates(before.families), 2);
   // Every durable batch is counted; the 7 records went in 4 requests, so in 1 to 4 batches.
   const batched = sampleValue(after.families, 'threatcol_store_batch_records_sum');
   assert.equal(batched - sampleValue(before.families, 'threatcol_store_batch_records_sum'), 7);
