@@ -13,6 +13,7 @@ export interface Config {
     requestTimeoutMs: number;
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
+    maxRecordBytes: number;
     maxRecordsPerRequest: number;
     maxInflightBodyBytes: number;
     workers: number | 'auto';
@@ -58,6 +59,7 @@ export interface Config {
   rateLimit: {
     recordsPerSecond: number;
     burst: number;
+    bytesPerSecond: number;
   };
   firewall: {
     defaultTimezone: string;
@@ -136,6 +138,14 @@ export const configSchema = {
           maximum: 1_073_741_824,
           default: 4_194_304,
           description: 'largest request body, after gzip decompression',
+        },
+        maxRecordBytes: {
+          type: 'integer',
+          minimum: 2048,
+          maximum: 1_048_576,
+          default: 16_384,
+          description:
+            'largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)',
         },
         maxRecordsPerRequest: {
           type: 'integer',
@@ -338,6 +348,13 @@ export const configSchema = {
           minimum: 1000,
           default: 10_000,
           description: 'records a sensor may send at once above its rate (>= maxRecordsPerRequest)',
+        },
+        bytesPerSecond: {
+          type: 'integer',
+          minimum: 0,
+          default: 8_388_608,
+          description:
+            'request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger',
         },
       },
       'per-sensor rate limit',
