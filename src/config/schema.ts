@@ -11,6 +11,7 @@ export interface Config {
     handshakeTimeoutMs: number;
     headersTimeoutMs: number;
     requestTimeoutMs: number;
+    bodyStallTimeoutMs: number;
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
     maxRecordBytes: number;
@@ -128,6 +129,10 @@ export const configSchema = {
         handshakeTimeoutMs: { ...ms(10_000), description: 'TLS handshake must finish within this' },
         headersTimeoutMs: { ...ms(10_000), description: 'request headers must arrive within this' },
         requestTimeoutMs: { ...ms(20_000), description: 'the whole request must arrive within this' },
+        bodyStallTimeoutMs: {
+          ...ms(5000, 100),
+          description: 'a request body that receives nothing for this long is ended with 408',
+        },
         keepAliveTimeoutMs: {
           ...ms(60_000),
           description: 'idle keep-alive connections are closed after this',
@@ -158,7 +163,8 @@ export const configSchema = {
           type: 'integer',
           minimum: 65_536,
           default: 268_435_456,
-          description: 'request bodies held in memory by all requests together; past it, 503 at once',
+          description:
+            'request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once',
         },
         workers: {
           type: ['integer', 'string'],

@@ -64,7 +64,13 @@ export async function handleIngest(
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
     // The checks a sender can fail before uploading passed: now ask for the body.
     if (req.headers.expect !== undefined && /^100-continue$/i.test(req.headers.expect)) res.writeContinue();
-    const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
+    const { body, release } = await readBody(
+      req,
+      { limit: deps.config.server.maxBodyBytes, stallMs: deps.config.server.bodyStallTimeoutMs },
+      gzip,
+      deps.bodyBudget,
+      who.name,
+    );
     bodyRead = true;
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
