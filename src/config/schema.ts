@@ -26,6 +26,7 @@ export interface Config {
     maxVersion: 'TLSv1.2' | 'TLSv1.3';
     selfSignedKeyType: 'ecdsa' | 'rsa';
     pollIntervalMs: number;
+    ticketKeyRotationHours: number;
   };
   store: {
     segmentMaxBytes: number;
@@ -205,6 +206,14 @@ export const configSchema = {
           ...ms(10_000, 50),
           description:
             'how often the daemon checks the certificate and key files for changes (besides watching them)',
+        },
+        ticketKeyRotationHours: {
+          type: 'number',
+          minimum: 0.001,
+          maximum: 8760,
+          default: 12,
+          description:
+            'TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)',
         },
       },
       'TLS material and policy',

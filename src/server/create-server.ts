@@ -1,4 +1,5 @@
 // The HTTPS listener: TLS policy, timeouts against slow clients, connection caps, routing to the two endpoints.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -79,6 +80,13 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   // `Expect: 100-continue`: the same pipeline, which sends 100 only once auth, media type and declared size
   // passed, so a sender with a wrong key never uploads its body (Node would otherwise answer 100 at once).
   server.on('checkContinue', onRequest);
+  // Session-ticket keys live only in memory and are replaced on a schedule (security finding 7). Node holds
+  // one ticket key at a time, so a ticket issued before a rotation falls back to a full handshake.
+  const ticketRotation = setInterval(
+    () => server.setTicketKeys(randomBytes(48)),
+    deps.config.tls.ticketKeyRotationHours * 3_600_000,
+  );
+  ticketRotation.unref();
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
@@ -176,6 +184,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     },
     close(graceMs) {
       closing = true;
+      clearInterval(ticketRotation);
       for (const res of inFlight) endAfterResponse(res);
       inFlight.clear();
       return new Promise((resolve) => {
