@@ -11,6 +11,7 @@ export interface Config {
     handshakeTimeoutMs: number;
     headersTimeoutMs: number;
     requestTimeoutMs: number;
+    bodyStallTimeoutMs: number;
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
     maxRecordBytes: number;
@@ -25,6 +26,7 @@ export interface Config {
     maxVersion: 'TLSv1.2' | 'TLSv1.3';
     selfSignedKeyType: 'ecdsa' | 'rsa';
     pollIntervalMs: number;
+    ticketKeyRotationHours: number;
   };
   store: {
     segmentMaxBytes: number;
@@ -128,6 +130,10 @@ export const configSchema = {
         handshakeTimeoutMs: { ...ms(10_000), description: 'TLS handshake must finish within this' },
         headersTimeoutMs: { ...ms(10_000), description: 'request headers must arrive within this' },
         requestTimeoutMs: { ...ms(20_000), description: 'the whole request must arrive within this' },
+        bodyStallTimeoutMs: {
+          ...ms(5000, 100),
+          description: 'a request body that receives nothing for this long is ended with 408',
+        },
         keepAliveTimeoutMs: {
           ...ms(60_000),
           description: 'idle keep-alive connections are closed after this',
@@ -158,7 +164,8 @@ export const configSchema = {
           type: 'integer',
           minimum: 65_536,
           default: 268_435_456,
-          description: 'request bodies held in memory by all requests together; past it, 503 at once',
+          description:
+            'request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once',
         },
         workers: {
           type: ['integer', 'string'],
@@ -199,6 +206,14 @@ export const configSchema = {
           ...ms(10_000, 50),
           description:
             'how often the daemon checks the certificate and key files for changes (besides watching them)',
+        },
+        ticketKeyRotationHours: {
+          type: 'number',
+          minimum: 0.001,
+          maximum: 8760,
+          default: 12,
+          description:
+            'TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)',
         },
       },
       'TLS material and policy',

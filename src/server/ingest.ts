@@ -62,7 +62,15 @@ export async function handleIngest(
         : null;
     const gzip = checkMediaType(req);
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
-    const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
+    // The checks a sender can fail before uploading passed: now ask for the body.
+    if (req.headers.expect !== undefined && /^100-continue$/i.test(req.headers.expect)) res.writeContinue();
+    const { body, release } = await readBody(
+      req,
+      { limit: deps.config.server.maxBodyBytes, stallMs: deps.config.server.bodyStallTimeoutMs },
+      gzip,
+      deps.bodyBudget,
+      who.name,
+    );
     bodyRead = true;
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
@@ -100,7 +108,8 @@ export async function handleIngest(
       status: e.status,
       method: req.method ?? '',
       path,
-      sensor,
+      // A revoked sensor proved its key: log and count it by name (an AUTH_INVALID name proves nothing).
+      sensor: sensor ?? (e.code === 'SENSOR_REVOKED' ? claimed : null),
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
     };

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { gzipSync } from 'node:zlib';
+import { connect } from 'node:tls';
+import { createGzip, gzipSync } from 'node:zlib';
 import { runCli } from '../helpers/cli.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
@@ -137,4 +138,72 @@ test('finding 6: serve refuses a data directory, sensors.json or tls/ that other
     assert.match(r.stderr, /CONFIG_INVALID/, path);
     assert.ok(r.stderr.includes(`chmod go-w ${path}`), r.stderr);
   }
+});
+
+test('finding 2: one sensor stalling gzip uploads cannot starve another of the body budget; stalled bodies end with 408', async (t) => {
+  const s = await startTestServer(t, {
+    overrides: {
+      'server.maxInflightBodyBytes': 1_048_576,
+      'server.bodyStallTimeoutMs': 1500,
+      'rateLimit.bytesPerSecond': 0,
+    },
+  });
+  const attackerKey = await s.addSensor('noisy');
+  const victimKey = await s.addSensor('quiet');
+  // A gzip stream flushed after 200 KB of decompressed text, then never finished: the server holds the
+  // decompressed bytes while it waits for the rest.
+  const gz = createGzip();
+  const parts: Buffer[] = [];
+  gz.on('data', (c: Buffer) => parts.push(c));
+  // 16 x 16 KiB, a quarter of the budget: without a per-sensor share four such uploads fill it exactly.
+  gz.write(`[${' '.repeat(262_143)}`);
+  await new Promise<void>((resolve) => gz.flush(() => resolve()));
+  const prefix = Buffer.concat(parts);
+  const { hostname, port } = new URL(s.url);
+  const stalls = await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const socket = connect({ host: hostname, port: Number(port), rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('secureConnect', resolve);
+        socket.once('error', reject);
+      });
+      let answer = '';
+      socket.on('data', (c: Buffer) => {
+        answer += c.toString('latin1');
+      });
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(
+        'POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n' +
+          `Transfer-Encoding: chunked\r\nX-AUTH_KEY: ${attackerKey}\r\nX-SENSOR_NAME: noisy\r\n\r\n` +
+          `${prefix.length.toString(16)}\r\n`,
+      );
+      socket.write(prefix);
+      socket.write('\r\n');
+      return { socket, closed, answer: () => answer };
+    }),
+  );
+  // 8 x 200 KB would fill the 1 MiB budget; the noisy sensor may hold only a quarter of it.
+  const started = Date.now();
+  let victimOk = 0;
+  while (Date.now() - started < 1200) {
+    const r = await post(s.url, '/generic', genericRecord(), {
+      agent: s.agent,
+      sensor: 'quiet',
+      key: victimKey,
+    });
+    assert.equal(r.status, 200, r.text);
+    victimOk++;
+  }
+  await Promise.all(stalls.map((x) => Promise.race([x.closed, new Promise((r) => setTimeout(r, 10_000))])));
+  const statuses = stalls.map((x) => /^HTTP\/1\.1 (\d+)/.exec(x.answer())?.[1] ?? 'none');
+  for (const x of stalls) x.socket.destroy();
+  t.diagnostic(`victim 200s during the attack: ${victimOk}; attacker answers: ${statuses.join(' ')}`);
+  // Past its share: 503 at once; within it: ended as stalled (408) after bodyStallTimeoutMs, not the 20 s timeout.
+  assert.ok(statuses.includes('503'), statuses.join(' '));
+  assert.ok(statuses.includes('408'), statuses.join(' '));
+  assert.ok(
+    statuses.every((x) => x === '503' || x === '408'),
+    statuses.join(' '),
+  );
 });
