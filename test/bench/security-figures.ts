@@ -24,7 +24,12 @@ async function main(): Promise<void> {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'attacker');
   const quietKey = await addSensorCli(dataDir, 'quiet');
-  const serve = await spawnServe(dataDir, [], { env: { THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0' } });
+  const serve = await spawnServe(dataDir, [], {
+    env: {
+      THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
+      THREATCOL_RATE_LIMIT_BYTES_PER_SECOND: process.env.BYTES_PER_SECOND ?? '0',
+    },
+  });
   const pid = serve.child.pid as number;
   const agent = trustingAgent(dataDir, { connections: 16 });
   const as = { agent, sensor: 'attacker', key, headers: { 'content-encoding': 'gzip' } };
