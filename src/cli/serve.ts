@@ -84,6 +84,11 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     releaseStartupSignals();
     throw underNpm(error, io.env);
   }
+  if (daemon.failed) {
+    // --workers: a worker could not start and printed why; the primary stopped the others (no READY=1).
+    releaseStartupSignals();
+    return daemon.done;
+  }
   const stop = () => {
     void notifier.notify({ STOPPING: '1' });
     daemon.stop();
@@ -117,7 +122,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 }
 
 /** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
-type Collector = Pick<Daemon, 'reload' | 'stop' | 'done'> & { address: { address: string; port: number } };
+type Collector = Pick<Daemon, 'reload' | 'stop' | 'done'> & {
+  address: { address: string; port: number };
+  failed?: boolean;
+};
 
 async function startCollector(
   loaded: LoadedConfig,
@@ -136,8 +144,9 @@ async function startCollector(
     reload: () => primary.reload(),
     stop: () => primary.stop(),
     done: primary.done,
-    // null only when the workers could not start; then `done` already holds the status.
     address: primary.address ?? { address: '', port: 0 },
+    // No address: the workers could not start; `done` holds the status of the one that failed.
+    failed: primary.address === null,
   };
 }
 
@@ -168,7 +177,9 @@ async function serveAsWorker(
       send: (message, callback) => process.send?.(message, undefined, undefined, callback),
       onMessage: (handler) => process.on('message', handler),
       onDisconnect: (handler) => process.once('disconnect', handler),
-      disconnect: () => process.disconnect?.(),
+      // Through cluster's worker: a bare process.disconnect() makes node:cluster exit the worker with 0
+      // at once, and the primary must see this worker's own status (74 after a failed sync).
+      disconnect: () => cluster.worker?.disconnect(),
     },
     // systemd signals every process of the unit on stop; a terminal's Ctrl-C the whole process group.
     onSignal: (stop) => {
@@ -178,7 +189,7 @@ async function serveAsWorker(
   }).catch((error: unknown) => {
     // Could not start (configuration, TLS, listener): the error goes to stderr and the exit status to the
     // primary; the open IPC channel must not keep this process alive meanwhile.
-    process.disconnect?.();
+    cluster.worker?.disconnect();
     throw error;
   });
 }

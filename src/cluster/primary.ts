@@ -15,6 +15,7 @@ import { RateLimiter } from '../server/rate-limit.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../server/tls.js';
 import { watchTlsFiles } from '../server/tls-watch.js';
 import { ensureDataDir } from '../store/data-dir.js';
+import { assertDataDirSafe } from '../store/data-dir-safety.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { ConnectionLedger } from './connection-ledger.js';
@@ -266,6 +267,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   return {
     async start() {
       const owner = ensureDataDir(dataDir);
+      assertDataDirSafe(dataDir);
       // Once, before the workers start: they would race to generate the self-signed certificate.
       const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
       tls = loadedTls;

@@ -25,7 +25,7 @@ export interface WorkerOptions {
 export interface WorkerChannel {
   send(message: WorkerMessage, callback?: (error: Error | null) => void): void;
   onMessage(handler: (message: unknown) => void): void;
-  /** The primary went away: the worker stops. */
+  /** The primary went away (node:cluster itself then ends the worker at once, status 0). */
   onDisconnect(handler: () => void): void;
   disconnect(): void;
 }
@@ -94,6 +94,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     }
   });
   channel.onDisconnect(() => {
+    if (!connected) return; // our own disconnect, after the daemon stopped
     connected = false;
     for (const resolve of leases.values()) resolve({ granted: 0, retryAfter: 1 });
     leases.clear();

@@ -11,8 +11,10 @@ export interface Config {
     handshakeTimeoutMs: number;
     headersTimeoutMs: number;
     requestTimeoutMs: number;
+    bodyStallTimeoutMs: number;
     keepAliveTimeoutMs: number;
     maxBodyBytes: number;
+    maxRecordBytes: number;
     maxRecordsPerRequest: number;
     maxInflightBodyBytes: number;
     workers: number | 'auto';
@@ -24,6 +26,7 @@ export interface Config {
     maxVersion: 'TLSv1.2' | 'TLSv1.3';
     selfSignedKeyType: 'ecdsa' | 'rsa';
     pollIntervalMs: number;
+    ticketKeyRotationHours: number;
   };
   store: {
     segmentMaxBytes: number;
@@ -58,6 +61,7 @@ export interface Config {
   rateLimit: {
     recordsPerSecond: number;
     burst: number;
+    bytesPerSecond: number;
   };
   firewall: {
     defaultTimezone: string;
@@ -126,6 +130,10 @@ export const configSchema = {
         handshakeTimeoutMs: { ...ms(10_000), description: 'TLS handshake must finish within this' },
         headersTimeoutMs: { ...ms(10_000), description: 'request headers must arrive within this' },
         requestTimeoutMs: { ...ms(20_000), description: 'the whole request must arrive within this' },
+        bodyStallTimeoutMs: {
+          ...ms(5000, 100),
+          description: 'a request body that receives nothing for this long is ended with 408',
+        },
         keepAliveTimeoutMs: {
           ...ms(60_000),
           description: 'idle keep-alive connections are closed after this',
@@ -136,6 +144,14 @@ export const configSchema = {
           maximum: 1_073_741_824,
           default: 4_194_304,
           description: 'largest request body, after gzip decompression',
+        },
+        maxRecordBytes: {
+          type: 'integer',
+          minimum: 2048,
+          maximum: 1_048_576,
+          default: 16_384,
+          description:
+            'largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)',
         },
         maxRecordsPerRequest: {
           type: 'integer',
@@ -148,7 +164,8 @@ export const configSchema = {
           type: 'integer',
           minimum: 65_536,
           default: 268_435_456,
-          description: 'request bodies held in memory by all requests together; past it, 503 at once',
+          description:
+            'request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once',
         },
         workers: {
           type: ['integer', 'string'],
@@ -189,6 +206,14 @@ export const configSchema = {
           ...ms(10_000, 50),
           description:
             'how often the daemon checks the certificate and key files for changes (besides watching them)',
+        },
+        ticketKeyRotationHours: {
+          type: 'number',
+          minimum: 0.001,
+          maximum: 8760,
+          default: 12,
+          description:
+            'TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)',
         },
       },
       'TLS material and policy',
@@ -338,6 +363,13 @@ export const configSchema = {
           minimum: 1000,
           default: 10_000,
           description: 'records a sensor may send at once above its rate (>= maxRecordsPerRequest)',
+        },
+        bytesPerSecond: {
+          type: 'integer',
+          minimum: 0,
+          default: 8_388_608,
+          description:
+            'request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger',
         },
       },
       'per-sensor rate limit',

@@ -3,6 +3,8 @@
 export const TEXT_MAX = 1024;
 export const LONG_TEXT_MAX = 4096;
 export const MAX_EXTRA_FIELDS = 64;
+/** Field names are bounded too: a 4 MB key name would otherwise be stored whole (security finding 3). */
+export const MAX_FIELD_NAME = 128;
 
 export const text = { type: 'string', maxLength: TEXT_MAX } as const;
 export const nonEmptyText = { type: 'string', minLength: 1, maxLength: TEXT_MAX } as const;
@@ -16,10 +18,11 @@ export const port = {
   pattern: '^(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
 } as const;
 
-/** Unknown fields are kept, but only as scalars, at most 64 of them, strings at most 1 KiB. */
+/** Unknown fields are kept, but only as scalars, at most 64 of them, names at most 128, strings at most 1 KiB. */
 export function extraFields(known: number) {
   return {
     maxProperties: known + MAX_EXTRA_FIELDS,
+    propertyNames: { maxLength: MAX_FIELD_NAME },
     additionalProperties: { type: ['string', 'number', 'boolean', 'null'], maxLength: TEXT_MAX },
   } as const;
 }

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
 import { isFirewallTime } from '../records/firewall-time.js';
-import { MAX_EXTRA_FIELDS } from './common.js';
+import { MAX_EXTRA_FIELDS, MAX_FIELD_NAME } from './common.js';
 import { firewallRecordSchema } from './firewall-record.js';
 import { genericRecordSchema } from './generic-record.js';
 
@@ -132,7 +132,12 @@ function describe(error: ErrorObject, prefix: string): ErrorDetail {
       return { path, message: describeRange(error) };
     case 'minLength':
       return { path, message: 'must not be empty' };
+    case 'propertyNames':
+      return { path, message: `has a field name longer than ${MAX_FIELD_NAME} characters` };
     case 'maxLength':
+      // ajv reports a bad field name as maxLength on the object, with the name in `propertyName`.
+      if ((error as { propertyName?: string }).propertyName !== undefined)
+        return { path, message: `has a field name longer than ${MAX_FIELD_NAME} characters` };
       return { path, message: `must be at most ${String(params.limit)} characters` };
     case 'maxProperties':
       // The README's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.

@@ -1,4 +1,5 @@
 // The HTTPS listener: TLS policy, timeouts against slow clients, connection caps, routing to the two endpoints.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -67,14 +68,25 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   function forget(this: ServerResponse) {
     inFlight.delete(this);
   }
-  const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (closing) endAfterResponse(res);
     else {
       inFlight.add(res);
       res.on('close', forget);
     }
     route(req, res, deps);
-  });
+  };
+  const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), onRequest);
+  // `Expect: 100-continue`: the same pipeline, which sends 100 only once auth, media type and declared size
+  // passed, so a sender with a wrong key never uploads its body (Node would otherwise answer 100 at once).
+  server.on('checkContinue', onRequest);
+  // Session-ticket keys live only in memory and are replaced on a schedule (security finding 7). Node holds
+  // one ticket key at a time, so a ticket issued before a rotation falls back to a full handshake.
+  const ticketRotation = setInterval(
+    () => server.setTicketKeys(randomBytes(48)),
+    deps.config.tls.ticketKeyRotationHours * 3_600_000,
+  );
+  ticketRotation.unref();
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
@@ -172,6 +184,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     },
     close(graceMs) {
       closing = true;
+      clearInterval(ticketRotation);
       for (const res of inFlight) endAfterResponse(res);
       inFlight.clear();
       return new Promise((resolve) => {
@@ -188,7 +201,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
 }
 
 function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerDeps): void {
-  const url = req.url ?? '/';
+  let url = req.url ?? '/';
+  // Absolute form (`POST https://host/firewall HTTP/1.1`, RFC 9112 3.2.2): route by its path.
+  if (url.charCodeAt(0) !== 0x2f) url = absoluteFormPath(url);
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const spec = ROUTES[path];
@@ -201,6 +216,14 @@ function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerD
     return;
   }
   void handleIngest(spec, req, res, path, deps);
+}
+
+/** The path of an absolute-form target (`https://host:port/path?q` → `/path?q`); anything else as it is. */
+function absoluteFormPath(url: string): string {
+  const scheme = /^https?:\/\/[^/?#]*/i.exec(url);
+  if (!scheme) return url;
+  const rest = url.slice(scheme[0].length);
+  return rest === '' || rest.charCodeAt(0) !== 0x2f ? `/${rest}` : rest;
 }
 
 function reject(

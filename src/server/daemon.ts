@@ -6,6 +6,7 @@ import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
+import { assertDataDirSafe } from '../store/data-dir-safety.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { RecordLog, SensorStatsStore } from '../store/store.js';
@@ -79,6 +80,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const now = options.now ?? Date.now;
   const worker = options.worker;
   const owner = ensureDataDir(dataDir);
+  assertDataDirSafe(dataDir);
 
   const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
   let tls: TlsMaterial = loadedTls;
@@ -149,6 +151,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     store,
     stats,
     limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
+    // primary); a burst always fits one largest body.
+    byteLimiter: new RateLimiter(
+      config.rateLimit.bytesPerSecond / (worker?.workers ?? 1),
+      Math.max(config.server.maxBodyBytes, config.rateLimit.bytesPerSecond),
+    ),
     activity,
     bodyBudget: new BodyBudget(
       worker

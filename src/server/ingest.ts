@@ -12,7 +12,7 @@ import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';
 import { parseJsonBody } from './parse-json.js';
-import type { RateLimit } from './rate-limit.js';
+import type { RateLimit, RateLimiter } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -28,6 +28,8 @@ export interface IngestDeps {
   store: RecordLog;
   stats: SensorStatsStore;
   limiter: RateLimit;
+  /** Per-sensor body bytes (rateLimit.bytesPerSecond), charged before parsing so failed requests count too. */
+  byteLimiter: RateLimiter;
   activity: ActivityLog;
   bodyBudget: BodyBudget;
   now: () => number;
@@ -60,7 +62,15 @@ export async function handleIngest(
         : null;
     const gzip = checkMediaType(req);
     checkDeclaredLength(req, deps.config.server.maxBodyBytes);
-    const { body, release } = await readBody(req, deps.config.server.maxBodyBytes, gzip, deps.bodyBudget);
+    // The checks a sender can fail before uploading passed: now ask for the body.
+    if (req.headers.expect !== undefined && /^100-continue$/i.test(req.headers.expect)) res.writeContinue();
+    const { body, release } = await readBody(
+      req,
+      { limit: deps.config.server.maxBodyBytes, stallMs: deps.config.server.bodyStallTimeoutMs },
+      gzip,
+      deps.bodyBudget,
+      who.name,
+    );
     bodyRead = true;
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
@@ -98,7 +108,8 @@ export async function handleIngest(
       status: e.status,
       method: req.method ?? '',
       path,
-      sensor,
+      // A revoked sensor proved its key: log and count it by name (an AUTH_INVALID name proves nothing).
+      sensor: sensor ?? (e.code === 'SENSOR_REVOKED' ? claimed : null),
       remoteAddr,
       message: e.code === 'INTERNAL' ? String((error as Error)?.message) : e.message,
     };
@@ -135,9 +146,22 @@ function accept(
 ): Accepted | Promise<Accepted> {
   let parsed: ReturnType<typeof parseJsonBody>;
   try {
+    const byteWait = deps.byteLimiter.take(who.name, body.length, deps.now());
+    if (byteWait > 0) throw rateLimited(who.name, byteWait, 'byte');
     parsed = parseJsonBody(body, route.allowRepair);
   } finally {
     release();
+  }
+  // One record's JSON text (the stored line is that plus a bounded set of derived fields): bounds disk use.
+  if (parsed.recordSpan > deps.config.server.maxRecordBytes) {
+    throw new ThreatcolError('VALIDATION_FAILED', 'a record is too large', {
+      details: [
+        {
+          path: '',
+          message: `a record is larger than server.maxRecordBytes (${deps.config.server.maxRecordBytes} bytes of JSON)`,
+        },
+      ],
+    });
   }
   const checked = validateBody(route.endpoint, parsed.value, deps.config.server.maxRecordsPerRequest);
   if (!checked.ok) {
@@ -163,15 +187,7 @@ function store(
   idempotencyKey: string | null,
   deps: IngestDeps,
 ): Accepted {
-  if (wait > 0) {
-    throw new ThreatcolError(
-      'RATE_LIMITED',
-      `sensor ${who.name} is over its rate limit; retry in ${wait} s`,
-      {
-        headers: { 'Retry-After': String(wait) },
-      },
-    );
-  }
+  if (wait > 0) throw rateLimited(who.name, wait, 'record');
   const receivedAt = new Date(deps.now()).toISOString();
   const ctx: ReceiptContext = {
     id: newRecordId,
@@ -240,4 +256,14 @@ function smallBody(req: IncomingMessage): boolean {
 export function clientAddress(req: IncomingMessage): string {
   const addr = req.socket.remoteAddress ?? '';
   return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
+}
+
+function rateLimited(sensor: string, wait: number, unit: 'record' | 'byte'): ThreatcolError {
+  return new ThreatcolError(
+    'RATE_LIMITED',
+    `sensor ${sensor} is over its ${unit} rate limit; retry in ${wait} s`,
+    {
+      headers: { 'Retry-After': String(wait) },
+    },
+  );
 }

@@ -1,15 +1,32 @@
-// Parses a request body as JSON: strict UTF-8, prototype-poisoning keys refused, firewall quoting repaired.
+// Parses a request body as JSON: strict UTF-8, bounded depth, duplicate and prototype-poisoning keys refused,
+// firewall quoting repaired (and the repaired text held to the same limits).
 import { isUtf8 } from 'node:buffer';
 import secureJson from 'secure-json-parse';
 import { ThreatcolError } from '../errors.js';
+import { findDuplicateKey } from './duplicate-key.js';
+import { jsonErrorPosition } from './json-error-position.js';
 import { repairUnescapedQuotes } from './repair-json.js';
 
 export interface ParsedBody {
   value: unknown;
   repaired: boolean;
+  /** Length of the longest record's text (the body, or the longest object in a top-level array). */
+  recordSpan: number;
 }
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
+/** secure-json-parse's messages for a refused key (its other errors are JSON.parse's own). */
+const FORBIDDEN = /^Object contains forbidden (prototype|constructor) property$/;
+
+function forbiddenKey(): ThreatcolError {
+  return new ThreatcolError(
+    'INVALID_JSON',
+    'the body holds a forbidden key (__proto__ or constructor.prototype)',
+    {
+      details: [{ path: '', message: 'forbidden key' }],
+    },
+  );
+}
 
 /** Deeper than any record needs; a deeper body is refused before JSON.parse builds it (200k `[` cost ~150 MB). */
 export const MAX_JSON_DEPTH = 64;
@@ -22,66 +39,55 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
   if (!isUtf8(body)) throw new ThreatcolError('INVALID_JSON', 'the body is not valid UTF-8');
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const tooDeep = depthExceededAt(text, MAX_JSON_DEPTH);
-  if (tooDeep !== -1) {
-    throw new ThreatcolError('INVALID_JSON', `the body is nested deeper than ${MAX_JSON_DEPTH} levels`, {
-      details: [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels`, position: tooDeep }],
-    });
-  }
   try {
-    return { value: parseSecure(text), repaired: false };
+    return { value: parseChecked(text), repaired: false, recordSpan: shape.recordSpan };
   } catch (error) {
-    if (error instanceof ThreatcolError) throw error;
-    const original = error as SyntaxError;
+    if (!(error instanceof SyntaxError)) throw error;
     if (allowRepair) {
       const fixed = repairUnescapedQuotes(text);
       if (fixed !== null) {
         try {
-          return { value: parseSecure(fixed), repaired: true };
+          // The repaired text is a new body: depth, duplicates and poisoning are checked on it again.
+          return { value: parseChecked(fixed), repaired: true, recordSpan: shape.recordSpan };
         } catch (second) {
-          if (second instanceof ThreatcolError) throw second;
+          if (!(second instanceof SyntaxError)) throw second;
         }
       }
     }
-    throw invalidJson(original, text);
+    throw invalidJson(error, text);
   }
 }
 
-/** Position of the first `[` or `{` (outside strings) beyond `limit` levels, or -1. */
-function depthExceededAt(text: string, limit: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return i;
-    } else if (c === 0x5d || c === 0x7d) depth--;
+/** JSON.parse behind every limit; throws ThreatcolError for a refused body, SyntaxError for invalid JSON. */
+function parseChecked(text: string): unknown {
+  scanShape(text, MAX_JSON_DEPTH);
+  if (shape.tooDeepAt !== -1) {
+    throw new ThreatcolError('INVALID_JSON', `the body is nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      details: [
+        { path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels`, position: shape.tooDeepAt },
+      ],
+    });
   }
-  return -1;
-}
-
-function parseSecure(text: string): unknown {
-  const value = JSON.parse(text);
-  // Only objects can carry poisoned keys, and only if the text spells them out or escapes characters
-  // (`"\u005f_proto__"` is `__proto__` too): the scan is skipped otherwise.
-  if (
-    value !== null &&
-    typeof value === 'object' &&
-    (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u'))
-  ) {
-    try {
-      secureJson.scan(value, POISON);
-    } catch {
+  const members = shape.members;
+  // secure-json-parse: JSON.parse, then (only when its pattern finds `__proto__`/`constructor` keys, escaped
+  // spellings included) the scan for poisoned keys. Its refusal is a SyntaxError too: told apart by message.
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, POISON);
+  } catch (error) {
+    if (error instanceof SyntaxError && FORBIDDEN.test(error.message)) throw forbiddenKey();
+    throw error;
+  }
+  // Every `:` outside strings is one member; JSON.parse keeps only the last of duplicate keys, so fewer keys
+  // than members means a duplicate, which is then looked for (error path only).
+  if (members > 0 && countKeys(value) !== members) {
+    const dup = findDuplicateKey(text);
+    if (dup !== null) {
       throw new ThreatcolError(
         'INVALID_JSON',
-        'the body holds a forbidden key (__proto__ or constructor.prototype)',
+        `the body repeats the key ${JSON.stringify(dup.key.slice(0, 64))}`,
         {
-          details: [{ path: '', message: 'forbidden key' }],
+          details: [{ path: dup.path.slice(0, 200), message: 'duplicate key', position: dup.position }],
         },
       );
     }
@@ -89,38 +95,65 @@ function parseSecure(text: string): unknown {
   return value;
 }
 
+/** What one pass over the text found; reused, parsing is synchronous. */
+const shape = { tooDeepAt: -1, members: 0, recordSpan: 0 };
+
+/**
+ * One pass outside strings: the first `[`/`{` beyond `limit` levels, the number of `:` (object members),
+ * and the longest record (the top-level object, or objects directly in a top-level array).
+ */
+function scanShape(text: string, limit: number): void {
+  let depth = 0;
+  let inString = false;
+  let members = 0;
+  let recordDepth = 1;
+  let recordStart = 0;
+  let recordSpan = 0;
+  shape.tooDeepAt = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x3a) members++;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) {
+        shape.tooDeepAt = i;
+        return;
+      }
+      if (depth === 1 && c === 0x5b) recordDepth = 2;
+      else if (depth === recordDepth && c === 0x7b) recordStart = i;
+    } else if (c === 0x5d || c === 0x7d) {
+      if (depth === recordDepth && c === 0x7d && i - recordStart + 1 > recordSpan)
+        recordSpan = i - recordStart + 1;
+      depth--;
+    }
+  }
+  shape.members = members;
+  shape.recordSpan = recordSpan;
+}
+
+/** Own keys of every object in a parsed value (for-in: JSON.parse objects inherit nothing enumerable). */
+function countKeys(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) n += countKeys(value[i]);
+    return n;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key in object) n += 1 + countKeys(object[key]);
+  return n;
+}
+
 function invalidJson(error: SyntaxError, text: string): ThreatcolError {
   const match = /position (\d+)/.exec(error.message);
-  const position = match ? Number(match[1]) : errorPosition(text);
+  let position = match ? Number(match[1]) : jsonErrorPosition(text);
+  if (position < 0) position = text.length;
   const reason = error.message.replace(/^Unexpected/, 'unexpected').replace(/, ".*" is not valid JSON$/s, '');
   return new ThreatcolError('INVALID_JSON', `the body is not valid JSON at position ${position}`, {
     details: [{ path: '', message: reason.slice(0, 200), position }],
   });
-}
-
-/**
- * Where parsing fails, for V8 messages that carry no position ("Unexpected token"): the shortest prefix
- * whose error is not "end of input" ends at the bad character. Binary search: O(n log n), error path only.
- */
-function errorPosition(text: string): number {
-  const failsInside = (end: number): boolean => {
-    try {
-      JSON.parse(text.slice(0, end));
-      return false;
-    } catch (error) {
-      const message = (error as Error).message;
-      const at = /position (\d+)/.exec(message);
-      if (at) return Number(at[1]) < end;
-      return !message.includes('end of JSON input');
-    }
-  };
-  if (!failsInside(text.length)) return text.length;
-  let lo = 1;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (failsInside(mid)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo - 1;
 }

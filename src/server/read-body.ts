@@ -18,20 +18,38 @@ export function checkDeclaredLength(req: IncomingMessage, limit: number): void {
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
 }
 
-/** Bytes of request bodies held in memory by all requests together; bounds memory under any load. */
+/**
+ * Bytes of request bodies held in memory by all requests together; bounds memory under any load. No single
+ * sensor may hold more than `share` of it, so one sensor's stalled uploads cannot starve the others
+ * (security finding 2). Bodies are read only after authentication, so every holder is a known sensor.
+ */
 export class BodyBudget {
   private used = 0;
+  private readonly byHolder = new Map<string, number>();
+  private readonly perHolder: number;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    share = 0.25,
+  ) {
+    this.perHolder = Math.max(1, Math.floor(limit * share));
+  }
 
-  reserve(bytes: number): boolean {
+  reserve(holder: string, bytes: number): boolean {
     if (this.used + bytes > this.limit) return false;
+    const held = this.byHolder.get(holder) ?? 0;
+    if (held + bytes > this.perHolder) return false;
+    this.byHolder.set(holder, held + bytes);
     this.used += bytes;
     return true;
   }
 
-  release(bytes: number): void {
+  release(holder: string, bytes: number): void {
+    if (bytes === 0) return;
     this.used -= bytes;
+    const held = (this.byHolder.get(holder) ?? 0) - bytes;
+    if (held > 0) this.byHolder.set(holder, held);
+    else this.byHolder.delete(holder);
   }
 }
 
@@ -41,28 +59,63 @@ function overBudget(): ThreatcolError {
   });
 }
 
+function stalled(ms: number): ThreatcolError {
+  return new ThreatcolError('REQUEST_TIMEOUT', `the request body made no progress for ${ms / 1000} s`, {
+    headers: { Connection: 'close' },
+  });
+}
+
+export interface BodyLimits {
+  /** Largest body, after gzip decompression. */
+  limit: number;
+  /** A body that receives nothing for this long is ended with 408 (long before the whole-request timeout). */
+  stallMs: number;
+}
+
 /**
- * Reads the whole body. The bytes it holds are reserved from `budget` and handed back by `release()`
- * once the caller is done with the body (or at once when reading fails).
+ * Reads the whole body of `holder` (the sensor). The bytes it holds are reserved from `budget` and handed
+ * back by `release()` once the caller is done with the body (or at once when reading fails).
  */
 export function readBody(
   req: IncomingMessage,
-  limit: number,
+  limits: BodyLimits,
   gzip: boolean,
   budget: BodyBudget,
+  holder: string,
 ): Promise<{ body: Buffer; release: () => void }> {
+  const limit = limits.limit;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let reserved = 0;
     let settled = false;
+    // One timer per body, re-armed only when it fires after progress (no timer work per chunk).
+    let progressed = false;
+    const onStallCheck = () => {
+      if (settled) return;
+      if (progressed) {
+        progressed = false;
+        stallTimer = setTimeout(onStallCheck, limits.stallMs);
+        stallTimer.unref();
+        return;
+      }
+      if (gzip) (source as ReturnType<typeof createGunzip>).destroy();
+      req.pause();
+      settle(stalled(limits.stallMs));
+    };
+    let stallTimer = setTimeout(onStallCheck, limits.stallMs);
+    stallTimer.unref();
+    req.on('data', () => {
+      progressed = true;
+    });
     const release = () => {
-      budget.release(reserved);
+      budget.release(holder, reserved);
       reserved = 0;
     };
     const settle = (error: Error | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(stallTimer);
       req.off('aborted', onAborted);
       if (error) {
         release();
@@ -79,7 +132,8 @@ export function readBody(
     const onData = (chunk: Buffer) => {
       if (settled) return;
       size += chunk.length;
-      const failure = size > limit ? tooLarge(limit) : budget.reserve(chunk.length) ? null : overBudget();
+      const failure =
+        size > limit ? tooLarge(limit) : budget.reserve(holder, chunk.length) ? null : overBudget();
       if (failure) {
         if (gzip) (source as ReturnType<typeof createGunzip>).destroy();
         req.pause();

@@ -3,14 +3,16 @@
 /**
  * Walks the text once; inside a string, a `"` ends the string only if what follows it can follow a string
  * in JSON (`,` then a key or the end of the container, `:`, `}`, `]`, or the end of the text). Any other
- * `"` is escaped, and so is a `\` that does not start a valid escape. Returns null when nothing changed.
+ * `"` is escaped, and so is a `\` that does not start a valid escape. Returns null when nothing changed, or
+ * when more than `maxEdits` characters would need escaping: that is no template's output, and the work and
+ * the copy stay bounded (4 MB of `"x` would otherwise be 2 million edits).
  */
-export function repairUnescapedQuotes(text: string): string | null {
+export function repairUnescapedQuotes(text: string, maxEdits = MAX_REPAIR_EDITS): string | null {
   const n = text.length;
   let out = '';
   let start = 0;
   let inString = false;
-  let changed = false;
+  let edits = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (!inString) {
@@ -23,13 +25,13 @@ export function repairUnescapedQuotes(text: string): string | null {
         // `"C:\"` : the backslash is the value's last character, the quote ends the string.
         out += `${text.slice(start, i)}\\\\`;
         start = i + 1;
-        changed = true;
+        if (++edits > maxEdits) return null;
       } else if (isEscape(text, i + 1)) {
         i++;
       } else {
         out += `${text.slice(start, i)}\\\\`;
         start = i + 1;
-        changed = true;
+        if (++edits > maxEdits) return null;
       }
       continue;
     }
@@ -39,12 +41,15 @@ export function repairUnescapedQuotes(text: string): string | null {
       } else {
         out += `${text.slice(start, i)}\\"`;
         start = i + 1;
-        changed = true;
+        if (++edits > maxEdits) return null;
       }
     }
   }
-  return changed ? out + text.slice(start) : null;
+  return edits > 0 ? out + text.slice(start) : null;
 }
+
+/** A batch of 1000 records with a few raw quotes or backslashes each stays well under this. */
+export const MAX_REPAIR_EDITS = 10_000;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -91,7 +91,8 @@ async function generateSelfSigned(
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        // RFC 5480: an ECDSA key signs only; keyEncipherment belongs to RSA key transport.
+        x509.KeyUsageFlags.digitalSignature | (keyType === 'rsa' ? x509.KeyUsageFlags.keyEncipherment : 0),
         true,
       ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),

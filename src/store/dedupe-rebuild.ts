@@ -5,7 +5,7 @@ import { open } from 'node:fs/promises';
 import type { DedupeWindow } from './dedupe-window.js';
 import { parseLine } from './parse-line.js';
 import { ORDER_SLACK_MS } from './read-records.js';
-import { listSegments, type SegmentName } from './segments.js';
+import { listSegments, type SegmentName, seriesOf } from './segments.js';
 
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -29,15 +29,21 @@ export async function rebuildDedupeWindow(dir: string, window: DedupeWindow, now
   return loaded;
 }
 
-/** The newest segments back to the first one that starts before `oldest` (it may hold later records). */
+/**
+ * Per writer series (one process, or each worker of `serve --workers`): its newest segments back to the
+ * first one that starts before `oldest` (it may hold later records).
+ */
 async function segmentsReaching(dir: string, oldest: number): Promise<SegmentName[]> {
   const all = listSegments(dir);
   const picked: SegmentName[] = [];
+  const done = new Set<string>();
   for (let i = all.length - 1; i >= 0; i--) {
     const segment = all[i] as SegmentName;
+    const series = seriesOf(segment);
+    if (done.has(series)) continue;
     picked.unshift(segment);
     const first = await firstReceivedAt(segment.path);
-    if (first !== null && first < oldest) break;
+    if (first !== null && first < oldest) done.add(series);
   }
   return picked;
 }

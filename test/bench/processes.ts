@@ -70,6 +70,7 @@ export async function startThreatcol(
   // what deduplication costs, with distinct records.
   const env = {
     THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
+    THREATCOL_RATE_LIMIT_BYTES_PER_SECOND: '0',
     THREATCOL_DEDUPE_WINDOW_SECONDS: '0',
     ...options.env,
   };

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -102,6 +102,12 @@ test('two workers: records over many connections land exactly once, tail -n read
     follower.stdout.on('data', check);
     check();
   });
+
+  // The primary's admin listener sums both workers' metrics.
+  const admin = serve.logs.find((l) => typeof l.url === 'string' && String(l.url).startsWith('http://'));
+  assert.ok(admin, 'the primary logged its admin listener');
+  const metrics = await (await fetch(`${String(admin.url)}/metrics`)).text();
+  assert.match(metrics, /^threatcol_requests_total\{endpoint="generic",status="200",code="OK"\} 68$/m);
 
   const exit = await serve.stop('SIGTERM');
   assert.equal(exit.code, 0);
@@ -357,4 +363,20 @@ test('socket activation: both workers accept on the listening socket the primary
   child.kill('SIGTERM');
   const [code] = await exited;
   assert.equal(code, 0);
+});
+
+test('a worker exiting 78 (its configuration became invalid) stops the whole daemon with 78', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = join(dataDir, 'config.json');
+  writeFileSync(config, '{}\n');
+  const serve = await spawnServe(dataDir, [...TWO, '--config', config]);
+  t.after(() => serve.stop('SIGKILL'));
+  const workers = announcedWorkers(serve);
+  // The file turns bad while the daemon runs; a worker that dies is restarted and reads it: 78.
+  writeFileSync(config, '{"server": {"nonsense": 1}}\n');
+  process.kill((workers[0] as { pid: number }).pid, 'SIGKILL');
+  const exit = await serve.exited;
+  assert.equal(exit.code, 78);
+  assert.match(serve.stderr(), /CONFIG_INVALID/);
+  for (const w of workers) assert.equal(alive(w.pid), false, `worker ${w.id} is gone`);
 });

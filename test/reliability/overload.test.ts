@@ -18,7 +18,11 @@ test(`overload: ${WAVES} waves of ${CONCURRENCY} concurrent ${RECORDS}-record re
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'flood');
   const serve = await spawnServe(dataDir, [], {
-    env: { THREATCOL_STORE_QUEUE_MAX_RECORDS: String(QUEUE), THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0' },
+    env: {
+      THREATCOL_STORE_QUEUE_MAX_RECORDS: String(QUEUE),
+      THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
+      THREATCOL_RATE_LIMIT_BYTES_PER_SECOND: '0',
+    },
   });
   stopAfter(t, serve);
   const pid = serve.child.pid as number;

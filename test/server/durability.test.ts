@@ -134,17 +134,28 @@ test('memory bound: bodies held in memory are capped in all; past it 503 at once
   const s = await startTestServer(t, {
     overrides: { 'server.maxInflightBodyBytes': 65_536, 'server.maxBodyBytes': 65_536 },
   });
-  const key = await s.addSensor('mem');
-  const slow = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), rejectUnauthorized: false });
-  slow.on('error', () => {});
-  await new Promise((resolve) => slow.once('secureConnect', resolve));
-  slow.write(
-    `POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-AUTH_KEY: ${key}\r\n` +
-      `X-SENSOR_NAME: mem\r\nContent-Length: 65000\r\n\r\n${'['.repeat(60_000)}`,
+  // One sensor may hold a quarter of the budget (16 KiB here): four slow sensors hold 15 KB each, 60 KB of 64 KiB.
+  const slow = await Promise.all(
+    [1, 2, 3, 4].map(async (n) => {
+      const slowKey = await s.addSensor(`slow-${n}`);
+      const socket = connect({
+        host: '127.0.0.1',
+        port: Number(new URL(s.url).port),
+        rejectUnauthorized: false,
+      });
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('secureConnect', resolve));
+      socket.write(
+        `POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-AUTH_KEY: ${slowKey}\r\n` +
+          `X-SENSOR_NAME: slow-${n}\r\nContent-Length: 16000\r\n\r\n${'['.repeat(15_000)}`,
+      );
+      return socket;
+    }),
   );
+  const key = await s.addSensor('mem');
   const as = { agent: s.agent, sensor: 'mem', key };
   const batch = Array(40).fill(genericRecord());
-  // The slow client holds 60 KB of the 64 KiB budget; a 6 KB request does not fit.
+  // A 6 KB request from a fifth sensor does not fit what is left.
   let refused: Awaited<ReturnType<typeof post>> | undefined;
   for (let i = 0; i < 40 && refused?.status !== 503; i++) {
     refused = await post(s.url, '/generic', batch, as);
@@ -152,7 +163,7 @@ test('memory bound: bodies held in memory are capped in all; past it 503 at once
   }
   assert.equal(refused?.status, 503);
   assert.equal(errorCode(refused as NonNullable<typeof refused>), 'UNAVAILABLE');
-  slow.destroy();
+  for (const socket of slow) socket.destroy();
   let ok = 0;
   for (let i = 0; i < 40 && ok !== 200; i++) {
     ok = (await post(s.url, '/generic', batch, as)).status;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ThreatcolError } from '../../src/errors.js';
+import { jsonErrorPosition } from '../../src/server/json-error-position.js';
 import { parseJsonBody } from '../../src/server/parse-json.js';
 import { repairUnescapedQuotes } from '../../src/server/repair-json.js';
 
@@ -18,8 +19,8 @@ const codeOf = (fn: () => unknown) => {
 };
 
 test('parses plain JSON and strips a BOM', () => {
-  assert.deepEqual(parse('{"a":1}'), { value: { a: 1 }, repaired: false });
-  assert.deepEqual(parse('\ufeff[1]'), { value: [1], repaired: false });
+  assert.deepEqual(parse('{"a":1}'), { value: { a: 1 }, repaired: false, recordSpan: 7 });
+  assert.deepEqual(parse('\ufeff[1]'), { value: [1], repaired: false, recordSpan: 0 });
 });
 
 test('invalid JSON reports its position', () => {
@@ -104,3 +105,139 @@ test('repair is linear: a 1 MB pathological body is handled quickly', () => {
   // Not a speed goal: a quadratic scan would take minutes here, which the test timeout catches.
   assert.ok(process.hrtime.bigint() - started < 30_000_000_000n);
 });
+
+test('the repaired text is held to the depth limit: `\\"` cannot smuggle structure past it', () => {
+  const body = `{"a":"x\\","b":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+  const e = codeOf(() => parse(body));
+  assert.equal(e.code, 'INVALID_JSON');
+  assert.match(String(e.details?.[0]?.message), /nested deeper than 64 levels/);
+  // The same value ending in a backslash, with ordinary structure after it, is still repaired.
+  assert.deepEqual(parse('{"a":"x\\","b":[[1]]}'), {
+    value: { a: 'x\\', b: [[1]] },
+    repaired: true,
+    recordSpan: 21,
+  });
+});
+
+test('repair gives up past its edit bound: 2 million raw quotes are INVALID_JSON, not a copy', () => {
+  const e = codeOf(() => parse(`{"a":"${'"x'.repeat(2_000_000)}"}`));
+  assert.equal(e.code, 'INVALID_JSON');
+  assert.equal(repairUnescapedQuotes(`{"a":"${'"x'.repeat(20)}"}`, 10), null);
+  assert.notEqual(repairUnescapedQuotes(`{"a":"${'"x'.repeat(10)}"}`, 10), null);
+});
+
+test('duplicate keys are refused, naming the key and where it is', () => {
+  const e = codeOf(() => parse('{"source_ip":"not-an-ip","source_ip":"203.0.113.5"}'));
+  assert.equal(e.code, 'INVALID_JSON');
+  assert.deepEqual(e.details?.[0], { path: '/source_ip', message: 'duplicate key', position: 25 });
+  const nested = codeOf(() => parse('[{"a":1},{"b":{"c":1,"\\u0063":2}}]'));
+  assert.equal(nested.details?.[0]?.path, '/1/b/c');
+  // The same key in different objects is fine, and so is a key equal to a value.
+  assert.deepEqual(parse('[{"a":"a"},{"a":{"a":1}}]').value, [{ a: 'a' }, { a: { a: 1 } }]);
+  // A repaired body is checked too.
+  assert.equal(codeOf(() => parse('{"a":"x"y","a":"z"}')).code, 'INVALID_JSON');
+});
+
+test('the error position is found in one pass, also where V8 gives none', () => {
+  const text = `[${'1,'.repeat(1_900_000)}}`;
+  const started = process.hrtime.bigint();
+  const e = codeOf(() => parse(text, false));
+  assert.equal(e.details?.[0]?.position, text.length - 1);
+  // The old binary search took ~0.4 s of CPU here; one pass takes a few ms. Bound with slack for a loaded box.
+  assert.ok(process.hrtime.bigint() - started < 2_000_000_000n);
+});
+
+test('property: the linear error position agrees with the shortest failing prefix', () => {
+  const candidates = fc.oneof(
+    fc
+      .json({ maxDepth: 3 })
+      .chain((j) =>
+        fc
+          .tuple(fc.nat(j.length), fc.constantFrom('', ',', '}', ']', '"', ':', 'x', '\\', ' ', '\n'))
+          .map(([at, junk]) => j.slice(0, at) + junk + j.slice(at)),
+      ),
+    fc.string({ maxLength: 30 }),
+  );
+  fc.assert(
+    fc.property(candidates, (text) => {
+      let valid = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        valid = false;
+      }
+      const at = jsonErrorPosition(text);
+      if (valid) {
+        assert.equal(at, -1, text);
+        return;
+      }
+      assert.ok(at >= 0 && at <= text.length, text);
+      // Every prefix up to the position is a valid start of JSON: it fails only by ending early.
+      const prefixFails = (end: number) => {
+        const p = jsonErrorPosition(text.slice(0, end));
+        return p !== -1 && p < end;
+      };
+      assert.equal(prefixFails(at), false, `prefix before ${at} of ${JSON.stringify(text)}`);
+      if (at < text.length)
+        assert.equal(prefixFails(at + 1), true, `prefix to ${at} of ${JSON.stringify(text)}`);
+    }),
+    { seed: 7, numRuns: 3000 },
+  );
+});
+
+test('property: the repair path keeps every limit (depth, duplicates, poisoning) and never crashes', () => {
+  // Values ending in a backslash, raw quotes and structure after them: whatever the repair makes of it.
+  const piece = fc.constantFrom(
+    '"',
+    '\\',
+    '\\"',
+    '",',
+    '":',
+    '[',
+    ']',
+    '{',
+    '}',
+    'x',
+    ',',
+    ':',
+    '"a"',
+    '"__proto__"',
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(200), (pieces, depth) => {
+      const text = `{"a":"${pieces.join('')}","b":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+      let result: ReturnType<typeof parse>;
+      try {
+        result = parse(text);
+      } catch (error) {
+        assert.ok(error instanceof ThreatcolError, String(error));
+        assert.equal(error.code, 'INVALID_JSON');
+        return;
+      }
+      assert.ok(depthOf(result.value) <= 64, 'a parsed body is never deeper than the limit');
+      assert.equal(Object.hasOwn(result.value as object, '__proto__'), false);
+    }),
+    { seed: 13, numRuns: 3000 },
+  );
+});
+
+test('property: any object with a repeated key is refused, any without is parsed as JSON.parse does', () => {
+  const key = fc.constantFrom('a', 'b', 'source_ip', 'é', 'a\\u0062');
+  fc.assert(
+    fc.property(fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 1 })), { maxLength: 6 }), (pairs) => {
+      const text = `{${pairs.map(([k, v]) => `"${k}":${JSON.stringify(v)}`).join(',')}}`;
+      const names = pairs.map(([k]) => JSON.parse(`"${k}"`) as string);
+      const duplicated = new Set(names).size !== names.length;
+      if (duplicated) assert.equal(codeOf(() => parse(text, false)).code, 'INVALID_JSON');
+      else assert.deepEqual(parse(text, false).value, JSON.parse(text));
+    }),
+    { seed: 17, numRuns: 2000 },
+  );
+});
+
+function depthOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let deepest = 0;
+  for (const v of Object.values(value)) deepest = Math.max(deepest, depthOf(v));
+  return deepest + 1;
+}

@@ -1,0 +1,139 @@
+// The pure parts of `serve --workers`: restart back-off, the primary's connection ledger, token leases
+// (the primary's bucket and a worker's leased limiter), and the reader merging several writers' segments.
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConnectionLedger } from '../../src/cluster/connection-ledger.js';
+import { LeasedRateLimiter } from '../../src/cluster/leased-rate-limit.js';
+import { RestartBackoff } from '../../src/cluster/restart-backoff.js';
+import { RateLimiter } from '../../src/server/rate-limit.js';
+import { createFileRecordReader } from '../../src/store/read-records.js';
+import { applyRetention } from '../../src/store/retention.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+test('restart back-off doubles while a worker keeps dying soon after its start, and starts over after a stable run', () => {
+  let now = 0;
+  const b = new RestartBackoff({
+    now: () => now,
+    firstDelayMs: 100,
+    maxDelayMs: 1000,
+    stableAfterMs: 60_000,
+  });
+  const delays: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    b.started(1);
+    now += 10;
+    delays.push(b.nextDelay(1));
+  }
+  assert.deepEqual(delays, [100, 200, 400, 800, 1000, 1000]);
+  b.started(1);
+  now += 60_000;
+  assert.equal(b.nextDelay(1), 100);
+  b.started(2);
+  assert.equal(b.nextDelay(2), 100, 'slots back off independently');
+});
+
+test("the connection ledger caps per address group and in all, across workers, and frees a dead worker's", () => {
+  const l = new ConnectionLedger(2, 3);
+  assert.equal(l.acquire(1, 1, 'a'), true);
+  assert.equal(l.acquire(2, 1, 'a'), true);
+  assert.equal(l.acquire(1, 2, 'a'), false, 'third from one address, on any worker');
+  assert.equal(l.acquire(2, 2, 'b'), true);
+  assert.equal(l.acquire(1, 3, 'c'), false, 'over the total');
+  l.release(2, 1);
+  assert.equal(l.acquire(1, 3, 'a'), true);
+  l.releaseWorker(1);
+  assert.equal(l.open, 1);
+  assert.equal(l.acquire(3, 1, 'a'), true);
+  assert.equal(l.acquire(3, 2, 'a'), true);
+  l.release(9, 9); // unknown: ignored
+  assert.equal(l.open, 3);
+});
+
+test('leases: the workers together never get more than one bucket', async () => {
+  let now = 0;
+  const bucket = new RateLimiter(100, 1000);
+  const ask = async (sensor: string, need: number, want: number) => bucket.lease(sensor, need, want, now);
+  const a = new LeasedRateLimiter(100, ask);
+  const b = new LeasedRateLimiter(100, ask);
+  let passed = 0;
+  for (let i = 0; i < 40; i++) {
+    const limiter = i % 2 === 0 ? a : b;
+    if ((await limiter.take('s', 50, now)) === 0) passed += 50;
+  }
+  assert.equal(passed, 1000, 'the burst, in all');
+  assert.ok((await a.take('s', 50, now)) >= 1, 'refused with a wait');
+  now += 1000; // 100 tokens come back in a second
+  assert.equal(await b.take('s', 50, now), 0);
+  assert.equal(await a.take('s', 50, now), 0);
+  assert.ok((await a.take('s', 50, now)) >= 1);
+  // Unlimited: no lease at all.
+  const free = new LeasedRateLimiter(0, () => Promise.reject(new Error('not asked')));
+  assert.equal(free.take('s', 1000, now), 0);
+});
+
+const line = (id: string, worker: string) =>
+  `${JSON.stringify({ id, received_at: '2026-11-21T10:00:00.000Z', sensor: 's', endpoint: 'generic', criticality: 1, threat: worker })}\n`;
+
+test("readRecent merges every writer's segments by id; follow reads a new writer; retention keeps each writer's newest", async (t) => {
+  const dataDir = makeTempDir(t);
+  const dir = join(dataDir, 'threats');
+  mkdirSync(dir);
+  // Two days; on the second, two workers with interleaved ids and a single-process segment.
+  writeFileSync(join(dir, '20261120-w1-000001.ndjson'), line('01', 'w1'));
+  writeFileSync(join(dir, '20261121-000001.ndjson'), line('02', 'single'));
+  writeFileSync(join(dir, '20261121-w1-000001.ndjson'), line('03', 'w1') + line('06', 'w1'));
+  writeFileSync(join(dir, '20261121-w1-000002.ndjson'), line('08', 'w1'));
+  writeFileSync(
+    join(dir, '20261121-w2-000001.ndjson'),
+    line('04', 'w2') + line('05', 'w2') + line('07', 'w2'),
+  );
+  const reader = createFileRecordReader(dataDir);
+  const ids = async (limit: number) => (await reader.readRecent({ limit })).records.map((r) => r.record.id);
+  assert.deepEqual(await ids(3), ['06', '07', '08']);
+  assert.deepEqual(await ids(100), ['01', '02', '03', '04', '05', '06', '07', '08']);
+
+  const { cursor } = await reader.readRecent({ limit: 0 });
+  const stop = new AbortController();
+  const seen: string[] = [];
+  let wake: () => void = () => {};
+  const following = reader.follow(cursor, {
+    signal: stop.signal,
+    pollIntervalMs: 20,
+    onRecords: (batch) => {
+      for (const r of batch) seen.push(r.record.id);
+      wake();
+    },
+  });
+  writeFileSync(
+    join(dir, '20261121-w2-000001.ndjson'),
+    line('04', 'w2') + line('05', 'w2') + line('07', 'w2') + line('09', 'w2'),
+  );
+  writeFileSync(join(dir, '20261121-w3-000001.ndjson'), line('10', 'w3'));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`followed ${seen.join(',')}`)), 5000);
+    wake = () => {
+      if (seen.includes('09') && seen.includes('10')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    wake();
+  });
+  stop.abort();
+  await following;
+  assert.deepEqual([...seen].sort(), ['09', '10'], 'only the new lines, of an old and a new writer');
+
+  // Size bound of 1 byte: everything goes but the newest segment of each writer series.
+  const result = applyRetention({
+    dataDir,
+    days: null,
+    maxBytes: 1,
+    now: Date.parse('2026-11-21T12:00:00Z'),
+  });
+  assert.deepEqual(result.removed.map((r) => r.file).sort(), [
+    '20261120-w1-000001.ndjson',
+    '20261121-w1-000001.ndjson',
+  ]);
+});
