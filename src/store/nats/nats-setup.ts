@@ -108,7 +108,17 @@ export async function ensureBucket(
   history: number,
 ) {
   const kvm = new Kvm(js);
-  const kv = await kvm.create(name, { replicas: config.nats.replicas, history });
+  // Creating is idempotent, but on a cluster that has just formed (or several collectors and a CLI creating
+  // the same bucket at once) an attempt can fail transiently: retry for a few seconds before giving up.
+  let kv: Awaited<ReturnType<Kvm['create']>> | undefined;
+  for (let attempt = 1; kv === undefined; attempt++) {
+    try {
+      kv = await kvm.create(name, { replicas: config.nats.replicas, history });
+    } catch (error) {
+      if (attempt >= 8) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
   try {
     const info = await jsm.streams.info(`KV_${name}`);
     if (info.config.num_replicas !== config.nats.replicas) {
