@@ -33,10 +33,10 @@ export class IpcSensorStats implements SensorStatsStore {
     d.last_address = address;
   }
 
-  recordRejected(sensor: string, address: string, code: string, at: string): void {
+  recordRejected(sensor: string, address: string | null, code: string, at: string): void {
     const d = this.entry(sensor);
     d.rejected += 1;
-    d.last_address = address;
+    if (address !== null) d.last_address = address;
     d.last_rejection_code = code;
     d.last_rejected_at = at;
   }

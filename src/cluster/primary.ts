@@ -143,12 +143,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     };
     const rejected = () => {
       for (let i = 0; i < d.rejected; i++) {
-        stats.recordRejected(
-          d.sensor,
-          d.last_address ?? '',
-          d.last_rejection_code ?? '',
-          d.last_rejected_at ?? '',
-        );
+        stats.recordRejected(d.sensor, d.last_address, d.last_rejection_code ?? '', d.last_rejected_at ?? '');
       }
     };
     // The later of the two last, so that last seen and last address end as the worker's latest.

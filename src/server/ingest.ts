@@ -78,7 +78,13 @@ export async function handleIngest(
     // A promise only under `--workers` when this worker must lease rate-limit tokens from the primary.
     const accepted = pending instanceof Promise ? await pending : pending;
     const appended = await accepted.stored;
-    deps.stats.recordAccepted(who.name, remoteAddr, accepted.count, accepted.receivedAt);
+    // Duplicates were stored the first time: the sensor table counts records stored, like the metric.
+    deps.stats.recordAccepted(
+      who.name,
+      remoteAddr,
+      accepted.count - appended.duplicates,
+      accepted.receivedAt,
+    );
     deps.activity.accept(who.name, accepted.count, path, remoteAddr);
     // A retried delivery gets the first delivery's ids, and how many of its records were not stored again.
     sendJson(res, 200, appended.duplicates > 0 ? duplicateAnswer(appended) : accepted.answer);
@@ -101,7 +107,12 @@ export async function handleIngest(
         ? deps.auth.registeredName(req.headers)
         : null);
     if (claimed !== null) {
-      deps.stats.recordRejected(claimed, remoteAddr, e.code, new Date(deps.now()).toISOString());
+      deps.stats.recordRejected(
+        claimed,
+        sensor === null && e.code !== 'SENSOR_REVOKED' ? null : remoteAddr, // a revoked sensor proved its key
+        e.code,
+        new Date(deps.now()).toISOString(),
+      );
     }
     const rejection = {
       code: e.code,

@@ -58,10 +58,12 @@ export class SensorStats implements SensorStatsStore {
     this.dirty = true;
   }
 
-  recordRejected(sensor: string, address: string, code: string, at: string): void {
+  recordRejected(sensor: string, address: string | null, code: string, at: string): void {
     const e = this.entry(sensor);
-    e.last_seen = at;
-    e.last_address = address;
+    if (address !== null) {
+      e.last_seen = at;
+      e.last_address = address;
+    }
     e.requests_rejected += 1;
     e.last_rejection_code = code;
     e.last_rejected_at = at;

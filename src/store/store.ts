@@ -98,7 +98,12 @@ export interface SensorActivity {
 /** Per-sensor activity counters. The daemon writes (one writer per collector); the CLI reads the sums. */
 export interface SensorStatsStore {
   recordAccepted(sensor: string, address: string, records: number, at: string): void;
-  recordRejected(sensor: string, address: string, code: string, at: string): void;
+  /**
+   * A rejected request of `sensor`: counted with its code and time. `address` is null when the sender never
+   * proved the key (a wrong key under a registered name): then last seen and last address stay as they were,
+   * so nobody can make a dead firewall look alive or put their address in the sensor table.
+   */
+  recordRejected(sensor: string, address: string | null, code: string, at: string): void;
   /** Per sensor: counts summed over every collector sharing the store, latest last-seen/address. */
   read(): Promise<Record<string, SensorActivity>>;
   /** Starts the periodic write of the counters (daemon only). */

@@ -86,8 +86,10 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     },
     recordRejected(sensor, address, code, at) {
       const e = entry(sensor);
-      e.last_seen = later(e.last_seen, at);
-      e.last_address = address;
+      if (address !== null) {
+        e.last_seen = later(e.last_seen, at);
+        e.last_address = address;
+      }
       e.requests_rejected += 1;
       e.last_rejection_code = code;
       e.last_rejected_at = at;
