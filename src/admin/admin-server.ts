@@ -65,6 +65,12 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    // Without a token, loopback is the only protection: a page that points its own name at 127.0.0.1 (DNS
+    // rebinding) must not read the data, so only loopback names and the configured host are served.
+    if (tokenDigest === null && !loopbackHost(req.headers.host, deps.address.host)) {
+      sendJson(res, 403, { error: "Host must be localhost, a loopback address or admin.listen's host" });
+      return;
+    }
     if (tokenDigest !== null && !authorized(req.headers.authorization, tokenDigest)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="threatcol", Basic realm="threatcol"');
       sendJson(res, 401, { error: 'Authorization: Bearer <admin.token> required' });
@@ -168,4 +174,20 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
     'Content-Length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+/** Whether a Host header names this listener from the box itself: localhost, 127.0.0.0/8, [::1] or `own`. */
+function loopbackHost(header: string | undefined, own: string): boolean {
+  if (header === undefined) return false;
+  const host = header.startsWith('[')
+    ? header.slice(0, header.indexOf(']') + 1)
+    : header.replace(/:\d*$/, '');
+  const name = host.toLowerCase();
+  return (
+    name === 'localhost' ||
+    name === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) ||
+    name === own.toLowerCase() ||
+    `[${own.toLowerCase()}]` === name
+  );
 }
