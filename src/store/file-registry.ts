@@ -11,18 +11,16 @@ import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
   type NewSensor,
   type RegistryData,
-  SENSOR_NAME_PATTERN,
   type Sensor,
   type SensorChanges,
   type SensorRegistry,
   sensorExistsError,
 } from './registry.js';
+import { checkSensorName, newSensor, revokeSensor, rotateSensor } from './sensor-changes.js';
 
 export { REGISTRY_FILE };
 
 const REGISTRY_MODE = 0o600;
-/** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
-const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
 
 export interface FileRegistryOptions {
   dataDir: string;
@@ -123,26 +121,13 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
     },
 
     async add(input: NewSensor) {
-      if (!SENSOR_NAME_PATTERN.test(input.name)) {
-        throw new ThreatcolError(
-          'INVALID_ARGUMENT',
-          `invalid sensor name "${input.name}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-        );
-      }
+      checkSensorName(input.name);
       const key = generateKey();
       const at = new Date(now()).toISOString();
       const sensor = await update((data) => {
         const existing = data.sensors.find((s) => s.name === input.name);
         if (existing) throw sensorExistsError(existing);
-        const created: Sensor = {
-          name: input.name,
-          description: input.description ?? '',
-          timezone: input.timezone ?? null,
-          status: 'active',
-          created_at: at,
-          revoked_at: null,
-          keys: [{ hash: hashKey(key), created_at: at, expires_at: null }],
-        };
+        const created = newSensor(input, hashKey(key), at);
         data.sensors.push(created);
         return created;
       });
@@ -151,12 +136,9 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
 
     async revoke(name: string) {
       return update((data) => {
-        const sensor = data.sensors.find((s) => s.name === name);
-        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
-        if (sensor.status !== 'revoked') {
-          sensor.status = 'revoked';
-          sensor.revoked_at = new Date(now()).toISOString();
-        }
+        const i = indexOf(data.sensors, name);
+        const sensor = revokeSensor(data.sensors[i] as Sensor, now());
+        data.sensors[i] = sensor;
         return sensor;
       });
     },
@@ -164,26 +146,11 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
     async rotate(name: string, graceMs: number) {
       const key = generateKey();
       return update((data) => {
-        const sensor = data.sensors.find((s) => s.name === name);
-        if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
-        if (sensor.status === 'revoked') {
-          throw new ThreatcolError(
-            'SENSOR_REVOKED',
-            `sensor "${name}" is revoked; add a new sensor instead of rotating its key`,
-          );
-        }
+        const i = indexOf(data.sensors, name);
         const at = now();
-        const until = at + graceMs;
-        const untilIso = new Date(until).toISOString();
-        sensor.keys = sensor.keys.filter(
-          (k) => k.expires_at === null || Date.parse(k.expires_at) > at - EXPIRED_KEY_RETENTION_MS,
-        );
-        for (const k of sensor.keys) {
-          // A key already ending sooner keeps its earlier end: rotation never extends a key's life.
-          if (k.expires_at === null || Date.parse(k.expires_at) > until) k.expires_at = untilIso;
-        }
-        sensor.keys.push({ hash: hashKey(key), created_at: new Date(at).toISOString(), expires_at: null });
-        return { sensor, key, oldKeysExpireAt: untilIso };
+        const sensor = rotateSensor(data.sensors[i] as Sensor, hashKey(key), at, graceMs);
+        data.sensors[i] = sensor;
+        return { sensor, key, oldKeysExpireAt: new Date(at + graceMs).toISOString() };
       });
     },
 
@@ -230,4 +197,11 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       };
     },
   };
+}
+
+/** Where the named sensor is in the registry, or SENSOR_NOT_FOUND. */
+function indexOf(sensors: Sensor[], name: string): number {
+  const i = sensors.findIndex((s) => s.name === name);
+  if (i === -1) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+  return i;
 }

@@ -11,8 +11,8 @@ import {
   type SensorRegistry,
   sensorExistsError,
 } from '../registry.js';
+import { checkSensorName, newSensor, revokeSensor, rotateSensor } from '../sensor-changes.js';
 import { decodeToken, encodeToken } from './names.js';
-import { checkSensorName, newSensor, revokeSensor, rotateSensor } from './sensor-changes.js';
 
 export interface NatsRegistryOptions {
   /** The bucket, once NATS is reachable (rejects UNAVAILABLE otherwise). */

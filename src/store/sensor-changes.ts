@@ -1,9 +1,9 @@
-// The registry's changes as pure functions on one Sensor, so the NATS registry can re-apply them to a fresh
-// read after a revision conflict. Same rules as the files registry.
-import { ThreatcolError } from '../../errors.js';
-import { type NewSensor, SENSOR_NAME_PATTERN, type Sensor } from '../registry.js';
+// The registry's changes as pure functions on one Sensor: one set of rules for both backends (the files
+// registry applies them under its lock, the NATS registry re-applies them after a revision conflict).
+import { ThreatcolError } from '../errors.js';
+import { type NewSensor, SENSOR_NAME_PATTERN, type Sensor } from './registry.js';
 
-/** Expired key hashes are kept this long after expiry (as in the files registry). */
+/** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
 const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
 
 export function checkSensorName(name: string): void {
