@@ -53,23 +53,3 @@ test('the files backend opens without creating anything; reading an absent store
   await store.close();
   assert.equal(existsSync(dataDir), false);
 });
-
-test('store.backend "nats" without the NATS backend in the build is CONFIG_INVALID, not a crash', async (t) => {
-  if (existsSync(new URL('../../src/store/nats/open-nats-store.ts', import.meta.url))) {
-    t.skip('this build has the NATS backend (its own tests cover opening it)');
-    return;
-  }
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: { THREATCOL_STORE_BACKEND: 'nats' },
-    defaultConfigPath: none,
-    overrides: { dataDir },
-  });
-  await assert.rejects(
-    openStore(config, { dataDir, logger }),
-    (e: unknown) =>
-      e instanceof ThreatcolError &&
-      e.code === 'CONFIG_INVALID' &&
-      e.message.includes('the nats backend is not available in this build'),
-  );
-});
