@@ -58,6 +58,8 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       else res.destroy();
     });
   });
+  // The admin listener shares the process's descriptors with the sensors' port: bounded.
+  server.maxConnections = 64;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));

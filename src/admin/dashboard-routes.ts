@@ -59,6 +59,12 @@ export function feedFilter(query: URLSearchParams): RecordFilter {
   return filter;
 }
 
+/** Open event streams per admin listener (its live feed). */
+const openStreams = new WeakMap<LiveFeed, number>();
+const MAX_STREAMS = 16;
+const MAX_PENDING = 1000;
+const FEED_LOOKBACK_MS = 86_400_000;
+
 function matches(filter: RecordFilter, r: StoredRecord): boolean {
   return (
     (filter.sensor === undefined || r.sensor === filter.sensor) &&
@@ -79,6 +85,15 @@ export async function serveFeed(
   feed: LiveFeed,
 ): Promise<void> {
   const filter = feedFilter(query);
+  // Event streams hold a socket each: a bounded number, so dashboards cannot use up the descriptors the
+  // sensors' port needs.
+  const streams = openStreams.get(feed) ?? 0;
+  if (streams >= MAX_STREAMS) {
+    res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
+    res.end(`{"error":"too many open dashboard feeds (${MAX_STREAMS}); close a tab"}`);
+    return;
+  }
+  openStreams.set(feed, streams + 1);
   let pending: StoredRecord[] | null = [];
   let open = true;
   const send = (records: StoredRecord[]) => {
@@ -91,12 +106,16 @@ export async function serveFeed(
   };
   const unsubscribe = feed.subscribe((records) => {
     const kept = records.filter((r) => matches(filter, r));
-    if (pending) pending.push(...kept);
-    else send(kept);
+    if (pending) {
+      pending.push(...kept);
+      // Arriving while the first read runs: bounded, the oldest go (the client still gets the newest).
+      if (pending.length > MAX_PENDING) pending.splice(0, pending.length - MAX_PENDING);
+    } else send(kept);
   });
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
   const close = () => {
+    if (open) openStreams.set(feed, (openStreams.get(feed) ?? 1) - 1);
     open = false;
     clearInterval(heartbeat);
     unsubscribe();
@@ -110,7 +129,11 @@ export async function serveFeed(
   });
   res.write('retry: 2000\n\n');
   try {
-    const { records } = await store.reader.readRecent({ limit: INITIAL_RECORDS, filter });
+    // Back 24 h at most: a filter that matches rarely must not read the whole store for each tab.
+    const { records } = await store.reader.readRecent({
+      limit: INITIAL_RECORDS,
+      filter: { ...filter, since: Date.now() - FEED_LOOKBACK_MS },
+    });
     const initial = records.map((l) => l.record);
     const seen = new Set(initial.map((r) => r.id));
     const later = (pending ?? []).filter((r) => !seen.has(r.id));
