@@ -60,19 +60,29 @@ export class ActivityLog {
     );
   }
 
+  /**
+   * The rate limit of warn lines: null while `key` warned less than an interval ago (counted as suppressed),
+   * else how many were suppressed since its last line.
+   */
+  private mayWarn(key: string): number | null {
+    const now = this.now();
+    const last = this.lastWarned.get(key);
+    if (last && now - last.at < this.intervalMs) {
+      last.suppressed += 1;
+      return null;
+    }
+    if (this.lastWarned.size >= MAX_TRACKED) this.lastWarned.clear();
+    this.lastWarned.set(key, { at: now, suppressed: 0 });
+    return last?.suppressed ?? 0;
+  }
+
   reject(r: Rejection): void {
     // Unauthenticated rejections are grouped by address: the claimed sensor name is not to be trusted.
     const who = r.sensor ?? `addr:${r.remoteAddr}`;
     const tally = `${who} ${r.code}`;
     this.rejected.set(tally, (this.rejected.get(tally) ?? 0) + 1);
-    const now = this.now();
-    const last = this.lastWarned.get(tally);
-    if (last && now - last.at < this.intervalMs) {
-      last.suppressed += 1;
-      return;
-    }
-    if (this.lastWarned.size >= MAX_TRACKED) this.lastWarned.clear();
-    this.lastWarned.set(tally, { at: now, suppressed: 0 });
+    const suppressed = this.mayWarn(tally);
+    if (suppressed === null) return;
     this.logger.warn(
       {
         code: r.code,
@@ -81,7 +91,7 @@ export class ActivityLog {
         path: r.path,
         sensor: r.sensor,
         remoteAddr: r.remoteAddr,
-        suppressedSinceLast: last?.suppressed ?? 0,
+        suppressedSinceLast: suppressed,
       },
       `rejected: ${r.message}`,
     );
@@ -95,17 +105,10 @@ export class ActivityLog {
   tlsFailure(remoteAddr: string, reason: TlsFailureReason, errorCode: string): void {
     const tally = `${remoteAddr} ${reason}`;
     this.tlsFailures.set(tally, (this.tlsFailures.get(tally) ?? 0) + 1);
-    const now = this.now();
-    const key = `tls ${tally}`;
-    const last = this.lastWarned.get(key);
-    if (last && now - last.at < this.intervalMs) {
-      last.suppressed += 1;
-      return;
-    }
-    if (this.lastWarned.size >= MAX_TRACKED) this.lastWarned.clear();
-    this.lastWarned.set(key, { at: now, suppressed: 0 });
+    const suppressed = this.mayWarn(`tls ${tally}`);
+    if (suppressed === null) return;
     this.logger.warn(
-      { reason, remoteAddr, errorCode, suppressedSinceLast: last?.suppressed ?? 0 },
+      { reason, remoteAddr, errorCode, suppressedSinceLast: suppressed },
       `connection failed before HTTP: ${TLS_FAILURE_MESSAGES[reason]}`,
     );
     if (this.tlsFailures.size >= MAX_TRACKED) this.summarise();
