@@ -41,3 +41,11 @@ export function listenOverrides(options: { host?: string; port?: string }): Reco
     'server.port': port === undefined ? undefined : Number(port),
   };
 }
+
+/** The `threats` parent command, created by whichever of its subcommands registers first. */
+export function threatsCommand(program: Command): Command {
+  return (
+    program.commands.find((c) => c.name() === 'threats') ??
+    program.command('threats').description('watch the stored threat records')
+  );
+}

@@ -5,7 +5,7 @@ import { ThreatcolError } from '../errors.js';
 import { SEVERITY_LABELS } from '../records/criticality.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
 import { clean } from './format-record.js';
 import { type CliIo, write, writeJson } from './io.js';
@@ -41,9 +41,7 @@ export function registerThreatsStats(
   io: CliIo,
   run: (action: () => Promise<number>) => void,
 ): void {
-  const threats =
-    program.commands.find((c) => c.name() === 'threats') ??
-    program.command('threats').description('watch the stored threat records');
+  const threats = threatsCommand(program);
   addCommonOptions(
     threats
       .command('stats')

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../errors.js';
 import type { RecordFilter, RecordLine, RecordReader } from '../store/store.js';
 import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
 import { parseDuration } from './duration.js';
 import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
@@ -24,9 +24,7 @@ export function registerThreatsTail(
   io: CliIo,
   run: (action: () => Promise<number>) => void,
 ): void {
-  const threats =
-    program.commands.find((c) => c.name() === 'threats') ??
-    program.command('threats').description('watch the stored threat records');
+  const threats = threatsCommand(program);
   addCommonOptions(
     threats
       .command('tail')
