@@ -105,9 +105,6 @@ export function readBody(
     };
     let stallTimer = setTimeout(onStallCheck, limits.stallMs);
     stallTimer.unref();
-    req.on('data', () => {
-      progressed = true;
-    });
     const release = () => {
       budget.release(holder, reserved);
       reserved = 0;
@@ -131,6 +128,7 @@ export function readBody(
     const source: NodeJS.ReadableStream = gzip ? req.pipe(createGunzip()) : req;
     const onData = (chunk: Buffer) => {
       if (settled) return;
+      if (!gzip) progressed = true;
       size += chunk.length;
       const failure =
         size > limit ? tooLarge(limit) : budget.reserve(holder, chunk.length) ? null : overBudget();
@@ -148,6 +146,7 @@ export function readBody(
     if (gzip) {
       let compressed = 0;
       req.on('data', (chunk: Buffer) => {
+        progressed = true; // progress is bytes arriving, not bytes decompressed
         compressed += chunk.length;
         if (compressed > limit) {
           req.unpipe();
