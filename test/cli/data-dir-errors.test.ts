@@ -70,7 +70,8 @@ test('read and change commands on a data directory that does not exist fail with
   assert.match(fromEnv.stderr, /from THREATCOL_DATA_DIR/);
   // add still creates a fresh data directory: that is how an installation starts.
   await addSensorCli(typo, 'fw');
-  assert.equal((await runCli(['sensor', 'list', '--data-dir', typo])).code, 0);
+  const listed = await runCli(['sensor', 'list', '--data-dir', typo]);
+  assert.equal(listed.code, 0, `sensor list after add: ${listed.stderr}`);
 });
 
 const canUnshare = isRoot && spawnSync('unshare', ['--mount', 'true'], { stdio: 'ignore' }).status === 0;
