@@ -92,7 +92,10 @@ export async function startThreatcol(
   let key: string;
   if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8').trim();
   else {
-    const r = await runCli(['sensor', 'add', sensor, '--data-dir', dataDir, '--json']);
+    // The same backend as serve's (a NATS-backed collector's registry is the KV bucket, not the data dir).
+    const r = await runCli(['sensor', 'add', sensor, '--data-dir', dataDir, '--json'], {
+      env: options.env ?? {},
+    });
     if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
     key = (JSON.parse(r.stdout) as { key: string }).key;
     writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });

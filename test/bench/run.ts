@@ -4,7 +4,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { NATS_SERVER } from '../helpers/nats-server.js';
 import { type BenchContext, batched, keepAlive, newConnection, storeSize, warmUp } from './figures-load.js';
+import {
+  type Cleanups,
+  type NatsBackend,
+  natsDataDir,
+  natsRows,
+  runCleanups,
+  startNatsBackend,
+} from './figures-nats.js';
 import { cliStartup, memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
 import { LoadWorker, type Workload } from './load.js';
 import { firewallBody, genericBatchBody } from './payloads.js';
@@ -16,6 +25,7 @@ import {
   type ServerUnderTest,
   startReference,
   startThreatcol,
+  type ThreatcolServer,
   zonedSensor,
 } from './processes.js';
 import { fmt, markdownTable, median, type Row, textTable, writeResults } from './report.js';
@@ -95,6 +105,58 @@ const prefillBytes = quick ? 128 * 1024 * 1024 : 1024 * 1024 * 1024;
 const rows: Row[] = [];
 const extra: Record<string, unknown> = {};
 
+/**
+ * Figure 8: the NATS backend (one node, replicas 1; three routed nodes, replicas 3) rotated with the reference
+ * and the files collector `files` (both running). Dedupe is off as for every row (startThreatcol): the bodies
+ * repeat. --quick: one node, keep-alive only.
+ */
+async function natsFigures(ref: ServerUnderTest, files: ThreatcolServer): Promise<Row[]> {
+  const version = spawnSync(NATS_SERVER, ['--version'], { encoding: 'utf8' });
+  if (version.error || version.status !== 0) {
+    log(
+      `figure 8: skipped, ${NATS_SERVER} does not run (${version.error?.message ?? version.stderr.trim()})`,
+    );
+    return [];
+  }
+  log(`figure 8: NATS backend (${version.stdout.trim()}), beside files and the reference`);
+  if (quick) log('  --quick: one node, replicas 1, keep-alive only (the full run adds 3 nodes and batches)');
+  const out: Row[] = [];
+  const cleanups: Cleanups = [];
+  const backends: NatsBackend[] = [];
+  try {
+    const start = async (label: string, nodes: 1 | 3) => {
+      const b = await startNatsBackend(label, nodes, natsDataDir(root, label), pin, cleanups);
+      track(b.server);
+      backends.push(b);
+    };
+    await start('NATS 1 node R1', 1);
+    if (!quick) await start('NATS 3 nodes R3', 3);
+    await warmUp(
+      ctx,
+      backends.map((b) => b.server),
+      files,
+      single,
+    );
+    out.push(...(await natsRows(ctx, 'keep-alive /firewall, UTC sensor', ref, files, backends, single)));
+    if (!quick) {
+      await warmUp(
+        ctx,
+        backends.map((b) => b.server),
+        files,
+        batch,
+      );
+      out.push(
+        ...(await natsRows(ctx, `batched /generic x${batch.recordsPerRequest}`, ref, files, backends, batch)),
+      );
+    }
+  } finally {
+    // Collectors first: a collector whose NATS vanished under it would not stop cleanly.
+    for (const b of backends) await stop(b.server).catch(() => {});
+    await runCleanups(cleanups);
+  }
+  return out;
+}
+
 try {
   log('starting threatcol (ECDSA) and the reference');
   const tc = track(await startThreatcol('threatcol', join(root, 'ecdsa'), pin));
@@ -109,6 +171,7 @@ try {
   await warmUp(ctx, [ref, tc], tc, batch);
   const b = await batched(ctx, ref, tc, batch);
   rows.push(...b.rows);
+  rows.push(...(await natsFigures(ref, tc)));
   log('figure 3: new connection per request, ECDSA');
   rows.push(...(await newConnection(ctx, 'ECDSA', ref, tc, single)));
   const acked = Object.values(ctx.runs)
