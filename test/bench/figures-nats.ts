@@ -98,16 +98,15 @@ async function untilStored(server: ThreatcolServer): Promise<void> {
   }
 }
 
-interface NatsRuns {
-  runs: Measured[];
-  /** nats-server CPU seconds (all nodes) over each run. */
-  natsCpuSeconds: number[];
+/** A run on a NATS backend, with the CPU seconds its nats-server processes (all nodes) used over it. */
+interface NatsMeasured extends Measured {
+  natsServerCpuSeconds: number;
 }
 
 interface Rotation {
   reference: Measured[];
   files: Measured[];
-  nats: Map<string, NatsRuns>;
+  nats: Map<string, NatsMeasured[]>;
 }
 
 const rate = (ms: Measured[]) => median(ms.map((m) => m.recordsPerSecond));
@@ -130,7 +129,7 @@ export async function natsRows(
   w: Workload,
 ): Promise<Row[]> {
   const r: Rotation = { reference: [], files: [], nats: new Map() };
-  for (const b of backends) r.nats.set(b.label, { runs: [], natsCpuSeconds: [] });
+  for (const b of backends) r.nats.set(b.label, []);
   for (let i = 0; i < ctx.pairs; i++) {
     r.reference.push(await ctx.worker.measure('autocannon', ref, files, w));
     r.files.push(await ctx.worker.measure('autocannon', files, files, w));
@@ -138,23 +137,21 @@ export async function natsRows(
       const natsCpu = () => b.natsPids.reduce((s, pid) => s + cpuSeconds(pid), 0);
       const before = natsCpu();
       const m = await ctx.worker.measure('autocannon', b.server, b.server, w);
-      const slot = r.nats.get(b.label) as NatsRuns;
-      slot.runs.push(m);
-      slot.natsCpuSeconds.push(natsCpu() - before);
+      r.nats.get(b.label)?.push({ ...m, natsServerCpuSeconds: natsCpu() - before });
     }
   }
   const show = (ms: Measured[]) => ms.map((m) => fmt.n(m.recordsPerSecond)).join(' ');
   ctx.log(
     `  ${what}: ref ${show(r.reference)} | files ${show(r.files)} | ${[...r.nats]
-      .map(([label, s]) => `${label} ${show(s.runs)}`)
+      .map(([label, s]) => `${label} ${show(s)}`)
       .join(' | ')} rec/s`,
   );
-  for (const m of [...r.reference, ...r.files, ...[...r.nats.values()].flatMap((s) => s.runs)]) {
+  for (const m of [...r.reference, ...r.files, ...[...r.nats.values()].flat()]) {
     if (m.non2xx > 0 || m.errors > 0) ctx.log(`    ${m.server}: ${m.non2xx} non-2xx, ${m.errors} errors`);
   }
   ctx.runs[`8 ${what} [autocannon]`] = {
     reference: r.reference,
-    threatcol: [...r.files, ...[...r.nats.values()].flatMap((s) => s.runs)],
+    threatcol: [...r.files, ...[...r.nats.values()].flat()],
     ratios: [],
   };
 
@@ -180,29 +177,27 @@ export async function natsRows(
       pass: null,
     },
   ];
-  for (const [label, s] of r.nats) {
+  for (const [label, runs] of r.nats) {
     rows.push({
       figure: `8 ${what}, ${label}, records/s`,
       generator: 'autocannon',
-      threatcol: fmt.n(rate(s.runs)),
+      threatcol: fmt.n(rate(runs)),
       reference: `${fmt.n(rate(r.reference))}; files ${fmt.n(rate(r.files))}`,
-      ratio: `${fmt.x(ratio(recs(s.runs), recs(r.reference)))}; ${fmt.x(ratio(recs(s.runs), recs(r.files)))} files`,
+      ratio: `${fmt.x(ratio(recs(runs), recs(r.reference)))}; ${fmt.x(ratio(recs(runs), recs(r.files)))} files`,
       target: 'report',
       pass: null,
     });
     rows.push({
       figure: `8 ${what}, ${label}: threatcol CPU per request`,
       generator: 'autocannon',
-      threatcol: `${fmt.n(cpuPerRequest(s.runs))} us`,
+      threatcol: `${fmt.n(cpuPerRequest(runs))} us`,
       reference: `${fmt.n(cpuPerRequest(r.reference))}; files ${fmt.n(cpuPerRequest(r.files))} us`,
-      ratio: `${fmt.x(ratio(cpus(r.reference), cpus(s.runs)))}; ${fmt.x(ratio(cpus(r.files), cpus(s.runs)))} files`,
+      ratio: `${fmt.x(ratio(cpus(r.reference), cpus(runs)))}; ${fmt.x(ratio(cpus(r.files), cpus(runs)))} files`,
       target: 'report',
       pass: null,
     });
-    const natsUs = s.runs.map((m, i) => usPerRequest(s.natsCpuSeconds[i] as number, m));
-    const totalUs = s.runs.map((m, i) =>
-      usPerRequest(m.serverCpuSeconds + (s.natsCpuSeconds[i] as number), m),
-    );
+    const natsUs = runs.map((m) => usPerRequest(m.natsServerCpuSeconds, m));
+    const totalUs = runs.map((m) => usPerRequest(m.serverCpuSeconds + m.natsServerCpuSeconds, m));
     rows.push({
       figure: `8 ${what}, ${label}: nats-server CPU per request (all nodes)`,
       generator: 'autocannon',
