@@ -42,6 +42,7 @@ export async function startNatsBackend(
   dataDir: string,
   pin: Pinning,
   cleanups: Cleanups,
+  nodeArgs: string[] = [],
 ): Promise<NatsBackend> {
   const t = { after: (fn: () => void | Promise<void>) => void cleanups.push(fn) };
   const natsNodes: NatsNode[] =
@@ -54,7 +55,7 @@ export async function startNatsBackend(
     THREATCOL_NATS_SERVERS: natsNodes.map((n) => n.url).join(','),
     THREATCOL_NATS_REPLICAS: String(nodes),
   };
-  const server = await startThreatcol(label, dataDir, pin, { env });
+  const server = await startThreatcol(label, dataDir, pin, { env, nodeArgs });
   await untilStored(server);
   return { label, server, natsPids };
 }

@@ -1,9 +1,11 @@
-// `node --import tsx test/bench/profile.ts [firewall|generic] [seconds] [--no-prof]`: one threatcol server
-// (a sensor in Europe/Berlin) and the reference under the benchmark's keep-alive load, A B A B, with
-// threatcol's CPU profile written to test/bench/results/profiles/ for `profile-summary.ts`.
+// `node --import tsx test/bench/profile.ts [firewall|generic] [seconds] [--no-prof] [--nats]`: one threatcol
+// server (a sensor in Europe/Berlin; --nats: on one nats-server node, a UTC sensor) and the reference under
+// the benchmark's keep-alive load, A B A B, with threatcol's CPU profile written to
+// test/bench/results/profiles/ for `profile-summary.ts`.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Cleanups, runCleanups, startNatsBackend } from './figures-nats.js';
 import { LoadWorker, type Measured, type Workload } from './load.js';
 import { firewallBody, genericBatchBody } from './payloads.js';
 import { detectPinning, ROOT, startReference, startThreatcol, zonedSensor } from './processes.js';
@@ -12,6 +14,7 @@ import { median } from './report.js';
 const kind = process.argv[2] === 'generic' ? 'generic' : 'firewall';
 const seconds = Number(process.argv[3] ?? 3);
 const prof = !process.argv.includes('--no-prof');
+const nats = process.argv.includes('--nats');
 const pin = detectPinning();
 const dir = join(ROOT, 'test/bench/results/profiles');
 mkdirSync(dir, { recursive: true });
@@ -26,9 +29,13 @@ const extra = (process.env.PROFILE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const nodeArgs = prof
   ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`]
   : [];
-const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs: [...extra, ...nodeArgs] });
+const cleanups: Cleanups = [];
+const tc = nats
+  ? (await startNatsBackend('threatcol', 1, join(root, 'tc'), pin, cleanups, [...extra, ...nodeArgs])).server
+  : await startThreatcol('threatcol', join(root, 'tc'), pin, { nodeArgs: [...extra, ...nodeArgs] });
 const ref = await startReference('reference', tc.certPath, tc.keyPath, pin);
-const zoned = await zonedSensor(tc, 'Europe/Berlin');
+// zonedSensor adds through the files registry: a NATS-backed collector keeps its own (UTC) sensor.
+const zoned = nats ? tc : await zonedSensor(tc, 'Europe/Berlin');
 try {
   await worker.measure('autocannon', tc, zoned, { ...w, seconds: 1 });
   await worker.measure('autocannon', ref, zoned, { ...w, seconds: 1 });
@@ -43,6 +50,7 @@ try {
   const perCpu = (ms: Measured[]) => median(ms.map((m) => m.records / m.serverCpuSeconds));
   const out = {
     kind,
+    backend: nats ? 'nats' : 'files',
     ref: { rate: rate(r), cpuUs: us(r), perCpuSecond: perCpu(r), cores: median(r.map((m) => m.serverCores)) },
     tc: { rate: rate(t), cpuUs: us(t), perCpuSecond: perCpu(t), cores: median(t.map((m) => m.serverCores)) },
     ratio: median(t.map((m, i) => m.recordsPerSecond / (r[i] as Measured).recordsPerSecond)),
@@ -54,5 +62,6 @@ try {
   worker.close();
   await ref.stop();
   await tc.stop();
+  await runCleanups(cleanups);
   rmSync(root, { recursive: true, force: true });
 }
