@@ -49,6 +49,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     rotate: (name, graceMs) => writable().rotate(name, graceMs),
     set: (name, changes) => writable().set(name, changes),
     delete: (name) => writable().delete(name),
+    importSensor: (sensor, options) => writable().importSensor(sensor, options),
     watch: (onChange, onError) => files.watch(onChange, onError),
   };
 

@@ -80,9 +80,10 @@ export interface RecordReader {
   follow(from: RecordCursor, options: FollowOptions): Promise<void>;
   /**
    * Visits every stored record received at or after `since` (epoch ms), oldest first as far as the
-   * backend stores them, for aggregations (`threats stats`). Resolves when done.
+   * backend stores them, for aggregations (`threats stats`) and copies (`store migrate`). A visit that
+   * returns a promise is awaited before the next record (backpressure). Resolves when done.
    */
-  scan(since: number, visit: (record: StoredRecord) => void, signal?: AbortSignal): Promise<void>;
+  scan(since: number, visit: (record: StoredRecord) => unknown, signal?: AbortSignal): Promise<void>;
 }
 
 export interface SensorActivity {
