@@ -153,7 +153,11 @@ export interface Store {
   readonly stats: SensorStatsStore;
   /** Opens the record writer (daemon only). */
   openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
-  health(): Promise<StoreHealth>;
+  /**
+   * Whether an append would be stored now. `waitMs`: a store still connecting (a CLI command that has just
+   * opened it) may take this long to become ready before it is reported not ready.
+   */
+  health(options?: { waitMs?: number }): Promise<StoreHealth>;
   /** Releases connections and watchers (not the writer: close that first). */
   close(): Promise<void>;
 }
