@@ -22,11 +22,16 @@ const NOT_LOADED = { headers: { 'Retry-After': '1' } };
 
 export class Authenticator {
   private sensors = new Map<string, AuthenticatedSensor>();
-  private loaded = false;
+  private read = false;
+
+  /** Whether the registry has been read at least once (until then every key is answered 503). */
+  get loaded(): boolean {
+    return this.read;
+  }
 
   /** Replaces the in-memory registry (called on every registry change). */
   update(sensors: Sensor[]): void {
-    this.loaded = true;
+    this.read = true;
     const next = new Map<string, AuthenticatedSensor>();
     for (const s of sensors) {
       const keys: AuthenticatedSensor['keys'] = [];
@@ -63,7 +68,7 @@ export class Authenticator {
       });
     }
     // NATS down since the start (or an unreadable registry file): a 401 would tell a firewall its key is wrong.
-    if (!this.loaded) {
+    if (!this.read) {
       throw new ThreatcolError(
         'UNAVAILABLE',
         'the sensor registry is not loaded yet; retry shortly',

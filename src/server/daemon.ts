@@ -127,14 +127,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   const auth = new Authenticator();
   let known = -1;
+  let registryRead: () => void = () => {};
+  const firstRead = new Promise<void>((resolve) => {
+    registryRead = resolve;
+  });
   const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
+      registryRead();
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
       known = sensors.length;
     },
-    (error) =>
-      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
+    (error) => {
+      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one');
+      registryRead();
+    },
   );
 
   // A worker counts for the primary, the single writer of the stats; it reports at least every second.
@@ -217,6 +224,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await store.close();
     await backend.close();
   };
+  // Listen once the sensors are known (NATS: the first read of the bucket), so the first requests are not
+  // answered 503; NATS down at start must not keep serve from starting, so only for a bounded time.
+  await waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS));
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
@@ -238,7 +248,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             ? ['the record store failed; the daemon is stopping']
             : stopping
               ? ['stopping: finishing in-flight requests']
-              : [],
+              : auth.loaded
+                ? []
+                : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
       });
     }
@@ -289,6 +301,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop,
     done,
   };
+}
+
+/** How long serve waits for the sensor registry before listening anyway. */
+const REGISTRY_WAIT_MS = 5000;
+
+function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {

@@ -3,9 +3,9 @@
 // `check` name the unreachable server; the NATS credentials appear in no log and no output.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, runCli, type ServeProcess, spawnServe, spawnTail } from '../helpers/cli.js';
 import { errorCode, post, trustingAgent } from '../helpers/client.js';
-import { createNatsServer } from '../helpers/nats-server.js';
+import { createNatsServer, startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { waitForLog } from './support.js';
@@ -59,6 +59,12 @@ test('NATS down at start: serve starts, answers 503 + Retry-After, recovers by i
     (l) => l.msg === 'NATS is unreachable: requests get 503 until it is back; retrying',
   );
   assert.ok(JSON.stringify(warned).includes(server));
+  // A balancer's health check keeps traffic away meanwhile.
+  const ready = await fetch(`${serve.adminUrl}/readyz`);
+  const readyText = await ready.text();
+  assert.equal(ready.status, 503, readyText);
+  assert.match(readyText, /sensor registry has not been read yet/);
+  assert.ok(readyText.includes(server), readyText);
 
   // NATS comes up: a key issued now is accepted without restarting the collector.
   await node.start();
@@ -101,4 +107,38 @@ test('NATS down at start: serve starts, answers 503 + Retry-After, recovers by i
   const everything = [...outputs, serve.stderr(), JSON.stringify(serve.logs)].join('\n');
   assert.ok(!everything.includes(PASSWORD), 'the NATS password is never printed or logged');
   assert.ok(!everything.includes(TOKEN), 'the NATS token is never printed or logged');
+});
+
+test('threats tail keeps following the stream across a NATS restart (kill -9)', async (t) => {
+  const node = await startNatsServer(t);
+  const env = {
+    THREATCOL_STORE_BACKEND: 'nats',
+    THREATCOL_NATS_SERVERS: node.url,
+    THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '2000',
+  };
+  const dir = makeTempDir(t);
+  const key = await addSensorCli(dir, 'fw', [], env);
+  const serve = await spawnServe(dir, [], { env, timeoutMs: 30_000 });
+  t.after(() => serve.stop());
+  const agent = trustingAgent(dir);
+  const send = (threat: string) =>
+    post(serve.url, '/generic', genericRecord({ threat }), { agent, sensor: 'fw', key });
+  assert.equal((await send('before the restart')).status, 200);
+  const tail = spawnTail(t, ['--json', '-n', '5', '--data-dir', dir], env);
+  await tail.waitFor(1, 15_000);
+
+  await node.kill();
+  await node.start();
+  const started = Date.now();
+  while ((await send('after the restart')).status !== 200) {
+    assert.ok(Date.now() - started < 20_000, 'stores again within 20 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const lines = await tail.waitFor(2, 20_000);
+  assert.deepEqual(
+    lines.map((l) => (JSON.parse(l) as { threat: string }).threat),
+    ['before the restart', 'after the restart'],
+  );
+  tail.child.kill('SIGINT');
+  assert.equal((await tail.exited).code, 0, tail.stderr());
 });
