@@ -3,6 +3,7 @@
 // touch a backend's files, streams or buckets directly.
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
+import type { DedupeIndex } from './dedupe-index.js';
 import type { FileOps } from './file-ops.js';
 import type { SensorRegistry } from './registry.js';
 
@@ -126,6 +127,11 @@ export interface StoreWriterOptions {
   workerId?: number | null;
   /** Files backend with `--workers`: how many workers share the configured queue bounds (default 1). */
   workers?: number;
+  /**
+   * Files backend with `--workers`: the primary's dedupe window, shared by every worker (default: this
+   * process's own, rebuilt from the newest segments at open).
+   */
+  dedupe?: DedupeIndex;
   /**
    * Files backend: how often the writer applies `store.retention` after the run at open (default hourly;
    * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.
