@@ -7,6 +7,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import { assertDataDirSafe } from '../store/data-dir-safety.js';
+import type { DedupeIndex } from '../store/dedupe-index.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { RecordLog, SensorStatsStore } from '../store/store.js';
@@ -55,6 +56,8 @@ export interface WorkerRole {
   stats: SensorStatsStore;
   limiter: RateLimit;
   admitConnection: (socket: Socket, group: string) => void;
+  /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
+  dedupe: DedupeIndex | null;
 }
 
 export interface Daemon {
@@ -115,6 +118,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       },
       onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
       ...(worker ? { workerId: worker.id, workers: worker.workers } : {}),
+      ...(worker?.dedupe ? { dedupe: worker.dedupe } : {}),
       ...(options.retentionIntervalMs === undefined
         ? {}
         : { retentionIntervalMs: options.retentionIntervalMs }),
