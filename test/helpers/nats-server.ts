@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { makeTempDir } from './temp-dir.js';
 
@@ -105,14 +105,23 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-/** One JetStream node. */
-export async function startNatsServer(
+/** One JetStream node, not started yet (its port is chosen): for a collector that starts before NATS. */
+export async function createNatsServer(
   t: { after(fn: () => void | Promise<void>): void },
   extraArgs: string[] = [],
 ): Promise<NatsNode> {
   const dir = makeTempDir(t, 'threatcol-nats-');
   const node = makeNode('n1', await freePort(), join(dir, 'store'), () => extraArgs);
   t.after(() => node.kill());
+  return node;
+}
+
+/** One JetStream node, started. */
+export async function startNatsServer(
+  t: { after(fn: () => void | Promise<void>): void },
+  extraArgs: string[] = [],
+): Promise<NatsNode> {
+  const node = await createNatsServer(t, extraArgs);
   await node.start();
   return node;
 }
@@ -164,6 +173,62 @@ export async function waitForJetStream(servers: string[], timeoutMs = 30_000): P
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Every message in a stream, read directly (an ordered consumer), independent of threatcol's reader. Retried
+ * while a cluster that has just had nodes back elects its leaders ("JetStream system temporarily unavailable").
+ */
+export async function readStream(
+  servers: string[],
+  stream = 'THREATCOL',
+  timeoutMs = 30_000,
+): Promise<{ seq: number; text: string }[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await readStreamOnce(servers, stream);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+async function readStreamOnce(servers: string[], stream: string): Promise<{ seq: number; text: string }[]> {
+  const nc = await connect({ servers, timeout: 5000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    const { state } = await jsm.streams.info(stream);
+    const out: { seq: number; text: string }[] = [];
+    if (state.messages === 0) return out;
+    const consumer = await jetstream(nc, { timeout: 10_000 }).consumers.get(stream);
+    while ((out.at(-1)?.seq ?? 0) < state.last_seq) {
+      const batch = await consumer.fetch({ max_messages: 1000, expires: 5000 });
+      let got = 0;
+      for await (const msg of batch) {
+        got++;
+        out.push({ seq: msg.seq, text: msg.string() });
+      }
+      if (got === 0) throw new Error(`stream ${stream}: read ${out.length} of ${state.messages} messages`);
+    }
+    return out;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The name of the node leading a stream, e.g. "n2". */
+export async function streamLeader(servers: string[], stream = 'THREATCOL'): Promise<string> {
+  const nc = await connect({ servers, timeout: 5000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    const leader = (await jsm.streams.info(stream)).cluster?.leader;
+    if (!leader) throw new Error(`stream ${stream} has no leader`);
+    return leader;
   } finally {
     await nc.close();
   }
