@@ -2,19 +2,24 @@
 // nats-server; every record in the stream exactly once with identical content, sensors honoured by a `serve`
 // on NATS, re-runs and an interrupted run store nothing twice, --dry-run stores nothing.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
 import { encodeToken, recordSubject } from '../../src/store/nats/names.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
 import { errorCode, post, trustingAgent } from '../helpers/client.js';
 import { freePort, startNatsServer } from '../helpers/nats-server.js';
 import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { record } from '../store/contract.js';
 
 interface Summary {
   dry_run: boolean;
@@ -88,9 +93,12 @@ async function filledFilesStore(t: Parameters<typeof makeTempDir>[0]) {
   return { dataDir, keys, lines, sensors };
 }
 
-async function until(check: () => boolean, limitMs: number): Promise<void> {
+/** Polls `check` (after `refresh`, when given) every 20 ms until it holds. */
+async function until(check: () => boolean, limitMs: number, refresh?: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + limitMs;
-  while (!check()) {
+  for (;;) {
+    await refresh?.();
+    if (check()) return;
     if (Date.now() > deadline) throw new Error(`not within ${limitMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -235,4 +243,77 @@ test('store migrate: NATS unreachable exits 69 naming the server; --to accepts o
   const usage = await runCli(['store', 'migrate', '--to', 'files', '--data-dir', dataDir]);
   assert.equal(usage.code, 64);
   assert.match(usage.stderr, /threatcol: USAGE: .*--to/);
+});
+
+test('store migrate killed (-9) midway, then run again: every record in the stream exactly once', async (t) => {
+  const total = 20_000;
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
+  const files = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
+  const log = await files.openRecordLog({ retentionIntervalMs: 0 });
+  for (let i = 0; i < total; i += 1000) {
+    await log.append(
+      Array.from({ length: 1000 }, (_, j) => record({ threat: `t${i + j}`, sensor: `s${j % 3}` })),
+    );
+  }
+  await log.close();
+  await files.close();
+
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url };
+  const nc = await connect({ servers: nats.url });
+  t.after(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const count = async () => {
+    try {
+      return (await jsm.streams.info('THREATCOL')).state.messages;
+    } catch {
+      return 0; // not created yet
+    }
+  };
+
+  const child = spawn(process.execPath, [BIN, 'store', 'migrate', '--to', 'nats', '--data-dir', dataDir], {
+    env: cleanEnv(env),
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  // Killed as soon as part of the records are in: some batches acknowledged, one in flight.
+  let copiedSoFar = 0;
+  await until(
+    () => child.exitCode !== null || copiedSoFar >= 2000,
+    30_000,
+    async () => {
+      copiedSoFar = await count();
+    },
+  );
+  child.kill('SIGKILL');
+  await exited;
+  const before = await count();
+  t.diagnostic(`killed with ${before} of ${total} records in the stream`);
+  assert.ok(before > 0 && before < total, `${before} records when killed: not an interruption`);
+
+  const again = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json'], { env });
+  assert.equal(again.code, 0, again.stderr);
+  const summary = JSON.parse(again.stdout) as Summary;
+  assert.equal(summary.records.read, total);
+  assert.equal(summary.records.copied + summary.records.already_present, total);
+  assert.equal(summary.records.already_present, before);
+  assert.equal(await count(), total);
+  const tail = await runCli(
+    ['threats', 'tail', '-n', String(total + 10), '--json', '--no-follow', '--data-dir', dataDir],
+    {
+      env: { ...env, THREATCOL_STORE_BACKEND: 'nats' },
+    },
+  );
+  assert.equal(tail.code, 0, tail.stderr);
+  const threats = tail.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { threat: string }).threat);
+  assert.equal(new Set(threats).size, total);
+  assert.equal(threats.length, total);
 });
