@@ -39,9 +39,9 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     defaultTimezone: config.firewall.defaultTimezone,
     async notReadyReasons() {
       const extra = options.extraNotReady();
-      if (extra.length > 0) return extra;
+      // Every reason, the store's included (it names an unreachable NATS server).
       const health = await store.health();
-      return health.ok ? [] : [health.reason ?? 'the store does not accept writes'];
+      return health.ok ? extra : [...extra, health.reason ?? 'the store does not accept writes'];
     },
     renderMetrics: options.renderMetrics,
   });

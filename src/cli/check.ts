@@ -103,7 +103,10 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
 async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult> {
   const backend = loaded.config.store.backend;
   try {
-    const health = await withStore(loaded, io, (store) => store.health());
+    const health = await withStore(loaded, io, (store) =>
+      // A fresh connection: give it the time a request would have.
+      store.health({ waitMs: Math.min(loaded.config.nats.publishTimeoutMs, 5000) }),
+    );
     return health.ok
       ? { name: 'store', status: 'ok', message: `${backend} backend ready` }
       : { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` };

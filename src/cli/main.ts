@@ -12,6 +12,7 @@ import { registerSensorRotate } from './sensor-rotate.js';
 import { registerSensorSet } from './sensor-set.js';
 import { registerSensorShow } from './sensor-show.js';
 import { registerServe } from './serve.js';
+import { registerStoreMigrate } from './store-migrate.js';
 import { registerSystemdUnit } from './systemd-unit.js';
 import { registerThreatsStats } from './threats-stats.js';
 import { registerThreatsTail } from './threats-tail.js';
@@ -60,6 +61,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerThreatsTail(program, io, run);
   registerThreatsStats(program, io, run);
   registerSend(program, io, run);
+  registerStoreMigrate(program, io, run);
   for (const cmd of program.commands) {
     cmd.hook('preSubcommand', (_parent, sub) => {
       current = sub;

@@ -101,8 +101,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, worker));
   const durationMs = performance.now() - start;
 
+  // A percentile is its bucket's upper bound, which can pass the largest value recorded: never show p99 > max.
   const at = (q: number) =>
-    answered === 0 ? 0 : (q >= 1 ? latencies.maxValue : latencies.getValueAtPercentile(q * 100)) / 1000;
+    answered === 0
+      ? 0
+      : (q >= 1
+          ? latencies.maxValue
+          : Math.min(latencies.maxValue, latencies.getValueAtPercentile(q * 100))) / 1000;
   const seconds = durationMs / 1000;
   const records = ok * options.recordsPerRequest;
   return {

@@ -22,14 +22,21 @@ export type WorkerMessage =
   /** Asks for rate-limit tokens for a sensor: at least `need`, up to `want`. */
   | { tc: 'lease'; req: number; sensor: string; need: number; want: number }
   /** The TLS material this worker serves after a reload (for the primary's log and the expiry warning). */
-  | { tc: 'reloaded'; sha256: string };
+  | { tc: 'reloaded'; sha256: string }
+  /** Claims the dedupe keys of an append (null: a record never deduplicated) in the primary's window. */
+  | { tc: 'dedupe-claim'; req: number; keys: (string | null)[]; ids: string[] }
+  /** The claimed append is durable (`error` null) or failed. */
+  | { tc: 'dedupe-settle'; req: number; error: string | null };
 
 export type PrimaryMessage =
   | { tc: 'reload' }
   | { tc: 'stop' }
   | { tc: 'conn-refused'; conn: number }
   /** `granted` tokens (0: none, retry after `retryAfter` s). */
-  | { tc: 'lease-reply'; req: number; granted: number; retryAfter: number };
+  | { tc: 'lease-reply'; req: number; granted: number; retryAfter: number }
+  /** Per record, the id stored first (a duplicate) or null (the worker stores it); or why it cannot. */
+  | { tc: 'dedupe-claimed'; req: number; firstIds: (string | null)[] }
+  | { tc: 'dedupe-claimed'; req: number; error: string };
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
   return (

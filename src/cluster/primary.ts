@@ -16,9 +16,11 @@ import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../server/tls.js
 import { watchTlsFiles } from '../server/tls-watch.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import { assertDataDirSafe } from '../store/data-dir-safety.js';
+import { openDedupeIndex } from '../store/file-store.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { ConnectionLedger } from './connection-ledger.js';
+import { DedupeBroker } from './ipc-dedupe.js';
 import { isWorkerMessage, type PrimaryMessage, type StatsDelta, type WorkerMessage } from './messages.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -67,6 +69,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
   const ledger = new ConnectionLedger(config.server.maxConnectionsPerAddress, config.server.maxConnections);
   let store: Store | null = null;
+  /** Files backend with dedupe on: the one window every worker claims its keys in. */
+  let dedupe: DedupeBroker | null = null;
   let admin: RunningAdmin | null = null;
   let tls: TlsMaterial | null = null;
   let chores: { stop(): void }[] = [];
@@ -128,6 +132,13 @@ export function createPrimary(options: PrimaryOptions): Primary {
         send(worker, { tc: 'lease-reply', req: message.req, ...reply });
         break;
       }
+      case 'dedupe-claim':
+        if (dedupe) dedupe.onClaim(slot, message, (reply) => send(worker, reply));
+        else send(worker, { tc: 'dedupe-claimed', req: message.req, error: 'deduplication is not set up' });
+        break;
+      case 'dedupe-settle':
+        dedupe?.onSettle(slot, message);
+        break;
       case 'reloaded':
         break;
     }
@@ -189,6 +200,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
 
   function onExit(worker: Worker, slot: number, code: number | null, signal: string | null): void {
     ledger.releaseWorker(worker.id);
+    dedupe?.workerGone(slot);
     ready.delete(slot);
     if (slots.get(slot) === worker) slots.delete(slot);
     const pid = worker.process.pid;
@@ -274,6 +286,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
+      if (config.store.backend === 'files') {
+        // Rebuilt once from every worker's newest segments, before any worker takes a request.
+        const index = await openDedupeIndex(config, dataDir, logger, now);
+        if (index) dedupe = new DedupeBroker(index);
+      }
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { startDaemon } from '../server/daemon.js';
+import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcSensorStats } from './ipc-stats.js';
 import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
 import { isPrimaryMessage, type WorkerMessage } from './messages.js';
@@ -64,11 +65,15 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   };
 
   const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
+  // The files backend deduplicates in the primary's one window; the NATS stream does it by itself.
+  const { config } = options.loaded;
+  const dedupe =
+    config.store.backend === 'files' && config.dedupe.windowSeconds > 0 ? new IpcDedupeIndex(send) : null;
   const daemon = await startDaemon({
     loaded: options.loaded,
     logger,
     ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
-    worker: { id: options.id, workers: options.workers, stats, limiter, admitConnection },
+    worker: { id: options.id, workers: options.workers, stats, limiter, admitConnection, dedupe },
   });
 
   channel.onMessage((message) => {
@@ -87,6 +92,9 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
         socket?.destroy();
         break;
       }
+      case 'dedupe-claimed':
+        dedupe?.onReply(message);
+        break;
       case 'lease-reply':
         leases.get(message.req)?.({ granted: message.granted, retryAfter: message.retryAfter });
         leases.delete(message.req);
@@ -98,6 +106,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     connected = false;
     for (const resolve of leases.values()) resolve({ granted: 0, retryAfter: 1 });
     leases.clear();
+    dedupe?.disconnected();
     logger.warn('the primary process is gone; stopping');
     daemon.stop();
   });

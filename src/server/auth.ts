@@ -17,11 +17,21 @@ const DUMMY_KEYS = [{ digest: keyDigest('threatcol-dummy-key'), expiresAt: Numbe
 const KEY_HEADERS = ['x-auth_key', 'x-auth-key'] as const;
 const NAME_HEADERS = ['x-sensor_name', 'x-sensor-name'] as const;
 
+/** Until the registry has been read once, no key can be judged: the sender is told to retry, not that it is wrong. */
+const NOT_LOADED = { headers: { 'Retry-After': '1' } };
+
 export class Authenticator {
   private sensors = new Map<string, AuthenticatedSensor>();
+  private read = false;
+
+  /** Whether the registry has been read at least once (until then every key is answered 503). */
+  get loaded(): boolean {
+    return this.read;
+  }
 
   /** Replaces the in-memory registry (called on every registry change). */
   update(sensors: Sensor[]): void {
+    this.read = true;
     const next = new Map<string, AuthenticatedSensor>();
     for (const s of sensors) {
       const keys: AuthenticatedSensor['keys'] = [];
@@ -56,6 +66,14 @@ export class Authenticator {
       throw new ThreatcolError('AUTH_MISSING', `missing header ${missing}`, {
         details: [{ path: missing, message: 'header is required' }],
       });
+    }
+    // NATS down since the start (or an unreadable registry file): a 401 would tell a firewall its key is wrong.
+    if (!this.read) {
+      throw new ThreatcolError(
+        'UNAVAILABLE',
+        'the sensor registry is not loaded yet; retry shortly',
+        NOT_LOADED,
+      );
     }
     const sensor = name === null ? undefined : this.sensors.get(name);
     const presented = key !== null && key.length <= MAX_KEY_LENGTH ? keyDigest(key) : keyDigest('');

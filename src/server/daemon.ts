@@ -7,6 +7,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { ensureDataDir } from '../store/data-dir.js';
 import { assertDataDirSafe } from '../store/data-dir-safety.js';
+import type { DedupeIndex } from '../store/dedupe-index.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { RecordLog, SensorStatsStore } from '../store/store.js';
@@ -55,6 +56,8 @@ export interface WorkerRole {
   stats: SensorStatsStore;
   limiter: RateLimit;
   admitConnection: (socket: Socket, group: string) => void;
+  /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
+  dedupe: DedupeIndex | null;
 }
 
 export interface Daemon {
@@ -115,6 +118,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       },
       onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
       ...(worker ? { workerId: worker.id, workers: worker.workers } : {}),
+      ...(worker?.dedupe ? { dedupe: worker.dedupe } : {}),
       ...(options.retentionIntervalMs === undefined
         ? {}
         : { retentionIntervalMs: options.retentionIntervalMs }),
@@ -127,14 +131,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   const auth = new Authenticator();
   let known = -1;
+  let registryRead: () => void = () => {};
+  const firstRead = new Promise<void>((resolve) => {
+    registryRead = resolve;
+  });
   const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
+      registryRead();
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
       known = sensors.length;
     },
-    (error) =>
-      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one'),
+    (error) => {
+      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one');
+      registryRead();
+    },
   );
 
   // A worker counts for the primary, the single writer of the stats; it reports at least every second.
@@ -217,6 +228,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await store.close();
     await backend.close();
   };
+  // Listen once the sensors are known (NATS: the first read of the bucket), so the first requests are not
+  // answered 503; NATS down at start must not keep serve from starting, so only for a bounded time.
+  await waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS));
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
@@ -238,7 +252,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             ? ['the record store failed; the daemon is stopping']
             : stopping
               ? ['stopping: finishing in-flight requests']
-              : [],
+              : auth.loaded
+                ? []
+                : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
       });
     }
@@ -289,6 +305,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     stop,
     done,
   };
+}
+
+/** How long serve waits for the sensor registry before listening anyway. */
+const REGISTRY_WAIT_MS = 5000;
+
+function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {

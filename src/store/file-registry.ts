@@ -13,10 +13,18 @@ import {
   type RegistryData,
   type Sensor,
   type SensorChanges,
+  type SensorImport,
   type SensorRegistry,
   sensorExistsError,
 } from './registry.js';
-import { checkSensorName, newSensor, revokeSensor, rotateSensor } from './sensor-changes.js';
+import {
+  canonicalSensor,
+  checkSensorName,
+  newSensor,
+  revokeSensor,
+  rotateSensor,
+  sameSensor,
+} from './sensor-changes.js';
 
 export { REGISTRY_FILE };
 
@@ -171,6 +179,23 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
         if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
         data.sensors.splice(index, 1);
         return sensor;
+      });
+    },
+
+    async importSensor(input: Sensor, { overwrite }) {
+      checkSensorName(input.name);
+      const sensor = canonicalSensor(input);
+      return update((data): SensorImport => {
+        const i = data.sensors.findIndex((s) => s.name === sensor.name);
+        const existing = data.sensors[i];
+        if (!existing) {
+          data.sensors.push(sensor);
+          return 'created';
+        }
+        if (sameSensor(existing, sensor)) return 'unchanged';
+        if (!overwrite) return 'conflict';
+        data.sensors[i] = sensor;
+        return 'overwritten';
       });
     },
 

@@ -1,8 +1,10 @@
 // The files backend (DESIGN 4): registry, records, stats and retention in the data directory. Opening it
 // creates nothing; the first change (a sensor added, the writer opened) creates the directory.
 import { accessSync, constants, statfsSync } from 'node:fs';
+import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ensureDataDir } from './data-dir.js';
+import { type DedupeIndex, localDedupeIndex } from './dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe-rebuild.js';
 import { withDedupe } from './dedupe-record-log.js';
 import { DedupeWindow } from './dedupe-window.js';
@@ -49,6 +51,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     rotate: (name, graceMs) => writable().rotate(name, graceMs),
     set: (name, changes) => writable().set(name, changes),
     delete: (name) => writable().delete(name),
+    importSensor: (sensor, options) => writable().importSensor(sensor, options),
     watch: (onChange, onError) => files.watch(onChange, onError),
   };
 
@@ -76,7 +79,8 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
         ...(options.onFatal ? { onFatal: options.onFatal } : {}),
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
-      const writer = await dedupeWindowFor(log, config, deps, now);
+      const index = options.dedupe ?? (await openDedupeIndex(config, deps.dataDir, deps.logger, now));
+      const writer = index ? withDedupe(log, index) : log;
       // One pruner: the single process, or worker 1 (retention keeps every worker's newest segment).
       const prunes = (options.workerId ?? null) === null || options.workerId === 1;
       const retention = !prunes
@@ -109,23 +113,26 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   };
 }
 
-/** The writer with the dedupe window in front, rebuilt from the newest segments (dedupe off: as it is). */
-async function dedupeWindowFor(
-  log: RecordLog,
+/**
+ * The dedupe window of one process (or of a primary for its workers), rebuilt from the newest segments of
+ * every writer; null when deduplication is off.
+ */
+export async function openDedupeIndex(
   config: Config,
-  deps: StoreDeps,
+  dataDir: string,
+  logger: Logger,
   now: () => number,
-): Promise<RecordLog> {
+): Promise<DedupeIndex | null> {
   const windowMs = config.dedupe.windowSeconds * 1000;
-  if (windowMs <= 0) return log;
+  if (windowMs <= 0) return null;
   const window = new DedupeWindow(windowMs);
   const started = performance.now();
-  const keys = await rebuildDedupeWindow(threatsDir(deps.dataDir), window, now());
-  deps.logger.info(
+  const keys = await rebuildDedupeWindow(threatsDir(dataDir), window, now());
+  logger.info(
     { keys, windowSeconds: config.dedupe.windowSeconds, ms: Math.round(performance.now() - started) },
     'dedupe window rebuilt from the newest segments',
   );
-  return withDedupe(log, window, now, deps.logger);
+  return localDedupeIndex(window, now, logger);
 }
 
 function share(budget: number, workers = 1): number {

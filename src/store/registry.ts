@@ -57,9 +57,18 @@ export interface SensorRegistry {
    * Returns the sensor as it was; SENSOR_NOT_FOUND when absent.
    */
   delete(name: string): Promise<Sensor>;
+  /**
+   * Stores a sensor exactly as given (hashes, status, keys and their expiry, dates), for `store migrate`:
+   * created when the name is free, left alone when the same sensor is there, and when a different one is
+   * there, replaced only with `overwrite` (else reported as a conflict and left as it is).
+   */
+  importSensor(sensor: Sensor, options: { overwrite: boolean }): Promise<SensorImport>;
   /** Calls `onChange` with the whole registry now and whenever it changes. */
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
 }
+
+/** What `importSensor` did. */
+export type SensorImport = 'created' | 'unchanged' | 'conflict' | 'overwritten';
 
 export interface RegistryWatch {
   /** Re-reads the registry now, changed or not (SIGHUP). */

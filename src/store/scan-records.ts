@@ -17,7 +17,7 @@ const RECEIVED_AT = /^\{"id":"[^"\\]{1,64}","received_at":"([^"\\]{1,40})"/;
 export async function scanRecords(
   dir: string,
   since: number,
-  visit: (record: StoredRecord) => void,
+  visit: (record: StoredRecord) => unknown,
   signal?: AbortSignal,
 ): Promise<void> {
   for (const segment of listSegments(dir)) {
@@ -49,7 +49,10 @@ export async function scanRecords(
             // Older lines are skipped on their received_at alone, without parsing the record.
             if (!(receivedAtOf(line) < since)) {
               const record = parseLine(line);
-              if (record && Date.parse(record.received_at) >= since) visit(record);
+              if (record && Date.parse(record.received_at) >= since) {
+                const pending = visit(record);
+                if (pending instanceof Promise) await pending;
+              }
             }
           }
           start = nl + 1;

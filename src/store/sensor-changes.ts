@@ -50,3 +50,21 @@ export function rotateSensor(sensor: Sensor, keyHash: string, at: number, graceM
   keys.push({ hash: keyHash, created_at: new Date(at).toISOString(), expires_at: null });
   return { ...sensor, keys };
 }
+
+/** The same sensor in every field a registry stores, whatever the key order of the JSON it came from. */
+export function sameSensor(a: Sensor, b: Sensor): boolean {
+  return JSON.stringify(canonicalSensor(a)) === JSON.stringify(canonicalSensor(b));
+}
+
+/** Only the fields of a Sensor, in one order (what `importSensor` stores). */
+export function canonicalSensor(s: Sensor): Sensor {
+  return {
+    name: s.name,
+    description: s.description,
+    timezone: s.timezone,
+    status: s.status,
+    created_at: s.created_at,
+    revoked_at: s.revoked_at,
+    keys: s.keys.map((k) => ({ hash: k.hash, created_at: k.created_at, expires_at: k.expires_at })),
+  };
+}

@@ -3,6 +3,7 @@
 // touch a backend's files, streams or buckets directly.
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
+import type { DedupeIndex } from './dedupe-index.js';
 import type { FileOps } from './file-ops.js';
 import type { SensorRegistry } from './registry.js';
 
@@ -80,9 +81,10 @@ export interface RecordReader {
   follow(from: RecordCursor, options: FollowOptions): Promise<void>;
   /**
    * Visits every stored record received at or after `since` (epoch ms), oldest first as far as the
-   * backend stores them, for aggregations (`threats stats`). Resolves when done.
+   * backend stores them, for aggregations (`threats stats`) and copies (`store migrate`). A visit that
+   * returns a promise is awaited before the next record (backpressure). Resolves when done.
    */
-  scan(since: number, visit: (record: StoredRecord) => void, signal?: AbortSignal): Promise<void>;
+  scan(since: number, visit: (record: StoredRecord) => unknown, signal?: AbortSignal): Promise<void>;
 }
 
 export interface SensorActivity {
@@ -127,6 +129,11 @@ export interface StoreWriterOptions {
   /** Files backend with `--workers`: how many workers share the configured queue bounds (default 1). */
   workers?: number;
   /**
+   * Files backend with `--workers`: the primary's dedupe window, shared by every worker (default: this
+   * process's own, rebuilt from the newest segments at open).
+   */
+  dedupe?: DedupeIndex;
+  /**
    * Files backend: how often the writer applies `store.retention` after the run at open (default hourly;
    * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.
    */
@@ -153,7 +160,11 @@ export interface Store {
   readonly stats: SensorStatsStore;
   /** Opens the record writer (daemon only). */
   openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
-  health(): Promise<StoreHealth>;
+  /**
+   * Whether an append would be stored now. `waitMs`: a store still connecting (a CLI command that has just
+   * opened it) may take this long to become ready before it is reported not ready.
+   */
+  health(options?: { waitMs?: number }): Promise<StoreHealth>;
   /** Releases connections and watchers (not the writer: close that first). */
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 // same binary, alternated A B A B, one distinct firewall record per request (no duplicates: the full cost of
 // key, lookup and stored key, none of the savings), plus the window rebuild at restart.
 // Run: npm run build && flock /tmp/threatcol-bench.lock node --import tsx test/bench/dedupe-ab.ts
+// (AB_WORKERS=2 for `serve --workers 2`: the keys are then claimed in the primary's window over IPC).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { median } from './report.js';
 const SECONDS = Number(process.env.AB_SECONDS ?? 5);
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const CONNECTIONS = 16;
+const WORKERS = Number(process.env.AB_WORKERS ?? 1);
 const pin = detectPinning();
 const base = JSON.parse(firewallBody()) as Record<string, unknown>;
 let serial = 0;
@@ -122,6 +124,8 @@ const dirs = {
 const start = (which: 'on' | 'off') =>
   startThreatcol(`dedupe-${which}`, dirs[which], pin, {
     env: { THREATCOL_DEDUPE_WINDOW_SECONDS: which === 'on' ? (process.env.AB_WINDOW ?? '120') : '0' },
+    // AB_WORKERS=N: `serve --workers N`, where each keyed request claims its keys in the primary (IPC).
+    ...(WORKERS > 1 ? { args: ['--workers', String(WORKERS)] } : {}),
   });
 const results: Record<'on' | 'off', { rps: number; cpuMsPerRequest: number }[]> = { on: [], off: [] };
 try {
@@ -144,6 +148,7 @@ try {
     `${JSON.stringify(
       {
         pin: pin.reason,
+        workers: WORKERS,
         secondsPerRun: SECONDS,
         pairs: PAIRS,
         connections: CONNECTIONS,

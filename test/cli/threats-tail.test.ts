@@ -1,72 +1,18 @@
 // Black box: `threatcol threats tail` through the real binary, against a running serve and hand-made stores.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { formatRecordLine } from '../../src/cli/format-record.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
-import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, BIN, cleanEnv, runCli, spawnServe, spawnTail } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-interface Tail {
-  child: ChildProcess;
-  lines: string[];
-  stderr: () => string;
-  /** Resolves once `n` lines have arrived; rejects after the timeout. */
-  waitFor(n: number, timeoutMs?: number): Promise<string[]>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function spawnTail(t: { after(fn: () => unknown): void }, args: string[]): Tail {
-  const child = spawn(process.execPath, [BIN, 'threats', 'tail', ...args], {
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buffered = '';
-  let stderr = '';
-  const waiters: (() => void)[] = [];
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-    buffered += d;
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-    for (const w of waiters.splice(0)) w();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return {
-    child,
-    lines,
-    stderr: () => stderr,
-    exited,
-    waitFor(n, timeoutMs = 10_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`got ${lines.length} of ${n} lines; stderr: ${stderr}`)),
-          timeoutMs,
-        );
-        const check = () => {
-          if (lines.length >= n) {
-            clearTimeout(timer);
-            resolve(lines.slice(0, n));
-          } else waiters.push(check);
-        };
-        check();
-      });
-    },
-  };
-}
-
 let seq = 0;
+
 function storedRecord(overrides: Partial<StoredRecord> = {}): StoredRecord {
   seq += 1;
   return {

@@ -57,8 +57,13 @@ export function runCli(
 }
 
 /** `sensor add NAME --json` against a data dir; returns the key. */
-export async function addSensorCli(dataDir: string, name: string, extra: string[] = []): Promise<string> {
-  const r = await runCli(['sensor', 'add', name, '--data-dir', dataDir, '--json', ...extra]);
+export async function addSensorCli(
+  dataDir: string,
+  name: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<string> {
+  const r = await runCli(['sensor', 'add', name, '--data-dir', dataDir, '--json', ...extra], { env });
   if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
   return (JSON.parse(r.stdout) as { key: string }).key;
 }
@@ -163,4 +168,64 @@ export function spawnServe(
       }
     });
   });
+}
+
+export interface Tail {
+  child: ChildProcess;
+  lines: string[];
+  stderr: () => string;
+  /** Resolves once `n` lines have arrived; rejects after the timeout. */
+  waitFor(n: number, timeoutMs?: number): Promise<string[]>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `threatcol threats tail ARGS` running in the background; its stdout collected line by line. */
+export function spawnTail(
+  t: { after(fn: () => unknown): void },
+  args: string[],
+  env: Record<string, string> = {},
+): Tail {
+  const child = spawn(process.execPath, [BIN, 'threats', 'tail', ...args], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  let stderr = '';
+  const waiters: (() => void)[] = [];
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    buffered += d;
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+    for (const w of waiters.splice(0)) w();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitFor(n, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`got ${lines.length} of ${n} lines; stderr: ${stderr}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          if (lines.length >= n) {
+            clearTimeout(timer);
+            resolve(lines.slice(0, n));
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+  };
 }

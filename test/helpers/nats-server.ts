@@ -105,14 +105,23 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-/** One JetStream node. */
-export async function startNatsServer(
+/** One JetStream node, not started yet (its port is chosen): for a collector that starts before NATS. */
+export async function createNatsServer(
   t: { after(fn: () => void | Promise<void>): void },
   extraArgs: string[] = [],
 ): Promise<NatsNode> {
   const dir = makeTempDir(t, 'threatcol-nats-');
   const node = makeNode('n1', await freePort(), join(dir, 'store'), () => extraArgs);
   t.after(() => node.kill());
+  return node;
+}
+
+/** One JetStream node, started. */
+export async function startNatsServer(
+  t: { after(fn: () => void | Promise<void>): void },
+  extraArgs: string[] = [],
+): Promise<NatsNode> {
+  const node = await createNatsServer(t, extraArgs);
   await node.start();
   return node;
 }
@@ -169,11 +178,27 @@ export async function waitForJetStream(servers: string[], timeoutMs = 30_000): P
   }
 }
 
-/** Every message in a stream, read directly (an ordered consumer), independent of threatcol's reader. */
+/**
+ * Every message in a stream, read directly (an ordered consumer), independent of threatcol's reader. Retried
+ * while a cluster that has just had nodes back elects its leaders ("JetStream system temporarily unavailable").
+ */
 export async function readStream(
   servers: string[],
   stream = 'THREATCOL',
+  timeoutMs = 30_000,
 ): Promise<{ seq: number; text: string }[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await readStreamOnce(servers, stream);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+async function readStreamOnce(servers: string[], stream: string): Promise<{ seq: number; text: string }[]> {
   const nc = await connect({ servers, timeout: 5000 });
   try {
     const jsm = await jetstreamManager(nc, { timeout: 10_000 });

@@ -158,6 +158,17 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     const scanned: string[] = [];
     await reader.scan(now - 2.5 * 3_600_000, (r) => scanned.push(r.threat));
     assert.deepEqual(scanned.sort(), ['r2', 'r3', 'r4', 'r5']);
+    // A visit's promise is awaited before the next record (backpressure for `store migrate`), from 0: all.
+    let busy = false;
+    const awaited: string[] = [];
+    await reader.scan(0, async (r) => {
+      assert.ok(!busy, 'two visits at once');
+      busy = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      awaited.push(r.threat);
+      busy = false;
+    });
+    assert.deepEqual(awaited.sort(), ['r1', 'r2', 'r3', 'r4', 'r5']);
   });
 
   test(`${backend}: follow delivers new records in store order, filtered, from the cursor on`, async (t) => {
@@ -272,6 +283,43 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       [['fw1', 'revoked']],
     );
     assert.deepEqual(errors, []);
+  });
+
+  test(`${backend}: importSensor stores a sensor as given; the same is unchanged, a different one a conflict unless overwritten`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const registry = sut.store.registry;
+    const sensor: Sensor = {
+      name: 'fw.paris',
+      description: 'edge',
+      timezone: 'Europe/Paris',
+      status: 'revoked',
+      created_at: '2026-01-02T03:04:05.000Z',
+      revoked_at: '2026-02-03T04:05:06.000Z',
+      keys: [
+        {
+          hash: `sha256:${'a'.repeat(64)}`,
+          created_at: '2026-01-02T03:04:05.000Z',
+          expires_at: '2026-01-09T00:00:00.000Z',
+        },
+        { hash: `sha256:${'b'.repeat(64)}`, created_at: '2026-01-08T00:00:00.000Z', expires_at: null },
+      ],
+    };
+    assert.equal(await registry.importSensor(sensor, { overwrite: false }), 'created');
+    const reader = (await open()).registry;
+    assert.deepEqual(await reader.list(), [sensor]);
+    // The same content in another key order is the same sensor.
+    const { keys, ...rest } = sensor;
+    const reordered = JSON.parse(JSON.stringify({ keys, ...rest })) as Sensor;
+    assert.equal(await registry.importSensor(reordered, { overwrite: false }), 'unchanged');
+    const other = { ...sensor, description: 'changed' };
+    assert.equal(await registry.importSensor(other, { overwrite: false }), 'conflict');
+    assert.deepEqual(await reader.list(), [sensor]);
+    assert.equal(await registry.importSensor(other, { overwrite: true }), 'overwritten');
+    assert.deepEqual(await reader.list(), [other]);
+    // A deleted name is free again.
+    await registry.delete('fw.paris');
+    assert.equal(await registry.importSensor(sensor, { overwrite: false }), 'created');
+    assert.deepEqual(await reader.list(), [sensor]);
   });
 
   test(`${backend}: stats: the writer's counts, totals and last rejection reach a reader once stopped`, async (t) => {

@@ -1,13 +1,18 @@
 // The pure parts of `serve --workers`: restart back-off, the primary's connection ledger, token leases
-// (the primary's bucket and a worker's leased limiter), and the reader merging several writers' segments.
+// (the primary's bucket and a worker's leased limiter), the primary's dedupe broker, and the reader merging
+// several writers' segments.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pino } from 'pino';
 import { ConnectionLedger } from '../../src/cluster/connection-ledger.js';
+import { DedupeBroker } from '../../src/cluster/ipc-dedupe.js';
 import { LeasedRateLimiter } from '../../src/cluster/leased-rate-limit.js';
 import { RestartBackoff } from '../../src/cluster/restart-backoff.js';
 import { RateLimiter } from '../../src/server/rate-limit.js';
+import { localDedupeIndex } from '../../src/store/dedupe-index.js';
+import { DedupeWindow } from '../../src/store/dedupe-window.js';
 import { createFileRecordReader } from '../../src/store/read-records.js';
 import { applyRetention } from '../../src/store/retention.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -136,4 +141,40 @@ test("readRecent merges every writer's segments by id; follow reads a new writer
     '20261120-w1-000001.ndjson',
     '20261121-w1-000001.ndjson',
   ]);
+});
+
+test("the dedupe broker: a key claimed by one worker is a duplicate for another once stored; a dead worker's claims are released", async () => {
+  const now = 1_000_000;
+  const broker = new DedupeBroker(
+    localDedupeIndex(new DedupeWindow(120_000), () => now, pino({ level: 'silent' })),
+  );
+  const replies: unknown[] = [];
+  const claim = (slot: number, req: number, key: string, id: string) =>
+    new Promise<unknown>((resolve) =>
+      broker.onClaim(slot, { tc: 'dedupe-claim', req, keys: [key], ids: [id] }, (reply) => {
+        replies.push(reply);
+        resolve(reply);
+      }),
+    );
+  // Worker 1 claims k1 and stores it: worker 2's retry is a duplicate of worker 1's id.
+  assert.deepEqual(await claim(1, 1, 'k1', 'id-a'), { tc: 'dedupe-claimed', req: 1, firstIds: [null] });
+  broker.onSettle(1, { tc: 'dedupe-settle', req: 1, error: null });
+  assert.deepEqual(await claim(2, 1, 'k1', 'id-b'), { tc: 'dedupe-claimed', req: 1, firstIds: ['id-a'] });
+  broker.onSettle(2, { tc: 'dedupe-settle', req: 1, error: null });
+
+  // Worker 1 claims k2 and dies before storing: worker 2's retry waits for it, then stores it itself later.
+  assert.deepEqual(await claim(1, 2, 'k2', 'id-c'), { tc: 'dedupe-claimed', req: 2, firstIds: [null] });
+  const waiting = claim(2, 2, 'k2', 'id-d');
+  broker.workerGone(1);
+  assert.deepEqual(await waiting, {
+    tc: 'dedupe-claimed',
+    req: 2,
+    error: 'worker 1 exited while storing',
+  });
+  assert.deepEqual(await claim(2, 3, 'k2', 'id-e'), { tc: 'dedupe-claimed', req: 3, firstIds: [null] });
+
+  // A failed append releases its key too.
+  broker.onSettle(2, { tc: 'dedupe-settle', req: 3, error: 'disk full' });
+  assert.deepEqual(await claim(1, 4, 'k2', 'id-f'), { tc: 'dedupe-claimed', req: 4, firstIds: [null] });
+  assert.equal(replies.length, 6);
 });

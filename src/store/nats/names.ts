@@ -57,3 +57,21 @@ export function parseStatsKey(key: string): { sensor: string; collectorId: strin
 export function redactServer(server: string): string {
   return server.replace(/^([a-z]+:\/\/)?[^@/]*@/i, (_m, scheme: string | undefined) => scheme ?? '');
 }
+
+/**
+ * The credentials of a `nats://user:password@host` (or `nats://token@host`) URL: the client library does not
+ * read them from the URL, so they are passed as options and the URL is used without them.
+ */
+export function serverCredentials(
+  server: string,
+): { user: string; pass?: string } | { token: string } | null {
+  const m = /^(?:[a-z]+:\/\/)?([^@/]*)@/i.exec(server);
+  if (!m || m[1] === undefined) return null;
+  const userinfo = m[1];
+  const colon = userinfo.indexOf(':');
+  if (colon === -1) return { token: decodeURIComponent(userinfo) };
+  return {
+    user: decodeURIComponent(userinfo.slice(0, colon)),
+    pass: decodeURIComponent(userinfo.slice(colon + 1)),
+  };
+}

@@ -11,7 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ThreatcolError } from '../../errors.js';
-import { redactServer } from './names.js';
+import { redactServer, serverCredentials } from './names.js';
 
 export interface NatsLinkOptions {
   nats: Config['nats'];
@@ -45,7 +45,7 @@ export class NatsLink {
   start(): void {
     const { nats } = this.options;
     const opts: NodeConnectionOptions = {
-      servers: nats.servers,
+      servers: nats.servers.map(redactServer),
       name: this.options.name ?? `threatcol ${hostname()}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
@@ -58,6 +58,13 @@ export class NatsLink {
       // a third of the collector's CPU per record in the benchmark. Our logs keep only the message.
       noAsyncTraces: true,
     };
+    // Credentials written into a server URL (the first that has some) count as if configured separately.
+    const fromUrl = nats.servers.map(serverCredentials).find((c) => c !== null) ?? null;
+    if (fromUrl && 'token' in fromUrl) opts.token = fromUrl.token;
+    else if (fromUrl) {
+      opts.user = fromUrl.user;
+      opts.pass = fromUrl.pass ?? '';
+    }
     if (nats.user !== null) {
       opts.user = nats.user;
       opts.pass = nats.password ?? '';

@@ -50,7 +50,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
     subject: string,
     start: { seq: number } | { time: number },
     lastSeq: number,
-    visit: (msg: JsMsg) => void,
+    visit: (msg: JsMsg) => unknown,
     signal?: AbortSignal,
   ): Promise<void> {
     const { js, jsm } = await options.clients();
@@ -74,7 +74,10 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
         for await (const msg of batch) {
           got++;
           if (msg.seq > lastSeq) done = true;
-          else visit(msg);
+          else {
+            const pending = visit(msg);
+            if (pending instanceof Promise) await pending;
+          }
         }
         left -= got;
         if (done || got === 0) break;
@@ -164,7 +167,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
         last,
         (msg) => {
           const line = toLine(msg);
-          if (line && Date.parse(line.record.received_at) >= since) visit(line.record);
+          if (line && Date.parse(line.record.received_at) >= since) return visit(line.record);
         },
         signal,
       );

@@ -8,10 +8,18 @@ import {
   type RegistryWatch,
   type Sensor,
   type SensorChanges,
+  type SensorImport,
   type SensorRegistry,
   sensorExistsError,
 } from '../registry.js';
-import { checkSensorName, newSensor, revokeSensor, rotateSensor } from '../sensor-changes.js';
+import {
+  canonicalSensor,
+  checkSensorName,
+  newSensor,
+  revokeSensor,
+  rotateSensor,
+  sameSensor,
+} from '../sensor-changes.js';
 import { decodeToken, encodeToken } from './names.js';
 
 export interface NatsRegistryOptions {
@@ -116,6 +124,31 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
           // Delete with the expected revision: a change made meanwhile is seen, never silently dropped.
           await kv.delete(key, { previousSeq: entry.revision });
           return entry.json<Sensor>();
+        } catch (error) {
+          if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
+        }
+      }
+    },
+
+    async importSensor(input: Sensor, { overwrite }): Promise<SensorImport> {
+      checkSensorName(input.name);
+      const sensor = canonicalSensor(input);
+      const kv = await options.bucket();
+      const key = encodeToken(sensor.name);
+      const value = JSON.stringify(sensor);
+      for (let i = 0; ; i++) {
+        const entry = await kv.get(key);
+        try {
+          if (entry?.operation !== 'PUT') {
+            // Free, or deleted (a delete marker has a revision to update from): a concurrent create conflicts.
+            if (entry) await kv.update(key, value, entry.revision);
+            else await kv.create(key, value);
+            return 'created';
+          }
+          if (sameSensor(entry.json<Sensor>(), sensor)) return 'unchanged';
+          if (!overwrite) return 'conflict';
+          await kv.update(key, value, entry.revision);
+          return 'overwritten';
         } catch (error) {
           if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
         }

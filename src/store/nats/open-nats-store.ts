@@ -147,8 +147,12 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
     },
-    async health(): Promise<StoreHealth> {
-      if (!link.current()) return { ok: false, reason: link.reason() };
+    async health(options = {}): Promise<StoreHealth> {
+      try {
+        await link.ready(options.waitMs ?? 0);
+      } catch {
+        return { ok: false, reason: link.reason() };
+      }
       try {
         // Like the readers, health creates the stream when missing: ready means an append would be stored.
         await ensureRecordsStream();

@@ -1,0 +1,319 @@
+// `threatcol store migrate --to nats` on real processes: a files store filled by a real `serve`, a real
+// nats-server; every record in the stream exactly once with identical content, sensors honoured by a `serve`
+// on NATS, re-runs and an interrupted run store nothing twice, --dry-run stores nothing.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { encodeToken, recordSubject } from '../../src/store/nats/names.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Sensor } from '../../src/store/registry.js';
+import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
+import { errorCode, post, trustingAgent } from '../helpers/client.js';
+import { freePort, startNatsServer } from '../helpers/nats-server.js';
+import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { record } from '../store/contract.js';
+
+interface Summary {
+  dry_run: boolean;
+  records: { read: number; copied: number; already_present: number };
+  sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
+}
+
+/** A files store with an active, a revoked and a rotating sensor, records from both endpoints. */
+async function filledFilesStore(t: Parameters<typeof makeTempDir>[0]) {
+  const dataDir = makeTempDir(t);
+  const keys = {
+    active: await addSensorCli(dataDir, 'fw-active', [
+      '--description',
+      'Paris edge',
+      '--timezone',
+      'Europe/Paris',
+    ]),
+    gone: await addSensorCli(dataDir, 'fw.gone'),
+    oldRotating: await addSensorCli(dataDir, 'gen-rotating'),
+    newRotating: '',
+  };
+  const rotate = await runCli([
+    'sensor',
+    'rotate',
+    'gen-rotating',
+    '--grace',
+    '2h',
+    '--json',
+    '--data-dir',
+    dataDir,
+  ]);
+  assert.equal(rotate.code, 0, rotate.stderr);
+  keys.newRotating = (JSON.parse(rotate.stdout) as { key: string }).key;
+
+  const serve = await spawnServe(dataDir);
+  const agent = trustingAgent(dataDir);
+  try {
+    for (let i = 0; i < 10; i++) {
+      const fw = await post(
+        serve.url,
+        '/firewall',
+        Array.from({ length: 5 }, (_, j) => firewallRecord({ sport: 1000 + i * 10 + j })),
+        { agent, sensor: 'fw-active', key: keys.active },
+      );
+      assert.equal(fw.status, 200, fw.text);
+      const gen = await post(
+        serve.url,
+        '/generic',
+        Array.from({ length: 4 }, (_, j) => genericRecord({ destination_port: 2000 + i * 10 + j })),
+        { agent, sensor: 'gen-rotating', key: i % 2 ? keys.oldRotating : keys.newRotating },
+      );
+      assert.equal(gen.status, 200, gen.text);
+    }
+    // With an Idempotency-Key the stored line carries dedupe_key: migrated as it is.
+    const once = await post(serve.url, '/generic', genericRecord(), {
+      agent,
+      sensor: 'fw.gone',
+      key: keys.gone,
+      headers: { 'idempotency-key': 'k-1' },
+    });
+    assert.equal(once.status, 200, once.text);
+  } finally {
+    await agent.close();
+    await serve.stop();
+  }
+  const revoke = await runCli(['sensor', 'revoke', 'fw.gone', '--data-dir', dataDir]);
+  assert.equal(revoke.code, 0, revoke.stderr);
+  const lines = readStoreText(dataDir).split('\n').filter(Boolean);
+  const sensors = (JSON.parse(readFileSync(join(dataDir, 'sensors.json'), 'utf8')) as { sensors: Sensor[] })
+    .sensors;
+  return { dataDir, keys, lines, sensors };
+}
+
+/** Polls `check` (after `refresh`, when given) every 20 ms until it holds. */
+async function until(check: () => boolean, limitMs: number, refresh?: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    await refresh?.();
+    if (check()) return;
+    if (Date.now() > deadline) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sensors honoured on NATS', async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const { dataDir, keys, lines, sensors } = await filledFilesStore(t);
+  assert.equal(lines.length, 10 * 5 + 10 * 4 + 1);
+  const migrate = (...extra: string[]) =>
+    runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json', ...extra], { env });
+
+  const nc = await connect({ servers: nats.url });
+  t.after(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const streamCount = async () => (await jsm.streams.info('THREATCOL')).state.messages;
+  const kv = await new Kvm(nc).open('threatcol_sensors');
+  const kvSensors = async () => {
+    const out = new Map<string, unknown>();
+    for await (const key of await kv.keys()) out.set(key, (await kv.get(key))?.json());
+    return out;
+  };
+
+  // --dry-run: counts, stores nothing (the empty stream and bucket exist afterwards, as after any command).
+  const dry = await migrate('--dry-run');
+  assert.equal(dry.code, 0, dry.stderr);
+  const drySummary = JSON.parse(dry.stdout) as Summary;
+  assert.equal(drySummary.dry_run, true);
+  assert.deepEqual(drySummary.records, { read: lines.length, copied: lines.length, already_present: 0 });
+  assert.equal(drySummary.sensors.copied.length, 3);
+  assert.equal(await streamCount(), 0);
+  assert.equal((await kvSensors()).size, 0);
+
+  // An interrupted earlier run: a third of the records already in the stream, published without a
+  // Nats-Msg-Id, so only migrate's own pass over the stream (not JetStream's duplicate window) can skip them.
+  const js = jetstream(nc);
+  const early = lines.slice(0, 30);
+  for (const line of early) {
+    const r = JSON.parse(line) as { endpoint: 'firewall' | 'generic'; sensor: string };
+    await js.publish(recordSubject(r.endpoint, r.sensor), line);
+  }
+
+  const first = await migrate();
+  assert.equal(first.code, 0, first.stderr);
+  const summary = JSON.parse(first.stdout) as Summary;
+  assert.deepEqual(summary.records, { read: lines.length, copied: lines.length - 30, already_present: 30 });
+  assert.deepEqual([...summary.sensors.copied].sort(), ['fw-active', 'fw.gone', 'gen-rotating']);
+  assert.deepEqual(summary.sensors.conflicting, []);
+
+  // Every record exactly once, byte for byte the stored line, read back through the CLI on NATS.
+  assert.equal(await streamCount(), lines.length);
+  const natsEnv = { ...env, THREATCOL_STORE_BACKEND: 'nats' };
+  const tail = await runCli(
+    ['threats', 'tail', '-n', '1000', '--json', '--no-follow', '--data-dir', makeTempDir(t)],
+    {
+      env: natsEnv,
+    },
+  );
+  assert.equal(tail.code, 0, tail.stderr);
+  const inStream = tail.stdout.split('\n').filter(Boolean);
+  assert.deepEqual([...inStream].sort(), [...lines].sort());
+  assert.ok(
+    inStream.some((l) => l.includes('"dedupe_key":')),
+    'the Idempotency-Key record kept its field',
+  );
+
+  // Sensors stored as they are: hashes, status, revoked_at, keys with their grace expiry, dates.
+  const stored = await kvSensors();
+  for (const s of sensors) assert.deepEqual(stored.get(encodeToken(s.name)), s);
+  assert.ok(sensors.find((s) => s.name === 'gen-rotating')?.keys.some((k) => k.expires_at !== null));
+
+  // Run again: nothing copied, the stream unchanged.
+  const again = await migrate();
+  assert.equal(again.code, 0, again.stderr);
+  const againSummary = JSON.parse(again.stdout) as Summary;
+  assert.deepEqual(againSummary.records, { read: lines.length, copied: 0, already_present: lines.length });
+  assert.equal(againSummary.sensors.already_present.length, 3);
+  assert.equal(await streamCount(), lines.length);
+
+  // A collector on NATS honours the migrated keys: active and both rotating keys accepted, revoked refused.
+  const natsDir = makeTempDir(t);
+  const serve = await spawnServe(natsDir, [], { env: natsEnv });
+  t.after(() => serve.stop());
+  // serve listens before its first read of the bucket: wait for that read (an event, not a sleep).
+  await until(() => serve.logs.some((l) => l.msg === 'sensor registry loaded' && l.sensors === 3), 15_000);
+  const agent = trustingAgent(natsDir);
+  t.after(() => agent.close());
+  const send = (sensor: string, key: string) =>
+    post(serve.url, '/generic', genericRecord(), { agent, sensor, key });
+  assert.equal((await send('fw-active', keys.active)).status, 200);
+  assert.equal((await send('gen-rotating', keys.oldRotating)).status, 200);
+  assert.equal((await send('gen-rotating', keys.newRotating)).status, 200);
+  const refused = await send('fw.gone', keys.gone);
+  assert.equal(refused.status, 403);
+  assert.equal(errorCode(refused), 'SENSOR_REVOKED');
+  assert.equal(await streamCount(), lines.length + 3);
+
+  // A sensor changed in NATS since: reported and left alone (exit 65), replaced only with --overwrite-sensors.
+  const set = await runCli(
+    ['sensor', 'set', 'fw-active', '--description', 'changed in NATS', '--data-dir', natsDir],
+    {
+      env: natsEnv,
+    },
+  );
+  assert.equal(set.code, 0, set.stderr);
+  const conflict = await migrate();
+  assert.equal(conflict.code, 65, conflict.stderr);
+  assert.match(conflict.stderr, /SENSOR_EXISTS: .*fw-active.*--overwrite-sensors/);
+  assert.deepEqual((JSON.parse(conflict.stdout) as Summary).sensors.conflicting, ['fw-active']);
+  assert.equal((stored.get('fw-active') as Sensor).description, 'Paris edge');
+  assert.equal(((await kvSensors()).get('fw-active') as Sensor).description, 'changed in NATS');
+  const overwrite = await migrate('--overwrite-sensors');
+  assert.equal(overwrite.code, 0, overwrite.stderr);
+  assert.deepEqual((JSON.parse(overwrite.stdout) as Summary).sensors.overwritten, ['fw-active']);
+  assert.equal(((await kvSensors()).get('fw-active') as Sensor).description, 'Paris edge');
+  assert.equal(await streamCount(), lines.length + 3);
+
+  // The text summary, for people.
+  const text = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir], { env });
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(
+    text.stdout,
+    new RegExp(
+      `records 0 copied, ${lines.length} already present; sensors 0 copied, 3 already present, 0 conflicting`,
+    ),
+  );
+});
+
+test('store migrate: NATS unreachable exits 69 naming the server; --to accepts only nats', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'fw-a');
+  const port = await freePort();
+  const r = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir], {
+    env: { THREATCOL_NATS_SERVERS: `nats://127.0.0.1:${port}`, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '1000' },
+  });
+  assert.equal(r.code, 69, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(`threatcol: UNAVAILABLE: NATS unreachable \\(nats://127\\.0\\.0\\.1:${port}\\)`),
+  );
+  const usage = await runCli(['store', 'migrate', '--to', 'files', '--data-dir', dataDir]);
+  assert.equal(usage.code, 64);
+  assert.match(usage.stderr, /threatcol: USAGE: .*--to/);
+});
+
+test('store migrate killed (-9) midway, then run again: every record in the stream exactly once', async (t) => {
+  const total = 20_000;
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
+  const files = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
+  const log = await files.openRecordLog({ retentionIntervalMs: 0 });
+  for (let i = 0; i < total; i += 1000) {
+    await log.append(
+      Array.from({ length: 1000 }, (_, j) => record({ threat: `t${i + j}`, sensor: `s${j % 3}` })),
+    );
+  }
+  await log.close();
+  await files.close();
+
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url };
+  const nc = await connect({ servers: nats.url });
+  t.after(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const count = async () => {
+    try {
+      return (await jsm.streams.info('THREATCOL')).state.messages;
+    } catch {
+      return 0; // not created yet
+    }
+  };
+
+  const child = spawn(process.execPath, [BIN, 'store', 'migrate', '--to', 'nats', '--data-dir', dataDir], {
+    env: cleanEnv(env),
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  // Killed as soon as part of the records are in: some batches acknowledged, one in flight.
+  let copiedSoFar = 0;
+  await until(
+    () => child.exitCode !== null || copiedSoFar >= 2000,
+    30_000,
+    async () => {
+      copiedSoFar = await count();
+    },
+  );
+  child.kill('SIGKILL');
+  await exited;
+  const before = await count();
+  t.diagnostic(`killed with ${before} of ${total} records in the stream`);
+  assert.ok(before > 0 && before < total, `${before} records when killed: not an interruption`);
+
+  const again = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json'], { env });
+  assert.equal(again.code, 0, again.stderr);
+  const summary = JSON.parse(again.stdout) as Summary;
+  assert.equal(summary.records.read, total);
+  assert.equal(summary.records.copied + summary.records.already_present, total);
+  assert.equal(summary.records.already_present, before);
+  assert.equal(await count(), total);
+  const tail = await runCli(
+    ['threats', 'tail', '-n', String(total + 10), '--json', '--no-follow', '--data-dir', dataDir],
+    {
+      env: { ...env, THREATCOL_STORE_BACKEND: 'nats' },
+    },
+  );
+  assert.equal(tail.code, 0, tail.stderr);
+  const threats = tail.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { threat: string }).threat);
+  assert.equal(new Set(threats).size, total);
+  assert.equal(threats.length, total);
+});
