@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { threatsDir, utcDay } from '../../src/store/segments.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
+import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 function timeToReady(url: string): Promise<number> {
@@ -45,22 +46,14 @@ test('admin /api/feed: a filter matching nothing does not read the whole store',
     const at = new Date(dayStart + i * 100).toISOString();
     const id = `019a0000-${String(i).padStart(4, '0').slice(-4)}-7000-8000-${String(i).padStart(12, '0')}`;
     lines.push(
-      JSON.stringify({
-        id,
-        received_at: at,
-        sensor: 'fw1',
-        endpoint: 'generic',
-        criticality: 3,
-        severity: 'high',
-        criticality_source: 'sender',
-        src_ip: '203.0.113.5',
-        dst_ip: '2001:db8::1',
-        dst_port: 22,
-        protocol: 'TCP',
-        threat: `SSH brute force ${i}`,
-        remote_addr: '127.0.0.1',
-        original: { source_ip: '203.0.113.5', destination_ip: '2001:db8::1', note: 'x'.repeat(100) },
-      }),
+      JSON.stringify(
+        storedGenericRecord({
+          id,
+          received_at: at,
+          threat: `SSH brute force ${i}`,
+          original: { source_ip: '203.0.113.5', destination_ip: '2001:db8::1', note: 'x'.repeat(100) },
+        }),
+      ),
     );
     if (lines.length === 10_000) {
       writeSync(fd, `${lines.join('\n')}\n`);

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { threatsDir, utcDay } from '../../src/store/segments.js';
 import { postFresh, workerOf } from '../cluster/support.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
-import { firewallRecord } from '../helpers/records.js';
+import { firewallRecord, storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 test('workers 2: after a restart, a retry of a record worker 1 stored just before is still a duplicate', async (t) => {
@@ -23,22 +23,12 @@ test('workers 2: after a restart, a retry of a record worker 1 stored just befor
     Date.parse(`${new Date(now).toISOString().slice(0, 10)}T00:00:01Z`),
   );
   mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
-  const oldLine = {
+  const oldLine = storedGenericRecord({
     id: '00000000-0000-7000-8000-000000000001',
     received_at: new Date(old).toISOString(),
-    sensor: 'fw1',
-    endpoint: 'generic',
-    criticality: 3,
-    severity: 'high',
-    criticality_source: 'sender',
-    src_ip: '203.0.113.5',
-    dst_ip: '2001:db8::1',
-    dst_port: 22,
-    protocol: 'TCP',
     threat: 'old',
-    remote_addr: '127.0.0.1',
     original: {},
-  };
+  });
   writeFileSync(
     join(threatsDir(dataDir), `${utcDay(now)}-w2-000001.ndjson`),
     `${JSON.stringify(oldLine)}\n`,

@@ -1,5 +1,6 @@
 // Sample records and a reader for what the collector stored.
 import { readFileSync } from 'node:fs';
+import { newRecordId } from '../../src/records/record-id.js';
 import { listSegments, threatsDir } from '../../src/store/segments.js';
 
 export function firewallRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -28,6 +29,30 @@ export function genericRecord(overrides: Record<string, unknown> = {}): Record<s
     protocol: 'TCP',
     threat: 'SSH brute force',
     criticality: 3,
+    ...overrides,
+  };
+}
+
+/**
+ * What the collector stores for `genericRecord()` (one line of a segment), for tests that write segments by
+ * hand; `overrides` replace fields (id, received_at, sensor, threat, original, ...).
+ */
+export function storedGenericRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: newRecordId(),
+    received_at: new Date().toISOString(),
+    sensor: 'fw1',
+    endpoint: 'generic',
+    criticality: 3,
+    severity: 'high',
+    criticality_source: 'sender',
+    src_ip: '203.0.113.5',
+    dst_ip: '2001:db8::1',
+    dst_port: 22,
+    protocol: 'TCP',
+    threat: 'SSH brute force',
+    remote_addr: '127.0.0.1',
+    original: genericRecord(),
     ...overrides,
   };
 }
