@@ -53,8 +53,14 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     return sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
   }
 
-  /** Applies `change` to the current value with the expected revision, re-reading after a conflict. */
-  async function update(name: string, change: (sensor: Sensor) => Sensor): Promise<Sensor> {
+  /**
+   * Writes over the named sensor's current value at its revision (`write` gets the bucket, key, value and
+   * revision), re-reading after a conflict: a change made meanwhile is seen, never silently dropped.
+   */
+  async function atRevision<T>(
+    name: string,
+    write: (kv: KV, key: string, sensor: Sensor, revision: number) => Promise<T>,
+  ): Promise<T> {
     const kv = await options.bucket();
     const key = encodeToken(name);
     for (let i = 0; ; i++) {
@@ -62,14 +68,21 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
       if (entry?.operation !== 'PUT') {
         throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
       }
-      const next = change(entry.json<Sensor>());
       try {
-        await kv.update(key, JSON.stringify(next), entry.revision);
-        return next;
+        return await write(kv, key, entry.json<Sensor>(), entry.revision);
       } catch (error) {
         if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
       }
     }
+  }
+
+  /** Applies `change` to the current value with the expected revision. */
+  function update(name: string, change: (sensor: Sensor) => Sensor): Promise<Sensor> {
+    return atRevision(name, async (kv, key, sensor, revision) => {
+      const next = change(sensor);
+      await kv.update(key, JSON.stringify(next), revision);
+      return next;
+    });
   }
 
   return {
@@ -112,23 +125,11 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
         ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
       })),
 
-    async delete(name: string) {
-      const kv = await options.bucket();
-      const key = encodeToken(name);
-      for (let i = 0; ; i++) {
-        const entry = await kv.get(key);
-        if (entry?.operation !== 'PUT') {
-          throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
-        }
-        try {
-          // Delete with the expected revision: a change made meanwhile is seen, never silently dropped.
-          await kv.delete(key, { previousSeq: entry.revision });
-          return entry.json<Sensor>();
-        } catch (error) {
-          if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
-        }
-      }
-    },
+    delete: (name: string) =>
+      atRevision(name, async (kv, key, sensor, revision) => {
+        await kv.delete(key, { previousSeq: revision });
+        return sensor;
+      }),
 
     async importSensor(input: Sensor, { overwrite }): Promise<SensorImport> {
       checkSensorName(input.name);
