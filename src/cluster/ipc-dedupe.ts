@@ -1,51 +1,44 @@
 // Deduplication under `serve --workers` (files backend): the primary holds the one dedupe window and every
 // worker claims its keys there, so a retry is recognised whichever worker it reaches. A claim's keys stay
 // reserved until the worker says its records are durable (or failed); a worker that dies releases them.
-
 import { ThreatcolError } from '../errors.js';
 import type { DedupeClaim, DedupeIndex } from '../store/dedupe-index.js';
+import { IpcRequests } from './ipc-requests.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
 
 type Reply = Extract<PrimaryMessage, { tc: 'dedupe-claimed' }>;
 
 /** The worker's side: an index whose every claim is a round trip to the primary. */
 export class IpcDedupeIndex implements DedupeIndex {
-  private readonly waiting = new Map<number, (reply: Reply | null) => void>();
-  private next = 0;
-  private connected = true;
+  /** null: the primary is gone. */
+  private readonly requests = new IpcRequests<Reply | null>();
 
   constructor(private readonly send: (message: WorkerMessage) => void) {}
 
-  claim(keys: readonly (string | null)[], ids: readonly string[]): Promise<DedupeClaim> {
-    if (!this.connected) return Promise.reject(gone());
-    const req = ++this.next;
-    return new Promise<DedupeClaim>((resolve, reject) => {
-      this.waiting.set(req, (reply) => {
-        if (reply === null) return reject(gone());
-        if ('error' in reply) {
-          return reject(new ThreatcolError('UNAVAILABLE', reply.error, { headers: { 'Retry-After': '1' } }));
-        }
-        resolve({
-          firstIds: reply.firstIds,
-          settle: (error) => this.send({ tc: 'dedupe-settle', req, error: error ? error.message : null }),
-        });
-      });
+  async claim(keys: readonly (string | null)[], ids: readonly string[]): Promise<DedupeClaim> {
+    let req = 0;
+    const reply = await this.requests.ask((n) => {
+      req = n;
       this.send({ tc: 'dedupe-claim', req, keys: [...keys], ids: [...ids] });
     });
+    if (reply === null) throw gone();
+    if ('error' in reply) {
+      throw new ThreatcolError('UNAVAILABLE', reply.error, { headers: { 'Retry-After': '1' } });
+    }
+    return {
+      firstIds: reply.firstIds,
+      settle: (error) => this.send({ tc: 'dedupe-settle', req, error: error ? error.message : null }),
+    };
   }
 
   /** The primary's answer to a claim. */
   onReply(reply: Reply): void {
-    const resolve = this.waiting.get(reply.req);
-    this.waiting.delete(reply.req);
-    resolve?.(reply);
+    this.requests.answer(reply.req, reply);
   }
 
   /** The primary is gone: every claim waiting for it fails (503), and so does every later one. */
   disconnected(): void {
-    this.connected = false;
-    for (const resolve of this.waiting.values()) resolve(null);
-    this.waiting.clear();
+    this.requests.close(null);
   }
 }
 

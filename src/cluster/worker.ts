@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { startDaemon } from '../server/daemon.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
+import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
 import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
 import { isPrimaryMessage, type WorkerMessage } from './messages.js';
@@ -38,18 +39,10 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     if (connected) channel.send(message);
   };
 
-  const leases = new Map<number, (reply: LeaseReply) => void>();
-  let nextLease = 0;
+  const leases = new IpcRequests<LeaseReply>();
   const limiter = new LeasedRateLimiter(
     options.loaded.config.rateLimit.recordsPerSecond,
-    (sensor, need, want) => {
-      if (!connected) return Promise.resolve({ granted: 0, retryAfter: 1 });
-      const req = ++nextLease;
-      return new Promise<LeaseReply>((resolve) => {
-        leases.set(req, resolve);
-        send({ tc: 'lease', req, sensor, need, want });
-      });
-    },
+    (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
   const sockets = new Map<number, Socket>();
@@ -96,16 +89,14 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
         dedupe?.onReply(message);
         break;
       case 'lease-reply':
-        leases.get(message.req)?.({ granted: message.granted, retryAfter: message.retryAfter });
-        leases.delete(message.req);
+        leases.answer(message.req, { granted: message.granted, retryAfter: message.retryAfter });
         break;
     }
   });
   channel.onDisconnect(() => {
     if (!connected) return; // our own disconnect, after the daemon stopped
     connected = false;
-    for (const resolve of leases.values()) resolve({ granted: 0, retryAfter: 1 });
-    leases.clear();
+    leases.close({ granted: 0, retryAfter: 1 });
     dedupe?.disconnected();
     logger.warn('the primary process is gone; stopping');
     daemon.stop();
