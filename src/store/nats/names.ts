@@ -53,21 +53,21 @@ export function parseStatsKey(key: string): { sensor: string; collectorId: strin
   return { sensor: decodeToken(parts[0] as string), collectorId: decodeToken(parts[1] as string) };
 }
 
+/** The `user:password@` (or `token@`) part of a server URL, after its optional scheme. */
+const USERINFO = /^([a-z]+:\/\/)?([^@/]*)@/i;
+
 /** A server URL as it may be logged: any user:password@ part removed. */
 export function redactServer(server: string): string {
-  return server.replace(/^([a-z]+:\/\/)?[^@/]*@/i, (_m, scheme: string | undefined) => scheme ?? '');
+  return server.replace(USERINFO, (_m, scheme: string | undefined) => scheme ?? '');
 }
 
 /**
  * The credentials of a `nats://user:password@host` (or `nats://token@host`) URL: the client library does not
  * read them from the URL, so they are passed as options and the URL is used without them.
  */
-export function serverCredentials(
-  server: string,
-): { user: string; pass?: string } | { token: string } | null {
-  const m = /^(?:[a-z]+:\/\/)?([^@/]*)@/i.exec(server);
-  if (!m || m[1] === undefined) return null;
-  const userinfo = m[1];
+export function serverCredentials(server: string): { user: string; pass: string } | { token: string } | null {
+  const userinfo = USERINFO.exec(server)?.[2];
+  if (userinfo === undefined) return null;
   const colon = userinfo.indexOf(':');
   if (colon === -1) return { token: decodeURIComponent(userinfo) };
   return {

@@ -45,7 +45,7 @@ export class NatsLink {
   start(): void {
     const { nats } = this.options;
     const opts: NodeConnectionOptions = {
-      servers: nats.servers.map(redactServer),
+      servers: this.servers,
       name: this.options.name ?? `threatcol ${hostname()}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
@@ -63,7 +63,7 @@ export class NatsLink {
     if (fromUrl && 'token' in fromUrl) opts.token = fromUrl.token;
     else if (fromUrl) {
       opts.user = fromUrl.user;
-      opts.pass = fromUrl.pass ?? '';
+      opts.pass = fromUrl.pass;
     }
     if (nats.user !== null) {
       opts.user = nats.user;
