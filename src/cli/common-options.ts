@@ -42,10 +42,10 @@ export function listenOverrides(options: { host?: string; port?: string }): Reco
   };
 }
 
-/** The `threats` parent command, created by whichever of its subcommands registers first. */
-export function threatsCommand(program: Command): Command {
-  return (
-    program.commands.find((c) => c.name() === 'threats') ??
-    program.command('threats').description('watch the stored threat records')
-  );
+/** A parent command (`threats`, `store`), created by whichever of its subcommands registers first. */
+export function parentCommand(program: Command, name: string, description: string): Command {
+  return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
+
+export const threatsCommand = (program: Command): Command =>
+  parentCommand(program, 'threats', 'watch the stored threat records');

@@ -9,7 +9,7 @@ import { type CopyProgress, copyRecords, copySensors } from '../store/copy-store
 import { redactServer } from '../store/nats/names.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, parentCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
 import { type CliIo, write, writeJson } from './io.js';
 
@@ -28,9 +28,7 @@ export function registerStoreMigrate(
   io: CliIo,
   run: (action: () => Promise<number>) => void,
 ): void {
-  const store =
-    program.commands.find((c) => c.name() === 'store') ??
-    program.command('store').description('move the data directory’s store to another backend');
+  const store = parentCommand(program, 'store', 'move the data directory’s store to another backend');
   addCommonOptions(
     store
       .command('migrate')
