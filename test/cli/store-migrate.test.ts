@@ -19,6 +19,7 @@ import { errorCode, post, trustingAgent } from '../helpers/client.js';
 import { freePort, startNatsServer } from '../helpers/nats-server.js';
 import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 
 interface Summary {
@@ -91,17 +92,6 @@ async function filledFilesStore(t: Parameters<typeof makeTempDir>[0]) {
   const sensors = (JSON.parse(readFileSync(join(dataDir, 'sensors.json'), 'utf8')) as { sensors: Sensor[] })
     .sensors;
   return { dataDir, keys, lines, sensors };
-}
-
-/** Polls `check` (after `refresh`, when given) every 20 ms until it holds. */
-async function until(check: () => boolean, limitMs: number, refresh?: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    await refresh?.();
-    if (check()) return;
-    if (Date.now() > deadline) throw new Error(`not within ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sensors honoured on NATS', async (t) => {
@@ -184,7 +174,12 @@ test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sens
   const serve = await spawnServe(natsDir, [], { env: natsEnv });
   t.after(() => serve.stop());
   // serve listens before its first read of the bucket: wait for that read (an event, not a sleep).
-  await until(() => serve.logs.some((l) => l.msg === 'sensor registry loaded' && l.sensors === 3), 15_000);
+  await until(
+    () => serve.logs.some((l) => l.msg === 'sensor registry loaded' && l.sensors === 3),
+    15_000,
+    'the registry loaded',
+    20,
+  );
   const agent = trustingAgent(natsDir);
   t.after(() => agent.close());
   const send = (sensor: string, key: string) =>
@@ -282,13 +277,11 @@ test('store migrate killed (-9) midway, then run again: every record in the stre
   });
   const exited = new Promise((resolve) => child.on('exit', resolve));
   // Killed as soon as part of the records are in: some batches acknowledged, one in flight.
-  let copiedSoFar = 0;
   await until(
-    () => child.exitCode !== null || copiedSoFar >= 2000,
+    async () => child.exitCode !== null || (await count()) >= 2000,
     30_000,
-    async () => {
-      copiedSoFar = await count();
-    },
+    'part of the records copied',
+    20,
   );
   child.kill('SIGKILL');
   await exited;

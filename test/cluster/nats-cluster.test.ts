@@ -10,22 +10,13 @@ import { post, type Reply, trustingAgent } from '../helpers/client.js';
 import { readStream, startNatsCluster, streamLeader } from '../helpers/nats-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 
 // What the README recommends for a cluster: longer than a stream leader's failover (4.8-8.2 s measured here:
 // raft's election timeout, twice when a first round of votes splits), so a node's death is absorbed instead
 // of answered 503.
 const PUBLISH_TIMEOUT_MS = 15_000;
 const soak = process.env.SOAK === '1';
-
-/** Polls `check` every 25 ms until it holds; returns the milliseconds it took, or throws after `limitMs`. */
-async function until(check: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 interface LoadResult {
   /** Ids answered 200. */
