@@ -142,3 +142,37 @@ test('threats tail keeps following the stream across a NATS restart (kill -9)', 
   tail.child.kill('SIGINT');
   assert.equal((await tail.exited).code, 0, tail.stderr());
 });
+
+test('serve stops within systemd stop timeout when NATS has gone away, even with counts not yet written', async (t) => {
+  const node = await startNatsServer(t);
+  const env = {
+    THREATCOL_STORE_BACKEND: 'nats',
+    THREATCOL_NATS_SERVERS: node.url,
+    // A cluster's recommended timeout: a stop must not wait it out once per unwritten counter.
+    THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000',
+    THREATCOL_STORE_STATS_INTERVAL_MS: '1000',
+  };
+  const dir = makeTempDir(t);
+  const keys = await Promise.all(['fw1', 'fw2', 'fw3'].map((name) => addSensorCli(dir, name, [], env)));
+  const serve = await spawnServe(dir, [], { env, timeoutMs: 30_000 });
+  t.after(() => serve.stop('SIGKILL'));
+  const agent = trustingAgent(dir);
+  await node.kill();
+  // Counts for three sensors that can no longer be written (the requests themselves get 503 or 401s).
+  for (const [i, key] of keys.entries()) {
+    await post(serve.url, '/generic', genericRecord(), { agent, sensor: `fw${i + 1}`, key });
+    await post(serve.url, '/generic', genericRecord(), { agent, sensor: `fw${i + 1}`, key: 'tck_wrong' });
+  }
+  // Periodic flushes pile up against the outage for a while.
+  await new Promise((resolve) => setTimeout(resolve, 4000));
+  const started = Date.now();
+  const exited = await serve.stop('SIGTERM');
+  const ms = Date.now() - started;
+  t.diagnostic(`stopped ${ms} ms after SIGTERM`);
+  assert.equal(exited.code, 0);
+  assert.ok(ms < 8000, `stopping took ${ms} ms`);
+  assert.ok(
+    serve.logs.some((l) => l.msg === 'cannot write stats'),
+    'the counts that could not be written are reported',
+  );
+});

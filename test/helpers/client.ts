@@ -14,13 +14,17 @@ export interface Reply {
 /** An agent that verifies the collector's certificate against the self-signed one in its data directory. */
 export function trustingAgent(
   dataDir: string,
-  options: { connections?: number; pipelining?: number } = {},
+  options: { connections?: number; pipelining?: number; answerWithinMs?: number } = {},
 ): Agent {
   const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
   return new Agent({
     connect: { ca, servername: 'localhost' },
     connections: options.connections ?? null,
     pipelining: options.pipelining ?? 1,
+    // A request the collector never answers fails with a timeout error instead of holding the test.
+    ...(options.answerWithinMs === undefined
+      ? {}
+      : { headersTimeout: options.answerWithinMs, bodyTimeout: options.answerWithinMs }),
   });
 }
 

@@ -197,9 +197,16 @@ export class NatsLink {
   async close(): Promise<void> {
     this.closed = true;
     if (this.warnTimer) clearTimeout(this.warnTimer);
+    // Whoever waits for a connection learns now that none is coming (and its timer stops holding the process).
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
     const nc = this.nc;
+    const wasConnected = this.connected;
     this.nc = null;
     this.connected = false;
-    if (nc && !nc.isClosed()) await nc.drain().catch(() => nc.close());
+    if (!nc || nc.isClosed()) return;
+    // Draining needs a server; while reconnecting it would wait for one, keeping the process alive.
+    if (wasConnected) await nc.drain().catch(() => nc.close());
+    else await nc.close();
   }
 }

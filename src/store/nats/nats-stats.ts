@@ -19,6 +19,9 @@ const empty = (): SensorActivity => ({
   last_rejected_at: null,
 });
 
+/** How long stopping waits for the last counts to reach NATS. */
+const STOP_FLUSH_MS = 3000;
+
 const later = (a: string | null | undefined, b: string | null | undefined) =>
   (a ?? '') >= (b ?? '') ? (a ?? null) : (b ?? null);
 
@@ -28,7 +31,8 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
   /** What this collector last wrote per sensor (read back once, so a restart continues its counts). */
   const written = new Map<string, SensorActivity>();
   let timer: NodeJS.Timeout | null = null;
-  let flushing: Promise<void> = Promise.resolve();
+  /** The flush under way, if any: the next tick skips rather than queue behind it (an outage would pile them up). */
+  let flushing: Promise<void> | null = null;
 
   function entry(sensor: string): SensorActivity {
     let e = pending.get(sensor);
@@ -124,15 +128,33 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     },
     start(intervalMs, onError) {
       timer = setInterval(() => {
-        flushing = flushing.then(() => flush().catch(onError));
+        flushing ??= flush()
+          .catch(onError)
+          .finally(() => {
+            flushing = null;
+          });
       }, intervalMs);
       timer.unref();
     },
     async stop() {
       if (timer) clearInterval(timer);
       timer = null;
-      await flushing;
-      await flush();
+      // The last counts, but a stop never waits out NATS timeouts (systemd would kill the service first).
+      const last = (flushing ?? Promise.resolve()).then(flush);
+      let timeout: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<never>((_, reject) => {
+        timeout = setTimeout(
+          () =>
+            reject(new Error(`NATS did not take the last counts within ${STOP_FLUSH_MS} ms; they are lost`)),
+          STOP_FLUSH_MS,
+        );
+      });
+      last.catch(() => {}); // reported through gaveUp or below, never unhandled
+      try {
+        await Promise.race([last, gaveUp]);
+      } finally {
+        clearTimeout(timeout);
+      }
     },
   };
 
