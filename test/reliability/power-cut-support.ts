@@ -53,13 +53,13 @@ export async function readDisk(dataDir: string): Promise<DiskState> {
   return { ids, records, tornTails, segments: segments.map((s) => s.file), sensors };
 }
 
-/** Acknowledged ids missing from the disk, and ids stored more than once. */
+/** Acknowledged ids missing from a store (id → copies held), and ids it holds more than once. */
 export function lostAndDoubled(
   acked: Iterable<string>,
-  disk: DiskState,
+  stored: Map<string, number>,
 ): { lost: string[]; doubled: string[] } {
-  const lost = [...acked].filter((id) => !disk.ids.has(id));
-  const doubled = [...disk.ids].filter(([, n]) => n > 1).map(([id]) => id);
+  const lost = [...acked].filter((id) => !stored.has(id));
+  const doubled = [...stored].filter(([, n]) => n > 1).map(([id]) => id);
   return { lost, doubled };
 }
 

@@ -168,7 +168,7 @@ async function checkDisk(
 ) {
   const disk = await readDisk(join(mount.disk, 'data'));
   totals.tornOnDisk += disk.tornTails.length;
-  const { lost, doubled } = lostAndDoubled(acked, disk);
+  const { lost, doubled } = lostAndDoubled(acked, disk.ids);
   assert.deepEqual(
     lost.slice(0, 5),
     [],
