@@ -4,7 +4,6 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
   closeSync,
   constants,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -25,20 +24,29 @@ const CANNOT = 3;
 export type LazyfsAvailability = { bin: string } | { skip: string };
 
 /**
- * The LazyFS binary, built once per source version (npm test's pretest usually built it already), or why
- * the power-cut tests cannot run here. A failed build is an error, not a skip.
+ * The LazyFS binary, built once per source version (npm test and npm run soak build it first), or why the
+ * power-cut tests cannot run here. A failed build is an error, not a skip.
  */
-export function findLazyfs(): LazyfsAvailability {
+export async function findLazyfs(): Promise<LazyfsAvailability> {
   if (process.platform !== 'linux') return { skip: 'LazyFS is a Linux FUSE file system' };
-  if (process.getuid?.() !== 0) return { skip: 'not root: mounting LazyFS (FUSE, allow_other) needs root' };
-  if (!existsSync('/dev/fuse')) return { skip: 'no /dev/fuse (a container needs --device /dev/fuse)' };
   const build = spawnSync(BUILD_SCRIPT, [], { encoding: 'utf8', timeout: 15 * 60_000 });
   if (build.status === CANNOT) return { skip: build.stderr.trim() };
   if (build.status !== 0) {
     throw new Error(`building LazyFS failed (${build.status ?? build.signal}): ${build.stderr}`);
   }
-  if (spawnSync('fusermount3', ['-V']).error) return { skip: 'no fusermount3 (Debian package fuse3)' };
-  return { bin: build.stdout.trim() };
+  const bin = build.stdout.trim();
+  // /dev/fuse alone is not enough: a container may forbid the mount, an ordinary user may not use allow_other.
+  const cleanup: (() => unknown)[] = [];
+  try {
+    await mountLazyfs({ after: (fn) => cleanup.push(fn) }, bin, { cacheMiB: 1 });
+  } catch (error) {
+    return {
+      skip: `LazyFS cannot mount here: ${(error as Error).message.trim().split('\n').slice(-3).join(' ')}`,
+    };
+  } finally {
+    for (const fn of cleanup) await fn();
+  }
+  return { bin };
 }
 
 export interface LazyfsMount {
@@ -55,6 +63,11 @@ export interface LazyfsMount {
   cut(): Promise<{ droppedBytes: number; cacheUsedPercent: number }>;
   /** Arms a cut in the middle of an operation: LazyFS kills itself right after `op` on a path matching `pattern`. */
   cutAfter(op: 'unlink' | 'write' | 'fsync' | 'rename' | 'create', pattern: string): Promise<void>;
+  /**
+   * Arms a torn write: the next write to `file` (a path under `disk`) is split in `parts`, only the parts listed
+   * in `persist` (1-based) reach the disk, and LazyFS dies, un-fsynced data lost, as a cut in mid-write would.
+   */
+  tearNextWrite(file: string, parts: number, persist: number[]): Promise<void>;
   /** Resolves once LazyFS is gone (after an armed cut fired); then `unmount()` and `mount()`. */
   readonly exited: Promise<void>;
   /** Unmounts (a dead mount too, lazily: it may still be open in a killed process's last moments). */
@@ -70,9 +83,10 @@ export async function mountLazyfs(
   bin: string,
   options: { cacheMiB?: number } = {},
 ): Promise<LazyfsMount> {
-  const base = mkdtempSync(join(tmpdir(), 'threatcol-lazyfs-'));
-  const dir = join(base, 'mnt');
-  const disk = join(base, 'disk');
+  // Short paths: a fault command naming a file must fit LazyFS's 100-byte FIFO read.
+  const base = mkdtempSync(join(tmpdir(), 'lfs-'));
+  const dir = join(base, 'm');
+  const disk = join(base, 'd');
   const fifo = join(base, 'faults.fifo');
   const config = join(base, 'lazyfs.toml');
   mkdirSync(dir);
@@ -102,6 +116,8 @@ export async function mountLazyfs(
 
   /** Writes one command to LazyFS's FIFO; fails at once (ENXIO) when LazyFS is not reading it. */
   const command = (text: string) => {
+    // LazyFS reads its FIFO 100 bytes at a time: a longer command would arrive cut in two.
+    if (Buffer.byteLength(text) >= 100) throw new Error(`LazyFS command too long: ${text}`);
     const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
     try {
       writeSync(fd, `${text}\n`);
@@ -146,8 +162,8 @@ export async function mountLazyfs(
       exited = new Promise((resolve) => proc.once('exit', () => resolve()));
       proc.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
       proc.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
-      await until(() => mounted() || proc.exitCode !== null, 30_000, 'LazyFS mounted', 20);
-      if (!mounted()) throw new Error(`LazyFS did not mount: ${output}`);
+      await until(() => mounted() || proc.exitCode !== null, 30_000, 'LazyFS mounted', 20).catch(() => {});
+      if (!mounted()) throw new Error(`LazyFS did not mount on ${dir} (exit ${proc.exitCode}): ${output}`);
     },
     async cut() {
       const usage = await ask('lazyfs::display-cache-usage', /cache usage \(%pages\) is ([\d.]+)%/);
@@ -163,6 +179,11 @@ export async function mountLazyfs(
       const fault = `lazyfs::crash::timing=after::op=${op}::from_rgx=${pattern}`;
       const answer = await ask(fault, /received: (VALID|INVALID) crash fault/);
       if (answer[1] !== 'VALID') throw new Error(`LazyFS refused ${fault}: ${output}`);
+    },
+    async tearNextWrite(file, parts, persist) {
+      const fault = `lazyfs::torn-op::file=${file}::parts=${parts}::persist=${persist.join(',')}`;
+      const answer = await ask(fault, /(configured successfully|INVALID torn-op fault)/);
+      if (answer[1] !== 'configured successfully') throw new Error(`LazyFS refused ${fault}: ${output}`);
     },
     async unmount() {
       if (mounted()) {

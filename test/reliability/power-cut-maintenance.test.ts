@@ -19,7 +19,7 @@ import { soak } from './support.js';
 
 /** LazyFS reports 0 free bytes: the free-space floor would refuse every request. */
 const ENV = { THREATCOL_STORE_MIN_FREE_BYTES: '0' };
-const lazyfs = findLazyfs();
+const lazyfs = await findLazyfs();
 const lazyfsSkip = 'skip' in lazyfs ? lazyfs.skip : false;
 const bin = 'bin' in lazyfs ? lazyfs.bin : '';
 

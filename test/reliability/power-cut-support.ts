@@ -7,50 +7,74 @@ import { createFileRecordReader } from '../../src/store/read-records.js';
 import { listSegments, threatsDir } from '../../src/store/segments.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
+/** A line of a segment that is not a record: a last line a cut tore, or a hole (NUL bytes) it left mid-write. */
+export interface TornLine {
+  segment: string;
+  line: number;
+  /** Position among all lines of the store, in write order. */
+  at: number;
+  /** Holds NUL bytes: data written after it reached the disk while this did not. */
+  hole: boolean;
+  /** Ends with its `\n` (only a hole can make a complete line unreadable). */
+  complete: boolean;
+}
+
 export interface DiskState {
   /** Record id → how many lines hold it. */
   ids: Map<string, number>;
-  /** Every complete line, parsed, oldest segment first. */
-  records: Record<string, unknown>[];
-  /** Segments ending in a line without its `\n` (a write the cut tore): allowed only as a file's last bytes. */
-  tornTails: string[];
+  /** Every line that is a record (JSON with an id), in write order. */
+  records: { id: string; at: number }[];
+  torn: TornLine[];
   segments: string[];
   /** Sensor names in the registry, read by the store's own registry reader. */
   sensors: string[];
 }
 
 /**
- * Reads a files store strictly: every `\n`-terminated line of every segment must be a JSON record with an id
- * (a torn line in the middle of a file fails here), and the store's reader must visit every one of them.
+ * Reads a files store line by line (segments in write order: one writer) and checks that the store's reader
+ * visits exactly the lines that are records, and that its registry reader reads the sensors.
  */
 export async function readDisk(dataDir: string): Promise<DiskState> {
   const ids = new Map<string, number>();
-  const records: Record<string, unknown>[] = [];
-  const tornTails: string[] = [];
+  const records: DiskState['records'] = [];
+  const torn: TornLine[] = [];
   const segments = listSegments(threatsDir(dataDir));
+  let at = 0;
   for (const segment of segments) {
-    const text = readFileSync(segment.path, 'utf8');
-    const lines = text.split('\n');
-    if ((lines.pop() ?? '') !== '') tornTails.push(segment.file);
-    lines.forEach((line, i) => {
-      let record: Record<string, unknown>;
+    const lines = readFileSync(segment.path, 'utf8').split('\n');
+    const last = lines.pop() ?? '';
+    const tornLine = (line: string, i: number, complete: boolean) =>
+      torn.push({ segment: segment.file, line: i + 1, at: at++, hole: line.includes('\0'), complete });
+    for (const [i, line] of lines.entries()) {
+      let id: unknown;
       try {
-        record = JSON.parse(line) as Record<string, unknown>;
+        id = (JSON.parse(line) as { id?: unknown }).id;
       } catch {
-        throw new Error(`${segment.file} line ${i + 1} does not parse: ${line.slice(0, 120)}`);
+        tornLine(line, i, true);
+        continue;
       }
-      assert.equal(typeof record.id, 'string', `${segment.file} line ${i + 1} has no id`);
-      records.push(record);
-      ids.set(record.id as string, (ids.get(record.id as string) ?? 0) + 1);
-    });
+      assert.equal(typeof id, 'string', `${segment.file} line ${i + 1} has no id`);
+      records.push({ id: id as string, at: at++ });
+      ids.set(id as string, (ids.get(id as string) ?? 0) + 1);
+    }
+    if (last !== '') tornLine(last, lines.length, false);
   }
   let visited = 0;
   await createFileRecordReader(dataDir).scan(0, () => {
     visited++;
   });
-  assert.equal(visited, records.length, "the store's reader skipped or added lines");
+  assert.equal(visited, records.length, "the store's reader skipped a record or read a torn line as one");
   const sensors = (await createFileRegistry({ dataDir, owner: null }).list()).map((s) => s.name);
-  return { ids, records, tornTails, segments: segments.map((s) => s.file), sensors };
+  return { ids, records, torn, segments: segments.map((s) => s.file), sensors };
+}
+
+/**
+ * Torn lines followed by an acknowledged record. Everything acknowledged was fsynced, so a cut can tear only
+ * what came after the last of them; a torn line before one is damage that a restart failed to cut off.
+ */
+export function tornBeforeAcked(acked: Set<string>, disk: DiskState): TornLine[] {
+  const lastAcked = disk.records.reduce((max, r) => (acked.has(r.id) ? Math.max(max, r.at) : max), -1);
+  return disk.torn.filter((line) => line.at < lastAcked);
 }
 
 /** Acknowledged ids missing from a store (id → copies held), and ids it holds more than once. */

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Builds the vendored LazyFS (test/vendor/lazyfs) for the power-cut tests and prints the binary's path. The build
 # goes to OUT_DIR, by default ~/.cache/threatcol-lazyfs/<hash of the sources and of this script>, so later runs
-# reuse it (npm test's pretest calls this, keeping the one slow build out of the test files' time limit).
-# Exit 0: the path on stdout. Exit 3: LazyFS cannot be built or used here, the reason on stderr (tests skip).
-# Anything else: the build itself failed (its log is printed).
+# reuse it (npm test and npm run soak call this first, keeping the one slow build out of the test files' time limit).
+# Usage: build-lazyfs.sh [--if-possible] [OUT_DIR]
+# Exit 0: the path on stdout. Exit 3: LazyFS cannot be built or used here, the reason on stderr (the tests skip;
+# --if-possible exits 0 then). Anything else: the build itself failed (its log is printed).
 set -euo pipefail
+if_possible=false
+if [ "${1:-}" = --if-possible ]; then
+  if_possible=true
+  shift
+fi
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 repo=$(cd "$(dirname "$self")/../.." && pwd)
 src="$repo/test/vendor/lazyfs"
 cannot() {
   echo "LazyFS cannot be built here: $*" >&2
+  if $if_possible; then exit 0; fi
   exit 3
 }
 [ -c /dev/fuse ] || cannot "no /dev/fuse (a container needs --device /dev/fuse)"
+[ -r /dev/fuse ] && [ -w /dev/fuse ] || cannot "/dev/fuse is not open to $(id -un) (run as root)"
 key=$(
   cd "$src"
   { find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; cat "$self"; } | sha256sum | cut -c1-16
@@ -37,7 +45,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # One build at a time (test files may start together); the second waits and then finds the binary.
-mkdir -p "$(dirname "$out")"
+mkdir -p "$(dirname "$out")" 2>/dev/null || cannot "cannot create $(dirname "$out")"
 exec 9>"$out.lock"
 flock 9
 if [ -x "$bin" ]; then
