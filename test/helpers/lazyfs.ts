@@ -68,8 +68,8 @@ export interface LazyfsMount {
    * in `persist` (1-based) reach the disk, and LazyFS dies, un-fsynced data lost, as a cut in mid-write would.
    */
   tearNextWrite(file: string, parts: number, persist: number[]): Promise<void>;
-  /** Resolves once LazyFS is gone (after an armed cut fired); then `unmount()` and `mount()`. */
-  readonly exited: Promise<void>;
+  /** Resolves once an armed fault has fired (LazyFS is gone; then `unmount()`), rejects after `limitMs`. */
+  fired(limitMs: number, what: string): Promise<void>;
   /** Unmounts (a dead mount too, lazily: it may still be open in a killed process's last moments). */
   unmount(): Promise<void>;
   mount(): Promise<void>;
@@ -136,8 +136,15 @@ export async function mountLazyfs(
   const handle: LazyfsMount = {
     dir,
     disk,
-    get exited() {
-      return exited;
+    fired(limitMs, what) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${what}: the armed LazyFS fault did not fire in ${limitMs} ms`)),
+          limitMs,
+        );
+      });
+      return Promise.race([exited, late]).finally(() => clearTimeout(timer));
     },
     log: () => output,
     async mount() {

@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { listSegments, threatsDir } from '../../src/store/segments.js';
@@ -14,19 +14,24 @@ import { findLazyfs, mountLazyfs } from '../helpers/lazyfs.js';
 import { NATS_SERVER, readStream, startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
-import { lostAndDoubled, readDisk } from './power-cut-support.js';
-import { soak } from './support.js';
+import { LAZYFS_ENV, lostAndDoubled, readDisk } from './power-cut-support.js';
+import { soak, stopAfter } from './support.js';
 
-/** LazyFS reports 0 free bytes: the free-space floor would refuse every request. */
-const ENV = { THREATCOL_STORE_MIN_FREE_BYTES: '0' };
 const lazyfs = await findLazyfs();
 const lazyfsSkip = 'skip' in lazyfs ? lazyfs.skip : false;
 const bin = 'bin' in lazyfs ? lazyfs.bin : '';
 
 /** Posts `count` distinct generic records, `perRequest` at a time, 4 requests at once; returns the acked ids. */
-async function fill(dataDir: string, env: Record<string, string>, count: number, perRequest: number) {
+async function fill(
+  t: TestContext,
+  dataDir: string,
+  env: Record<string, string>,
+  count: number,
+  perRequest: number,
+) {
   const key = await addSensorCli(dataDir, 'fill');
   const serve = await spawnServe(dataDir, [], { env });
+  stopAfter(t, serve);
   const agent = trustingAgent(dataDir, { connections: 4 });
   const acked: string[] = [];
   let next = 0;
@@ -60,8 +65,8 @@ test('power cut during retention: the re-run deletes what is left, every kept se
   const dataDir = join(mount.dir, 'data');
   const onDisk = join(mount.disk, 'data');
   // 4 KiB segments (the smallest allowed): about 5 records each, one request after another.
-  const small = { ...ENV, THREATCOL_STORE_SEGMENT_MAX_BYTES: '4096' };
-  const acked = await fill(dataDir, small, soak(60, 300), 1);
+  const small = { ...LAZYFS_ENV, THREATCOL_STORE_SEGMENT_MAX_BYTES: '4096' };
+  const acked = await fill(t, dataDir, small, soak(60, 300), 1);
   const before = segmentBytes(onDisk);
   const total = [...before.values()].reduce((sum, text) => sum + text.length, 0);
   const maxBytes = Math.floor(total / 2);
@@ -78,11 +83,16 @@ test('power cut during retention: the re-run deletes what is left, every kept se
   // LazyFS dies right after retention's second unlink: the power goes in the middle of the deletion.
   await mount.cutAfter('unlink', (doomed[1] as string).replaceAll('.', '\\.'));
   const retention = { ...small, THREATCOL_STORE_RETENTION_MAX_BYTES: String(maxBytes) };
-  const cutServe = spawnServe(dataDir, [], { env: retention });
-  await mount.exited;
-  const started = await cutServe.catch(() => null); // it may start (retention failed, logged) or not
-  started?.child.kill('SIGKILL');
-  await started?.exited;
+  // It may start (retention failed, logged) or not: either way it is killed, as the power cut would.
+  const cutServe = spawnServe(dataDir, [], { env: retention }).catch(() => null);
+  const killServe = async () => {
+    const started = await cutServe;
+    started?.child.kill('SIGKILL');
+    await started?.exited;
+  };
+  t.after(killServe);
+  await mount.fired(30_000, `retention deleting ${doomed[1]}`);
+  await killServe();
   await mount.unmount();
   const mid = await readDisk(onDisk);
   assert.deepEqual(
@@ -95,6 +105,7 @@ test('power cut during retention: the re-run deletes what is left, every kept se
   // The next start runs retention again: it deletes the rest, and every kept segment is as it was.
   await mount.mount();
   const serve = await spawnServe(dataDir, [], { env: retention });
+  stopAfter(t, serve);
   const removed = serve.logs.filter((l) => l.msg === 'removed a record segment past retention').length;
   assert.equal((await serve.stop()).code, 0, serve.stderr());
   assert.equal((await mount.cut()).droppedBytes, 0, 'a clean stop left un-fsynced data');
@@ -136,12 +147,12 @@ test('power cut during store migrate --to nats: the re-run copies the rest, ever
   const dataDir = join(mount.dir, 'data');
   const onDisk = join(mount.disk, 'data');
   const records = soak(5000, 50_000);
-  const acked = await fill(dataDir, ENV, records, 100);
+  const acked = await fill(t, dataDir, LAZYFS_ENV, records, 100);
   for (const name of ['fw-a', 'fw-b']) await addSensorCli(dataDir, name);
   // Debian's nats-server 2.9 does not fsync (JetStream syncs every 2 minutes; docs/reliability.md): its store
   // stays off the LazyFS mount, and the cut is a kill -9 for it.
   const nats = await startNatsServer(t);
-  const env = { ...ENV, THREATCOL_NATS_SERVERS: nats.url };
+  const env = { ...LAZYFS_ENV, THREATCOL_NATS_SERVERS: nats.url };
   const migrateArgs = ['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json'];
 
   const nc = await connect({ servers: nats.url });

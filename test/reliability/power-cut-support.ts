@@ -8,6 +8,15 @@ import { listSegments, threatsDir } from '../../src/store/segments.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
 /** A line of a segment that is not a record: a last line a cut tore, or a hole (NUL bytes) it left mid-write. */
+/**
+ * The collector's environment on LazyFS: statfs there reports 0 free bytes (the free-space floor would refuse
+ * every request), and the per-sensor rate limit is not under test (a fast fill would meet it).
+ */
+export const LAZYFS_ENV = {
+  THREATCOL_STORE_MIN_FREE_BYTES: '0',
+  THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
+};
+
 export interface TornLine {
   segment: string;
   line: number;

@@ -9,15 +9,13 @@ import { addSensorCli, type ServeProcess, spawnServe, startCli } from '../helper
 import { post, trustingAgent } from '../helpers/client.js';
 import { findLazyfs, type LazyfsMount, mountLazyfs } from '../helpers/lazyfs.js';
 import { until } from '../helpers/until.js';
-import { distinctBody, lostAndDoubled, readDisk, tornBeforeAcked } from './power-cut-support.js';
-import { soak } from './support.js';
+import { distinctBody, LAZYFS_ENV, lostAndDoubled, readDisk, tornBeforeAcked } from './power-cut-support.js';
+import { soak, stopAfter } from './support.js';
 
 const CYCLES = 5;
 const CLIENTS = soak(6, 12);
 /** Load before each cut; the cut then also waits for a `sensor add` of the cycle to have succeeded. */
 const LOAD_MS = soak(1000, 10_000);
-/** LazyFS reports 0 free bytes: the free-space floor would refuse every request. */
-const ENV = { THREATCOL_STORE_MIN_FREE_BYTES: '0' };
 
 const lazyfs = await findLazyfs();
 
@@ -58,7 +56,8 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
   /** Starts serve; every sensor issued before it must still authenticate (its record counts as acked). */
   const start = async (cycle: number) => {
     const sensors = [...issued];
-    const serve = await spawnServe(dataDir, [], { env: ENV });
+    const serve = await spawnServe(dataDir, [], { env: LAZYFS_ENV });
+    stopAfter(t, serve);
     totals.tornCut += serve.logs.filter((l) => String(l.msg).startsWith('cut off a torn last line')).length;
     const agent = trustingAgent(dataDir, { connections: CLIENTS });
     for (const [name, key] of sensors) {
@@ -82,7 +81,7 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
     const adder = async () => {
       for (let n = 0; !stop; n++) {
         const name = `cut${cycle}-s${n}`;
-        const cli = startCli(['sensor', 'add', name, '--data-dir', dataDir, '--json'], { env: ENV });
+        const cli = startCli(['sensor', 'add', name, '--data-dir', dataDir, '--json'], { env: LAZYFS_ENV });
         adding.cli = cli;
         const r = await cli.result;
         adding.cli = null;
@@ -126,13 +125,7 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
       assert.ok(newest, 'a segment exists');
       failing = true;
       await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
-      const late = new Promise<never>((_, reject) => {
-        setTimeout(
-          () => reject(new Error(`cycle ${cycle}: no write to ${newest.file} in 30 s`)),
-          30_000,
-        ).unref();
-      });
-      await Promise.race([failed, mount.exited, late]);
+      await Promise.race([failed, mount.fired(30_000, `cycle ${cycle}: a write to ${newest.file}`)]);
       stop = true;
       await kill(serve, adding.cli, totals);
       await mount.unmount();
