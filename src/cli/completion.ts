@@ -2,7 +2,9 @@
 // (the Debian package installs the bash one).
 import { Argument, type Command } from 'commander';
 import type { CliIo } from './io.js';
-import { renderCompletion, SHELLS, type Shell } from './manual/render-completion.js';
+import type { Shell } from './manual/render-completion.js';
+
+const SHELLS = ['bash', 'zsh', 'fish'] as const satisfies readonly Shell[];
 
 export function registerCompletion(
   program: Command,
@@ -15,6 +17,8 @@ export function registerCompletion(
     .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS))
     .action((shell: Shell) =>
       run(async () => {
+        // Loaded here: every other command starts without the renderers and the reference prose.
+        const { renderCompletion } = await import('./manual/render-completion.js');
         // The program's whole tree, which this command belongs to.
         io.stdout.write(renderCompletion(program, shell));
         return 0;

@@ -1,6 +1,9 @@
-// Regenerates the documents derived from code: config/threatcol.example.json and the README's configuration table.
+// Regenerates the documents derived from code: config/threatcol.example.json, the README's configuration table
+// and docs/cli.md (the command reference, from the commander definitions and their prose).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildProgram } from '../../src/cli/main.js';
+import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,4 +18,5 @@ writeFileSync(
   `${root}README.md`,
   `${readme.slice(0, a + start.length)}\n${renderConfigTable()}\n${readme.slice(b)}`,
 );
-console.log('wrote config/threatcol.example.json and the README configuration table');
+writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
+console.log('wrote config/threatcol.example.json, the README configuration table and docs/cli.md');

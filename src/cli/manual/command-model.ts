@@ -110,3 +110,15 @@ export function optionText(option: OptionDoc): string {
   if (option.mandatory) text += ' Required.';
   return text;
 }
+
+/** The arguments worth a list of their own: those with a description or a fixed set of values. */
+export function describedArguments(cmd: CommandDoc): ArgumentDoc[] {
+  return cmd.arguments.filter((arg) => arg.description !== '' || arg.choices !== undefined);
+}
+
+export function argumentText(arg: ArgumentDoc): string {
+  let text = arg.description.charAt(0).toUpperCase() + arg.description.slice(1);
+  if (text !== '' && !/[.!?]$/.test(text)) text += '.';
+  if (arg.choices) text += ` One of: ${arg.choices.map((c) => `\`${c}\``).join(', ')}.`;
+  return text.trim();
+}

@@ -26,8 +26,9 @@ export function renderBashCompletion(nodes: CompletionNode[]): string {
     .map((node) => `${caseLabel(node.path)}) ${reply(node.argument as ValueSource)} ;;`);
   return `# bash completion for threatcol: generated from its command definitions (threatcol completion bash).
 
-# Existing sensors' names, from the registry that the --config and --data-dir on the line point at (at most
-# 5 s); nothing when it cannot be read. Names are letters, digits, '.', '_' and '-', so sed can read the JSON.
+# Existing sensors' names, from the registry that the --config and --data-dir on the line point at, waiting
+# at most $threatcol_completion_timeout seconds (default 5); nothing when it cannot be read. Names are
+# letters, digits, '.', '_' and '-', so sed can read them from the JSON.
 _threatcol_sensors() {
   local -a args=()
   local i
@@ -36,7 +37,7 @@ _threatcol_sensors() {
       --config | --data-dir) args+=("\${COMP_WORDS[i]}" "\${COMP_WORDS[i + 1]}") ;;
     esac
   done
-  timeout 5 "\${COMP_WORDS[0]}" sensor list --json "\${args[@]}" 2>/dev/null </dev/null |
+  timeout "\${threatcol_completion_timeout:-5}" "\${COMP_WORDS[0]}" sensor list --json "\${args[@]}" 2>/dev/null </dev/null |
     sed -n '${SENSOR_NAMES_SED}'
 }
 

@@ -60,8 +60,9 @@ function __threatcol_no_argument
     test (__threatcol_walk)[2] = 0
 end
 
-# Existing sensors' names, from the registry that the --config and --data-dir on the line point at (at most
-# 5 s); nothing when it cannot be read. Names are letters, digits, '.', '_' and '-', so sed can read the JSON.
+# Existing sensors' names, from the registry that the --config and --data-dir on the line point at, waiting
+# at most $threatcol_completion_timeout seconds (default 5); nothing when it cannot be read. Names are
+# letters, digits, '.', '_' and '-', so sed can read them from the JSON.
 function __threatcol_sensors
     set -l words (commandline -opc)
     set -l args
@@ -70,7 +71,9 @@ function __threatcol_sensors
             set -a args $words[$i] $words[(math $i + 1)]
         end
     end
-    timeout 5 $words[1] sensor list --json $args 2>/dev/null </dev/null | sed -n ${q(SENSOR_NAMES_SED)}
+    set -l limit 5
+    set -q threatcol_completion_timeout; and set limit $threatcol_completion_timeout
+    timeout $limit $words[1] sensor list --json $args 2>/dev/null </dev/null | sed -n ${q(SENSOR_NAMES_SED)}
 end
 
 set -g __threatcol_value_options \\

@@ -29,8 +29,9 @@ export function renderZshCompletion(nodes: CompletionNode[]): string {
   return `#compdef threatcol
 # zsh completion for threatcol: generated from its command definitions (threatcol completion zsh).
 
-# Existing sensors' names, from the registry that the --config and --data-dir on the line point at (at most
-# 5 s); nothing when it cannot be read. Names are letters, digits, '.', '_' and '-', so sed can read the JSON.
+# Existing sensors' names, from the registry that the --config and --data-dir on the line point at, waiting
+# at most $threatcol_completion_timeout seconds (default 5); nothing when it cannot be read. Names are
+# letters, digits, '.', '_' and '-', so sed can read them from the JSON.
 _threatcol_sensors() {
   local -a args names
   local i
@@ -39,7 +40,7 @@ _threatcol_sensors() {
       --config | --data-dir) args+=("$words[i]" "$words[i + 1]") ;;
     esac
   done
-  names=(\${(f)"$(timeout 5 "$words[1]" sensor list --json "\${args[@]}" 2>/dev/null </dev/null |
+  names=(\${(f)"$(timeout "\${threatcol_completion_timeout:-5}" "$words[1]" sensor list --json "\${args[@]}" 2>/dev/null </dev/null |
     sed -n '${SENSOR_NAMES_SED}')"})
   compadd -a names
 }

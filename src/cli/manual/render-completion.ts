@@ -5,8 +5,7 @@ import { renderFishCompletion } from './completion-fish.js';
 import { completionNodes } from './completion-model.js';
 import { renderZshCompletion } from './completion-zsh.js';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
+export type Shell = 'bash' | 'zsh' | 'fish';
 
 export function renderCompletion(program: Command, shell: Shell): string {
   const nodes = completionNodes(program);

@@ -2,8 +2,10 @@
 // (a parent such as `sensor` carries all its subcommands).
 import type { Command } from 'commander';
 import {
+  argumentText,
   type CommandDoc,
   commandName,
+  describedArguments,
   describeProgram,
   type OptionDoc,
   optionText,
@@ -96,6 +98,7 @@ function renderCommandPage(cmd: CommandDoc, root: CommandDoc, meta: ManMeta) {
     ...proseToRoff(cmd.manual?.description ?? `${firstUpper(cmd.summary)}.`),
   ];
   if (cmd.subcommands.length === 0) {
+    if (describedArguments(cmd).length > 0) lines.push('.SH ARGUMENTS', ...argumentsToRoff(cmd));
     lines.push('.SH OPTIONS', ...optionsToRoff(cmd.options));
     for (const section of cmd.manual?.sections ?? []) {
       lines.push(`.SH ${quoteArg(inlineToRoff(section.title.toUpperCase()))}`, ...proseToRoff(section.body));
@@ -113,6 +116,8 @@ function subcommandToRoff(sub: CommandDoc): string[] {
     `.SS ${quoteArg(synopsis(sub, false))}`,
     ...proseToRoff(sub.manual?.description ?? sub.summary),
   ];
+  if (describedArguments(sub).length > 0)
+    out.push('.PP', '\\fBArguments\\fR', '.RS 4', ...argumentsToRoff(sub), '.RE');
   out.push('.PP', '\\fBOptions\\fR', '.RS 4', ...optionsToRoff(sub.options), '.RE');
   for (const section of sub.manual?.sections ?? []) {
     out.push('.PP', `\\fB${inlineToRoff(section.title)}\\fR`, ...proseToRoff(section.body));
@@ -136,6 +141,14 @@ function synopsis(cmd: CommandDoc, withOptions = true): string {
     parts.push(arg.required ? name : `[${name}]`);
   }
   return parts.join(' ');
+}
+
+function argumentsToRoff(cmd: CommandDoc): string[] {
+  return describedArguments(cmd).flatMap((arg) => [
+    '.TP',
+    `\\fI${escapeText(arg.name)}\\fR`,
+    ...indentedProse(argumentText(arg)),
+  ]);
 }
 
 function optionsToRoff(options: OptionDoc[]): string[] {

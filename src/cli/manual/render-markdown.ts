@@ -1,7 +1,14 @@
 // Renders docs/cli.md, the command reference, from the command tree and each command's prose: the same
 // source as the man pages, so the two never disagree.
 import type { Command } from 'commander';
-import { type CommandDoc, commandName, describeProgram, optionText } from './command-model.js';
+import {
+  argumentText,
+  type CommandDoc,
+  commandName,
+  describedArguments,
+  describeProgram,
+  optionText,
+} from './command-model.js';
 import { baseEnvironmentEntries, type Entry, exitStatusEntries, fileEntries } from './common-sections.js';
 
 export function renderCliMarkdown(program: Command): string {
@@ -69,6 +76,10 @@ function commandBody(cmd: CommandDoc, level: string): string[] {
     '',
   ];
   if (manual) out.push(manual.description.trim(), '');
+  const args = describedArguments(cmd);
+  if (args.length > 0) {
+    out.push(`${level} Arguments`, '', ...args.map((arg) => `- \`<${arg.name}>\`: ${argumentText(arg)}`), '');
+  }
   out.push(`${level} Options`, '');
   for (const option of cmd.options) out.push(`- \`${option.flags}\`: ${optionText(option)}`);
   out.push('');

@@ -17,7 +17,8 @@ option takes one, and sensor names where a command takes an existing sensor (\`s
 \`/usr/share/bash-completion/completions/threatcol\`; this command is for installations from source.
 
 Sensor names come from running \`threatcol sensor list --json\` with the \`--config\` and \`--data-dir\` already on
-the command line, at most once per completion and for at most 5 seconds; a registry this user cannot read
+the command line, at most once per completion and for at most 5 seconds (the shell variable
+\`threatcol_completion_timeout\` sets another limit, for a slow box); a registry this user cannot read
 (an ordinary user's completion against the service's \`/var/lib/threatcol\`) completes no names, silently.
 The scripts are generated from the same command definitions as the man pages.
 `,
