@@ -15,7 +15,7 @@ type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 /** sysexits(3)'s meaning of each status the CLI uses. */
 const EXIT_MEANINGS: Record<ExitStatus, string> = {
   0: 'success',
-  64: 'usage error (EX_USAGE): a mistake on the command line',
+  64: 'usage error (EX_USAGE): a mistake on the command line (for send: a path or method the collector does not serve)',
   65: 'data error (EX_DATAERR): the input or the registry is not as it must be',
   66: 'no input (EX_NOINPUT): the data directory does not exist',
   69: 'unavailable (EX_UNAVAILABLE): a service, port or collector cannot be used now; try again later',

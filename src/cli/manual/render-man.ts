@@ -60,7 +60,7 @@ function renderRootPage(root: CommandDoc, meta: ManMeta): { file: string; lines:
   const lines = [
     ...header('threatcol', meta),
     '.SH NAME',
-    `threatcol \\- ${escapeText(firstLower(root.summary))}`,
+    `threatcol \\- ${escapeText(asciiPunctuation(firstLower(root.summary)))}`,
     '.SH SYNOPSIS',
     '.PP',
     '\\fBthreatcol\\fR \\fIcommand\\fR [\\fIoptions\\fR] [\\fIarguments\\fR]',
@@ -91,7 +91,7 @@ function renderCommandPage(cmd: CommandDoc, root: CommandDoc, meta: ManMeta) {
   const lines = [
     ...header(name, meta),
     '.SH NAME',
-    `${escapeText(name)} \\- ${escapeText(cmd.summary)}`,
+    `${escapeText(name)} \\- ${escapeText(asciiPunctuation(cmd.summary))}`,
     '.SH SYNOPSIS',
     ...leaves.flatMap((leaf) => ['.PP', synopsis(leaf)]),
     '.SH DESCRIPTION',
@@ -101,7 +101,10 @@ function renderCommandPage(cmd: CommandDoc, root: CommandDoc, meta: ManMeta) {
     if (describedArguments(cmd).length > 0) lines.push('.SH ARGUMENTS', ...argumentsToRoff(cmd));
     lines.push('.SH OPTIONS', ...optionsToRoff(cmd.options));
     for (const section of cmd.manual?.sections ?? []) {
-      lines.push(`.SH ${quoteArg(inlineToRoff(section.title.toUpperCase()))}`, ...proseToRoff(section.body));
+      lines.push(
+        `.SH ${quoteArg(inlineToRoff(upperOutsideCode(section.title)))}`,
+        ...proseToRoff(section.body),
+      );
     }
   } else {
     lines.push('.SH COMMANDS', ...cmd.subcommands.flatMap(subcommandToRoff));
@@ -202,6 +205,24 @@ function commonTail(cmd: CommandDoc, root: CommandDoc, allEnvironment: boolean):
 function dedupe(entries: Entry[]): Entry[] {
   const seen = new Set<string>();
   return entries.filter((entry) => !seen.has(entry.term) && seen.add(entry.term));
+}
+
+/** A section title in capitals, as man(7) has them, but `code` as written: `--workers` is not `--WORKERS`. */
+function upperOutsideCode(title: string): string {
+  return title
+    .split(/(`[^`]*`)/)
+    .map((part) => (part.startsWith('`') ? part : part.toUpperCase()))
+    .join('');
+}
+
+/**
+ * The NAME line in ASCII: mandb and whatis read it raw, so a `\[u2019]` would show as such in `apropos`.
+ */
+function asciiPunctuation(text: string): string {
+  return text
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/[\u201C\u201D]/g, '"')
+    .replace(/\u2026/g, '...');
 }
 
 function firstLower(text: string): string {
