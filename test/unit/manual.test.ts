@@ -3,12 +3,15 @@
 // escaping lets no text become a request or an escape.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { buildProgram } from '../../src/cli/main.js';
 import { allCommands, describeProgram } from '../../src/cli/manual/command-model.js';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
+import { anchor } from '../../src/cli/manual/render-markdown.js';
 import { escapeText, inlineToRoff, protectLine } from '../../src/cli/manual/roff.js';
 import { MANUALS } from '../../src/cli/manual/text/index.js';
 
@@ -66,6 +69,34 @@ test('every option and argument reaches docs/cli.md under its command', () => {
     for (const option of cmd.options)
       assert.ok(section.includes(`- \`${option.flags}\`: `), `${name} ${option.flags}`);
     for (const arg of cmd.arguments) assert.ok(section.includes(`<${arg.name}>`), `${name} <${arg.name}>`);
+  }
+});
+
+/** The anchors GitHub gives a Markdown file's headings (a repeated heading gets -1, -2, ...). */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const [, heading] of markdown.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.+)$/gm)) {
+    const slug = anchor(heading as string);
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    out.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return out;
+}
+
+test('every link of docs/cli.md leads to a file and heading that exist (pages move: this says where)', () => {
+  const file = fileURLToPath(new URL('../../docs/cli.md', import.meta.url));
+  const doc = readFileSync(file, 'utf8');
+  const links = [...doc.replace(/```[\s\S]*?```/g, '').matchAll(/\]\(([^)\s]+)\)/g)].map(
+    (m) => m[1] as string,
+  );
+  assert.ok(links.length > 10, `only ${links.length} links found`);
+  for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
+    const [path, hash] = link.split('#');
+    const target = path ? resolve(dirname(file), path) : file;
+    assert.ok(existsSync(target), `${link}: no ${target}`);
+    if (hash) assert.ok(anchors(readFileSync(target, 'utf8')).has(hash), `${link}: no heading #${hash}`);
   }
 });
 
