@@ -1,4 +1,4 @@
-// Renders the configuration schema as the commented example file and the README's configuration table.
+// Renders the configuration schema as the commented example file and the configuration table of docs/configuration.md.
 import { envNameFor, listConfigKeys } from './load-config.js';
 import { configSchema } from './schema.js';
 
@@ -65,7 +65,7 @@ function renderObject(properties: Record<string, unknown>, path: string[], inden
   return lines;
 }
 
-/** The README's configuration table: key, default, environment variable, meaning. */
+/** The configuration table of docs/configuration.md: key, default, environment variable, meaning. */
 export function renderConfigTable(): string {
   const rows = listConfigKeys().map((leaf) => {
     const def = leaf.schema.default;

@@ -88,13 +88,16 @@ test('data directory: config, then $STATE_DIRECTORY, then root or home default',
   assert.equal(resolveDataDir(null, {}, 1000, '/home/ann'), '/home/ann/.local/state/threatcol');
 });
 
-test('the example config and the README table are generated from the schema and in sync', () => {
+test('the example config and the configuration table of docs/configuration.md are generated from the schema and in sync', () => {
   assert.equal(
     readFileSync(join(root, 'config/threatcol.example.json'), 'utf8'),
     renderExampleConfig(),
     'run npm run docs',
   );
-  assert.ok(readFileSync(join(root, 'README.md'), 'utf8').includes(renderConfigTable()), 'run npm run docs');
+  assert.ok(
+    readFileSync(join(root, 'docs/configuration.md'), 'utf8').includes(renderConfigTable()),
+    'run npm run docs',
+  );
   const parsed = JSON.parse(stripJsonComments(renderExampleConfig()));
   const { config } = loadConfig({ env: {}, defaultConfigPath: none });
   assert.deepEqual(parsed, JSON.parse(JSON.stringify(config)));
