@@ -43,7 +43,7 @@ export function renderCliMarkdown(program: Command): string {
     '## Exit status of every command',
     '',
     'Every command exits with the status of its error code and prints `threatcol: CODE: message` on stderr;',
-    'the codes and what to do about each are in [Errors](../README.md#errors).',
+    'the codes and what to do about each are in [Errors](errors.md).',
     '',
     ...entryList(exitStatusEntries()),
     '',
@@ -53,7 +53,7 @@ export function renderCliMarkdown(program: Command): string {
       ...baseEnvironmentEntries(),
       {
         term: 'THREATCOL_*',
-        text: 'every configuration key, named after it (`server.maxBodyBytes` is `THREATCOL_SERVER_MAX_BODY_BYTES`); see [Configuration](../README.md#configuration). Flags win over the environment, the environment over the configuration file.',
+        text: 'every configuration key, named after it (`server.maxBodyBytes` is `THREATCOL_SERVER_MAX_BODY_BYTES`); see [Configuration](configuration.md). Flags win over the environment, the environment over the configuration file.',
       },
     ]),
     '',

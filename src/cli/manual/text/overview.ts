@@ -10,7 +10,7 @@ revoke sensor keys, watch threats live and send test traffic.
 
 Every command but \`systemd-unit\` and \`completion\` takes \`--config FILE\` and \`--data-dir DIR\` (\`send\` uses them
 only for the default port and the local collector's certificate). A command exits 0 on success and otherwise
-with the exit status of its error code (see [Errors](../README.md#errors)); errors print
+with the exit status of its error code (see [Errors](errors.md)); errors print
 \`threatcol: CODE: message\` on stderr. A mistake on the command line (unknown option, missing argument, a flag
 value that is not a valid duration, integer, port or time zone) is \`threatcol: USAGE: …\` and one hint line
 (\`see threatcol sensor add --help\`), exit 64; a bare \`threatcol\` lists the commands and exits 64.

@@ -12,7 +12,7 @@ some-tool | threatcol send generic --data -        # standard input
 
 Sends one request to \`POST /firewall\` or \`POST /generic\` of a collector, prints the HTTP status and the
 response body, and exits 0 on a 2xx answer. Otherwise it prints \`threatcol: CODE: message\` on stderr and
-exits with the code's exit status from the [error table](../README.md#errors): an \`AUTH_INVALID\` answer
+exits with the code's exit status from the [error table](errors.md): an \`AUTH_INVALID\` answer
 exits 77 like a local authentication error, \`VALIDATION_FAILED\` 65, \`RATE_LIMITED\`/\`UNAVAILABLE\` 69. A
 collector it cannot reach (refused, timed out, certificate not trusted) exits 69 with \`CONNECTION_FAILED\`
 and a hint, and so does an answer that is not a threatcol error body (a proxy's error page: the collector

@@ -12,7 +12,7 @@ Shows one sensor: status, description, time zone, when it was created, how many 
 when (none for a revoked sensor: every key of it is refused), last seen, last address, records received and
 requests rejected. Neither a key nor its hash is ever shown. \`--firewall\` prints the PAN-OS server profile
 settings, the URI \`/firewall\`, the three headers (the key as a placeholder: only \`add\` and \`rotate\` can show
-it) and the payload template (see [Firewall setup](../README.md#firewall-setup-pan-os)).
+it) and the payload template (see [Firewall setup](firewall-setup.md)).
 `,
   options: {
     '--firewall': `print the PAN-OS setup text for this sensor`,

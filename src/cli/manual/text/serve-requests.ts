@@ -42,7 +42,7 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   (\`threat\` up to 4 KiB). Extra fields are kept as on \`/firewall\`.
 - **Timeouts and caps** against slow or abusive clients: TLS handshake 10 s, request headers 10 s, whole
   request 20 s, keep-alive idle 60 s, 4096 connections in all and 256 per client address (IPv6 per /64;
-  all configurable; see [Reverse proxy](../README.md#reverse-proxy-and-network) for proxies and NAT). TLS 1.2
+  all configurable; see [Reverse proxy](operations.md#reverse-proxy-and-network) for proxies and NAT). TLS 1.2
   offers only ECDHE suites with AES-GCM or ChaCha20-Poly1305; TLS session tickets are on, their keys held in
   memory only and replaced every 12 h (\`tls.ticketKeyRotationHours\`), so a leaked key cannot decrypt
   recorded sessions for long. Node keeps one ticket key at a time: a sender resuming with a ticket from
@@ -53,7 +53,7 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   code every 10 s, with the count suppressed since; every 500 \`INTERNAL\` at \`error\` with its stack, never
   rate-limited (report it with that line); connections that fail before HTTP (TLS alerts, plain HTTP,
   version or cipher mismatch, handshake timeout) at \`warn\` with the client address and a \`reason\` (see
-  [Troubleshooting](../README.md#troubleshooting)), once per address and reason every 10 s; a client that
+  [Troubleshooting](operations.md#troubleshooting)), once per address and reason every 10 s; a client that
   only hangs up at \`debug\`; a \`summary\` line at \`info\` every minute with records accepted and requests
   rejected by sensor and failed connections by address and reason. The key never appears in a log.
 `,
@@ -62,7 +62,7 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
 export const limits = {
   title: `Limits`,
   body: `
-Every bound a sender can meet, and the key that sets it (see [Configuration](../README.md#configuration)):
+Every bound a sender can meet, and the key that sets it (see [Configuration](configuration.md)):
 
 | bound | default | key | past it |
 |---|---|---|---|
@@ -84,6 +84,6 @@ Every bound a sender can meet, and the key that sets it (see [Configuration](../
 
 With these, one sensor can add at most \`rateLimit.bytesPerSecond\` of request bodies a second, and a stored
 line is at most \`server.maxRecordBytes\` plus the fields derived from the record (about 3 KiB): plan disk from
-the record rate you expect, not from these ceilings ([Retention and disk use](../README.md#retention-and-disk-use)).
+the record rate you expect, not from these ceilings ([Retention and disk use](operations.md#retention-and-disk-use)).
 `,
 };

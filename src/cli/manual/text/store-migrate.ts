@@ -10,7 +10,7 @@ threatcol store migrate --to nats               # copy sensors and records into 
 
 Copies the data directory's files store into the NATS JetStream backend configured as for \`serve\` (\`nats.*\`
 in the config file, or \`THREATCOL_NATS_SERVERS\` and the other \`THREATCOL_NATS_*\` variables), whatever
-\`store.backend\` says; the steps are in [Running several collectors](../README.md#running-several-collectors).
+\`store.backend\` says; the steps are in [Running several collectors](operations.md#running-several-collectors).
 Stop \`serve\` first: records it stores during the copy are not copied (running the command again copies
 them). As for every command, \`--data-dir\` and \`--config\` choose the data directory (the source) and the
 configuration (which names NATS).

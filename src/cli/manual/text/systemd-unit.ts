@@ -8,7 +8,7 @@ binary and this package's \`bin/threatcol\`, absolute and symlinks resolved), so
 \`--socket\` gives the socket-activated pair instead: \`threatcol.socket\` and its \`threatcol.service\`.
 \`--output-dir /etc/systemd/system\` writes the files there (mode 0644) and prints the \`systemctl\` commands
 to run next (with \`--socket\`, first \`systemctl disable --now threatcol.service\` when the plain unit ran:
-see "Switching to socket activation" in [Install and run as a service](../README.md#install-and-run-as-a-service-systemd)).
+see "Switching to socket activation" in [Socket activation](operations.md#socket-activation)).
 It warns when Node or threatcol lives under \`/home\` or \`/root\`, which the unit's \`ProtectHome=yes\` hides
 from the service.
 `,

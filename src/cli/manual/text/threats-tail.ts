@@ -35,7 +35,7 @@ applied while reading backwards, so a filter that matches rarely reads further b
     '--min-criticality': `only records at or above this criticality (0 informational … 4 critical)`,
     '--endpoint': `only records received on this endpoint`,
     '--since': `only records received since then: a duration ago (\`30s\`, \`90m\`, \`24h\`, \`7d\`, \`1h30m\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC)`,
-    '--json': `print each stored record exactly as stored, one JSON object per line (see [Stored records](../README.md#stored-records))`,
+    '--json': `print each stored record exactly as stored, one JSON object per line (see [Stored records](records.md#stored-records))`,
     '--data-dir': `which data directory to read (as for every command)`,
   },
   exitStatus: `
