@@ -121,13 +121,20 @@ test('the Debian package: layout, control, scripts, man pages, completion, linti
       f.path,
     );
   const paths = files.map((f) => f.path);
-  for (const bad of ['/src/', '/test/', '.map', '.ts', '/.bin/', '.npmignore', '.eslintrc']) {
-    assert.deepEqual(
-      paths.filter((p) => p.includes(bad) && !p.endsWith('.d.ts')),
-      [],
-      `no ${bad}`,
-    );
-  }
+  // The compiled code only: no sources, tests or source maps of ours; no module's development files.
+  const lib = layout.LIB_DIR;
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith(`${lib}/src/`) || p.startsWith(`${lib}/test/`)),
+    [],
+  );
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith(`${lib}/dist/`) && !p.endsWith('.js')),
+    [],
+  );
+  assert.deepEqual(
+    paths.filter((p) => /\/(\.bin|\.npmignore|\.eslintrc[^/]*|\.gitattributes)(\/|$)/.test(p)),
+    [],
+  );
   // Production modules only: every runtime dependency, no development one.
   for (const name of Object.keys(manifest.dependencies)) {
     assert.ok(byPath.has(`${layout.LIB_DIR}/node_modules/${name}/package.json`), name);
