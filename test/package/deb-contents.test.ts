@@ -1,4 +1,4 @@
-// The Debian package, built as `npm run package` builds it (uncompressed here, for speed) and read with dpkg-deb:
+// The Debian package, built as `npm run package` builds it (gzip here, for speed) and read with dpkg-deb:
 // its file list, owners and modes, control fields, conffiles and maintainer scripts; man pages that render; a
 // completion that loads; the same file list and contents from a second build; lintian without errors; and the
 // extracted tree runs on its own bundled runtime (a sensor, serve, a record accepted and stored).
