@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import type { Config } from '../config/schema.js';
-import { adoptOwner, type Owner, writeFileAtomic } from '../store/file-owner.js';
+import { adoptOwner, type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
 import { readTlsPair, selfSignedPaths, type TlsMaterial } from '../tls/certificate.js';
 
 export { readTlsPair, selfSignedPaths, type TlsMaterial };

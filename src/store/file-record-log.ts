@@ -2,10 +2,10 @@
 import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { adoptOwner, type Owner, syncDir } from '../data-dir/file-owner.js';
 import { ThreatcolError } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import { type FileOps, nodeFileOps } from './file-ops.js';
-import { adoptOwner, type Owner, syncDir } from './file-owner.js';
 import { FreeSpaceGuard } from './free-space.js';
 import { lineStartBefore } from './line-boundary.js';
 import { listSegments, segmentFileName, seriesSegments, threatsDir, utcDay } from './segments.js';

@@ -3,11 +3,11 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
+import { REGISTRY_FILE } from '../data-dir/data-layout.js';
+import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { generateKey, hashKey } from '../keys.js';
 import { watchFiles } from '../watch-files.js';
-import { REGISTRY_FILE } from './data-layout.js';
-import { type Owner, writeFileAtomic } from './file-owner.js';
 import {
   type NewSensor,
   type RegistryData,

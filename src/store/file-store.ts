@@ -3,12 +3,12 @@
 import { accessSync, constants, statfsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { ensureDataDir } from './data-dir.js';
+import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
+import type { Owner } from '../data-dir/file-owner.js';
 import { type DedupeIndex, localDedupeIndex } from './dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe-rebuild.js';
 import { withDedupe } from './dedupe-record-log.js';
 import { DedupeWindow } from './dedupe-window.js';
-import type { Owner } from './file-owner.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileRecordReader } from './read-records.js';

@@ -1,4 +1,5 @@
-// Names of the files backend's entries in the data directory (DESIGN 4), for the store and for `check`.
+// Names of the entries in the data directory (DESIGN 4): for the files backend, for `check` and for the
+// safety check of `serve`.
 
 /** The sensor registry (lowdb), written only by the CLI under a lock. */
 export const REGISTRY_FILE = 'sensors.json';

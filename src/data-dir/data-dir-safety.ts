@@ -3,7 +3,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { ThreatcolError } from '../errors.js';
-import { REGISTRY_FILE } from './file-registry.js';
+import { REGISTRY_FILE } from './data-layout.js';
 
 /** What `serve` checks: the directory itself, the registry and the TLS directory (when they exist). */
 const GUARDED = ['', REGISTRY_FILE, 'tls'];
