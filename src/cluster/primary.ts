@@ -16,8 +16,7 @@ import { DAY_MS, startExpiryWarnings } from '../server/maintenance.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../server/tls.js';
 import { watchTlsFiles } from '../server/tls-watch.js';
-import { openDedupeIndex } from '../store/file-store.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { DedupeBroker } from './ipc-dedupe.js';
@@ -286,11 +285,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
-      if (config.store.backend === 'files') {
-        // Rebuilt once from every worker's newest segments, before any worker takes a request.
-        const index = await openDedupeIndex(config, dataDir, logger, now);
-        if (index) dedupe = new DedupeBroker(index);
-      }
+      const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
+      if (index) dedupe = new DedupeBroker(index);
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );

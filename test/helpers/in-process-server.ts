@@ -6,7 +6,7 @@ import { ensureDataDir } from '../../src/data-dir/ensure-data-dir.js';
 import { createLogger } from '../../src/log.js';
 import { type Daemon, startDaemon } from '../../src/server/daemon.js';
 import type { FileOps } from '../../src/store/file-ops.js';
-import { createFileRegistry } from '../../src/store/file-registry.js';
+import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import { trustingAgent } from './client.js';
 import { makeTempDir } from './temp-dir.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
 import { watchTlsFiles } from '../../src/server/tls-watch.js';
-import { createFileRegistry } from '../../src/store/file-registry.js';
+import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { type HarnessDaemon, makeCert, startHarnessDaemon, writeCert } from './harness.js';

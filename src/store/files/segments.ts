@@ -2,7 +2,7 @@
 // `threats/YYYYMMDD-wK-NNNNNN.ndjson` (worker K of `serve --workers`), sorted by day, writer, then sequence.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { THREATS_DIR } from '../data-dir/data-layout.js';
+import { THREATS_DIR } from '../../data-dir/data-layout.js';
 
 export const SEGMENT_PATTERN = /^(\d{8})-(?:w(\d{1,4})-)?(\d{6})\.ndjson$/;
 

@@ -1,24 +1,8 @@
-// Who decides whether a keyed record was stored before (files backend, DESIGN 10): the process's own window,
-// or, under `serve --workers`, the primary's one window for every worker (src/cluster/ipc-dedupe.ts), so a
-// retry that reaches another worker than the first delivery is still recognised.
+// The files backend's DedupeIndex (DESIGN 10) over this process's own window: a single process's, or the
+// primary's one window on behalf of every worker (src/cluster/ipc-dedupe.ts).
 import type { Logger } from 'pino';
+import type { DedupeClaim, DedupeIndex } from '../store.js';
 import type { DedupeWindow } from './dedupe-window.js';
-
-/** The outcome of one append's keys: what was stored before, and what this append now has to store. */
-export interface DedupeClaim {
-  /** Per record: the id stored (or being stored) first, or null when this append stores it. */
-  readonly firstIds: readonly (string | null)[];
-  /** This append's records are durable (`error` null) or failed; its keys are remembered or released. */
-  settle(error: Error | null): void;
-}
-
-export interface DedupeIndex {
-  /**
-   * Claims the keys (null: a record never deduplicated) of an append whose records have `ids`. Resolves once
-   * earlier identical deliveries still in flight are durable; rejects with their error if they failed.
-   */
-  claim(keys: readonly (string | null)[], ids: readonly string[]): DedupeClaim | Promise<DedupeClaim>;
-}
 
 /** The window of this process (a single process, or the primary on behalf of its workers). */
 export function localDedupeIndex(window: DedupeWindow, now: () => number, logger: Logger): DedupeIndex {

@@ -1,5 +1,5 @@
 // Parses one stored line; null for a line that is not a stored record (never thrown: readers skip it).
-import type { StoredRecord } from '../records/stored-record.js';
+import type { StoredRecord } from '../../records/stored-record.js';
 
 export function parseLine(line: string): StoredRecord | null {
   try {

@@ -3,11 +3,11 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import lockfile from 'proper-lockfile';
-import { REGISTRY_FILE } from '../data-dir/data-layout.js';
-import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
-import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
-import { generateKey, hashKey } from '../keys.js';
-import { watchFiles } from '../watch-files.js';
+import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
+import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
+import { generateKey, hashKey } from '../../keys.js';
+import { watchFiles } from '../../watch-files.js';
 import {
   type NewSensor,
   type RegistryData,
@@ -16,7 +16,7 @@ import {
   type SensorImport,
   type SensorRegistry,
   sensorExistsError,
-} from './registry.js';
+} from '../registry.js';
 import {
   canonicalSensor,
   checkSensorName,
@@ -24,7 +24,7 @@ import {
   revokeSensor,
   rotateSensor,
   sameSensor,
-} from './sensor-changes.js';
+} from '../sensor-changes.js';
 
 export { REGISTRY_FILE };
 

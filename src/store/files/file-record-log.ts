@@ -2,14 +2,14 @@
 import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { adoptOwner, type Owner, syncDir } from '../data-dir/file-owner.js';
-import { ThreatcolError } from '../errors.js';
-import type { StoredRecord } from '../records/stored-record.js';
-import { type FileOps, nodeFileOps } from './file-ops.js';
+import { adoptOwner, type Owner, syncDir } from '../../data-dir/file-owner.js';
+import { ThreatcolError } from '../../errors.js';
+import type { StoredRecord } from '../../records/stored-record.js';
+import { type FileOps, nodeFileOps } from '../file-ops.js';
+import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { FreeSpaceGuard } from './free-space.js';
 import { lineStartBefore } from './line-boundary.js';
 import { listSegments, segmentFileName, seriesSegments, threatsDir, utcDay } from './segments.js';
-import type { AppendOptions, AppendResult, RecordLog } from './store.js';
 
 export interface FileRecordLogOptions {
   dataDir: string;

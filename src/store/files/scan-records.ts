@@ -1,7 +1,7 @@
 // Streams every record received since an instant, oldest segment first, for aggregations (`threats stats`).
 // Segments whose UTC day ended before `since` are skipped by name, without being opened.
 import { open } from 'node:fs/promises';
-import type { StoredRecord } from '../records/stored-record.js';
+import type { StoredRecord } from '../../records/stored-record.js';
 import { parseLine } from './parse-line.js';
 import { listSegments } from './segments.js';
 

@@ -1,7 +1,7 @@
 // The free-space floor of the record store: below store.minFreeBytes requests get 503 instead of filling the disk.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ThreatcolError } from '../errors.js';
+import { ThreatcolError } from '../../errors.js';
 
 export interface FreeSpaceGuardOptions {
   /** A directory on the filesystem to watch (the segments' directory). */

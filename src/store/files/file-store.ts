@@ -2,21 +2,21 @@
 // creates nothing; the first change (a sensor added, the writer opened) creates the directory.
 import { accessSync, constants, statfsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
-import type { Owner } from '../data-dir/file-owner.js';
-import { type DedupeIndex, localDedupeIndex } from './dedupe-index.js';
+import type { Config } from '../../config/schema.js';
+import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
+import type { Owner } from '../../data-dir/file-owner.js';
+import type { SensorRegistry } from '../registry.js';
+import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
+import { localDedupeIndex } from './dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe-rebuild.js';
 import { withDedupe } from './dedupe-record-log.js';
 import { DedupeWindow } from './dedupe-window.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileRecordReader } from './read-records.js';
-import type { SensorRegistry } from './registry.js';
 import { startRetention } from './retention.js';
 import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
-import type { RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from './store.js';
 
 const HOUR_MS = 3_600_000;
 

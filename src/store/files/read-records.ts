@@ -1,16 +1,16 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
 import { type FileHandle, open } from 'node:fs/promises';
-import { isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
-import { type DirWatch, watchDirs } from '../watch-files.js';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
+import { type DirWatch, watchDirs } from '../../watch-files.js';
+import { recordMatcher } from '../record-filter.js';
+import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
 import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
-import { recordMatcher } from './record-filter.js';
 import { scanRecords } from './scan-records.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
-import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from './store.js';
 
-export type { RecordLine } from './store.js';
+export type { RecordLine } from '../store.js';
 
 /** The files backend's cursor: a segment file name and the byte offset just after the last line read. */
 interface FileCursor {

@@ -2,7 +2,7 @@
 // run by the files backend's writer at open and then periodically (with `--workers`, only worker 1's).
 import { statSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { syncDir } from '../data-dir/file-owner.js';
+import { syncDir } from '../../data-dir/file-owner.js';
 import { listSegments, seriesOf, threatsDir } from './segments.js';
 
 const DAY_MS = 86_400_000;

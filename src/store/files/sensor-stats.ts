@@ -3,9 +3,9 @@
 // daemon writes it; the CLI reads it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { STATS_FILE } from '../data-dir/data-layout.js';
-import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
-import type { SensorActivity, SensorStatsStore } from './store.js';
+import { STATS_FILE } from '../../data-dir/data-layout.js';
+import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import type { SensorActivity, SensorStatsStore } from '../store.js';
 
 export { STATS_FILE };
 
