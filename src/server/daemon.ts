@@ -10,14 +10,14 @@ import { ThreatcolError } from '../errors.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
+import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
+import { watchTlsFiles } from '../tls/tls-watch.js';
 import { ActivityLog } from './activity-log.js';
 import { Authenticator } from './auth.js';
 import { createCollectorServer } from './create-server.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 import { type RateLimit, RateLimiter } from './rate-limit.js';
 import { BodyBudget } from './read-body.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from './tls.js';
-import { watchTlsFiles } from './tls-watch.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;

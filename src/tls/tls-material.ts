@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import type { Config } from '../config/schema.js';
 import { adoptOwner, type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
-import { readTlsPair, selfSignedPaths, type TlsMaterial } from '../tls/certificate.js';
+import { readTlsPair, selfSignedPaths, type TlsMaterial } from './certificate.js';
 
 export { readTlsPair, selfSignedPaths, type TlsMaterial };
 
