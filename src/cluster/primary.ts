@@ -6,12 +6,12 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { clusterMetricsRenderer } from '../admin/metrics.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { EXIT } from '../errors.js';
+import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { DAY_MS, startExpiryWarnings } from '../server/maintenance.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';

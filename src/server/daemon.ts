@@ -1,12 +1,12 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../admin/metrics.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
+import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';

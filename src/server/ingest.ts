@@ -1,10 +1,10 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CollectorMetrics } from '../admin/metrics.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import { parseJsonBody } from '../json/parse-json.js';
+import type { CollectorMetrics } from '../metrics/metrics.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
