@@ -4,12 +4,12 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
+import type { Daemon } from '../daemon/start-daemon.js';
+import { releaseStartupSignals } from '../daemon/startup-signals.js';
 import { ThreatcolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
-import { releaseStartupSignals } from './startup-signals.js';
 
 interface ServeOptions extends CommonOptions {
   host?: string;
@@ -75,7 +75,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
+  const { createSdNotifier, monotonicUsec } = await import('../daemon/sd-notify.js');
   const notifier = createSdNotifier({ env: io.env, logger });
   let daemon: Collector;
   try {
@@ -134,7 +134,7 @@ async function startCollector(
 ): Promise<Collector> {
   const workers = workerCount(loaded.config.server.workers);
   if (workers <= 1) {
-    const { startDaemon } = await import('../server/daemon.js');
+    const { startDaemon } = await import('../daemon/start-daemon.js');
     return startDaemon({ loaded, logger, listenFd });
   }
   const { createPrimary } = await import('../cluster/primary.js');

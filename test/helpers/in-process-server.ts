@@ -2,9 +2,9 @@
 import { Writable } from 'node:stream';
 import type { Agent } from 'undici';
 import { type LoadedConfig, loadConfig } from '../../src/config/load-config.js';
+import { type Daemon, startDaemon } from '../../src/daemon/start-daemon.js';
 import { ensureDataDir } from '../../src/data-dir/ensure-data-dir.js';
 import { createLogger } from '../../src/log.js';
-import { type Daemon, startDaemon } from '../../src/server/daemon.js';
 import type { FileOps } from '../../src/store/file-ops.js';
 import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import { trustingAgent } from './client.js';

@@ -7,17 +7,17 @@ import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
+import { ActivityLog } from '../server/activity-log.js';
+import { Authenticator } from '../server/auth.js';
+import { createCollectorServer } from '../server/create-server.js';
+import { type RateLimit, RateLimiter } from '../server/rate-limit.js';
+import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
 import { watchTlsFiles } from '../tls/tls-watch.js';
-import { ActivityLog } from './activity-log.js';
-import { Authenticator } from './auth.js';
-import { createCollectorServer } from './create-server.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
-import { type RateLimit, RateLimiter } from './rate-limit.js';
-import { BodyBudget } from './read-body.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
