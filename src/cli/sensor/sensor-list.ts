@@ -1,10 +1,10 @@
 // `threatcol sensor list`: sensors with status and activity; never a key or its hash.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write, writeJson } from './io.js';
-import { formatTable } from './table.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;

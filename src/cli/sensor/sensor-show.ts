@@ -1,11 +1,11 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
-import { type CliIo, write, writeJson } from './io.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;

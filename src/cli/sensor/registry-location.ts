@@ -1,7 +1,7 @@
 // Warns a non-root admin who is about to create a registry of their own while the service has one elsewhere.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { REGISTRY_FILE } from '../data-dir/data-layout.js';
+import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
 
 /** The service's data directory when run by the shipped unit (systemd's StateDirectory). */
 export const SERVICE_DATA_DIR = '/var/lib/threatcol';

@@ -1,11 +1,11 @@
 // `threatcol sensor set NAME`: changes a sensor's time zone or description; a running daemon uses it within 1 s.
 import type { Command } from 'commander';
-import { isValidTimezone } from '../config/load-config.js';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write, writeJson } from './io.js';
+import { isValidTimezone } from '../../config/load-config.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
 
 interface SetOptions extends CommonOptions {
   description?: string;

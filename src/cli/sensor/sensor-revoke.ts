@@ -1,9 +1,9 @@
 // `threatcol sensor revoke NAME`: marks the sensor revoked (kept for audit); a running daemon refuses it within 1 s.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write } from './io.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write } from '../io.js';
 
 export function registerSensorRevoke(
   parent: Command,

@@ -1,12 +1,12 @@
 // `threatcol sensor rotate NAME`: a new key; the old one keeps working for a grace period, then is refused.
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { formatDuration, parseDuration } from './duration.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { formatDuration, parseDuration } from '../duration.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write, writeJson } from './io.js';
 
 interface RotateOptions extends CommonOptions {
   grace: string;

@@ -1,12 +1,12 @@
 // `threatcol sensor add NAME`: issues a sensor and its key; the key is printed once and only its hash stored.
 import type { Command } from 'commander';
-import { isValidTimezone } from '../config/load-config.js';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { storeLocationLine } from './data-dir-check.js';
+import { isValidTimezone } from '../../config/load-config.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { newKeyText } from './firewall-setup.js';
-import { type CliIo, write, writeJson } from './io.js';
 import { foreignRegistryWarning } from './registry-location.js';
 
 interface AddOptions extends CommonOptions {

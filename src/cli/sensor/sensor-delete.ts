@@ -1,10 +1,10 @@
 // `threatcol sensor delete NAME --yes`: removes a sensor from the registry; its stored records stay.
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { existingDataDir, storeLocationLine } from './data-dir-check.js';
-import { type CliIo, write, writeJson } from './io.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
 
 interface DeleteOptions extends CommonOptions {
   yes?: boolean;
