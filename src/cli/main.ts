@@ -14,8 +14,8 @@ import { registerSensorShow } from './sensor/sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerStoreMigrate } from './store-migrate.js';
 import { registerSystemdUnit } from './systemd-unit.js';
-import { registerThreatsStats } from './threats-stats.js';
-import { registerThreatsTail } from './threats-tail.js';
+import { registerThreatsStats } from './threats/threats-stats.js';
+import { registerThreatsTail } from './threats/threats-tail.js';
 
 export const VERSION = '0.1.0';
 

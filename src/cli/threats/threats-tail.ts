@@ -1,13 +1,13 @@
 // `threatcol threats tail`: the last N stored records, then new ones as they arrive; filters; NDJSON with --json.
 import { type Command, Option } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import type { RecordFilter, RecordLine, RecordReader } from '../store/store.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
-import { parseDuration } from './duration.js';
-import { formatRecordLine, safeJsonLine, useColour } from './format-record.js';
-import type { CliIo } from './io.js';
+import { ThreatcolError } from '../../errors.js';
+import type { RecordFilter, RecordLine, RecordReader } from '../../store/store.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
+import { existingDataDir } from '../data-dir-check.js';
+import { parseDuration } from '../duration.js';
+import { formatRecordLine, safeJsonLine, useColour } from '../format-record.js';
+import type { CliIo } from '../io.js';
 
 interface TailOptions extends CommonOptions {
   lines: string;

@@ -1,15 +1,15 @@
 // `threatcol threats stats`: counts of stored records over a window, grouped by sensor, criticality,
 // endpoint, threat or source address; a table, or JSON for scripts. Reads through the store's scan.
 import { type Command, Option } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { SEVERITY_LABELS } from '../records/criticality.js';
-import type { StoredRecord } from '../records/stored-record.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from './common-options.js';
-import { existingDataDir } from './data-dir-check.js';
-import { clean } from './format-record.js';
-import { type CliIo, write, writeJson } from './io.js';
-import { formatTable } from './table.js';
+import { ThreatcolError } from '../../errors.js';
+import { SEVERITY_LABELS } from '../../records/criticality.js';
+import type { StoredRecord } from '../../records/stored-record.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
+import { existingDataDir } from '../data-dir-check.js';
+import { clean } from '../format-record.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
 import { parseSince } from './threats-tail.js';
 
 export const GROUPINGS = ['sensor', 'criticality', 'endpoint', 'threat', 'src_ip'] as const;
