@@ -2,10 +2,10 @@
 // recognises retries of deliveries stored just before it. Reads only the segments that can hold records
 // of the window, and takes id, received_at and dedupe_key from each line without parsing the whole record.
 import { open } from 'node:fs/promises';
+import { parseLine } from '../parse-line.js';
+import { ORDER_SLACK_MS } from '../read-records.js';
+import { listSegments, type SegmentName, seriesOf } from '../segments.js';
 import type { DedupeWindow } from './dedupe-window.js';
-import { parseLine } from './parse-line.js';
-import { ORDER_SLACK_MS } from './read-records.js';
-import { listSegments, type SegmentName, seriesOf } from './segments.js';
 
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;

@@ -1,7 +1,7 @@
 // The files backend's DedupeIndex (DESIGN 10) over this process's own window: a single process's, or the
 // primary's one window on behalf of every worker (src/cluster/ipc-dedupe.ts).
 import type { Logger } from 'pino';
-import type { DedupeClaim, DedupeIndex } from '../store.js';
+import type { DedupeClaim, DedupeIndex } from '../../store.js';
 import type { DedupeWindow } from './dedupe-window.js';
 
 /** The window of this process (a single process, or the primary on behalf of its workers). */

@@ -1,8 +1,8 @@
 // Deduplication of retried deliveries for the files backend (DESIGN 10): a record whose dedupe key was
 // stored within the window is answered with the first id and not written again. The key goes into the
 // stored line (`dedupe_key`, last field) so that a restart, even after kill -9, rebuilds the window.
-import type { StoredRecord } from '../../records/stored-record.js';
-import type { AppendOptions, AppendResult, DedupeClaim, DedupeIndex, RecordLog } from '../store.js';
+import type { StoredRecord } from '../../../records/stored-record.js';
+import type { AppendOptions, AppendResult, DedupeClaim, DedupeIndex, RecordLog } from '../../store.js';
 
 export function withDedupe(inner: RecordLog, index: DedupeIndex): RecordLog {
   return {
