@@ -17,6 +17,7 @@ import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
 import { watchTlsFiles } from '../tls/tls-watch.js';
+import { listenError } from './listen-error.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 
 export interface DaemonOptions {
@@ -315,24 +316,4 @@ function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
     timer = setTimeout(resolve, ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): ThreatcolError {
-  if (error.code === 'EACCES' && port < 1024) {
-    return new ThreatcolError(
-      'LISTEN_FAILED',
-      `cannot listen on port ${port}: permission denied. Ports below 1024 need privilege: use --port 8443 ` +
-        '(or another port above 1023), grant CAP_NET_BIND_SERVICE (setcap or the systemd unit shipped in systemd/), ' +
-        'or run through systemd socket activation',
-      { cause: error },
-    );
-  }
-  if (error.code === 'EADDRINUSE') {
-    return new ThreatcolError('LISTEN_FAILED', `cannot listen on ${host} port ${port}: already in use`, {
-      cause: error,
-    });
-  }
-  return new ThreatcolError('LISTEN_FAILED', `cannot listen on ${host} port ${port}: ${error.message}`, {
-    cause: error,
-  });
 }
