@@ -1,4 +1,4 @@
-// The layering of src/ (ARCHITECTURE.md, "Layers"), checked by `npm run lint:deps` and by
+// The layering of src/ (ARCHITECTURE.md, "Map"), checked by `npm run lint:deps` and by
 // test/unit/architecture.test.ts. A module may import from its own folder and from any layer below its own,
 // never from a layer above, and never from another folder of its own layer.
 
@@ -25,7 +25,7 @@ const upward = layers.slice(1).map((layer, i) => ({
   comment: `${layer.join(', ')} may not import from a layer above it (${layers
     .slice(0, i + 1)
     .flat()
-    .join(', ')}): see ARCHITECTURE.md, "Layers"`,
+    .join(', ')}): see ARCHITECTURE.md, "Map"`,
   severity: 'error',
   from: { path: anyOf(layer) },
   to: { path: anyOf(layers.slice(0, i + 1).flat()) },
@@ -38,7 +38,7 @@ const sideways = layers.flatMap((layer) =>
         name: `no-sideways-import-from-${name.replace(/\.ts$/, '')}`,
         comment: `${name} may not import from the other folders of its layer (${layer
           .filter((other) => other !== name)
-          .join(', ')}): see ARCHITECTURE.md, "Layers"`,
+          .join(', ')}): see ARCHITECTURE.md, "Map"`,
         severity: 'error',
         from: { path: pattern(name) },
         to: { path: anyOf(layer.filter((other) => other !== name)) },
