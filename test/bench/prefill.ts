@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config.js';
 import { firewallRoute } from '../../src/server/firewall-route.js';
-import { segmentFileName, threatsDir, utcDay } from '../../src/store/segments.js';
+import { segmentFileName, threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { firewallBody } from './payloads.js';
 
 const ID_MARK = '00000000-0000-7000-8000-000000000000';
