@@ -55,7 +55,7 @@ class Batch implements AckTarget {
   constructor(
     private readonly ctx: BatchContext,
     private readonly records: StoredRecord[],
-    private readonly lines: string[],
+    private readonly lines: Buffer[],
     /** Per record: the dedupe key (also its message id), or null to use the record id. */
     private readonly keys: readonly (string | null)[] | null,
     private readonly deadline: number,
@@ -105,7 +105,7 @@ class Batch implements AckTarget {
     const record = this.records[index] as StoredRecord;
     pipeline.publish(
       recordSubject(record.endpoint, record.sensor),
-      this.lines[index] as string,
+      this.lines[index] as Buffer,
       this.keys?.[index] ?? record.id,
       Math.min(left, this.ctx.attemptMs),
       this,
@@ -173,8 +173,9 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
         logFailure(options.link.reason());
         throw options.link.unavailable();
       }
-      const lines: string[] = new Array(records.length);
-      for (let i = 0; i < records.length; i++) lines[i] = JSON.stringify(records[i]);
+      // Buffers from Node's pool: the client would otherwise encode each line into an allocation of its own.
+      const lines: Buffer[] = new Array(records.length);
+      for (let i = 0; i < records.length; i++) lines[i] = Buffer.from(JSON.stringify(records[i]));
       const keys = options.dedupe ? (appendOptions?.dedupeKeys ?? null) : null;
       queued += records.length;
       const started = performance.now();

@@ -3,8 +3,8 @@
 // timer or Error per record: the client's request() made all four, a third of the collector's CPU per record.
 import {
   createInbox,
-  headers,
   type Msg,
+  MsgHdrsImpl,
   type NatsConnection,
   type Subscription,
 } from '@nats-io/transport-node';
@@ -14,6 +14,22 @@ export interface AckTarget {
   acked(index: number, seq: number, duplicate: boolean): void;
   /** `transient`: worth publishing again (timeout, no responders, lost connection, no quorum). */
   failed(index: number, reason: string, transient: boolean): void;
+}
+
+/**
+ * The one header a record carries, encoded straight from its text into Node's pooled buffers: the generic
+ * headers' set() and encode() validate, build and copy through a TextEncoder allocation per record. The ids
+ * are ours (UUIDs, base64url keys): no CR or LF to check for.
+ */
+class MsgIdHeader extends MsgHdrsImpl {
+  constructor(private readonly msgID: string) {
+    super();
+    this.headers.set('Nats-Msg-Id', [msgID]);
+  }
+
+  override encode(): Uint8Array {
+    return Buffer.from(`NATS/1.0\r\nNats-Msg-Id: ${this.msgID}\r\n\r\n`);
+  }
 }
 
 interface Pending {
@@ -31,7 +47,7 @@ const TRANSIENT =
 export class PublishPipeline {
   private readonly inbox: string;
   private readonly sub: Subscription;
-  private readonly pending = new Map<string, Pending>();
+  private readonly pending = new Map<number, Pending>();
   private next = 0;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
@@ -50,7 +66,7 @@ export class PublishPipeline {
    */
   publish(
     subject: string,
-    payload: string,
+    payload: Uint8Array,
     msgID: string,
     timeoutMs: number,
     target: AckTarget,
@@ -60,11 +76,12 @@ export class PublishPipeline {
       target.failed(index, 'the NATS connection closed', true);
       return;
     }
-    const token = (this.next++).toString(36);
-    const h = headers();
-    h.set('Nats-Msg-Id', msgID);
+    const token = this.next++;
     try {
-      this.connection.publish(subject, payload, { reply: this.inbox + token, headers: h });
+      this.connection.publish(subject, payload, {
+        reply: this.inbox + token,
+        headers: new MsgIdHeader(msgID),
+      });
     } catch (error) {
       const reason = (error as Error).message;
       target.failed(index, reason, TRANSIENT.test(reason));
@@ -91,7 +108,7 @@ export class PublishPipeline {
 
   private answer(error: Error | null, msg: Msg): void {
     if (error) return; // only a permission error would land here; the publishes time out and say so
-    const p = this.take(msg.subject.slice(this.inbox.length));
+    const p = this.take(Number(msg.subject.slice(this.inbox.length)));
     if (!p) return; // timed out already, or failed at a disconnect: the record was published again
     if (msg.data.length === 0) {
       // A status without body: 503 is "no responders" (no stream listens on the subject yet, or no leader).
@@ -113,7 +130,7 @@ export class PublishPipeline {
     else p.target.acked(p.index, ack.seq, ack.duplicate === true);
   }
 
-  private take(token: string): Pending | undefined {
+  private take(token: number): Pending | undefined {
     const p = this.pending.get(token);
     if (p) this.pending.delete(token);
     return p;
