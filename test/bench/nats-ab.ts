@@ -1,6 +1,6 @@
-// `node --import tsx test/bench/nats-ab.ts --base BIN [--batched] [--r3] [--seconds S] [--pairs N]`: figure 8's
-// NATS rows only, with a second build (`--base`: another checkout's bin/threatcol) beside this one, rotated
-// reference, files, before, after in one run, so a change to the NATS backend is measured A B A B on a busy box.
+// `node --import tsx test/bench/nats-ab.ts --base [LABEL=]BIN... [--batched] [--r3] [--seconds S] [--pairs N]`:
+// figure 8's NATS rows only, with other builds (`--base`, repeatable: another checkout's bin/threatcol) beside
+// this one, rotated reference, files, before, after in one run: a NATS change measured A B A B on a busy box.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i === -1 ? undefined : process.argv[i + 1];
 };
-const base = arg('--base');
+const bases = process.argv.flatMap((a, i) => (a === '--base' ? [process.argv[i + 1] as string] : []));
 const batched = process.argv.includes('--batched');
 const nodes: 1 | 3 = process.argv.includes('--r3') ? 3 : 1;
 const started = performance.now();
@@ -60,13 +60,16 @@ try {
   const start = async (label: string, bin?: string) => {
     backends.push(await startNatsBackend(label, nodes, natsDataDir(root, label), pin, cleanups, [], bin));
   };
-  if (base) await start(`R${nodes} before`, base);
+  for (const b of bases) {
+    const eq = b.indexOf('=');
+    await start(`R${nodes} ${eq === -1 ? 'before' : b.slice(0, eq)}`, b.slice(eq + 1));
+  }
   await start(`R${nodes} after`);
   await ctx.worker.measure('autocannon', ref, files, { ...w, seconds: ctx.warmupSeconds });
   for (const s of [files, ...backends.map((b) => b.server)])
     await ctx.worker.measure('autocannon', s, s, { ...w, seconds: ctx.warmupSeconds });
   const rows = await natsRows(ctx, what, ref, files, backends, w);
-  process.stdout.write(textTable(rows));
+  process.stdout.write(`${textTable(rows)}\n`);
   // Per record: the collector's CPU (from /proc, its process tree) and records per collector CPU-second.
   const runs = Object.values(ctx.runs)[0]?.threatcol ?? [];
   const by = (server: string) => runs.filter((m) => m.server === server);
@@ -81,12 +84,13 @@ try {
         )} us/record (median ${perRecordUs(ms).toFixed(1)}, ${fmt.n(1e6 / perRecordUs(ms))} records per collector CPU-second)`,
     );
   }
-  if (base) {
-    const [a, b] = backends.map((x) => by(x.label));
+  const after = by(backends.at(-1)?.label ?? '');
+  for (const b of backends.slice(0, -1)) {
+    const before = by(b.label);
     const pairRatio = (f: (m: Measured) => number) =>
-      median((b as Measured[]).map((m, i) => f(m) / f((a as Measured[])[i] as Measured)));
+      median(after.map((m, i) => f(m) / f(before[i] as Measured)));
     log(
-      `  after/before: records/s ${fmt.x(pairRatio((m) => m.recordsPerSecond))}, collector CPU per record ${fmt.x(
+      `  after/${b.label}: records/s ${fmt.x(pairRatio((m) => m.recordsPerSecond))}, collector CPU per record ${fmt.x(
         pairRatio((m) => m.serverCpuSeconds / m.records),
       )} (medians of the per-rotation ratios)`,
     );

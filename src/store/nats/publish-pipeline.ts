@@ -33,6 +33,9 @@ class MsgIdHeader extends MsgHdrsImpl {
 }
 
 interface Pending {
+  subject: string;
+  payload: Uint8Array;
+  msgID: string;
   target: AckTarget;
   index: number;
   expires: number;
@@ -51,6 +54,9 @@ export class PublishPipeline {
   private next = 0;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Publishes of this turn of the event loop, sent together (see publish). */
+  private queue: Pending[] = [];
+  private flushing: NodeJS.Immediate | null = null;
 
   constructor(readonly connection: NatsConnection) {
     this.inbox = `${createInbox()}.`;
@@ -76,19 +82,33 @@ export class PublishPipeline {
       target.failed(index, 'the NATS connection closed', true);
       return;
     }
-    const token = this.next++;
-    try {
-      this.connection.publish(subject, payload, {
-        reply: this.inbox + token,
-        headers: new MsgIdHeader(msgID),
-      });
-    } catch (error) {
-      const reason = (error as Error).message;
-      target.failed(index, reason, TRANSIENT.test(reason));
-      return;
+    this.queue.push({ subject, payload, msgID, target, index, expires: Date.now() + timeoutMs });
+    // Sent once the turn's I/O callbacks have run: the client writes to the socket after each callback's
+    // microtasks, so concurrent single-record requests would each cost a write here and a wake-up of the
+    // server; together they are one write, and their acks come back in few reads.
+    this.flushing ??= setImmediate(() => this.send());
+  }
+
+  private send(): void {
+    this.flushing = null;
+    const queue = this.queue;
+    this.queue = [];
+    for (const p of queue) {
+      const token = this.next++;
+      try {
+        this.connection.publish(p.subject, p.payload, {
+          reply: this.inbox + token,
+          headers: new MsgIdHeader(p.msgID),
+        });
+      } catch (error) {
+        const reason = (error as Error).message;
+        p.target.failed(p.index, reason, TRANSIENT.test(reason));
+        continue;
+      }
+      this.pending.set(token, p);
     }
-    this.pending.set(token, { target, index, expires: Date.now() + timeoutMs });
-    if (this.sweeper === null) this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
+    if (this.sweeper === null && this.pending.size > 0)
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
   }
 
   /** Publishes still waiting for their ack. */
@@ -150,7 +170,10 @@ export class PublishPipeline {
   }
 
   private failAll(reason: string): void {
-    const all = [...this.pending.values()];
+    const all = [...this.queue, ...this.pending.values()];
+    this.queue = [];
+    if (this.flushing !== null) clearImmediate(this.flushing);
+    this.flushing = null;
     this.pending.clear();
     for (const p of all) p.target.failed(p.index, reason, true);
   }
