@@ -19,7 +19,7 @@ export interface AckTarget {
 /**
  * The one header a record carries, encoded straight from its text into Node's pooled buffers: the generic
  * headers' set() and encode() validate, build and copy through a TextEncoder allocation per record. The ids
- * are ours (UUIDs, base64url keys): no CR or LF to check for.
+ * are ours (UUIDs, base64url keys); publish() refuses one with a line break.
  */
 class MsgIdHeader extends MsgHdrsImpl {
   constructor(private readonly msgID: string) {
@@ -80,6 +80,11 @@ export class PublishPipeline {
   ): void {
     if (this.closed) {
       target.failed(index, 'the NATS connection closed', true);
+      return;
+    }
+    // MsgIdHeader writes the id as given: a line break would end the header early.
+    if (msgID.includes('\n') || msgID.includes('\r')) {
+      target.failed(index, 'a message id cannot contain a line break', false);
       return;
     }
     this.queue.push({ subject, payload, msgID, target, index, expires: Date.now() + timeoutMs });
