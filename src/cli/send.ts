@@ -51,12 +51,12 @@ export function registerSend(
     .option('--insecure', 'do not verify the certificate at all (prints a warning)')
     .option(
       '--count <n>',
-      'load mode: send n requests, every record a distinct one (with --sample), and print what was stored',
+      'load mode: send n requests, every --sample record a new one, and print what the collector stored',
     )
     .option(
       '--repeat',
-      'load mode: send the same bodies again and again (64 samples, or --data) to measure how retried ' +
-        'deliveries are answered (as duplicates; /generic requests carry an Idempotency-Key per body)',
+      'load mode: send the same bodies again and again (up to 64 samples, or the --data body) to see ' +
+        'retried deliveries answered as duplicates; /generic requests carry an Idempotency-Key per body',
     )
     .option('--concurrency <n>', 'load mode: keep-alive connections to use (default 1)')
     .option('--rate <r>', 'load mode: at most r requests per second in all')
@@ -102,8 +102,9 @@ export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo):
     headers: requestHeaders(target.sensor, target.key),
   };
   try {
-    if (!loadMode)
+    if (!loadMode) {
       return await sendOnce(sendTarget, given ?? sampleBody(endpoint, batch), target, options, io);
+    }
     const bodies = options.repeat
       ? repeatedBodies(endpoint, { given, batch, count })
       : distinctBodies(endpoint, batch);
