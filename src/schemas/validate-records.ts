@@ -140,7 +140,7 @@ function describe(error: ErrorObject, prefix: string): ErrorDetail {
         return { path, message: `has a field name longer than ${MAX_FIELD_NAME} characters` };
       return { path, message: `must be at most ${String(params.limit)} characters` };
     case 'maxProperties':
-      // The README's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.
+      // The documentation's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.
       return {
         path,
         message: `has more than ${String(params.limit)} fields: at most ${MAX_EXTRA_FIELDS} extra fields beside the record's own ${Number(params.limit) - MAX_EXTRA_FIELDS}`,

@@ -12,7 +12,7 @@ export type TlsFailureReason =
   | 'client_disconnected'
   | 'other';
 
-/** What each reason means for the operator, as the log line says it (the README maps each to the fix). */
+/** What each reason means for the operator, as the log line says it (docs/operations.md maps each to a fix). */
 export const TLS_FAILURE_MESSAGES: Record<TlsFailureReason, string> = {
   unknown_ca: 'the client refused our certificate: unknown CA (TLS alert unknown_ca)',
   bad_certificate: 'the client refused our certificate (TLS alert bad_certificate or similar)',
