@@ -1,7 +1,9 @@
-// Regenerates the documents derived from code: config/threatcol.example.json and the configuration table in
-// docs/configuration.md.
+// Regenerates the documents derived from code: config/threatcol.example.json, the configuration table in
+// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildProgram } from '../../src/cli/main.js';
+import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,4 +21,5 @@ writeFileSync(
   `${root}${CONFIG_DOC}`,
   `${doc.slice(0, a + start.length)}\n${renderConfigTable()}\n${doc.slice(b)}`,
 );
-console.log(`wrote config/threatcol.example.json and the configuration table in ${CONFIG_DOC}`);
+writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
+console.log(`wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC} and docs/cli.md`);
