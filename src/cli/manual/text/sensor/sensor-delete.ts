@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor delete NAME --yes`.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorDeleteManual: CommandManual = {
   description: `

@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor set NAME`.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorSetManual: CommandManual = {
   description: `

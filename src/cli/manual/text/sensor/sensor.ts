@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor`: the sensor registry's commands that issue, change and end keys.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorManual: CommandManual = {
   description: `

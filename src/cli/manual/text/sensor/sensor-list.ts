@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor list`.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorListManual: CommandManual = {
   description: `

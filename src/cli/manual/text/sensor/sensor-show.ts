@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor show NAME`.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorShowManual: CommandManual = {
   description: `

@@ -1,5 +1,5 @@
 // Reference prose of `threatcol sensor rotate NAME`.
-import type { CommandManual } from '../command-manual.js';
+import type { CommandManual } from '../../command-manual.js';
 
 export const sensorRotateManual: CommandManual = {
   description: `
