@@ -5,7 +5,7 @@ import { ThreatcolError } from '../errors.js';
 import type { CommonOptions } from './common-options.js';
 import type { CliIo } from './io.js';
 
-/** Where the data directory came from, in the words of the precedence the README documents. */
+/** Where the data directory came from, in the words of the precedence docs/records.md documents. */
 export function dataDirSource(options: CommonOptions, io: CliIo, configPath: string | null): string {
   if (options.dataDir !== undefined) return '--data-dir';
   if (io.env.THREATCOL_DATA_DIR) return 'THREATCOL_DATA_DIR';

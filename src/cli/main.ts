@@ -1,35 +1,43 @@
-// The command line: parses argv with commander, runs one command, and returns its exit code.
+// The command line: builds the commander tree (buildProgram), parses argv, runs one command and returns its
+// exit code.
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { registerCheck } from './check.js';
-import { type CliIo, processIo, write } from './io.js';
+import { registerCompletion } from './completion.js';
+import { type CliIo, processIo, write, writeJson } from './io.js';
 import { registerSend } from './send.js';
-import { registerSensorAdd } from './sensor-add.js';
-import { registerSensorDelete } from './sensor-delete.js';
-import { registerSensorList } from './sensor-list.js';
-import { registerSensorRevoke } from './sensor-revoke.js';
-import { registerSensorRotate } from './sensor-rotate.js';
-import { registerSensorSet } from './sensor-set.js';
-import { registerSensorShow } from './sensor-show.js';
+import { registerSensorAdd } from './sensor/sensor-add.js';
+import { registerSensorDelete } from './sensor/sensor-delete.js';
+import { registerSensorList } from './sensor/sensor-list.js';
+import { registerSensorRevoke } from './sensor/sensor-revoke.js';
+import { registerSensorRotate } from './sensor/sensor-rotate.js';
+import { registerSensorSet } from './sensor/sensor-set.js';
+import { registerSensorShow } from './sensor/sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerStoreMigrate } from './store-migrate.js';
 import { registerSystemdUnit } from './systemd-unit.js';
-import { registerThreatsStats } from './threats-stats.js';
-import { registerThreatsTail } from './threats-tail.js';
+import { registerThreatsStats } from './threats/threats-stats.js';
+import { registerThreatsTail } from './threats/threats-tail.js';
+import { isVersionRequest, readVersions, versionText } from './version.js';
 
-export const VERSION = '0.1.0';
+type Runner = (action: () => Promise<number>) => void;
 
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
-  let pending: Promise<number> | null = null;
-  const run = (action: () => Promise<number>) => {
-    pending = action();
-  };
+/**
+ * The whole command tree, as `main` parses it, without parsing or running anything: for the man pages,
+ * docs/cli.md and the shell completion, which are generated from it.
+ */
+export function buildProgram(io: CliIo = processIo()): Command {
+  return assembleProgram(io, () => {}).program;
+}
+
+/** The tree, with `run` receiving the chosen command's action and `hint` naming that command's help. */
+function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () => string } {
   /** The command being parsed, for the hint line of a usage error. */
   let current: Command | null = null;
   const hint = () => `see ${commandPath(current ?? program)} --help`;
   const program = new Command('threatcol')
     .description('Threat-report collector: firewalls and sensors POST detections over HTTPS.')
-    .version(VERSION)
+    .version(versionText(readVersions()), '-V, --version', 'print the versions (with --json: as JSON)')
     .exitOverride()
     // Subcommands created below inherit this output (and exitOverride): one place for every command.
     .configureOutput({
@@ -62,12 +70,27 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   registerThreatsStats(program, io, run);
   registerSend(program, io, run);
   registerStoreMigrate(program, io, run);
+  registerCompletion(program, io, run);
   for (const cmd of program.commands) {
     cmd.hook('preSubcommand', (_parent, sub) => {
       current = sub;
     });
   }
+  return { program, hint };
+}
 
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const version = isVersionRequest(argv);
+  if (version) {
+    const versions = readVersions();
+    if (version.json) writeJson(io.stdout, versions);
+    else write(io.stdout, versionText(versions));
+    return EXIT.OK;
+  }
+  let pending: Promise<number> | null = null;
+  const { program, hint } = assembleProgram(io, (action) => {
+    pending = action();
+  });
   // A bare `threatcol` is a usage error: the command list on stderr, exit 64.
   if (argv.length === 0) {
     io.stderr.write(program.helpInformation());

@@ -1,4 +1,4 @@
-// Renders the configuration schema as the commented example file and the README's configuration table.
+// Renders the configuration schema as the commented example file and the configuration table of docs/configuration.md.
 import { envNameFor, listConfigKeys } from './load-config.js';
 import { configSchema } from './schema.js';
 
@@ -10,6 +10,27 @@ export function renderExampleConfig(): string {
     '// Precedence: command-line flags > THREATCOL_* environment variables > this file > defaults.',
   ];
   return `${[...header, ...renderObject(configSchema.properties, [], '')].join('\n')}\n`;
+}
+
+/**
+ * The Debian package's conffile, `/etc/threatcol/config.json`: the same keys, defaults and comments as the example,
+ * every line commented out, so the defaults stay in force (and can change with an upgrade) until the admin sets a
+ * key. Uncommenting a key and the lines of the objects around it gives valid JSON: trailing commas are allowed.
+ */
+export function renderConffile(): string {
+  const header = [
+    '// threatcol configuration: the Debian package installs this file and keeps your changes on upgrades.',
+    '// Every key is listed with its default, commented out (//"key"). To set one, remove the // before it and',
+    '// before the lines of the objects around it (//"server": { ... //}). Comments and trailing commas are allowed; unknown keys',
+    '// are errors (`threatcol check` says which). Precedence: command-line flags > THREATCOL_* environment',
+    '// variables > this file > defaults. After a change: systemctl restart threatcol (TLS and sensors: reload).',
+  ];
+  const body = renderObject(configSchema.properties, [], '').join('\n').split('\n');
+  // A setting is `//"key": value` (no space, like sshd_config's `#Port 22`), a description `// text`.
+  const inner = body
+    .slice(1, -1)
+    .map((line) => (line.trimStart().startsWith('//') ? line : line.replace(/^( *)/, '$1//')));
+  return `${[...header, '{', ...inner, '}'].join('\n')}\n`;
 }
 
 interface SchemaNode {
@@ -44,7 +65,7 @@ function renderObject(properties: Record<string, unknown>, path: string[], inden
   return lines;
 }
 
-/** The README's configuration table: key, default, environment variable, meaning. */
+/** The configuration table of docs/configuration.md: key, default, environment variable, meaning. */
 export function renderConfigTable(): string {
   const rows = listConfigKeys().map((leaf) => {
     const def = leaf.schema.default;

@@ -1,8 +1,10 @@
-// Strips // and /* */ comments from JSON text (outside strings), so config files can explain themselves.
+// Strips // and /* */ comments and trailing commas from JSON text (outside strings), so config files can explain
+// themselves and the package's conffile, every key commented out, can be uncommented line by line.
 
 /**
- * Returns `text` with comments replaced by spaces; positions and line numbers stay as they were. An unterminated
- * block comment throws (a SyntaxError naming its line): silently dropping the rest of a file would hide keys.
+ * Returns `text` with comments, and commas that only a `}` or `]` follows, replaced by spaces; positions and line
+ * numbers stay as they were. An unterminated block comment throws (a SyntaxError naming its line): silently
+ * dropping the rest of a file would hide keys.
  */
 export function stripJsonComments(text: string): string {
   let out = '';
@@ -35,6 +37,28 @@ export function stripJsonComments(text: string): string {
       }
     }
     i++;
+  }
+  return dropTrailingCommas(out + text.slice(start));
+}
+
+/** `{"a": 1,}` -> `{"a": 1 }`: the comma an uncommented last line leaves behind (comments are spaces by now). */
+function dropTrailingCommas(text: string): string {
+  let out = '';
+  let start = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < n && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      continue;
+    }
+    if (c !== 0x2c /* , */) continue;
+    let j = i + 1;
+    while (j < n && /\s/.test(text[j] as string)) j++;
+    if (text[j] === '}' || text[j] === ']') {
+      out += `${text.slice(start, i)} `;
+      start = i + 1;
+    }
   }
   return out + text.slice(start);
 }

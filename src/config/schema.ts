@@ -92,7 +92,7 @@ const section = (properties: Record<string, unknown>, description: string) => ({
   properties,
 });
 
-/** JSON schema of the configuration file. `description` feeds the README's configuration table. */
+/** JSON schema of the configuration file. `description` feeds the configuration table (docs/configuration.md). */
 export const configSchema = {
   type: 'object',
   additionalProperties: false,

@@ -2,9 +2,9 @@
 import { isIP } from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
-import { isFirewallTime } from '../records/firewall-time.js';
 import { MAX_EXTRA_FIELDS, MAX_FIELD_NAME } from './common.js';
 import { firewallRecordSchema } from './firewall-record.js';
+import { isFirewallTime } from './firewall-time-format.js';
 import { genericRecordSchema } from './generic-record.js';
 
 export const MAX_DETAILS = 20;
@@ -140,7 +140,7 @@ function describe(error: ErrorObject, prefix: string): ErrorDetail {
         return { path, message: `has a field name longer than ${MAX_FIELD_NAME} characters` };
       return { path, message: `must be at most ${String(params.limit)} characters` };
     case 'maxProperties':
-      // The README's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.
+      // The documentation's words: the record's own fields plus at most MAX_EXTRA_FIELDS extra ones.
       return {
         path,
         message: `has more than ${String(params.limit)} fields: at most ${MAX_EXTRA_FIELDS} extra fields beside the record's own ${Number(params.limit) - MAX_EXTRA_FIELDS}`,

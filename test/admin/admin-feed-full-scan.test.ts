@@ -2,7 +2,7 @@
 // records matching its filter (dashboard-routes.ts serveFeed -> reader.readRecent({limit: 200, filter})).
 // A filter that matches little (a quiet sensor, "critical only") reads the whole retained store, per tab,
 // per filter change and per EventSource reconnect, with no cap on how many run at once, and the records
-// that arrive meanwhile are buffered without bound (`pending`). README: "All tabs together cost one reader
+// that arrive meanwhile are buffered without bound (`pending`). docs/operations.md: "All tabs together cost one reader
 // of the store". This test measures one such open on ~100 MB of stored records against an unfiltered one,
 // and asserts the filtered open is not much slower (it fails on today's code).
 import { strict as assert } from 'node:assert';
@@ -10,7 +10,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { threatsDir, utcDay } from '../../src/store/segments.js';
+import { threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

@@ -43,6 +43,8 @@ export async function startNatsBackend(
   pin: Pinning,
   cleanups: Cleanups,
   nodeArgs: string[] = [],
+  /** Another build's bin/threatcol (test/bench/nats-ab.ts: before and after in one run). */
+  bin?: string,
 ): Promise<NatsBackend> {
   const t = { after: (fn: () => void | Promise<void>) => void cleanups.push(fn) };
   const natsNodes: NatsNode[] =
@@ -55,7 +57,7 @@ export async function startNatsBackend(
     THREATCOL_NATS_SERVERS: natsNodes.map((n) => n.url).join(','),
     THREATCOL_NATS_REPLICAS: String(nodes),
   };
-  const server = await startThreatcol(label, dataDir, pin, { env, nodeArgs });
+  const server = await startThreatcol(label, dataDir, pin, { env, nodeArgs, ...(bin ? { bin } : {}) });
   await untilStored(server);
   return { label, server, natsPids };
 }

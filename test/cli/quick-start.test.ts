@@ -35,7 +35,7 @@ function npm(args: string[], options: { uid?: number; home: string }) {
 test('npx threatcol runs the CLI of a checkout (threatcol itself is not on PATH after npm ci)', async (t) => {
   const r = await npm(['exec', '--no-install', '--', 'threatcol', '--version'], { home: makeTempDir(t) });
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout.trim(), '0.1.0');
+  assert.match(r.stdout, /^threatcol \d+\.\d+\.\d+\n/);
 });
 
 test('LISTEN_FAILED says npm start -- --port 8443 under npm start, --port 8443 otherwise', {

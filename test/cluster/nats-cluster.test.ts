@@ -12,7 +12,7 @@ import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
-// What the README recommends for a cluster: longer than a stream leader's failover (4.8-8.2 s measured here:
+// What docs/operations.md recommends for a cluster: longer than a stream leader's failover (4.8-8.2 s measured here:
 // raft's election timeout, twice when a first round of votes splits), so a node's death is absorbed instead
 // of answered 503.
 const PUBLISH_TIMEOUT_MS = 15_000;

@@ -31,6 +31,8 @@ export interface CliOptions {
   prefix?: string[];
   /** Another copy of bin/threatcol (an installation elsewhere). */
   bin?: string;
+  /** Another Node runtime (the one a package bundles). */
+  node?: string;
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
@@ -42,7 +44,7 @@ export function startCli(
   args: string[],
   options: CliOptions = {},
 ): { child: ChildProcess; result: Promise<CliResult> } {
-  const argv = [...(options.prefix ?? []), process.execPath, options.bin ?? BIN, ...args];
+  const argv = [...(options.prefix ?? []), options.node ?? process.execPath, options.bin ?? BIN, ...args];
   const child = spawn(argv[0] as string, argv.slice(1), {
     env: cleanEnv(options.env),
     stdio: 'pipe',
@@ -113,10 +115,22 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
 export function spawnServe(
   dataDir: string,
   extraArgs: string[] = [],
-  options: { env?: Record<string, string>; timeoutMs?: number; prefix?: string[] } = {},
+  options: {
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    prefix?: string[];
+    node?: string;
+    bin?: string;
+  } = {},
 ): Promise<ServeProcess> {
-  // `prefix`: a wrapper command in front of node, e.g. strace to inject faults.
-  const argv = [...(options.prefix ?? []), process.execPath, BIN, ...serveArgs(dataDir, extraArgs)];
+  // `prefix`: a wrapper command in front of node, e.g. strace to inject faults. `node`, `bin`: another
+  // installation (an extracted package).
+  const argv = [
+    ...(options.prefix ?? []),
+    options.node ?? process.execPath,
+    options.bin ?? BIN,
+    ...serveArgs(dataDir, extraArgs),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: cleanEnv(options.env),

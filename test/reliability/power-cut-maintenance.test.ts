@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, runCli, spawnServe, startCli } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { findLazyfs, mountLazyfs } from '../helpers/lazyfs.js';

@@ -2,9 +2,9 @@
 // every line of every segment, the torn tails, and what the store's own readers make of it.
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
-import { createFileRegistry } from '../../src/store/file-registry.js';
-import { createFileRecordReader } from '../../src/store/read-records.js';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { createFileRegistry } from '../../src/store/files/file-registry.js';
+import { createFileRecordReader } from '../../src/store/files/read-records.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
 /** A line of a segment that is not a record: a last line a cut tore, or a hole (NUL bytes) it left mid-write. */

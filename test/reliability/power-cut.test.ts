@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Agent } from 'undici';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, type ServeProcess, spawnServe, startCli } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { findLazyfs, type LazyfsMount, mountLazyfs } from '../helpers/lazyfs.js';

@@ -1,6 +1,7 @@
-// A throw-away systemd machine for the boot test: this host's own root, read-only under a tmpfs overlay, booted
-// by systemd-nspawn with a private network and this checkout bound at /usr/lib/node_modules/threatcol (the path
-// the shipped units name). Everything (container, overlay, tmpfs) is removed by close().
+// A throw-away systemd machine for the boot tests: a root file system (this host's own, or a debootstrapped
+// Debian for the package test) read-only under a tmpfs overlay, booted by systemd-nspawn with a private network,
+// with directories of the host bound in (this checkout at /usr/lib/node_modules/threatcol, the path the
+// from-source units name). Everything (container, overlay, tmpfs) is removed by close().
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,7 +35,21 @@ export async function bootUnavailable(): Promise<string | null> {
   return null;
 }
 
-export async function bootContainer(checkout: string): Promise<BootContainer> {
+export interface BootOptions {
+  /** The root file system to boot, read-only under the overlay (default: this host's `/`). */
+  lower?: string;
+  /** Host directories to bind read-only: host path -> path in the container. */
+  binds?: Record<string, string>;
+}
+
+/** This host's root with the checkout at /usr/lib/node_modules/threatcol, as the systemd-boot test uses it. */
+export function bootContainer(checkout: string): Promise<BootContainer>;
+export function bootContainer(options: BootOptions): Promise<BootContainer>;
+export async function bootContainer(arg: string | BootOptions): Promise<BootContainer> {
+  const options: BootOptions =
+    typeof arg === 'string' ? { lower: '/', binds: { [arg]: '/usr/lib/node_modules/threatcol' } } : arg;
+  const lower = options.lower ?? '/';
+  const binds = options.binds ?? {};
   const base = mkdtempSync('/tmp/threatcol-boot-');
   const root = join(base, 'root');
   const mounted: string[] = [];
@@ -64,7 +79,7 @@ export async function bootContainer(checkout: string): Promise<BootContainer> {
       'overlay',
       'overlay',
       '-o',
-      `lowerdir=/,upperdir=${join(base, 'upper')},workdir=${join(base, 'work')}`,
+      `lowerdir=${lower},upperdir=${join(base, 'upper')},workdir=${join(base, 'work')}`,
       root,
     ]);
     mounted.push(root);
@@ -74,7 +89,7 @@ export async function bootContainer(checkout: string): Promise<BootContainer> {
       join(root, 'etc/systemd/system/threatcol-boot.target'),
       '[Unit]\nDescription=threatcol boot test\nRequires=basic.target\nAfter=basic.target\nAllowIsolate=yes\n',
     );
-    mkdirSync(join(root, 'usr/lib/node_modules/threatcol'), { recursive: true });
+    for (const to of Object.values(binds)) mkdirSync(join(root, to), { recursive: true });
     nspawn = spawn(
       '/usr/bin/systemd-nspawn',
       [
@@ -88,7 +103,7 @@ export async function bootContainer(checkout: string): Promise<BootContainer> {
         '--keep-unit',
         '--link-journal=no',
         '--private-network',
-        `--bind-ro=${checkout}:/usr/lib/node_modules/threatcol`,
+        ...Object.entries(binds).map(([from, to]) => `--bind-ro=${from}:${to}`),
         'systemd.unit=threatcol-boot.target',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },

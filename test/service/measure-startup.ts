@@ -1,7 +1,7 @@
 // Measures start-up of the compiled CLI (bin/threatcol -> dist/) against the TypeScript sources run through tsx:
 // `sensor list` (spawn to exit) and `serve` (spawn to "threatcol is listening"). Not a test: run it by hand,
 //   npm run build && node --import tsx test/service/measure-startup.ts [runs]
-// and copy the figures into the README's systemd section.
+// and copy the figures into docs/operations.md ("Runtime: compiled JavaScript").
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // The shipped units under a real systemd as PID 1 (systemd-nspawn --boot; see boot-container.ts): start and
 // reload at once, reload during start, LISTEN_FAILED does not restart-loop, a bad configuration under socket
-// activation keeps the socket listening and recovers by itself, switching variants as the README says, and the
+// activation keeps the socket listening and recovers by itself, switching variants as docs/operations.md says, and the
 // live exposure scores. Expensive (a container boot, a dozen daemon starts): only with SYSTEMD_BOOT=1.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
@@ -115,7 +115,7 @@ test('the units under a live systemd: readiness, reload, start limits, socket ac
   });
   await ok('rm /etc/threatcol/config.json && systemctl reset-failed threatcol');
 
-  // Switch to socket activation as the README says.
+  // Switch to socket activation as docs/operations.md says.
   await ok('systemctl disable --now threatcol');
   await ok('threatcol systemd-unit --socket --output-dir /etc/systemd/system && systemctl daemon-reload');
   await ok('systemctl enable --now threatcol.socket');
@@ -163,7 +163,7 @@ test('the units under a live systemd: readiness, reload, start limits, socket ac
     `recovered ${((Date.now() - since) / 1000).toFixed(1)} s after the bad config was written (20 s of it waiting)`,
   );
 
-  // disable of the service disables the socket too (Also=), as the README warns.
+  // disable of the service disables the socket too (Also=), as docs/operations.md warns.
   await ok('systemctl disable threatcol.service');
   assert.equal((await c.sh('systemctl is-enabled threatcol.socket')).stdout.trim(), 'disabled');
 });

@@ -1,18 +1,25 @@
-// Regenerates the documents derived from code: config/threatcol.example.json and the README's configuration table.
+// Regenerates the documents derived from code: config/threatcol.example.json, the configuration table in
+// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildProgram } from '../../src/cli/main.js';
+import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+// Where the configuration table lives, between its markers (test/unit/config.test.ts reads the same file).
+const CONFIG_DOC = 'docs/configuration.md';
+
 writeFileSync(`${root}config/threatcol.example.json`, renderExampleConfig());
-const readme = readFileSync(`${root}README.md`, 'utf8');
+const doc = readFileSync(`${root}${CONFIG_DOC}`, 'utf8');
 const start = '<!-- config-table:start -->';
 const end = '<!-- config-table:end -->';
-const a = readme.indexOf(start);
-const b = readme.indexOf(end);
-if (a === -1 || b === -1) throw new Error('README lacks the config-table markers');
+const a = doc.indexOf(start);
+const b = doc.indexOf(end);
+if (a === -1 || b === -1) throw new Error(`${CONFIG_DOC} lacks the config-table markers`);
 writeFileSync(
-  `${root}README.md`,
-  `${readme.slice(0, a + start.length)}\n${renderConfigTable()}\n${readme.slice(b)}`,
+  `${root}${CONFIG_DOC}`,
+  `${doc.slice(0, a + start.length)}\n${renderConfigTable()}\n${doc.slice(b)}`,
 );
-console.log('wrote config/threatcol.example.json and the README configuration table');
+writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
+console.log(`wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC} and docs/cli.md`);

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
+import { renderConffile, renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 import { stripJsonComments } from '../../src/config/jsonc.js';
 import { loadConfig, resolveDataDir } from '../../src/config/load-config.js';
 import { ThreatcolError } from '../../src/errors.js';
@@ -88,13 +88,16 @@ test('data directory: config, then $STATE_DIRECTORY, then root or home default',
   assert.equal(resolveDataDir(null, {}, 1000, '/home/ann'), '/home/ann/.local/state/threatcol');
 });
 
-test('the example config and the README table are generated from the schema and in sync', () => {
+test('the example config and the configuration table of docs/configuration.md are generated from the schema and in sync', () => {
   assert.equal(
     readFileSync(join(root, 'config/threatcol.example.json'), 'utf8'),
     renderExampleConfig(),
     'run npm run docs',
   );
-  assert.ok(readFileSync(join(root, 'README.md'), 'utf8').includes(renderConfigTable()), 'run npm run docs');
+  assert.ok(
+    readFileSync(join(root, 'docs/configuration.md'), 'utf8').includes(renderConfigTable()),
+    'run npm run docs',
+  );
   const parsed = JSON.parse(stripJsonComments(renderExampleConfig()));
   const { config } = loadConfig({ env: {}, defaultConfigPath: none });
   assert.deepEqual(parsed, JSON.parse(JSON.stringify(config)));
@@ -108,4 +111,34 @@ test('property: comment stripping keeps JSON values intact', () => {
     }),
     { seed: 5, numRuns: 500 },
   );
+});
+
+test('the package conffile: every key commented out (defaults in force), and uncommenting all of it gives the defaults', () => {
+  const conffile = renderConffile();
+  assert.deepEqual(JSON.parse(stripJsonComments(conffile)), {});
+  const uncommented = conffile
+    .split('\n')
+    .map((line) => line.replace(/^( *)\/\/(?! )/, '$1'))
+    .join('\n');
+  assert.deepEqual(
+    JSON.parse(stripJsonComments(uncommented)),
+    JSON.parse(stripJsonComments(renderExampleConfig())),
+  );
+  // The key an admin uncomments alone (with its object's lines) is valid JSON despite the comma it carries.
+  const onePort = conffile
+    .replace('  //"server": {', '  "server": {')
+    .replace('    //"port": 443,', '    "port": 8443,')
+    .replace(/^ {2}\/\/},$/m, '  },');
+  assert.deepEqual(JSON.parse(stripJsonComments(onePort)), { server: { port: 8443 } });
+});
+
+test('property: trailing commas before } and ] are dropped, commas in strings are kept', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const text = JSON.stringify(value, null, 1).replace(/\n(\s*[}\]])/g, ',\n$1');
+      assert.deepEqual(JSON.parse(stripJsonComments(text)), JSON.parse(JSON.stringify(value)));
+    }),
+    { seed: 7, numRuns: 500 },
+  );
+  assert.equal(JSON.parse(stripJsonComments('{"a": ",}", "b": [1, 2,],}')).a, ',}');
 });

@@ -1,16 +1,17 @@
-// The NATS record writer: one JetStream publish per record, all of a request's publishes (and every
-// concurrent request's) in flight at once; resolves only when every record is acknowledged.
-import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
+// The NATS record writer: every record of a request (and of every concurrent request) published at once
+// through the pipeline, each with its own Nats-Msg-Id; a request resolves only when all its records are acked.
 import type { Logger } from 'pino';
+import type { ThreatcolError } from '../../errors.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { recordSubject } from './names.js';
 import type { NatsLink } from './nats-link.js';
+import type { AckTarget, PublishPipeline } from './publish-pipeline.js';
 
 export interface NatsRecordLogOptions {
   link: NatsLink;
   /** The publisher while connected, else null (never buffered through a reconnect). */
-  js: () => JetStreamClient | null;
+  publisher: () => PublishPipeline | null;
   /** The record stored at a sequence: the first delivery of a duplicate. */
   firstDelivery: (seq: number) => Promise<StoredRecord>;
   publishTimeoutMs: number;
@@ -24,7 +25,123 @@ export interface NatsRecordLogOptions {
 
 /** Retries wait this long: enough for a reconnect or a stream leader election to make progress. */
 const RETRY_DELAY_MS = 150;
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface BatchContext {
+  publisher: () => PublishPipeline | null;
+  firstDelivery: (seq: number) => Promise<StoredRecord>;
+  unavailable: (detail: string) => ThreatcolError;
+  now: () => number;
+  /** One attempt may not use the whole budget: an ack lost with a dying node must leave time to retry. */
+  attemptMs: number;
+}
+
+/**
+ * One append: all records published at once, answered when the last is acknowledged (200) or at the first
+ * record that cannot be (503: the sender retries the whole request). Every attempt of a record carries the same
+ * Nats-Msg-Id, so a retry after a lost ack is answered "duplicate" with the first sequence, not stored twice.
+ */
+class Batch implements AckTarget {
+  readonly result: Promise<AppendResult>;
+  private readonly ids: string[];
+  private duplicates = 0;
+  private left: number;
+  private settled = false;
+  private lastError = 'no answer';
+  private retries: number[] = [];
+  private retryTimer: NodeJS.Timeout | null = null;
+  private resolve!: (result: AppendResult) => void;
+  private reject!: (error: Error) => void;
+
+  constructor(
+    private readonly ctx: BatchContext,
+    private readonly records: StoredRecord[],
+    private readonly lines: Buffer[],
+    /** Per record: the dedupe key (also its message id), or null to use the record id. */
+    private readonly keys: readonly (string | null)[] | null,
+    private readonly deadline: number,
+  ) {
+    this.ids = new Array(records.length);
+    this.left = records.length;
+    this.result = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    for (let i = 0; i < records.length && !this.settled; i++) this.publish(i);
+  }
+
+  acked(index: number, seq: number, duplicate: boolean): void {
+    if (this.settled) return;
+    const record = this.records[index] as StoredRecord;
+    // A duplicate without a dedupe key is our own retry of a record whose ack was lost: stored once.
+    if (!duplicate || (this.keys?.[index] ?? null) === null) {
+      this.stored(index, record.id, false);
+      return;
+    }
+    this.ctx.firstDelivery(seq).then(
+      (first) => this.stored(index, first.id, first.id !== record.id),
+      (error: Error) => this.fail(`cannot read the first delivery: ${error.message}`),
+    );
+  }
+
+  failed(index: number, reason: string, transient: boolean): void {
+    if (this.settled) return;
+    this.lastError = reason;
+    if (transient) this.retry(index);
+    else this.fail(`NATS refused the record: ${reason}`);
+  }
+
+  private publish(index: number): void {
+    if (this.settled) return;
+    const left = this.deadline - this.ctx.now();
+    if (left <= 0) {
+      this.fail(`no acknowledgement from NATS in time (${this.lastError})`);
+      return;
+    }
+    const pipeline = this.ctx.publisher();
+    if (!pipeline) {
+      this.retry(index);
+      return;
+    }
+    const record = this.records[index] as StoredRecord;
+    pipeline.publish(
+      recordSubject(record.endpoint, record.sensor),
+      this.lines[index] as Buffer,
+      this.keys?.[index] ?? record.id,
+      Math.min(left, this.ctx.attemptMs),
+      this,
+      index,
+    );
+  }
+
+  /** Records to publish again after a pause, all of this batch's on one timer. */
+  private retry(index: number): void {
+    this.retries.push(index);
+    if (this.retryTimer !== null) return;
+    const wait = Math.min(RETRY_DELAY_MS, Math.max(0, this.deadline - this.ctx.now()));
+    this.retryTimer = setTimeout(() => {
+      const again = this.retries;
+      this.retries = [];
+      this.retryTimer = null;
+      for (const i of again) this.publish(i);
+    }, wait);
+  }
+
+  private stored(index: number, id: string, duplicate: boolean): void {
+    if (this.settled) return;
+    this.ids[index] = id;
+    if (duplicate) this.duplicates++;
+    if (--this.left > 0) return;
+    this.settled = true;
+    this.resolve({ ids: this.ids, duplicates: this.duplicates });
+  }
+
+  private fail(detail: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.reject(this.ctx.unavailable(detail));
+  }
+}
 
 export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
   const now = options.now ?? Date.now;
@@ -32,57 +149,19 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
   let closed = false;
   const inFlight = new Set<Promise<unknown>>();
   let lastErrorLog = 0;
-  // One attempt may not use the whole budget: an ack lost with a dying node must leave time to retry.
-  const attemptMs = Math.max(1000, Math.floor(options.publishTimeoutMs / 3));
+  const ctx: BatchContext = {
+    publisher: options.publisher,
+    firstDelivery: options.firstDelivery,
+    unavailable: (detail) => options.link.unavailable(detail),
+    now,
+    attemptMs: Math.max(1000, Math.floor(options.publishTimeoutMs / 3)),
+  };
 
   function logFailure(message: string): void {
     const t = now();
     if (t - lastErrorLog < 10_000) return;
     lastErrorLog = t;
     options.logger.error({ reason: message }, 'NATS did not acknowledge records; answering 503');
-  }
-
-  async function idAt(seq: number): Promise<string> {
-    return (await options.firstDelivery(seq)).id;
-  }
-
-  /**
-   * Publishes one record until acknowledged or the deadline. Every attempt carries the same Nats-Msg-Id,
-   * so a retry after a lost ack is answered "duplicate" with the first sequence instead of stored twice.
-   */
-  async function publishOne(
-    record: StoredRecord,
-    line: string,
-    key: string | null,
-    deadline: number,
-  ): Promise<{ id: string; duplicate: boolean }> {
-    const msgID = key ?? record.id;
-    const subject = recordSubject(record.endpoint, record.sensor);
-    let lastError = 'no answer';
-    for (;;) {
-      const left = deadline - now();
-      if (left <= 0) throw options.link.unavailable(`no acknowledgement from NATS in time (${lastError})`);
-      const js = options.js();
-      if (!js) {
-        await delay(Math.min(RETRY_DELAY_MS, left));
-        continue;
-      }
-      let ack: PubAck;
-      try {
-        ack = await js.publish(subject, line, { msgID, timeout: Math.min(left, attemptMs) });
-      } catch (error) {
-        lastError = (error as Error).message;
-        if (!isTransient(error)) throw options.link.unavailable(`NATS refused the record: ${lastError}`);
-        await delay(Math.min(RETRY_DELAY_MS, Math.max(0, deadline - now())));
-        continue;
-      }
-      if (!ack.duplicate) return { id: record.id, duplicate: false };
-      if (key === null) return { id: record.id, duplicate: false }; // our own retry, stored once
-      const first = await idAt(ack.seq).catch((error: Error) => {
-        throw options.link.unavailable(`cannot read the first delivery: ${error.message}`);
-      });
-      return { id: first, duplicate: first !== record.id };
-    }
   }
 
   return {
@@ -94,23 +173,18 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
         logFailure(options.link.reason());
         throw options.link.unavailable();
       }
-      const deadline = now() + options.publishTimeoutMs;
-      const keys = appendOptions?.dedupeKeys;
+      // Buffers from Node's pool: the client would otherwise encode each line into an allocation of its own.
+      const lines: Buffer[] = new Array(records.length);
+      for (let i = 0; i < records.length; i++) lines[i] = Buffer.from(JSON.stringify(records[i]));
+      const keys = options.dedupe ? (appendOptions?.dedupeKeys ?? null) : null;
       queued += records.length;
       const started = performance.now();
-      const work = Promise.all(
-        records.map((record, i) =>
-          publishOne(record, JSON.stringify(record), options.dedupe ? (keys?.[i] ?? null) : null, deadline),
-        ),
-      );
+      const work = new Batch(ctx, records, lines, keys, now() + options.publishTimeoutMs).result;
       inFlight.add(work);
       try {
-        const results = await work;
+        const result = await work;
         options.onBatchSynced?.(records.length, (performance.now() - started) / 1000);
-        return {
-          ids: results.map((r) => r.id),
-          duplicates: results.filter((r) => r.duplicate).length,
-        };
+        return result;
       } catch (error) {
         logFailure((error as Error).message);
         throw error;
@@ -127,14 +201,4 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
       await Promise.allSettled([...inFlight]);
     },
   };
-}
-
-/** Worth retrying until the deadline: timeouts, no responders (leader election), lost connections. */
-function isTransient(error: unknown): boolean {
-  const e = error as { name?: string; message?: string; code?: string; api_error?: { code?: number } };
-  if (e.api_error?.code === 503) return true;
-  const text = `${e.name ?? ''} ${e.message ?? ''} ${e.code ?? ''}`;
-  return /timeout|no responders|not enabled|disconnect|connection|closed|503|unavailable|no quorum|leader/i.test(
-    text,
-  );
 }

@@ -8,7 +8,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
-import { writeFileAtomic } from '../file-owner.js';
+import { writeFileAtomic } from '../../data-dir/file-owner.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsReader } from './nats-reader.js';
@@ -16,6 +16,7 @@ import { createNatsRecordLog } from './nats-record-log.js';
 import { createNatsRegistry } from './nats-registry.js';
 import { ensureBucket, ensureStream } from './nats-setup.js';
 import { createNatsStats } from './nats-stats.js';
+import { PublishPipeline } from './publish-pipeline.js';
 
 export interface NatsStoreDeps {
   logger: Logger;
@@ -54,8 +55,6 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
   let clients: { js: JetStreamClient; jsm: JetStreamManager } | null = null;
   const buckets = new Map<string, Promise<KV>>();
   let streamReady: Promise<void> | null = null;
-  let publisher: JetStreamClient | null = null;
-  let publisherFor: unknown = null;
 
   async function getClients(timeoutMs = nats.publishTimeoutMs) {
     const nc = await link.ready(timeoutMs);
@@ -121,18 +120,19 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
           setTimeout(setUp, 2000).unref();
         });
       void setUp();
-      return createNatsRecordLog({
+      let pipeline: PublishPipeline | null = null;
+      const log = createNatsRecordLog({
         link,
-        js: () => {
+        publisher: () => {
           // Only while connected: a publish buffered during a reconnect could be stored after its request was
           // answered 503, which the sender then retries (a second copy).
           const nc = link.current();
           if (!nc) return null;
-          if (!publisher || publisherFor !== nc) {
-            publisher = jetstream(nc, { timeout: nats.publishTimeoutMs });
-            publisherFor = nc;
+          if (pipeline?.connection !== nc) {
+            pipeline?.close();
+            pipeline = new PublishPipeline(nc);
           }
-          return publisher;
+          return pipeline;
         },
         firstDelivery: async (seq) => {
           const { jsm } = await getClients();
@@ -146,6 +146,16 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
         ...(deps.now ? { now: deps.now } : {}),
         ...(options.onBatchSynced ? { onBatchSynced: options.onBatchSynced } : {}),
       });
+      return {
+        append: (records, appendOptions) => log.append(records, appendOptions),
+        get queuedRecords() {
+          return log.queuedRecords;
+        },
+        async close() {
+          await log.close();
+          pipeline?.close();
+        },
+      };
     },
     async health(options = {}): Promise<StoreHealth> {
       try {

@@ -1,0 +1,44 @@
+// Each command's reference prose, by command path ('' is the program): the one place docs/cli.md and the man
+// pages take it from. A test checks that every command has an entry and every entry a command.
+import type { CommandManual } from '../command-manual.js';
+import { checkManual } from './check.js';
+import { completionManual } from './completion.js';
+import { overviewManual } from './overview.js';
+import { sendManual } from './send.js';
+import { sensorManual } from './sensor/sensor.js';
+import { sensorAddManual } from './sensor/sensor-add.js';
+import { sensorDeleteManual } from './sensor/sensor-delete.js';
+import { sensorListManual } from './sensor/sensor-list.js';
+import { sensorRevokeManual } from './sensor/sensor-revoke.js';
+import { sensorRotateManual } from './sensor/sensor-rotate.js';
+import { sensorSetManual } from './sensor/sensor-set.js';
+import { sensorShowManual } from './sensor/sensor-show.js';
+import { serveManual } from './serve.js';
+import { storeManual } from './store.js';
+import { storeMigrateManual } from './store-migrate.js';
+import { systemdUnitManual } from './systemd-unit.js';
+import { threatsManual } from './threats.js';
+import { threatsStatsManual } from './threats-stats.js';
+import { threatsTailManual } from './threats-tail.js';
+
+export const MANUALS: Readonly<Record<string, CommandManual>> = {
+  '': overviewManual,
+  serve: serveManual,
+  check: checkManual,
+  'systemd-unit': systemdUnitManual,
+  sensor: sensorManual,
+  'sensor add': sensorAddManual,
+  'sensor list': sensorListManual,
+  'sensor revoke': sensorRevokeManual,
+  'sensor rotate': sensorRotateManual,
+  'sensor show': sensorShowManual,
+  'sensor set': sensorSetManual,
+  'sensor delete': sensorDeleteManual,
+  threats: threatsManual,
+  'threats tail': threatsTailManual,
+  'threats stats': threatsStatsManual,
+  send: sendManual,
+  store: storeManual,
+  'store migrate': storeMigrateManual,
+  completion: completionManual,
+};

@@ -1,0 +1,52 @@
+// Reference prose of `threatcol store migrate --to nats`: copying a files store into NATS.
+import type { CommandManual } from '../command-manual.js';
+
+export const storeMigrateManual: CommandManual = {
+  description: `
+\`\`\`sh
+threatcol store migrate --to nats --dry-run     # what would be copied; stores nothing
+threatcol store migrate --to nats               # copy sensors and records into the configured NATS
+\`\`\`
+
+Copies the data directory's files store into the NATS JetStream backend configured as for \`serve\` (\`nats.*\`
+in the config file, or \`THREATCOL_NATS_SERVERS\` and the other \`THREATCOL_NATS_*\` variables), whatever
+\`store.backend\` says; the steps are in [Running several collectors](operations.md#running-several-collectors).
+Stop \`serve\` first: records it stores during the copy are not copied (running the command again copies
+them). As for every command, \`--data-dir\` and \`--config\` choose the data directory (the source) and the
+configuration (which names NATS).
+
+- **Sensors** go to the bucket \`threatcol_sensors\` exactly as they are: key hashes, status, revocation time,
+  rotated keys with their grace expiry, description, time zone, creation time. A sensor already in NATS with
+  the same content is skipped; one with different content (changed in NATS since, or added there under the
+  same name) is left as it is and reported: the command copies everything else, then exits 65
+  (\`SENSOR_EXISTS\`) naming it. \`--overwrite-sensors\` replaces such sensors with the files store's version.
+- **Records** go to the stream \`THREATCOL\` unchanged (every field, \`id\` and \`received_at\` included), oldest
+  first, each published with its id as \`Nats-Msg-Id\`. Before copying, the command reads the ids already in
+  the stream and skips those records, so a second run, or one after an interruption, stores nothing twice,
+  however long after the first (JetStream's duplicate window alone lasts \`dedupe.windowSeconds\`). Only those
+  ids are held in memory (a million fit in a 128 MB heap: a run with \`NODE_OPTIONS=--max-old-space-size=128\`
+  copied a million records); records are copied as they are read, a thousand at a time.
+- **Not copied**: the sensors' counters (\`sensor-stats.json\`: last seen, last address, records received,
+  rejections); they start from zero on NATS. The data directory is only read.
+- The stream's \`store.retention\` limits count from when a record was stored in NATS, so migrated records
+  are kept up to \`store.retention.days\` after the migration, not after they were received; and a
+  \`store.retention.maxBytes\` smaller than the files store makes NATS discard the oldest copied records as it
+  fills (a re-run would copy those again: it skips only what the stream still holds).
+- Progress goes to stderr every 2 s on a big store; the summary to stdout: \`records 1000 copied, 0 already
+  present; sensors 3 copied, 0 already present, 0 conflicting (1.2 s)\`.
+- Measured here (one local nats-server, 1 replica, 2 cores shared with other work): 100,000 records in
+  4.0-4.6 s (about 22,000 records/s), 1,000,000 records (320 MB of segments) in 42 s; a second run over the
+  million, copying nothing, 13-15 s.
+`,
+  options: {
+    '--to': `the backend to copy into (\`nats\`, the only one; anything else is a usage error, exit 64)`,
+    '--dry-run': `count what would be copied (records, sensors, conflicts); store nothing (the empty stream and bucket are created if missing, as by every command on NATS)`,
+    '--overwrite-sensors': `replace sensors that exist in NATS with different content instead of reporting them`,
+    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "seconds"}\` (sensor fields are lists of names)`,
+  },
+  exitStatus: `
+NATS unreachable: exit 69 (\`UNAVAILABLE\`) naming the servers, after \`nats.publishTimeoutMs\`; run it again
+when NATS is back. A data directory that does not exist: exit 66 (\`NO_DATA_DIR\`). A sensor that exists in
+NATS with different content: exit 65 (\`SENSOR_EXISTS\`) after everything else is copied.
+`,
+};

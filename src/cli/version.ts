@@ -1,0 +1,40 @@
+// `threatcol --version [--json]`: the threatcol version (from package.json), the Node.js runtime's and the
+// store format's.
+import { readFileSync } from 'node:fs';
+import { STORE_FORMAT_VERSION } from '../store/store-format.js';
+
+export interface Versions {
+  threatcol: string;
+  node: string;
+  storeFormat: number;
+}
+
+/** package.json sits two levels up from both src/cli/ (tsx) and dist/cli/ (the compiled CLI). */
+const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
+
+/** The one place the version comes from: package.json, which npm and the Debian package build both read. */
+export function threatcolVersion(): string {
+  const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version?: unknown };
+  if (typeof pkg.version !== 'string') throw new Error(`${PACKAGE_JSON.pathname} has no version`);
+  return pkg.version;
+}
+
+export function readVersions(): Versions {
+  return { threatcol: threatcolVersion(), node: process.version, storeFormat: STORE_FORMAT_VERSION };
+}
+
+/** First line `threatcol X.Y.Z`, as scripts that read only the first line expect. */
+export function versionText(v: Versions): string {
+  return `threatcol ${v.threatcol}\nNode.js ${v.node}\nstore format ${v.storeFormat}`;
+}
+
+/**
+ * `threatcol --version` and `--version --json` (either order): answered before commander parses, because a
+ * root `--json` option would also capture every subcommand's `--json` (commander reads root options anywhere).
+ */
+export function isVersionRequest(argv: readonly string[]): { json: boolean } | null {
+  const flags = new Set(argv);
+  if (!(flags.has('--version') || flags.has('-V'))) return null;
+  if (![...flags].every((a) => a === '--version' || a === '-V' || a === '--json')) return null;
+  return { json: flags.has('--json') };
+}

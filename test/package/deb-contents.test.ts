@@ -1,0 +1,263 @@
+// The Debian package, built as `npm run package` builds it (gzip here, for speed) and read with dpkg-deb:
+// its file list, owners and modes, control fields, conffiles and maintainer scripts; man pages that render; a
+// completion that loads; the same file list and contents from a second build; lintian without errors; and the
+// extracted tree runs on its own bundled runtime (a sensor, serve, a record accepted and stored).
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { buildDeb } from '../../packaging/deb/build.js';
+import * as layout from '../../packaging/deb/layout.js';
+import { runCli, spawnServe } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const run = promisify(execFile);
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(CHECKOUT, 'package.json'), 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+const reason = (() => {
+  for (const tool of ['dpkg-deb', 'dpkg-shlibdeps']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `${tool} is missing (apt-get install dpkg-dev)`;
+    }
+  }
+  if (!['x64', 'arm64'].includes(process.arch)) return `no package for ${process.arch}`;
+  return null;
+})();
+if (reason) console.log(`# deb-contents: skipped: ${reason}`);
+
+interface Entry {
+  mode: string;
+  owner: string;
+  size: number;
+  path: string;
+}
+
+/** `dpkg-deb -c`: `-rwxr-xr-x root/root 176 2026-11-23 17:53 ./usr/bin/threatcol` per line. */
+function contents(deb: string): Entry[] {
+  return execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [mode, owner, size, , , path] = line.split(/\s+/);
+      return {
+        mode: mode as string,
+        owner: owner as string,
+        size: Number(size),
+        path: (path as string).slice(1),
+      };
+    });
+}
+
+test('the Debian package: layout, control, scripts, man pages, completion, lintian, and it runs', {
+  skip: reason ?? false,
+  timeout: 600_000,
+}, async (t) => {
+  const dir = makeTempDir(t, 'deb');
+  const started = Date.now();
+  // gzip, not the release's xz (minutes for 100 MB here): lintian rightly refuses an uncompressed package.
+  const { path: deb, control } = buildDeb({
+    checkout: CHECKOUT,
+    outDir: join(dir, 'a'),
+    compression: 'gzip',
+  });
+  t.diagnostic(`built in ${Date.now() - started} ms`);
+  const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
+  assert.equal(deb, join(dir, 'a', `threatcol_${manifest.version}-1_${arch}.deb`));
+
+  // Control fields: Depends from what the runtime links against, never a system nodejs.
+  const field = (name: string) => execFileSync('dpkg-deb', ['-f', deb, name], { encoding: 'utf8' }).trim();
+  assert.equal(field('Package'), 'threatcol');
+  assert.equal(field('Version'), `${manifest.version}-1`);
+  assert.equal(field('Architecture'), arch);
+  assert.equal(field('Depends'), control.Depends);
+  assert.match(field('Depends'), /^libc6 \(>= [\d.]+\)/);
+  assert.doesNotMatch(field('Depends'), /node/);
+  assert.match(field('Installed-Size'), /^\d+$/);
+  assert.match(field('Description'), /^threat-report collector/);
+
+  // Files: every one root-owned; only the runtime and the command are executable; the conffile is 0640.
+  const entries = contents(deb);
+  const files = entries.filter((e) => !e.mode.startsWith('d'));
+  for (const e of entries) assert.equal(e.owner, 'root/root', e.path);
+  const executables = files.filter((e) => e.mode.includes('x')).map((e) => e.path);
+  assert.deepEqual(executables.sort(), [layout.USR_BIN, layout.NODE_BIN].sort());
+  const byPath = new Map(files.map((e) => [e.path, e]));
+  assert.equal(byPath.get(layout.CONFFILE)?.mode, '-rw-r-----');
+  for (const path of [
+    layout.APP_BIN,
+    `${layout.LIB_DIR}/package.json`,
+    `${layout.LIB_DIR}/dist/cli/main.js`,
+    `${layout.LIB_DIR}/web/index.html`,
+    `${layout.LIB_DIR}/systemd/threatcol.service`,
+    `${layout.UNIT_DIR}/threatcol.service`,
+    `${layout.UNIT_DIR}/threatcol.socket`,
+    `${layout.UNIT_DIR}/threatcol-socket.service`,
+    layout.SYSUSERS_FILE,
+    layout.COMPLETIONS.bash,
+    layout.COMPLETIONS.zsh,
+    layout.COMPLETIONS.fish,
+    `${layout.MAN_DIR}/threatcol.8.gz`,
+    `${layout.DOC_DIR}/copyright`,
+    `${layout.DOC_DIR}/changelog.Debian.gz`,
+    layout.LINTIAN_OVERRIDES,
+  ]) {
+    assert.ok(byPath.has(path), `${path} is in the package`);
+  }
+  assert.equal(byPath.get(layout.NODE_BIN)?.mode, '-rwxr-xr-x');
+  // Only the FHS places the layout names; nothing from the checkout's development side.
+  const allowed = ['/etc/threatcol/', '/lib/systemd/system/', '/usr/bin/', '/usr/lib/', '/usr/share/'];
+  for (const f of files)
+    assert.ok(
+      allowed.some((p) => f.path.startsWith(p)),
+      f.path,
+    );
+  const paths = files.map((f) => f.path);
+  // The compiled code only: no sources, tests or source maps of ours; no module's development files.
+  const lib = layout.LIB_DIR;
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith(`${lib}/src/`) || p.startsWith(`${lib}/test/`)),
+    [],
+  );
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith(`${lib}/dist/`) && !p.endsWith('.js')),
+    [],
+  );
+  assert.deepEqual(
+    paths.filter((p) => /\/(\.bin|\.npmignore|\.eslintrc[^/]*|\.gitattributes)(\/|$)/.test(p)),
+    [],
+  );
+  // Production modules only: every runtime dependency, no development one.
+  for (const name of Object.keys(manifest.dependencies)) {
+    assert.ok(byPath.has(`${layout.LIB_DIR}/node_modules/${name}/package.json`), name);
+  }
+  for (const name of Object.keys(manifest.devDependencies)) {
+    assert.ok(!paths.some((p) => p.startsWith(`${layout.LIB_DIR}/node_modules/${name}/`)), `no ${name}`);
+  }
+  // One man page per top-level command, beside threatcol(8).
+  const pages = paths
+    .filter((p) => p.startsWith(`${layout.MAN_DIR}/`))
+    .map((p) => p.slice(layout.MAN_DIR.length + 1));
+  for (const command of [
+    'serve',
+    'sensor',
+    'threats',
+    'send',
+    'check',
+    'systemd-unit',
+    'store',
+    'completion',
+  ]) {
+    assert.ok(pages.includes(`threatcol-${command}.8.gz`), `threatcol-${command}(8)`);
+  }
+
+  // Control archive: conffiles, md5sums of every file but the conffile, scripts that parse and are executable.
+  const ctl = join(dir, 'control');
+  execFileSync('dpkg-deb', ['-e', deb, ctl]);
+  assert.equal(readFileSync(join(ctl, 'conffiles'), 'utf8'), `${layout.CONFFILE}\n`);
+  const sums = readFileSync(join(ctl, 'md5sums'), 'utf8').trim().split('\n');
+  assert.equal(sums.length, files.length - 1);
+  for (const script of ['postinst', 'prerm', 'postrm']) {
+    execFileSync('sh', ['-n', join(ctl, script)]);
+    assert.match(readFileSync(join(ctl, script), 'utf8'), /^#!\/bin\/sh\n(#.*\n)*set -e\n/, script);
+  }
+
+  // The extracted tree: man pages render without warnings, the completion loads, the CLI runs on its runtime.
+  const tree = join(dir, 'tree');
+  execFileSync('dpkg-deb', ['-x', deb, tree]);
+  for (const page of pages) {
+    const text = execFileSync(
+      'sh',
+      ['-c', `gzip -dc "$1" | groff -man -Tutf8 -ww -z 2>&1`, 'sh', join(tree, layout.MAN_DIR, page)],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(text, '', `${page} renders without warnings`);
+  }
+  const man = await run('man', ['-l', join(tree, layout.MAN_DIR, 'threatcol.8.gz')], {
+    env: { ...process.env, MANWIDTH: '80', MANPAGER: 'cat', PAGER: 'cat' },
+  });
+  assert.match(man.stdout, /threatcol/);
+  const completion = await run('bash', [
+    '-c',
+    `source "$1" && complete -p threatcol`,
+    'bash',
+    join(tree, layout.COMPLETIONS.bash),
+  ]);
+  assert.match(completion.stdout, /complete .* threatcol$/m);
+
+  const installed = { node: join(tree, layout.NODE_BIN), bin: join(tree, layout.APP_BIN) };
+  const versionRun = await runCli(['--version', '--json'], installed);
+  assert.equal(versionRun.code, 0, versionRun.stderr);
+  const version = JSON.parse(versionRun.stdout) as Record<string, unknown>;
+  assert.equal(version.threatcol, manifest.version);
+  assert.equal(version.node, process.version);
+  // serve, sensor add and send from the extracted tree alone: nothing the package left out is needed.
+  const data = join(dir, 'data');
+  mkdirSync(data, { mode: 0o700 });
+  const add = await runCli(['sensor', 'add', 'lab', '--data-dir', data, '--json'], installed);
+  assert.equal(add.code, 0, add.stderr);
+  const { key } = JSON.parse(add.stdout) as { key: string };
+  const server = await spawnServe(data, [], installed);
+  t.after(() => server.stop());
+  const sent = await runCli(
+    [
+      'send',
+      'firewall',
+      '--sample',
+      '--url',
+      server.url,
+      '--sensor',
+      'lab',
+      '--key',
+      key,
+      '--data-dir',
+      data,
+      '--json',
+    ],
+    installed,
+  );
+  assert.equal(sent.code, 0, sent.stderr);
+  const answer = JSON.parse(sent.stdout) as { status: number; body: { accepted: number } };
+  assert.equal(answer.body.accepted, 1, sent.stdout);
+  const tail = await runCli(
+    ['threats', 'tail', '-n', '1', '--no-follow', '--json', '--data-dir', data],
+    installed,
+  );
+  assert.equal(tail.code, 0, tail.stderr);
+  assert.equal((JSON.parse(tail.stdout) as { sensor: string }).sensor, 'lab');
+  await server.stop();
+
+  // A second build: the same files with the same contents (md5sums), the same control.
+  const again = buildDeb({ checkout: CHECKOUT, outDir: join(dir, 'b'), compression: 'none' });
+  assert.deepEqual(contents(again.path), entries);
+  const ctl2 = join(dir, 'control2');
+  execFileSync('dpkg-deb', ['-e', again.path, ctl2]);
+  for (const f of ['control', 'md5sums', 'conffiles', 'postinst', 'prerm', 'postrm']) {
+    assert.equal(readFileSync(join(ctl2, f), 'utf8'), readFileSync(join(ctl, f), 'utf8'), f);
+  }
+
+  // lintian: no errors (the warnings left are listed with their reasons in docs/operations.md).
+  const lintian = await run('lintian', ['--tag-display-limit', '0', deb], {
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((error: { stdout?: string; stderr?: string; code?: number | string }) => {
+    if (error.code === 'ENOENT') return null;
+    return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
+  });
+  if (lintian === null) t.diagnostic('lintian is not installed: apt-get install lintian (.ci/run does)');
+  else {
+    const errors = lintian.stdout.split('\n').filter((l) => l.startsWith('E:'));
+    assert.deepEqual(errors, [], lintian.stdout);
+    t.diagnostic(`lintian: ${lintian.stdout.split('\n').filter((l) => l.startsWith('W:')).length} warnings`);
+  }
+});
