@@ -75,6 +75,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
+  // Loaded while the collector starts: once it logs that it listens, SIGTERM must find its handler at once
+  // (awaiting this import after the start left a window of tens of ms in which SIGTERM killed serve outright).
+  const serviceModule = import('../daemon/run-service.js');
+  serviceModule.catch(() => {}); // a failed start returns before awaiting it; the await below still throws
   let daemon: Collector;
   try {
     daemon = await startCollector(loaded, logger, listenFd);
@@ -87,7 +91,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     releaseStartupSignals();
     return daemon.done;
   }
-  const { runService } = await import('../daemon/run-service.js');
+  const { runService } = await serviceModule;
   return runService(daemon, { env: io.env, logger });
 }
 
