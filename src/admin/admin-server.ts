@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { AdminAddress } from './admin-address.js';
+import type { AdminAddress } from '../config/admin-address.js';
 import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
 import type { LiveFeed } from './live-feed.js';
 

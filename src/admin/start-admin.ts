@@ -1,11 +1,12 @@
 // Starts the admin listener for a collector: the daemon calls it in a single process; with --workers the
-// primary calls it with `renderMetrics` aggregating its workers (metrics.ts, clusterMetricsRenderer).
+// primary calls it with `renderMetrics` aggregating its workers (metrics/metrics.ts,
+// clusterMetricsRenderer).
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { type AdminAddress, adminUrl, parseAdminListen } from '../config/admin-address.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { type AdminAddress, adminUrl, parseAdminListen } from './admin-address.js';
 import { type AdminServer, createAdminServer } from './admin-server.js';
 import { createLiveFeed } from './live-feed.js';
 

@@ -3,7 +3,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config/load-config.js';
-import { REGISTRY_FILE, THREATS_DIR } from '../store/data-layout.js';
+import { REGISTRY_FILE, THREATS_DIR } from '../data-dir/data-layout.js';
 import { daysUntilExpiry, readTlsPair, selfSignedPaths, type TlsMaterial } from '../tls/certificate.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';

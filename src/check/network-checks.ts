@@ -2,7 +2,7 @@
 // is it ready (the admin listener's /readyz), and can this user bind the port.
 import { get } from 'node:http';
 import { createServer } from 'node:net';
-import { adminUrl, parseAdminListen } from '../admin/admin-address.js';
+import { adminUrl, parseAdminListen } from '../config/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { CheckResult } from './local-checks.js';
 import { probeTls } from './tls-probe.js';

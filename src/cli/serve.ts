@@ -1,15 +1,15 @@
-// `threatcol serve`: runs the collector until SIGTERM/SIGINT; SIGHUP reloads the registry and TLS material;
-// tells systemd when it is ready, reloading and stopping (Type=notify).
+// `threatcol serve`: reads the options, starts the collector (one process, or the primary of --workers, or
+// a worker) and hands it to daemon/run-service.ts, which serves it until SIGTERM/SIGINT.
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
+import type { Service } from '../daemon/run-service.js';
+import { releaseStartupSignals } from '../daemon/startup-signals.js';
 import { ThreatcolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Daemon } from '../server/daemon.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import type { CliIo } from './io.js';
-import { releaseStartupSignals } from './startup-signals.js';
 
 interface ServeOptions extends CommonOptions {
   host?: string;
@@ -75,8 +75,6 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       'using the listening socket passed by systemd; server.host and server.port are not used',
     );
   }
-  const { createSdNotifier, monotonicUsec } = await import('../server/sd-notify.js');
-  const notifier = createSdNotifier({ env: io.env, logger });
   let daemon: Collector;
   try {
     daemon = await startCollector(loaded, logger, listenFd);
@@ -89,43 +87,12 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     releaseStartupSignals();
     return daemon.done;
   }
-  const stop = () => {
-    void notifier.notify({ STOPPING: '1' });
-    daemon.stop();
-  };
-  // RELOADING=1 with MONOTONIC_USEC, then READY=1: what systemd >= 253 expects (Type=notify-reload) and what
-  // older ones show as "reloading"; the reload itself is synchronous.
-  const reload = () => {
-    void notifier.notify({ RELOADING: '1', MONOTONIC_USEC: monotonicUsec() });
-    daemon.reload();
-    void notifier.notify({ READY: '1' });
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  process.on('SIGHUP', reload);
-  // Only now, with the handlers above in place, so that no signal falls between the two.
-  const held = releaseStartupSignals();
-  const { address, port } = daemon.address;
-  void notifier.notify({ READY: '1', STATUS: `listening on ${address} port ${port}` });
-  if (held.includes('SIGHUP')) {
-    logger.info('SIGHUP received during start-up: reloading now');
-    reload();
-  }
-  try {
-    return await daemon.done;
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    process.off('SIGHUP', reload);
-    await notifier.idle();
-  }
+  const { runService } = await import('../daemon/run-service.js');
+  return runService(daemon, { env: io.env, logger });
 }
 
 /** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
-type Collector = Pick<Daemon, 'reload' | 'stop' | 'done'> & {
-  address: { address: string; port: number };
-  failed?: boolean;
-};
+type Collector = Service & { failed?: boolean };
 
 async function startCollector(
   loaded: LoadedConfig,
@@ -134,7 +101,7 @@ async function startCollector(
 ): Promise<Collector> {
   const workers = workerCount(loaded.config.server.workers);
   if (workers <= 1) {
-    const { startDaemon } = await import('../server/daemon.js');
+    const { startDaemon } = await import('../daemon/start-daemon.js');
     return startDaemon({ loaded, logger, listenFd });
   }
   const { createPrimary } = await import('../cluster/primary.js');

@@ -4,8 +4,8 @@ import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { writeFileAtomic } from '../data-dir/file-owner.js';
 import { ThreatcolError } from '../errors.js';
-import { writeFileAtomic } from '../store/file-owner.js';
 import { type CliIo, write } from './io.js';
 
 interface UnitOptions {

@@ -1,16 +1,15 @@
 // The load generator behind `send --count`: N requests over C keep-alive connections, optionally paced to R
-// requests/s; bodies are built beforehand so the generator itself stays cheap.
+// requests/s, and a summary of what the collector answered (records stored, duplicates, latency, statuses).
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { type ErrorCode, isErrorCode } from '../errors.js';
+import type { LoadBodies } from './load-bodies.js';
 import type { SendTarget } from './send-request.js';
 
 export interface LoadOptions {
   target: SendTarget;
-  /** Request bodies, used in turn. */
-  bodies: Buffer[];
-  recordsPerRequest: number;
+  bodies: LoadBodies;
   count: number;
   concurrency: number;
   /** Requests per second over all connections; undefined: as fast as answers come. */
@@ -19,8 +18,12 @@ export interface LoadOptions {
 
 export interface LoadSummary {
   requests: number;
-  /** Records in requests answered 2xx. */
+  /** Records in requests answered 2xx, as the answers count them (`accepted`): stored plus duplicates. */
   records: number;
+  /** Records the collector stored: `accepted` less `duplicates`, summed over the answers. */
+  stored: number;
+  /** Records the collector found already stored (retried deliveries, `"duplicates"`) and did not store again. */
+  duplicates: number;
   durationMs: number;
   requestsPerSecond: number;
   recordsPerSecond: number;
@@ -54,7 +57,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     useWebAssembly: false,
   });
   let answered = 0;
-  let ok = 0;
+  let records = 0;
+  let duplicates = 0;
   let errors = 0;
   let next = 0;
   let firstErrorCode: ErrorCode | null = null;
@@ -66,6 +70,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     headers: target.headers,
     body: null,
   };
+  const withKey = (key: string) => ({ ...target.headers, 'idempotency-key': key });
   const start = performance.now();
   const interval = options.rate ? 1000 / options.rate : 0;
 
@@ -79,14 +84,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       }
       const t0 = performance.now();
       try {
-        const res = await target.pool.request({ ...request, body: bodies[i % bodies.length] as Buffer });
+        const key = bodies.idempotencyKey(i);
+        const res = await target.pool.request({
+          ...request,
+          body: bodies.body(i),
+          headers: key === null ? target.headers : withKey(key),
+        });
         const status = res.statusCode;
+        const text = await res.body.text();
         if (status >= 200 && status < 300) {
-          await res.body.dump();
-          ok += 1;
-        } else {
-          const text = await res.body.text();
-          if (firstErrorCode === null) firstErrorCode = errorCodeOf(text);
+          const answer = readAnswer(text);
+          records += answer?.accepted ?? bodies.recordsPerRequest;
+          duplicates += answer?.duplicates ?? 0;
+        } else if (firstErrorCode === null) {
+          firstErrorCode = errorCodeOf(text);
         }
         const us = Math.round((performance.now() - t0) * 1000);
         latencies.recordValue(Math.min(MAX_LATENCY_US, Math.max(1, us)));
@@ -109,11 +120,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           ? latencies.maxValue
           : Math.min(latencies.maxValue, latencies.getValueAtPercentile(q * 100))) / 1000;
   const seconds = durationMs / 1000;
-  const records = ok * options.recordsPerRequest;
   return {
     summary: {
       requests: count,
       records,
+      stored: records - duplicates,
+      duplicates,
       durationMs: round(durationMs),
       requestsPerSecond: round(seconds > 0 ? count / seconds : 0),
       recordsPerSecond: round(seconds > 0 ? records / seconds : 0),
@@ -130,13 +142,30 @@ export function formatSummary(s: LoadSummary): string {
   const statusText = Object.entries(s.statuses)
     .map(([status, n]) => `${status}: ${n}`)
     .join(', ');
+  const again = s.duplicates > 0 ? ' (retried deliveries: stored before, not again)' : '';
   return [
-    `requests   ${s.requests} (${s.records} records accepted) in ${(s.durationMs / 1000).toFixed(2)} s`,
+    `requests   ${s.requests} in ${(s.durationMs / 1000).toFixed(2)} s`,
+    `records    ${s.stored} stored, ${s.duplicates} duplicates${again}`,
     `rate       ${s.requestsPerSecond.toFixed(1)} requests/s, ${s.recordsPerSecond.toFixed(1)} records/s`,
     `latency    p50 ${s.latencyMs.p50.toFixed(2)} ms, p90 ${s.latencyMs.p90.toFixed(2)} ms, p99 ${s.latencyMs.p99.toFixed(2)} ms, max ${s.latencyMs.max.toFixed(2)} ms`,
     `statuses   ${statusText || 'none'}`,
     `errors     ${s.errors}`,
   ].join('\n');
+}
+
+/**
+ * What a 2xx answer says was done with the records: `{"accepted": n, "ids": [...], "duplicates": d}`
+ * (duplicates only when there were some); null when it is not such an answer (a proxy, another server).
+ */
+function readAnswer(body: string): { accepted: number; duplicates: number } | null {
+  try {
+    const answer = JSON.parse(body) as { accepted?: unknown; duplicates?: unknown };
+    if (!Number.isSafeInteger(answer?.accepted)) return null;
+    const duplicates = Number.isSafeInteger(answer.duplicates) ? (answer.duplicates as number) : 0;
+    return { accepted: answer.accepted as number, duplicates };
+  } catch {
+    return null;
+  }
 }
 
 function errorCodeOf(body: string): ErrorCode | null {

@@ -2,7 +2,7 @@
 // worker claims its keys there, so a retry is recognised whichever worker it reaches. A claim's keys stay
 // reserved until the worker says its records are durable (or failed); a worker that dies releases them.
 import { ThreatcolError } from '../errors.js';
-import type { DedupeClaim, DedupeIndex } from '../store/dedupe-index.js';
+import type { DedupeClaim, DedupeIndex } from '../store/store.js';
 import { IpcRequests } from './ipc-requests.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
 

@@ -1,28 +1,27 @@
 // The primary of `serve --workers N`: owns no request. It prepares what must exist once (data directory,
-// self-signed certificate), forks the workers that share the listener, forwards SIGHUP/SIGTERM, restarts a
-// worker that dies (with back-off), stops everything with the status of a worker that exits 74 or 78, and
-// is the single writer of sensor-stats.json, the rate-limit buckets and the connection counts. It also
-// runs the admin listener (metrics aggregated from the workers). Retention runs in worker 1's writer.
-import cluster, { type Worker } from 'node:cluster';
+// self-signed certificate, store), starts the workers that share the listener (worker-pool.ts forks,
+// restarts and stops them), forwards SIGHUP/SIGTERM, and is the single holder of the rate-limit buckets,
+// the connection counts, the dedupe window and sensor-stats.json (stats-merge.ts). It also runs the admin
+// listener (metrics aggregated from the workers). Retention runs in worker 1's writer.
+import type { Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { clusterMetricsRenderer } from '../admin/metrics.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { EXIT } from '../errors.js';
-import { DAY_MS, startExpiryWarnings } from '../server/maintenance.js';
+import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
+import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
+import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
+import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { RateLimiter } from '../server/rate-limit.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../server/tls.js';
-import { watchTlsFiles } from '../server/tls-watch.js';
-import { ensureDataDir } from '../store/data-dir.js';
-import { assertDataDirSafe } from '../store/data-dir-safety.js';
-import { openDedupeIndex } from '../store/file-store.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
+import { watchTlsFiles } from '../tls/tls-watch.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { DedupeBroker } from './ipc-dedupe.js';
-import { isWorkerMessage, type PrimaryMessage, type StatsDelta, type WorkerMessage } from './messages.js';
-import { RestartBackoff } from './restart-backoff.js';
+import type { WorkerMessage } from './messages.js';
+import { mergeStatsDelta } from './stats-merge.js';
+import { WorkerPool } from './worker-pool.js';
 
 export interface PrimaryOptions {
   loaded: LoadedConfig;
@@ -55,16 +54,10 @@ export interface Primary {
   addServer(server: OwnedServer): void;
 }
 
-/** Past this, a worker that does not stop is killed: inside systemd's 10 s stop bound (TimeoutStopSec). */
-const STOP_KILL_MS = 9500;
-
 export function createPrimary(options: PrimaryOptions): Primary {
   const { config, dataDir } = options.loaded;
   const { logger } = options;
   const now = options.now ?? Date.now;
-  const slots = new Map<number, Worker>();
-  const ready = new Set<number>();
-  const backoff = new RestartBackoff({ now });
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
   const ledger = new ConnectionLedger(config.server.maxConnectionsPerAddress, config.server.maxConnections);
@@ -75,7 +68,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let tls: TlsMaterial | null = null;
   let chores: { stop(): void }[] = [];
   let address: AddressInfo | null = null;
-  let started = false;
   let stopping = false;
   let status = 0;
   let resolveDone: (code: number) => void = () => {};
@@ -87,37 +79,35 @@ export function createPrimary(options: PrimaryOptions): Primary {
     resolveStarted = resolve;
   });
 
-  const slotOf = (worker: Worker) => Number((worker as Worker & { slot?: number }).slot);
-  const send = (worker: Worker, message: PrimaryMessage) => {
-    if (worker.isConnected()) worker.send(message);
-  };
+  const pool = new WorkerPool({
+    workers: options.workers,
+    ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
+    logger,
+    now,
+    events: {
+      message: onMessage,
+      started: () => resolveStarted(),
+      exited: (worker, slot) => {
+        ledger.releaseWorker(worker.id);
+        dedupe?.workerGone(slot);
+      },
+      failed: (code) => {
+        status = code;
+        stop();
+      },
+      stopped: () => void finish(),
+    },
+  });
+  const send = pool.send.bind(pool);
 
-  function fork(slot: number): void {
-    const env: Record<string, string> = { TC_WORKER_ID: String(slot), TC_WORKERS: String(options.workers) };
-    if (options.listenFd !== undefined) env.TC_LISTEN_FD = String(options.listenFd);
-    const worker = cluster.fork(env) as Worker & { slot?: number };
-    worker.slot = slot;
-    slots.set(slot, worker);
-    backoff.started(slot);
-    worker.on('message', (message: unknown) => {
-      if (isWorkerMessage(message)) onMessage(worker, slot, message);
-    });
-    worker.on('exit', (code, signal) => onExit(worker, slot, code, signal));
-  }
-
+  /** A worker's request or report: the primary holds the one rate limit, connection count, window and stats. */
   function onMessage(worker: Worker, slot: number, message: WorkerMessage): void {
     switch (message.tc) {
       case 'listening':
-        ready.add(slot);
         if (address === null) address = message.address as AddressInfo;
-        if (started) logger.info({ worker: slot, pid: worker.process.pid }, 'worker restarted and listening');
-        else if (ready.size === options.workers) {
-          started = true;
-          resolveStarted();
-        }
         break;
       case 'stats':
-        for (const delta of message.deltas) applyDelta(delta);
+        if (store) for (const delta of message.deltas) mergeStatsDelta(store.stats, delta);
         break;
       case 'conn-open':
         if (!ledger.acquire(worker.id, message.conn, message.group)) {
@@ -144,29 +134,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
     }
   }
 
-  function applyDelta(d: StatsDelta): void {
-    const stats = store?.stats;
-    if (!stats) return;
-    const accepted = () => {
-      if (d.accepted > 0 && d.last_accepted_at !== null) {
-        stats.recordAccepted(d.sensor, d.last_address ?? '', d.accepted, d.last_accepted_at);
-      }
-    };
-    const rejected = () => {
-      for (let i = 0; i < d.rejected; i++) {
-        stats.recordRejected(d.sensor, d.last_address, d.last_rejection_code ?? '', d.last_rejected_at ?? '');
-      }
-    };
-    // The later of the two last, so that last seen and last address end as the worker's latest.
-    if ((d.last_rejected_at ?? '') > (d.last_accepted_at ?? '')) {
-      accepted();
-      rejected();
-    } else {
-      rejected();
-      accepted();
-    }
-  }
-
   function announce(): void {
     logger.info(
       {
@@ -176,7 +143,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         certificate: tls?.certPath,
         sha256: tls?.fingerprint,
         selfSigned: tls?.selfSigned,
-        workers: [...slots].map(([id, w]) => ({ id, pid: w.process.pid })),
+        workers: pool.list(),
       },
       'threatcol is listening',
     );
@@ -191,38 +158,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
       extraNotReady: () =>
         stopping
           ? ['stopping: finishing in-flight requests']
-          : ready.size < options.workers
-            ? [`${ready.size} of ${options.workers} workers listening`]
+          : pool.listening < options.workers
+            ? [`${pool.listening} of ${options.workers} workers listening`]
             : [],
       renderMetrics: clusterMetricsRenderer(),
     });
-  }
-
-  function onExit(worker: Worker, slot: number, code: number | null, signal: string | null): void {
-    ledger.releaseWorker(worker.id);
-    dedupe?.workerGone(slot);
-    ready.delete(slot);
-    if (slots.get(slot) === worker) slots.delete(slot);
-    const pid = worker.process.pid;
-    if (stopping) {
-      logger.info({ worker: slot, pid, code, signal }, 'worker stopped');
-    } else if (code === EXIT.IOERR || code === EXIT.CONFIG || !started) {
-      // Restarting cannot help: a failed sync (the log cannot be trusted), a bad configuration, or a
-      // worker that could not start at all. systemd sees the status and does not loop.
-      logger.fatal(
-        { worker: slot, pid, code, signal },
-        'worker failed; stopping the collector with its status',
-      );
-      status = code ?? 1;
-      stop();
-    } else {
-      const delayMs = backoff.nextDelay(slot);
-      logger.error({ worker: slot, pid, code, signal, restartInMs: delayMs }, 'worker died; restarting it');
-      setTimeout(() => {
-        if (!stopping) fork(slot);
-      }, delayMs).unref();
-    }
-    if (stopping && slots.size === 0) void finish();
   }
 
   /** Every worker is gone: the last counts they sent are written, then the primary is done. */
@@ -248,27 +188,16 @@ export function createPrimary(options: PrimaryOptions): Primary {
     } catch {
       // Each worker logs the refusal and keeps its certificate.
     }
-    logger.info({ reason, workers: slots.size }, 'reloading every worker');
-    for (const worker of slots.values()) send(worker, { tc: 'reload' });
+    logger.info({ reason, workers: pool.size }, 'reloading every worker');
+    pool.broadcast({ tc: 'reload' });
   }
 
   function stop(): void {
     if (stopping) return;
     stopping = true;
-    logger.info({ workers: slots.size }, 'stopping: every worker finishes its in-flight requests');
+    logger.info({ workers: pool.size }, 'stopping: every worker finishes its in-flight requests');
     for (const server of owned) void server.close();
-    for (const worker of slots.values()) worker.process.kill('SIGTERM');
-    const force = setTimeout(() => {
-      for (const worker of slots.values()) {
-        logger.error(
-          { worker: slotOf(worker), pid: worker.process.pid },
-          'worker did not stop in time; killing it',
-        );
-        worker.process.kill('SIGKILL');
-      }
-    }, STOP_KILL_MS);
-    force.unref();
-    if (slots.size === 0) void finish();
+    pool.stop();
   }
 
   return {
@@ -286,11 +215,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
-      if (config.store.backend === 'files') {
-        // Rebuilt once from every worker's newest segments, before any worker takes a request.
-        const index = await openDedupeIndex(config, dataDir, logger, now);
-        if (index) dedupe = new DedupeBroker(index);
-      }
+      const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
+      if (index) dedupe = new DedupeBroker(index);
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
@@ -311,9 +237,9 @@ export function createPrimary(options: PrimaryOptions): Primary {
         }),
       ];
       logger.info({ workers: options.workers }, 'starting the workers');
-      for (let slot = 1; slot <= options.workers; slot++) fork(slot);
+      pool.start();
       await startedOrFailed;
-      if (!started || stopping) return;
+      if (!pool.started || stopping) return;
       try {
         await startAdmin(opened);
       } catch (error) {
@@ -329,7 +255,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     get address() {
       return address;
     },
-    workers: () => [...slots].map(([id, w]) => ({ id, pid: w.process.pid ?? 0 })),
+    workers: () => pool.list(),
     addServer(server) {
       owned.push(server);
     },

@@ -1,9 +1,10 @@
-// One worker of `serve --workers`: the collector (daemon.ts) on the listener the primary shares, with its
-// own segments, and its stats, rate-limit tokens and connection counts going through the primary over IPC.
+// One worker of `serve --workers`: the collector (daemon/start-daemon.ts) on the listener the primary shares,
+// with its own segments, and its stats, rate-limit tokens and connection counts going through the primary
+// over IPC.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
-import { startDaemon } from '../server/daemon.js';
+import { startDaemon } from '../daemon/start-daemon.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';

@@ -2,9 +2,9 @@
 import { isIP } from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
-import { isFirewallTime } from '../records/firewall-time.js';
 import { MAX_EXTRA_FIELDS, MAX_FIELD_NAME } from './common.js';
 import { firewallRecordSchema } from './firewall-record.js';
+import { isFirewallTime } from './firewall-time-format.js';
 import { genericRecordSchema } from './generic-record.js';
 
 export const MAX_DETAILS = 20;

@@ -1,7 +1,7 @@
 // Logs rejected requests at warn, at most once per sensor and code per interval, and a periodic summary at info.
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors.js';
-import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from './tls-failure.js';
+import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from '../tls/tls-failure.js';
 
 export interface Rejection {
   code: ErrorCode;

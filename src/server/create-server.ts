@@ -6,14 +6,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { CATALOGUE, type ErrorCode, errorBody } from '../errors.js';
+import { classifyTlsFailure } from '../tls/tls-failure.js';
+import { type TlsMaterial, tlsPolicy } from '../tls/tls-material.js';
 import type { ActivityLog } from './activity-log.js';
 import { addressGroup } from './address-group.js';
 import { firewallRoute } from './firewall-route.js';
 import { genericRoute } from './generic-route.js';
 import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
 import { sendError } from './respond.js';
-import { type TlsMaterial, tlsPolicy } from './tls.js';
-import { classifyTlsFailure } from './tls-failure.js';
 
 const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
 

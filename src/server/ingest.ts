@@ -1,9 +1,10 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CollectorMetrics } from '../admin/metrics.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
+import { parseJsonBody } from '../json/parse-json.js';
+import type { CollectorMetrics } from '../metrics/metrics.js';
 import { newRecordId } from '../records/record-id.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
@@ -11,7 +12,6 @@ import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.j
 import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';
-import { parseJsonBody } from './parse-json.js';
 import type { RateLimit, RateLimiter } from './rate-limit.js';
 import { type BodyBudget, ClientGone, checkDeclaredLength, readBody } from './read-body.js';
 import { sendError, sendJson } from './respond.js';

@@ -1,13 +1,32 @@
 // The store seam: records, sensors, per-sensor stats and health behind one interface. `openStore(config)`
-// (store/open-store.ts) picks the backend (`store.backend`: files or nats); nothing outside store/ may
-// touch a backend's files, streams or buckets directly.
+// (store/open-store.ts) picks the backend (`store.backend`: files in store/files/, or nats in store/nats/);
+// nothing else may touch a backend's files, streams or buckets directly.
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
-import type { DedupeIndex } from './dedupe-index.js';
 import type { FileOps } from './file-ops.js';
 import type { SensorRegistry } from './registry.js';
 
 export type Endpoint = StoredRecord['endpoint'];
+
+// Who decides whether a keyed record was stored before (DESIGN 10): the files backend's own window, or, under
+// `serve --workers`, the primary's one window for every worker (src/cluster/ipc-dedupe.ts), so a retry that
+// reaches another worker than the first delivery is still recognised. NATS dedupes in the stream instead.
+
+/** The outcome of one append's keys: what was stored before, and what this append now has to store. */
+export interface DedupeClaim {
+  /** Per record: the id stored (or being stored) first, or null when this append stores it. */
+  readonly firstIds: readonly (string | null)[];
+  /** This append's records are durable (`error` null) or failed; its keys are remembered or released. */
+  settle(error: Error | null): void;
+}
+
+export interface DedupeIndex {
+  /**
+   * Claims the keys (null: a record never deduplicated) of an append whose records have `ids`. Resolves once
+   * earlier identical deliveries still in flight are durable; rejects with their error if they failed.
+   */
+  claim(keys: readonly (string | null)[], ids: readonly string[]): DedupeClaim | Promise<DedupeClaim>;
+}
 
 export interface AppendOptions {
   /**

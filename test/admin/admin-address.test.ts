@@ -1,7 +1,7 @@
 // admin.listen parsing and the loopback rule (DESIGN 11), through the config loader as serve uses it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { adminUrl, parseAdminListen } from '../../src/admin/admin-address.js';
+import { adminUrl, parseAdminListen } from '../../src/config/admin-address.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { ThreatcolError } from '../../src/errors.js';
 

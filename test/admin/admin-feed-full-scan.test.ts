@@ -10,7 +10,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { threatsDir, utcDay } from '../../src/store/segments.js';
+import { threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

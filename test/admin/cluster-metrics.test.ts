@@ -2,7 +2,7 @@
 // counters and histograms across processes and keeps the latest sensor last-seen, not their sum.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { aggregateMetrics, createMetrics } from '../../src/admin/metrics.js';
+import { aggregateMetrics, createMetrics } from '../../src/metrics/metrics.js';
 import { parseExposition, sampleValue } from '../helpers/prometheus.js';
 
 test('workers metrics combined: counters and histograms summed, last seen by max, still strict exposition', async () => {

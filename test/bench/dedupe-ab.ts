@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { newRecordId } from '../../src/records/record-id.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
-import { firewallBody } from './payloads.js';
+import { firewallRecord } from './payloads.js';
 import { cpuSeconds, detectPinning, startThreatcol, type ThreatcolServer } from './processes.js';
 import { median } from './report.js';
 
@@ -21,7 +21,7 @@ const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const CONNECTIONS = 16;
 const WORKERS = Number(process.env.AB_WORKERS ?? 1);
 const pin = detectPinning();
-const base = JSON.parse(firewallBody()) as Record<string, unknown>;
+const base = firewallRecord();
 let serial = 0;
 
 /** A distinct record per request: the source port and address walk through their ranges. */

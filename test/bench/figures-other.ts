@@ -1,7 +1,7 @@
 // Figures 6-7 and the capacity figures: serve's memory under sustained load, CLI start-up, bytes on disk.
 import { spawn } from 'node:child_process';
 import { createReadStream, statSync } from 'node:fs';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { cleanEnv } from '../helpers/cli.js';
 import type { BenchContext } from './figures-load.js';
 import type { Measured, Workload } from './load.js';

@@ -1,13 +1,14 @@
 // New TLS connection per request (`Connection: close`), like a firewall that does not reuse connections;
-// optionally resuming the previous TLS session of the same client loop.
+// optionally resuming the previous TLS session of the same client loop. Every request a new body.
 import { connect, createSecureContext, type TLSSocket } from 'node:tls';
 import { type LoadResult, percentile } from './load-result.js';
+import { type Payload, payloadBodies } from './payloads.js';
 
 export interface ReconnectOptions {
   url: string;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  payload: Payload;
   connections: number;
   durationSec: number;
   resume: boolean;
@@ -19,7 +20,11 @@ export async function runReconnect(o: ReconnectOptions): Promise<LoadResult> {
   const port = Number(target.port);
   let head = `POST ${o.path} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: close\r\n`;
   for (const [k, v] of Object.entries(o.headers)) head += `${k}: ${v}\r\n`;
-  const request = Buffer.from(`${head}Content-Length: ${Buffer.byteLength(o.body)}\r\n\r\n${o.body}`);
+  const next = payloadBodies(o.payload);
+  const request = () => {
+    const body = next();
+    return Buffer.concat([Buffer.from(`${head}Content-Length: ${body.length}\r\n\r\n`), body]);
+  };
   // One context for every connection: building one per connect costs the client more than the handshake.
   const secureContext = createSecureContext({ maxVersion: o.maxVersion });
   const latencies: number[] = [];
@@ -30,8 +35,10 @@ export async function runReconnect(o: ReconnectOptions): Promise<LoadResult> {
 
   const once = (session: Buffer | undefined): Promise<Buffer | undefined> =>
     new Promise((resolve) => {
+      // Made before the clock starts: the handshake and the answer are what is timed.
+      const bytes = request();
       const started = performance.now();
-      let next = session;
+      let resumeWith = session;
       let reply = '';
       const socket: TLSSocket = connect({
         host: target.hostname,
@@ -42,11 +49,11 @@ export async function runReconnect(o: ReconnectOptions): Promise<LoadResult> {
       });
       socket.setEncoding('latin1');
       socket.on('session', (s: Buffer) => {
-        next = s;
+        resumeWith = s;
       });
       socket.once('secureConnect', () => {
         if (socket.isSessionReused()) resumed += 1;
-        socket.write(request);
+        socket.write(bytes);
       });
       socket.on('data', (d: string) => {
         if (reply.length < 16) reply += d;
@@ -59,7 +66,7 @@ export async function runReconnect(o: ReconnectOptions): Promise<LoadResult> {
           ok += 1;
           latencies.push(performance.now() - started);
         } else non2xx += 1;
-        resolve(o.resume ? next : undefined);
+        resolve(o.resume ? resumeWith : undefined);
       });
     });
 

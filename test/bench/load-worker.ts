@@ -1,13 +1,15 @@
 // The load generator process, started once on the load core: reads one JSON job per stdin line
-// ({"kind": "autocannon" | "reconnect", ...}) and answers one LoadResult JSON line per job.
+// ({"kind": "autocannon" | "reconnect", ...}) and answers one LoadResult JSON line per job. The bodies are
+// made here, a new one per request (test/bench/payloads.ts), from the job's payload.
 import { createInterface } from 'node:readline';
-import { runAutocannon } from './load-autocannon.js';
+import { type AutocannonOptions, runAutocannon } from './load-autocannon.js';
 import { type ReconnectOptions, runReconnect } from './load-reconnect.js';
+import { type Payload, payloadRecords } from './payloads.js';
 
 interface Job {
   kind: 'autocannon' | 'reconnect';
   options: Record<string, unknown>;
-  recordsPerRequest?: number;
+  payload: Payload;
 }
 
 for await (const line of createInterface({ input: process.stdin })) {
@@ -16,8 +18,12 @@ for await (const line of createInterface({ input: process.stdin })) {
   try {
     const result =
       job.kind === 'autocannon'
-        ? await runAutocannon(job.options, job.recordsPerRequest ?? 1)
-        : await runReconnect(job.options as unknown as ReconnectOptions);
+        ? await runAutocannon(
+            job.options as unknown as AutocannonOptions,
+            job.payload,
+            payloadRecords(job.payload),
+          )
+        : await runReconnect({ ...(job.options as unknown as ReconnectOptions), payload: job.payload });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (error) {
     process.stdout.write(`${JSON.stringify({ error: String((error as Error).stack ?? error) })}\n`);

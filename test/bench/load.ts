@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cleanEnv } from '../helpers/cli.js';
 import type { LoadResult } from './load-result.js';
+import type { Payload } from './payloads.js';
 import {
   BIN,
   cpuSeconds,
@@ -18,7 +19,8 @@ import {
 
 export interface Workload {
   path: '/firewall' | '/generic';
-  body: string;
+  /** What each request carries: made anew per request by the generator, so no record repeats. */
+  payload: Payload;
   recordsPerRequest: number;
   connections: number;
   /** Seconds of load per run. */
@@ -109,26 +111,27 @@ function job(
     const options = {
       url: `${server.url}${w.path}`,
       headers,
-      body: w.body,
       connections: w.connections,
       duration: w.seconds,
     };
-    return { kind: 'autocannon', options, recordsPerRequest: w.recordsPerRequest };
+    return { kind: 'autocannon', options, payload: w.payload };
   }
   const options = {
     url: server.url,
     path: w.path,
     headers,
-    body: w.body,
     connections: w.connections,
     durationSec: w.seconds,
     resume: w.resume === true,
     maxVersion: 'TLSv1.2',
   };
-  return { kind: 'reconnect', options };
+  return { kind: 'reconnect', options, payload: w.payload };
 }
 
-/** `threatcol send ... --count N --concurrency C --json` on the load core: the second opinion. */
+/**
+ * `threatcol send ... --sample --count N --concurrency C --json` on the load core: the second opinion. Its
+ * records are distinct too (send's own sample records, each with its own source port or address).
+ */
 async function runSend(
   server: ServerUnderTest,
   auth: ThreatcolServer,

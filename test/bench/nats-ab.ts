@@ -15,7 +15,6 @@ import {
   startNatsBackend,
 } from './figures-nats.js';
 import { LoadWorker, type Measured, type Workload } from './load.js';
-import { firewallBody, genericBatchBody } from './payloads.js';
 import { detectPinning, startReference, startThreatcol } from './processes.js';
 import { fmt, median, textTable } from './report.js';
 
@@ -44,12 +43,18 @@ const ctx: BenchContext = {
 const w: Workload = batched
   ? {
       path: '/generic',
-      body: genericBatchBody(100),
+      payload: { kind: 'generic', records: 100 },
       recordsPerRequest: 100,
       connections: 50,
       seconds: ctx.seconds,
     }
-  : { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds: ctx.seconds };
+  : {
+      path: '/firewall',
+      payload: { kind: 'firewall' },
+      recordsPerRequest: 1,
+      connections: 50,
+      seconds: ctx.seconds,
+    };
 const what = batched ? 'batched /generic x100' : 'keep-alive /firewall, UTC sensor';
 const root = mkdtempSync(join(tmpdir(), 'threatcol-nats-ab-'));
 const cleanups: Cleanups = [];

@@ -4,8 +4,8 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config.js';
 import { firewallRoute } from '../../src/server/firewall-route.js';
-import { segmentFileName, threatsDir, utcDay } from '../../src/store/segments.js';
-import { firewallBody } from './payloads.js';
+import { segmentFileName, threatsDir, utcDay } from '../../src/store/files/segments.js';
+import { firewallRecord } from './payloads.js';
 
 const ID_MARK = '00000000-0000-7000-8000-000000000000';
 
@@ -22,7 +22,7 @@ export function prefillStore(dataDir: string, totalBytes: number): Prefilled {
   const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir } });
   const segmentMax = config.store.segmentMaxBytes;
   const now = Date.now();
-  const record = firewallRoute.build(JSON.parse(firewallBody()) as Record<string, unknown>, {
+  const record = firewallRoute.build(firewallRecord(), {
     id: () => ID_MARK,
     receivedAt: new Date(now - 86_400_000 / 2).toISOString(),
     sensor: 'bench',

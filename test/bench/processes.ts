@@ -65,9 +65,9 @@ export async function startThreatcol(
   pin: Pinning,
   options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; args?: string[] } = {},
 ): Promise<ThreatcolServer> {
-  // Dedupe off: the load generators repeat the same bodies, so with it on every request after the first
-  // would be a duplicate that is never written. The rows measure storing; test/bench/dedupe-ab.ts measures
-  // what deduplication costs, with distinct records.
+  // Dedupe off: the rows measure storing, comparable with the runs before the generators sent distinct
+  // records (test/bench/payloads.ts); test/bench/dedupe-ab.ts measures what deduplication costs. The bodies
+  // are distinct, so THREATCOL_DEDUPE_WINDOW_SECONDS in options.env may turn it on (as shipped) safely.
   const env = {
     THREATCOL_RATE_LIMIT_RECORDS_PER_SECOND: '0',
     THREATCOL_RATE_LIMIT_BYTES_PER_SECOND: '0',

@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Cleanups, runCleanups, startNatsBackend } from './figures-nats.js';
 import { LoadWorker, type Measured, type Workload } from './load.js';
-import { firewallBody, genericBatchBody } from './payloads.js';
 import { detectPinning, ROOT, startReference, startThreatcol, zonedSensor } from './processes.js';
 import { median } from './report.js';
 
@@ -22,8 +21,14 @@ const root = mkdtempSync(join(tmpdir(), 'threatcol-profile-'));
 const worker = new LoadWorker(pin);
 const w: Workload =
   kind === 'firewall'
-    ? { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds }
-    : { path: '/generic', body: genericBatchBody(100), recordsPerRequest: 100, connections: 50, seconds };
+    ? { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds }
+    : {
+        path: '/generic',
+        payload: { kind: 'generic', records: 100 },
+        recordsPerRequest: 100,
+        connections: 50,
+        seconds,
+      };
 // PROFILE_NODE_ARGS: extra node flags for threatcol only (e.g. GC settings to try).
 const extra = (process.env.PROFILE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const nodeArgs = prof

@@ -16,7 +16,6 @@ import {
 } from './figures-nats.js';
 import { cliStartup, memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
 import { LoadWorker, type Workload } from './load.js';
-import { firewallBody, genericBatchBody } from './payloads.js';
 import { prefillStore } from './prefill.js';
 import {
   BIN,
@@ -57,6 +56,7 @@ const tailAvailable = has(['threats', 'tail']);
 log(
   `threatcol bench${quick ? ' --quick' : ''}: ${machine.nproc} x ${machine.cpu}, Node ${machine.node}, ${pin.reason}`,
 );
+log('every request carries records not sent before (test/bench/payloads.ts): the rows measure storing');
 if (!sendAvailable) log('`threatcol send` is not built yet: autocannon is the only load generator');
 else if (quick)
   log('--quick: autocannon only (the full run adds `threatcol send` as a second load generator)');
@@ -87,14 +87,14 @@ const stop = async (s: ServerUnderTest) => {
 
 const single: Workload = {
   path: '/firewall',
-  body: firewallBody(),
+  payload: { kind: 'firewall' },
   recordsPerRequest: 1,
   connections: 50,
   seconds: ctx.seconds,
 };
 const batch: Workload = {
   path: '/generic',
-  body: genericBatchBody(100),
+  payload: { kind: 'generic', records: 100 },
   recordsPerRequest: 100,
   connections: 50,
   seconds: ctx.seconds,
@@ -107,8 +107,8 @@ const extra: Record<string, unknown> = {};
 
 /**
  * Figure 8: the NATS backend (one node, replicas 1; three routed nodes, replicas 3) rotated with the reference
- * and the files collector `files` (both running). Dedupe is off as for every row (startThreatcol): the bodies
- * repeat. --quick: one node, keep-alive only.
+ * and the files collector `files` (both running). Dedupe is off as for every row (startThreatcol).
+ * --quick: one node, keep-alive only.
  */
 async function natsFigures(ref: ServerUnderTest, files: ThreatcolServer): Promise<Row[]> {
   const version = spawnSync(NATS_SERVER, ['--version'], { encoding: 'utf8' });

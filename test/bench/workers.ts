@@ -7,7 +7,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoadWorker, type Measured, type Workload } from './load.js';
-import { firewallBody, genericBatchBody } from './payloads.js';
 import { type Pinning, ROOT, type ServerUnderTest, startReference, startThreatcol } from './processes.js';
 import { fmt, median } from './report.js';
 
@@ -25,11 +24,17 @@ const log = (m: string) => process.stdout.write(`${m}\n`);
 const workloads: { name: string; w: Workload }[] = [
   {
     name: 'keep-alive, single /firewall records',
-    w: { path: '/firewall', body: firewallBody(), recordsPerRequest: 1, connections: 50, seconds },
+    w: { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds },
   },
   {
     name: 'batched, /generic arrays of 100',
-    w: { path: '/generic', body: genericBatchBody(100), recordsPerRequest: 100, connections: 50, seconds },
+    w: {
+      path: '/generic',
+      payload: { kind: 'generic', records: 100 },
+      recordsPerRequest: 100,
+      connections: 50,
+      seconds,
+    },
   },
 ];
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { formatDuration, MAX_DURATION_MS, parseDuration } from '../../src/cli/duration.js';
-import { parseSince } from '../../src/cli/threats-tail.js';
+import { parseSince } from '../../src/cli/threats/threats-tail.js';
 
 test('durations in every unit, combined, and 0', () => {
   assert.equal(parseDuration('0'), 0);

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import * as layout from '../../packaging/deb/layout.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { allCommands, describeProgram } from '../../src/cli/manual/command-model.js';
 import { renderManPages } from '../../src/cli/manual/index.js';
@@ -68,6 +69,14 @@ test('threatcol(8) and one page per top-level command, formatted by man without 
     for (const code of Object.keys(CATALOGUE)) assert.ok(exits.includes(code), `${page.file}: ${code}`);
     assert.ok(text.includes('/etc/threatcol/config.json') && text.includes('/var/lib/threatcol'), page.file);
     assert.ok(text.includes('THREATCOL_CONFIG'), page.file);
+    // FILES names where the package puts things: its layout table is the other side of this.
+    const files = text.slice(text.indexOf('\nFILES\n'), text.indexOf('\nSEE ALSO\n')).replace(/\s+/g, ' ');
+    for (const path of [layout.CONFFILE, layout.DATA_DIR, ...Object.values(layout.COMPLETIONS)]) {
+      assert.ok(files.includes(path), `${page.file}: FILES lacks ${path}`);
+    }
+    for (const unit of Object.values(layout.UNITS))
+      assert.ok(files.includes(unit), `${page.file}: FILES lacks ${unit}`);
+    assert.ok(files.includes(layout.UNIT_DIR), page.file);
   }
 });
 

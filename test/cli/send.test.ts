@@ -215,6 +215,8 @@ test('load mode: N requests over C connections, counts add up, records stored', 
   assert.deepEqual(Object.keys(s), [
     'requests',
     'records',
+    'stored',
+    'duplicates',
     'durationMs',
     'requestsPerSecond',
     'recordsPerSecond',
@@ -224,6 +226,7 @@ test('load mode: N requests over C connections, counts add up, records stored', 
   ]);
   assert.equal(s.requests, 300);
   assert.equal(s.records, 900);
+  assert.deepEqual([s.stored, s.duplicates], [900, 0]);
   assert.deepEqual(s.statuses, { '200': 300 });
   assert.equal(s.errors, 0);
   assert.ok(s.latencyMs.p50 <= s.latencyMs.p90 && s.latencyMs.p90 <= s.latencyMs.p99);

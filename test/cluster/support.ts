@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import type { ServeProcess } from '../helpers/cli.js';
 
 export interface FreshReply {

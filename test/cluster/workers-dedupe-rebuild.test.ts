@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { threatsDir, utcDay } from '../../src/store/segments.js';
+import { threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { postFresh, workerOf } from '../cluster/support.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { firewallRecord, storedGenericRecord } from '../helpers/records.js';

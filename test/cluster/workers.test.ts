@@ -10,7 +10,7 @@ import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect } from 'node:tls';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, BIN, cleanEnv, runCli, serveArgs, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';

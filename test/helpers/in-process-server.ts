@@ -2,11 +2,11 @@
 import { Writable } from 'node:stream';
 import type { Agent } from 'undici';
 import { type LoadedConfig, loadConfig } from '../../src/config/load-config.js';
+import { type Daemon, startDaemon } from '../../src/daemon/start-daemon.js';
+import { ensureDataDir } from '../../src/data-dir/ensure-data-dir.js';
 import { createLogger } from '../../src/log.js';
-import { type Daemon, startDaemon } from '../../src/server/daemon.js';
-import { ensureDataDir } from '../../src/store/data-dir.js';
 import type { FileOps } from '../../src/store/file-ops.js';
-import { createFileRegistry } from '../../src/store/file-registry.js';
+import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import { trustingAgent } from './client.js';
 import { makeTempDir } from './temp-dir.js';
 

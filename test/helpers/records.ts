@@ -1,7 +1,7 @@
 // Sample records and a reader for what the collector stored.
 import { readFileSync } from 'node:fs';
 import { newRecordId } from '../../src/records/record-id.js';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 
 export function firewallRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

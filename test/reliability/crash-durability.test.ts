@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { appendFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { listSegments, threatsDir } from '../../src/store/segments.js';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';

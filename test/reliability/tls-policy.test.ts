@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createServer } from 'node:tls';
-import { TLS12_CIPHERS } from '../../src/server/tls.js';
+import { TLS12_CIPHERS } from '../../src/tls/tls-material.js';
 import { spawnServe } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { stopAfter } from './support.js';

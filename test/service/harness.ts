@@ -7,8 +7,8 @@ import { Writable } from 'node:stream';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { loadConfig } from '../../src/config/load-config.js';
+import { type Daemon, type DaemonOptions, startDaemon } from '../../src/daemon/start-daemon.js';
 import { createLogger } from '../../src/log.js';
-import { type Daemon, type DaemonOptions, startDaemon } from '../../src/server/daemon.js';
 import { BIN, type CliResult, cleanEnv } from '../helpers/cli.js';
 
 x509.cryptoProvider.set(webcrypto as never);

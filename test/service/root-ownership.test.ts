@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { chownSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ensureDataDir, lookupUser } from '../../src/store/data-dir.js';
+import { ensureDataDir, lookupUser } from '../../src/data-dir/ensure-data-dir.js';
 import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';

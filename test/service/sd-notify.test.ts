@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import { createSdNotifier } from '../../src/daemon/sd-notify.js';
 import { createLogger } from '../../src/log.js';
-import { createSdNotifier } from '../../src/server/sd-notify.js';
 import { spawnServe } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

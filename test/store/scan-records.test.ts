@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createFileRecordReader } from '../../src/store/read-records.js';
-import { segmentFileName, utcDay } from '../../src/store/segments.js';
+import { createFileRecordReader } from '../../src/store/files/read-records.js';
+import { segmentFileName, utcDay } from '../../src/store/files/segments.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { record } from './contract.js';
 

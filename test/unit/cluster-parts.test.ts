@@ -11,10 +11,10 @@ import { DedupeBroker } from '../../src/cluster/ipc-dedupe.js';
 import { LeasedRateLimiter } from '../../src/cluster/leased-rate-limit.js';
 import { RestartBackoff } from '../../src/cluster/restart-backoff.js';
 import { RateLimiter } from '../../src/server/rate-limit.js';
-import { localDedupeIndex } from '../../src/store/dedupe-index.js';
-import { DedupeWindow } from '../../src/store/dedupe-window.js';
-import { createFileRecordReader } from '../../src/store/read-records.js';
-import { applyRetention } from '../../src/store/retention.js';
+import { localDedupeIndex } from '../../src/store/files/dedupe/dedupe-index.js';
+import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
+import { createFileRecordReader } from '../../src/store/files/read-records.js';
+import { applyRetention } from '../../src/store/files/retention.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 test('restart back-off doubles while a worker keeps dying soon after its start, and starts over after a stable run', () => {

@@ -2,13 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import {
-  isFirewallTime,
-  parseFirewallTime,
-  type WallTime,
-  wallTimeToUtc,
-  wallTimeToUtcUncached,
-} from '../../src/records/firewall-time.js';
+import { wallTimeToUtc, wallTimeToUtcUncached } from '../../src/records/firewall-time.js';
+import { isFirewallTime, parseFirewallTime, type WallTime } from '../../src/schemas/firewall-time-format.js';
 
 const at = (text: string, zone: string) => {
   const wall = parseFirewallTime(text);

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newRecordId } from '../../src/records/record-id.js';
-import { DedupeWindow } from '../../src/store/dedupe-window.js';
-import { KeyTable, keyBytes } from '../../src/store/key-table.js';
+import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
+import { KeyTable, keyBytes } from '../../src/store/files/dedupe/key-table.js';
 
 test('key table: 50k regular keys, found after growth with their ids, in linear time', () => {
   const table = new KeyTable(16);

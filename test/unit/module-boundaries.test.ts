@@ -26,10 +26,10 @@ test('fs.watch, the directory fsync and the backward newline scan each live in o
       .filter((f) => pattern.test(readFileSync(f, 'utf8')))
       .map((f) => f.slice(SRC.length));
   assert.deepEqual(where(/\bwatch(?:Fs)?\(\s*[a-zA-Z.]+,\s*\{\s*persistent/), ['watch-files.ts']);
-  assert.deepEqual(where(/fsyncSync\(fd\)/), ['store/file-owner.ts']);
+  assert.deepEqual(where(/fsyncSync\(fd\)/), ['data-dir/file-owner.ts']);
   // The backward scan is the loop that walks a file from its end in chunks.
-  assert.deepEqual(where(/while \((end|stop) > 0\)/), ['store/line-boundary.ts']);
-  for (const user of ['store/read-records.ts', 'store/file-record-log.ts']) {
+  assert.deepEqual(where(/while \((end|stop) > 0\)/), ['store/files/line-boundary.ts']);
+  for (const user of ['store/files/read-records.ts', 'store/files/file-record-log.ts']) {
     assert.match(readFileSync(join(SRC, user), 'utf8'), /lineStartBefore\(/, user);
   }
 });

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ThreatcolError } from '../../src/errors.js';
-import { jsonErrorPosition } from '../../src/server/json-error-position.js';
-import { parseJsonBody } from '../../src/server/parse-json.js';
-import { repairUnescapedQuotes } from '../../src/server/repair-json.js';
+import { jsonErrorPosition } from '../../src/json/json-error-position.js';
+import { parseJsonBody } from '../../src/json/parse-json.js';
+import { repairUnescapedQuotes } from '../../src/json/repair-json.js';
 
 const parse = (text: string, repair = true) => parseJsonBody(Buffer.from(text), repair);
 const codeOf = (fn: () => unknown) => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createFileRecordReader, type RecordLine } from '../../src/store/read-records.js';
+import { createFileRecordReader, type RecordLine } from '../../src/store/files/read-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const line = (threat: string) =>

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { formatRecordLine, safeJsonLine } from '../../src/cli/format-record.js';
-import { writeFileAtomic } from '../../src/store/file-owner.js';
+import { writeFileAtomic } from '../../src/data-dir/file-owner.js';
 import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

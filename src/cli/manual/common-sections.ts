@@ -1,8 +1,8 @@
 // What every command's page shares, derived from the code that decides it: exit statuses from the error
 // catalogue, environment variables from the configuration schema, and the files threatcol reads and writes.
 import { DEFAULT_CONFIG_PATH, envNameFor, listConfigKeys } from '../../config/load-config.js';
+import { REGISTRY_FILE, STATS_FILE, THREATS_DIR } from '../../data-dir/data-layout.js';
 import { CATALOGUE, EXIT } from '../../errors.js';
-import { REGISTRY_FILE, STATS_FILE, THREATS_DIR } from '../../store/data-layout.js';
 
 /** A term and its explanation (inline Markdown): one `.TP` item of a page, one list item of docs/cli.md. */
 export interface Entry {
@@ -93,12 +93,16 @@ export function fileEntries(): Entry[] {
       text: 'the self-signed certificate and key, generated at the first start when none is configured.',
     },
     {
-      term: '/lib/systemd/system/threatcol.service, threatcol.socket',
-      text: 'the units of the Debian package (`threatcol systemd-unit` writes them for other installations).',
+      term: '/lib/systemd/system/threatcol.service',
+      text: 'the unit of the Debian package, enabled on install (`threatcol systemd-unit` writes one for other installations).',
+    },
+    {
+      term: '/lib/systemd/system/threatcol.socket, threatcol-socket.service',
+      text: 'the socket-activated variant, shipped but not enabled; each variant conflicts with the other.',
     },
     {
       term: '/usr/share/bash-completion/completions/threatcol',
-      text: 'the bash completion (`threatcol completion bash` prints it).',
+      text: "the bash completion (`threatcol completion bash` prints it); zsh's is `/usr/share/zsh/vendor-completions/_threatcol`, fish's `/usr/share/fish/vendor_completions.d/threatcol.fish`.",
     },
   ];
 }

@@ -8,7 +8,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
-import { writeFileAtomic } from '../file-owner.js';
+import { writeFileAtomic } from '../../data-dir/file-owner.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsReader } from './nats-reader.js';

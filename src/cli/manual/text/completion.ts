@@ -13,8 +13,9 @@ threatcol completion fish > ~/.config/fish/completions/threatcol.fish  # fish
 Prints the completion script for the shell: commands, subcommands, options, the values of options that have
 a fixed set (\`--endpoint\`, \`--by\`, \`--log-level\`, \`--log-format\`, …), file and directory names where an
 option takes one, and sensor names where a command takes an existing sensor (\`sensor revoke\`, \`rotate\`,
-\`set\`, \`show\`, \`delete\` and \`--sensor\` of \`threats\`). The Debian package installs the bash script as
-\`/usr/share/bash-completion/completions/threatcol\`; this command is for installations from source.
+\`set\`, \`show\`, \`delete\` and \`--sensor\` of \`threats\`). The Debian package installs the scripts as
+\`/usr/share/bash-completion/completions/threatcol\`, \`/usr/share/zsh/vendor-completions/_threatcol\` and
+\`/usr/share/fish/vendor_completions.d/threatcol.fish\`; this command is for installations from source.
 
 Sensor names come from running \`threatcol sensor list --json\` with the \`--config\` and \`--data-dir\` already on
 the command line, at most once per completion and for at most 5 seconds (the shell variable

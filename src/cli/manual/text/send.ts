@@ -37,7 +37,8 @@ lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
     '--ca': `verify the collector's certificate against this PEM CA (or the self-signed \`<data-dir>/tls/cert.pem\` itself) instead of the system CAs`,
     '--fingerprint': `pin the collector's certificate by its SHA-256 fingerprint (printed by \`threatcol serve\` at start; \`AB:CD:…\` or plain hex, any case): any other certificate is refused before anything is sent, and no CA is needed`,
     '--insecure': `do not verify the certificate at all; prints a warning on stderr. For a first test only`,
-    '--count': `load mode: send N requests (each one record, or an array of \`--batch B\` records) and print a summary`,
+    '--count': `load mode: send N requests (each one record, or an array of \`--batch B\` records), every record a different one, and print a summary of what the collector stored`,
+    '--repeat': `load mode: send the same bodies again and again instead (up to 64 samples, or the \`--data\` body, which needs it): the collector stores each once and answers the rest as retried deliveries (\`/generic\` requests carry an \`Idempotency-Key\` per body)`,
     '--concurrency': `load mode: over C keep-alive connections (an undici Pool, one request in flight per connection); default 1`,
     '--rate': `load mode: at most R requests per second in all (paced evenly from the start); default: as fast as answers come`,
     '--json': `print \`{"status": 200, "body": {...}}\` (or the load summary) as one JSON document`,
@@ -56,20 +57,22 @@ threatcol send firewall --sample --count 4000 --concurrency 16 \\
   --url https://collector:443 --sensor bench --key-file bench.key --fingerprint "$FP" --json
 \`\`\`
 
-Sample bodies are built once before the first request (64 different ones, used in turn), so the generator
-stays cheap. With deduplication on (\`dedupe.windowSeconds\`, default 120 s) a \`/firewall\` body sent again
-within the window is a retried delivery: the collector stores the 64 distinct records once and answers
-the rest as duplicates (still 200, \`"duplicates": 1\`). To load the store itself, run the collector with
-\`THREATCOL_DEDUPE_WINDOW_SECONDS=0\`, as the benchmark does. It prints a summary (requests and records,
-requests/s and records/s, p50/p90/p99/max latency, count per HTTP status, connection errors); with \`--json\`
-exactly one object. This one was measured on the 2-core development machine while other work ran on it,
-collector and generator on the same box:
+Each record differs from every other (firewall: its source port, then its \`time_received\` second;
+generic: its destination address), written into 64 sample records built once, so the generator stays
+cheap and the collector stores them all. It prints a summary (requests, records stored and duplicates as
+the collector's answers count them, requests/s and records/s, p50/p90/p99/max latency, count per HTTP
+status, connection errors); with \`--json\` exactly one object. This one was measured on the 2-core
+development machine while other work ran on it (load average 17), collector and generator on the same
+box; \`threats stats\` then counted the 4000 records in the store:
 
 \`\`\`json
-{"requests":4000,"records":4000,"durationMs":2270.894,"requestsPerSecond":1761.421,"recordsPerSecond":1761.421,"latencyMs":{"p50":7.748,"p90":15.068,"p99":37.613,"max":86.25},"statuses":{"200":4000},"errors":0}
+{"requests":4000,"records":4000,"stored":4000,"duplicates":0,"durationMs":12183.504,"requestsPerSecond":328.313,"recordsPerSecond":328.313,"latencyMs":{"p50":32.111,"p90":96.447,"p99":254.463,"max":440.698},"statuses":{"200":4000},"errors":0}
 \`\`\`
 
-\`records\` counts the records of requests answered 2xx; \`statuses\` plus \`errors\` add up to \`requests\`.
+\`records\` counts the records of requests answered 2xx, \`stored\` those the collector stored and
+\`duplicates\` those it had stored before (\`--repeat\`: with deduplication on, \`dedupe.windowSeconds\`,
+a body sent again within the window is a retried delivery, answered 200 with \`"duplicates"\`);
+\`statuses\` plus \`errors\` add up to \`requests\`.
 Exit 0 only when every request was answered 2xx; otherwise the exit status of the first error code
 answered, or 69 when requests failed to connect. The collector's per-sensor rate limit
 (\`rateLimit.recordsPerSecond\`, 5000 by default) applies to the generator too: past it the summary shows

@@ -1,0 +1,77 @@
+// `threatcol sensor add NAME`: issues a sensor and its key; the key is printed once and only its hash stored.
+import type { Command } from 'commander';
+import { isValidTimezone } from '../../config/load-config.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { newKeyText } from './firewall-setup.js';
+import { foreignRegistryWarning } from './registry-location.js';
+
+interface AddOptions extends CommonOptions {
+  description?: string;
+  timezone?: string;
+  json?: boolean;
+}
+
+export function registerSensorAdd(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('add <name>')
+      .description('issue a new sensor and print its key (shown once)')
+      .option('--description <text>', 'free text shown in "sensor list"')
+      .option(
+        '--timezone <iana>',
+        'time zone of the firewall clock, for time_received (default: firewall.defaultTimezone)',
+      )
+      .option('--json', 'print {"name", "key", ...} as JSON'),
+  ).action((name: string, options: AddOptions) => run(() => addSensor(name, options, io)));
+}
+
+export async function addSensor(name: string, options: AddOptions, io: CliIo): Promise<number> {
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
+  if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
+    throw new ThreatcolError(
+      'USAGE',
+      `--timezone "${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
+    );
+  }
+  const warning =
+    config.store.backend === 'files'
+      ? foreignRegistryWarning(loaded.dataDir, process.getuid?.() ?? -1)
+      : null;
+  const { sensor, key } = await withStore(loaded, io, (store) =>
+    store.registry.add({
+      name,
+      description: options.description ?? '',
+      timezone: options.timezone ?? null,
+    }),
+  );
+  if (options.json) {
+    const out: Record<string, unknown> = { name: sensor.name, key };
+    if (sensor.description) out.description = sensor.description;
+    if (sensor.timezone) out.timezone = sensor.timezone;
+    out.created_at = sensor.created_at;
+    out.data_dir = loaded.dataDir;
+    out.store_backend = config.store.backend;
+    if (warning) write(io.stderr, warning);
+    writeJson(io.stdout, out);
+    return 0;
+  }
+  if (warning) write(io.stderr, warning);
+  write(
+    io.stdout,
+    [
+      `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
+      storeLocationLine(loaded),
+      newKeyText(sensor.name, key),
+    ].join('\n'),
+  );
+  return 0;
+}

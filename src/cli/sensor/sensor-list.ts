@@ -1,0 +1,89 @@
+// `threatcol sensor list`: sensors with status and activity; never a key or its hash.
+import type { Command } from 'commander';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
+
+interface ListOptions extends CommonOptions {
+  json?: boolean;
+}
+
+export function registerSensorList(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('list')
+      .description('list sensors: status, created, last seen, last address, records, description')
+      .option('--json', 'print a JSON array'),
+  ).action((options: ListOptions) => run(() => listSensors(options, io)));
+}
+
+export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
+  const loaded = loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const { sensors, stats } = await withStore(loaded, io, async (store) => ({
+    sensors: await store.registry.list(),
+    stats: await store.stats.read(),
+  }));
+  const now = Date.now();
+  const rows = sensors.map((s) => {
+    const activity = Object.hasOwn(stats, s.name) ? stats[s.name] : undefined;
+    const pending = s.keys.filter((k) => k.expires_at !== null && Date.parse(k.expires_at) > now);
+    return {
+      name: s.name,
+      status: s.status,
+      description: s.description,
+      timezone: s.timezone,
+      created_at: s.created_at,
+      revoked_at: s.revoked_at,
+      last_seen: activity?.last_seen ?? null,
+      last_address: activity?.last_address ?? null,
+      records_received: activity?.records_received ?? 0,
+      rotation_grace_until:
+        pending.length > 0
+          ? (pending
+              .map((k) => k.expires_at)
+              .sort()
+              .at(-1) ?? null)
+          : null,
+    };
+  });
+  if (options.json) {
+    writeJson(io.stdout, rows);
+    return 0;
+  }
+  if (rows.length === 0) {
+    write(
+      io.stdout,
+      `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
+    );
+    return 0;
+  }
+  write(
+    io.stdout,
+    formatTable(
+      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
+      rows.map((r) => [
+        r.name,
+        r.rotation_grace_until
+          ? `${r.status} (old key until ${shortTime(r.rotation_grace_until)})`
+          : r.status,
+        shortTime(r.created_at),
+        r.last_seen ? shortTime(r.last_seen) : 'never',
+        r.last_address ?? '-',
+        String(r.records_received),
+        r.description || '-',
+      ]),
+    ),
+  );
+  return 0;
+}
+
+function shortTime(iso: string): string {
+  return `${iso.slice(0, 19).replace('T', ' ')}Z`;
+}

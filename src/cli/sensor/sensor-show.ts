@@ -1,0 +1,89 @@
+// `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
+import type { Command } from 'commander';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { existingDataDir } from '../data-dir-check.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
+
+interface ShowOptions extends CommonOptions {
+  firewall?: boolean;
+  json?: boolean;
+}
+
+export function registerSensorShow(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('show <name>')
+      .description('show one sensor (a revoked one has no valid keys); --firewall prints the PAN-OS setup')
+      .option('--firewall', 'print the PAN-OS server profile and payload format for this sensor')
+      .option('--json', 'print the sensor as JSON'),
+  ).action((name: string, options: ShowOptions) => run(() => showSensor(name, options, io)));
+}
+
+export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
+  const loaded = loadFromOptions(options, io);
+  const { config } = loaded;
+  existingDataDir(loaded, options, io);
+  const { sensor, stats } = await withStore(loaded, io, async (store) => ({
+    sensor: (await store.registry.list()).find((s) => s.name === name),
+    stats: options.firewall ? {} : await store.stats.read(),
+  }));
+  if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+  if (options.firewall) {
+    if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
+    else write(io.stdout, firewallSetupText(sensor.name, null));
+    return 0;
+  }
+  const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
+  const now = Date.now();
+  // A revoked sensor's keys are all refused (403), whatever their expiry says.
+  const keys = sensor.keys
+    .filter((k) => sensor.status !== 'revoked' && (k.expires_at === null || Date.parse(k.expires_at) > now))
+    .map((k) => ({ created_at: k.created_at, expires_at: k.expires_at }));
+  const view = {
+    name: sensor.name,
+    status: sensor.status,
+    description: sensor.description,
+    timezone: sensor.timezone,
+    effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
+    created_at: sensor.created_at,
+    revoked_at: sensor.revoked_at,
+    valid_keys: keys,
+    last_seen: activity?.last_seen ?? null,
+    last_address: activity?.last_address ?? null,
+    records_received: activity?.records_received ?? 0,
+    requests_rejected: activity?.requests_rejected ?? 0,
+    last_rejection_code: activity?.last_rejection_code ?? null,
+    last_rejected_at: activity?.last_rejected_at ?? null,
+  };
+  if (options.json) {
+    writeJson(io.stdout, view);
+    return 0;
+  }
+  const lines = [
+    `Name:           ${view.name}`,
+    `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at}): every key is refused with 403` : ''}`,
+    `Description:    ${view.description || '-'}`,
+    `Time zone:      ${view.effective_timezone}${view.timezone ? '' : ' (the default)'}`,
+    `Created:        ${view.created_at}`,
+    `Valid keys:     ${keys.length}`,
+    ...keys.map((k) => `  issued ${k.created_at}, ${k.expires_at ? `expires ${k.expires_at}` : 'no expiry'}`),
+    `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
+    `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
+    ...(view.last_rejection_code
+      ? [`Last rejected:  ${view.last_rejected_at} (${view.last_rejection_code})`]
+      : []),
+    '',
+    view.status === 'revoked'
+      ? `To issue the name again: threatcol sensor delete ${view.name} --yes, then threatcol sensor add ${view.name}`
+      : `Firewall setup: threatcol sensor show ${view.name} --firewall`,
+  ];
+  write(io.stdout, lines.join('\n'));
+  return 0;
+}

@@ -1,0 +1,56 @@
+// Runs a started collector as a systemd service until it stops (Type=notify): READY=1 once its signal
+// handlers are in place, SIGTERM/SIGINT stop it (STOPPING=1), SIGHUP reloads it (RELOADING=1, then READY=1),
+// and a SIGHUP held during start-up is honoured once. The same for one process and for the primary of
+// `serve --workers`.
+import type { Logger } from 'pino';
+import { createSdNotifier, monotonicUsec } from './sd-notify.js';
+import { releaseStartupSignals } from './startup-signals.js';
+
+/** What serve runs: the daemon (start-daemon.ts) or the primary of its workers (cluster/primary.ts). */
+export interface Service {
+  address: { address: string; port: number };
+  /** SIGHUP: re-read the registry and the TLS material. */
+  reload(): void;
+  /** SIGTERM: finish in-flight requests and stop. */
+  stop(): void;
+  /** Resolves with the exit code once stopped. */
+  done: Promise<number>;
+}
+
+export async function runService(
+  service: Service,
+  options: { env: Record<string, string | undefined>; logger: Logger },
+): Promise<number> {
+  const { logger } = options;
+  const notifier = createSdNotifier({ env: options.env, logger });
+  const stop = () => {
+    void notifier.notify({ STOPPING: '1' });
+    service.stop();
+  };
+  // RELOADING=1 with MONOTONIC_USEC, then READY=1: what systemd >= 253 expects (Type=notify-reload) and what
+  // older ones show as "reloading"; the reload itself is synchronous.
+  const reload = () => {
+    void notifier.notify({ RELOADING: '1', MONOTONIC_USEC: monotonicUsec() });
+    service.reload();
+    void notifier.notify({ READY: '1' });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGHUP', reload);
+  // Only now, with the handlers above in place, so that no signal falls between the two.
+  const held = releaseStartupSignals();
+  const { address, port } = service.address;
+  void notifier.notify({ READY: '1', STATUS: `listening on ${address} port ${port}` });
+  if (held.includes('SIGHUP')) {
+    logger.info('SIGHUP received during start-up: reloading now');
+    reload();
+  }
+  try {
+    return await service.done;
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    process.off('SIGHUP', reload);
+    await notifier.idle();
+  }
+}

@@ -1,0 +1,319 @@
+// Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
+import type { LoadedConfig } from '../config/load-config.js';
+import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
+import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
+import { ThreatcolError } from '../errors.js';
+import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
+import { ActivityLog } from '../server/activity-log.js';
+import { Authenticator } from '../server/auth.js';
+import { createCollectorServer } from '../server/create-server.js';
+import { type RateLimit, RateLimiter } from '../server/rate-limit.js';
+import { BodyBudget } from '../server/read-body.js';
+import type { FileOps } from '../store/file-ops.js';
+import { openStore } from '../store/open-store.js';
+import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
+import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
+import { watchTlsFiles } from '../tls/tls-watch.js';
+import { listenError } from './listen-error.js';
+import { DAY_MS, startExpiryWarnings } from './maintenance.js';
+
+export interface DaemonOptions {
+  loaded: LoadedConfig;
+  logger: Logger;
+  now?: () => number;
+  fileOps?: FileOps;
+  /** An inherited listening socket (systemd socket activation). */
+  listenFd?: number;
+  /** How often retention runs after the run at start (default hourly). */
+  retentionIntervalMs?: number;
+  /** How often the certificate expiry is checked after the check at start (default daily). */
+  expiryCheckIntervalMs?: number;
+  /** Quiet time after a change of the certificate or key file before it is reloaded (default 500 ms). */
+  tlsDebounceMs?: number;
+  /** Metrics to count into (default: a fresh registry with process metrics). */
+  metrics?: Metrics;
+  /**
+   * false in a --workers worker: the primary serves the admin listener (startAdminListener with
+   * clusterMetricsRenderer) and the worker only shares its metrics (shareMetricsWithPrimary).
+   */
+  adminListener?: boolean;
+  /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
+  worker?: WorkerRole;
+}
+
+/**
+ * What changes in a worker: its own segments; stats, rate-limit tokens and connection counts through the
+ * primary; memory budgets split between the workers; no admin listener, file watch or expiry warning
+ * (the primary has them and forwards reloads).
+ */
+export interface WorkerRole {
+  id: number;
+  /** How many workers share the configured memory budgets. */
+  workers: number;
+  stats: SensorStatsStore;
+  limiter: RateLimit;
+  admitConnection: (socket: Socket, group: string) => void;
+  /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
+  dedupe: DedupeIndex | null;
+}
+
+export interface Daemon {
+  address: AddressInfo;
+  /** Where the admin listener listens (null: admin.listen is ""). */
+  adminAddress: AddressInfo | null;
+  /** SHA-256 fingerprint of the certificate served to new connections. */
+  readonly fingerprint: string;
+  /** SIGHUP: re-read the registry and the TLS material. */
+  reload(): void;
+  /** SIGTERM: stop accepting, finish in-flight requests, sync, resolve `done` with 0. */
+  stop(): void;
+  /** Resolves with the exit code once the daemon has stopped. */
+  done: Promise<number>;
+}
+
+const SHUTDOWN_GRACE_MS = 8000;
+const idle = { run() {}, stop() {}, accept() {} };
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { config, dataDir } = options.loaded;
+  const logger = options.logger;
+  const now = options.now ?? Date.now;
+  const worker = options.worker;
+  const owner = ensureDataDir(dataDir);
+  assertDataDirSafe(dataDir);
+
+  const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
+  let tls: TlsMaterial = loadedTls;
+  if (loadedTls.generated) {
+    logger.info(
+      { certificate: tls.certPath, sha256: tls.fingerprint },
+      'generated a self-signed certificate',
+    );
+  }
+
+  let resolveDone: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+  let stopping = false;
+  let fatal = false;
+  const metrics = options.metrics ?? createMetrics();
+  if (worker) shareMetricsWithPrimary(metrics);
+
+  const backend = await openStore(config, {
+    dataDir,
+    logger,
+    now,
+    ...(options.fileOps ? { fileOps: options.fileOps } : {}),
+  });
+  let store: RecordLog;
+  try {
+    store = await backend.openRecordLog({
+      onFatal: () => {
+        fatal = true;
+        stop();
+      },
+      onBatchSynced: (records, seconds) => metrics.batchSynced(records, seconds),
+      ...(worker ? { workerId: worker.id, workers: worker.workers } : {}),
+      ...(worker?.dedupe ? { dedupe: worker.dedupe } : {}),
+      ...(options.retentionIntervalMs === undefined
+        ? {}
+        : { retentionIntervalMs: options.retentionIntervalMs }),
+    });
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  metrics.sources({ queuedRecords: () => store.queuedRecords });
+
+  const auth = new Authenticator();
+  let known = -1;
+  let registryRead: () => void = () => {};
+  const firstRead = new Promise<void>((resolve) => {
+    registryRead = resolve;
+  });
+  const watch = backend.registry.watch(
+    (sensors) => {
+      auth.update(sensors);
+      registryRead();
+      if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
+      known = sensors.length;
+    },
+    (error) => {
+      logger.error({ err: error.message }, 'cannot read the sensor registry; keeping the previous one');
+      registryRead();
+    },
+  );
+
+  // A worker counts for the primary, the single writer of the stats; it reports at least every second.
+  const stats = worker?.stats ?? backend.stats;
+  stats.start(worker ? Math.min(1000, config.store.statsIntervalMs) : config.store.statsIntervalMs, (error) =>
+    logger.error({ err: error.message }, 'cannot write stats'),
+  );
+  const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
+  activity.start(config.log.summaryIntervalMs);
+
+  const collector = createCollectorServer({
+    config,
+    auth,
+    store,
+    stats,
+    limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
+    // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
+    // primary); a burst always fits one largest body.
+    byteLimiter: new RateLimiter(
+      config.rateLimit.bytesPerSecond / (worker?.workers ?? 1),
+      Math.max(config.server.maxBodyBytes, config.rateLimit.bytesPerSecond),
+    ),
+    activity,
+    bodyBudget: new BodyBudget(
+      worker
+        ? Math.max(65_536, Math.floor(config.server.maxInflightBodyBytes / worker.workers))
+        : config.server.maxInflightBodyBytes,
+    ),
+    ...(worker ? { admitConnection: worker.admitConnection } : {}),
+    now,
+    tls,
+    logger,
+    metrics,
+  });
+
+  /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
+  function reloadTls(reason: string): void {
+    try {
+      const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
+      collector.setTls(next);
+      tls = next;
+      logger.info({ reason, sha256: next.fingerprint, notAfter: next.notAfter }, 'reloaded the TLS material');
+      expiry.run();
+    } catch (error) {
+      logger.error(
+        { reason, err: (error as Error).message, sha256: tls.fingerprint },
+        'new TLS material refused; keeping the current certificate',
+      );
+    }
+  }
+  const tlsWatch = worker
+    ? idle
+    : watchTlsFiles({
+        certPath: tls.certPath,
+        keyPath: tls.keyPath,
+        pollIntervalMs: config.tls.pollIntervalMs,
+        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+        onChange: () => reloadTls('certificate or key file changed'),
+      });
+  const expiry = worker
+    ? idle
+    : startExpiryWarnings({
+        logger,
+        now,
+        intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
+        certificate: () => tls,
+      });
+
+  /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
+  const cleanUp = async () => {
+    tlsWatch.stop();
+    expiry.stop();
+    watch.stop();
+    activity.stop();
+    try {
+      await stats.stop();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'cannot write stats');
+    }
+    await store.close();
+    await backend.close();
+  };
+  // Listen once the sensors are known (NATS: the first read of the bucket), so the first requests are not
+  // answered 503; NATS down at start must not keep serve from starting, so only for a bounded time.
+  await waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS));
+  let address: AddressInfo;
+  try {
+    address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
+  } catch (error) {
+    await cleanUp();
+    throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  let admin: RunningAdmin | null = null;
+  try {
+    if (options.adminListener !== false && !worker) {
+      admin = await startAdminListener({
+        config,
+        logger,
+        store: backend,
+        now,
+        extraNotReady: () =>
+          fatal
+            ? ['the record store failed; the daemon is stopping']
+            : stopping
+              ? ['stopping: finishing in-flight requests']
+              : auth.loaded
+                ? []
+                : ['the sensor registry has not been read yet: every request gets 503'],
+        renderMetrics: () => metrics.render(),
+      });
+    }
+  } catch (error) {
+    await collector.close(0);
+    await cleanUp();
+    throw error;
+  }
+  logger.info(
+    {
+      address: address.address,
+      port: address.port,
+      dataDir,
+      certificate: tls.certPath,
+      sha256: tls.fingerprint,
+      selfSigned: tls.selfSigned,
+    },
+    worker ? 'worker listening' : 'threatcol is listening',
+  );
+
+  function stop(): void {
+    if (stopping) return;
+    stopping = true;
+    logger.info(
+      { fatal },
+      fatal ? 'stopping after a store failure' : 'stopping: finishing in-flight requests',
+    );
+    void (async () => {
+      await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
+      await admin?.close();
+      await cleanUp();
+      logger.info('stopped');
+      resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
+    })();
+  }
+
+  return {
+    address,
+    adminAddress: admin?.address ?? null,
+    get fingerprint() {
+      return tls.fingerprint;
+    },
+    reload() {
+      watch.reload();
+      tlsWatch.accept();
+      reloadTls('SIGHUP');
+    },
+    stop,
+    done,
+  };
+}
+
+/** How long serve waits for the sensor registry before listening anyway. */
+const REGISTRY_WAIT_MS = 5000;
+
+function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,9 @@
+// Names of the entries in the data directory (DESIGN 4): for the files backend, for `check` and for the
+// safety check of `serve`.
+
+/** The sensor registry (lowdb), written only by the CLI under a lock. */
+export const REGISTRY_FILE = 'sensors.json';
+/** Per-sensor activity, written only by the daemon. */
+export const STATS_FILE = 'sensor-stats.json';
+/** The record segments' directory. */
+export const THREATS_DIR = 'threats';

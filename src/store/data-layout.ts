@@ -1,8 +1,0 @@
-// Names of the files backend's entries in the data directory (DESIGN 4), for the store and for `check`.
-
-/** The sensor registry (lowdb), written only by the CLI under a lock. */
-export const REGISTRY_FILE = 'sensors.json';
-/** Per-sensor activity, written only by the daemon. */
-export const STATS_FILE = 'sensor-stats.json';
-/** The record segments' directory. */
-export const THREATS_DIR = 'threats';

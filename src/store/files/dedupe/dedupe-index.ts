@@ -1,0 +1,64 @@
+// The files backend's DedupeIndex (DESIGN 10) over this process's own window: a single process's, or the
+// primary's one window on behalf of every worker (src/cluster/ipc-dedupe.ts).
+import type { Logger } from 'pino';
+import type { DedupeClaim, DedupeIndex } from '../../store.js';
+import type { DedupeWindow } from './dedupe-window.js';
+
+/** The window of this process (a single process, or the primary on behalf of its workers). */
+export function localDedupeIndex(window: DedupeWindow, now: () => number, logger: Logger): DedupeIndex {
+  let evictedLogged = 0;
+  return {
+    claim(keys, ids) {
+      const at = now();
+      const firstIds: (string | null)[] = [];
+      const reserved: string[] = [];
+      const waits: Promise<void>[] = [];
+      let finish: (error: Error | null) => void = () => {};
+      const done = new Promise<void>((resolve, reject) => {
+        finish = (error) => (error ? reject(error) : resolve());
+      });
+      // A waiter that gives up must not leave an unhandled rejection behind.
+      done.catch(() => {});
+      // One synchronous pass: a delivery only ever waits for reservations made before it, so never in a cycle.
+      for (let i = 0; i < ids.length; i++) {
+        const key = keys[i] ?? null;
+        const hit = key === null ? null : window.lookup(key, at);
+        if (key === null || hit === null) {
+          if (key !== null) {
+            window.reserve(key, ids[i] as string, done);
+            reserved.push(key);
+          }
+          firstIds.push(null);
+          continue;
+        }
+        firstIds.push(hit.id);
+        // The same record twice in this append: stored once, with this append.
+        if (hit.pending && hit.pending !== done) waits.push(hit.pending);
+      }
+      const claim: DedupeClaim = {
+        firstIds,
+        settle(error) {
+          const settledAt = now();
+          for (const key of reserved) window.settle(key, error === null, settledAt);
+          finish(error);
+          if (window.evicted > evictedLogged) {
+            logger.warn(
+              { forgottenKeys: window.evicted - evictedLogged, windowMs: window.windowMs },
+              'the dedupe window is full: the oldest keys were forgotten before the window ended',
+            );
+            evictedLogged = window.evicted;
+          }
+        },
+      };
+      if (waits.length === 0) return claim;
+      // An identical delivery still in flight: answer only once it is durable (its failure is ours).
+      return Promise.all(waits).then(
+        () => claim,
+        (error: Error) => {
+          claim.settle(error);
+          throw error;
+        },
+      );
+    },
+  };
+}

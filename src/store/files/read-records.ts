@@ -1,0 +1,374 @@
+// Reads stored records back: the last N from the end of the newest segments, then follows new ones live
+// across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
+import { type FileHandle, open } from 'node:fs/promises';
+import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
+import { type DirWatch, watchDirs } from '../../watch-files.js';
+import { recordMatcher } from '../record-filter.js';
+import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
+import { lineStartBefore, type ReadAt } from './line-boundary.js';
+import { parseLine } from './parse-line.js';
+import { scanRecords } from './scan-records.js';
+import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
+
+export type { RecordLine } from '../store.js';
+
+/** The files backend's cursor: a segment file name and the byte offset just after the last line read. */
+interface FileCursor {
+  file: string | null;
+  offset: number;
+  /**
+   * The same per writer series (`serve --workers`: one per worker), keyed by seriesOf(). A series missing
+   * here is read from its first segment; without `series`, `file`/`offset` alone (one writer).
+   */
+  series?: Record<string, SeriesPosition>;
+}
+
+interface SeriesPosition {
+  file: string;
+  offset: number;
+}
+
+const BACKWARD_CHUNK = 64 * 1024;
+const FORWARD_CHUNK = 1024 * 1024;
+/**
+ * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
+ * it arrives and written when its body is complete), so the look-back goes this far past `since`.
+ */
+export const ORDER_SLACK_MS = 5 * 60_000;
+const NEWLINE = 0x0a;
+/** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
+const MAX_PENDING_LINES = 10_000;
+
+export function createFileRecordReader(dataDir: string): RecordReader {
+  const dir = threatsDir(dataDir);
+  return {
+    readRecent: (options) =>
+      readRecent(dir, options).then(
+        ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
+        (error: unknown) => {
+          throw unreadable(dir, error);
+        },
+      ),
+    follow: (from, options) => follow(dir, toFileCursor(from), options),
+    scan: (since, visit, signal) =>
+      scanRecords(dir, since, visit, signal).catch((error: unknown) => {
+        throw unreadable(dir, error);
+      }),
+  };
+}
+
+function toFileCursor(from: RecordCursor): FileCursor {
+  if (from.backend !== 'files') {
+    throw new ThreatcolError('INTERNAL', `a ${from.backend} cursor cannot follow the files backend`);
+  }
+  const cursor: FileCursor = {
+    file: typeof from.file === 'string' ? from.file : null,
+    offset: Number(from.offset) || 0,
+  };
+  if (typeof from.series === 'object' && from.series !== null) {
+    cursor.series = from.series as Record<string, SeriesPosition>;
+  }
+  return cursor;
+}
+
+/**
+ * The newest matching records. With `serve --workers` a day has one segment series per worker: a day's
+ * segments are read together and merged by record id (ids are time-ordered), going back a day at a time
+ * until `limit` records are found. The cursor holds the end of every series' newest segment.
+ */
+async function readRecent(
+  dir: string,
+  options: ReadRecentOptions,
+): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
+  const segments = list(dir);
+  const series: Record<string, SeriesPosition> = {};
+  const cursor: FileCursor = { file: null, offset: 0, series };
+  const ends = new Map<string, number>();
+  for (const segment of newestOfEachSeries(segments)) {
+    const handle = await openSegment(segment.path);
+    if (!handle) continue;
+    try {
+      const end = await completeEnd(handle);
+      ends.set(segment.file, end);
+      series[seriesOf(segment)] = { file: segment.file, offset: end };
+    } finally {
+      await handle.close();
+    }
+  }
+  const newest = segments.at(-1);
+  if (newest) {
+    cursor.file = newest.file;
+    cursor.offset = ends.get(newest.file) ?? 0;
+  }
+  if (options.limit <= 0) return { records: [], cursor };
+
+  const found: RecordLine[] = [];
+  const match = recordMatcher(options.filter, options.match);
+  const since = options.filter?.since;
+  const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
+  const days = [...new Set(segments.map((s) => s.day))].reverse();
+  for (const day of days) {
+    const need = options.limit - found.length;
+    const ofDay: RecordLine[] = [];
+    let tooOld = true;
+    // Each segment of the day from its end: none can hold more than `need` of the newest records.
+    for (const segment of segments.filter((s) => s.day === day).reverse()) {
+      const handle = await openSegment(segment.path);
+      if (!handle) continue; // deleted by retention while we looked
+      try {
+        const end = ends.get(segment.file) ?? (await completeEnd(handle));
+        let fromSegment = 0;
+        const stopped = await scanBackward(handle, end, (line) => {
+          const record = parseLine(line);
+          if (!record) return false;
+          if (Date.parse(record.received_at) < oldest) return true;
+          if (!match(record)) return false;
+          ofDay.push({ line, record });
+          return ++fromSegment >= need;
+        });
+        if (!stopped || fromSegment >= need) tooOld = false;
+      } finally {
+        await handle.close();
+      }
+    }
+    found.push(...byId(ofDay).slice(-need));
+    if (found.length >= options.limit || tooOld) break;
+  }
+  return { records: byId(found), cursor };
+}
+
+/** The newest segment of every writer's series (see segments.ts). */
+function newestOfEachSeries(segments: SegmentName[]): SegmentName[] {
+  const newest = new Map<string, SegmentName>();
+  for (const s of segments) newest.set(seriesOf(s), s);
+  return [...newest.values()];
+}
+
+/** Records in id order (time-ordered UUIDv7); a stable sort, so one writer's order stays as written. */
+function byId(lines: RecordLine[]): RecordLine[] {
+  return [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
+}
+
+/** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
+async function completeEnd(handle: FileHandle): Promise<number> {
+  return lineStartBefore(readerOf(handle), (await handle.stat()).size);
+}
+
+function readerOf(handle: FileHandle): ReadAt {
+  return async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead;
+}
+
+/** Calls `visit` on each line before `end`, newest first, until it returns true (then returns true). */
+async function scanBackward(
+  handle: FileHandle,
+  end: number,
+  visit: (line: string) => boolean,
+): Promise<boolean> {
+  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
+  let position = end;
+  let carry: Buffer = Buffer.alloc(0);
+  while (position > 0) {
+    const start = Math.max(0, position - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, position - start, start);
+    position = start;
+    let buf = Buffer.concat([chunk.subarray(0, bytesRead), carry]);
+    // The last byte is a newline (or the carry ends before one): cut lines off the end one by one.
+    let stop = buf.length;
+    if (buf[stop - 1] === NEWLINE) stop -= 1;
+    let nl = buf.lastIndexOf(NEWLINE, stop - 1);
+    while (nl !== -1) {
+      if (stop > nl + 1 && visit(buf.toString('utf8', nl + 1, stop))) return true;
+      stop = nl;
+      nl = stop > 0 ? buf.lastIndexOf(NEWLINE, stop - 1) : -1;
+    }
+    buf = buf.subarray(0, stop);
+    carry = Buffer.from(buf);
+  }
+  return carry.length > 0 && visit(carry.toString('utf8'));
+}
+
+function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<void> {
+  const { signal } = options;
+  const match = recordMatcher(options.filter, options.match);
+  const emit = (batch: RecordLine[]) => {
+    const kept = batch.filter((r) => match(r.record));
+    return kept.length > 0 ? options.onRecords(kept) : undefined;
+  };
+  const positions = startPositions(from);
+  let reading = false;
+  let again = false;
+  let watch: DirWatch | null = null;
+
+  return new Promise<void>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      watch?.stop();
+      watch = null;
+      signal.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onAbort = () => finish();
+
+    const pump = async (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          await readAvailable();
+        } while (again && !signal.aborted);
+      } catch (error) {
+        finish(unreadable(dir, error));
+      } finally {
+        reading = false;
+      }
+    };
+
+    /**
+     * Reads each writer's current segment to its last complete line and moves on to the series' newer
+     * segments once they exist; lines read from several writers in one pass are emitted in id order.
+     */
+    const readAvailable = async (): Promise<void> => {
+      const pending: RecordLine[] = [];
+      const flush = async () => {
+        if (pending.length > 0) await emit(byId(pending.splice(0)));
+      };
+      const collect = async (batch: RecordLine[]) => {
+        pending.push(...batch);
+        if (pending.length >= MAX_PENDING_LINES) await flush();
+      };
+      const bySeries = new Map<string, SegmentName[]>();
+      for (const segment of list(dir)) {
+        const key = seriesOf(segment);
+        bySeries.set(key, [...(bySeries.get(key) ?? []), segment]);
+      }
+      for (const [key, segments] of bySeries) {
+        let position = positions.get(key);
+        for (;;) {
+          if (signal.aborted) return;
+          if (!position) {
+            const first = segments[0] as SegmentName;
+            position = { file: first.file, offset: 0 };
+            positions.set(key, position);
+          }
+          const current = position.file;
+          const gone = !(await readForward(dir, position, signal, collect));
+          const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
+          if (!next) break;
+          // The writer never returns to a segment once it opened a newer one: one more read drains it.
+          if (!gone) await readForward(dir, position, signal, collect);
+          position = { file: next.file, offset: 0 };
+          positions.set(key, position);
+        }
+      }
+      await flush();
+    };
+
+    if (signal.aborted) return finish();
+    signal.addEventListener('abort', onAbort);
+    // Any change in the directory (a write, a new segment) or a poll tick: read what is new.
+    watch = watchDirs(new Map([[dir, null]]), () => void pump(), {
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      keepAlive: true,
+    });
+    void pump();
+  });
+}
+
+/** Where each writer series' reading resumes, from a cursor of readRecent (or a one-writer cursor). */
+function startPositions(from: FileCursor): Map<string, SeriesPosition> {
+  const positions = new Map<string, SeriesPosition>();
+  if (from.series) {
+    for (const [key, p] of Object.entries(from.series)) positions.set(key, { ...p });
+  } else if (from.file !== null) {
+    const m = SEGMENT_PATTERN.exec(from.file);
+    positions.set(m?.[2] === undefined ? '' : `w${Number(m[2])}`, { file: from.file, offset: from.offset });
+  }
+  return positions;
+}
+
+/** Emits the complete lines after the position and advances it. False when the segment no longer exists. */
+async function readForward(
+  dir: string,
+  cursor: SeriesPosition,
+  signal: AbortSignal,
+  onRecords: (records: RecordLine[]) => void | Promise<void>,
+): Promise<boolean> {
+  const handle = await openSegment(`${dir}/${cursor.file}`);
+  if (!handle) return false;
+  try {
+    const size = (await handle.stat()).size;
+    if (size < cursor.offset) cursor.offset = size;
+    // The writer takes back a failed batch by truncating to a line boundary; if the file grew again past the
+    // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
+    if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
+    let chunkSize = FORWARD_CHUNK;
+    while (cursor.offset < size && !signal.aborted) {
+      const length = Math.min(chunkSize, size - cursor.offset);
+      const buf = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
+      const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+      if (last === -1) {
+        // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
+        if (bytesRead < size - cursor.offset) {
+          chunkSize *= 2;
+          continue;
+        }
+        break;
+      }
+      const batch: RecordLine[] = [];
+      let start = 0;
+      while (start <= last) {
+        const nl = buf.indexOf(NEWLINE, start);
+        if (nl > start) {
+          const line = buf.toString('utf8', start, nl);
+          const record = parseLine(line);
+          if (record) batch.push({ line, record });
+        }
+        start = nl + 1;
+      }
+      cursor.offset += last + 1;
+      if (batch.length > 0) await onRecords(batch);
+    }
+    return true;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
+function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
+  return lineStartBefore(readerOf(handle), offset);
+}
+
+async function openSegment(path: string): Promise<FileHandle | null> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function list(dir: string): SegmentName[] {
+  try {
+    return listSegments(dir);
+  } catch (error) {
+    throw unreadable(dir, error);
+  }
+}
+
+export function unreadable(dir: string, error: unknown): ThreatcolError {
+  if (error instanceof ThreatcolError) return error;
+  if (isPermissionError(error)) return permissionDenied(error, dir, 'read the records in');
+  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  // The same code as any other data directory the command cannot use (see ensureDataDir).
+  return new ThreatcolError(
+    'CONFIG_INVALID',
+    `cannot read the records in ${dir}: ${reason} (run as the service user or root)`,
+    { cause: error },
+  );
+}
