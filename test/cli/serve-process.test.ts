@@ -125,6 +125,43 @@ test('kill -9 then restart: a torn last line is cut off and logged; acknowledged
   );
 });
 
+test("a power cut's hole (NUL bytes before data that reached the disk) is cut off at restart with all after it", async (t) => {
+  const dir = makeTempDir(t);
+  const key = await addSensorCli(dir, 'cut');
+  const first = await spawnServe(dir);
+  const agent = trustingAgent(dir);
+  t.after(() => agent.close());
+  const as = { agent, sensor: 'cut', key };
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await post(first.url, '/generic', genericRecord({ threat: `c${i}` }), as)).status, 200);
+  }
+  await first.stop('SIGKILL');
+  // Two batches written after the last fdatasync: the first never reached the disk (zeros), the second's
+  // end did (a complete line after the hole), as when pages are written back out of order at a power cut.
+  const segment = join(dir, 'threats', readdirSync(join(dir, 'threats')).sort().at(-1) as string);
+  const kept = readFileSync(segment).length;
+  const line = readFileSync(segment, 'utf8').split('\n')[0] as string;
+  appendFileSync(segment, `${'\0'.repeat(4096)}"threat":"half"}\n${line.replace('"c0"', '"whole"')}\n`);
+  const second = await spawnServe(dir);
+  t.after(() => second.stop('SIGKILL'));
+  const cut = second.logs.find((l) => l.msg === 'cut off a torn last line left by an unclean stop');
+  assert.ok(cut, 'the repair is logged');
+  assert.equal(cut.holeAt, kept);
+  assert.equal(cut.keptBytes, kept);
+  assert.equal(readFileSync(segment).length, kept);
+  const afterAgent = trustingAgent(dir);
+  t.after(() => afterAgent.close());
+  const after = await post(second.url, '/generic', genericRecord({ threat: 'after' }), {
+    ...as,
+    agent: afterAgent,
+  });
+  assert.equal(after.status, 200);
+  assert.deepEqual(
+    readStored(dir).map((r) => r.threat),
+    ['c0', 'c1', 'c2', 'after'],
+  );
+});
+
 test('the key appears in no log line and no file of the data directory', async (t) => {
   const dir = makeTempDir(t);
   const key = await addSensorCli(dir, 'secret');

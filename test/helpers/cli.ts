@@ -21,29 +21,36 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...env, ...extra };
 }
 
-export function runCli(
+export interface CliOptions {
+  env?: Record<string, string>;
+  input?: string;
+  timeoutMs?: number;
+  /** Run as this user (root only), e.g. 65534 to see what an ordinary user gets. */
+  uid?: number;
+  /** A wrapper command in front of node, e.g. `unshare --mount ...`. */
+  prefix?: string[];
+  /** Another copy of bin/threatcol (an installation elsewhere). */
+  bin?: string;
+  /** Another Node runtime (the one a package bundles). */
+  node?: string;
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return startCli(args, options).result;
+}
+
+/** The CLI started in the background: its process (to kill it mid-command) and its outcome. */
+export function startCli(
   args: string[],
-  options: {
-    env?: Record<string, string>;
-    input?: string;
-    timeoutMs?: number;
-    /** Run as this user (root only), e.g. 65534 to see what an ordinary user gets. */
-    uid?: number;
-    /** A wrapper command in front of node, e.g. `unshare --mount ...`. */
-    prefix?: string[];
-    /** Another copy of bin/threatcol (an installation elsewhere). */
-    bin?: string;
-    /** Another Node runtime (the one a package bundles). */
-    node?: string;
-  } = {},
-): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const argv = [...(options.prefix ?? []), options.node ?? process.execPath, options.bin ?? BIN, ...args];
-    const child = spawn(argv[0] as string, argv.slice(1), {
-      env: cleanEnv(options.env),
-      stdio: 'pipe',
-      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
-    });
+  options: CliOptions = {},
+): { child: ChildProcess; result: Promise<CliResult> } {
+  const argv = [...(options.prefix ?? []), options.node ?? process.execPath, options.bin ?? BIN, ...args];
+  const child = spawn(argv[0] as string, argv.slice(1), {
+    env: cleanEnv(options.env),
+    stdio: 'pipe',
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+  });
+  const result = new Promise<CliResult>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -56,6 +63,7 @@ export function runCli(
     });
     child.stdin.end(options.input ?? '');
   });
+  return { child, result };
 }
 
 /** `sensor add NAME --json` against a data dir; returns the key. */

@@ -8,7 +8,7 @@ import type { StoredRecord } from '../../records/stored-record.js';
 import { type FileOps, nodeFileOps } from '../file-ops.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { FreeSpaceGuard } from './free-space.js';
-import { lineStartBefore } from './line-boundary.js';
+import { firstNulBefore, lineStartBefore, type ReadAt } from './line-boundary.js';
 import { listSegments, segmentFileName, seriesSegments, threatsDir, utcDay } from './segments.js';
 
 export interface FileRecordLogOptions {
@@ -99,7 +99,7 @@ export class FileRecordLog implements RecordLog {
     return this.fd >= 0 ? segmentFileName(this.day, this.seq, this.worker) : null;
   }
 
-  /** Opens this writer's newest segment, cutting off a torn last line left by a crash. */
+  /** Opens this writer's newest segment, cutting off a torn last line or a hole left by a crash. */
   async open(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     adoptOwner(this.dir, this.options.owner ?? null);
@@ -107,7 +107,12 @@ export class FileRecordLog implements RecordLog {
     if (!last) return;
     const fd = await this.ops.open(last.path, 'r+', SEGMENT_MODE);
     try {
-      this.size = await this.cutTornTail(fd, await this.ops.fstatSize(fd), last.path);
+      // Only the newest segment was being written when the daemon stopped, so only it can hold a power cut's
+      // hole. Everything up to the last fdatasync is on the disk whole, so the hole lies after it: nothing
+      // from the hole on was acknowledged, and the line holding it goes with all after it, like a torn last line.
+      const size = await this.ops.fstatSize(fd);
+      const end = await firstNulBefore(this.readAt(fd), size);
+      this.size = await this.cutTornTail(fd, size, last.path, end);
       this.day = last.day;
       this.seq = last.seq;
     } finally {
@@ -364,24 +369,24 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  /** Truncates `fd` after its last complete line; returns the size kept. */
-  private async cutTornTail(fd: number, size: number, path: string): Promise<number> {
-    const keep = await this.lastCompleteLineEnd(fd, size);
+  /** Truncates `fd` after its last complete line before `end` (a hole, else the size); returns the size kept. */
+  private async cutTornTail(fd: number, size: number, path: string, end = size): Promise<number> {
+    const keep = await lineStartBefore(this.readAt(fd), end);
     if (keep === size) return size;
     await this.ops.ftruncate(fd, keep);
     await this.ops.fsync(fd);
+    const segment = path.slice(this.dir.length + 1);
+    // holeAt: where a power cut left zeros (pino leaves out a field that is undefined).
+    const holeAt = end < size ? end : undefined;
     this.options.logger.warn(
-      { segment: path.slice(this.dir.length + 1), removedBytes: size - keep, keptBytes: keep },
+      { segment, removedBytes: size - keep, keptBytes: keep, holeAt },
       'cut off a torn last line left by an unclean stop',
     );
     return keep;
   }
 
-  private lastCompleteLineEnd(fd: number, size: number): Promise<number> {
-    return lineStartBefore(
-      (buffer, length, position) => this.ops.read(fd, buffer, 0, length, position),
-      size,
-    );
+  private readAt(fd: number): ReadAt {
+    return (buffer, length, position) => this.ops.read(fd, buffer, 0, length, position);
   }
 }
 
