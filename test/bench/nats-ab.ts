@@ -1,6 +1,7 @@
 // `node --import tsx test/bench/nats-ab.ts --base [LABEL=]BIN... [--batched] [--r3] [--seconds S] [--pairs N]`:
 // figure 8's NATS rows only, with other builds (`--base`, repeatable: another checkout's bin/threatcol) beside
 // this one, rotated reference, files, before, after in one run: a NATS change measured A B A B on a busy box.
+// Run under `flock /tmp/threatcol-bench.lock` (as the other A B tools) so two benchmarks do not share the cores.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
