@@ -1,7 +1,7 @@
 // The bash completion script, generated from the completion model: a walk over the words typed so far finds
 // the command path, then case tables say which subcommands, options and values fit there.
 import type { CompletionNode, ValueSource } from './completion-model.js';
-import { caseLabel, indent, SENSOR_NAMES_SED, safeWord } from './completion-words.js';
+import { caseLabel, indent, SENSOR_NAMES_SED, safeWord, valueCaseTables } from './completion-words.js';
 
 export function renderBashCompletion(nodes: CompletionNode[]): string {
   const words = (list: string[]) => `echo '${list.map(safeWord).join(' ')}'`;
@@ -11,19 +11,7 @@ export function renderBashCompletion(nodes: CompletionNode[]): string {
   const options = nodes.map(
     (node) => `${caseLabel(node.path)}) ${words(node.options.flatMap((o) => o.names))} ;;`,
   );
-  const valueOptions = nodes.flatMap((node) =>
-    node.options
-      .filter((o) => o.takesValue)
-      .flatMap((o) => o.names.map((name) => caseLabel(node.path, name))),
-  );
-  const values = nodes.flatMap((node) =>
-    node.options
-      .filter((o) => o.takesValue && o.values.kind !== 'none')
-      .map((o) => `${o.names.map((name) => caseLabel(node.path, name)).join(' | ')}) ${reply(o.values)} ;;`),
-  );
-  const argumentValues = nodes
-    .filter((node) => node.argument && node.argument.kind !== 'none')
-    .map((node) => `${caseLabel(node.path)}) ${reply(node.argument as ValueSource)} ;;`);
+  const { valueOptions, values, argumentValues } = valueCaseTables(nodes, reply);
   return `# bash completion for threatcol: generated from its command definitions (threatcol completion bash).
 
 # Existing sensors' names, from the registry that the --config and --data-dir on the line point at, waiting

@@ -1,7 +1,14 @@
 // The zsh completion script (#compdef), generated from the completion model: the same walk as bash's, with
 // the commands' and options' descriptions shown beside them.
 import type { CompletionNode, ValueSource } from './completion-model.js';
-import { caseLabel, indent, SENSOR_NAMES_SED, safeWord, singleQuoted } from './completion-words.js';
+import {
+  caseLabel,
+  indent,
+  SENSOR_NAMES_SED,
+  safeWord,
+  singleQuoted,
+  valueCaseTables,
+} from './completion-words.js';
 
 export function renderZshCompletion(nodes: CompletionNode[]): string {
   const described = (items: { name: string; summary: string }[]) =>
@@ -13,19 +20,7 @@ export function renderZshCompletion(nodes: CompletionNode[]): string {
     (node) =>
       `${caseLabel(node.path)}) items=(${described(node.options.flatMap((o) => o.names.map((name) => ({ name, summary: o.summary }))))}) ;;`,
   );
-  const valueOptions = nodes.flatMap((node) =>
-    node.options
-      .filter((o) => o.takesValue)
-      .flatMap((o) => o.names.map((name) => caseLabel(node.path, name))),
-  );
-  const values = nodes.flatMap((node) =>
-    node.options
-      .filter((o) => o.takesValue && o.values.kind !== 'none')
-      .map((o) => `${o.names.map((name) => caseLabel(node.path, name)).join(' | ')}) ${add(o.values)} ;;`),
-  );
-  const argumentValues = nodes
-    .filter((node) => node.argument && node.argument.kind !== 'none')
-    .map((node) => `${caseLabel(node.path)}) ${add(node.argument as ValueSource)} ;;`);
+  const { valueOptions, values, argumentValues } = valueCaseTables(nodes, add);
   return `#compdef threatcol
 # zsh completion for threatcol: generated from its command definitions (threatcol completion zsh).
 
