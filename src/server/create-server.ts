@@ -12,6 +12,7 @@ import type { ActivityLog } from './activity-log.js';
 import { addressGroup } from './address-group.js';
 import { firewallRoute } from './firewall-route.js';
 import { genericRoute } from './generic-route.js';
+import { InFlight } from './in-flight.js';
 import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './ingest.js';
 import { sendError } from './respond.js';
 
@@ -58,21 +59,17 @@ export function httpsServerOptions(config: Config, tls: { cert: string; key: str
 export function createCollectorServer(deps: CollectorServerDeps): CollectorServer {
   const cfg = deps.config.server;
   let closing = false;
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new InFlight<ServerResponse>();
   /** Shutting down: answer the request, then end its connection instead of keeping it alive. */
   const endAfterResponse = (res: ServerResponse) => {
     if (!res.headersSent) res.shouldKeepAlive = false;
     res.once('finish', () => server.closeIdleConnections());
   };
-  // One shared listener, not a closure per request.
-  function forget(this: ServerResponse) {
-    inFlight.delete(this);
-  }
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (closing) endAfterResponse(res);
     else {
-      inFlight.add(res);
-      res.on('close', forget);
+      const entry = inFlight.add(res);
+      res.on('close', () => inFlight.delete(entry));
     }
     route(req, res, deps);
   };
@@ -185,7 +182,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     close(graceMs) {
       closing = true;
       clearInterval(ticketRotation);
-      for (const res of inFlight) endAfterResponse(res);
+      for (const res of inFlight.values()) endAfterResponse(res);
       inFlight.clear();
       return new Promise((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), graceMs);

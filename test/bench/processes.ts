@@ -162,6 +162,35 @@ export async function startReference(
   };
 }
 
+/**
+ * The measured bound (bound-server.mjs): the reference plus one JSON parse and validation per request and one
+ * write + fdatasync per group commit into `dir`, nothing else; what a durable collector cannot go below.
+ */
+export async function startBound(
+  name: string,
+  certPath: string,
+  keyPath: string,
+  dir: string,
+  pin: Pinning,
+  nodeArgs: string[] = [],
+): Promise<ServerUnderTest> {
+  const script = join(ROOT, 'test/bench/bound-server.mjs');
+  const child = spawnPinned(
+    pin.pinned ? pin.serverCpu : '',
+    [...nodeArgs, script, certPath, keyPath, dir],
+    {},
+  );
+  const { port } = await waitForLine(child, (line) => line.startsWith('{"port"'), name);
+  return {
+    name,
+    pid: child.pid as number,
+    url: `https://127.0.0.1:${port as number}`,
+    certPath,
+    keyPath,
+    stop: () => stopChild(child, name),
+  };
+}
+
 function spawnPinned(cpu: string, args: string[], env: Record<string, string>): ChildProcess {
   const { cmd, args: argv } = pinned(cpu, args);
   return spawn(cmd, argv, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,0 +1,95 @@
+// The benchmark's measured bound for durable ingestion (issue 20): the reference server (reference-server.mjs)
+// plus exactly what no collector can skip and nothing else: one JSON.parse and one schema validation per
+// request (threatcol's own compiled first-error validator), the body appended as one line to a file, and one
+// write + fdatasync per group commit (requests that arrive while a sync runs wait for the next one) before the
+// 200. No authentication, no stored-record building, no ids, no metrics.
+// Started as `node bound-server.mjs CERT KEY DIR`; prints {"port"} once listening.
+import { closeSync, fdatasync, openSync, readFileSync, write } from 'node:fs';
+import { createServer } from 'node:https';
+import { join } from 'node:path';
+import { loadConfig } from '../../dist/config/load-config.js';
+import { validateBody } from '../../dist/schemas/validate-records.js';
+import { httpsServerOptions } from '../../dist/server/create-server.js';
+
+const [certPath, keyPath, dir] = process.argv.slice(2);
+const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir: '/tmp' } });
+const cfg = config.server;
+const fd = openSync(join(dir, 'bound.ndjson'), 'a', 0o640);
+const answer = '{"accepted":1}';
+const newline = Buffer.from('\n');
+
+/** Queued lines and the responses waiting for them; `syncing` while a batch is written and synced. */
+let queue = [];
+let waiting = [];
+let syncing = false;
+let scheduled = false;
+
+function commit() {
+  scheduled = false;
+  if (syncing || queue.length === 0) return;
+  syncing = true;
+  const buffer = Buffer.concat(queue);
+  const answers = waiting;
+  queue = [];
+  waiting = [];
+  const done = (error) => {
+    if (error) throw error;
+    for (const res of answers) ok(res);
+    syncing = false;
+    if (queue.length > 0) schedule();
+  };
+  const writeFrom = (offset) =>
+    write(fd, buffer, offset, buffer.length - offset, null, (error, n) => {
+      if (error) throw error;
+      if (offset + n < buffer.length) writeFrom(offset + n);
+      else fdatasync(fd, done);
+    });
+  writeFrom(0);
+}
+
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(commit);
+}
+
+function ok(res) {
+  res.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(answer),
+  });
+  res.end(answer);
+}
+
+const server = createServer(
+  httpsServerOptions(config, { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') }),
+  (req, res) => {
+    const endpoint = req.url === '/generic' ? 'generic' : 'firewall';
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      const checked = validateBody(endpoint, JSON.parse(body.toString('utf8')), cfg.maxRecordsPerRequest);
+      if (!checked.ok) {
+        res.writeHead(400).end();
+        return;
+      }
+      queue.push(body, newline);
+      waiting.push(res);
+      schedule();
+    });
+  },
+);
+server.maxConnections = cfg.maxConnections;
+server.listen({ host: '127.0.0.1', port: 0 }, () => {
+  process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
+});
+const stop = () => {
+  server.close(() => {
+    closeSync(fd);
+    process.exitCode = 0;
+  });
+  server.closeAllConnections();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
