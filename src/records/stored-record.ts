@@ -12,7 +12,14 @@ import {
 import { firewallTimeToUtcMs } from './firewall-time.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
+/**
+ * Set on the records the builders below make (not on records read back from a store): only those have the
+ * fields, in the order, that storedLine writes by hand; any other record is written by JSON.stringify.
+ */
+export const BUILT = Symbol('built');
+
 export interface StoredRecord {
+  [BUILT]?: true;
   id: string;
   received_at: string;
   sensor: string;
@@ -53,6 +60,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   // Validated already: the shape and calendar are known to be right.
   const detected = firewallTimeToUtcMs(input.time_received, ctx.timezone);
   const record: StoredRecord = {
+    [BUILT]: true,
     id: ctx.id(),
     received_at: ctx.receivedAt,
     sensor: ctx.sensor,
@@ -78,6 +86,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
 export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContext): StoredRecord {
   const criticality = toInteger(input.criticality);
   return {
+    [BUILT]: true,
     id: ctx.id(),
     received_at: ctx.receivedAt,
     sensor: ctx.sensor,

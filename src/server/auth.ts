@@ -8,7 +8,7 @@ export interface AuthenticatedSensor {
   name: string;
   timezone: string | null;
   revoked: boolean;
-  keys: { digest: Buffer; expiresAt: number }[];
+  keys: { digest: string; expiresAt: number }[];
 }
 
 /** Compared against when the sensor is unknown, so unknown names cost the same as wrong keys. */

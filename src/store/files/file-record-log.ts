@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { adoptOwner, type Owner, syncDir } from '../../data-dir/file-owner.js';
 import { ThreatcolError } from '../../errors.js';
+import { storedLine } from '../../records/stored-line.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { type FileOps, nodeFileOps } from '../file-ops.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
@@ -148,7 +149,7 @@ export class FileRecordLog implements RecordLog {
       );
     }
     let text = '';
-    for (const record of records) text += `${JSON.stringify(record)}\n`;
+    for (const record of records) text += `${storedLine(record)}\n`;
     // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
     const chunk = Buffer.from(text, 'utf8');
     if (this.queuedBytes + chunk.length > this.options.queueMaxBytes) {

@@ -2,6 +2,7 @@
 // through the pipeline, each with its own Nats-Msg-Id; a request resolves only when all its records are acked.
 import type { Logger } from 'pino';
 import type { ThreatcolError } from '../../errors.js';
+import { storedLine } from '../../records/stored-line.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { recordSubject } from './names.js';
@@ -86,7 +87,7 @@ class Batch implements AckTarget {
         subject = recordSubject(record.endpoint, record.sensor);
       }
       this.subjects[i] = subject;
-      const text = JSON.stringify(record);
+      const text = storedLine(record);
       texts[i] = text;
       bytes += Buffer.byteLength(text);
     }

@@ -1,0 +1,41 @@
+// A stored record's line: the text JSON.stringify(record) gives, written field by field. JSON.stringify walks
+// the ~18 fields generically and was the largest single cost of storing a keep-alive record (about 5 µs of
+// ~100); here only the strings a sender chose are escaped, and `original` is serialized once per record even
+// when its retry-dedupe key needs the same text (test/unit/stored-line.test.ts holds the two equal).
+import { BUILT, type StoredRecord } from './stored-record.js';
+
+const ORIGINAL_JSON = Symbol('originalJson');
+
+type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string };
+
+/** JSON.stringify(record.original), computed once per record. */
+export function originalJson(record: StoredRecord): string {
+  const r = record as WithOriginalJson;
+  let text = r[ORIGINAL_JSON];
+  if (text === undefined) {
+    text = JSON.stringify(record.original);
+    r[ORIGINAL_JSON] = text;
+  }
+  return text;
+}
+
+/** The record as one line of JSON (no newline), byte for byte what JSON.stringify(record) gives. */
+export function storedLine(r: StoredRecord): string {
+  // A record read back from a store (`store migrate`) keeps whatever fields and order it has.
+  if (r[BUILT] !== true) return JSON.stringify(r);
+  // Fields the server makes (ids, times, labels) never need escaping; the rest go through JSON.stringify.
+  let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${JSON.stringify(r.sensor)},"endpoint":"${r.endpoint}","criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${JSON.stringify(r.src_ip)},"dst_ip":${JSON.stringify(r.dst_ip)}`;
+  if (r.src_port !== undefined) line += `,"src_port":${num(r.src_port)}`;
+  line += `,"dst_port":${num(r.dst_port)},"protocol":${JSON.stringify(r.protocol)},"threat":${JSON.stringify(r.threat)}`;
+  if (r.threat_id !== undefined) line += `,"threat_id":${JSON.stringify(r.threat_id)}`;
+  if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
+  line += `,"remote_addr":${JSON.stringify(r.remote_addr)},"original":${originalJson(r)}`;
+  if (r.repaired === true) line += ',"repaired":true';
+  if (r.dedupe_key !== undefined) line += `,"dedupe_key":${JSON.stringify(r.dedupe_key)}`;
+  return `${line}}`;
+}
+
+/** A number as JSON writes it (NaN and infinities as null). */
+function num(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
