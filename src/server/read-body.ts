@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { ThreatcolError } from '../errors.js';
+import { InFlight, type InFlightEntry } from './in-flight.js';
 
 /** Thrown when the client went away mid-body: there is nobody to answer. */
 export class ClientGone extends Error {}
@@ -44,12 +45,16 @@ export class BodyBudget {
     return true;
   }
 
+  /**
+   * A holder's entry stays at 0 rather than being deleted: holders are registered sensors (bodies are read after
+   * authentication), so the map is bounded, and a Map that every request adds to and deletes from keeps
+   * rehashing into new tables that the garbage collector's young generation copies and promotes (see
+   * in-flight.ts).
+   */
   release(holder: string, bytes: number): void {
     if (bytes === 0) return;
     this.used -= bytes;
-    const held = (this.byHolder.get(holder) ?? 0) - bytes;
-    if (held > 0) this.byHolder.set(holder, held);
-    else this.byHolder.delete(holder);
+    this.byHolder.set(holder, Math.max(0, (this.byHolder.get(holder) ?? 0) - bytes));
   }
 }
 
@@ -63,6 +68,65 @@ function stalled(ms: number): ThreatcolError {
   return new ThreatcolError('REQUEST_TIMEOUT', `the request body made no progress for ${ms / 1000} s`, {
     headers: { Connection: 'close' },
   });
+}
+
+/** A body being read, as the stall watch sees it. */
+interface WatchedRead {
+  /** The watch's tick at the last progress (or the start). */
+  tick: number;
+  stall(): void;
+}
+
+/** Ticks per stall limit: a body is ended after 1 to 1.25 limits without progress. */
+const TICKS = 4;
+
+/**
+ * Watches every body being read for stalls with one timer per stall limit, not a timer per body: a timer set and
+ * cleared by every request churned node's timer lists (a list object made and dropped, a dictionary entry
+ * added and deleted per request), which the young-generation GC then copied and promoted (see in-flight.ts).
+ */
+class StallWatch {
+  private readonly reads = new InFlight<WatchedRead>();
+  private timer: NodeJS.Timeout | null = null;
+  tick = 0;
+
+  constructor(private readonly stallMs: number) {}
+
+  add(read: WatchedRead): InFlightEntry<WatchedRead> {
+    read.tick = this.tick;
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.sweep(), this.stallMs / TICKS);
+      this.timer.unref();
+    }
+    return this.reads.add(read);
+  }
+
+  remove(entry: InFlightEntry<WatchedRead>): void {
+    this.reads.delete(entry);
+  }
+
+  private sweep(): void {
+    this.tick += 1;
+    // Idle: the timer stops, and the next body starts it again.
+    if (this.reads.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+      return;
+    }
+    for (const read of this.reads.values()) if (this.tick - read.tick > TICKS) read.stall();
+  }
+}
+
+/** One watch per stall limit in use (a process normally has one). */
+const watches = new Map<number, StallWatch>();
+
+function stallWatch(stallMs: number): StallWatch {
+  let watch = watches.get(stallMs);
+  if (watch === undefined) {
+    watch = new StallWatch(stallMs);
+    watches.set(stallMs, watch);
+  }
+  return watch;
 }
 
 export interface BodyLimits {
@@ -89,22 +153,17 @@ export function readBody(
     let size = 0;
     let reserved = 0;
     let settled = false;
-    // One timer per body, re-armed only when it fires after progress (no timer work per chunk).
-    let progressed = false;
-    const onStallCheck = () => {
-      if (settled) return;
-      if (progressed) {
-        progressed = false;
-        stallTimer = setTimeout(onStallCheck, limits.stallMs);
-        stallTimer.unref();
-        return;
-      }
-      if (gzip) (source as ReturnType<typeof createGunzip>).destroy();
-      req.pause();
-      settle(stalled(limits.stallMs));
+    const watch = stallWatch(limits.stallMs);
+    const read: WatchedRead = {
+      tick: 0,
+      stall: () => {
+        if (settled) return;
+        if (gzip) (source as ReturnType<typeof createGunzip>).destroy();
+        req.pause();
+        settle(stalled(limits.stallMs));
+      },
     };
-    let stallTimer = setTimeout(onStallCheck, limits.stallMs);
-    stallTimer.unref();
+    const watched = watch.add(read);
     const release = () => {
       budget.release(holder, reserved);
       reserved = 0;
@@ -112,7 +171,7 @@ export function readBody(
     const settle = (error: Error | null) => {
       if (settled) return;
       settled = true;
-      clearTimeout(stallTimer);
+      watch.remove(watched);
       req.off('aborted', onAborted);
       if (error) {
         release();
@@ -128,7 +187,7 @@ export function readBody(
     const source: NodeJS.ReadableStream = gzip ? req.pipe(createGunzip()) : req;
     const onData = (chunk: Buffer) => {
       if (settled) return;
-      if (!gzip) progressed = true;
+      if (!gzip) read.tick = watch.tick;
       size += chunk.length;
       const failure =
         size > limit ? tooLarge(limit) : budget.reserve(holder, chunk.length) ? null : overBudget();
@@ -146,7 +205,7 @@ export function readBody(
     if (gzip) {
       let compressed = 0;
       req.on('data', (chunk: Buffer) => {
-        progressed = true; // progress is bytes arriving, not bytes decompressed
+        read.tick = watch.tick; // progress is bytes arriving, not bytes decompressed
         compressed += chunk.length;
         if (compressed > limit) {
           req.unpipe();

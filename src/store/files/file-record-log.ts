@@ -159,15 +159,20 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
-    const ids = records.map((r) => r.id);
+    const ids: string[] = new Array(records.length);
+    for (let i = 0; i < records.length; i++) ids[i] = (records[i] as StoredRecord).id;
+    return this.wait(chunk, ids);
+  }
+
+  /**
+   * Queues a chunk for the next batch. Its own function, so the promise's closures hold only the chunk and the
+   * ids: made inside enqueue they held its whole scope, the built records with them, until the sync (MBs of
+   * young objects the garbage collector copied and promoted under batched load).
+   */
+  private wait(chunk: Buffer, ids: string[]): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({
-        chunk,
-        count: records.length,
-        resolve: () => resolve({ ids, duplicates: 0 }),
-        reject,
-      });
-      this.queued += records.length;
+      this.queue.push({ chunk, count: ids.length, resolve: () => resolve({ ids, duplicates: 0 }), reject });
+      this.queued += ids.length;
       this.queuedBytes += chunk.length;
       this.schedule();
     });

@@ -78,7 +78,7 @@ Every bound a sender can meet, and the key that sets it (see [Configuration](con
 | body bytes per second per sensor, failed requests included | 8 MiB, bursts of one largest body | \`rateLimit.bytesPerSecond\` | 429 \`RATE_LIMITED\` + \`Retry-After\` |
 | bodies held in memory by all requests together | 256 MiB | \`server.maxInflightBodyBytes\` | 503 \`UNAVAILABLE\` + \`Retry-After\` |
 | bodies held in memory by one sensor | a quarter of \`server.maxInflightBodyBytes\` | fixed share | 503 \`UNAVAILABLE\` + \`Retry-After\` (other sensors unaffected) |
-| a request body that receives nothing | 5 s | \`server.bodyStallTimeoutMs\` | 408 \`REQUEST_TIMEOUT\`, connection closed |
+| a request body that receives nothing | 5 s (ended 5-6.25 s after its last byte: checked every quarter of the limit) | \`server.bodyStallTimeoutMs\` | 408 \`REQUEST_TIMEOUT\`, connection closed |
 | connections, in all / per client address | 4096 / 256 | \`server.maxConnections\`, \`server.maxConnectionsPerAddress\` | refused at accept |
 | TLS handshake / headers / whole request / keep-alive idle | 10 s / 10 s / 20 s / 60 s | \`server.*TimeoutMs\` | connection closed (408 where HTTP allows) |
 
