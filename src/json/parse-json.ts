@@ -12,6 +12,11 @@ export interface ParsedBody {
   repaired: boolean;
   /** Length of the longest record's text (the body, or the longest object in a top-level array). */
   recordSpan: number;
+  /**
+   * Each record's JSON text as received (the body's object, or each object of a top-level array), in order;
+   * null when the body spans several lines (a stored line must stay one line) or is not such a body.
+   */
+  recordTexts: string[] | null;
 }
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
@@ -40,7 +45,8 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
-    return { value: parseChecked(text), repaired: false, recordSpan: shape.recordSpan };
+    const value = parseChecked(text);
+    return { value, repaired: false, recordSpan: shape.recordSpan, recordTexts: recordTexts(text, value) };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     if (allowRepair) {
@@ -48,7 +54,13 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
       if (fixed !== null) {
         try {
           // The repaired text is a new body: depth, duplicates and poisoning are checked on it again.
-          return { value: parseChecked(fixed), repaired: true, recordSpan: shape.recordSpan };
+          const value = parseChecked(fixed);
+          return {
+            value,
+            repaired: true,
+            recordSpan: shape.recordSpan,
+            recordTexts: recordTexts(fixed, value),
+          };
         } catch (second) {
           if (!(second instanceof SyntaxError)) throw second;
         }
@@ -96,7 +108,22 @@ function parseChecked(text: string): unknown {
 }
 
 /** What one pass over the text found; reused, parsing is synchronous. */
-const shape = { tooDeepAt: -1, members: 0, recordSpan: 0 };
+const shape = { tooDeepAt: -1, members: 0, recordSpan: 0, starts: [] as number[], ends: [] as number[] };
+
+/** The records' texts, from the spans scanShape found, when they are one per record and on one line. */
+function recordTexts(text: string, value: unknown): string[] | null {
+  const n = shape.starts.length;
+  if (
+    n !== (Array.isArray(value) ? value.length : 1) ||
+    text.indexOf('\n') !== -1 ||
+    text.indexOf('\r') !== -1
+  ) {
+    return null;
+  }
+  const texts: string[] = new Array(n);
+  for (let i = 0; i < n; i++) texts[i] = text.slice(shape.starts[i], (shape.ends[i] as number) + 1);
+  return texts;
+}
 
 /**
  * One pass outside strings: the first `[`/`{` beyond `limit` levels, the number of `:` (object members),
@@ -109,6 +136,10 @@ function scanShape(text: string, limit: number): void {
   let recordDepth = 1;
   let recordStart = 0;
   let recordSpan = 0;
+  const starts = shape.starts;
+  const ends = shape.ends;
+  starts.length = 0;
+  ends.length = 0;
   shape.tooDeepAt = -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -126,8 +157,11 @@ function scanShape(text: string, limit: number): void {
       if (depth === 1 && c === 0x5b) recordDepth = 2;
       else if (depth === recordDepth && c === 0x7b) recordStart = i;
     } else if (c === 0x5d || c === 0x7d) {
-      if (depth === recordDepth && c === 0x7d && i - recordStart + 1 > recordSpan)
-        recordSpan = i - recordStart + 1;
+      if (depth === recordDepth && c === 0x7d) {
+        if (i - recordStart + 1 > recordSpan) recordSpan = i - recordStart + 1;
+        starts.push(recordStart);
+        ends.push(i);
+      }
       depth--;
     }
   }

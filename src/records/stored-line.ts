@@ -5,8 +5,19 @@
 import { BUILT, type StoredRecord } from './stored-record.js';
 
 const ORIGINAL_JSON = Symbol('originalJson');
+const ORIGINAL_TEXT = Symbol('originalText');
 
-type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string };
+type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string; [ORIGINAL_TEXT]?: string };
+
+/**
+ * The record's JSON text exactly as the sender wrote it (one line, checked by the parser): the stored line
+ * takes it as `original` instead of serializing the parsed record again (the same value to any JSON reader;
+ * DESIGN 3's "the record exactly as received"). Retry-dedupe keys still hash originalJson, so whitespace
+ * never makes a retried record look new.
+ */
+export function keepOriginalText(record: StoredRecord, text: string): void {
+  (record as WithOriginalJson)[ORIGINAL_TEXT] = text;
+}
 
 /** JSON.stringify(record.original), computed once per record. */
 export function originalJson(record: StoredRecord): string {
@@ -19,7 +30,10 @@ export function originalJson(record: StoredRecord): string {
   return text;
 }
 
-/** The record as one line of JSON (no newline), byte for byte what JSON.stringify(record) gives. */
+/**
+ * The record as one line of JSON (no newline): byte for byte what JSON.stringify(record) gives, but for
+ * `original` when the sender's own text of it was kept (keepOriginalText).
+ */
 export function storedLine(r: StoredRecord): string {
   // A record read back from a store (`store migrate`) keeps whatever fields and order it has.
   if (r[BUILT] !== true) return JSON.stringify(r);
@@ -29,7 +43,7 @@ export function storedLine(r: StoredRecord): string {
   line += `,"dst_port":${num(r.dst_port)},"protocol":${JSON.stringify(r.protocol)},"threat":${JSON.stringify(r.threat)}`;
   if (r.threat_id !== undefined) line += `,"threat_id":${JSON.stringify(r.threat_id)}`;
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
-  line += `,"remote_addr":${JSON.stringify(r.remote_addr)},"original":${originalJson(r)}`;
+  line += `,"remote_addr":${JSON.stringify(r.remote_addr)},"original":${(r as WithOriginalJson)[ORIGINAL_TEXT] ?? originalJson(r)}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.dedupe_key !== undefined) line += `,"dedupe_key":${JSON.stringify(r.dedupe_key)}`;
   return `${line}}`;

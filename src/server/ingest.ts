@@ -6,6 +6,7 @@ import { ThreatcolError } from '../errors.js';
 import { parseJsonBody } from '../json/parse-json.js';
 import type { CollectorMetrics } from '../metrics/metrics.js';
 import { newRecordId } from '../records/record-id.js';
+import { keepOriginalText } from '../records/stored-line.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
@@ -182,15 +183,17 @@ function accept(
   }
   const inputs = checked.records;
   const repaired = parsed.repaired;
+  const texts = parsed.recordTexts;
   const wait = deps.limiter.take(who.name, inputs.length, deps.now());
   if (typeof wait === 'number')
-    return store(route, inputs, repaired, wait, who, remoteAddr, idempotencyKey, deps);
-  return wait.then((w) => store(route, inputs, repaired, w, who, remoteAddr, idempotencyKey, deps));
+    return store(route, inputs, texts, repaired, wait, who, remoteAddr, idempotencyKey, deps);
+  return wait.then((w) => store(route, inputs, texts, repaired, w, who, remoteAddr, idempotencyKey, deps));
 }
 
 function store(
   route: RouteSpec,
   inputs: Record<string, unknown>[],
+  texts: string[] | null,
   repaired: boolean,
   wait: number,
   who: AuthenticatedSensor,
@@ -213,6 +216,7 @@ function store(
   const ids: string[] = new Array(inputs.length);
   for (let i = 0; i < inputs.length; i++) {
     const r = route.build(inputs[i] as Record<string, unknown>, ctx);
+    if (texts !== null) keepOriginalText(r, texts[i] as string);
     records[i] = r;
     ids[i] = r.id;
   }

@@ -19,8 +19,13 @@ const codeOf = (fn: () => unknown) => {
 };
 
 test('parses plain JSON and strips a BOM', () => {
-  assert.deepEqual(parse('{"a":1}'), { value: { a: 1 }, repaired: false, recordSpan: 7 });
-  assert.deepEqual(parse('\ufeff[1]'), { value: [1], repaired: false, recordSpan: 0 });
+  assert.deepEqual(parse('{"a":1}'), {
+    value: { a: 1 },
+    repaired: false,
+    recordSpan: 7,
+    recordTexts: ['{"a":1}'],
+  });
+  assert.deepEqual(parse('\ufeff[1]'), { value: [1], repaired: false, recordSpan: 0, recordTexts: null });
 });
 
 test('invalid JSON reports its position', () => {
@@ -116,6 +121,7 @@ test('the repaired text is held to the depth limit: `\\"` cannot smuggle structu
     value: { a: 'x\\', b: [[1]] },
     repaired: true,
     recordSpan: 21,
+    recordTexts: ['{"a":"x\\\\","b":[[1]]}'],
   });
 });
 
@@ -241,3 +247,40 @@ function depthOf(value: unknown): number {
   for (const v of Object.values(value)) deepest = Math.max(deepest, depthOf(v));
   return deepest + 1;
 }
+
+test("property: each record's text as received parses to that record, on one line, or is not kept", () => {
+  const space = fc.constantFrom('', ' ', '\t', '  ', '\n', '\r\n');
+  const record = fc.dictionary(
+    fc.string({ maxLength: 6 }).filter((k) => !['__proto__', 'constructor'].includes(k)),
+    fc.jsonValue({ maxDepth: 2 }),
+    { maxKeys: 5 },
+  );
+  fc.assert(
+    fc.property(
+      fc.oneof(record, fc.array(record, { minLength: 1, maxLength: 5 })),
+      space,
+      space,
+      (value, a, b) => {
+        // Whitespace around and between the tokens JSON.stringify(…, 1) puts on their own lines.
+        const text = `${a}${JSON.stringify(value, null, 1).replace(/\n/g, b)}${b}`;
+        let parsed: ReturnType<typeof parse>;
+        try {
+          parsed = parse(text, false);
+        } catch {
+          return; // a duplicate key the generator made (a dictionary's keys differ, the JSON text's need not)
+        }
+        const records = Array.isArray(value) ? value : [value];
+        if (/[\r\n]/.test(text)) {
+          assert.equal(parsed.recordTexts, null);
+          return;
+        }
+        assert.equal(parsed.recordTexts?.length, records.length);
+        parsed.recordTexts?.forEach((t, i) => {
+          assert.deepEqual(JSON.parse(t), Array.isArray(parsed.value) ? parsed.value[i] : parsed.value);
+        assert.deepEqual(JSON.stringify(JSON.parse(t)), JSON.stringify(records[i]));
+          assert.equal(/[\r\n]/.test(t), false);
+        });
+      },
+    ),
+  );
+});

@@ -3,7 +3,7 @@ import test from 'node:test';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config/load-config.js';
 import { newRecordId } from '../../src/records/record-id.js';
-import { originalJson, storedLine } from '../../src/records/stored-line.js';
+import { keepOriginalText, originalJson, storedLine } from '../../src/records/stored-line.js';
 import {
   buildFirewallRecord,
   buildGenericRecord,
@@ -106,6 +106,12 @@ test("property: a built record's stored line is exactly JSON.stringify of it, wi
         if (key !== undefined) record.dedupe_key = key;
         assert.equal(storedLine(record), JSON.stringify(record));
         assert.deepEqual(JSON.parse(storedLine(record)), JSON.parse(JSON.stringify(record)));
+        // With the sender's own text of the record kept (spaces between its tokens): the same value, one line.
+        const canonical = JSON.stringify(record);
+        keepOriginalText(record, JSON.stringify(input, null, 1).replace(/\n/g, ' '));
+        const line = storedLine(record);
+        assert.deepEqual(JSON.parse(line), JSON.parse(canonical));
+        assert.equal(line.includes('\n'), false);
       },
     ),
     { numRuns: 500 },
