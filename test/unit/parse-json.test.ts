@@ -277,7 +277,7 @@ test("property: each record's text as received parses to that record, on one lin
         assert.equal(parsed.recordTexts?.length, records.length);
         parsed.recordTexts?.forEach((t, i) => {
           assert.deepEqual(JSON.parse(t), Array.isArray(parsed.value) ? parsed.value[i] : parsed.value);
-        assert.deepEqual(JSON.stringify(JSON.parse(t)), JSON.stringify(records[i]));
+          assert.deepEqual(JSON.stringify(JSON.parse(t)), JSON.stringify(records[i]));
           assert.equal(/[\r\n]/.test(t), false);
         });
       },
