@@ -1,7 +1,6 @@
 // Parses a request body as JSON: strict UTF-8, bounded depth, duplicate and prototype-poisoning keys refused,
 // firewall quoting repaired (and the repaired text held to the same limits).
 import { isUtf8 } from 'node:buffer';
-import secureJson from 'secure-json-parse';
 import { ThreatcolError } from '../errors.js';
 import { findDuplicateKey } from './duplicate-key.js';
 import { jsonErrorPosition } from './json-error-position.js';
@@ -18,10 +17,6 @@ export interface ParsedBody {
    */
   recordTexts: string[] | null;
 }
-
-const POISON = { protoAction: 'error', constructorAction: 'error' } as const;
-/** secure-json-parse's messages for a refused key (its other errors are JSON.parse's own). */
-const FORBIDDEN = /^Object contains forbidden (prototype|constructor) property$/;
 
 function forbiddenKey(): ThreatcolError {
   return new ThreatcolError(
@@ -81,18 +76,17 @@ function parseChecked(text: string): unknown {
     });
   }
   const members = shape.members;
-  // secure-json-parse: JSON.parse, then (only when its pattern finds `__proto__`/`constructor` keys, escaped
-  // spellings included) the scan for poisoned keys. Its refusal is a SyntaxError too: told apart by message.
-  let value: unknown;
-  try {
-    value = secureJson.parse(text, undefined, POISON);
-  } catch (error) {
-    if (error instanceof SyntaxError && FORBIDDEN.test(error.message)) throw forbiddenKey();
-    throw error;
-  }
+  const value: unknown = JSON.parse(text);
+  // One walk over the parsed value counts its keys and looks for poisoned ones: an own `__proto__` key, or a
+  // `constructor` object with a `prototype` key (what secure-json-parse refuses; JSON.parse has decoded any
+  // escaped spelling by now, so comparing the keys is enough). test/unit/parse-json.test.ts holds the two equal.
+  walk.keys = 0;
+  walk.poisoned = false;
+  walkKeys(value);
+  if (walk.poisoned) throw forbiddenKey();
   // Every `:` outside strings is one member; JSON.parse keeps only the last of duplicate keys, so fewer keys
   // than members means a duplicate, which is then looked for (error path only).
-  if (members > 0 && countKeys(value) !== members) {
+  if (members > 0 && walk.keys !== members) {
     const dup = findDuplicateKey(text);
     if (dup !== null) {
       throw new ThreatcolError(
@@ -169,17 +163,33 @@ function scanShape(text: string, limit: number): void {
   shape.recordSpan = recordSpan;
 }
 
-/** Own keys of every object in a parsed value (for-in: JSON.parse objects inherit nothing enumerable). */
-function countKeys(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  let n = 0;
+/** What walkKeys found; reused, parsing is synchronous. */
+const walk = { keys: 0, poisoned: false };
+
+/**
+ * Counts the own keys of every object in a parsed value (for-in: JSON.parse objects inherit nothing
+ * enumerable) and marks a poisoned key. Depth is bounded by scanShape, so the recursion is too.
+ */
+function walkKeys(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) n += countKeys(value[i]);
-    return n;
+    for (let i = 0; i < value.length; i++) walkKeys(value[i]);
+    return;
   }
   const object = value as Record<string, unknown>;
-  for (const key in object) n += 1 + countKeys(object[key]);
-  return n;
+  for (const key in object) {
+    walk.keys += 1;
+    const child = object[key];
+    if (key === '__proto__') walk.poisoned = true;
+    else if (
+      key === 'constructor' &&
+      typeof child === 'object' &&
+      child !== null &&
+      Object.hasOwn(child, 'prototype')
+    )
+      walk.poisoned = true;
+    walkKeys(child);
+  }
 }
 
 function invalidJson(error: SyntaxError, text: string): ThreatcolError {

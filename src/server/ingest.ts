@@ -202,7 +202,7 @@ function store(
   deps: IngestDeps,
 ): Accepted {
   if (wait > 0) throw rateLimited(who.name, wait, 'record');
-  const receivedAt = new Date(deps.now()).toISOString();
+  const receivedAt = isoTime(deps.now());
   const ctx: ReceiptContext = {
     id: newRecordId,
     receivedAt,
@@ -233,9 +233,24 @@ function store(
     count: records.length,
     receivedAt,
     // One flat string (a `+=` per id built a tree of two small strings per record, kept until the sync).
-    answer: `{"accepted":${records.length},"ids":${JSON.stringify(ids)}}`,
+    answer:
+      records.length === 1
+        ? `{"accepted":1,"ids":["${ids[0]}"]}`
+        : `{"accepted":${records.length},"ids":${JSON.stringify(ids)}}`,
   };
 }
+
+/** `new Date(ms).toISOString()`, remembered for the last millisecond asked (requests arrive many per ms). */
+function isoTime(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+let lastIsoMs = Number.NaN;
+let lastIso = '';
 
 function duplicateAnswer(appended: AppendResult): string {
   let ids = '';
