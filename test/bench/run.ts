@@ -1,11 +1,20 @@
 // `npm run bench [-- --quick]`: threatcol against a bare node:https reference on the same box, same TLS,
 // same certificate, alternated A B A B; prints the table and writes test/bench/results/*.json.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { NATS_SERVER } from '../helpers/nats-server.js';
-import { type BenchContext, batched, keepAlive, newConnection, storeSize, warmUp } from './figures-load.js';
+import {
+  againstBound,
+  type BenchContext,
+  batched,
+  keepAlive,
+  newConnection,
+  outsiderMeasure,
+  storeSize,
+  warmUp,
+} from './figures-load.js';
 import {
   type Cleanups,
   type NatsBackend,
@@ -22,6 +31,7 @@ import {
   detectPinning,
   ROOT,
   type ServerUnderTest,
+  startBound,
   startReference,
   startThreatcol,
   type ThreatcolServer,
@@ -171,6 +181,14 @@ try {
   await warmUp(ctx, [ref, tc], tc, batch);
   const b = await batched(ctx, ref, tc, batch);
   rows.push(...b.rows);
+  log('figure 9: against the measured bound (parse + validation + group-committed fdatasync, nothing else)');
+  mkdirSync(join(root, 'bound'));
+  const bound = track(await startBound('bound', tc.certPath, tc.keyPath, join(root, 'bound'), pin));
+  await warmUp(ctx, [bound], tc, single);
+  rows.push(...(await againstBound(ctx, bound, zoned, single, `keep-alive /firewall, sensor in ${ZONE}`)));
+  await warmUp(ctx, [bound], tc, batch);
+  rows.push(...(await againstBound(ctx, bound, tc, batch, `batched /generic x${batch.recordsPerRequest}`)));
+  await stop(bound);
   rows.push(...(await natsFigures(ref, tc)));
   log('figure 3: new connection per request, ECDSA');
   rows.push(...(await newConnection(ctx, 'ECDSA', ref, tc, single)));
@@ -220,6 +238,33 @@ try {
   await stop(mem);
   const firewallFootprint = await storeFootprint(mem.dataDir);
   extra.memory = { threatcol: tcMemory, reference: refMemory };
+
+  if (!quick) {
+    log(
+      'figure 10: the independent measure, mirrored (unpinned, 3 x 8 s, dedupe on as shipped, --log-level warn)',
+    );
+    const free = { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned' };
+    const outside = track(
+      await startThreatcol('threatcol-outsider', join(root, 'outsider'), free, {
+        env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' },
+        args: ['--log-level', 'warn'],
+      }),
+    );
+    const outsideRef = track(
+      await startReference('reference-outsider', outside.certPath, outside.keyPath, free),
+    );
+    const outsideWorker = new LoadWorker(free);
+    try {
+      const outsideCtx = { ...ctx, worker: outsideWorker, pin: free };
+      const berlin = await zonedSensor(outside, ZONE);
+      await warmUp(outsideCtx, [outsideRef, berlin], berlin, single);
+      rows.push(...(await outsiderMeasure(outsideCtx, outsideRef, berlin, single)));
+    } finally {
+      outsideWorker.close();
+    }
+    await stop(outsideRef);
+    await stop(outside);
+  }
 
   log('figure 7: CLI start-up');
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);
