@@ -1,7 +1,7 @@
 // Starts the servers under test (threatcol's real binary, the bare reference) pinned to a core, and reads
 // their CPU time and memory from /proc.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,7 +63,14 @@ export async function startThreatcol(
   name: string,
   dataDir: string,
   pin: Pinning,
-  options: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; args?: string[] } = {},
+  options: {
+    env?: Record<string, string>;
+    nodeArgs?: string[];
+    bin?: string;
+    args?: string[];
+    /** Logging below info (no "listening" line): the port is read from /proc; the admin listener is off. */
+    quiet?: boolean;
+  } = {},
 ): Promise<ThreatcolServer> {
   // Dedupe off: the rows measure storing, comparable with the runs before the generators sent distinct
   // records (test/bench/payloads.ts); test/bench/dedupe-ab.ts measures what deduplication costs. The bodies
@@ -84,9 +91,12 @@ export async function startThreatcol(
     '127.0.0.1',
   ];
   // Several collectors run at once: each gets its own admin port (metrics on, as shipped), never 9441.
-  args.push('--port', '0', '--log-format', 'json', '--admin-listen', '127.0.0.1:0', ...(options.args ?? []));
+  args.push('--port', '0', '--log-format', 'json', '--admin-listen', options.quiet ? '' : '127.0.0.1:0');
+  args.push(...(options.args ?? []));
   const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
-  const listening = await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
+  const listening = options.quiet
+    ? { port: await waitForListening(child, name), sha256: '' }
+    : await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
   const sensor = 'bench';
   const keyFile = join(dataDir, 'bench.key');
   let key: string;
@@ -194,6 +204,47 @@ export async function startBound(
 function spawnPinned(cpu: string, args: string[], env: Record<string, string>): ChildProcess {
   const { cmd, args: argv } = pinned(cpu, args);
   return spawn(cmd, argv, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** The TCP ports `pid` listens on: its socket inodes (/proc/PID/fd) matched in /proc/net/tcp and tcp6. */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1] as string);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // st 0A: LISTEN; column 9: the socket's inode.
+      if (cols[3] === '0A' && inodes.has(cols[9] ?? ''))
+        ports.push(Number.parseInt(cols[1]?.split(':')[1] ?? '', 16));
+    }
+  }
+  return ports;
+}
+
+/** Resolves with the port a server that logs nothing on start listens on, once it listens (30 s at most). */
+async function waitForListening(child: ChildProcess, name: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    if (err.length < 10_000) err += d;
+  });
+  child.stdout?.resume();
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode}): ${err}`);
+    const ports = child.pid === undefined ? [] : listeningPorts(child.pid);
+    if (ports.length > 0) return ports[0] as number;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${name} did not listen in time: ${err}`);
 }
 
 /** Resolves with the first stdout JSON line that `match`es; later output is drained and dropped. */

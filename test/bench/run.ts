@@ -248,6 +248,7 @@ try {
       await startThreatcol('threatcol-outsider', join(root, 'outsider'), free, {
         env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' },
         args: ['--log-level', 'warn'],
+        quiet: true,
       }),
     );
     const outsideRef = track(
