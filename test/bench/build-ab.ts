@@ -1,0 +1,120 @@
+// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--seconds S] [--rotations N]`:
+// the keep-alive (a sensor in Europe/Berlin; --utc: a UTC one) or batched load against the reference, the
+// measured bound (bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and
+// this one, rotated in one run, so a hot-path change is measured before/after on the same box in the same
+// minutes. Files backend, rate limit and dedupe off, as figures 2 and 4. Run it under
+// `flock /tmp/threatcol-bench.lock` so two benchmarks do not share the cores.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LoadWorker, type Measured, type Workload } from './load.js';
+import {
+  detectPinning,
+  type ServerUnderTest,
+  startBound,
+  startReference,
+  startThreatcol,
+  type ThreatcolServer,
+  zonedSensor,
+} from './processes.js';
+import { fmt, median } from './report.js';
+
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+const bases = process.argv.flatMap((a, i) => (a === '--base' ? [process.argv[i + 1] as string] : []));
+const batched = process.argv.includes('--batched');
+const utc = process.argv.includes('--utc');
+const seconds = Number(arg('--seconds') ?? 4);
+const rotations = Number(arg('--rotations') ?? 3);
+const pin = detectPinning();
+const worker = new LoadWorker(pin);
+const w: Workload = batched
+  ? {
+      path: '/generic',
+      payload: { kind: 'generic', records: 100 },
+      recordsPerRequest: 100,
+      connections: 50,
+      seconds,
+    }
+  : { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds };
+const root = mkdtempSync(join(tmpdir(), 'threatcol-build-ab-'));
+const servers: { label: string; server: ServerUnderTest; auth: ThreatcolServer | null }[] = [];
+try {
+  const builds = [
+    ...bases.map((b, i) => {
+      const eq = b.indexOf('=');
+      return eq === -1 ? { label: `base ${i + 1}`, bin: b } : { label: b.slice(0, eq), bin: b.slice(eq + 1) };
+    }),
+    { label: 'this build', bin: undefined },
+  ];
+  let first: ThreatcolServer | null = null;
+  for (const b of builds) {
+    const s = await startThreatcol(
+      b.label,
+      join(root, `tc-${servers.length}`),
+      pin,
+      b.bin ? { bin: b.bin } : {},
+    );
+    const auth = batched || utc ? s : await zonedSensor(s, 'Europe/Berlin');
+    first ??= s;
+    servers.push({ label: b.label, server: s, auth });
+  }
+  const tc = first as ThreatcolServer;
+  mkdirSync(join(root, 'bound'));
+  servers.unshift(
+    {
+      label: 'reference',
+      server: await startReference('reference', tc.certPath, tc.keyPath, pin),
+      auth: null,
+    },
+    {
+      label: 'bound',
+      server: await startBound('bound', tc.certPath, tc.keyPath, join(root, 'bound'), pin),
+      auth: null,
+    },
+  );
+  const authOf = (s: (typeof servers)[number]) => s.auth ?? (servers.at(-1)?.auth as ThreatcolServer);
+  for (const s of servers) await worker.measure('autocannon', s.server, authOf(s), { ...w, seconds: 1 });
+  const runs = new Map<string, Measured[]>(servers.map((s) => [s.label, []]));
+  for (let r = 0; r < rotations; r++) {
+    for (const s of servers)
+      runs.get(s.label)?.push(await worker.measure('autocannon', s.server, authOf(s), w));
+  }
+  const at = (label: string, r: number) => (runs.get(label) as Measured[])[r] as Measured;
+  const cpuUs = (m: Measured) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6;
+  const perCpu = (m: Measured) => m.records / Math.max(1e-9, m.serverCpuSeconds);
+  const perRotation = (f: (r: number) => number) => median(Array.from({ length: rotations }, (_, r) => f(r)));
+  const before = builds.length > 1 ? (builds[0] as { label: string }).label : null;
+  const rows = servers.map((s) => {
+    const ms = runs.get(s.label) as Measured[];
+    const vs = (other: string) =>
+      fmt.x(perRotation((r) => at(s.label, r).recordsPerSecond / at(other, r).recordsPerSecond));
+    const cpuVs = (other: string) => fmt.x(perRotation((r) => cpuUs(at(s.label, r)) / cpuUs(at(other, r))));
+    return {
+      server: s.label,
+      'records/s': fmt.n(median(ms.map((m) => m.recordsPerSecond))),
+      'CPU us/request': fmt.n(median(ms.map(cpuUs))),
+      'records/CPU-s': fmt.n(median(ms.map(perCpu))),
+      p99: fmt.ms(median(ms.map((m) => m.latencyMs.p99))),
+      'x ref rate; CPU': `${vs('reference')}; ${cpuVs('reference')}`,
+      'x bound rate; CPU': `${vs('bound')}; ${cpuVs('bound')}`,
+      'x before rate; CPU': before && s.label !== before ? `${vs(before)}; ${cpuVs(before)}` : '',
+      'non-2xx': String(ms.reduce((n, m) => n + m.non2xx + m.errors, 0)),
+    };
+  });
+  const what = batched
+    ? 'batched /generic x100'
+    : `keep-alive /firewall, ${utc ? 'UTC sensor' : 'sensor in Europe/Berlin'}`;
+  process.stdout.write(
+    `${what}; ${rotations} rotations of ${seconds} s; ${pin.reason}; medians (ratios: per rotation)\n`,
+  );
+  const cols = Object.keys(rows[0] ?? {});
+  process.stdout.write(`| ${cols.join(' | ')} |\n|${cols.map(() => ' --- |').join('')}\n`);
+  for (const r of rows) process.stdout.write(`| ${Object.values(r).join(' | ')} |\n`);
+} finally {
+  worker.close();
+  for (const s of servers) await s.server.stop().catch(() => {});
+  rmSync(root, { recursive: true, force: true });
+}
