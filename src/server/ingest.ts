@@ -88,7 +88,11 @@ export async function handleIngest(
     );
     deps.activity.accept(who.name, accepted.count, path, remoteAddr);
     // A retried delivery gets the first delivery's ids, and how many of its records were not stored again.
-    sendJson(res, 200, appended.duplicates > 0 ? duplicateAnswer(appended) : accepted.answer);
+    sendJson(
+      res,
+      200,
+      appended.duplicates > 0 ? answerText(appended.ids, appended.duplicates) : accepted.answer,
+    );
     if (deps.metrics) {
       deps.metrics.recordsAccepted(who.name, route.endpoint, accepted.count - appended.duplicates, now);
       if (appended.duplicates > 0) deps.metrics.recordsDuplicate(appended.duplicates);
@@ -232,11 +236,7 @@ function store(
     stored: deps.store.append(records, dedupeKeys === null ? {} : { dedupeKeys }),
     count: records.length,
     receivedAt,
-    // One flat string (a `+=` per id built a tree of two small strings per record, kept until the sync).
-    answer:
-      records.length === 1
-        ? `{"accepted":1,"ids":["${ids[0]}"]}`
-        : `{"accepted":${records.length},"ids":${JSON.stringify(ids)}}`,
+    answer: answerText(ids, 0),
   };
 }
 
@@ -252,10 +252,15 @@ function isoTime(ms: number): string {
 let lastIsoMs = Number.NaN;
 let lastIso = '';
 
-function duplicateAnswer(appended: AppendResult): string {
-  let ids = '';
-  for (const id of appended.ids) ids += ids === '' ? `"${id}"` : `,"${id}"`;
-  return `{"accepted":${appended.ids.length},"ids":[${ids}],"duplicates":${appended.duplicates}}`;
+/**
+ * The 200's body: the records' ids and, for a retried delivery, how many of them were not stored again. One
+ * flat string: a `+=` per id built a tree of two small strings per record, kept alive until the sync.
+ */
+function answerText(ids: readonly string[], duplicates: number): string {
+  const list = ids.length === 1 ? `["${ids[0]}"]` : JSON.stringify(ids);
+  return duplicates > 0
+    ? `{"accepted":${ids.length},"ids":${list},"duplicates":${duplicates}}`
+    : `{"accepted":${ids.length},"ids":${list}}`;
 }
 
 /** Step 4: application/json (parameters allowed, any case); Content-Encoding gzip or none. Returns gzip?. */
