@@ -9,7 +9,7 @@ import {
   buildGenericRecord,
   type ReceiptContext,
 } from '../../src/records/stored-record.js';
-import type { FirewallRecordInput } from '../../src/schemas/firewall-record.js';
+import { type FirewallRecordInput, firewallRecordSchema } from '../../src/schemas/firewall-record.js';
 import type { GenericRecordInput } from '../../src/schemas/generic-record.js';
 
 const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir: '/tmp' } });
@@ -44,21 +44,8 @@ const firewallInput = fc
       dport: port,
       severity: fc.constantFrom('critical', 'high', 'medium', 'low', 'informational', 'odd "one"'),
     },
-    {
-      requiredKeys: [
-        'threat_name',
-        'threatid',
-        'src',
-        'dst',
-        'proto',
-        'subcategory_of_app',
-        'thr_category',
-        'app',
-        'time_received',
-        'sport',
-        'dport',
-      ],
-    },
+    // Every field but severity, as the schema requires.
+    { requiredKeys: [...firewallRecordSchema.required] },
   )
   .chain((r) => extras.map((x) => ({ ...x, ...r })));
 
