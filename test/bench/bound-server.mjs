@@ -4,18 +4,13 @@
 // write + fdatasync per group commit (requests that arrive while a sync runs wait for the next one) before the
 // 200. No authentication, no stored-record building, no ids, no metrics.
 // Started as `node bound-server.mjs CERT KEY DIR`; prints {"port"} once listening.
-import { closeSync, fdatasync, openSync, readFileSync, write } from 'node:fs';
-import { createServer } from 'node:https';
+import { closeSync, fdatasync, openSync, write } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../dist/config/load-config.js';
 import { validateBody } from '../../dist/schemas/validate-records.js';
-import { httpsServerOptions } from '../../dist/server/create-server.js';
+import { answerOk, config, serveBench } from './bench-server.mjs';
 
-const [certPath, keyPath, dir] = process.argv.slice(2);
-const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir: '/tmp' } });
-const cfg = config.server;
+const dir = process.argv[4];
 const fd = openSync(join(dir, 'bound.ndjson'), 'a', 0o640);
-const answer = '{"accepted":1}';
 const newline = Buffer.from('\n');
 
 /** Queued lines and the responses waiting for them; `syncing` while a batch is written and synced. */
@@ -34,7 +29,7 @@ function commit() {
   waiting = [];
   const done = (error) => {
     if (error) throw error;
-    for (const res of answers) ok(res);
+    for (const res of answers) answerOk(res);
     syncing = false;
     if (queue.length > 0) schedule();
   };
@@ -53,23 +48,18 @@ function schedule() {
   setImmediate(commit);
 }
 
-function ok(res) {
-  res.writeHead(200, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(answer),
-  });
-  res.end(answer);
-}
-
-const server = createServer(
-  httpsServerOptions(config, { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') }),
+serveBench(
   (req, res) => {
     const endpoint = req.url === '/generic' ? 'generic' : 'firewall';
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      const checked = validateBody(endpoint, JSON.parse(body.toString('utf8')), cfg.maxRecordsPerRequest);
+      const checked = validateBody(
+        endpoint,
+        JSON.parse(body.toString('utf8')),
+        config.server.maxRecordsPerRequest,
+      );
       if (!checked.ok) {
         res.writeHead(400).end();
         return;
@@ -79,17 +69,5 @@ const server = createServer(
       schedule();
     });
   },
+  () => closeSync(fd),
 );
-server.maxConnections = cfg.maxConnections;
-server.listen({ host: '127.0.0.1', port: 0 }, () => {
-  process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
-});
-const stop = () => {
-  server.close(() => {
-    closeSync(fd);
-    process.exitCode = 0;
-  });
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

@@ -7,7 +7,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoadWorker, type Measured, type Workload } from './load.js';
+import { argValue, baseBuilds } from './argv.js';
+import { LoadWorker, type Measured, standardWorkload } from './load.js';
 import {
   detectPinning,
   type ServerUnderTest,
@@ -19,36 +20,17 @@ import {
 } from './processes.js';
 import { fmt, median } from './report.js';
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i === -1 ? undefined : process.argv[i + 1];
-};
-const bases = process.argv.flatMap((a, i) => (a === '--base' ? [process.argv[i + 1] as string] : []));
 const batched = process.argv.includes('--batched');
 const utc = process.argv.includes('--utc');
-const seconds = Number(arg('--seconds') ?? 4);
-const rotations = Number(arg('--rotations') ?? 3);
+const seconds = Number(argValue('--seconds') ?? 4);
+const rotations = Number(argValue('--rotations') ?? 3);
 const pin = detectPinning();
 const worker = new LoadWorker(pin);
-const w: Workload = batched
-  ? {
-      path: '/generic',
-      payload: { kind: 'generic', records: 100 },
-      recordsPerRequest: 100,
-      connections: 50,
-      seconds,
-    }
-  : { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds };
+const w = standardWorkload(batched ? 'generic' : 'firewall', seconds);
 const root = mkdtempSync(join(tmpdir(), 'threatcol-build-ab-'));
 const servers: { label: string; server: ServerUnderTest; auth: ThreatcolServer | null }[] = [];
 try {
-  const builds = [
-    ...bases.map((b, i) => {
-      const eq = b.indexOf('=');
-      return eq === -1 ? { label: `base ${i + 1}`, bin: b } : { label: b.slice(0, eq), bin: b.slice(eq + 1) };
-    }),
-    { label: 'this build', bin: undefined },
-  ];
+  const builds = [...baseBuilds(), { label: 'this build', bin: undefined }];
   let first: ThreatcolServer | null = null;
   for (const b of builds) {
     const s = await startThreatcol(

@@ -31,6 +31,22 @@ export interface Workload {
   resume?: boolean;
 }
 
+/**
+ * The benchmark's two loads over 50 keep-alive connections: single ~400-byte /firewall records, or /generic
+ * arrays of 100 records.
+ */
+export function standardWorkload(kind: 'firewall' | 'generic', seconds: number): Workload {
+  return kind === 'firewall'
+    ? { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds }
+    : {
+        path: '/generic',
+        payload: { kind: 'generic', records: 100 },
+        recordsPerRequest: 100,
+        connections: 50,
+        seconds,
+      };
+}
+
 export type Generator = 'autocannon' | 'reconnect' | 'send';
 
 export interface Measured extends LoadResult {

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { argValue, baseBuilds } from './argv.js';
 import type { BenchContext } from './figures-load.js';
 import {
   type Cleanups,
@@ -14,15 +15,10 @@ import {
   runCleanups,
   startNatsBackend,
 } from './figures-nats.js';
-import { LoadWorker, type Measured, type Workload } from './load.js';
+import { LoadWorker, type Measured, standardWorkload } from './load.js';
 import { detectPinning, startReference, startThreatcol } from './processes.js';
 import { fmt, median, textTable } from './report.js';
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i === -1 ? undefined : process.argv[i + 1];
-};
-const bases = process.argv.flatMap((a, i) => (a === '--base' ? [process.argv[i + 1] as string] : []));
 const batched = process.argv.includes('--batched');
 const nodes: 1 | 3 = process.argv.includes('--r3') ? 3 : 1;
 const started = performance.now();
@@ -33,28 +29,14 @@ const ctx: BenchContext = {
   quick: false,
   pin,
   worker: new LoadWorker(pin),
-  seconds: Number(arg('--seconds') ?? 4),
-  pairs: Number(arg('--pairs') ?? 3),
+  seconds: Number(argValue('--seconds') ?? 4),
+  pairs: Number(argValue('--pairs') ?? 3),
   warmupSeconds: 1,
   sendAvailable: false,
   log,
   runs: {},
 };
-const w: Workload = batched
-  ? {
-      path: '/generic',
-      payload: { kind: 'generic', records: 100 },
-      recordsPerRequest: 100,
-      connections: 50,
-      seconds: ctx.seconds,
-    }
-  : {
-      path: '/firewall',
-      payload: { kind: 'firewall' },
-      recordsPerRequest: 1,
-      connections: 50,
-      seconds: ctx.seconds,
-    };
+const w = standardWorkload(batched ? 'generic' : 'firewall', ctx.seconds);
 const what = batched ? 'batched /generic x100' : 'keep-alive /firewall, UTC sensor';
 const root = mkdtempSync(join(tmpdir(), 'threatcol-nats-ab-'));
 const cleanups: Cleanups = [];
@@ -66,10 +48,7 @@ try {
   const start = async (label: string, bin?: string) => {
     backends.push(await startNatsBackend(label, nodes, natsDataDir(root, label), pin, cleanups, [], bin));
   };
-  for (const b of bases) {
-    const eq = b.indexOf('=');
-    await start(`R${nodes} ${eq === -1 ? 'before' : b.slice(0, eq)}`, b.slice(eq + 1));
-  }
+  for (const b of baseBuilds()) await start(`R${nodes} ${b.label}`, b.bin);
   await start(`R${nodes} after`);
   await ctx.worker.measure('autocannon', ref, files, { ...w, seconds: ctx.warmupSeconds });
   for (const s of [files, ...backends.map((b) => b.server)])

@@ -153,43 +153,40 @@ export async function zonedSensor(server: ThreatcolServer, zone: string): Promis
 }
 
 /** The bare node:https reference with the given certificate. */
-export async function startReference(
+export function startReference(
   name: string,
   certPath: string,
   keyPath: string,
   pin: Pinning,
 ): Promise<ServerUnderTest> {
-  const script = join(ROOT, 'test/bench/reference-server.mjs');
-  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', [script, certPath, keyPath], {});
-  const { port } = await waitForLine(child, (line) => line.startsWith('{"port"'), name);
-  return {
-    name,
-    pid: child.pid as number,
-    url: `https://127.0.0.1:${port as number}`,
-    certPath,
-    keyPath,
-    stop: () => stopChild(child, name),
-  };
+  return startScript(name, 'reference-server.mjs', certPath, keyPath, [], pin);
 }
 
 /**
  * The measured bound (bound-server.mjs): the reference plus one JSON parse and validation per request and one
  * write + fdatasync per group commit into `dir`, nothing else; what a durable collector cannot go below.
  */
-export async function startBound(
+export function startBound(
   name: string,
   certPath: string,
   keyPath: string,
   dir: string,
   pin: Pinning,
-  nodeArgs: string[] = [],
 ): Promise<ServerUnderTest> {
-  const script = join(ROOT, 'test/bench/bound-server.mjs');
-  const child = spawnPinned(
-    pin.pinned ? pin.serverCpu : '',
-    [...nodeArgs, script, certPath, keyPath, dir],
-    {},
-  );
+  return startScript(name, 'bound-server.mjs', certPath, keyPath, [dir], pin);
+}
+
+/** One of test/bench's plain-JS servers (bench-server.mjs), given the certificate; it prints {"port"}. */
+async function startScript(
+  name: string,
+  script: string,
+  certPath: string,
+  keyPath: string,
+  args: string[],
+  pin: Pinning,
+): Promise<ServerUnderTest> {
+  const path = join(ROOT, 'test/bench', script);
+  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', [path, certPath, keyPath, ...args], {});
   const { port } = await waitForLine(child, (line) => line.startsWith('{"port"'), name);
   return {
     name,

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Cleanups, runCleanups, startNatsBackend } from './figures-nats.js';
-import { LoadWorker, type Measured, type Workload } from './load.js';
+import { LoadWorker, type Measured, standardWorkload } from './load.js';
 import {
   detectPinning,
   ROOT,
@@ -30,16 +30,7 @@ const dir = join(ROOT, 'test/bench/results/profiles');
 mkdirSync(dir, { recursive: true });
 const root = mkdtempSync(join(tmpdir(), 'threatcol-profile-'));
 const worker = new LoadWorker(pin);
-const w: Workload =
-  kind === 'firewall'
-    ? { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds }
-    : {
-        path: '/generic',
-        payload: { kind: 'generic', records: 100 },
-        recordsPerRequest: 100,
-        connections: 50,
-        seconds,
-      };
+const w = standardWorkload(kind, seconds);
 // PROFILE_NODE_ARGS: extra node flags for threatcol only (e.g. GC settings to try).
 const extra = (process.env.PROFILE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const nodeArgs = prof

@@ -24,7 +24,7 @@ import {
   startNatsBackend,
 } from './figures-nats.js';
 import { cliStartup, memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
-import { LoadWorker, type Workload } from './load.js';
+import { LoadWorker, standardWorkload } from './load.js';
 import { prefillStore } from './prefill.js';
 import {
   BIN,
@@ -95,20 +95,8 @@ const stop = async (s: ServerUnderTest) => {
   await s.stop();
 };
 
-const single: Workload = {
-  path: '/firewall',
-  payload: { kind: 'firewall' },
-  recordsPerRequest: 1,
-  connections: 50,
-  seconds: ctx.seconds,
-};
-const batch: Workload = {
-  path: '/generic',
-  payload: { kind: 'generic', records: 100 },
-  recordsPerRequest: 100,
-  connections: 50,
-  seconds: ctx.seconds,
-};
+const single = standardWorkload('firewall', ctx.seconds);
+const batch = standardWorkload('generic', ctx.seconds);
 /** The zone of the headline keep-alive sensor: firewalls log in local time, with DST. */
 const ZONE = 'Europe/Berlin';
 const prefillBytes = quick ? 128 * 1024 * 1024 : 1024 * 1024 * 1024;

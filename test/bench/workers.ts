@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoadWorker, type Measured, type Workload } from './load.js';
+import { LoadWorker, type Measured, standardWorkload, type Workload } from './load.js';
 import { type Pinning, ROOT, type ServerUnderTest, startReference, startThreatcol } from './processes.js';
 import { fmt, median } from './report.js';
 
@@ -24,17 +24,11 @@ const log = (m: string) => process.stdout.write(`${m}\n`);
 const workloads: { name: string; w: Workload }[] = [
   {
     name: 'keep-alive, single /firewall records',
-    w: { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds },
+    w: standardWorkload('firewall', seconds),
   },
   {
     name: 'batched, /generic arrays of 100',
-    w: {
-      path: '/generic',
-      payload: { kind: 'generic', records: 100 },
-      recordsPerRequest: 100,
-      connections: 50,
-      seconds,
-    },
+    w: standardWorkload('generic', seconds),
   },
 ];
 
