@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 
 export interface FileOps {
   open(path: string, flags: string, mode: number): Promise<number>;
-  write(fd: number, buffer: Buffer, offset: number, length: number): Promise<number>;
+  /** One vectored write (writev) at the end of a file opened to append: the bytes written, maybe fewer than given. */
+  writev(fd: number, buffers: readonly Buffer[]): Promise<number>;
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
   fdatasync(fd: number): Promise<void>;
   fsync(fd: number): Promise<void>;
@@ -16,13 +17,13 @@ export interface FileOps {
 }
 
 const open = promisify(fs.open);
-const write = promisify(fs.write);
+const writev = promisify(fs.writev);
 const read = promisify(fs.read);
 const fstat = promisify(fs.fstat);
 
 export const nodeFileOps: FileOps = {
   open: (path, flags, mode) => open(path, flags, mode),
-  write: async (fd, buffer, offset, length) => (await write(fd, buffer, offset, length)).bytesWritten,
+  writev: async (fd, buffers) => (await writev(fd, buffers as Buffer[])).bytesWritten,
   read: async (fd, buffer, offset, length, position) =>
     (await read(fd, buffer, offset, length, position)).bytesRead,
   fdatasync: promisify(fs.fdatasync),
@@ -35,3 +36,13 @@ export const nodeFileOps: FileOps = {
     return s.bavail * s.bsize;
   },
 };
+
+/** What of `buffers` a write of `written` bytes left unwritten (views, no copies). */
+export function unwritten(buffers: readonly Buffer[], written: number): Buffer[] {
+  let i = 0;
+  let left = written;
+  while (i < buffers.length && left >= (buffers[i] as Buffer).length) left -= (buffers[i++] as Buffer).length;
+  const rest = buffers.slice(i);
+  if (left > 0 && rest.length > 0) rest[0] = (rest[0] as Buffer).subarray(left);
+  return rest;
+}

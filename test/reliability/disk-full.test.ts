@@ -129,15 +129,21 @@ test('disk full on a real 8 MiB filesystem: 503 below the floor and on ENOSPC, n
 test('disk full with an injected file layer: floor, byte accounting between statfs calls, ENOSPC mid-write', async (t) => {
   let free = 100 * MiB;
   let enospc = false;
+  let halfWritten = false;
   const s = await startTestServer(t, {
     overrides: { 'store.minFreeBytes': 10 * MiB },
     fileOps: {
       ...nodeFileOps,
       freeBytes: async () => free,
-      async write(fd, buffer, offset, length) {
-        if (!enospc) return nodeFileOps.write(fd, buffer, offset, length);
+      async writev(fd, buffers) {
+        if (!enospc) return nodeFileOps.writev(fd, buffers);
         // Half of the batch reaches the file, then the disk is full: the log must take the half back.
-        if (offset === 0 && length > 1) return nodeFileOps.write(fd, buffer, 0, Math.floor(length / 2));
+        if (!halfWritten) {
+          halfWritten = true;
+          const all = Buffer.concat(buffers);
+          if (all.length > 1) return nodeFileOps.writev(fd, [all.subarray(0, Math.floor(all.length / 2))]);
+        }
+        halfWritten = false;
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       },
     },

@@ -11,9 +11,9 @@ function countingOps() {
   const counts = { fdatasync: 0, write: 0 };
   const ops: FileOps = {
     ...nodeFileOps,
-    write: (...args) => {
+    writev: (...args) => {
       counts.write++;
-      return nodeFileOps.write(...args);
+      return nodeFileOps.writev(...args);
     },
     fdatasync: (fd) => {
       counts.fdatasync++;
@@ -43,6 +43,36 @@ test('group commit: 100 concurrent requests share syncs; every record stored exa
   assert.ok(readStoreText(s.dataDir).endsWith('\n'));
   assert.ok(counts.fdatasync < 100, `expected shared syncs, got ${counts.fdatasync} for 100 requests`);
   assert.equal(counts.write, counts.fdatasync, 'one write per sync');
+});
+
+test('short writes: a file layer that writes at most 7 bytes a call still stores every record whole', async (t) => {
+  let calls = 0;
+  const ops: FileOps = {
+    ...nodeFileOps,
+    writev: (fd, buffers) => {
+      calls++;
+      const all = Buffer.concat(buffers);
+      return nodeFileOps.writev(fd, [all.subarray(0, Math.min(7, all.length))]);
+    },
+  };
+  const s = await startTestServer(t, { fileOps: ops });
+  const key = await s.addSensor('short');
+  const replies = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      post(s.url, '/generic', genericRecord({ threat: `short-${i}` }), {
+        agent: s.agent,
+        sensor: 'short',
+        key,
+      }),
+    ),
+  );
+  assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
+  const text = readStoreText(s.dataDir);
+  assert.ok(calls > text.length / 7 - 1, `every write was short (${calls} calls for ${text.length} bytes)`);
+  const markers = readStored(s.dataDir)
+    .map((r) => r.threat)
+    .sort();
+  assert.deepEqual(markers, Array.from({ length: 20 }, (_, i) => `short-${i}`).sort());
 });
 
 test('overload: past the queue bound requests get 503 with Retry-After at once; acknowledged ones are stored', async (t) => {
@@ -82,14 +112,15 @@ test('a failed write answers 503, leaves no torn line, and the collector keeps s
   let failNext = false;
   const ops: FileOps = {
     ...nodeFileOps,
-    write: async (fd, buffer, offset, length) => {
+    writev: async (fd, buffers) => {
       if (failNext) {
         failNext = false;
         // Half the batch reaches the file, then the disk is full.
-        await nodeFileOps.write(fd, buffer, offset, Math.floor(length / 2));
+        const all = Buffer.concat(buffers);
+        await nodeFileOps.writev(fd, [all.subarray(0, Math.floor(all.length / 2))]);
         throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
       }
-      return nodeFileOps.write(fd, buffer, offset, length);
+      return nodeFileOps.writev(fd, buffers);
     },
   };
   const s = await startTestServer(t, { fileOps: ops });

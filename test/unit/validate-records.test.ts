@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { isIpAddress, MAX_DETAILS, validateBody, validators } from '../../src/schemas/validate-records.js';
+import {
+  hexGroups,
+  isIpAddress,
+  MAX_DETAILS,
+  validateBody,
+  validators,
+} from '../../src/schemas/validate-records.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
 test('valid records pass; each required field, when removed, is named', () => {
@@ -72,6 +78,39 @@ test('property: records with random field values are accepted only when every fi
       assert.equal(r.ok, portOk && levelOk && ipOk);
     }),
     { seed: 2, numRuns: 2000 },
+  );
+});
+
+test('property: the hand-written IPv6 reader: every hex-group address takes it; isIpAddress agrees with isIP', () => {
+  const group = fc.stringMatching(/^[0-9a-fA-F]{1,4}$/);
+  // Eight groups, then optionally a run of them (empty to all eight) compressed to "::".
+  const address = fc
+    .tuple(fc.array(group, { minLength: 8, maxLength: 8 }), fc.nat(8), fc.nat(8), fc.boolean())
+    .map(([groups, a, b, compress]) => {
+      if (!compress) return groups.join(':');
+      const [from, to] = a <= b ? [a, b] : [b, a];
+      if (to - from < 1) return groups.join(':');
+      return `${groups.slice(0, from).join(':')}::${groups.slice(to).join(':')}`;
+    });
+  fc.assert(
+    fc.property(address, (s) => {
+      assert.equal(isIP(s), 6, s);
+      assert.ok(hexGroups(s), `the fast path takes ${s}`);
+    }),
+    { seed: 5, numRuns: 3000 },
+  );
+  const noise = fc.string({
+    unit: fc.constantFrom('0', '1', 'a', 'F', 'g', ':', ':', '.', '%', ' '),
+    maxLength: 42,
+  });
+  const tail = fc.constantFrom('', ':', '::', ':1', '%eth0', '.1', ':1.2.3.4', ':::', 'x');
+  const mutated = fc.tuple(address, tail, fc.nat(45)).map(([a, t, cut]) => (a + t).slice(0, cut) + t);
+  fc.assert(
+    fc.property(fc.oneof(address, noise, mutated, fc.string({ maxLength: 40 })), (s) => {
+      if (hexGroups(s)) assert.equal(isIP(s), 6, `hexGroups accepted ${JSON.stringify(s)}`);
+      assert.equal(isIpAddress(s), isIP(s) !== 0, JSON.stringify(s));
+    }),
+    { seed: 6, numRuns: 20000 },
   );
 });
 

@@ -6,7 +6,7 @@ import { adoptOwner, type Owner, syncDir } from '../../data-dir/file-owner.js';
 import { ThreatcolError } from '../../errors.js';
 import { storedLine } from '../../records/stored-line.js';
 import type { StoredRecord } from '../../records/stored-record.js';
-import { type FileOps, nodeFileOps } from '../file-ops.js';
+import { type FileOps, nodeFileOps, unwritten } from '../file-ops.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { FreeSpaceGuard } from './free-space.js';
 import { firstNulBefore, lineStartBefore, type ReadAt } from './line-boundary.js';
@@ -244,15 +244,10 @@ export class FileRecordLog implements RecordLog {
       bytes += p.chunk.length;
       count += p.count;
     }
-    const buffer =
-      batch.length === 1
-        ? (batch[0] as Pending).chunk
-        : Buffer.concat(
-            batch.map((p) => p.chunk),
-            bytes,
-          );
+    // One vectored write of the requests' chunks as they are: no copy of the batch into one buffer.
+    let chunks: Buffer[] = batch.map((p) => p.chunk);
     try {
-      await this.ensureSegment(buffer.length);
+      await this.ensureSegment(bytes);
     } catch (error) {
       this.finish(batch, unavailable(error));
       return;
@@ -260,10 +255,7 @@ export class FileRecordLog implements RecordLog {
     const fd = this.fd;
     const start = this.size;
     try {
-      let written = 0;
-      while (written < buffer.length) {
-        written += await this.ops.write(fd, buffer, written, buffer.length - written);
-      }
+      while (chunks.length > 0) chunks = unwritten(chunks, await this.ops.writev(fd, chunks));
     } catch (error) {
       // Disk full or I/O error: take back the partial write so no reader ever sees a torn line.
       try {
@@ -277,8 +269,8 @@ export class FileRecordLog implements RecordLog {
       this.finish(batch, unavailable(error));
       return;
     }
-    this.size = start + buffer.length;
-    this.space?.wrote(buffer.length);
+    this.size = start + bytes;
+    this.space?.wrote(bytes);
     this.syncsInFlight += 1;
     this.syncTail = this.syncBatch(fd, batch, count, this.syncTail);
   }
