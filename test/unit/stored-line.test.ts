@@ -15,8 +15,28 @@ import type { GenericRecordInput } from '../../src/schemas/generic-record.js';
 const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir: '/tmp' } });
 
 // Strings a sender may choose: quotes, backslashes, control characters, non-ASCII, astral characters.
-const anyText = fc.string({ unit: 'binary', maxLength: 40 });
-const someText = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 });
+// The tricky unit: what JSON.stringify escapes (quote, backslash, C0 controls, lone surrogates) beside what it
+// does not (DEL, U+2028, a paired surrogate), so both of stored-line's quoting paths are taken.
+const tricky = fc.constantFrom(
+  'a',
+  '"',
+  '\\',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u2028',
+  '\ud800',
+  '\udfff',
+  '😀',
+  'é',
+);
+const text = (minLength: number) =>
+  fc.oneof(
+    fc.string({ unit: 'binary', minLength, maxLength: 40 }),
+    fc.string({ unit: tricky, minLength, maxLength: 12 }),
+  );
+const anyText = text(0);
+const someText = text(1);
 const address = fc.oneof(fc.ipV4(), fc.ipV6());
 const port = fc.oneof(fc.integer({ min: 0, max: 65535 }), fc.integer({ min: 0, max: 65535 }).map(String));
 const extras = fc.dictionary(
