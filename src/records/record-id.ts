@@ -18,6 +18,8 @@ function randomByte(): number {
 /** The id's text is written here and read out as one flat string (see newRecordId). */
 const text = Buffer.alloc(36, 0x2d); // '-' stays at 8, 13, 18, 23
 const DIGITS = Buffer.from('0123456789abcdef');
+/** The millisecond whose digits `text` holds. */
+let writtenMs = -1;
 
 /**
  * A new UUIDv7; ids made by one process sort in the order they were made, even if the clock steps back.
@@ -34,15 +36,18 @@ export function newRecordId(now: number = Date.now()): string {
     lastMs += 1;
     counter = 0;
   }
-  // unix_ts_ms: 48 bits as 12 hex digits (positions 0-7 and 9-12).
-  let ms = lastMs;
-  for (let i = 12; i >= 9; i--) {
-    text[i] = DIGITS[ms % 16] as number;
-    ms = Math.floor(ms / 16);
-  }
-  for (let i = 7; i >= 0; i--) {
-    text[i] = DIGITS[ms % 16] as number;
-    ms = Math.floor(ms / 16);
+  // unix_ts_ms: 48 bits as 12 hex digits (positions 0-7 and 9-12), rewritten only when the millisecond changes.
+  if (lastMs !== writtenMs) {
+    writtenMs = lastMs;
+    let ms = lastMs;
+    for (let i = 12; i >= 9; i--) {
+      text[i] = DIGITS[ms % 16] as number;
+      ms = Math.floor(ms / 16);
+    }
+    for (let i = 7; i >= 0; i--) {
+      text[i] = DIGITS[ms % 16] as number;
+      ms = Math.floor(ms / 16);
+    }
   }
   // version 7, then the 12-bit counter (rand_a).
   text[14] = 0x37;

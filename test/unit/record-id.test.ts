@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import fc from 'fast-check';
 import { newRecordId } from '../../src/records/record-id.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -20,4 +21,21 @@ test('ids are unique and sort in the order they were made, within a millisecond 
   for (const id of ids) assert.match(id, V7);
   assert.equal(new Set(ids).size, ids.length);
   assert.deepEqual([...ids].sort(), ids);
+});
+
+test('property: each id carries its own millisecond, however the times advance (the digits are cached per ms)', () => {
+  let t = Date.UTC(2031, 0, 1);
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.constant(0), fc.nat(3), fc.nat(2 ** 40)), { maxLength: 50 }),
+      (steps) => {
+        for (const step of steps) {
+          t += step;
+          assert.equal(Number.parseInt(newRecordId(t).replace(/-/g, '').slice(0, 12), 16), t);
+        }
+        t += 1;
+      },
+    ),
+    { seed: 7 },
+  );
 });
