@@ -2,6 +2,7 @@
 // keys do not degrade it, ids that are not UUIDs survive, and the window forgets slices past its time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { newRecordId } from '../../src/records/record-id.js';
 import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
 import { KeyTable, keyBytes } from '../../src/store/files/dedupe/key-table.js';
@@ -36,4 +37,26 @@ test('dedupe window: a key is remembered for the window and forgotten within 9/8
   assert.ok(window.size <= 1000, `${window.size} keys held`);
   assert.ok(window.evicted > 0);
   assert.equal(window.lookup('k1499', 25_000)?.id, 'id-1499');
+});
+
+test('property: any id comes back exactly as added (UUIDs packed in 16 bytes, anything else kept aside)', () => {
+  const hex = fc.constantFrom(...'0123456789abcdefABCDEFg-'.split(''));
+  const uuidLike = fc
+    .array(hex, { minLength: 32, maxLength: 32 })
+    .map(
+      (c) =>
+        `${c.slice(0, 8).join('')}-${c.slice(8, 12).join('')}-${c.slice(12, 16).join('')}-${c.slice(16, 20).join('')}-${c.slice(20).join('')}`,
+    );
+  const lowerUuid = fc.uuid({ version: 7 });
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(lowerUuid, uuidLike, fc.string({ maxLength: 40 })), { maxLength: 40 }),
+      (ids) => {
+        const table = new KeyTable(4);
+        ids.forEach((id, i) => table.add(keyBytes(`key-${i}`), id));
+        ids.forEach((id, i) => assert.equal(table.get(keyBytes(`key-${i}`)), id));
+      },
+    ),
+    { seed: 11 },
+  );
 });

@@ -7,10 +7,17 @@ import { createHash } from 'node:crypto';
 const KEY_16_BYTES = /^[A-Za-z0-9_-]{21}[AQgw]$/;
 const MAX_LOAD = 0.7;
 
-/** The key's 128 bits: a request key (16 bytes in base64url) as it is, any other text hashed. */
+/** keyBytes' result: one buffer, rewritten by every call (no allocation per key on the hot path). */
+const scratch = Buffer.alloc(16);
+
+/**
+ * The key's 128 bits: a request key (16 bytes in base64url) as it is, any other text hashed. The result is
+ * valid until the next call (a shared buffer): use it at once, as lookups and adds do.
+ */
 export function keyBytes(key: string): Buffer {
-  if (KEY_16_BYTES.test(key)) return Buffer.from(key, 'base64url');
-  return createHash('sha256').update(key).digest().subarray(0, 16);
+  if (KEY_16_BYTES.test(key)) scratch.write(key, 0, 16, 'base64url');
+  else createHash('sha256').update(key).digest().copy(scratch, 0, 0, 16);
+  return scratch;
 }
 
 export class KeyTable {
@@ -117,16 +124,27 @@ function nonZero(word: number): number {
 
 /** Writes a lower-case UUID's 16 bytes at `offset`; false (nothing usable written) for any other text. */
 function writeUuid(view: Buffer, id: string, offset: number): boolean {
-  if (id.length !== 36 || id[8] !== '-' || id[13] !== '-' || id[18] !== '-' || id[23] !== '-') return false;
-  // Buffer.write stops at the first character that is not hex: a short count means "not a UUID".
-  return (
-    view.write(id.slice(0, 8), offset, 'hex') === 4 &&
-    view.write(id.slice(9, 13), offset + 4, 'hex') === 2 &&
-    view.write(id.slice(14, 18), offset + 6, 'hex') === 2 &&
-    view.write(id.slice(19, 23), offset + 8, 'hex') === 2 &&
-    view.write(id.slice(24), offset + 10, 'hex') === 6 &&
-    id === id.toLowerCase()
-  );
+  if (id.length !== 36) return false;
+  let at = offset;
+  for (let i = 0; i < 36; i += 2) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (id.charCodeAt(i) !== 0x2d) return false;
+      i -= 1; // the dash takes one character: the next pair starts right after it
+      continue;
+    }
+    const hi = lowerHex(id.charCodeAt(i));
+    const lo = lowerHex(id.charCodeAt(i + 1));
+    if (hi < 0 || lo < 0) return false;
+    view[at++] = (hi << 4) | lo;
+  }
+  return true;
+}
+
+/** A lower-case hex digit's value, or -1. */
+function lowerHex(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
+  return -1;
 }
 
 function formatUuid(bytes: Uint8Array): string {
