@@ -10,6 +10,7 @@ import {
   severityLabel,
 } from './criticality.js';
 import { firewallTimeToUtcMs } from './firewall-time.js';
+import { memoIsoTime } from './iso-time.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
 /**
@@ -54,6 +55,9 @@ export interface ReceiptContext {
   rules: CriticalityRules;
 }
 
+/** detected_at: a firewall's records of one second share it. */
+const detectedIso = memoIsoTime();
+
 export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptContext): StoredRecord {
   const { criticality, source } = deriveCriticality(input.severity, input.thr_category, ctx.rules);
   const name = splitThreatName(input.threat_name);
@@ -75,7 +79,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
     protocol: input.proto,
     threat: name.name,
     threat_id: threatIdFrom(input.threatid, name.id),
-    detected_at: Number.isNaN(detected) ? '' : new Date(detected).toISOString(),
+    detected_at: Number.isNaN(detected) ? '' : detectedIso(detected),
     remote_addr: ctx.remoteAddr,
     original: input,
   };

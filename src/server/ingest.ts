@@ -1,10 +1,12 @@
 // The request pipeline shared by both endpoints, in DESIGN 2's order: auth, media type, size, JSON, schema,
 // rate limit, durable store, 200.
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import { parseJsonBody } from '../json/parse-json.js';
 import type { CollectorMetrics } from '../metrics/metrics.js';
+import { memoIsoTime } from '../records/iso-time.js';
 import { newRecordId } from '../records/record-id.js';
 import { keepOriginalText } from '../records/stored-line.js';
 import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
@@ -240,17 +242,8 @@ function store(
   };
 }
 
-/** `new Date(ms).toISOString()`, remembered for the last millisecond asked (requests arrive many per ms). */
-function isoTime(ms: number): string {
-  if (ms !== lastIsoMs) {
-    lastIsoMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
-}
-
-let lastIsoMs = Number.NaN;
-let lastIso = '';
+/** received_at: many requests arrive in one millisecond. */
+const isoTime = memoIsoTime();
 
 /**
  * The 200's body: the records' ids and, for a retried delivery, how many of them were not stored again. One

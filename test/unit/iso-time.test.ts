@@ -1,0 +1,21 @@
+// The memoised ISO formatter: every instant, repeated or not, in any order, formats as Date#toISOString does.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { memoIsoTime } from '../../src/records/iso-time.js';
+
+test('property: memoIsoTime() gives new Date(ms).toISOString() for any sequence of instants, repeats included', () => {
+  const instant = fc.integer({ min: 0, max: 4102444800000 });
+  fc.assert(
+    fc.property(fc.array(fc.oneof(instant, fc.constant(1795600000000)), { maxLength: 30 }), (times) => {
+      const iso = memoIsoTime();
+      const other = memoIsoTime();
+      for (const ms of times) {
+        assert.equal(iso(ms), new Date(ms).toISOString());
+        // A second formatter keeps its own memo: formatting elsewhere never changes this one's answers.
+        assert.equal(other(ms + 1000), new Date(ms + 1000).toISOString());
+      }
+    }),
+    { seed: 13 },
+  );
+});
