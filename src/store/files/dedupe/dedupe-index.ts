@@ -2,7 +2,7 @@
 // primary's one window on behalf of every worker (src/cluster/ipc-dedupe.ts).
 import type { Logger } from 'pino';
 import type { DedupeClaim, DedupeIndex } from '../../store.js';
-import type { DedupeWindow } from './dedupe-window.js';
+import { type DedupeWindow, Reservation } from './dedupe-window.js';
 
 /** The window of this process (a single process, or the primary on behalf of its workers). */
 export function localDedupeIndex(window: DedupeWindow, now: () => number, logger: Logger): DedupeIndex {
@@ -13,19 +13,14 @@ export function localDedupeIndex(window: DedupeWindow, now: () => number, logger
       const firstIds: (string | null)[] = [];
       const reserved: string[] = [];
       const waits: Promise<void>[] = [];
-      let finish: (error: Error | null) => void = () => {};
-      const done = new Promise<void>((resolve, reject) => {
-        finish = (error) => (error ? reject(error) : resolve());
-      });
-      // A waiter that gives up must not leave an unhandled rejection behind.
-      done.catch(() => {});
+      const reservation = new Reservation();
       // One synchronous pass: a delivery only ever waits for reservations made before it, so never in a cycle.
       for (let i = 0; i < ids.length; i++) {
         const key = keys[i] ?? null;
         const hit = key === null ? null : window.lookup(key, at);
         if (key === null || hit === null) {
           if (key !== null) {
-            window.reserve(key, ids[i] as string, done);
+            window.reserve(key, ids[i] as string, reservation);
             reserved.push(key);
           }
           firstIds.push(null);
@@ -33,14 +28,14 @@ export function localDedupeIndex(window: DedupeWindow, now: () => number, logger
         }
         firstIds.push(hit.id);
         // The same record twice in this append: stored once, with this append.
-        if (hit.pending && hit.pending !== done) waits.push(hit.pending);
+        if (hit.pending && hit.pending !== reservation) waits.push(hit.pending.wait());
       }
       const claim: DedupeClaim = {
         firstIds,
         settle(error) {
           const settledAt = now();
           for (const key of reserved) window.settle(key, error === null, settledAt);
-          finish(error);
+          reservation.settle(error);
           if (window.evicted > evictedLogged) {
             logger.warn(
               { forgottenKeys: window.evicted - evictedLogged, windowMs: window.windowMs },

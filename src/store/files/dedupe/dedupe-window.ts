@@ -16,8 +16,37 @@ const SLICES = 8;
 export interface DedupeHit {
   /** The id the first delivery stored (or is storing). */
   id: string;
-  /** While the first delivery is not durable yet: settles when it is (rejects if it failed). */
-  pending: Promise<void> | null;
+  /** While the first delivery is not durable yet: its reservation, to wait for (null once stored). */
+  pending: Reservation | null;
+}
+
+/**
+ * One append's hold on the keys it is storing. A promise is made only when another delivery of the same
+ * record has to wait for it (rare: a retry racing its first delivery), not for every append.
+ */
+export class Reservation {
+  private outcome: 'pending' | 'stored' | Error = 'pending';
+  private waiting: Promise<void> | null = null;
+  private resolve: () => void = () => {};
+  private reject: (error: Error) => void = () => {};
+
+  /** Settles when the append is durable; rejects with its error if it failed. */
+  wait(): Promise<void> {
+    if (this.outcome === 'stored') return Promise.resolve();
+    if (this.outcome instanceof Error) return Promise.reject(this.outcome);
+    this.waiting ??= new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    return this.waiting;
+  }
+
+  settle(error: Error | null): void {
+    if (this.outcome !== 'pending') return;
+    this.outcome = error ?? 'stored';
+    if (error) this.reject(error);
+    else this.resolve();
+  }
 }
 
 interface Slice {
@@ -27,7 +56,7 @@ interface Slice {
 
 export class DedupeWindow {
   private readonly slices: Slice[] = [];
-  private readonly pending = new Map<string, { id: string; done: Promise<void> }>();
+  private readonly pending = new Map<string, { id: string; reservation: Reservation }>();
   private readonly sliceMs: number;
   private count = 0;
   /** Keys forgotten before their time because of the bound (for a warning). */
@@ -46,7 +75,7 @@ export class DedupeWindow {
 
   lookup(key: string, now: number): DedupeHit | null {
     const inFlight = this.pending.get(key);
-    if (inFlight) return { id: inFlight.id, pending: inFlight.done };
+    if (inFlight) return { id: inFlight.id, pending: inFlight.reservation };
     this.expire(now);
     if (this.slices.length === 0) return null;
     const bytes = keyBytes(key);
@@ -57,9 +86,9 @@ export class DedupeWindow {
     return null;
   }
 
-  /** Marks `key` as being stored by a delivery that settles `done`. */
-  reserve(key: string, id: string, done: Promise<void>): void {
-    this.pending.set(key, { id, done });
+  /** Marks `key` as being stored by the delivery holding `reservation`. */
+  reserve(key: string, id: string, reservation: Reservation): void {
+    this.pending.set(key, { id, reservation });
   }
 
   /** The delivery that reserved `key` ended: remembered if it was stored, forgotten (retryable) if not. */
