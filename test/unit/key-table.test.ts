@@ -53,8 +53,8 @@ test('property: any id comes back exactly as added (UUIDs packed in 16 bytes, an
       fc.array(fc.oneof(lowerUuid, uuidLike, fc.string({ maxLength: 40 })), { maxLength: 40 }),
       (ids) => {
         const table = new KeyTable(4);
-        ids.forEach((id, i) => table.add(keyBytes(`key-${i}`), id));
-        ids.forEach((id, i) => assert.equal(table.get(keyBytes(`key-${i}`)), id));
+        for (const [i, id] of ids.entries()) table.add(keyBytes(`key-${i}`), id);
+        for (const [i, id] of ids.entries()) assert.equal(table.get(keyBytes(`key-${i}`)), id);
       },
     ),
     { seed: 11 },
