@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { nodeFileOps } from '../../src/store/file-ops.js';
 import { addSensorCli, type ServeProcess } from '../helpers/cli.js';
 import { errorCode, post, type Reply, trustingAgent } from '../helpers/client.js';
+import { diskFullError, writeHalf } from '../helpers/file-faults.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -140,11 +141,10 @@ test('disk full with an injected file layer: floor, byte accounting between stat
         // Half of the batch reaches the file, then the disk is full: the log must take the half back.
         if (!halfWritten) {
           halfWritten = true;
-          const all = Buffer.concat(buffers);
-          if (all.length > 1) return nodeFileOps.writev(fd, [all.subarray(0, Math.floor(all.length / 2))]);
+          return writeHalf(fd, buffers);
         }
         halfWritten = false;
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        throw diskFullError();
       },
     },
   });

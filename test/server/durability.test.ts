@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { connect } from 'node:tls';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { errorCode, post } from '../helpers/client.js';
+import { diskFullError, writeHalf } from '../helpers/file-faults.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored, readStoreText } from '../helpers/records.js';
 
@@ -116,9 +117,8 @@ test('a failed write answers 503, leaves no torn line, and the collector keeps s
       if (failNext) {
         failNext = false;
         // Half the batch reaches the file, then the disk is full.
-        const all = Buffer.concat(buffers);
-        await nodeFileOps.writev(fd, [all.subarray(0, Math.floor(all.length / 2))]);
-        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        await writeHalf(fd, buffers);
+        throw diskFullError();
       }
       return nodeFileOps.writev(fd, buffers);
     },

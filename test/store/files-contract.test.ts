@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { openStore } from '../../src/store/open-store.js';
+import { diskFullError, writeHalf } from '../helpers/file-faults.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { runStoreContract } from './contract.js';
 
@@ -17,10 +18,10 @@ runStoreContract('files', async (t, overrides = {}) => {
   const fileOps: FileOps = {
     ...nodeFileOps,
     // Half the batch reaches the file, then ENOSPC: the writer must take the partial write back.
-    write: async (fd, buffer, offset, length) => {
-      if (!failing) return nodeFileOps.write(fd, buffer, offset, length);
-      await nodeFileOps.write(fd, buffer, offset, Math.max(1, Math.floor(length / 2)));
-      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    writev: async (fd, buffers) => {
+      if (!failing) return nodeFileOps.writev(fd, buffers);
+      await writeHalf(fd, buffers);
+      throw diskFullError();
     },
   };
   const logger = pino({ level: 'silent' });
