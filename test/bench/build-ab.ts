@@ -1,8 +1,8 @@
-// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--seconds S] [--rotations N]`:
+// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N]`:
 // the keep-alive (a sensor in Europe/Berlin; --utc: a UTC one) or batched load against the reference, the
 // measured bound (bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and
 // this one, rotated in one run, so a hot-path change is measured before/after on the same box in the same
-// minutes. Files backend, rate limit and dedupe off, as figures 2 and 4. Run it under
+// minutes. Files backend, rate limit and dedupe off, as figures 2 and 4 (--dedupe: on, as shipped). Run it under
 // `flock /tmp/threatcol-bench.lock` so two benchmarks do not share the cores.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,8 @@ import { fmt, median } from './report.js';
 
 const batched = process.argv.includes('--batched');
 const utc = process.argv.includes('--utc');
+// --dedupe: retry dedupe on, as shipped (figure 10), instead of off as figures 2 and 4.
+const dedupe = process.argv.includes('--dedupe');
 const seconds = Number(argValue('--seconds') ?? 4);
 const rotations = Number(argValue('--rotations') ?? 3);
 const pin = detectPinning();
@@ -33,12 +35,10 @@ try {
   const builds = [...baseBuilds(), { label: 'this build', bin: undefined }];
   let first: ThreatcolServer | null = null;
   for (const b of builds) {
-    const s = await startThreatcol(
-      b.label,
-      join(root, `tc-${servers.length}`),
-      pin,
-      b.bin ? { bin: b.bin } : {},
-    );
+    const s = await startThreatcol(b.label, join(root, `tc-${servers.length}`), pin, {
+      ...(b.bin ? { bin: b.bin } : {}),
+      ...(dedupe ? { env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' } } : {}),
+    });
     const auth = batched || utc ? s : await zonedSensor(s, 'Europe/Berlin');
     first ??= s;
     servers.push({ label: b.label, server: s, auth });
@@ -90,7 +90,7 @@ try {
     ? 'batched /generic x100'
     : `keep-alive /firewall, ${utc ? 'UTC sensor' : 'sensor in Europe/Berlin'}`;
   process.stdout.write(
-    `${what}; ${rotations} rotations of ${seconds} s; ${pin.reason}; medians (ratios: per rotation)\n`,
+    `${what}${dedupe ? ', dedupe on' : ''}; ${rotations} rotations of ${seconds} s; ${pin.reason}; medians (ratios: per rotation)\n`,
   );
   const cols = Object.keys(rows[0] ?? {});
   process.stdout.write(`| ${cols.join(' | ')} |\n|${cols.map(() => ' --- |').join('')}\n`);
