@@ -16,6 +16,12 @@ export interface ParsedBody {
    * null when the body spans several lines (a stored line must stay one line) or is not such a body.
    */
   recordTexts: string[] | null;
+  /**
+   * The texts are exactly what JSON.stringify gives for their parsed records (no whitespace, no escapes, only
+   * integers of at most 15 digits, no key starting with a digit), so a key over the canonical form may hash
+   * the text itself. False whenever that is not certain.
+   */
+  textsCanonical: boolean;
 }
 
 function forbiddenKey(): ThreatcolError {
@@ -41,7 +47,13 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
     const value = parseChecked(text);
-    return { value, repaired: false, recordSpan: shape.recordSpan, recordTexts: recordTexts(text, value) };
+    return {
+      value,
+      repaired: false,
+      recordSpan: shape.recordSpan,
+      recordTexts: recordTexts(text, value),
+      textsCanonical: shape.canonical,
+    };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     if (allowRepair) {
@@ -55,6 +67,7 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
             repaired: true,
             recordSpan: shape.recordSpan,
             recordTexts: recordTexts(fixed, value),
+            textsCanonical: shape.canonical,
           };
         } catch (second) {
           if (!(second instanceof SyntaxError)) throw second;
@@ -102,7 +115,14 @@ function parseChecked(text: string): unknown {
 }
 
 /** What one pass over the text found; reused, parsing is synchronous. */
-const shape = { tooDeepAt: -1, members: 0, recordSpan: 0, starts: [] as number[], ends: [] as number[] };
+const shape = {
+  tooDeepAt: -1,
+  members: 0,
+  recordSpan: 0,
+  starts: [] as number[],
+  ends: [] as number[],
+  canonical: false,
+};
 
 /** The records' texts, from the spans scanShape found, when they are one per record and on one line. */
 function recordTexts(text: string, value: unknown): string[] | null {
@@ -121,7 +141,8 @@ function recordTexts(text: string, value: unknown): string[] | null {
 
 /**
  * One pass outside strings: the first `[`/`{` beyond `limit` levels, the number of `:` (object members),
- * and the longest record (the top-level object, or objects directly in a top-level array).
+ * the longest record (the top-level object, or objects directly in a top-level array), and whether the text
+ * is certainly JSON.stringify's own spelling of what it parses to (see ParsedBody.textsCanonical).
  */
 function scanShape(text: string, limit: number): void {
   let depth = 0;
@@ -130,6 +151,8 @@ function scanShape(text: string, limit: number): void {
   let recordDepth = 1;
   let recordStart = 0;
   let recordSpan = 0;
+  let canonical = true;
+  let stringStart = 0;
   const starts = shape.starts;
   const ends = shape.ends;
   starts.length = 0;
@@ -138,11 +161,19 @@ function scanShape(text: string, limit: number): void {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c)
+      if (c === 0x5c) {
         i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x3a) members++;
+        canonical = false; // JSON.stringify may spell the escape otherwise (\/, \u0041)
+      } else if (c === 0x22) {
+        inString = false;
+        // A key starting with a digit may be an array index, which JSON.stringify moves to the front.
+        const first = text.charCodeAt(stringStart + 1);
+        if (first >= 0x30 && first <= 0x39 && text.charCodeAt(i + 1) === 0x3a) canonical = false;
+      }
+    } else if (c === 0x22) {
+      inString = true;
+      stringStart = i;
+    } else if (c === 0x3a) members++;
     else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) {
         shape.tooDeepAt = i;
@@ -157,10 +188,53 @@ function scanShape(text: string, limit: number): void {
         ends.push(i);
       }
       depth--;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const end = numberEnd(text, i);
+      if (canonical && !canonicalInteger(text, i, end)) canonical = false;
+      i = end - 1;
+    } else if (
+      c !== 0x2c &&
+      c !== 0x74 &&
+      c !== 0x66 &&
+      c !== 0x6e &&
+      c !== 0x72 &&
+      c !== 0x75 &&
+      c !== 0x65 &&
+      c !== 0x61 &&
+      c !== 0x6c &&
+      c !== 0x73
+    ) {
+      canonical = false; // whitespace (or anything else JSON.stringify would not write here)
     }
   }
   shape.members = members;
   shape.recordSpan = recordSpan;
+  shape.canonical = canonical;
+}
+
+/** The end of the number token starting at `from` (its characters: digits, sign, point, exponent). */
+function numberEnd(text: string, from: number): number {
+  let i = from + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d))
+      break;
+  }
+  return i;
+}
+
+/** -?(0|[1-9][0-9]{0,14}), "-0" excepted: an integer JSON.stringify writes back exactly so. */
+function canonicalInteger(text: string, from: number, end: number): boolean {
+  let i = from;
+  if (text.charCodeAt(i) === 0x2d) i++;
+  const digits = end - i;
+  if (digits < 1 || digits > 15) return false;
+  for (let j = i; j < end; j++) {
+    const c = text.charCodeAt(j);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  if (text.charCodeAt(i) === 0x30) return digits === 1 && i === from; // "0", not "00", "01" or "-0"
+  return true;
 }
 
 /** What walkKeys found; reused, parsing is synchronous. */

@@ -13,10 +13,12 @@ type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string; [ORIGINAL_TEX
  * The record's JSON text exactly as the sender wrote it (one line, checked by the parser): the stored line
  * takes it as `original` instead of serializing the parsed record again (the same value to any JSON reader;
  * DESIGN 3's "the record exactly as received"). Retry-dedupe keys still hash originalJson, so whitespace
- * never makes a retried record look new.
+ * never makes a retried record look new; when the parser found the text `canonical` (JSON.stringify's own
+ * spelling of it), it is originalJson too, and is not serialized again.
  */
-export function keepOriginalText(record: StoredRecord, text: string): void {
+export function keepOriginalText(record: StoredRecord, text: string, canonical: boolean): void {
   (record as WithOriginalJson)[ORIGINAL_TEXT] = text;
+  if (canonical) (record as WithOriginalJson)[ORIGINAL_JSON] = text;
 }
 
 /** JSON.stringify(record.original), computed once per record. */

@@ -189,7 +189,9 @@ function accept(
   }
   const inputs = checked.records;
   const repaired = parsed.repaired;
-  const texts = parsed.recordTexts;
+  // The sender's own texts of the records, and whether they are canonical (dedupe keys may then hash them).
+  const texts =
+    parsed.recordTexts === null ? null : { texts: parsed.recordTexts, canonical: parsed.textsCanonical };
   const wait = deps.limiter.take(who.name, inputs.length, deps.now());
   if (typeof wait === 'number')
     return store(route, inputs, texts, repaired, wait, who, remoteAddr, idempotencyKey, deps);
@@ -199,7 +201,7 @@ function accept(
 function store(
   route: RouteSpec,
   inputs: Record<string, unknown>[],
-  texts: string[] | null,
+  texts: { texts: string[]; canonical: boolean } | null,
   repaired: boolean,
   wait: number,
   who: AuthenticatedSensor,
@@ -222,7 +224,7 @@ function store(
   const ids: string[] = new Array(inputs.length);
   for (let i = 0; i < inputs.length; i++) {
     const r = route.build(inputs[i] as Record<string, unknown>, ctx);
-    if (texts !== null) keepOriginalText(r, texts[i] as string);
+    if (texts !== null) keepOriginalText(r, texts.texts[i] as string, texts.canonical);
     records[i] = r;
     ids[i] = r.id;
   }

@@ -25,8 +25,15 @@ test('parses plain JSON and strips a BOM', () => {
     repaired: false,
     recordSpan: 7,
     recordTexts: ['{"a":1}'],
+    textsCanonical: true,
   });
-  assert.deepEqual(parse('\ufeff[1]'), { value: [1], repaired: false, recordSpan: 0, recordTexts: null });
+  assert.deepEqual(parse('\ufeff[1]'), {
+    value: [1],
+    repaired: false,
+    recordSpan: 0,
+    recordTexts: null,
+    textsCanonical: true,
+  });
 });
 
 test('invalid JSON reports its position', () => {
@@ -123,6 +130,7 @@ test('the repaired text is held to the depth limit: `\\"` cannot smuggle structu
     repaired: true,
     recordSpan: 21,
     recordTexts: ['{"a":"x\\\\","b":[[1]]}'],
+    textsCanonical: false,
   });
 });
 
@@ -284,6 +292,85 @@ test("property: each record's text as received parses to that record, on one lin
       },
     ),
   );
+});
+
+test('property: a body flagged canonical is, record by record, exactly JSON.stringify of what it parses to', () => {
+  // Spellings JSON.stringify would change: escapes, whitespace, non-integer or long numbers, -0, digit keys.
+  const key = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    fc.constantFrom('0', '1', '10', '01', '-1', 'a\\/b', 'é'),
+  );
+  const scalar = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(-0, 1e21, 123456789012345, 1234567890123456, 0.5, 100),
+    fc.string({ maxLength: 8 }),
+    fc.constantFrom('a"b', 'a\\b', '\u0001', '\u2028', '😀', '/'),
+    fc.boolean(),
+    fc.constant(null),
+  );
+  const value = fc.letrec((tie) => ({
+    any: fc.oneof({ depthSize: 'small' }, scalar, tie('object'), fc.array(tie('any'), { maxLength: 3 })),
+    object: fc.dictionary(key, tie('any'), { maxKeys: 4 }),
+  }));
+  const records = fc.oneof(value.object, fc.array(value.object, { minLength: 1, maxLength: 4 }));
+  // The same value spelled another way than JSON.stringify's: spaces, an escaped slash, an exponent.
+  const respell = fc.constantFrom(
+    (t: string) => t,
+    (t: string) => t.replace(/,/g, ', '),
+    (t: string) => t.replace(/:1/g, ':1.0'),
+    (t: string) => t.replace(/"\//g, '"\\/'),
+    (t: string) => t.replace(/:(\d)/g, ':$1e0'),
+  );
+  let flagged = 0;
+  fc.assert(
+    fc.property(records, respell, (v, spell) => {
+      const text = spell(JSON.stringify(v));
+      let parsed: ReturnType<typeof parse>;
+      try {
+        parsed = parse(text, false);
+      } catch {
+        return; // refused (a poisoned or duplicate key, or a respelling that broke the JSON)
+      }
+      if (!parsed.textsCanonical || parsed.recordTexts === null) return;
+      flagged++;
+      const values = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
+      for (const [i, t] of parsed.recordTexts.entries()) assert.equal(t, JSON.stringify(values[i]), text);
+    }),
+    { seed: 17, numRuns: 3000 },
+  );
+  // The fast path is taken, not only the safe fallback: plain records are flagged.
+  assert.ok(flagged > 300, `${flagged} bodies flagged canonical`);
+  const plain =
+    '[{"src":"10.0.0.1","sport":51234,"ok":true,"n":null,"a":[1,-2,0],"o":{"k":"v"}},{"x":"é😀"}]';
+  assert.equal(parse(plain, false).textsCanonical, true);
+});
+
+test('every spelling JSON.stringify might change is not flagged canonical; plain ones are', () => {
+  for (const text of [
+    '{"a":1,"0":2}', // an index key: JSON.stringify moves it to the front
+    '{"a":-0}',
+    '{"a":1.0}',
+    '{"a":1.5}', // canonical in fact, but fractions are not checked: not certain, so not flagged
+    '{"a":1e2}',
+    '{"a":1234567890123456789}', // beyond double precision
+    '{"a":0.0}',
+    '{"a":"\\/"}',
+    '{"a":"\\u0041"}',
+    '{"a": 1}',
+    '{"a":1}\t',
+    '[{"a":1}, {"b":2}]',
+  ]) {
+    assert.equal(parse(text, false).textsCanonical, false, text);
+  }
+  for (const text of [
+    '{"a":123}',
+    '{"a":-5,"b":0,"c":123456789012345}',
+    '[{"a":"x"},{"b":[true,false,null]}]',
+  ]) {
+    assert.equal(parse(text, false).textsCanonical, true, text);
+    assert.equal(JSON.stringify(JSON.parse(text)), text);
+  }
 });
 
 test('property: poisoned keys are refused exactly where secure-json-parse refuses them, escaped spellings included', () => {
