@@ -11,40 +11,53 @@ export function withDedupe(inner: RecordLog, index: DedupeIndex): RecordLog {
     },
     close: () => inner.close(),
 
-    async append(records: StoredRecord[], options: AppendOptions = {}): Promise<AppendResult> {
+    append(records: StoredRecord[], options: AppendOptions = {}): Promise<AppendResult> {
       const keys = options.dedupeKeys;
       if (keys === undefined) return inner.append(records);
-      const pending = index.claim(
-        keys,
-        records.map((r) => r.id),
-      );
-      const claim: DedupeClaim = pending instanceof Promise ? await pending : pending;
-      const ids: string[] = [];
-      const fresh: StoredRecord[] = [];
-      let duplicates = 0;
-      for (let i = 0; i < records.length; i++) {
-        const record = records[i] as StoredRecord;
-        const first = claim.firstIds[i] ?? null;
-        if (first !== null) {
-          ids.push(first);
-          duplicates += 1;
-          continue;
-        }
-        ids.push(record.id);
-        const key = keys[i] ?? null;
-        // The record is this request's own, built for this append: the key is added in place (a spread copy
-        // of its ~18 fields cost more than the key's SHA-256); JSON.stringify still puts it last.
-        if (key !== null) record.dedupe_key = key;
-        fresh.push(record);
-      }
-      try {
-        if (fresh.length > 0) await inner.append(fresh);
-      } catch (error) {
-        claim.settle(error as Error);
-        throw error;
-      }
+      const ids: string[] = new Array(records.length);
+      for (let i = 0; i < records.length; i++) ids[i] = (records[i] as StoredRecord).id;
+      const claimed = index.claim(keys, ids);
+      // Plain functions, not an async one: nothing waits in the common case (no identical delivery in flight).
+      if (claimed instanceof Promise)
+        return claimed.then((claim) => appendFresh(inner, records, keys, ids, claim));
+      return appendFresh(inner, records, keys, ids, claimed);
+    },
+  };
+}
+
+/** Stores the records the claim left to this append (all of them, nearly always), then settles the claim. */
+function appendFresh(
+  inner: RecordLog,
+  records: StoredRecord[],
+  keys: readonly (string | null)[],
+  ids: string[],
+  claim: DedupeClaim,
+): Promise<AppendResult> {
+  let fresh = records;
+  let duplicates = 0;
+  for (let i = 0; i < records.length; i++) {
+    const first = claim.firstIds[i] ?? null;
+    if (first !== null) {
+      if (duplicates++ === 0) fresh = records.slice(0, i);
+      ids[i] = first;
+      continue;
+    }
+    const record = records[i] as StoredRecord;
+    const key = keys[i] ?? null;
+    // The record is this request's own, built for this append: the key is added in place (a spread copy
+    // of its ~18 fields cost more than the key's SHA-256); JSON.stringify still puts it last.
+    if (key !== null) record.dedupe_key = key;
+    if (duplicates > 0) fresh.push(record);
+  }
+  const stored = fresh.length > 0 ? inner.append(fresh) : Promise.resolve();
+  return stored.then(
+    () => {
       claim.settle(null);
       return { ids, duplicates };
     },
-  };
+    (error: Error) => {
+      claim.settle(error);
+      throw error;
+    },
+  );
 }
