@@ -83,8 +83,11 @@ export async function mountLazyfs(
   bin: string,
   options: { cacheMiB?: number } = {},
 ): Promise<LazyfsMount> {
-  // Short paths: a fault command naming a file must fit LazyFS's 100-byte FIFO read.
-  const base = mkdtempSync(join(tmpdir(), 'lfs-'));
+  // Short paths: a fault command naming a file must fit LazyFS's 100-byte FIFO read. And no "-o" in the
+  // config's path, in any case: LazyFS takes an argument after --config-path that contains "-o" for a FUSE
+  // option and falls back to config/default.toml (it did with a random "lfs-O…": a 2-in-62 flake per mount).
+  const base = mkdtempSync(join(tmpdir(), 'lfs'));
+  if (/-o/i.test(base)) throw new Error(`LazyFS cannot take its config from ${base} (a path holding "-o")`);
   const dir = join(base, 'm');
   const disk = join(base, 'd');
   const fifo = join(base, 'faults.fifo');
