@@ -46,14 +46,7 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
-    const value = parseChecked(text);
-    return {
-      value,
-      repaired: false,
-      recordSpan: shape.recordSpan,
-      recordTexts: recordTexts(text, value),
-      textsCanonical: shape.canonical,
-    };
+    return parsedBody(text, parseChecked(text), false);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     if (allowRepair) {
@@ -61,14 +54,7 @@ export function parseJsonBody(body: Buffer, allowRepair: boolean): ParsedBody {
       if (fixed !== null) {
         try {
           // The repaired text is a new body: depth, duplicates and poisoning are checked on it again.
-          const value = parseChecked(fixed);
-          return {
-            value,
-            repaired: true,
-            recordSpan: shape.recordSpan,
-            recordTexts: recordTexts(fixed, value),
-            textsCanonical: shape.canonical,
-          };
+          return parsedBody(fixed, parseChecked(fixed), true);
         } catch (second) {
           if (!(second instanceof SyntaxError)) throw second;
         }
@@ -112,6 +98,17 @@ function parseChecked(text: string): unknown {
     }
   }
   return value;
+}
+
+/** The answer for `text` just parsed by parseChecked (its scan's findings are still in `shape`). */
+function parsedBody(text: string, value: unknown, repaired: boolean): ParsedBody {
+  return {
+    value,
+    repaired,
+    recordSpan: shape.recordSpan,
+    recordTexts: recordTexts(text, value),
+    textsCanonical: shape.canonical,
+  };
 }
 
 /** What one pass over the text found; reused, parsing is synchronous. */
@@ -192,18 +189,7 @@ function scanShape(text: string, limit: number): void {
       const end = numberEnd(text, i);
       if (canonical && !canonicalInteger(text, i, end)) canonical = false;
       i = end - 1;
-    } else if (
-      c !== 0x2c &&
-      c !== 0x74 &&
-      c !== 0x66 &&
-      c !== 0x6e &&
-      c !== 0x72 &&
-      c !== 0x75 &&
-      c !== 0x65 &&
-      c !== 0x61 &&
-      c !== 0x6c &&
-      c !== 0x73
-    ) {
+    } else if (LITERAL_OR_COMMA[c] !== 1) {
       canonical = false; // whitespace (or anything else JSON.stringify would not write here)
     }
   }
@@ -211,6 +197,10 @@ function scanShape(text: string, limit: number): void {
   shape.recordSpan = recordSpan;
   shape.canonical = canonical;
 }
+
+/** Characters JSON.stringify writes outside strings besides brackets, colons and numbers: `,` and true/false/null. */
+const LITERAL_OR_COMMA = new Uint8Array(128);
+for (const ch of ',truefalsn') LITERAL_OR_COMMA[ch.charCodeAt(0)] = 1;
 
 /** The end of the number token starting at `from` (its characters: digits, sign, point, exponent). */
 function numberEnd(text: string, from: number): number {
