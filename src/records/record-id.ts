@@ -40,11 +40,8 @@ export function newRecordId(now: number = Date.now()): string {
   if (lastMs !== writtenMs) {
     writtenMs = lastMs;
     let ms = lastMs;
-    for (let i = 12; i >= 9; i--) {
-      text[i] = DIGITS[ms % 16] as number;
-      ms = Math.floor(ms / 16);
-    }
-    for (let i = 7; i >= 0; i--) {
+    for (let i = 12; i >= 0; i--) {
+      if (i === 8) continue; // the dash
       text[i] = DIGITS[ms % 16] as number;
       ms = Math.floor(ms / 16);
     }
