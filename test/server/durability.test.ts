@@ -5,7 +5,7 @@ import { connect } from 'node:tls';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { errorCode, post } from '../helpers/client.js';
 import { diskFullError, writeHalf } from '../helpers/file-faults.js';
-import { startTestServer } from '../helpers/in-process-server.js';
+import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored, readStoreText } from '../helpers/records.js';
 
 function countingOps() {
@@ -24,23 +24,31 @@ function countingOps() {
   return { ops, counts };
 }
 
+/** Posts `n` generic records at once, `prefix-0`..: every answer is 200 and each is stored exactly once. */
+async function postMarkedOnce(
+  s: TestServer,
+  sensor: string,
+  key: string,
+  prefix: string,
+  n: number,
+): Promise<void> {
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      post(s.url, '/generic', genericRecord({ threat: `${prefix}-${i}` }), { agent: s.agent, sensor, key }),
+    ),
+  );
+  assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
+  const markers = readStored(s.dataDir)
+    .map((r) => r.threat)
+    .sort();
+  assert.deepEqual(markers, Array.from({ length: n }, (_, i) => `${prefix}-${i}`).sort());
+}
+
 test('group commit: 100 concurrent requests share syncs; every record stored exactly once, no torn line', async (t) => {
   const { ops, counts } = countingOps();
   const s = await startTestServer(t, { fileOps: ops });
   const key = await s.addSensor('gc');
-  const replies = await Promise.all(
-    Array.from({ length: 100 }, (_, i) =>
-      post(s.url, '/generic', genericRecord({ threat: `marker-${i}` }), {
-        agent: s.agent,
-        sensor: 'gc',
-        key,
-      }),
-    ),
-  );
-  assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
-  const stored = readStored(s.dataDir);
-  const markers = stored.map((r) => r.threat).sort();
-  assert.deepEqual(markers, Array.from({ length: 100 }, (_, i) => `marker-${i}`).sort());
+  await postMarkedOnce(s, 'gc', key, 'marker', 100);
   assert.ok(readStoreText(s.dataDir).endsWith('\n'));
   assert.ok(counts.fdatasync < 100, `expected shared syncs, got ${counts.fdatasync} for 100 requests`);
   assert.equal(counts.write, counts.fdatasync, 'one write per sync');
@@ -58,22 +66,9 @@ test('short writes: a file layer that writes at most 7 bytes a call still stores
   };
   const s = await startTestServer(t, { fileOps: ops });
   const key = await s.addSensor('short');
-  const replies = await Promise.all(
-    Array.from({ length: 20 }, (_, i) =>
-      post(s.url, '/generic', genericRecord({ threat: `short-${i}` }), {
-        agent: s.agent,
-        sensor: 'short',
-        key,
-      }),
-    ),
-  );
-  assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
+  await postMarkedOnce(s, 'short', key, 'short', 20);
   const text = readStoreText(s.dataDir);
   assert.ok(calls > text.length / 7 - 1, `every write was short (${calls} calls for ${text.length} bytes)`);
-  const markers = readStored(s.dataDir)
-    .map((r) => r.threat)
-    .sort();
-  assert.deepEqual(markers, Array.from({ length: 20 }, (_, i) => `short-${i}`).sort());
 });
 
 test('overload: past the queue bound requests get 503 with Retry-After at once; acknowledged ones are stored', async (t) => {
