@@ -2,12 +2,7 @@
 // the ~18 fields generically and was the largest single cost of storing a keep-alive record (about 5 µs of
 // ~100); here only the strings a sender chose are escaped, and `original` is serialized once per record even
 // when its retry-dedupe key needs the same text (test/unit/stored-line.test.ts holds the two equal).
-import { BUILT, type StoredRecord } from './stored-record.js';
-
-const ORIGINAL_JSON = Symbol('originalJson');
-const ORIGINAL_TEXT = Symbol('originalText');
-
-type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string; [ORIGINAL_TEXT]?: string };
+import { BuiltRecord, type StoredRecord } from './stored-record.js';
 
 /**
  * The record's JSON text exactly as the sender wrote it (one line, checked by the parser): the stored line
@@ -16,20 +11,13 @@ type WithOriginalJson = StoredRecord & { [ORIGINAL_JSON]?: string; [ORIGINAL_TEX
  * never makes a retried record look new; when the parser found the text `canonical` (JSON.stringify's own
  * spelling of it), it is originalJson too, and is not serialized again.
  */
-export function keepOriginalText(record: StoredRecord, text: string, canonical: boolean): void {
-  (record as WithOriginalJson)[ORIGINAL_TEXT] = text;
-  if (canonical) (record as WithOriginalJson)[ORIGINAL_JSON] = text;
+export function keepOriginalText(record: BuiltRecord, text: string, canonical: boolean): void {
+  record.keepSentText(text, canonical);
 }
 
-/** JSON.stringify(record.original), computed once per record. */
+/** JSON.stringify(record.original), computed once per built record. */
 export function originalJson(record: StoredRecord): string {
-  const r = record as WithOriginalJson;
-  let text = r[ORIGINAL_JSON];
-  if (text === undefined) {
-    text = JSON.stringify(record.original);
-    r[ORIGINAL_JSON] = text;
-  }
-  return text;
+  return record instanceof BuiltRecord ? record.canonicalText() : JSON.stringify(record.original);
 }
 
 /**
@@ -38,14 +26,14 @@ export function originalJson(record: StoredRecord): string {
  */
 export function storedLine(r: StoredRecord): string {
   // A record read back from a store (`store migrate`) keeps whatever fields and order it has.
-  if (r[BUILT] !== true) return JSON.stringify(r);
+  if (!(r instanceof BuiltRecord)) return JSON.stringify(r);
   // Fields the server makes (ids, times, labels) never need escaping; the rest go through JSON.stringify.
   let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${quote(r.sensor)},"endpoint":"${r.endpoint}","criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${quote(r.src_ip)},"dst_ip":${quote(r.dst_ip)}`;
   if (r.src_port !== undefined) line += `,"src_port":${num(r.src_port)}`;
   line += `,"dst_port":${num(r.dst_port)},"protocol":${quote(r.protocol)},"threat":${quote(r.threat)}`;
   if (r.threat_id !== undefined) line += `,"threat_id":${quote(r.threat_id)}`;
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
-  line += `,"remote_addr":${quote(r.remote_addr)},"original":${(r as WithOriginalJson)[ORIGINAL_TEXT] ?? originalJson(r)}`;
+  line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.dedupe_key !== undefined) line += `,"dedupe_key":${quote(r.dedupe_key)}`;
   return `${line}}`;

@@ -9,7 +9,7 @@ import type { CollectorMetrics } from '../metrics/metrics.js';
 import { memoIsoTime } from '../records/iso-time.js';
 import { newRecordId } from '../records/record-id.js';
 import { keepOriginalText } from '../records/stored-line.js';
-import type { ReceiptContext, StoredRecord } from '../records/stored-record.js';
+import type { BuiltRecord, ReceiptContext } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
 import type { ActivityLog } from './activity-log.js';
@@ -22,7 +22,7 @@ import { sendError, sendJson } from './respond.js';
 export interface RouteSpec {
   endpoint: Endpoint;
   allowRepair: boolean;
-  build(input: Record<string, unknown>, ctx: ReceiptContext): StoredRecord;
+  build(input: Record<string, unknown>, ctx: ReceiptContext): BuiltRecord;
 }
 
 export interface IngestDeps {
@@ -220,7 +220,7 @@ function store(
     repaired,
     rules: deps.config.firewall,
   };
-  const records: StoredRecord[] = new Array(inputs.length);
+  const records: BuiltRecord[] = new Array(inputs.length);
   const ids: string[] = new Array(inputs.length);
   for (let i = 0; i < inputs.length; i++) {
     const r = route.build(inputs[i] as Record<string, unknown>, ctx);
