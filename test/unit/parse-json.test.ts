@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import secureJson from 'secure-json-parse';
 import { ThreatcolError } from '../../src/errors.js';
 import { jsonErrorPosition } from '../../src/json/json-error-position.js';
-import { parseJsonBody } from '../../src/json/parse-json.js';
+import { MAX_JSON_DEPTH, parseJsonBody, scanShape } from '../../src/json/parse-json.js';
 import { repairUnescapedQuotes } from '../../src/json/repair-json.js';
 
 const parse = (text: string, repair = true) => parseJsonBody(Buffer.from(text), repair);
@@ -415,5 +415,114 @@ test('property: poisoned keys are refused exactly where secure-json-parse refuse
       if (oracle === 'ok' && ours === 'other') assert.match(text, /\\u/, text);
     }),
     { numRuns: 2000 },
+  );
+});
+
+/**
+ * The scan as it was written first, a character at a time (strings too): the oracle scanShape, which steps
+ * over strings with indexOf, is held to.
+ */
+function scanOneByOne(text: string, limit: number) {
+  let depth = 0;
+  let inString = false;
+  let members = 0;
+  let recordDepth = 1;
+  let recordStart = 0;
+  let recordSpan = 0;
+  let canonical = true;
+  let stringStart = 0;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const isNumber = (c: number) =>
+    (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) {
+        i++;
+        canonical = false;
+      } else if (c === 0x22) {
+        inString = false;
+        const first = text.charCodeAt(stringStart + 1);
+        if (first >= 0x30 && first <= 0x39 && text.charCodeAt(i + 1) === 0x3a) canonical = false;
+      }
+    } else if (c === 0x22) {
+      inString = true;
+      stringStart = i;
+    } else if (c === 0x3a) members++;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return { tooDeepAt: i };
+      if (depth === 1 && c === 0x5b) recordDepth = 2;
+      else if (depth === recordDepth && c === 0x7b) recordStart = i;
+    } else if (c === 0x5d || c === 0x7d) {
+      if (depth === recordDepth && c === 0x7d) {
+        recordSpan = Math.max(recordSpan, i - recordStart + 1);
+        starts.push(recordStart);
+        ends.push(i);
+      }
+      depth--;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1;
+      while (end < text.length && isNumber(text.charCodeAt(end))) end++;
+      if (canonical && !/^-?(0|[1-9][0-9]{0,14})$/.test(text.slice(i, end))) canonical = false;
+      if (text.slice(i, end) === '-0') canonical = false;
+      i = end - 1;
+    } else if (!',truefalsn'.includes(text[i] as string)) canonical = false;
+  }
+  return { tooDeepAt: -1, members, recordSpan, starts, ends, canonical };
+}
+
+test('property: the scan that steps over strings finds what a character-at-a-time scan finds, valid JSON or not', () => {
+  // JSON and near-JSON: escapes at string ends, escaped quotes and backslashes, backslashes outside strings,
+  // unterminated strings, digit keys, deep nesting.
+  const piece = fc.constantFrom(
+    '"',
+    '\\',
+    '\\"',
+    '\\\\',
+    '"a"',
+    '"1":',
+    '"k":',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    ' ',
+    '-0',
+    '12',
+    '1.5',
+    'true',
+    'null',
+    'é',
+  );
+  const texts = fc.oneof(
+    fc.array(piece, { maxLength: 40 }).map((p) => p.join('')),
+    fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
+    fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ':', 'a', '1'), maxLength: 30 }),
+  );
+  fc.assert(
+    fc.property(texts, fc.constantFrom(3, MAX_JSON_DEPTH), (text, limit) => {
+      const expected = scanOneByOne(text, limit);
+      const found = scanShape(text, limit);
+      if (expected.tooDeepAt !== -1) {
+        assert.equal(found.tooDeepAt, expected.tooDeepAt, text);
+        return;
+      }
+      assert.deepEqual(
+        {
+          tooDeepAt: found.tooDeepAt,
+          members: found.members,
+          recordSpan: found.recordSpan,
+          starts: [...found.starts],
+          ends: [...found.ends],
+          canonical: found.canonical,
+        },
+        expected,
+        text,
+      );
+    }),
+    { seed: 20, numRuns: 20000 },
   );
 });
