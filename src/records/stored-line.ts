@@ -39,6 +39,22 @@ export function storedLine(r: StoredRecord): string {
   return `${line}}`;
 }
 
+/**
+ * The records' lines, each ended by a newline, as UTF-8. When every record says its line is ASCII (nearly
+ * always: BuiltRecord.isAscii) the text is encoded as latin1, which for ASCII is the same bytes: node's UTF-8
+ * encoder walks a string built of many pieces ~4x slower than its latin1 copy (88 against 20 µs for 100
+ * records, measured), and the pieces are what storedLine makes.
+ */
+export function encodeLines(records: readonly StoredRecord[]): Buffer {
+  let text = '';
+  let ascii = true;
+  for (const record of records) {
+    text += `${storedLine(record)}\n`;
+    if (ascii && !(record instanceof BuiltRecord && record.isAscii())) ascii = false;
+  }
+  return Buffer.from(text, ascii ? 'latin1' : 'utf8');
+}
+
 /** What JSON.stringify escapes in a string: quote, backslash, C0 controls, lone surrogates (paired ones go the slow way). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

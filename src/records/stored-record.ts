@@ -46,6 +46,11 @@ export interface ReceiptContext {
   timezone: string;
   repaired: boolean;
   rules: CriticalityRules;
+  /**
+   * Every string the request's records are built from is ASCII (the body, with no escapes, and the sensor's
+   * name; the server's own fields always are), so their lines may be encoded as latin1 (see encodeLines).
+   */
+  ascii: boolean;
 }
 
 /** detected_at: a firewall's records of one second share it. */
@@ -83,6 +88,17 @@ export class BuiltRecord implements StoredRecord {
   #sentText: string | undefined = undefined;
   /** JSON.stringify(original), made at most once. */
   #canonicalText: string | undefined = undefined;
+  /** Built from ASCII strings only (ReceiptContext.ascii): its line is ASCII. */
+  readonly #ascii: boolean;
+
+  constructor(ascii: boolean) {
+    this.#ascii = ascii;
+  }
+
+  /** Whether the record's line is certainly ASCII (its strings came from a ReceiptContext that said so). */
+  isAscii(): boolean {
+    return this.#ascii;
+  }
 
   /**
    * Keeps the sender's own text of the record; `canonical`: it is exactly what JSON.stringify(original) gives,
@@ -112,7 +128,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   const name = splitThreatName(input.threat_name);
   // Validated already: the shape and calendar are known to be right.
   const detected = firewallTimeToUtcMs(input.time_received, ctx.timezone);
-  const r = new BuiltRecord();
+  const r = new BuiltRecord(ctx.ascii);
   r.id = ctx.id();
   r.received_at = ctx.receivedAt;
   r.sensor = ctx.sensor;
@@ -136,7 +152,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
 
 export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContext): BuiltRecord {
   const criticality = toInteger(input.criticality);
-  const r = new BuiltRecord();
+  const r = new BuiltRecord(ctx.ascii);
   r.id = ctx.id();
   r.received_at = ctx.receivedAt;
   r.sensor = ctx.sensor;

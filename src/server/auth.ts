@@ -6,6 +6,8 @@ import type { Sensor } from '../store/registry.js';
 
 export interface AuthenticatedSensor {
   name: string;
+  /** The name is ASCII (names `sensor add` makes always are; a hand-edited registry may hold others). */
+  asciiName: boolean;
   timezone: string | null;
   revoked: boolean;
   keys: { digest: string; expiresAt: number }[];
@@ -13,6 +15,9 @@ export interface AuthenticatedSensor {
 
 /** Compared against when the sensor is unknown, so unknown names cost the same as wrong keys. */
 const DUMMY_KEYS = [{ digest: keyDigest('threatcol-dummy-key'), expiresAt: Number.POSITIVE_INFINITY }];
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, controls included
+const ASCII = /^[\x00-\x7f]*$/;
 
 const KEY_HEADERS = ['x-auth_key', 'x-auth-key'] as const;
 const NAME_HEADERS = ['x-sensor_name', 'x-sensor-name'] as const;
@@ -41,7 +46,13 @@ export class Authenticator {
         const expiresAt = k.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(k.expires_at);
         keys.push({ digest, expiresAt });
       }
-      next.set(s.name, { name: s.name, timezone: s.timezone, revoked: s.status === 'revoked', keys });
+      next.set(s.name, {
+        name: s.name,
+        asciiName: ASCII.test(s.name),
+        timezone: s.timezone,
+        revoked: s.status === 'revoked',
+        keys,
+      });
     }
     this.sensors = next;
   }

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
-import { parseJsonBody } from '../json/parse-json.js';
+import { type ParsedBody, parseJsonBody } from '../json/parse-json.js';
 import type { CollectorMetrics } from '../metrics/metrics.js';
 import { memoIsoTime } from '../records/iso-time.js';
 import { newRecordId } from '../records/record-id.js';
@@ -162,7 +162,7 @@ function accept(
   idempotencyKey: string | null,
   deps: IngestDeps,
 ): Accepted | Promise<Accepted> {
-  let parsed: ReturnType<typeof parseJsonBody>;
+  let parsed: ParsedBody;
   try {
     const byteWait = deps.byteLimiter.take(who.name, body.length, deps.now());
     if (byteWait > 0) throw rateLimited(who.name, byteWait, 'byte');
@@ -188,21 +188,16 @@ function accept(
     });
   }
   const inputs = checked.records;
-  const repaired = parsed.repaired;
-  // The sender's own texts of the records, and whether they are canonical (dedupe keys may then hash them).
-  const texts =
-    parsed.recordTexts === null ? null : { texts: parsed.recordTexts, canonical: parsed.textsCanonical };
   const wait = deps.limiter.take(who.name, inputs.length, deps.now());
   if (typeof wait === 'number')
-    return store(route, inputs, texts, repaired, wait, who, remoteAddr, idempotencyKey, deps);
-  return wait.then((w) => store(route, inputs, texts, repaired, w, who, remoteAddr, idempotencyKey, deps));
+    return store(route, inputs, parsed, wait, who, remoteAddr, idempotencyKey, deps);
+  return wait.then((w) => store(route, inputs, parsed, w, who, remoteAddr, idempotencyKey, deps));
 }
 
 function store(
   route: RouteSpec,
   inputs: Record<string, unknown>[],
-  texts: { texts: string[]; canonical: boolean } | null,
-  repaired: boolean,
+  parsed: ParsedBody,
   wait: number,
   who: AuthenticatedSensor,
   remoteAddr: string,
@@ -217,14 +212,17 @@ function store(
     sensor: who.name,
     remoteAddr,
     timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
-    repaired,
+    repaired: parsed.repaired,
     rules: deps.config.firewall,
+    ascii: parsed.ascii && who.asciiName,
   };
+  // The sender's own texts of the records, and whether they are canonical (dedupe keys may then hash them).
+  const texts = parsed.recordTexts;
   const records: BuiltRecord[] = new Array(inputs.length);
   const ids: string[] = new Array(inputs.length);
   for (let i = 0; i < inputs.length; i++) {
     const r = route.build(inputs[i] as Record<string, unknown>, ctx);
-    if (texts !== null) keepOriginalText(r, texts.texts[i] as string, texts.canonical);
+    if (texts !== null) keepOriginalText(r, texts[i] as string, parsed.textsCanonical);
     records[i] = r;
     ids[i] = r.id;
   }

@@ -1,9 +1,14 @@
 // Black-box: both endpoints accept valid records over real TLS and store them durably in the documented shape.
 import assert from 'node:assert/strict';
+import { isAscii, isUtf8 } from 'node:buffer';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord, readStored } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
 
 test('a generic record is stored with the DESIGN 3 shape and answered with its id', async (t) => {
   const s = await startTestServer(t);
@@ -68,4 +73,37 @@ test('an unauthenticated request is refused before the body is read', async (t) 
   assert.equal(reply.status, 401);
   assert.equal(errorCode(reply), 'AUTH_MISSING');
   assert.deepEqual(readStored(s.dataDir), []);
+});
+
+test('stored lines are UTF-8 whatever the characters: raw non-ASCII, \\u escapes of it, a sensor name that is not ASCII', async (t) => {
+  // ASCII bodies (nearly all) are encoded as latin1, the same bytes; anything that may not be ASCII must not be.
+  const s = await startTestServer(t);
+  const plain = { agent: s.agent, sensor: 'sensor-a', key: await s.addSensor('sensor-a') };
+  const key = await s.addSensor('sensor-e');
+  // A name `sensor add` refuses but a hand-edited registry may hold; header values travel as latin1.
+  const registry = join(s.dataDir, 'sensors.json');
+  writeFileSync(registry, readFileSync(registry, 'utf8').replace('"sensor-e"', '"sensor-é"'));
+  s.daemon.reload();
+  const accented = { agent: s.agent, sensor: 'sensor-é', key };
+  const renamed = async () => (await post(s.url, '/generic', genericRecord(), accented)).status === 200;
+  await until(renamed, 10_000, 'the renamed sensor accepted');
+  // An ASCII body whose escapes decode to characters that are not ASCII.
+  const escaped = JSON.stringify(genericRecord({ threat: 'caf\u00e9 😀' })).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  assert.equal(isAscii(Buffer.from(escaped)), true);
+  assert.equal((await post(s.url, '/generic', escaped, plain)).status, 200);
+  assert.equal((await post(s.url, '/generic', genericRecord({ threat: 'naïve ✓' }), plain)).status, 200);
+  const raw = Buffer.concat(listSegments(threatsDir(s.dataDir)).map((seg) => readFileSync(seg.path)));
+  assert.equal(isUtf8(raw), true);
+  const stored = readStored(s.dataDir).slice(-3);
+  assert.deepEqual(
+    stored.map((r) => [r.sensor, r.threat]),
+    [
+      ['sensor-é', 'SSH brute force'],
+      ['sensor-a', 'caf\u00e9 😀'],
+      ['sensor-a', 'naïve ✓'],
+    ],
+  );
 });

@@ -26,6 +26,7 @@ test('parses plain JSON and strips a BOM', () => {
     recordSpan: 7,
     recordTexts: ['{"a":1}'],
     textsCanonical: true,
+    ascii: true,
   });
   assert.deepEqual(parse('\ufeff[1]'), {
     value: [1],
@@ -33,6 +34,7 @@ test('parses plain JSON and strips a BOM', () => {
     recordSpan: 0,
     recordTexts: null,
     textsCanonical: true,
+    ascii: false, // the BOM
   });
 });
 
@@ -131,6 +133,7 @@ test('the repaired text is held to the depth limit: `\\"` cannot smuggle structu
     recordSpan: 21,
     recordTexts: ['{"a":"x\\\\","b":[[1]]}'],
     textsCanonical: false,
+    ascii: false,
   });
 });
 

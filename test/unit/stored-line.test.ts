@@ -3,8 +3,9 @@ import test from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config/load-config.js';
+import { parseJsonBody } from '../../src/json/parse-json.js';
 import { newRecordId } from '../../src/records/record-id.js';
-import { keepOriginalText, originalJson, storedLine } from '../../src/records/stored-line.js';
+import { encodeLines, keepOriginalText, originalJson, storedLine } from '../../src/records/stored-line.js';
 import {
   buildFirewallRecord,
   buildGenericRecord,
@@ -92,7 +93,13 @@ function ctxOf(c: {
   timezone: string;
   repaired: boolean;
 }): ReceiptContext {
-  return { ...c, id: newRecordId, receivedAt: new Date().toISOString(), rules: config.firewall };
+  return {
+    ...c,
+    id: newRecordId,
+    receivedAt: new Date().toISOString(),
+    rules: config.firewall,
+    ascii: false,
+  };
 }
 
 test("property: a built record's stored line is exactly JSON.stringify of it, with and without a dedupe key", () => {
@@ -157,4 +164,43 @@ test('every built record has one hidden class with fast properties (firewall, ge
     assert.equal(hasFastProperties(r), true);
     assert.equal(haveSameMap(r, plain), true);
   }
+});
+
+test('property: encodeLines is the UTF-8 of the lines, for bodies as received (raw, or with non-ASCII escaped)', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        firewallInput.map((input) => ({ endpoint: 'firewall' as const, input })),
+        genericInput.map((input) => ({ endpoint: 'generic' as const, input })),
+      ),
+      fc.boolean(),
+      fc.boolean(),
+      ({ endpoint, input }, escapeNonAscii, asciiName) => {
+        let body = JSON.stringify(input);
+        if (escapeNonAscii)
+          body = body.replace(
+            /[\u0080-\uffff]/g,
+            (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+          );
+        const parsed = parseJsonBody(Buffer.from(body), false);
+        const ctx = {
+          ...ctxOf({ sensor: 's', remoteAddr: '192.0.2.1', timezone: 'UTC', repaired: false }),
+          ascii: parsed.ascii && asciiName,
+        };
+        const record =
+          endpoint === 'firewall'
+            ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx)
+            : buildGenericRecord(parsed.value as GenericRecordInput, ctx);
+        if (parsed.recordTexts !== null)
+          keepOriginalText(record, parsed.recordTexts[0] as string, parsed.textsCanonical);
+        const second =
+          endpoint === 'firewall' ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx) : record;
+        assert.deepEqual(
+          encodeLines([record, second]),
+          Buffer.from(`${storedLine(record)}\n${storedLine(second)}\n`, 'utf8'),
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

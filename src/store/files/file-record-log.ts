@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { adoptOwner, type Owner, syncDir } from '../../data-dir/file-owner.js';
 import { ThreatcolError } from '../../errors.js';
-import { storedLine } from '../../records/stored-line.js';
+import { encodeLines } from '../../records/stored-line.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { type FileOps, nodeFileOps, unwritten } from '../file-ops.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
@@ -148,10 +148,8 @@ export class FileRecordLog implements RecordLog {
         }),
       );
     }
-    let text = '';
-    for (const record of records) text += `${storedLine(record)}\n`;
     // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
-    const chunk = Buffer.from(text, 'utf8');
+    const chunk = encodeLines(records);
     if (this.queuedBytes + chunk.length > this.options.queueMaxBytes) {
       return Promise.reject(
         new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
