@@ -27,6 +27,12 @@ export interface ParsedBody {
    * text built from them may be encoded as latin1, byte for byte its UTF-8.
    */
   ascii: boolean;
+  /**
+   * The text holds a backslash. Without one, no string JSON.parse made of it holds a quote, a backslash or a
+   * control character (they cannot appear raw in JSON strings), nor a lone surrogate (UTF-8 cannot carry one):
+   * none needs escaping when written back as JSON.
+   */
+  escapes: boolean;
 }
 
 function forbiddenKey(): ThreatcolError {
@@ -116,6 +122,7 @@ function parsedBody(text: string, value: unknown, repaired: boolean, ascii: bool
     recordTexts: recordTexts(text, value),
     textsCanonical: shape.canonical,
     ascii: ascii && !shape.escapes,
+    escapes: shape.escapes,
   };
 }
 

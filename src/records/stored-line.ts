@@ -27,16 +27,35 @@ export function originalJson(record: StoredRecord): string {
 export function storedLine(r: StoredRecord): string {
   // A record read back from a store (`store migrate`) keeps whatever fields and order it has.
   if (!(r instanceof BuiltRecord)) return JSON.stringify(r);
-  // Fields the server makes (ids, times, labels) never need escaping; the rest go through JSON.stringify.
-  let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${quote(r.sensor)},"endpoint":"${r.endpoint}","criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${quote(r.src_ip)},"dst_ip":${quote(r.dst_ip)}`;
+  // Fields the server makes (ids, times, labels) never need escaping, nor, when the body had no escape, the
+  // strings taken from it (checking six strings a record was ~0.3 µs of it); the rest go through quote().
+  const q = r.hasPlainStrings() ? plain : quote;
+  let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${quoteSensor(r.sensor)},"endpoint":"${r.endpoint}","criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${q(r.src_ip)},"dst_ip":${q(r.dst_ip)}`;
   if (r.src_port !== undefined) line += `,"src_port":${num(r.src_port)}`;
-  line += `,"dst_port":${num(r.dst_port)},"protocol":${quote(r.protocol)},"threat":${quote(r.threat)}`;
-  if (r.threat_id !== undefined) line += `,"threat_id":${quote(r.threat_id)}`;
+  line += `,"dst_port":${num(r.dst_port)},"protocol":${q(r.protocol)},"threat":${q(r.threat)}`;
+  if (r.threat_id !== undefined) line += `,"threat_id":${q(r.threat_id)}`;
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
   line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.dedupe_key !== undefined) line += `,"dedupe_key":${quote(r.dedupe_key)}`;
   return `${line}}`;
+}
+
+/** A string known to need no escaping, quoted. */
+function plain(s: string): string {
+  return `"${s}"`;
+}
+
+/** The last sensor name quoted: a request's records, and a busy sensor's requests, share it. */
+let lastSensor = '';
+let lastSensorJson = '""';
+
+function quoteSensor(name: string): string {
+  if (name !== lastSensor) {
+    lastSensorJson = quote(name);
+    lastSensor = name;
+  }
+  return lastSensorJson;
 }
 
 /**

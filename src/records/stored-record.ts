@@ -51,6 +51,11 @@ export interface ReceiptContext {
    * name; the server's own fields always are), so their lines may be encoded as latin1 (see encodeLines).
    */
   ascii: boolean;
+  /**
+   * No string the records are built from needs JSON escaping (the body had no escape; see ParsedBody.escapes):
+   * their lines may quote them as they are. The sensor's name is not one of them.
+   */
+  plainStrings: boolean;
 }
 
 /** detected_at: a firewall's records of one second share it. */
@@ -90,14 +95,25 @@ export class BuiltRecord implements StoredRecord {
   #canonicalText: string | undefined = undefined;
   /** Built from ASCII strings only (ReceiptContext.ascii): its line is ASCII. */
   readonly #ascii: boolean;
+  /** Built from strings that need no JSON escaping (ReceiptContext.plainStrings). */
+  readonly #plainStrings: boolean;
 
-  constructor(ascii: boolean) {
-    this.#ascii = ascii;
+  constructor(ctx: Pick<ReceiptContext, 'ascii' | 'plainStrings'>) {
+    this.#ascii = ctx.ascii;
+    this.#plainStrings = ctx.plainStrings;
   }
 
   /** Whether the record's line is certainly ASCII (its strings came from a ReceiptContext that said so). */
   isAscii(): boolean {
     return this.#ascii;
+  }
+
+  /**
+   * Whether the strings taken from the sender (addresses, protocol, threat, threat id) certainly need no JSON
+   * escaping, so a line may quote them as they are.
+   */
+  hasPlainStrings(): boolean {
+    return this.#plainStrings;
   }
 
   /**
@@ -128,7 +144,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   const name = splitThreatName(input.threat_name);
   // Validated already: the shape and calendar are known to be right.
   const detected = firewallTimeToUtcMs(input.time_received, ctx.timezone);
-  const r = new BuiltRecord(ctx.ascii);
+  const r = new BuiltRecord(ctx);
   r.id = ctx.id();
   r.received_at = ctx.receivedAt;
   r.sensor = ctx.sensor;
@@ -152,7 +168,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
 
 export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContext): BuiltRecord {
   const criticality = toInteger(input.criticality);
-  const r = new BuiltRecord(ctx.ascii);
+  const r = new BuiltRecord(ctx);
   r.id = ctx.id();
   r.received_at = ctx.receivedAt;
   r.sensor = ctx.sensor;

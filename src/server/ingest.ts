@@ -215,6 +215,7 @@ function store(
     repaired: parsed.repaired,
     rules: deps.config.firewall,
     ascii: parsed.ascii && who.asciiName,
+    plainStrings: !parsed.escapes,
   };
   // The sender's own texts of the records, and whether they are canonical (dedupe keys may then hash them).
   const texts = parsed.recordTexts;

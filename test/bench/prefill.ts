@@ -31,6 +31,7 @@ export function prefillStore(dataDir: string, totalBytes: number): Prefilled {
     repaired: false,
     rules: config.firewall,
     ascii: true,
+    plainStrings: true,
   });
   const [head, tail] = JSON.stringify(record).split(ID_MARK) as [string, string];
   const lineBytes = head.length + ID_MARK.length + tail.length + 1;

@@ -27,6 +27,7 @@ test('parses plain JSON and strips a BOM', () => {
     recordTexts: ['{"a":1}'],
     textsCanonical: true,
     ascii: true,
+    escapes: false,
   });
   assert.deepEqual(parse('\ufeff[1]'), {
     value: [1],
@@ -35,6 +36,7 @@ test('parses plain JSON and strips a BOM', () => {
     recordTexts: null,
     textsCanonical: true,
     ascii: false, // the BOM
+    escapes: false,
   });
 });
 
@@ -134,6 +136,7 @@ test('the repaired text is held to the depth limit: `\\"` cannot smuggle structu
     recordTexts: ['{"a":"x\\\\","b":[[1]]}'],
     textsCanonical: false,
     ascii: false,
+    escapes: true,
   });
 });
 

@@ -99,6 +99,7 @@ function ctxOf(c: {
     receivedAt: new Date().toISOString(),
     rules: config.firewall,
     ascii: false,
+    plainStrings: false,
   };
 }
 
@@ -158,7 +159,7 @@ test('every built record has one hidden class with fast properties (firewall, ge
   keyed.dedupe_key = 'AAAAAAAAAAAAAAAAAAAAAA';
   originalJson(keyed);
   const repaired = buildFirewallRecord(fw, { ...ctx, repaired: true });
-  const generic = buildGenericRecord(gen, ctx);
+  const generic = buildGenericRecord(gen, { ...ctx, ascii: true, plainStrings: true });
   keepOriginalText(generic, JSON.stringify(gen), false);
   for (const r of [plain, keyed, repaired, generic]) {
     assert.equal(hasFastProperties(r), true);
@@ -166,7 +167,7 @@ test('every built record has one hidden class with fast properties (firewall, ge
   }
 });
 
-test('property: encodeLines is the UTF-8 of the lines, for bodies as received (raw, or with non-ASCII escaped)', () => {
+test("property: from bodies as received (raw, or with non-ASCII escaped), lines are JSON.stringify's and encodeLines their UTF-8", () => {
   fc.assert(
     fc.property(
       fc.oneof(
@@ -186,6 +187,7 @@ test('property: encodeLines is the UTF-8 of the lines, for bodies as received (r
         const ctx = {
           ...ctxOf({ sensor: 's', remoteAddr: '192.0.2.1', timezone: 'UTC', repaired: false }),
           ascii: parsed.ascii && asciiName,
+          plainStrings: !parsed.escapes,
         };
         const record =
           endpoint === 'firewall'
@@ -194,7 +196,11 @@ test('property: encodeLines is the UTF-8 of the lines, for bodies as received (r
         if (parsed.recordTexts !== null)
           keepOriginalText(record, parsed.recordTexts[0] as string, parsed.textsCanonical);
         const second =
-          endpoint === 'firewall' ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx) : record;
+          endpoint === 'firewall'
+            ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx)
+            : buildGenericRecord(parsed.value as GenericRecordInput, ctx);
+        // Quoted as they are or escaped, the strings make exactly JSON.stringify's line.
+        assert.equal(storedLine(second), JSON.stringify(second));
         assert.deepEqual(
           encodeLines([record, second]),
           Buffer.from(`${storedLine(record)}\n${storedLine(second)}\n`, 'utf8'),
