@@ -1,6 +1,6 @@
 // The benchmark's measured bound for durable ingestion (issue 20): the reference server (reference-server.mjs)
 // plus exactly what no collector can skip and nothing else: one JSON.parse and one schema validation per
-// request (threatcol's own compiled first-error validator), the body appended as one line to a file, and one
+// request (threatcol's own happy-path checker, validateBody), the body appended as one line to a file, and one
 // write + fdatasync per group commit (requests that arrive while a sync runs wait for the next one) before the
 // 200. No authentication, no stored-record building, no ids, no metrics.
 // Started as `node bound-server.mjs CERT KEY DIR`; prints {"port"} once listening.

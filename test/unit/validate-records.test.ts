@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { compileCheck } from '../../src/schemas/compile-check.js';
 import {
+  fastChecks,
   hexGroups,
   isIpAddress,
   MAX_DETAILS,
@@ -156,5 +158,71 @@ test('property: the fast validator (first error only) and the detailed one agree
       },
     ),
     { seed: 4, numRuns: 2000 },
+  );
+});
+
+test('property: the compiled happy-path checker answers as ajv does, near every bound', () => {
+  // Strings around each bound (64 for addresses and severity, 128 for field names, 1 KiB, 4 KiB) in UTF-16
+  // units and in code points: astral characters count once in code points and twice in units.
+  const around = (limit: number) =>
+    fc
+      .tuple(fc.integer({ min: 0, max: limit + 2 }), fc.integer({ min: 0, max: 3 }), fc.boolean())
+      .map(([units, astral, lone]) => {
+        const pairs = Math.min(astral * Math.floor(units / 8), Math.floor(units / 2));
+        return '😀'.repeat(pairs) + 'x'.repeat(Math.max(0, units - 2 * pairs)) + (lone ? '\ud800' : '');
+      });
+  const value = fc.oneof(
+    fc.jsonValue({ maxDepth: 1 }),
+    around(64),
+    around(1024),
+    around(4096),
+    fc.constantFrom('', '😀', '0', '00', '4', '5', '65535', '65536', '012', '1e3', ' 1', '-1', '-0'),
+    fc.constantFrom(
+      '192.0.2.1',
+      '::1',
+      'fe80::1%eth0',
+      '1.2.3',
+      '2026/11/21 10:15:30',
+      '2026/02/30 10:15:30',
+    ),
+    fc.constantFrom(0, -0, -1, 4, 4.5, 5, 65535, 65536, 1e308, Number.POSITIVE_INFINITY, 0.1),
+  );
+  const name = fc.oneof(
+    fc.constantFrom(...Object.keys(genericRecord()), ...Object.keys(firewallRecord()), 'severity', 'extra'),
+    fc.string({ maxLength: 6 }),
+    around(128),
+  );
+  const mutation = fc.oneof(
+    fc.tuple(fc.constant('set' as const), name, value),
+    fc.tuple(fc.constant('delete' as const), name, fc.constant(null)),
+    fc.tuple(fc.constant('extras' as const), fc.integer({ min: 55, max: 70 }), fc.constant(null)),
+  );
+  fc.assert(
+    fc.property(
+      fc.constantFrom('firewall', 'generic') as fc.Arbitrary<'firewall' | 'generic'>,
+      fc.array(mutation, { maxLength: 3 }),
+      (endpoint, mutations) => {
+        const record: Record<string, unknown> = endpoint === 'generic' ? genericRecord() : firewallRecord();
+        for (const [op, key, v] of mutations) {
+          if (op === 'set') record[key] = v;
+          else if (op === 'delete') delete record[key];
+          else for (let i = 0; i < key; i++) record[`x${i}`] = i;
+        }
+        const parsed = JSON.parse(JSON.stringify(record)) as unknown;
+        assert.equal(fastChecks[endpoint](parsed), validators[endpoint](parsed), JSON.stringify(mutations));
+      },
+    ),
+    { seed: 21, numRuns: 20_000 },
+  );
+});
+
+test('a record schema with a keyword the compiled checker does not know is refused when compiling', () => {
+  assert.throws(
+    () => compileCheck({ type: 'object', properties: { a: { type: 'string', enum: ['x'] } as never } }, {}),
+    /keyword "enum"/,
+  );
+  assert.throws(
+    () => compileCheck({ type: 'object', properties: { a: { type: 'string', format: 'email' } } }, {}),
+    /format "email"/,
   );
 });
