@@ -1,4 +1,4 @@
-// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N]`:
+// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N] [--each]`:
 // the keep-alive (a sensor in Europe/Berlin; --utc: a UTC one) or batched load against the reference, the
 // measured bound (bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and
 // this one, rotated in one run, so a hot-path change is measured before/after on the same box in the same
@@ -63,6 +63,14 @@ try {
   for (let r = 0; r < rotations; r++) {
     for (const s of servers)
       runs.get(s.label)?.push(await worker.measure('autocannon', s.server, authOf(s), w));
+    // --each: every rotation's figures as it ends, to see the spread behind the medians.
+    if (process.argv.includes('--each')) {
+      const each = servers.map((s) => {
+        const m = runs.get(s.label)?.at(-1) as Measured;
+        return `${s.label} ${fmt.n(m.recordsPerSecond)}/s ${fmt.n((m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6)} us`;
+      });
+      process.stdout.write(`rotation ${r + 1}: ${each.join('; ')}\n`);
+    }
   }
   const at = (label: string, r: number) => (runs.get(label) as Measured[])[r] as Measured;
   const cpuUs = (m: Measured) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6;
