@@ -1,4 +1,4 @@
-// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N] [--each]`:
+// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N] [--each] [--dedupe-too] [--together]`:
 // the keep-alive (a sensor in Europe/Berlin; --utc: a UTC one) or batched load against the reference, the
 // measured bound (bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and
 // this one, rotated in one run, so a hot-path change is measured before/after on the same box in the same
@@ -31,13 +31,19 @@ const worker = new LoadWorker(pin);
 const w = standardWorkload(batched ? 'generic' : 'firewall', seconds);
 const root = mkdtempSync(join(tmpdir(), 'threatcol-build-ab-'));
 const servers: { label: string; server: ServerUnderTest; auth: ThreatcolServer | null }[] = [];
+const sideWorkers: LoadWorker[] = [];
 try {
-  const builds = [...baseBuilds(), { label: 'this build', bin: undefined }];
+  const builds: { label: string; bin?: string; dedupe?: boolean }[] = [
+    ...baseBuilds(),
+    { label: 'this build' },
+  ];
+  // --dedupe-too: this build once more with dedupe on, beside the rows with it off (what dedupe costs).
+  if (process.argv.includes('--dedupe-too')) builds.push({ label: 'this build, dedupe on', dedupe: true });
   let first: ThreatcolServer | null = null;
   for (const b of builds) {
     const s = await startThreatcol(b.label, join(root, `tc-${servers.length}`), pin, {
       ...(b.bin ? { bin: b.bin } : {}),
-      ...(dedupe ? { env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' } } : {}),
+      ...(dedupe || b.dedupe ? { env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' } } : {}),
     });
     const auth = batched || utc ? s : await zonedSensor(s, 'Europe/Berlin');
     first ??= s;
@@ -60,9 +66,20 @@ try {
   const authOf = (s: (typeof servers)[number]) => s.auth ?? (servers.at(-1)?.auth as ThreatcolServer);
   for (const s of servers) await worker.measure('autocannon', s.server, authOf(s), { ...w, seconds: 1 });
   const runs = new Map<string, Measured[]>(servers.map((s) => [s.label, []]));
+  // --together: the builds are loaded at the same time (each by a generator of its own, all on the load core,
+  // all servers on the server core), so a change in the host hits every build alike: their CPU per request
+  // compare within one window. Their records/s then share one core and do not compare with the reference's.
+  const together = process.argv.includes('--together');
+  const alone = together ? servers.filter((s) => s.auth === null) : servers;
+  const side = together ? servers.filter((s) => s.auth !== null) : [];
+  for (let i = 0; i < side.length; i++) sideWorkers.push(new LoadWorker(pin));
   for (let r = 0; r < rotations; r++) {
-    for (const s of servers)
+    for (const s of alone)
       runs.get(s.label)?.push(await worker.measure('autocannon', s.server, authOf(s), w));
+    const measured = await Promise.all(
+      side.map((s, i) => (sideWorkers[i] as LoadWorker).measure('autocannon', s.server, authOf(s), w)),
+    );
+    for (const [i, s] of side.entries()) runs.get(s.label)?.push(measured[i] as Measured);
     // --each: every rotation's figures as it ends, to see the spread behind the medians.
     if (process.argv.includes('--each')) {
       const each = servers.map((s) => {
@@ -98,13 +115,14 @@ try {
     ? 'batched /generic x100'
     : `keep-alive /firewall, ${utc ? 'UTC sensor' : 'sensor in Europe/Berlin'}`;
   process.stdout.write(
-    `${what}${dedupe ? ', dedupe on' : ''}; ${rotations} rotations of ${seconds} s; ${pin.reason}; medians (ratios: per rotation)\n`,
+    `${what}${dedupe ? ', dedupe on' : ''}; ${rotations} rotations of ${seconds} s; ${pin.reason}; medians (ratios: per rotation)${together ? '; the builds loaded together, sharing the cores' : ''}\n`,
   );
   const cols = Object.keys(rows[0] ?? {});
   process.stdout.write(`| ${cols.join(' | ')} |\n|${cols.map(() => ' --- |').join('')}\n`);
   for (const r of rows) process.stdout.write(`| ${Object.values(r).join(' | ')} |\n`);
 } finally {
   worker.close();
+  for (const wk of sideWorkers) wk.close();
   for (const s of servers) await s.server.stop().catch(() => {});
   rmSync(root, { recursive: true, force: true });
 }
