@@ -38,9 +38,12 @@ test('admin /api/feed: a filter matching nothing does not read the whole store',
   await addSensorCli(dataDir, 'fw1');
   await addSensorCli(dataDir, 'quiet');
   mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
+  // The day before yesterday: all of it lies more than 24 h back whatever the time of day (yesterday's first
+  // 8 hours did not before 08:20 UTC, and the test then failed on the feed's own 24 h read).
   const now = Date.now();
-  const fd = openSync(join(threatsDir(dataDir), `${utcDay(now - 86_400_000)}-000001.ndjson`), 'a', 0o640);
-  const dayStart = Date.parse(`${new Date(now - 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`);
+  const day = now - 2 * 86_400_000;
+  const fd = openSync(join(threatsDir(dataDir), `${utcDay(day)}-000001.ndjson`), 'a', 0o640);
+  const dayStart = Date.parse(`${new Date(day).toISOString().slice(0, 10)}T00:00:00Z`);
   const lines: string[] = [];
   for (let i = 0; i < 300_000; i++) {
     const at = new Date(dayStart + i * 100).toISOString();
