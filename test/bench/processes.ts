@@ -172,8 +172,9 @@ export function startBound(
   keyPath: string,
   dir: string,
   pin: Pinning,
+  nodeArgs: string[] = [],
 ): Promise<ServerUnderTest> {
-  return startScript(name, 'bound-server.mjs', certPath, keyPath, [dir], pin);
+  return startScript(name, 'bound-server.mjs', certPath, keyPath, [dir], pin, nodeArgs);
 }
 
 /** One of test/bench's plain-JS servers (bench-server.mjs), given the certificate; it prints {"port"}. */
@@ -184,9 +185,14 @@ async function startScript(
   keyPath: string,
   args: string[],
   pin: Pinning,
+  nodeArgs: string[] = [],
 ): Promise<ServerUnderTest> {
   const path = join(ROOT, 'test/bench', script);
-  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', [path, certPath, keyPath, ...args], {});
+  const child = spawnPinned(
+    pin.pinned ? pin.serverCpu : '',
+    [...nodeArgs, path, certPath, keyPath, ...args],
+    {},
+  );
   const { port } = await waitForLine(child, (line) => line.startsWith('{"port"'), name);
   return {
     name,
