@@ -1,8 +1,9 @@
-// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S] [--rotations N] [--each] [--dedupe-too] [--together]`:
-// the keep-alive (a sensor in Europe/Berlin; --utc: a UTC one) or batched load against the reference, the
-// measured bound (bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and
-// this one, rotated in one run, so a hot-path change is measured before/after on the same box in the same
-// minutes. Files backend, rate limit and dedupe off, as figures 2 and 4 (--dedupe: on, as shipped). Run it under
+// `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S]
+// [--rotations N] [--each] [--dedupe-too] [--together]`: the keep-alive (a sensor in Europe/Berlin; --utc: a UTC
+// one) or batched load against the reference, the measured bound (bound-server.mjs), the contract bound
+// (contract-bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and this
+// one, rotated in one run, so a hot-path change is measured before/after on the same box in the same minutes.
+// Files backend, rate limit and dedupe off, as figures 2 and 4 (--dedupe: on, as shipped). Run it under
 // `flock /tmp/threatcol-bench.lock` so two benchmarks do not share the cores.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import {
   detectPinning,
   type ServerUnderTest,
   startBound,
+  startContractBound,
   startReference,
   startThreatcol,
   type ThreatcolServer,
@@ -51,6 +53,9 @@ try {
   }
   const tc = first as ThreatcolServer;
   mkdirSync(join(root, 'bound'));
+  mkdirSync(join(root, 'contract'));
+  const sender = servers.at(-1)?.auth as ThreatcolServer;
+  const zone = batched || utc ? 'UTC' : 'Europe/Berlin';
   servers.unshift(
     {
       label: 'reference',
@@ -62,16 +67,30 @@ try {
       server: await startBound('bound', tc.certPath, tc.keyPath, join(root, 'bound'), pin),
       auth: null,
     },
+    {
+      label: 'contract bound',
+      server: await startContractBound(
+        'contract bound',
+        tc.certPath,
+        tc.keyPath,
+        join(root, 'contract'),
+        [{ sensor: sender.sensor, key: sender.key, timezone: zone }],
+        pin,
+      ),
+      auth: null,
+    },
   );
   const authOf = (s: (typeof servers)[number]) => s.auth ?? (servers.at(-1)?.auth as ThreatcolServer);
   for (const s of servers) await worker.measure('autocannon', s.server, authOf(s), { ...w, seconds: 1 });
   const runs = new Map<string, Measured[]>(servers.map((s) => [s.label, []]));
-  // --together: the builds are loaded at the same time (each by a generator of its own, all on the load core,
-  // all servers on the server core), so a change in the host hits every build alike: their CPU per request
-  // compare within one window. Their records/s then share one core and do not compare with the reference's.
+  // --together: the builds and the contract bound are loaded at the same time (each by a generator of its own,
+  // all on the load core, all servers on the server core), so a change in the host hits them alike: their CPU
+  // per request compare within one window. Their records/s then share one core and do not compare with the
+  // reference's or the bound's, which still run alone.
   const together = process.argv.includes('--together');
-  const alone = together ? servers.filter((s) => s.auth === null) : servers;
-  const side = together ? servers.filter((s) => s.auth !== null) : [];
+  const loadedAlone = (s: (typeof servers)[number]) => s.label === 'reference' || s.label === 'bound';
+  const alone = together ? servers.filter(loadedAlone) : servers;
+  const side = together ? servers.filter((s) => !loadedAlone(s)) : [];
   for (let i = 0; i < side.length; i++) sideWorkers.push(new LoadWorker(pin));
   for (let r = 0; r < rotations; r++) {
     for (const s of alone)
@@ -107,6 +126,7 @@ try {
       p99: fmt.ms(median(ms.map((m) => m.latencyMs.p99))),
       'x ref rate; CPU': `${vs('reference')}; ${cpuVs('reference')}`,
       'x bound rate; CPU': `${vs('bound')}; ${cpuVs('bound')}`,
+      'x contract bound rate; CPU': `${vs('contract bound')}; ${cpuVs('contract bound')}`,
       'x before rate; CPU': before && s.label !== before ? `${vs(before)}; ${cpuVs(before)}` : '',
       'non-2xx': String(ms.reduce((n, m) => n + m.non2xx + m.errors, 0)),
     };

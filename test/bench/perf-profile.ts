@@ -1,4 +1,4 @@
-// `node --import tsx test/bench/perf-profile.ts [firewall|generic] [seconds] [--dedupe] [--top N]`: the whole
+// `node --import tsx test/bench/perf-profile.ts [firewall|generic] [seconds] [--dedupe] [--top N] [--pair A,B]`: the whole
 // process, not only its main thread, sampled by Linux perf(1) under the benchmark's keep-alive load: threatcol
 // (a sensor in Europe/Berlin for firewall records) and the measured bound, one after the other, each
 // `perf record -g` for one run, then the frames with the most time in them (inclusive: a frame counts once per
@@ -20,6 +20,7 @@ import {
   ROOT,
   type ServerUnderTest,
   startBound,
+  startContractBound,
   startThreatcol,
   zonedSensor,
 } from './processes.js';
@@ -58,12 +59,38 @@ const tc = await startThreatcol('threatcol', join(root, 'tc'), pin, {
   ...(dedupe ? { env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' } } : {}),
 });
 const auth = kind === 'firewall' ? await zonedSensor(tc, 'Europe/Berlin') : tc;
-mkdirSync(join(root, 'bound'));
-const bound = await startBound('bound', tc.certPath, tc.keyPath, join(root, 'bound'), pin, jitArgs('bound'));
+// --pair A,B: which two of threatcol, bound and contract (the contract bound) to profile, first against second.
+const pair = (argValue('--pair') ?? 'threatcol,bound').split(',');
+const servers: Record<string, () => Promise<ServerUnderTest>> = {
+  threatcol: async () => tc,
+  bound: async () => {
+    mkdirSync(join(root, 'bound'));
+    return startBound('bound', tc.certPath, tc.keyPath, join(root, 'bound'), pin, jitArgs('bound'));
+  },
+  contract: async () => {
+    mkdirSync(join(root, 'contract'));
+    const sensors = [{ sensor: auth.sensor, key: auth.key, timezone: auth === tc ? 'UTC' : 'Europe/Berlin' }];
+    return startContractBound(
+      'contract bound',
+      tc.certPath,
+      tc.keyPath,
+      join(root, 'contract'),
+      sensors,
+      pin,
+      jitArgs('contract'),
+    );
+  },
+};
+const chosen: ServerUnderTest[] = [];
+for (const name of pair) {
+  const start = servers[name];
+  if (!start) throw new Error(`--pair: ${name} is not one of ${Object.keys(servers).join(', ')}`);
+  chosen.push(await start());
+}
 const profiles: Profile[] = [];
 try {
-  for (const s of [tc, bound]) await worker.measure('autocannon', s, auth, { ...w, seconds: 2 });
-  for (const s of [tc, bound] as ServerUnderTest[]) {
+  for (const s of chosen) await worker.measure('autocannon', s, auth, { ...w, seconds: 2 });
+  for (const s of chosen) {
     const data = join(out, `perf-${kind}-${s.name}-${Date.now()}.data`);
     const perf = spawn(
       'perf',
@@ -84,7 +111,7 @@ try {
   }
 } finally {
   worker.close();
-  await bound.stop();
+  for (const s of chosen) if (s !== tc) await s.stop();
   await tc.stop();
   rmSync(root, { recursive: true, force: true });
 }

@@ -177,6 +177,24 @@ export function startBound(
   return startScript(name, 'bound-server.mjs', certPath, keyPath, [dir], pin, nodeArgs);
 }
 
+/**
+ * The contract bound (contract-bound-server.mjs): the bound plus what the contract makes every request do
+ * (authentication, the stored record of DESIGN 3 as one line, the ids in the answer), for `sensors` (each as
+ * `sensor add` made it, with its time zone).
+ */
+export function startContractBound(
+  name: string,
+  certPath: string,
+  keyPath: string,
+  dir: string,
+  sensors: { sensor: string; key: string; timezone: string }[],
+  pin: Pinning,
+  nodeArgs: string[] = [],
+): Promise<ServerUnderTest> {
+  const registry = sensors.map((s) => `${s.sensor}:${s.key}:${s.timezone}`);
+  return startScript(name, 'contract-bound-server.mjs', certPath, keyPath, [dir, ...registry], pin, nodeArgs);
+}
+
 /** One of test/bench's plain-JS servers (bench-server.mjs), given the certificate; it prints {"port"}. */
 async function startScript(
   name: string,

@@ -32,6 +32,7 @@ import {
   ROOT,
   type ServerUnderTest,
   startBound,
+  startContractBound,
   startReference,
   startThreatcol,
   type ThreatcolServer,
@@ -177,6 +178,45 @@ try {
   await warmUp(ctx, [bound], tc, batch);
   rows.push(...(await againstBound(ctx, bound, tc, batch, `batched /generic x${batch.recordsPerRequest}`)));
   await stop(bound);
+  log('figure 11: against the contract bound (the bound plus authentication, the DESIGN 3 record, the ids)');
+  mkdirSync(join(root, 'contract'));
+  const contract = track(
+    await startContractBound(
+      'contract bound',
+      tc.certPath,
+      tc.keyPath,
+      join(root, 'contract'),
+      [
+        { sensor: zoned.sensor, key: zoned.key, timezone: ZONE },
+        { sensor: tc.sensor, key: tc.key, timezone: 'UTC' },
+      ],
+      pin,
+    ),
+  );
+  const asContract = { figure: '11', name: 'the contract bound' };
+  await warmUp(ctx, [contract], zoned, single);
+  rows.push(
+    ...(await againstBound(
+      ctx,
+      contract,
+      zoned,
+      single,
+      `keep-alive /firewall, sensor in ${ZONE}`,
+      asContract,
+    )),
+  );
+  await warmUp(ctx, [contract], tc, batch);
+  rows.push(
+    ...(await againstBound(
+      ctx,
+      contract,
+      tc,
+      batch,
+      `batched /generic x${batch.recordsPerRequest}`,
+      asContract,
+    )),
+  );
+  await stop(contract);
   rows.push(...(await natsFigures(ref, tc)));
   log('figure 3: new connection per request, ECDSA');
   rows.push(...(await newConnection(ctx, 'ECDSA', ref, tc, single)));
