@@ -144,14 +144,7 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   const name = splitThreatName(input.threat_name);
   // Validated already: the shape and calendar are known to be right.
   const detected = firewallTimeToUtcMs(input.time_received, ctx.timezone);
-  const r = new BuiltRecord(ctx);
-  r.id = ctx.id();
-  r.received_at = ctx.receivedAt;
-  r.sensor = ctx.sensor;
-  r.endpoint = 'firewall';
-  r.criticality = criticality;
-  r.severity = severityLabel(criticality);
-  r.criticality_source = source;
+  const r = startRecord(ctx, 'firewall', criticality, source, input);
   r.src_ip = input.src;
   r.dst_ip = input.dst;
   r.src_port = toInteger(input.sport);
@@ -160,28 +153,37 @@ export function buildFirewallRecord(input: FirewallRecordInput, ctx: ReceiptCont
   r.threat = name.name;
   r.threat_id = threatIdFrom(input.threatid, name.id);
   r.detected_at = Number.isNaN(detected) ? '' : detectedIso(detected);
-  r.remote_addr = ctx.remoteAddr;
-  r.original = input;
   if (ctx.repaired) r.repaired = true;
   return r;
 }
 
 export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContext): BuiltRecord {
-  const criticality = toInteger(input.criticality);
-  const r = new BuiltRecord(ctx);
-  r.id = ctx.id();
-  r.received_at = ctx.receivedAt;
-  r.sensor = ctx.sensor;
-  r.endpoint = 'generic';
-  r.criticality = criticality;
-  r.severity = severityLabel(criticality);
-  r.criticality_source = 'sender';
+  const r = startRecord(ctx, 'generic', toInteger(input.criticality), 'sender', input);
   r.src_ip = input.source_ip;
   r.dst_ip = input.destination_ip;
   r.dst_port = toInteger(input.destination_port);
   r.protocol = input.protocol;
   r.threat = input.threat;
+  return r;
+}
+
+/** A new record with what every endpoint fills the same way: ids, times, sensor, criticality, the original. */
+function startRecord(
+  ctx: ReceiptContext,
+  endpoint: 'firewall' | 'generic',
+  criticality: number,
+  source: CriticalitySource,
+  original: Record<string, unknown>,
+): BuiltRecord {
+  const r = new BuiltRecord(ctx);
+  r.id = ctx.id();
+  r.received_at = ctx.receivedAt;
+  r.sensor = ctx.sensor;
+  r.endpoint = endpoint;
+  r.criticality = criticality;
+  r.severity = severityLabel(criticality);
+  r.criticality_source = source;
   r.remote_addr = ctx.remoteAddr;
-  r.original = input;
+  r.original = original;
   return r;
 }
