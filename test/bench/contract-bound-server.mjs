@@ -15,7 +15,7 @@
 // list for a graceful stop, dedupe (off in the rows this is compared with), segment rotation.
 // Started as `node contract-bound-server.mjs CERT KEY DIR NAME:KEY:TIMEZONE...` (the sensors, as `sensor add` made
 // them); prints {"port"} once listening.
-import { closeSync, fdatasync, openSync, write } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJsonBody } from '../../dist/json/parse-json.js';
 import { digestsEqual, keyDigest } from '../../dist/keys.js';
@@ -23,7 +23,7 @@ import { newRecordId } from '../../dist/records/record-id.js';
 import { encodeLines, keepOriginalText } from '../../dist/records/stored-line.js';
 import { buildFirewallRecord, buildGenericRecord } from '../../dist/records/stored-record.js';
 import { validateBody } from '../../dist/schemas/validate-records.js';
-import { config, serveBench } from './bench-server.mjs';
+import { answer, config, groupCommit, serveBench } from './bench-server.mjs';
 
 const dir = process.argv[4];
 /** The registry, in memory: name -> the key's digest and the sensor's time zone. */
@@ -35,48 +35,7 @@ const sensors = new Map(
 );
 const fd = openSync(join(dir, 'contract.ndjson'), 'a', 0o640);
 const limit = config.server.maxBodyBytes;
-
-let queue = [];
-let waiting = [];
-let syncing = false;
-let scheduled = false;
-
-function commit() {
-  scheduled = false;
-  if (syncing || queue.length === 0) return;
-  syncing = true;
-  const buffer = Buffer.concat(queue);
-  const answers = waiting;
-  queue = [];
-  waiting = [];
-  const done = (error) => {
-    if (error) throw error;
-    for (const [res, body] of answers) answer(res, 200, body);
-    syncing = false;
-    if (queue.length > 0) schedule();
-  };
-  const writeFrom = (offset) =>
-    write(fd, buffer, offset, buffer.length - offset, null, (error, n) => {
-      if (error) throw error;
-      if (offset + n < buffer.length) writeFrom(offset + n);
-      else fdatasync(fd, done);
-    });
-  writeFrom(0);
-}
-
-function schedule() {
-  if (scheduled) return;
-  scheduled = true;
-  setImmediate(commit);
-}
-
-function answer(res, status, body) {
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  res.end(body);
-}
+const log = groupCommit(fd);
 
 serveBench(
   (req, res) => {
@@ -117,9 +76,8 @@ serveBench(
         if (parsed.recordTexts !== null) keepOriginalText(r, parsed.recordTexts[i], parsed.textsCanonical);
         return r;
       });
-      queue.push(encodeLines(records));
-      waiting.push([res, `{"accepted":${records.length},"ids":${JSON.stringify(records.map((r) => r.id))}}`]);
-      schedule();
+      const ids = JSON.stringify(records.map((r) => r.id));
+      log.add([encodeLines(records)], res, `{"accepted":${records.length},"ids":${ids}}`);
     });
   },
   () => closeSync(fd),
