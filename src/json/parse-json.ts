@@ -206,7 +206,11 @@ export function scanShape(text: string, limit: number): Readonly<typeof shape> {
     } else if (c === 0x3a) members++;
     else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) {
+        // Complete, like every answer: nothing of an earlier body's scan is left in it.
         shape.tooDeepAt = i;
+        shape.members = members;
+        shape.recordSpan = recordSpan;
+        shape.canonical = false;
         return shape;
       }
       if (depth === 1 && c === 0x5b) recordDepth = 2;

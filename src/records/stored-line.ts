@@ -74,6 +74,14 @@ export function encodeLines(records: readonly StoredRecord[]): Buffer {
   return Buffer.from(text, ascii ? 'latin1' : 'utf8');
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, controls included
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Whether every character of `text` is ASCII (its latin1 and UTF-8 bytes are then the same). */
+export function isAsciiText(text: string): boolean {
+  return ASCII.test(text);
+}
+
 /** What JSON.stringify escapes in a string: quote, backslash, C0 controls, lone surrogates (paired ones go the slow way). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

@@ -2,6 +2,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ThreatcolError } from '../errors.js';
 import { digestFromHash, digestsEqual, keyDigest, MAX_KEY_LENGTH } from '../keys.js';
+import { isAsciiText } from '../records/stored-line.js';
 import type { Sensor } from '../store/registry.js';
 
 export interface AuthenticatedSensor {
@@ -15,9 +16,6 @@ export interface AuthenticatedSensor {
 
 /** Compared against when the sensor is unknown, so unknown names cost the same as wrong keys. */
 const DUMMY_KEYS = [{ digest: keyDigest('threatcol-dummy-key'), expiresAt: Number.POSITIVE_INFINITY }];
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, controls included
-const ASCII = /^[\x00-\x7f]*$/;
 
 const KEY_HEADERS = ['x-auth_key', 'x-auth-key'] as const;
 const NAME_HEADERS = ['x-sensor_name', 'x-sensor-name'] as const;
@@ -48,7 +46,7 @@ export class Authenticator {
       }
       next.set(s.name, {
         name: s.name,
-        asciiName: ASCII.test(s.name),
+        asciiName: isAsciiText(s.name),
         timezone: s.timezone,
         revoked: s.status === 'revoked',
         keys,

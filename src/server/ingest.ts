@@ -8,7 +8,7 @@ import { type ParsedBody, parseJsonBody } from '../json/parse-json.js';
 import type { CollectorMetrics } from '../metrics/metrics.js';
 import { memoIsoTime } from '../records/iso-time.js';
 import { newRecordId } from '../records/record-id.js';
-import { keepOriginalText } from '../records/stored-line.js';
+import { isAsciiText, keepOriginalText } from '../records/stored-line.js';
 import type { BuiltRecord, ReceiptContext } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
@@ -214,7 +214,8 @@ function store(
     timezone: who.timezone ?? deps.config.firewall.defaultTimezone,
     repaired: parsed.repaired,
     rules: deps.config.firewall,
-    ascii: parsed.ascii && who.asciiName,
+    // An IPv6 link-local peer's address ends in %<interface>, a name the box chose: ASCII, nearly always.
+    ascii: parsed.ascii && who.asciiName && (remoteAddr.indexOf('%') === -1 || isAsciiText(remoteAddr)),
     plainStrings: !parsed.escapes,
   };
   // The sender's own texts of the records, and whether they are canonical (dedupe keys may then hash them).
