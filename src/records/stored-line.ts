@@ -4,17 +4,6 @@
 // when its retry-dedupe key needs the same text (test/unit/stored-line.test.ts holds the two equal).
 import { BuiltRecord, type StoredRecord } from './stored-record.js';
 
-/**
- * The record's JSON text exactly as the sender wrote it (one line, checked by the parser): the stored line
- * takes it as `original` instead of serializing the parsed record again (the same value to any JSON reader;
- * DESIGN 3's "the record exactly as received"). Retry-dedupe keys still hash originalJson, so whitespace
- * never makes a retried record look new; when the parser found the text `canonical` (JSON.stringify's own
- * spelling of it), it is originalJson too, and is not serialized again.
- */
-export function keepOriginalText(record: BuiltRecord, text: string, canonical: boolean): void {
-  record.keepSentText(text, canonical);
-}
-
 /** JSON.stringify(record.original), computed once per built record. */
 export function originalJson(record: StoredRecord): string {
   return record instanceof BuiltRecord ? record.canonicalText() : JSON.stringify(record.original);
@@ -22,7 +11,7 @@ export function originalJson(record: StoredRecord): string {
 
 /**
  * The record as one line of JSON (no newline): byte for byte what JSON.stringify(record) gives, but for
- * `original` when the sender's own text of it was kept (keepOriginalText).
+ * `original` when the sender's own text of it was kept (BuiltRecord.keepSentText).
  */
 export function storedLine(r: StoredRecord): string {
   // A record read back from a store (`store migrate`) keeps whatever fields and order it has.

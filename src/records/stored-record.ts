@@ -117,8 +117,11 @@ export class BuiltRecord implements StoredRecord {
   }
 
   /**
-   * Keeps the sender's own text of the record; `canonical`: it is exactly what JSON.stringify(original) gives,
-   * so it serves as that too.
+   * Keeps the record's JSON text exactly as the sender wrote it (one line, checked by the parser): the stored
+   * line takes it as `original` instead of serializing the parsed record again (the same value to any JSON
+   * reader; DESIGN 3's "the record exactly as received"). Retry-dedupe keys still hash canonicalText(), so
+   * whitespace never makes a retried record look new; when the parser found the text `canonical`
+   * (JSON.stringify's own spelling of it), it is canonicalText() too, and is not serialized again.
    */
   keepSentText(text: string, canonical: boolean): void {
     this.#sentText = text;

@@ -8,7 +8,7 @@ import { type ParsedBody, parseJsonBody } from '../json/parse-json.js';
 import type { CollectorMetrics } from '../metrics/metrics.js';
 import { memoIsoTime } from '../records/iso-time.js';
 import { newRecordId } from '../records/record-id.js';
-import { isAsciiText, keepOriginalText } from '../records/stored-line.js';
+import { isAsciiText } from '../records/stored-line.js';
 import type { BuiltRecord, ReceiptContext } from '../records/stored-record.js';
 import { type Endpoint, validateBody } from '../schemas/validate-records.js';
 import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
@@ -224,7 +224,7 @@ function store(
   const ids: string[] = new Array(inputs.length);
   for (let i = 0; i < inputs.length; i++) {
     const r = route.build(inputs[i] as Record<string, unknown>, ctx);
-    if (texts !== null) keepOriginalText(r, texts[i] as string, parsed.textsCanonical);
+    if (texts !== null) r.keepSentText(texts[i] as string, parsed.textsCanonical);
     records[i] = r;
     ids[i] = r.id;
   }

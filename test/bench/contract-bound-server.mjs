@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseJsonBody } from '../../dist/json/parse-json.js';
 import { digestsEqual, keyDigest } from '../../dist/keys.js';
 import { newRecordId } from '../../dist/records/record-id.js';
-import { encodeLines, keepOriginalText } from '../../dist/records/stored-line.js';
+import { encodeLines } from '../../dist/records/stored-line.js';
 import { buildFirewallRecord, buildGenericRecord } from '../../dist/records/stored-record.js';
 import { validateBody } from '../../dist/schemas/validate-records.js';
 import { answer, config, groupCommit, serveBench } from './bench-server.mjs';
@@ -73,7 +73,7 @@ serveBench(
       const build = endpoint === 'firewall' ? buildFirewallRecord : buildGenericRecord;
       const records = checked.records.map((input, i) => {
         const r = build(input, ctx);
-        if (parsed.recordTexts !== null) keepOriginalText(r, parsed.recordTexts[i], parsed.textsCanonical);
+        if (parsed.recordTexts !== null) r.keepSentText(parsed.recordTexts[i], parsed.textsCanonical);
         return r;
       });
       const ids = JSON.stringify(records.map((r) => r.id));

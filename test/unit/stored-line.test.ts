@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { loadConfig } from '../../src/config/load-config.js';
 import { parseJsonBody } from '../../src/json/parse-json.js';
 import { newRecordId } from '../../src/records/record-id.js';
-import { encodeLines, keepOriginalText, originalJson, storedLine } from '../../src/records/stored-line.js';
+import { encodeLines, originalJson, storedLine } from '../../src/records/stored-line.js';
 import {
   buildFirewallRecord,
   buildGenericRecord,
@@ -124,7 +124,7 @@ test("property: a built record's stored line is exactly JSON.stringify of it, wi
         assert.deepEqual(JSON.parse(storedLine(record)), JSON.parse(JSON.stringify(record)));
         // With the sender's own text of the record kept (spaces between its tokens): the same value, one line.
         const canonical = JSON.stringify(record);
-        keepOriginalText(record, JSON.stringify(input, null, 1).replace(/\n/g, ' '), false);
+        record.keepSentText(JSON.stringify(input, null, 1).replace(/\n/g, ' '), false);
         const line = storedLine(record);
         assert.deepEqual(JSON.parse(line), JSON.parse(canonical));
         assert.equal(line.includes('\n'), false);
@@ -155,12 +155,12 @@ test('every built record has one hidden class with fast properties (firewall, ge
   const gen = fc.sample(genericInput, { numRuns: 1, seed: 1 })[0] as GenericRecordInput;
   const plain = buildFirewallRecord(fw, ctx);
   const keyed = buildFirewallRecord(fw, ctx);
-  keepOriginalText(keyed, JSON.stringify(fw), true);
+  keyed.keepSentText(JSON.stringify(fw), true);
   keyed.dedupe_key = 'AAAAAAAAAAAAAAAAAAAAAA';
   originalJson(keyed);
   const repaired = buildFirewallRecord(fw, { ...ctx, repaired: true });
   const generic = buildGenericRecord(gen, { ...ctx, ascii: true, plainStrings: true });
-  keepOriginalText(generic, JSON.stringify(gen), false);
+  generic.keepSentText(JSON.stringify(gen), false);
   for (const r of [plain, keyed, repaired, generic]) {
     assert.equal(hasFastProperties(r), true);
     assert.equal(haveSameMap(r, plain), true);
@@ -194,7 +194,7 @@ test("property: from bodies as received (raw, or with non-ASCII escaped), lines 
             ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx)
             : buildGenericRecord(parsed.value as GenericRecordInput, ctx);
         if (parsed.recordTexts !== null)
-          keepOriginalText(record, parsed.recordTexts[0] as string, parsed.textsCanonical);
+          record.keepSentText(parsed.recordTexts[0] as string, parsed.textsCanonical);
         const second =
           endpoint === 'firewall'
             ? buildFirewallRecord(parsed.value as FirewallRecordInput, ctx)
