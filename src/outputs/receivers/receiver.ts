@@ -1,0 +1,65 @@
+// The contract between an output's forwarder (src/outputs/) and one kind of receiver (a SIEM, a webhook, mail):
+// the forwarder reads records from the store's durable cursor, a receiver only delivers a batch and says what
+// the other side did with it. Receivers keep no buffer of their own: what they have not acknowledged is sent again.
+import type { StoredRecord } from '../../records/stored-record.js';
+
+/** One record as the forwarder hands it over: the stored line exactly as in the log, and its parsed form. */
+export interface OutgoingRecord {
+  /** The record id: the idempotency key every receiver is given (ES `_id`, `Idempotency-Key`, HEC/syslog field). */
+  readonly id: string;
+  /** The stored JSON line, without its newline. */
+  readonly line: string;
+  readonly record: StoredRecord;
+}
+
+/** A record the receiver refused for good (HTTP 400-class per item, a mapping error): dead-lettered. */
+export interface RefusedRecord {
+  /** Index into the batch that was sent. */
+  readonly index: number;
+  /** The receiver's answer, short (status and reason; never a credential). */
+  readonly answer: string;
+}
+
+/**
+ * What became of a batch. `retry` lists records the receiver did not take this time (per-item 429/5xx): the
+ * forwarder sends them again with backoff before the cursor moves. Everything not in `refused` or `retry` was
+ * acknowledged.
+ */
+export interface DeliveryReport {
+  readonly refused: readonly RefusedRecord[];
+  readonly retry: readonly number[];
+}
+
+/** A whole batch failed and may succeed later (connection error, timeout, 429, 5xx): retried with backoff. */
+export class TransientDeliveryError extends Error {
+  readonly retryAfterMs: number | null;
+  constructor(message: string, retryAfterMs: number | null = null) {
+    super(message);
+    this.name = 'TransientDeliveryError';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * The receiver refused our credentials (401/403 for the whole request, a token file missing): the output
+ * pauses with this error and retries slowly; nothing is dead-lettered.
+ */
+export class AuthDeliveryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AuthDeliveryError';
+  }
+}
+
+export interface Receiver {
+  /**
+   * Delivers one batch (in store order). Resolves with what the receiver did per record; rejects with
+   * TransientDeliveryError or AuthDeliveryError for the whole batch. Must honour `signal` (reload, stop).
+   */
+  send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport>;
+  /** Releases sockets and timers. */
+  close(): Promise<void>;
+}
+
+/** Everything went through. */
+export const DELIVERED: DeliveryReport = Object.freeze({ refused: [], retry: [] });
