@@ -187,3 +187,67 @@ export interface Store {
   /** Releases connections and watchers (not the writer: close that first). */
   close(): Promise<void>;
 }
+
+// Outputs (DESIGN 13): each output reads the record log from its own durable position and moves it only after
+// its receiver acknowledged a batch. Files: a cursor file per output in the data directory; NATS: a durable
+// JetStream consumer per output with explicit acks, shared by every collector of a cluster.
+
+/** One batch handed to an output: records after its acknowledged position, in store order. */
+export interface OutputBatch {
+  readonly records: readonly RecordLine[];
+  /**
+   * Durably records that this batch was delivered: the output's position moves past it (files: the cursor
+   * file is written atomically and fsynced; NATS: every message is acked and the ack confirmed). Only after
+   * this resolves may the forwarder take the next batch.
+   */
+  ack(): Promise<void>;
+}
+
+export interface OutputFeedOptions {
+  /** Output name (validated by the configuration: [A-Za-z0-9_-]{1,64}). */
+  name: string;
+  /** Only matching records are handed over; the position still moves past the others. */
+  match?: (record: StoredRecord) => boolean;
+  /** Where a brand-new output starts: 'now' (records stored from now on) or an epoch-ms instant. */
+  startAt?: 'now' | number;
+}
+
+/** An output's read side of the log, from its durable position. One per output per box (DESIGN 13). */
+export interface OutputFeed {
+  /**
+   * The next batch: waits up to `waitMs` for records once the first is there or `maxRecords`/`maxBytes` (line
+   * bytes) are reached, whichever is first; waits indefinitely for the first record until `signal` aborts
+   * (then resolves with an empty batch). Never returns a record before the previous batch was acked.
+   */
+  next(options: {
+    maxRecords: number;
+    maxBytes: number;
+    waitMs: number;
+    signal: AbortSignal;
+  }): Promise<OutputBatch>;
+  /** Releases the feed (an unacked batch is handed over again next time). */
+  close(): Promise<void>;
+}
+
+/** Where an output stands, for `outputs list`, metrics and /readyz. */
+export interface OutputPosition {
+  name: string;
+  /** Backend-specific position, printable (files: segment and offset; NATS: stream sequence). */
+  position: string;
+  /** Id of the last record acknowledged (null before the first). */
+  lastId: string | null;
+  /** Records stored after the position (an estimate where the backend must count). */
+  lagRecords: number;
+  /** Age in seconds of the oldest record not yet acknowledged (0 when none). */
+  lagSeconds: number;
+}
+
+/** The durable positions of every output, configured or not (a removed output keeps its cursor). */
+export interface OutputCursors {
+  openFeed(options: OutputFeedOptions): Promise<OutputFeed>;
+  list(): Promise<OutputPosition[]>;
+  /** Moves an output's position back (or forward) to the first record received at or after `since` (epoch ms). */
+  replay(name: string, since: number): Promise<void>;
+  /** Deletes an output's position (`outputs forget`). Resolves false when it had none. */
+  forget(name: string): Promise<boolean>;
+}
