@@ -1,0 +1,62 @@
+// One record as an ArcSight Common Event Format (CEF:0) line, the body of a syslog message with `format: cef`.
+import { isIPv4, isIPv6 } from 'node:net';
+import type { StoredRecord } from '../../records/stored-record.js';
+
+/** Criticality 0..4 on CEF's 0..10 (0-3 low, 4-6 medium, 7-8 high, 9-10 very high). */
+const CEF_SEVERITY = [1, 3, 5, 8, 10];
+
+export function cefSeverity(criticality: number): number {
+  return CEF_SEVERITY[Math.min(4, Math.max(0, Math.trunc(criticality) || 0))] ?? 5;
+}
+
+/** A header field: `\` and `|` escaped; a line break has no escape in a CEF header, so it becomes a space. */
+export function cefHeaderField(value: string): string {
+  return value.replace(/[\\|]/g, '\\$&').replace(/\r\n|[\r\n]/g, ' ');
+}
+
+/** An extension value: `\` and `=` escaped, line breaks written as `\r` and `\n` (CEF's own escapes). */
+export function cefExtensionValue(value: string): string {
+  return value.replace(/[\\=]/g, '\\$&').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+}
+
+const epochMs = (iso: string | undefined): string | null => {
+  if (iso === undefined) return null;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? String(ms) : null;
+};
+
+/**
+ * `CEF:0|threatcol|threatcol|VERSION|SIGNATURE|NAME|SEVERITY|EXTENSION`. The signature is the threat id when the
+ * record has one, else the threat's name. IPv4 addresses go to `src`/`dst`; IPv6 ones to `c6a2`/`c6a3`, the
+ * keys CEF defines for them (`src` and `dst` take IPv4 only). The record id is `externalId`.
+ */
+export function cefMessage(record: StoredRecord, id: string, productVersion: string): string {
+  const extension: [string, string][] = [];
+  const add = (key: string, value: string | number | null | undefined) => {
+    if (value !== null && value !== undefined && value !== '') extension.push([key, String(value)]);
+  };
+  add('rt', epochMs(record.received_at));
+  add('start', epochMs(record.detected_at));
+  if (isIPv4(record.src_ip)) add('src', record.src_ip);
+  else if (isIPv6(record.src_ip)) add('c6a2', record.src_ip);
+  if (isIPv4(record.dst_ip)) add('dst', record.dst_ip);
+  else if (isIPv6(record.dst_ip)) add('c6a3', record.dst_ip);
+  add('spt', record.src_port);
+  add('dpt', record.dst_port);
+  add('proto', record.protocol.toUpperCase());
+  add('dvchost', record.sensor);
+  add('cat', record.severity);
+  add('externalId', id);
+  add('cs1Label', 'endpoint');
+  add('cs1', record.endpoint);
+  const header = [
+    'CEF:0',
+    'threatcol',
+    'threatcol',
+    cefHeaderField(productVersion),
+    cefHeaderField(record.threat_id ?? record.threat),
+    cefHeaderField(record.threat),
+    String(cefSeverity(record.criticality)),
+  ].join('|');
+  return `${header}|${extension.map(([key, value]) => `${key}=${cefExtensionValue(value)}`).join(' ')}`;
+}

@@ -1,0 +1,111 @@
+// A real rsyslogd (Debian's rsyslog + rsyslog-gnutls) on a loopback port with its own configuration, for the
+// syslog receiver's tests: it writes every message it receives to a file, one line each.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../../src/config/schema.js';
+import { loadTlsMaterial } from '../../src/tls/tls-material.js';
+import { until } from './until.js';
+
+export interface Rsyslog {
+  port: number;
+  /** PEM of the server's self-signed certificate (TLS only): the client's `ca`. */
+  ca: string | null;
+  /** What rsyslog wrote: per message `MSGID STRUCTURED-DATA MSG`. */
+  lines(): string[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A port free at this moment: bound on port 0, then released for rsyslog to take. */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promise<Rsyslog> {
+  const port = await freeLoopbackPort();
+  const out = join(dir, 'received.log');
+  let ca: string | null = null;
+  let driver = '';
+  if (transport === 'tls') {
+    const tls = await loadTlsMaterial(
+      { cert: null, key: null, selfSignedKeyType: 'ecdsa' } as Config['tls'],
+      dir,
+      null,
+    );
+    ca = tls.cert;
+    driver =
+      `  defaultNetstreamDriverCAFile="${tls.certPath}"\n` +
+      `  defaultNetstreamDriverCertFile="${tls.certPath}"\n` +
+      `  defaultNetstreamDriverKeyFile="${tls.keyPath}"`;
+  }
+  const conf = join(dir, 'rsyslog.conf');
+  writeFileSync(
+    conf,
+    [
+      `global(workDirectory="${dir}" maxMessageSize="256k"\n${driver})`,
+      transport === 'tls'
+        ? 'module(load="imtcp" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon")'
+        : 'module(load="imtcp")',
+      `input(type="imtcp" address="127.0.0.1" port="${port}")`,
+      'template(name="kept" type="string" string="%msgid% %structured-data% %msg%\\n")',
+      `action(type="omfile" file="${out}" template="kept")`,
+      '',
+    ].join('\n'),
+  );
+  let child: ChildProcess | null = null;
+  let log = '';
+  const rsyslog: Rsyslog = {
+    port,
+    ca,
+    lines: () =>
+      existsSync(out)
+        ? readFileSync(out, 'utf8')
+            .split('\n')
+            .filter((line) => line !== '')
+        : [],
+    async start() {
+      const started = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      started.stdout?.on('data', (chunk) => {
+        log += chunk;
+      });
+      started.stderr?.on('data', (chunk) => {
+        log += chunk;
+      });
+      child = started;
+      await until(
+        async () => {
+          if (started.exitCode !== null) throw new Error(`rsyslogd exited ${started.exitCode}: ${log}`);
+          return await new Promise<boolean>((resolve) => {
+            const probe = connect({ host: '127.0.0.1', port }, () => {
+              probe.destroy();
+              resolve(true);
+            });
+            probe.on('error', () => resolve(false));
+          });
+        },
+        15_000,
+        'rsyslogd listening',
+        50,
+      );
+    },
+    async stop() {
+      const running = child;
+      child = null;
+      if (running === null || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGTERM');
+      await exited;
+    },
+  };
+  await rsyslog.start();
+  return rsyslog;
+}
