@@ -1,0 +1,152 @@
+// The `elasticsearch` receiver (Elasticsearch or OpenSearch): `_bulk` with `create` and the record id as `_id`,
+// each item's answer walked. Plain undici rather than the official client, whose product check refuses
+// OpenSearch (docs/development.md).
+//
+// Item answers: 2xx taken; 409 (version conflict) means a document with this `_id` is already stored, a re-sent
+// record, so taken too; 429 and 5xx are retried; 401/403 are retried as well (a missing privilege or a blocked
+// index is fixed by the operator, never by dead-lettering every record); any other 4xx (a mapping error) is
+// refused with the item's error type and reason. Whole-request answers: 401/403 pause the output (auth), 429,
+// 5xx and anything else that is not a bulk answer are transient.
+import type { Logger } from '../../log.js';
+import {
+  brief,
+  createHttpAgent,
+  type HttpReceiverOptions,
+  httpSchemaProperties,
+  postHttp,
+} from './http-post.js';
+import {
+  AuthDeliveryError,
+  DELIVERED,
+  type DeliveryReport,
+  type OutgoingRecord,
+  type Receiver,
+  type RefusedRecord,
+  TransientDeliveryError,
+} from './receiver.js';
+
+export interface ElasticsearchOptions extends HttpReceiverOptions {
+  /** Index, alias or data stream the records go to. */
+  index: string;
+  /** Basic authentication (with `password`). */
+  username: string | null;
+  password: string | null;
+  /** `Authorization: ApiKey <apiKey>`: the encoded key as Elasticsearch returns it. */
+  apiKey: string | null;
+  /** A field set to the record's `received_at` in each document (data streams need `@timestamp`); null: none. */
+  timestampField: string | null;
+}
+
+export interface ElasticsearchDeps {
+  logger: Logger;
+}
+
+interface BulkItem {
+  status?: number;
+  error?: { type?: string; reason?: string };
+}
+
+// Only what the walk reads: a 10,000-item answer stays small.
+const FILTER = 'filter_path=errors,items.*.status,items.*.error.type,items.*.error.reason';
+
+export function createElasticsearchReceiver(
+  options: ElasticsearchOptions,
+  deps: ElasticsearchDeps,
+): Receiver {
+  const agent = createHttpAgent(options);
+  const base = new URL(options.url);
+  const bulkUrl = new URL(`${base.pathname.replace(/\/+$/, '')}/_bulk?${FILTER}`, base);
+  const headers: Record<string, string> = { 'content-type': 'application/x-ndjson' };
+  if (options.apiKey !== null) headers.authorization = `ApiKey ${options.apiKey}`;
+  else if (options.username !== null)
+    headers.authorization = `Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`;
+  const index = JSON.stringify(options.index);
+  const stamp = options.timestampField === null ? null : JSON.stringify(options.timestampField);
+
+  const document = (entry: OutgoingRecord) =>
+    stamp === null
+      ? entry.line
+      : `{${stamp}:${JSON.stringify(entry.record.received_at)},${entry.line.slice(1)}`;
+
+  return {
+    async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {
+      signal.throwIfAborted();
+      if (batch.length === 0) return DELIVERED;
+      let body = '';
+      for (const entry of batch)
+        body += `{"create":{"_index":${index},"_id":${JSON.stringify(entry.id)}}}\n${document(entry)}\n`;
+      const answer = await postHttp(agent, bulkUrl, headers, body, signal, 'elasticsearch');
+      const what = `elasticsearch ${base.origin}: ${answer.status} ${brief(answer.text)}`;
+      if (answer.status === 401 || answer.status === 403) throw new AuthDeliveryError(what);
+      if (answer.status < 200 || answer.status > 299)
+        throw new TransientDeliveryError(what, answer.retryAfterMs);
+      let parsed: { errors?: boolean; items?: Record<string, BulkItem>[] };
+      try {
+        parsed = JSON.parse(answer.text);
+      } catch {
+        throw new TransientDeliveryError(`elasticsearch ${base.origin}: the bulk answer is not JSON`);
+      }
+      if (parsed.errors === false) return DELIVERED;
+      const items = parsed.items;
+      if (!Array.isArray(items) || items.length !== batch.length)
+        throw new TransientDeliveryError(
+          `elasticsearch ${base.origin}: the bulk answer has ${Array.isArray(items) ? items.length : 'no'} items for ${batch.length} records`,
+        );
+      const refused: RefusedRecord[] = [];
+      const retry: number[] = [];
+      items.forEach((wrapper, i) => {
+        const item = Object.values(wrapper)[0] ?? {};
+        const status = item.status ?? 0;
+        if ((status >= 200 && status <= 299) || status === 409) return;
+        if (status === 429 || status >= 500 || status === 401 || status === 403 || status < 200)
+          retry.push(i);
+        else
+          refused.push({
+            index: i,
+            answer: `${status} ${item.error?.type ?? 'error'}: ${brief(item.error?.reason ?? '')}`,
+          });
+      });
+      if (retry.length > 0)
+        deps.logger.debug(
+          { receiver: 'elasticsearch', retry: retry.length, refused: refused.length },
+          'bulk items to send again',
+        );
+      return { refused, retry };
+    },
+    async close(): Promise<void> {
+      await agent.close();
+    },
+  };
+}
+
+/** JSON schema properties of `outputs.NAME` when `type` is `elasticsearch` (secrets: `passwordFile`, `apiKeyFile`). */
+export const elasticsearchSchemaProperties = {
+  ...httpSchemaProperties,
+  index: {
+    type: 'string',
+    minLength: 1,
+    default: 'threatcol',
+    description: 'index, alias or data stream the records are created in',
+  },
+  username: {
+    type: ['string', 'null'],
+    default: null,
+    description: 'basic authentication user (with passwordFile)',
+  },
+  passwordFile: {
+    type: ['string', 'null'],
+    default: null,
+    description: 'file holding the basic authentication password',
+  },
+  apiKeyFile: {
+    type: ['string', 'null'],
+    default: null,
+    description: 'file holding an API key (the encoded form), sent as Authorization: ApiKey',
+  },
+  timestampField: {
+    type: ['string', 'null'],
+    minLength: 1,
+    default: '@timestamp',
+    description: "field set to the record's received_at (data streams need @timestamp); null: none",
+  },
+} as const;
