@@ -10,6 +10,7 @@ import {
 } from '../../src/outputs/receivers/splunk-hec-receiver.js';
 import { type HecServer, startHecServer } from '../helpers/hec-server.js';
 import { memoryLogger, outgoingRecords } from '../helpers/outgoing.js';
+import { until } from '../helpers/until.js';
 
 const TOKEN = '0f4b2c6e-5d3a-4e1f-9a8b-7c6d5e4f3a2b';
 
@@ -162,7 +163,7 @@ test('without acknowledgement on the token, the 200 is the acknowledgement; an a
   slow.ackAfterPolls = Number.POSITIVE_INFINITY;
   const controller = new AbortController();
   const sending = polling.send(outgoingRecords(2), controller.signal);
-  while (slow.events.length < 2) await new Promise((resolve) => setImmediate(resolve));
+  await until(() => slow.events.length === 2, 10_000, 'the batch taken, its ack pending', 1);
   controller.abort(new Error('reload'));
   await assert.rejects(sending, /reload/);
 });

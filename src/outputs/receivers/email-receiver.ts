@@ -1,0 +1,218 @@
+// The `email` receiver: a batch is one digest mail over SMTP with STARTTLS or implicit TLS (nodemailer), and
+// at most one mail leaves per `minIntervalMs`, so a flood of critical records is one mail, not thousands.
+//
+// How the interval holds with a forwarder that calls `send(batch)` per batch: `send` itself waits (abortable)
+// until `minIntervalMs` has passed since the last mail the server accepted, then mails the whole batch; the
+// forwarder keeps its cursor while it waits, and the records stored meanwhile go into the next batch, the next
+// mail. For the digest to carry every record since the last mail, the forwarder should read the next batch only
+// when `readyAt()` has come (it may ignore it: the interval still holds), with a large `maxRecords`
+// (EMAIL_BATCHING). The interval is kept in memory: after a restart the first mail may leave sooner.
+//
+// A batch is acknowledged when the server accepted the mail (250 after DATA). Answers: 535 and other auth
+// failures, and every recipient refused for good (5xx at RCPT: the address is wrong), pause the output; a 5xx
+// for the message itself (a content filter) refuses the batch, which goes to the dead letters; 4xx, timeouts and
+// connection or TLS failures are transient. Some recipients refused, others not: delivered, with a warning.
+import { hostname as osHostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTransport } from 'nodemailer';
+import type { Logger } from '../../log.js';
+import { buildDigest } from './email-digest.js';
+import {
+  AuthDeliveryError,
+  DELIVERED,
+  type DeliveryReport,
+  type OutgoingRecord,
+  type Receiver,
+  TransientDeliveryError,
+} from './receiver.js';
+
+export interface EmailOptions {
+  host: string;
+  /** null: 465 for `tls`, 587 for `starttls`. */
+  port: number | null;
+  /** `starttls`: the upgrade is required, never plain text; `tls`: TLS from the first byte (SMTPS). */
+  security: 'starttls' | 'tls';
+  /** PEM text of the CA to verify the server with; null: the system CAs. */
+  ca: string | null;
+  /** SMTP AUTH (with `password`, read from its file); null: none. */
+  username: string | null;
+  password: string | null;
+  from: string;
+  to: readonly string[];
+  subjectPrefix: string;
+  minIntervalMs: number;
+  connectTimeoutMs: number;
+  /** No answer from the server for this long, in any step, fails the mail. */
+  socketTimeoutMs: number;
+}
+
+export interface EmailDeps {
+  logger: Logger;
+  now?: () => number;
+  /** Waits out the interval; tests pass their own to hold the clock. */
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Names this collector in the digest; default: the host name. */
+  collector?: string;
+}
+
+export interface EmailReceiver extends Receiver {
+  /** When the next mail may leave (epoch ms): a forwarder reading the next batch then gets every record since. */
+  readyAt(): number;
+}
+
+/** What the forwarder's batching of an email output should be: a flood is one digest per interval. */
+export const EMAIL_BATCHING = { maxRecords: 10_000, maxWaitMs: 10_000 } as const;
+
+interface SmtpError extends Error {
+  code?: string;
+  responseCode?: number;
+  command?: string;
+}
+
+const defaultWait = async (ms: number, signal: AbortSignal) => {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    throw signal.reason;
+  }
+};
+
+export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): EmailReceiver {
+  const now = deps.now ?? Date.now;
+  const wait = deps.wait ?? defaultWait;
+  const collector = deps.collector ?? osHostname();
+  const port = options.port ?? (options.security === 'tls' ? 465 : 587);
+  let lastMailAt = Number.NEGATIVE_INFINITY;
+  const where = `email ${options.host}:${port}`;
+
+  const classify = (error: SmtpError): Error => {
+    const code = error.responseCode ?? 0;
+    const what = `${where}: ${code > 0 ? `${code} ` : ''}${error.message}`;
+    if (error.code === 'EAUTH' || code === 530 || code === 534 || code === 535)
+      return new AuthDeliveryError(what);
+    if (error.code === 'EENVELOPE' && code >= 500 && code < 600)
+      return new AuthDeliveryError(`${what} (every recipient refused: check the output's to and from)`);
+    return new TransientDeliveryError(what);
+  };
+
+  const mail = async (batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> => {
+    const digest = buildDigest(batch, collector, options.subjectPrefix);
+    const transport = createTransport({
+      host: options.host,
+      port,
+      secure: options.security === 'tls',
+      requireTLS: options.security === 'starttls',
+      ...(options.username !== null
+        ? { auth: { user: options.username, pass: options.password ?? '' } }
+        : {}),
+      tls: { ...(options.ca !== null ? { ca: options.ca } : {}), rejectUnauthorized: true },
+      connectionTimeout: options.connectTimeoutMs,
+      greetingTimeout: options.socketTimeoutMs,
+      socketTimeout: options.socketTimeoutMs,
+      logger: false,
+    });
+    // nodemailer takes no signal: closing the transport ends the connection, and the mail is not acknowledged.
+    const onAbort = () => transport.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const info = await transport.sendMail({
+        from: options.from,
+        to: [...options.to],
+        subject: digest.subject,
+        text: digest.text,
+        messageId: digest.messageId,
+      });
+      if (info.rejected.length > 0)
+        deps.logger.warn(
+          { receiver: 'email', rejected: info.rejected.map(String) },
+          'the mail server refused some recipients; the others got the mail',
+        );
+      return DELIVERED;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      const smtp = error as SmtpError;
+      const code = smtp.responseCode ?? 0;
+      if (smtp.code === 'EMESSAGE' && code >= 500 && code < 600) {
+        const answer = `${where}: ${code} ${smtp.message}`;
+        return { refused: batch.map((_, index) => ({ index, answer })), retry: [] };
+      }
+      throw classify(smtp);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      transport.close();
+    }
+  };
+
+  return {
+    readyAt: () => lastMailAt + options.minIntervalMs,
+    async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {
+      signal.throwIfAborted();
+      if (batch.length === 0) return DELIVERED;
+      const left = lastMailAt + options.minIntervalMs - now();
+      if (left > 0) await wait(left, signal);
+      signal.throwIfAborted();
+      const report = await mail(batch, signal);
+      // A refused mail left too: it counts against the interval like an accepted one.
+      lastMailAt = now();
+      return report;
+    },
+    async close(): Promise<void> {},
+  };
+}
+
+/** JSON schema properties of `outputs.NAME` when `type` is `email` (the SMTP password: `passwordFile`). */
+export const emailSchemaProperties = {
+  host: { type: 'string', minLength: 1, description: 'SMTP server (a relay or submission server)' },
+  port: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 65535,
+    default: null,
+    description: 'SMTP port; null: 465 for tls, 587 for starttls',
+  },
+  security: {
+    enum: ['starttls', 'tls'],
+    default: 'starttls',
+    description: 'starttls: upgrade required (never plain text); tls: TLS from the first byte',
+  },
+  ca: {
+    type: ['string', 'null'],
+    default: null,
+    description: 'PEM CA file to verify the server with; null: the system CAs',
+  },
+  username: {
+    type: ['string', 'null'],
+    default: null,
+    description: 'SMTP AUTH user (with passwordFile); null: no AUTH',
+  },
+  passwordFile: { type: ['string', 'null'], default: null, description: 'file holding the SMTP password' },
+  from: { type: 'string', minLength: 3, description: 'sender address of the alert mails' },
+  to: {
+    type: 'array',
+    items: { type: 'string', minLength: 3 },
+    minItems: 1,
+    description: 'recipients of the alert mails',
+  },
+  subjectPrefix: { type: 'string', default: '[threatcol]', description: 'start of every subject' },
+  minIntervalMs: {
+    type: 'integer',
+    minimum: 1000,
+    maximum: 86_400_000,
+    default: 300_000,
+    description: 'at most one mail per this interval; the next carries every record since',
+  },
+  connectTimeoutMs: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 86_400_000,
+    default: 10_000,
+    description: 'connection to the SMTP server must be up within this',
+  },
+  socketTimeoutMs: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 86_400_000,
+    default: 60_000,
+    description: 'the SMTP server must answer each step within this',
+  },
+} as const;
