@@ -119,34 +119,37 @@ export function createElasticsearchReceiver(
   };
 }
 
-/** JSON schema properties of `outputs.NAME` when `type` is `elasticsearch` (secrets: `passwordFile`, `apiKeyFile`). */
-export const elasticsearchSchemaProperties = {
-  ...httpSchemaProperties,
-  index: {
-    type: 'string',
-    minLength: 1,
-    default: 'threatcol',
-    description: 'index, alias or data stream the records are created in',
-  },
-  username: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'basic authentication user (with passwordFile)',
-  },
-  passwordFile: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'file holding the basic authentication password',
-  },
-  apiKeyFile: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'file holding an API key (the encoded form), sent as Authorization: ApiKey',
-  },
-  timestampField: {
-    type: ['string', 'null'],
-    minLength: 1,
-    default: '@timestamp',
-    description: "field set to the record's received_at (data streams need @timestamp); null: none",
+/** The keys of `outputs.NAME` when `type` is `elasticsearch` (secrets: `passwordFile`, `apiKeyFile`); files are read by the caller into the options. */
+export const elasticsearchOutputSchema = {
+  required: ['url'],
+  properties: {
+    ...httpSchemaProperties,
+    index: {
+      type: 'string',
+      minLength: 1,
+      default: 'threatcol',
+      description: 'index, alias or data stream the records are created in',
+    },
+    username: {
+      type: ['string', 'null'],
+      default: null,
+      description: 'basic authentication user (with passwordFile)',
+    },
+    passwordFile: {
+      type: ['string', 'null'],
+      default: null,
+      description: 'file holding the basic authentication password',
+    },
+    apiKeyFile: {
+      type: ['string', 'null'],
+      default: null,
+      description: 'file holding an API key (the encoded form), sent as Authorization: ApiKey',
+    },
+    timestampField: {
+      type: ['string', 'null'],
+      minLength: 1,
+      default: '@timestamp',
+      description: "field set to the record's received_at (data streams need @timestamp); null: none",
+    },
   },
 } as const;

@@ -160,59 +160,62 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
   };
 }
 
-/** JSON schema properties of `outputs.NAME` when `type` is `email` (the SMTP password: `passwordFile`). */
-export const emailSchemaProperties = {
-  host: { type: 'string', minLength: 1, description: 'SMTP server (a relay or submission server)' },
-  port: {
-    type: ['integer', 'null'],
-    minimum: 1,
-    maximum: 65535,
-    default: null,
-    description: 'SMTP port; null: 465 for tls, 587 for starttls',
-  },
-  security: {
-    enum: ['starttls', 'tls'],
-    default: 'starttls',
-    description: 'starttls: upgrade required (never plain text); tls: TLS from the first byte',
-  },
-  ca: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'PEM CA file to verify the server with; null: the system CAs',
-  },
-  username: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'SMTP AUTH user (with passwordFile); null: no AUTH',
-  },
-  passwordFile: { type: ['string', 'null'], default: null, description: 'file holding the SMTP password' },
-  from: { type: 'string', minLength: 3, description: 'sender address of the alert mails' },
-  to: {
-    type: 'array',
-    items: { type: 'string', minLength: 3 },
-    minItems: 1,
-    description: 'recipients of the alert mails',
-  },
-  subjectPrefix: { type: 'string', default: '[threatcol]', description: 'start of every subject' },
-  minIntervalMs: {
-    type: 'integer',
-    minimum: 1000,
-    maximum: 86_400_000,
-    default: 300_000,
-    description: 'at most one mail per this interval; the next carries every record since',
-  },
-  connectTimeoutMs: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 86_400_000,
-    default: 10_000,
-    description: 'connection to the SMTP server must be up within this',
-  },
-  socketTimeoutMs: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 86_400_000,
-    default: 60_000,
-    description: 'the SMTP server must answer each step within this',
+/** The keys of `outputs.NAME` when `type` is `email` (the SMTP password: `passwordFile`); files are read by the caller into the options. */
+export const emailOutputSchema = {
+  required: ['host', 'from', 'to'],
+  properties: {
+    host: { type: 'string', minLength: 1, description: 'SMTP server (a relay or submission server)' },
+    port: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 65535,
+      default: null,
+      description: 'SMTP port; null: 465 for tls, 587 for starttls',
+    },
+    security: {
+      enum: ['starttls', 'tls'],
+      default: 'starttls',
+      description: 'starttls: upgrade required (never plain text); tls: TLS from the first byte',
+    },
+    ca: {
+      type: ['string', 'null'],
+      default: null,
+      description: 'PEM CA file to verify the server with; null: the system CAs',
+    },
+    username: {
+      type: ['string', 'null'],
+      default: null,
+      description: 'SMTP AUTH user (with passwordFile); null: no AUTH',
+    },
+    passwordFile: { type: ['string', 'null'], default: null, description: 'file holding the SMTP password' },
+    from: { type: 'string', minLength: 3, description: 'sender address of the alert mails' },
+    to: {
+      type: 'array',
+      items: { type: 'string', minLength: 3 },
+      minItems: 1,
+      description: 'recipients of the alert mails',
+    },
+    subjectPrefix: { type: 'string', default: '[threatcol]', description: 'start of every subject' },
+    minIntervalMs: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 86_400_000,
+      default: 300_000,
+      description: 'at most one mail per this interval; the next carries every record since',
+    },
+    connectTimeoutMs: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 86_400_000,
+      default: 10_000,
+      description: 'connection to the SMTP server must be up within this',
+    },
+    socketTimeoutMs: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 86_400_000,
+      default: 60_000,
+      description: 'the SMTP server must answer each step within this',
+    },
   },
 } as const;

@@ -82,6 +82,8 @@ export function createSyslogReceiver(options: SyslogOptions, deps: SyslogDeps): 
           : connectTcp({ host: options.host, port }, onConnected);
       const fail = (error: Error) => {
         cleanup();
+        // A TLS socket can report a second error while it is torn down: it must not become an uncaught one.
+        next.on('error', () => {});
         next.destroy();
         reject(
           signal.aborted
