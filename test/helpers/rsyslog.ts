@@ -80,9 +80,15 @@ export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promi
       started.stderr?.on('data', (chunk) => {
         log += chunk;
       });
+      let spawnError: Error | null = null;
+      started.once('error', (error) => {
+        spawnError = error;
+      });
       child = started;
       await until(
         async () => {
+          if (spawnError !== null)
+            throw new Error(`rsyslogd cannot start (apt install rsyslog rsyslog-gnutls): ${spawnError}`);
           if (started.exitCode !== null) throw new Error(`rsyslogd exited ${started.exitCode}: ${log}`);
           return await new Promise<boolean>((resolve) => {
             const probe = connect({ host: '127.0.0.1', port }, () => {
