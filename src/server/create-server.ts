@@ -53,6 +53,8 @@ export function httpsServerOptions(config: Config, tls: { cert: string; key: str
     connectionsCheckingInterval: 1000,
     maxHeaderSize: 16 * 1024,
     noDelay: true,
+    // A sender may shut its write side after the request (half-close): it still reads its answer (issue 27 F8).
+    allowHalfOpen: true,
   };
 }
 
@@ -84,6 +86,11 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     deps.config.tls.ticketKeyRotationHours * 3_600_000,
   );
   ticketRotation.unref();
+  // With the socket's half-open above: the request is answered, then the connection ends (Node's default
+  // aborts the request, yet its records were stored, so the sender's retry duplicated them). Node's switch
+  // for this is an undocumented property of every http(s) server since 0.x; test/server/half-close.test.ts
+  // fails should it ever go.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
