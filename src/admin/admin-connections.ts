@@ -10,12 +10,6 @@ export const ADMIN_MAX_PER_ADDRESS = 16;
 /** Sockets that have not yet sent an authorised request (the token, or without one an allowed Host). */
 export const ADMIN_MAX_UNPROVEN = 32;
 
-/**
- * A socket silent this long before its first authorised request is closed. Node's headersTimeout starts only
- * with a request's first byte, so a socket that never sends one lived until the OS gave up.
- */
-export const ADMIN_IDLE_UNPROVEN_MS = 5000;
-
 interface Slot {
   group: string;
   proven: boolean;
@@ -52,8 +46,6 @@ export class AdminConnections {
     if (members === undefined) this.groups.set(group, new Set([socket]));
     else members.add(socket);
     socket.once('close', () => this.release(socket));
-    // Node's http server destroys a socket whose timeout nobody handles.
-    socket.setTimeout(ADMIN_IDLE_UNPROVEN_MS);
   }
 
   /** The socket sent an authorised request: it no longer counts in the unproven share, nor makes room. */
@@ -62,8 +54,6 @@ export class AdminConnections {
     if (slot === undefined || slot.proven) return;
     slot.proven = true;
     this.unproven.delete(socket);
-    // From here the server's own timeouts apply (keep-alive, headers); an event stream may be quiet for long.
-    socket.setTimeout(0);
   }
 
   destroyAll(): void {

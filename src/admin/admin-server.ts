@@ -52,8 +52,8 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
   const tokenDigest = deps.token === null ? null : digest(deps.token);
   const files = new Map<string, Promise<Buffer>>();
   const connections = new AdminConnections();
-  // A socket that sends no whole request head within 5 s is closed (checked every second): an idle
-  // socket lived 17-26 s with Node's defaults, and 64 of them locked everyone out (issue 27 F1).
+  // A socket that sends no whole request head within 5 s is closed, checked every second: a silent socket
+  // lived 17-26 s with 10 s and Node's 30 s check, and 64 of them locked everyone out (issue 27 F1).
   const server = createServer(
     { requestTimeout: 30_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 },
     (req, res) => {

@@ -25,6 +25,8 @@ function idleSocket(port: number, localAddress: string): Promise<Idle> {
       idle.closed = true;
     });
     socket.on('error', () => {});
+    // Flowing, so the server's FIN is seen as 'close' (a paused socket would never see it).
+    socket.resume();
     socket.once('connect', () => resolve(idle));
     socket.once('error', reject);
   });
