@@ -25,3 +25,16 @@ test('F8: a request followed by a write-side close is answered 200, and stored o
     [0, 1, 2, 3, 4].map((i) => `half-close ${i}`),
   );
 });
+
+test('F8: a body cut short by a half-close is not stored, and the connection ends', async (t) => {
+  const s = await startTestServer(t);
+  const key = await s.addSensor('fw');
+  const body = JSON.stringify(genericRecord({ threat: 'cut short' }));
+  const socket = await openTls(s.url);
+  t.after(() => socket.destroy());
+  socket.end(postHead('/generic', 'fw', key, Buffer.byteLength(body)) + body.slice(0, 20));
+  // No whole request, nothing to answer: the connection ends (a 400 would do too); the sender retries.
+  const reply = await readResponse(socket, () => false);
+  assert.match(reply, /^(HTTP\/1\.1 400 [\s\S]*"code":"BAD_REQUEST"|)$/, reply);
+  assert.deepEqual(readStored(s.dataDir), []);
+});
