@@ -111,7 +111,7 @@ export class ActivityLog {
     if (this.windowSuppressed === 0) return;
     this.logger.warn(
       { suppressed: this.windowSuppressed, maxLines: MAX_WARN_LINES, intervalMs: this.intervalMs },
-      `${this.windowSuppressed} more rejections not logged (at most ${MAX_WARN_LINES} lines per ${this.intervalMs} ms); the summary counts them`,
+      `${this.windowSuppressed} more rejected requests or failed connections not logged (at most ${MAX_WARN_LINES} lines per ${this.intervalMs} ms); the summary counts them`,
     );
     this.windowSuppressed = 0;
   }
