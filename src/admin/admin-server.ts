@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { AdminAddress } from '../config/admin-address.js';
+import { AdminConnections } from './admin-connections.js';
 import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
 import type { LiveFeed } from './live-feed.js';
 
@@ -50,20 +51,23 @@ const SECURITY_HEADERS = {
 export function createAdminServer(deps: AdminServerDeps): AdminServer {
   const tokenDigest = deps.token === null ? null : digest(deps.token);
   const files = new Map<string, Promise<Buffer>>();
-  const sockets = new Set<Socket>();
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
-    void handle(req, res).catch((error: Error) => {
-      deps.logger.error({ err: error.message, path: req.url }, 'admin request failed');
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
-      else res.destroy();
-    });
-  });
-  // The admin listener shares the process's descriptors with the sensors' port: bounded.
-  server.maxConnections = 64;
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  const connections = new AdminConnections();
+  // A socket that sends no whole request head within 5 s is closed, checked every second: a silent socket
+  // lived 17-26 s with 10 s and Node's 30 s check, and 64 of them locked everyone out (issue 27 F1).
+  const server = createServer(
+    { requestTimeout: 30_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      void handle(req, res).catch((error: Error) => {
+        deps.logger.error({ err: error.message, path: req.url }, 'admin request failed');
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+        else res.destroy();
+      });
+    },
+  );
+  // The admin listener shares the process's descriptors with the sensors' port: bounded, with slots no idle
+  // or unauthorised socket can take (admin-connections.ts). Not `maxConnections`: it refuses the newcomer,
+  // where making room means closing an idle socket.
+  server.on('connection', (socket: Socket) => connections.admit(socket));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
@@ -78,6 +82,7 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       sendJson(res, 401, { error: 'Authorization: Bearer <admin.token> required' });
       return;
     }
+    connections.prove(req.socket);
     const url = new URL(req.url ?? '/', 'http://admin.invalid');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
@@ -143,7 +148,7 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       return new Promise((resolve) => {
         server.close(() => resolve());
         // Event streams never end by themselves.
-        for (const socket of sockets) socket.destroy();
+        connections.destroyAll();
       });
     },
   };

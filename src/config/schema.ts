@@ -412,7 +412,8 @@ export const configSchema = {
         },
         rejectIntervalMs: {
           ...ms(10_000, 0),
-          description: 'at most one warn line per sensor and error code in this interval',
+          description:
+            'at most one warn line per sensor (or client address, IPv6 /64) and error code in this interval, and 50 in all',
         },
         summaryIntervalMs: {
           ...ms(60_000, 100),

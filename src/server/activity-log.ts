@@ -1,7 +1,10 @@
-// Logs rejected requests at warn, at most once per sensor and code per interval, and a periodic summary at info.
+// Logs rejected requests at warn, at most once per sensor (or client address group) and code per interval and
+// at most MAX_WARN_LINES in all per interval, and a periodic summary of the largest tallies at info.
 import type { Logger } from 'pino';
+import { addressGroup } from '../address-group.js';
 import type { ErrorCode } from '../errors.js';
 import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from '../tls/tls-failure.js';
+import { topCounts } from './top-counts.js';
 
 export interface Rejection {
   code: ErrorCode;
@@ -14,6 +17,13 @@ export interface Rejection {
 }
 
 const MAX_TRACKED = 10_000;
+/**
+ * Rejection warn lines per interval, whoever sends: thousands of addresses each refused once would otherwise
+ * pass journald's rate limit, which then hides the collector's own errors too (issue 27 F6).
+ */
+export const MAX_WARN_LINES = 50;
+/** Entries per tally in the summary line, the rest counted: the line stays a few KB (journald: 48 KB). */
+export const SUMMARY_TOP = 20;
 
 export class ActivityLog {
   private readonly lastWarned = new Map<string, { at: number; suppressed: number }>();
@@ -22,6 +32,10 @@ export class ActivityLog {
   /** `address reason` -> connections that failed before HTTP, for the summary. */
   private tlsFailures = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  /** The global cap's interval: when it began, lines written in it, lines held back. */
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private windowLines = 0;
+  private windowSuppressed = 0;
 
   constructor(
     private readonly logger: Logger,
@@ -76,13 +90,40 @@ export class ActivityLog {
     return last?.suppressed ?? 0;
   }
 
+  /** The global cap: false (and counted) once MAX_WARN_LINES were written in this interval. */
+  private withinCap(): boolean {
+    const now = this.now();
+    if (now - this.windowStart >= this.intervalMs) {
+      this.reportSuppressed();
+      this.windowStart = now;
+      this.windowLines = 0;
+    }
+    if (this.windowLines >= MAX_WARN_LINES) {
+      this.windowSuppressed += 1;
+      return false;
+    }
+    this.windowLines += 1;
+    return true;
+  }
+
+  /** The "N more" line for what the global cap held back (the summary counts each of them). */
+  private reportSuppressed(): void {
+    if (this.windowSuppressed === 0) return;
+    this.logger.warn(
+      { suppressed: this.windowSuppressed, maxLines: MAX_WARN_LINES, intervalMs: this.intervalMs },
+      `${this.windowSuppressed} more rejected requests or failed connections not logged (at most ${MAX_WARN_LINES} lines per ${this.intervalMs} ms); the summary counts them`,
+    );
+    this.windowSuppressed = 0;
+  }
+
   reject(r: Rejection): void {
-    // Unauthenticated rejections are grouped by address: the claimed sensor name is not to be trusted.
-    const who = r.sensor ?? `addr:${r.remoteAddr}`;
+    // Unauthenticated rejections are grouped by address group (an IPv6 sender by its /64, as the connection
+    // caps count it): the claimed sensor name is not to be trusted, and one host has many IPv6 addresses.
+    const who = r.sensor ?? `addr:${addressGroup(r.remoteAddr)}`;
     const tally = `${who} ${r.code}`;
     this.rejected.set(tally, (this.rejected.get(tally) ?? 0) + 1);
     const suppressed = this.mayWarn(tally);
-    if (suppressed === null) return;
+    if (suppressed === null || !this.withinCap()) return;
     this.logger.warn(
       {
         code: r.code,
@@ -100,13 +141,13 @@ export class ActivityLog {
 
   /**
    * A connection that failed before HTTP (TLS or plain HTTP): warn with the client address and the reason,
-   * at most once per address and reason per interval, counted per address in the summary.
+   * at most once per address group and reason per interval, counted per address group in the summary.
    */
   tlsFailure(remoteAddr: string, reason: TlsFailureReason, errorCode: string): void {
-    const tally = `${remoteAddr} ${reason}`;
+    const tally = `${addressGroup(remoteAddr)} ${reason}`;
     this.tlsFailures.set(tally, (this.tlsFailures.get(tally) ?? 0) + 1);
     const suppressed = this.mayWarn(`tls ${tally}`);
-    if (suppressed === null) return;
+    if (suppressed === null || !this.withinCap()) return;
     this.logger.warn(
       { reason, remoteAddr, errorCode, suppressedSinceLast: suppressed },
       `connection failed before HTTP: ${TLS_FAILURE_MESSAGES[reason]}`,
@@ -125,13 +166,18 @@ export class ActivityLog {
     this.summarise();
   }
 
-  /** One info line with accepted records by sensor and rejected requests by sensor (or address) and code. */
+  /**
+   * One info line with accepted records by sensor and rejected requests by sensor (or address group) and code:
+   * the SUMMARY_TOP largest of each, with how many entries and counts were left out; the totals count all.
+   */
   summarise(): void {
+    this.reportSuppressed();
     if (this.accepted.size === 0 && this.rejected.size === 0 && this.tlsFailures.size === 0) return;
-    const accepted = Object.fromEntries(this.accepted);
-    const rejected = Object.fromEntries(this.rejected);
+    const accepted = topCounts(this.accepted, SUMMARY_TOP);
+    const rejected = topCounts(this.rejected, SUMMARY_TOP);
+    const failed = topCounts(this.tlsFailures, SUMMARY_TOP);
     const tlsFailures: Record<string, Record<string, number>> = {};
-    for (const [tally, n] of this.tlsFailures) {
+    for (const [tally, n] of Object.entries(failed.top)) {
       const space = tally.lastIndexOf(' ');
       const addr = tally.slice(0, space);
       tlsFailures[addr] = { ...tlsFailures[addr], [tally.slice(space + 1)]: n };
@@ -143,13 +189,17 @@ export class ActivityLog {
     this.accepted = new Map();
     this.rejected = new Map();
     this.tlsFailures = new Map();
+    const omitted = (o: { entries: number; count: number }) => (o.entries === 0 ? undefined : o);
     this.logger.info(
       {
-        acceptedRecords: accepted,
-        rejectedRequests: rejected,
+        acceptedRecords: accepted.top,
+        acceptedOmitted: omitted(accepted.omitted),
+        rejectedRequests: rejected.top,
+        rejectedOmitted: omitted(rejected.omitted),
         totalAccepted: total,
         totalRejected,
         failedConnections: tlsFailures,
+        failedConnectionsOmitted: omitted(failed.omitted),
       },
       'summary',
     );

@@ -44,15 +44,28 @@ export class Authenticator {
         const expiresAt = k.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(k.expires_at);
         keys.push({ digest, expiresAt });
       }
-      next.set(s.name, {
+      const entry: AuthenticatedSensor = {
         name: s.name,
         asciiName: isAsciiText(s.name),
         timezone: s.timezone,
         revoked: s.status === 'revoked',
         keys,
-      });
+      };
+      // An unchanged sensor keeps its object: `stillAdmitted` then costs its in-flight requests one compare.
+      const previous = this.sensors.get(s.name);
+      next.set(s.name, previous !== undefined && sameEntry(previous, entry) ? previous : entry);
     }
     this.sensors = next;
+  }
+
+  /**
+   * Checked again once a request's body is read, before anything is stored: a sensor revoked (or its key
+   * retired) while the body arrived is refused as a new request would be (issue 27 F9). The same object as
+   * `authenticate` returned means nothing changed; else the headers are judged again against the registry now.
+   */
+  stillAdmitted(who: AuthenticatedSensor, headers: IncomingHttpHeaders, now: number): AuthenticatedSensor {
+    if (this.sensors.get(who.name) === who) return who;
+    return this.authenticate(headers, now);
   }
 
   /**
@@ -96,6 +109,15 @@ export class Authenticator {
     if (sensor.revoked) throw new ThreatcolError('SENSOR_REVOKED');
     return sensor;
   }
+}
+
+function sameEntry(a: AuthenticatedSensor, b: AuthenticatedSensor): boolean {
+  return (
+    a.revoked === b.revoked &&
+    a.timezone === b.timezone &&
+    a.keys.length === b.keys.length &&
+    a.keys.every((k, i) => k.digest === b.keys[i]?.digest && k.expiresAt === b.keys[i]?.expiresAt)
+  );
 }
 
 /**

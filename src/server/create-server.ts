@@ -4,12 +4,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { addressGroup } from '../address-group.js';
 import type { Config } from '../config/schema.js';
 import { CATALOGUE, type ErrorCode, errorBody } from '../errors.js';
 import { classifyTlsFailure } from '../tls/tls-failure.js';
 import { type TlsMaterial, tlsPolicy } from '../tls/tls-material.js';
 import type { ActivityLog } from './activity-log.js';
-import { addressGroup } from './address-group.js';
 import { firewallRoute } from './firewall-route.js';
 import { genericRoute } from './generic-route.js';
 import { InFlight } from './in-flight.js';
@@ -53,6 +53,8 @@ export function httpsServerOptions(config: Config, tls: { cert: string; key: str
     connectionsCheckingInterval: 1000,
     maxHeaderSize: 16 * 1024,
     noDelay: true,
+    // A sender may shut its write side after the request (half-close): it still reads its answer (issue 27 F8).
+    allowHalfOpen: true,
   };
 }
 
@@ -84,6 +86,11 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     deps.config.tls.ticketKeyRotationHours * 3_600_000,
   );
   ticketRotation.unref();
+  // With the socket's half-open above: the request is answered, then the connection ends (Node's default
+  // aborts the request, yet its records were stored, so the sender's retry duplicated them). Node's switch
+  // for this is an undocumented property of every http(s) server since 0.x; test/server/half-close.test.ts
+  // fails should it ever go.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;

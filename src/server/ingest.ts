@@ -56,7 +56,7 @@ export async function handleIngest(
   let bodyRead = false;
   try {
     const now = deps.now();
-    const who = deps.auth.authenticate(req.headers, now);
+    let who = deps.auth.authenticate(req.headers, now);
     sensor = who.name;
     // Checked before the body is read: a malformed header fails fast.
     const idempotencyKey =
@@ -75,6 +75,13 @@ export async function handleIngest(
       who.name,
     );
     bodyRead = true;
+    // A slow body may outlive its sensor: `sensor revoke` refuses what it has not yet stored.
+    try {
+      who = deps.auth.stillAdmitted(who, req.headers, deps.now());
+    } catch (error) {
+      release();
+      throw error;
+    }
     // Only the answer and the store's promise live across the await: the parsed body and the records are
     // garbage before the sync ends, so young-generation GCs do not copy (and promote) them.
     const pending = accept(route, body, release, who, remoteAddr, idempotencyKey, deps);

@@ -1,8 +1,8 @@
 // Unit tests for defects found in review: linear threat-name split, clocks stepping back, address groups.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { addressGroup } from '../../src/address-group.js';
 import { splitThreatName } from '../../src/records/threat-name.js';
-import { addressGroup } from '../../src/server/address-group.js';
 import { RateLimiter } from '../../src/server/rate-limit.js';
 
 test('splitting a threat name is linear: 1 MB of spaces returns at once, unchanged', () => {

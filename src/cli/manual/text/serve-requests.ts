@@ -49,13 +49,18 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   before a rotation gets a full handshake (with \`--workers\`, each worker has its own keys).
 - **Logging** (pino, NDJSON on stdout, which journald keeps): accepted requests at \`debug\` (\`"msg":"accepted"\`
   with path, sensor, client address and record count); rejected ones at \`warn\` with method, path, status,
-  sensor, client address and code, at most one line per sensor (or, when unauthenticated, per address) and
-  code every 10 s, with the count suppressed since; every 500 \`INTERNAL\` at \`error\` with its stack, never
-  rate-limited (report it with that line); connections that fail before HTTP (TLS alerts, plain HTTP,
-  version or cipher mismatch, handshake timeout) at \`warn\` with the client address and a \`reason\` (see
-  [Troubleshooting](operations.md#troubleshooting)), once per address and reason every 10 s; a client that
-  only hangs up at \`debug\`; a \`summary\` line at \`info\` every minute with records accepted and requests
-  rejected by sensor and failed connections by address and reason. The key never appears in a log.
+  sensor, client address and code, at most one line per sensor (or, when unauthenticated, per address; IPv6
+  per /64, as the connection caps count) and code every 10 s, with the count suppressed since; every 500
+  \`INTERNAL\` at \`error\` with its stack, never rate-limited (report it with that line); connections that
+  fail before HTTP (TLS alerts, plain HTTP, version or cipher mismatch, handshake timeout) at \`warn\` with the
+  client address and a \`reason\` (see [Troubleshooting](operations.md#troubleshooting)), once per address and
+  reason every 10 s. Whatever the number of senders, at most 50 of these warn lines are written per 10 s
+  (\`log.rejectIntervalMs\`); one line then says how many more were not (\`"suppressed": N\`), so a flood stays
+  under journald's rate limit and the collector's own errors stay visible. A client that only hangs up is
+  logged at \`debug\`; a \`summary\` line at \`info\` every minute gives the totals and the 20 largest entries of
+  records accepted and requests rejected by sensor (or address) and code and failed connections by address
+  and reason, with \`acceptedOmitted\`, \`rejectedOmitted\`, \`failedConnectionsOmitted\` counting the entries
+  left out (a few KB at most; journald splits lines past 48 KB). The key never appears in a log.
 `,
 };
 

@@ -1,4 +1,5 @@
-// Groups client addresses for per-address limits: IPv4 by address, IPv6 by its /64 (one host's usual share).
+// Groups client addresses for per-address limits (sensors' port, admin listener, rejection log): IPv4 by
+// address, IPv6 by its /64 (one host's usual share).
 import { isIPv6 } from 'node:net';
 
 /** `::ffff:1.2.3.4` -> `1.2.3.4`; `2001:db8:1:2:a::1` -> `2001:db8:1:2::/64`; anything else as it is. */
