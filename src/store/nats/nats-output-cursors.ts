@@ -87,14 +87,14 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
 
   /**
    * Counts what retention removed before the consumer delivered it: JetStream moves the consumer past such
-   * records without a word. Checked before each pull (the pull is what moves the consumer).
+   * records without a word. Checked before each pull (the pull is what moves the consumer); `seenThrough`, the
+   * last sequence this collector was handed, spares the consumer's info while the stream starts before it.
    */
-  async function checkSkipped(name: string): Promise<void> {
+  async function checkSkipped(name: string, seenThrough: number): Promise<void> {
     const { jsm } = await options.clients();
-    const [consumer, info] = await Promise.all([
-      jsm.consumers.info(stream, outputConsumerName(name)),
-      jsm.streams.info(stream),
-    ]);
+    const info = await jsm.streams.info(stream);
+    if (info.state.first_seq - 1 <= seenThrough) return;
+    const consumer = await jsm.consumers.info(stream, outputConsumerName(name));
     const goneThrough = info.state.first_seq - 1;
     const delivered = consumer.delivered.stream_seq;
     if (goneThrough <= delivered) return;
@@ -135,9 +135,16 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
     async openFeed(feedOptions: OutputFeedOptions) {
       const { name } = feedOptions;
       const start = feedOptions.startAt ?? 'now';
-      await ensureConsumer(name, start);
       let puller: { nc: NatsConnection; puller: OutputPuller } | null = null;
       let consumerKnown = true;
+      // Made now, so 'now' means now; NATS down (or a cluster still electing) only delays it to the first pull.
+      await ensureConsumer(name, start).catch((error: Error) => {
+        consumerKnown = false;
+        logger.warn(
+          { output: name, err: error.message },
+          'cannot open the output consumer in NATS yet; retrying',
+        );
+      });
       return createNatsOutputFeed({
         name,
         ...(feedOptions.match ? { match: feedOptions.match } : {}),
@@ -157,7 +164,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
           consumerKnown = false;
         },
         dispose: () => puller?.puller.close(),
-        beforePull: () => checkSkipped(name),
+        beforePull: (seenThrough) => checkSkipped(name, seenThrough),
         onAcked: async (last, seq) =>
           recordAcked(await options.state(), name, {
             lastId: last.record.id,

@@ -17,8 +17,11 @@ export interface NatsOutputFeedOptions {
   consumerGone: () => void;
   /** The feed is closed: its puller's subscription can go. */
   dispose: () => void;
-  /** Before each pull: counts records retention removed ahead of the consumer (JetStream skips them silently). */
-  beforePull: () => Promise<void>;
+  /**
+   * Before each pull: counts records retention removed ahead of the consumer (JetStream skips them silently).
+   * Gets the highest stream sequence this feed was handed so far.
+   */
+  beforePull: (seenThrough: number) => Promise<void>;
   /** After a batch's acks were confirmed: remembers its last record (for `outputs list`). */
   onAcked: (last: RecordLine, seq: number) => Promise<void>;
   /** The consumer's ack_wait: a held batch is marked in progress three times within it. */
@@ -31,6 +34,7 @@ export interface NatsOutputFeedOptions {
 /** How long one pull waits for a first record; then it is asked again (a lost request costs at most this). */
 const FIRST_WAIT_MS = 10_000;
 const RETRY_MS = 1000;
+const NOTE_WAIT_MS = 1000;
 const decoder = new TextDecoder();
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -63,6 +67,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   let held: Held | null = null;
   let closed = false;
   let notRecords = 0;
+  let seenThrough = 0;
 
   /** Stops marking a batch in progress; `handBack` naks it so it is delivered again at once. */
   function release(handBack: boolean): void {
@@ -120,7 +125,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       ack() {
         acked ??= (async () => {
           try {
-            await Promise.all(kept.map((msg) => puller.ackConfirmed(msg, options.ackTimeoutMs)));
+            await puller.ackBatch(kept, options.ackTimeoutMs);
           } catch (error) {
             acked = null; // may be tried again; next() hands the batch back instead
             throw new ThreatcolError(
@@ -131,9 +136,12 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
           }
           if (held === mine) release(false);
           const last = kept.at(-1) as PulledMsg;
-          await options.onAcked(records.at(-1) as RecordLine, last.seq).catch((error: Error) => {
+          const noted = options.onAcked(records.at(-1) as RecordLine, last.seq).catch((error: Error) => {
             logger.warn({ output: name, err: error.message }, 'cannot record the last acknowledged record');
           });
+          // The position moved with the acks; the last id is for `outputs list`. Waited for briefly (so a list
+          // right after shows it), never for a whole bucket failover.
+          await Promise.race([noted, new Promise((resolve) => setTimeout(resolve, NOTE_WAIT_MS).unref())]);
         })();
         return acked;
       },
@@ -149,7 +157,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       while (!signal.aborted && !closed) {
         try {
           const puller = await options.puller();
-          await options.beforePull();
+          await options.beforePull(seenThrough);
           const first = await puller.pull({ batch: 1, expiresMs: FIRST_WAIT_MS, signal });
           const head = first[0];
           if (!head) continue;
@@ -170,6 +178,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
               : [];
           // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
           const pulled = [head, ...fit(puller, more, room)].sort((x, y) => x.seq - y.seq);
+          seenThrough = Math.max(seenThrough, (pulled.at(-1) as PulledMsg).seq);
           const batch = sort(puller, pulled);
           if (batch) return batch;
         } catch (error) {
