@@ -11,6 +11,7 @@ import { openNatsStore } from '../../src/store/nats/open-nats-store.js';
 import type { RecordLine, Store } from '../../src/store/store.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 import { record } from './contract.js';
 import { nextBatch, outputFeedContract } from './output-feed-contract.js';
 
@@ -27,7 +28,7 @@ async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<void> {
   }
 }
 
-async function natsStores(t: { after(fn: () => unknown): void }) {
+async function natsStores(t: { after(fn: () => unknown): void }, publishTimeoutMs = 1500) {
   const node = await startNatsServer(t);
   const dataDir = makeTempDir(t);
   const { config } = loadConfig({
@@ -37,7 +38,7 @@ async function natsStores(t: { after(fn: () => unknown): void }) {
       dataDir,
       'store.backend': 'nats',
       'nats.servers': [node.url],
-      'nats.publishTimeoutMs': 1500,
+      'nats.publishTimeoutMs': publishTimeoutMs,
     },
   });
   const logger = pino({ level: 'silent' });
@@ -57,8 +58,8 @@ outputFeedContract('nats', async (t) => {
 
 const ids = (lines: readonly RecordLine[]) => lines.map((l) => l.record.id);
 
-async function setUp(t: { after(fn: () => unknown): void }) {
-  const { node, config, open } = await natsStores(t);
+async function setUp(t: { after(fn: () => unknown): void }, publishTimeoutMs?: number) {
+  const { node, config, open } = await natsStores(t, publishTimeoutMs);
   const stores: Store[] = [];
   t.after(async () => {
     for (const s of stores.reverse()) await s.close();
@@ -159,4 +160,39 @@ test('nats outputs: records retention removes before an output passed them are c
   const [after] = await (await collector()).outputs.list();
   assert.equal(after?.skippedRecords, 15, 'kept once the consumer moved past them');
   assert.equal(after?.lagRecords, 0);
+});
+
+test('nats outputs: a replay while a batch is out: that batch’s ack does not move the replayed position', async (t) => {
+  const { collector, append } = await setUp(t);
+  const stored = await append(4, 'm');
+  const store = await collector();
+  const feed = await store.outputs.openFeed({ name: 'siem', startAt: 0 });
+  t.after(() => feed.close());
+  const out = await nextBatch(feed, 10);
+  assert.deepEqual(ids(out.records), stored);
+  await store.outputs.replay('siem', 0);
+  // The consumer made again answers the old batch's acks (or, between delete and create, nobody does).
+  await out.ack().catch((error: { code?: string }) => assert.equal(error.code, 'UNAVAILABLE'));
+  const replayed = await nextBatch(feed, 10);
+  assert.deepEqual(ids(replayed.records), stored, 'from the replay’s start');
+  await replayed.ack();
+  const [position] = await store.outputs.list();
+  assert.equal(position?.lagRecords, 0);
+});
+
+test('nats outputs: next() ends on its signal while NATS is down, without waiting out the publish timeout', async (t) => {
+  // A publish timeout far beyond the guard below: only the abort can end next() in time.
+  const { node, collector } = await setUp(t, 120_000);
+  const store = await collector();
+  const feed = await store.outputs.openFeed({ name: 'siem', startAt: 'now' });
+  t.after(() => feed.close());
+  await node.kill();
+  await until(async () => !(await store.health()).ok, 20_000, 'the store sees NATS gone');
+  const controller = new AbortController();
+  const pending = feed.next({ maxRecords: 10, maxBytes: 1 << 20, waitMs: 50, signal: controller.signal });
+  setTimeout(() => controller.abort(), 500);
+  const guard = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 30_000).unref());
+  const result = await Promise.race([pending, guard]);
+  assert.notEqual(result, 'stuck', 'next() still waiting 30 s after its abort');
+  assert.deepEqual(result === 'stuck' ? null : result.records, []);
 });

@@ -49,6 +49,25 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The promise's value, or null as soon as `signal` aborts (NATS down must not hold a shutdown for its timeout). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** A stored record, or null for what is not one (skipped and counted, never handed to a receiver). */
 function toRecordLine(msg: PulledMsg): RecordLine | null {
   const line = parseRecordLine(decoder.decode(msg.data));
@@ -156,8 +175,14 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       release(true);
       while (!signal.aborted && !closed) {
         try {
-          const puller = await options.puller();
-          await options.beforePull(seenThrough);
+          const puller = await unlessAborted(
+            options.puller().then(async (p) => {
+              await options.beforePull(seenThrough);
+              return p;
+            }),
+            signal,
+          );
+          if (!puller) break;
           const first = await puller.pull({ batch: 1, expiresMs: FIRST_WAIT_MS, signal });
           const head = first[0];
           if (!head) continue;
