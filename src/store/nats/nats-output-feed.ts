@@ -1,5 +1,5 @@
-// One output's feed on NATS: batches pulled from its durable consumer, acknowledged message by message (and
-// confirmed) once the receiver took them. Collectors sharing the output pull from the same consumer, so each
+// One output's feed on NATS: batches pulled from its durable consumer, every message acknowledged (the batch's
+// acknowledgement confirmed) once the receiver took them. Collectors sharing the output pull from the same consumer, so each
 // batch goes to one of them; a collector's death leaves its batch unacknowledged, redelivered after ack_wait.
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../../errors.js';
@@ -116,10 +116,13 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       const line = toRecordLine(msg);
       if (!line) {
         notRecords++;
-        logger.warn(
-          { output: name, seq: msg.seq, skipped: notRecords },
-          'a message in the stream is not a record; skipped',
-        );
+        // Counted each time, logged the first time and every thousandth: someone else's publisher can be busy.
+        if (notRecords % 1000 === 1) {
+          logger.warn(
+            { output: name, seq: msg.seq, skipped: notRecords },
+            'a message in the stream is not a record; skipped',
+          );
+        }
         puller.ack(msg);
       } else if (options.match && !options.match(line.record)) {
         puller.ack(msg);
@@ -183,9 +186,14 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
             signal,
           );
           if (!puller) break;
+          const asked = Date.now();
           const first = await puller.pull({ batch: 1, expiresMs: FIRST_WAIT_MS, signal });
           const head = first[0];
-          if (!head) continue;
+          if (!head) {
+            // Ended early without a record (a leader change, too many waiting requests): not at full speed.
+            if (Date.now() - asked < RETRY_MS) await sleep(RETRY_MS / 4, signal);
+            continue;
+          }
           const room = maxBytes - head.data.length;
           // The server counts subjects and headers too: ask for the room scaled by the first message's
           // overhead, then hand back (in order) what does not fit in line bytes.

@@ -14,8 +14,6 @@ import {
 export interface PulledMsg {
   /** Stream sequence. */
   readonly seq: number;
-  /** When the stream stored it (epoch ms). */
-  readonly storedAt: number;
   readonly data: Uint8Array;
   /** The ack subject of this delivery. */
   readonly reply: string;
@@ -49,16 +47,14 @@ const LOST_REQUEST_SLACK_MS = 5000;
  */
 const HEARTBEAT_MS = 1000;
 
-/** Reads the stream sequence and storage time from an ack subject ($JS.ACK.[domain.hash.]stream.consumer...). */
-export function parseAckSubject(reply: string): { seq: number; storedAt: number } | null {
+/** Reads the stream sequence from an ack subject ($JS.ACK.[domain.hash.]stream.consumer.delivered.seq...). */
+export function parseAckSubject(reply: string): { seq: number } | null {
   const tokens = reply.split('.');
   if (tokens[0] !== '$JS' || tokens[1] !== 'ACK') return null;
   const base = tokens.length === 9 ? 2 : tokens.length >= 11 ? 4 : -1;
   if (base < 0) return null;
   const seq = Number(tokens[base + 3]);
-  const ns = Number(tokens[base + 5]);
-  if (!Number.isSafeInteger(seq)) return null;
-  return { seq, storedAt: Math.floor(ns / 1e6) };
+  return Number.isSafeInteger(seq) ? { seq } : null;
 }
 
 /** The size of a message's header block as sent (NATS/1.0 line, one line per value, blank line). */
@@ -179,7 +175,6 @@ export class OutputPuller {
     }
     current.msgs.push({
       seq: info.seq,
-      storedAt: info.storedAt,
       data: msg.data,
       reply: msg.reply,
       overhead: msg.subject.length + msg.reply.length + headerBytes(msg),
