@@ -3,7 +3,7 @@
 // a dead collector's batch redelivered, retention skipping records counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jetstreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -28,7 +28,7 @@ async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<void> {
   }
 }
 
-async function natsStores(t: { after(fn: () => unknown): void }, publishTimeoutMs = 1500) {
+async function natsStores(t: { after(fn: () => unknown): void }, overrides: Record<string, unknown> = {}) {
   const node = await startNatsServer(t);
   const dataDir = makeTempDir(t);
   const { config } = loadConfig({
@@ -38,7 +38,8 @@ async function natsStores(t: { after(fn: () => unknown): void }, publishTimeoutM
       dataDir,
       'store.backend': 'nats',
       'nats.servers': [node.url],
-      'nats.publishTimeoutMs': publishTimeoutMs,
+      'nats.publishTimeoutMs': 1500,
+      ...overrides,
     },
   });
   const logger = pino({ level: 'silent' });
@@ -58,8 +59,8 @@ outputFeedContract('nats', async (t) => {
 
 const ids = (lines: readonly RecordLine[]) => lines.map((l) => l.record.id);
 
-async function setUp(t: { after(fn: () => unknown): void }, publishTimeoutMs?: number) {
-  const { node, config, open } = await natsStores(t, publishTimeoutMs);
+async function setUp(t: { after(fn: () => unknown): void }, overrides?: Record<string, unknown>) {
+  const { node, config, open } = await natsStores(t, overrides);
   const stores: Store[] = [];
   t.after(async () => {
     for (const s of stores.reverse()) await s.close();
@@ -72,8 +73,9 @@ async function setUp(t: { after(fn: () => unknown): void }, publishTimeoutMs?: n
   const writer = await collector();
   const log = await writer.openRecordLog();
   t.after(() => log.close());
-  const append = async (n: number, prefix: string) =>
-    (await log.append(Array.from({ length: n }, (_, i) => record({ threat: `${prefix}${i}` })))).ids;
+  const append = async (n: number, prefix: string, fields = {}) =>
+    (await log.append(Array.from({ length: n }, (_, i) => record({ threat: `${prefix}${i}`, ...fields }))))
+      .ids;
   return { node, config, collector, writer, append };
 }
 
@@ -140,25 +142,25 @@ test('nats outputs: a dead collector’s unacknowledged batch goes to another; a
 });
 
 test('nats outputs: records retention removes before an output passed them are counted as skipped, never silent', async (t) => {
-  const { node, config, collector, append } = await setUp(t);
+  // store.retention.maxBytes is the stream's max_bytes: the smallest allowed keeps a handful of these records.
+  const { node, config, collector, append } = await setUp(t, { 'store.retention.maxBytes': 4096 });
   const store = await collector();
   const feed = await store.outputs.openFeed({ name: 'siem', startAt: 0 });
   t.after(() => feed.close());
-  // The stream's limits are retention on NATS: keep only the newest 5 messages (as max_bytes or max_age would).
+  const stored = await append(20, 'k', { original: { pad: 'x'.repeat(400) } });
   const nc = await connect({ servers: [node.url] });
   t.after(() => nc.close());
-  const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(config.nats.stream);
-  await jsm.streams.update(config.nats.stream, { ...info.config, max_msgs: 5 } as StreamConfig);
-  const stored = await append(20, 'k');
+  const { state } = await (await jetstreamManager(nc)).streams.info(config.nats.stream);
+  const gone = state.first_seq - 1;
+  assert.ok(gone >= 10 && state.messages > 0, `retention kept ${state.messages} of 20`);
 
   const [stalled] = await store.outputs.list();
-  assert.equal(stalled?.skippedRecords, 15, 'seen before the output moves');
+  assert.equal(stalled?.skippedRecords, gone, 'seen before the output moves');
   const batch = await nextBatch(feed, 100);
-  assert.deepEqual(ids(batch.records), stored.slice(15));
+  assert.deepEqual(ids(batch.records), stored.slice(gone));
   await batch.ack();
   const [after] = await (await collector()).outputs.list();
-  assert.equal(after?.skippedRecords, 15, 'kept once the consumer moved past them');
+  assert.equal(after?.skippedRecords, gone, 'kept once the consumer moved past them');
   assert.equal(after?.lagRecords, 0);
 });
 
@@ -182,7 +184,7 @@ test('nats outputs: a replay while a batch is out: that batch’s ack does not m
 
 test('nats outputs: next() ends on its signal while NATS is down, without waiting out the publish timeout', async (t) => {
   // A publish timeout far beyond the guard below: only the abort can end next() in time.
-  const { node, collector } = await setUp(t, 120_000);
+  const { node, collector } = await setUp(t, { 'nats.publishTimeoutMs': 120_000 });
   const store = await collector();
   const feed = await store.outputs.openFeed({ name: 'siem', startAt: 'now' });
   t.after(() => feed.close());
