@@ -52,6 +52,7 @@ export interface Config {
     stream: string;
     registryBucket: string;
     statsBucket: string;
+    outputsBucket: string;
     replicas: number;
     publishTimeoutMs: number;
   };
@@ -322,6 +323,13 @@ export const configSchema = {
           pattern: '^[A-Za-z0-9_-]{1,64}$',
           default: 'threatcol_stats',
           description: 'JetStream key-value bucket holding per-sensor, per-collector stats',
+        },
+        outputsBucket: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,64}$',
+          default: 'threatcol_outputs',
+          description:
+            "JetStream key-value bucket holding each output's last acknowledged record and skipped count",
         },
         replicas: {
           type: 'integer',

@@ -177,6 +177,8 @@ export interface Store {
   readonly registry: SensorRegistry;
   readonly reader: RecordReader;
   readonly stats: SensorStatsStore;
+  /** Outputs' durable positions in the record log (DESIGN 13). */
+  readonly outputs: OutputCursors;
   /** Opens the record writer (daemon only). */
   openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
   /**
@@ -240,6 +242,8 @@ export interface OutputPosition {
   lagRecords: number;
   /** Age in seconds of the oldest record not yet acknowledged (0 when none). */
   lagSeconds: number;
+  /** Records retention removed before this output passed them: counted and reported, never silent. */
+  skippedRecords?: number;
 }
 
 /** The durable positions of every output, configured or not (a removed output keeps its cursor). */

@@ -20,6 +20,7 @@ test('store and NATS keys have the DESIGN 10 defaults; the server list comes com
   assert.equal(config.nats.stream, 'THREATCOL');
   assert.equal(config.nats.registryBucket, 'threatcol_sensors');
   assert.equal(config.nats.statsBucket, 'threatcol_stats');
+  assert.equal(config.nats.outputsBucket, 'threatcol_outputs');
   assert.equal(config.nats.replicas, 1);
   assert.equal(config.nats.publishTimeoutMs, 5000);
   assert.equal(config.nats.tls.ca, null);

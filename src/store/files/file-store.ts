@@ -5,8 +5,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
+import { ThreatcolError } from '../../errors.js';
 import type { SensorRegistry } from '../registry.js';
-import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
+import type {
+  DedupeIndex,
+  OutputCursors,
+  RecordLog,
+  Store,
+  StoreDeps,
+  StoreHealth,
+  StoreWriterOptions,
+} from '../store.js';
 import { localDedupeIndex } from './dedupe/dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe/dedupe-rebuild.js';
 import { withDedupe } from './dedupe/dedupe-record-log.js';
@@ -57,11 +66,18 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
 
   const stats = new SensorStats(dataDir, now, () => ensureOwner());
 
+  // Placeholder on the outnats branch only: the files backend's cursors are built on another branch.
+  const notBuilt = (): never => {
+    throw new ThreatcolError('INTERNAL', 'outputs on the files backend are not built on this branch');
+  };
+  const outputs: OutputCursors = { openFeed: notBuilt, list: notBuilt, replay: notBuilt, forget: notBuilt };
+
   return {
     backend: 'files',
     registry,
     reader: createFileRecordReader(dataDir),
     stats,
+    outputs,
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
       const log = await openFileRecordLog({

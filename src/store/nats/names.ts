@@ -75,3 +75,17 @@ export function serverCredentials(server: string): { user: string; pass: string 
     pass: decodeURIComponent(userinfo.slice(colon + 1)),
   };
 }
+
+/** An output's durable consumer on the records stream: the prefix marks threatcol's, the rest is the name. */
+export const OUTPUT_CONSUMER_PREFIX = 'threatcol_out_';
+
+/** Output names are [A-Za-z0-9_-] (config), which consumer names allow as they are; encoded anyway. */
+export function outputConsumerName(output: string): string {
+  return `${OUTPUT_CONSUMER_PREFIX}${encodeToken(output)}`;
+}
+
+/** The output a consumer belongs to, or null for a consumer that is not an output's. */
+export function outputOfConsumer(consumer: string): string | null {
+  if (!consumer.startsWith(OUTPUT_CONSUMER_PREFIX)) return null;
+  return decodeToken(consumer.slice(OUTPUT_CONSUMER_PREFIX.length)) || null;
+}

@@ -32,13 +32,17 @@ export function matches(record: StoredRecord, filter: RecordFilter | undefined):
   return true;
 }
 
-function toLine(msg: JsMsg): RecordLine | null {
-  const line = msg.string();
+/** A stored message's text as a record line, or null when it is not a record (someone else published here). */
+export function parseRecordLine(line: string): RecordLine | null {
   try {
     return { line, record: JSON.parse(line) as StoredRecord };
   } catch {
-    return null; // not a record (someone else published here): skip it
+    return null;
   }
+}
+
+function toLine(msg: JsMsg): RecordLine | null {
+  return parseRecordLine(msg.string());
 }
 
 export function createNatsReader(options: NatsReaderOptions): RecordReader {

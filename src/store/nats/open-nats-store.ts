@@ -11,6 +11,7 @@ import type { Config } from '../../config/schema.js';
 import { writeFileAtomic } from '../../data-dir/file-owner.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
+import { createNatsOutputCursors } from './nats-output-cursors.js';
 import { createNatsReader } from './nats-reader.js';
 import { createNatsRecordLog } from './nats-record-log.js';
 import { createNatsRegistry } from './nats-registry.js';
@@ -23,6 +24,8 @@ export interface NatsStoreDeps {
   now?: () => number;
   /** Where this collector's id is kept (daemon); null: a reader that writes no stats (CLI). */
   dataDir?: string | null;
+  /** Outputs' consumers' ack_wait (tests shorten it to see a dead collector's batch redelivered). */
+  outputAckWaitMs?: number;
 }
 
 const COLLECTOR_ID_FILE = 'collector-id';
@@ -107,11 +110,25 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     },
   });
 
+  const outputs = createNatsOutputCursors({
+    stream: nats.stream,
+    clients: async () => {
+      await ensureRecordsStream();
+      return getClients();
+    },
+    connection: () => link.ready(nats.publishTimeoutMs),
+    state: bucket(nats.outputsBucket, 1),
+    logger,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.outputAckWaitMs ? { ackWaitMs: deps.outputAckWaitMs } : {}),
+  });
+
   return {
     backend: 'nats',
     registry,
     reader,
     stats,
+    outputs,
     async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
       const setUp = () =>

@@ -1,0 +1,222 @@
+// Outputs' durable positions on NATS (DESIGN 13): one durable pull consumer per output on the records stream
+// (`threatcol_out_<name>`, explicit acks), its bookkeeping in the outputs bucket; list, replay and forget.
+import {
+  AckPolicy,
+  type ConsumerConfig,
+  type ConsumerInfo,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { OutputCursors, OutputFeedOptions, OutputPosition } from '../store.js';
+import { outputConsumerName, outputOfConsumer, RECORDS_PREFIX } from './names.js';
+import { createNatsOutputFeed } from './nats-output-feed.js';
+import { OutputPuller } from './output-pull.js';
+import { countSkipped, forgetOutputState, readOutputState, recordAcked, uncounted } from './output-state.js';
+
+export interface NatsOutputCursorsOptions {
+  stream: string;
+  /** Resolves once NATS is reachable and the records stream exists (rejects UNAVAILABLE otherwise). */
+  clients: () => Promise<{ js: JetStreamClient; jsm: JetStreamManager }>;
+  connection: () => Promise<NatsConnection>;
+  /** The outputs bucket (created when missing). */
+  state: () => Promise<KV>;
+  logger: Logger;
+  now?: () => number;
+  /**
+   * The consumers' ack_wait: how long a dead collector's batch waits before another collector gets it. A live
+   * collector marks its batch in progress meanwhile, so a slow receiver never causes a redelivery.
+   */
+  ackWaitMs?: number;
+}
+
+export const DEFAULT_OUTPUT_ACK_WAIT_MS = 30_000;
+/** Deliveries not yet acknowledged, across every collector of an output (bounds what a death re-delivers). */
+const MAX_ACK_PENDING = 100_000;
+const REPLAY_ATTEMPTS = 5;
+
+/** JetStream's "consumer not found" (10014), whichever way the client reports it. */
+function isConsumerMissing(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: string; api_error?: { err_code?: number } } | null;
+  return (
+    e?.code === 10014 || e?.api_error?.err_code === 10014 || /consumer not found/i.test(e?.message ?? '')
+  );
+}
+
+export function createNatsOutputCursors(options: NatsOutputCursorsOptions): OutputCursors {
+  const { stream, logger } = options;
+  const now = options.now ?? Date.now;
+  const ackWaitMs = options.ackWaitMs ?? DEFAULT_OUTPUT_ACK_WAIT_MS;
+
+  function consumerConfig(name: string, start: 'now' | number): Partial<ConsumerConfig> {
+    return {
+      durable_name: outputConsumerName(name),
+      description: `threatcol output ${name}`,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(ackWaitMs),
+      max_deliver: -1,
+      max_ack_pending: MAX_ACK_PENDING,
+      filter_subject: `${RECORDS_PREFIX}.>`,
+      ...(start === 'now'
+        ? { deliver_policy: DeliverPolicy.New }
+        : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(start).toISOString() }),
+    };
+  }
+
+  /** The output's consumer, made when missing; one made meanwhile by another collector (or a replay) wins. */
+  async function ensureConsumer(name: string, start: 'now' | number): Promise<ConsumerInfo> {
+    const { jsm } = await options.clients();
+    try {
+      return await jsm.consumers.info(stream, outputConsumerName(name));
+    } catch (error) {
+      if (!isConsumerMissing(error)) throw error;
+    }
+    try {
+      const info = await jsm.consumers.add(stream, consumerConfig(name, start));
+      logger.info({ output: name, consumer: info.name, start }, 'created the output consumer in NATS');
+      return info;
+    } catch (error) {
+      return jsm.consumers.info(stream, outputConsumerName(name)).catch(() => {
+        throw error;
+      });
+    }
+  }
+
+  /**
+   * Counts what retention removed before the consumer delivered it: JetStream moves the consumer past such
+   * records without a word. Checked before each pull (the pull is what moves the consumer); `seenThrough`, the
+   * last sequence this collector was handed, spares the consumer's info while the stream starts before it.
+   */
+  async function checkSkipped(name: string, seenThrough: number): Promise<void> {
+    const { jsm } = await options.clients();
+    const info = await jsm.streams.info(stream);
+    if (info.state.first_seq - 1 <= seenThrough) return;
+    const consumer = await jsm.consumers.info(stream, outputConsumerName(name));
+    const goneThrough = info.state.first_seq - 1;
+    const delivered = consumer.delivered.stream_seq;
+    if (goneThrough <= delivered) return;
+    const added = await countSkipped(await options.state(), name, delivered, goneThrough);
+    if (added > 0) {
+      logger.warn(
+        { output: name, records: added, throughSeq: goneThrough },
+        'retention removed records this output had not forwarded yet (the stream limits win on NATS): skipped',
+      );
+    }
+  }
+
+  async function position(consumer: ConsumerInfo, first: number, last: number): Promise<OutputPosition> {
+    const name = outputOfConsumer(consumer.name) as string;
+    const { jsm } = await options.clients();
+    const state = await readOutputState(await options.state(), name);
+    const floor = consumer.ack_floor.stream_seq;
+    const lagRecords = consumer.num_pending + consumer.num_ack_pending;
+    let lagSeconds = 0;
+    // The oldest record not acknowledged is the first one after the ack floor still in the stream.
+    const oldest = Math.max(floor + 1, first);
+    if (lagRecords > 0 && oldest <= last) {
+      const msg = await jsm.streams.getMessage(stream, { seq: oldest }).catch(() => null);
+      if (msg) lagSeconds = Math.max(0, (now() - msg.time.getTime()) / 1000);
+    }
+    return {
+      name,
+      position: `seq ${floor}`,
+      lastId: state.acked?.lastId ?? null,
+      lagRecords,
+      lagSeconds,
+      skippedRecords:
+        state.skipped.records + uncounted(state.skipped, consumer.delivered.stream_seq, first - 1),
+    };
+  }
+
+  return {
+    async openFeed(feedOptions: OutputFeedOptions) {
+      const { name } = feedOptions;
+      const start = feedOptions.startAt ?? 'now';
+      let puller: { nc: NatsConnection; puller: OutputPuller } | null = null;
+      let consumerKnown = true;
+      // Made now, so 'now' means now; NATS down (or a cluster still electing) only delays it to the first pull.
+      await ensureConsumer(name, start).catch((error: Error) => {
+        consumerKnown = false;
+        logger.warn(
+          { output: name, err: error.message },
+          'cannot open the output consumer in NATS yet; retrying',
+        );
+      });
+      return createNatsOutputFeed({
+        name,
+        ...(feedOptions.match ? { match: feedOptions.match } : {}),
+        async puller() {
+          const nc = await options.connection();
+          if (!consumerKnown) {
+            await ensureConsumer(name, start);
+            consumerKnown = true;
+          }
+          if (puller?.nc !== nc) {
+            puller?.puller.close();
+            puller = { nc, puller: new OutputPuller(nc, stream, outputConsumerName(name)) };
+          }
+          return puller.puller;
+        },
+        consumerGone: () => {
+          consumerKnown = false;
+        },
+        dispose: () => puller?.puller.close(),
+        beforePull: (seenThrough) => checkSkipped(name, seenThrough),
+        onAcked: async (last, seq) =>
+          recordAcked(await options.state(), name, {
+            lastId: last.record.id,
+            seq,
+            at: new Date(now()).toISOString(),
+          }),
+        ackWaitMs,
+        ackTimeoutMs: Math.min(ackWaitMs, 10_000),
+        logger,
+      });
+    },
+
+    async list() {
+      const { jsm } = await options.clients();
+      const { state } = await jsm.streams.info(stream);
+      const consumers: ConsumerInfo[] = [];
+      for await (const consumer of jsm.consumers.list(stream)) {
+        if (outputOfConsumer(consumer.name) !== null) consumers.push(consumer);
+      }
+      const positions = await Promise.all(consumers.map((c) => position(c, state.first_seq, state.last_seq)));
+      return positions.sort((a, b) => a.name.localeCompare(b.name));
+    },
+
+    async replay(name, since) {
+      // A consumer's start cannot be changed: it is made again. A collector's feed that makes it in between
+      // (with its own start) is replaced by the next round.
+      const { jsm } = await options.clients();
+      for (let attempt = 1; ; attempt++) {
+        await jsm.consumers.delete(stream, outputConsumerName(name)).catch((error: unknown) => {
+          if (!isConsumerMissing(error)) throw error;
+        });
+        try {
+          await jsm.consumers.add(stream, consumerConfig(name, since));
+          logger.info({ output: name, since: new Date(since).toISOString() }, 'output moved back (replay)');
+          return;
+        } catch (error) {
+          if (attempt >= REPLAY_ATTEMPTS) throw error;
+        }
+      }
+    },
+
+    async forget(name) {
+      const { jsm } = await options.clients();
+      const existed = await jsm.consumers.delete(stream, outputConsumerName(name)).then(
+        () => true,
+        (error: unknown) => {
+          if (isConsumerMissing(error)) return false;
+          throw error;
+        },
+      );
+      await forgetOutputState(await options.state(), name);
+      return existed;
+    },
+  };
+}

@@ -1,0 +1,231 @@
+// One output's feed on NATS: batches pulled from its durable consumer, every message acknowledged (the batch's
+// acknowledgement confirmed) once the receiver took them. Collectors sharing the output pull from the same consumer, so each
+// batch goes to one of them; a collector's death leaves its batch unacknowledged, redelivered after ack_wait.
+import type { Logger } from 'pino';
+import { ThreatcolError } from '../../errors.js';
+import type { StoredRecord } from '../../records/stored-record.js';
+import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
+import { parseRecordLine } from './nats-reader.js';
+import { ConsumerGoneError, type OutputPuller, type PulledMsg } from './output-pull.js';
+
+export interface NatsOutputFeedOptions {
+  name: string;
+  match?: (record: StoredRecord) => boolean;
+  /** A puller on the output's consumer, which exists (made again when it was deleted). */
+  puller: () => Promise<OutputPuller>;
+  /** The consumer was found gone: the next puller() makes it again. */
+  consumerGone: () => void;
+  /** The feed is closed: its puller's subscription can go. */
+  dispose: () => void;
+  /**
+   * Before each pull: counts records retention removed ahead of the consumer (JetStream skips them silently).
+   * Gets the highest stream sequence this feed was handed so far.
+   */
+  beforePull: (seenThrough: number) => Promise<void>;
+  /** After a batch's acks were confirmed: remembers its last record (for `outputs list`). */
+  onAcked: (last: RecordLine, seq: number) => Promise<void>;
+  /** The consumer's ack_wait: a held batch is marked in progress three times within it. */
+  ackWaitMs: number;
+  /** How long one confirmation may take. */
+  ackTimeoutMs: number;
+  logger: Logger;
+}
+
+/** How long one pull waits for a first record; then it is asked again (a lost request costs at most this). */
+const FIRST_WAIT_MS = 10_000;
+const RETRY_MS = 1000;
+const NOTE_WAIT_MS = 1000;
+const decoder = new TextDecoder();
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** The promise's value, or null as soon as `signal` aborts (NATS down must not hold a shutdown for its timeout). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** A stored record, or null for what is not one (skipped and counted, never handed to a receiver). */
+function toRecordLine(msg: PulledMsg): RecordLine | null {
+  const line = parseRecordLine(decoder.decode(msg.data));
+  const record = line?.record as Partial<StoredRecord> | null | undefined;
+  return line && typeof record === 'object' && record !== null && typeof record.id === 'string' ? line : null;
+}
+
+interface Held {
+  puller: OutputPuller;
+  msgs: PulledMsg[];
+  timer: NodeJS.Timeout;
+}
+
+export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed {
+  const { name, logger } = options;
+  let held: Held | null = null;
+  let closed = false;
+  let notRecords = 0;
+  let seenThrough = 0;
+
+  /** Stops marking a batch in progress; `handBack` naks it so it is delivered again at once. */
+  function release(handBack: boolean): void {
+    if (!held) return;
+    clearInterval(held.timer);
+    if (handBack) for (const msg of held.msgs) held.puller.nak(msg);
+    held = null;
+  }
+
+  /** The leading messages whose bodies fit in `room` bytes; the others are handed back for redelivery. */
+  function fit(puller: OutputPuller, msgs: PulledMsg[], room: number): PulledMsg[] {
+    let used = 0;
+    let count = 0;
+    while (count < msgs.length && used + (msgs[count] as PulledMsg).data.length <= room) {
+      used += (msgs[count] as PulledMsg).data.length;
+      count++;
+    }
+    for (const msg of msgs.slice(count)) puller.nak(msg);
+    return msgs.slice(0, count);
+  }
+
+  /** Sorts pulled messages: non-records and non-matching ones are acked as they pass; the rest is the batch. */
+  function sort(puller: OutputPuller, msgs: PulledMsg[]): OutputBatch | null {
+    const kept: PulledMsg[] = [];
+    const records: RecordLine[] = [];
+    for (const msg of msgs) {
+      const line = toRecordLine(msg);
+      if (!line) {
+        notRecords++;
+        // Counted each time, logged the first time and every thousandth: someone else's publisher can be busy.
+        if (notRecords % 1000 === 1) {
+          logger.warn(
+            { output: name, seq: msg.seq, skipped: notRecords },
+            'a message in the stream is not a record; skipped',
+          );
+        }
+        puller.ack(msg);
+      } else if (options.match && !options.match(line.record)) {
+        puller.ack(msg);
+      } else {
+        kept.push(msg);
+        records.push(line);
+      }
+    }
+    if (kept.length === 0) return null;
+    const timer = setInterval(
+      () => {
+        for (const msg of kept) puller.working(msg);
+      },
+      Math.max(100, Math.floor(options.ackWaitMs / 3)),
+    );
+    timer.unref();
+    const mine: Held = { puller, msgs: kept, timer };
+    held = mine;
+    let acked: Promise<void> | null = null;
+    return {
+      records,
+      ack() {
+        acked ??= (async () => {
+          try {
+            await puller.ackBatch(kept, options.ackTimeoutMs);
+          } catch (error) {
+            acked = null; // may be tried again; next() hands the batch back instead
+            throw new ThreatcolError(
+              'UNAVAILABLE',
+              `output ${name}: NATS did not confirm the acknowledgement: ${(error as Error).message}`,
+              { cause: error },
+            );
+          }
+          if (held === mine) release(false);
+          const last = kept.at(-1) as PulledMsg;
+          const noted = options.onAcked(records.at(-1) as RecordLine, last.seq).catch((error: Error) => {
+            logger.warn({ output: name, err: error.message }, 'cannot record the last acknowledged record');
+          });
+          // The position moved with the acks; the last id is for `outputs list`. Waited for briefly (so a list
+          // right after shows it), never for a whole bucket failover.
+          await Promise.race([noted, new Promise((resolve) => setTimeout(resolve, NOTE_WAIT_MS).unref())]);
+        })();
+        return acked;
+      },
+    };
+  }
+
+  const empty: OutputBatch = { records: [], ack: async () => {} };
+
+  return {
+    async next({ maxRecords, maxBytes, waitMs, signal }) {
+      // A batch not acknowledged (its receiver failed, or its ack did) goes back first: redelivered in order.
+      release(true);
+      while (!signal.aborted && !closed) {
+        try {
+          const puller = await unlessAborted(
+            options.puller().then(async (p) => {
+              await options.beforePull(seenThrough);
+              return p;
+            }),
+            signal,
+          );
+          if (!puller) break;
+          const asked = Date.now();
+          const first = await puller.pull({ batch: 1, expiresMs: FIRST_WAIT_MS, signal });
+          const head = first[0];
+          if (!head) {
+            // Ended early without a record (a leader change, too many waiting requests): not at full speed.
+            if (Date.now() - asked < RETRY_MS) await sleep(RETRY_MS / 4, signal);
+            continue;
+          }
+          const room = maxBytes - head.data.length;
+          // The server counts subjects and headers too: ask for the room scaled by the first message's
+          // overhead, then hand back (in order) what does not fit in line bytes.
+          const scaled = Math.ceil(
+            (room * (head.data.length + head.overhead)) / Math.max(1, head.data.length),
+          );
+          const more =
+            maxRecords > 1 && room > 0
+              ? await puller.pull({
+                  batch: maxRecords - 1,
+                  maxBytes: scaled,
+                  expiresMs: Math.max(0, waitMs),
+                  signal,
+                })
+              : [];
+          // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
+          const pulled = [head, ...fit(puller, more, room)].sort((x, y) => x.seq - y.seq);
+          seenThrough = Math.max(seenThrough, (pulled.at(-1) as PulledMsg).seq);
+          const batch = sort(puller, pulled);
+          if (batch) return batch;
+        } catch (error) {
+          if (error instanceof ConsumerGoneError) options.consumerGone();
+          logger.debug({ output: name, err: (error as Error).message }, 'output pull failed; retrying');
+          await sleep(RETRY_MS, signal);
+        }
+      }
+      return empty;
+    },
+    async close() {
+      closed = true;
+      release(true);
+      options.dispose();
+    },
+  };
+}

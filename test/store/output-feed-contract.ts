@@ -1,0 +1,191 @@
+// The output feed contract (DESIGN 13): what every backend's `Store.outputs` must show. Kept apart from
+// contract.ts so each backend's test file can run it once its outputs exist:
+//   outputFeedContract('nats', async (t) => ({ store, open, cleanup }));
+// The factory returns an open Store, `open()` for another Store on the same data (a restarted collector, the
+// CLI), and `cleanup()`; the suite opens the writer and closes what it opened.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { OutputFeed, RecordLine, Store } from '../../src/store/store.js';
+import { record } from './contract.js';
+
+export interface OutputStoreUnderTest {
+  store: Store;
+  open(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+export type OutputStoreFactory = (t: { after(fn: () => unknown): void }) => Promise<OutputStoreUnderTest>;
+
+const threats = (lines: readonly RecordLine[]) => lines.map((l) => l.record.threat);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One batch, failing the test rather than hanging when none comes. */
+export async function nextBatch(feed: OutputFeed, maxRecords = 100, maxBytes = 1 << 20, waitMs = 200) {
+  const signal = AbortSignal.timeout(20_000);
+  const batch = await feed.next({ maxRecords, maxBytes, waitMs, signal });
+  assert.ok(!signal.aborted, 'no batch within 20 s');
+  return batch;
+}
+
+async function setUp(t: { after(fn: () => unknown): void }, factory: OutputStoreFactory) {
+  const sut = await factory(t);
+  const closers: (() => Promise<void>)[] = [];
+  t.after(async () => {
+    for (const close of closers.reverse()) await close();
+    await sut.cleanup();
+  });
+  const log = await sut.store.openRecordLog();
+  closers.push(() => log.close());
+  const feedOf = async (
+    store: Store,
+    name: string,
+    startAt: 'now' | number = 0,
+    match?: Parameters<Store['outputs']['openFeed']>[0]['match'],
+  ) => {
+    const feed = await store.outputs.openFeed({ name, startAt, ...(match ? { match } : {}) });
+    closers.push(() => feed.close());
+    return feed;
+  };
+  const open = async () => {
+    const store = await sut.open();
+    closers.push(() => store.close());
+    return store;
+  };
+  const append = (names: string[], fields = {}) =>
+    log.append(names.map((threat) => record({ threat, ...fields })));
+  return { store: sut.store, log, feedOf, open, append };
+}
+
+export function outputFeedContract(backend: string, factory: OutputStoreFactory): void {
+  test(`${backend} outputs: batches in store order; an ack moves the position durably (a reopened store resumes after it)`, async (t) => {
+    const { store, feedOf, open, append } = await setUp(t, factory);
+    await append(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8']);
+    const feed = await feedOf(store, 'siem');
+    const first = await nextBatch(feed, 4);
+    assert.deepEqual(threats(first.records), ['a0', 'a1', 'a2', 'a3']);
+    assert.equal(first.records[0]?.line, JSON.stringify(first.records[0]?.record), 'the line as stored');
+    await first.ack();
+    await feed.close();
+
+    const again = await feedOf(await open(), 'siem');
+    const second = await nextBatch(again, 4);
+    assert.deepEqual(threats(second.records), ['a4', 'a5', 'a6', 'a7']);
+    await second.ack();
+    assert.deepEqual(threats((await nextBatch(again, 4)).records), ['a8']);
+  });
+
+  test(`${backend} outputs: a batch not acknowledged is handed over again (next feed, or the next call)`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    await append(['b0', 'b1', 'b2', 'b3']);
+    const feed = await feedOf(store, 'hook');
+    assert.deepEqual(threats((await nextBatch(feed, 2)).records), ['b0', 'b1']);
+    // The receiver failed: the forwarder asks again without acking.
+    const retried = await nextBatch(feed, 2);
+    assert.deepEqual(threats(retried.records), ['b0', 'b1']);
+    await feed.close();
+    const reopened = await feedOf(store, 'hook');
+    const batch = await nextBatch(reopened, 10);
+    assert.deepEqual(threats(batch.records), ['b0', 'b1', 'b2', 'b3']);
+  });
+
+  test(`${backend} outputs: a new output starting 'now' skips what was stored before`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    await append(['old0', 'old1']);
+    const feed = await feedOf(store, 'fresh', 'now');
+    await append(['new0', 'new1']);
+    assert.deepEqual(threats((await nextBatch(feed)).records), ['new0', 'new1']);
+  });
+
+  test(`${backend} outputs: non-matching records are passed (the position moves past them)`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    await append(['low0', 'low1'], { criticality: 1 });
+    await append(['high0'], { criticality: 4 });
+    await append(['low2'], { criticality: 2 });
+    await append(['high1'], { criticality: 4 });
+    const feed = await feedOf(store, 'oncall', 0, (r) => r.criticality >= 4);
+    const seen: string[] = [];
+    while (seen.length < 2) {
+      const batch = await nextBatch(feed);
+      seen.push(...threats(batch.records));
+      await batch.ack();
+    }
+    assert.deepEqual(seen, ['high0', 'high1']);
+    const [position] = await store.outputs.list();
+    assert.equal(position?.name, 'oncall');
+    assert.equal(position?.lagRecords, 0, 'passed records are not lag');
+  });
+
+  test(`${backend} outputs: a batch holds at most maxRecords and maxBytes (one record always fits)`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    await append(['c0', 'c1', 'c2', 'c3', 'c4'], { original: { pad: 'x'.repeat(300) } });
+    const feed = await feedOf(store, 'small');
+    const lineBytes = (await nextBatch(feed, 1)).records.map((l) => Buffer.byteLength(l.line));
+    const one = lineBytes[0] as number;
+    const batch = await nextBatch(feed, 100, one * 2 + 10);
+    assert.equal(batch.records.length, 2, 'two lines fit, three do not');
+    const tiny = await nextBatch(feed, 100, 10);
+    assert.equal(tiny.records.length, 1, 'a record larger than maxBytes still goes, alone');
+  });
+
+  test(`${backend} outputs: list shows lag in records and seconds, then the last acknowledged id`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    const feed = await feedOf(store, 'siem');
+    const { ids } = await append(['d0', 'd1', 'd2']);
+    await sleep(1100);
+    const [before] = await store.outputs.list();
+    assert.equal(before?.lagRecords, 3);
+    assert.ok((before?.lagSeconds ?? 0) >= 1, `lag ${before?.lagSeconds} s`);
+    assert.equal(before?.lastId, null);
+    const batch = await nextBatch(feed);
+    assert.equal(batch.records.length, 3);
+    await batch.ack();
+    const [after] = await store.outputs.list();
+    assert.deepEqual(
+      { lagRecords: after?.lagRecords, lagSeconds: after?.lagSeconds, lastId: after?.lastId },
+      { lagRecords: 0, lagSeconds: 0, lastId: ids[2] },
+    );
+    assert.notEqual(after?.position, before?.position);
+  });
+
+  test(`${backend} outputs: replay moves the position back to a time; forget deletes it`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    await append(['e0', 'e1']);
+    await sleep(100);
+    const since = Date.now();
+    await sleep(100);
+    await append(['e2', 'e3']);
+    let feed = await feedOf(store, 'siem');
+    const all = await nextBatch(feed);
+    assert.deepEqual(threats(all.records), ['e0', 'e1', 'e2', 'e3']);
+    await all.ack();
+    await feed.close();
+
+    await store.outputs.replay('siem', since);
+    feed = await feedOf(store, 'siem');
+    const replayed = await nextBatch(feed);
+    assert.deepEqual(threats(replayed.records), ['e2', 'e3']);
+    await replayed.ack();
+    await feed.close();
+
+    assert.equal(await store.outputs.forget('siem'), true);
+    assert.deepEqual(await store.outputs.list(), []);
+    assert.equal(await store.outputs.forget('siem'), false);
+  });
+
+  test(`${backend} outputs: next waits for a first record until its signal aborts (then an empty batch)`, async (t) => {
+    const { store, feedOf, append } = await setUp(t, factory);
+    const feed = await feedOf(store, 'idle', 'now');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const empty = await feed.next({
+      maxRecords: 10,
+      maxBytes: 1 << 20,
+      waitMs: 100,
+      signal: controller.signal,
+    });
+    assert.deepEqual(empty.records, []);
+    const pending = nextBatch(feed);
+    await append(['f0']);
+    assert.deepEqual(threats((await pending).records), ['f0']);
+  });
+}
