@@ -110,7 +110,8 @@ function renderSummary(s) {
   const top = (list) =>
     list.length === 0
       ? [[cell('none yet', 'muted'), cell('')]]
-      : list.map((e) => [cell(e.name, 'wrap'), cell(e.count, 'num')]);
+      : // Past a few hundred distinct names an hour the counts are estimates (docs/operations.md, Dashboard).
+        list.map((e) => [cell(e.name, 'wrap'), cell(s.topApproximate ? `≈${e.count}` : e.count, 'num')]);
   fillRows($('#top-threats tbody'), top(s.topThreats));
   fillRows($('#top-sources tbody'), top(s.topSources));
   $('#summary-note').textContent = s.complete
