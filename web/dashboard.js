@@ -89,7 +89,11 @@ function openFeed() {
     setConnection('live', 'live');
   });
   source.addEventListener('failure', () => setConnection('down', 'cannot read the records'));
-  source.addEventListener('error', () => setConnection('down', 'reconnecting…'));
+  source.addEventListener('error', () => {
+    setConnection('down', 'reconnecting…');
+    // A refused stream (DASHBOARD_BUSY: too many feeds) is not retried by the browser: try again later.
+    if (source.readyState === EventSource.CLOSED) setTimeout(openFeed, 5000);
+  });
 }
 
 function fillRows(tbody, rows) {

@@ -41,7 +41,7 @@ export function createLiveFeed(options: {
     const stopRun = () => runAbort.abort();
     abort.signal.addEventListener('abort', stopRun, { once: true });
     try {
-      const { cursor } = await options.reader.readRecent({ limit: 0 });
+      const { cursor } = await options.reader.readRecent({ limit: 0, signal: runAbort.signal });
       // Records received before this instant are counted by the scan, the rest by the follower: a record
       // in flight across the instant may be counted by neither or both, which a summary can afford.
       const splitIso = new Date(now()).toISOString();

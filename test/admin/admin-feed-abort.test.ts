@@ -1,0 +1,199 @@
+// Review finding F5 (issue 27): a dashboard feed's first read went on after its client hung up, and any number
+// ran at once. Against the real admin listener on a real store whose reads pass through counting FileOps:
+// a dropped feed stops reading, two first reads run at once, eight wait, the next feed gets 503 DASHBOARD_BUSY.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { type ClientRequest, type IncomingMessage, request } from 'node:http';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { pino } from 'pino';
+import { createAdminServer } from '../../src/admin/admin-server.js';
+import { FEED_READS_AT_ONCE, FEED_READS_WAITING } from '../../src/admin/dashboard-routes.js';
+import { createLiveFeed } from '../../src/admin/live-feed.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
+import { threatsDir, utcDay } from '../../src/store/files/segments.js';
+import { openStore } from '../../src/store/open-store.js';
+import { storedGenericRecord } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+
+/** Records of the last hour (the feed's look-back is 24 h): every one read by a filter that matches none. */
+function writeStore(dataDir: string, count: number): number {
+  mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
+  const now = Date.now();
+  const fd = openSync(join(threatsDir(dataDir), `${utcDay(now)}-000001.ndjson`), 'a', 0o640);
+  let bytes = 0;
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = new Date(now - 3_600_000 + Math.floor((i * 3_500_000) / count)).toISOString();
+    lines.push(JSON.stringify(storedGenericRecord({ received_at: at, threat: `SSH brute force ${i}` })));
+    if (lines.length === 5000 || i === count - 1) {
+      const text = `${lines.join('\n')}\n`;
+      writeSync(fd, text);
+      bytes += Buffer.byteLength(text);
+      lines.length = 0;
+    }
+  }
+  closeSync(fd);
+  return bytes;
+}
+
+/** Reads through FileOps, counted; while `held`, every read waits until `release()`. */
+function heldReads() {
+  let open = () => {};
+  let gate = Promise.resolve();
+  const s = {
+    bytes: 0,
+    openFds: 0,
+    maxOpenFds: 0,
+    blocked: 0,
+    hold() {
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+    },
+    release: () => open(),
+  };
+  const ops: FileOps = {
+    ...nodeFileOps,
+    open: async (path, flags, mode) => {
+      const fd = await nodeFileOps.open(path, flags, mode);
+      s.openFds++;
+      s.maxOpenFds = Math.max(s.maxOpenFds, s.openFds);
+      return fd;
+    },
+    read: async (fd, buffer, offset, length, position) => {
+      s.blocked++;
+      await gate;
+      s.blocked--;
+      const n = await nodeFileOps.read(fd, buffer, offset, length, position);
+      s.bytes += n;
+      return n;
+    },
+    close: async (fd) => {
+      await nodeFileOps.close(fd);
+      s.openFds--;
+    },
+  };
+  return { s, ops };
+}
+
+async function startAdmin(t: TestContext, dataDir: string, ops: FileOps) {
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
+  const logger = pino({ level: 'silent' });
+  // The feeds read through the counted store; the dashboard's own follower through another, uncounted.
+  const counted = await openStore(config, { dataDir, logger, fileOps: ops });
+  const plain = await openStore(config, { dataDir, logger });
+  const admin = createAdminServer({
+    address: { host: '127.0.0.1', port: 0, loopback: true },
+    token: null,
+    logger,
+    notReadyReasons: async () => [],
+    renderMetrics: async () => ({ contentType: 'text/plain', body: '' }),
+    store: counted,
+    feed: createLiveFeed({ reader: plain.reader, logger }),
+    defaultTimezone: 'UTC',
+  });
+  const serverSockets: Socket[] = [];
+  admin.server.on('connection', (socket: Socket) => serverSockets.push(socket));
+  const address = await admin.listen();
+  t.after(async () => {
+    await admin.close();
+    await counted.close();
+    await plain.close();
+  });
+  return { base: `http://127.0.0.1:${address.port}`, serverSockets };
+}
+
+interface Feed {
+  req: ClientRequest;
+  res: IncomingMessage;
+  text(): string;
+  waitFor(part: string): Promise<void>;
+}
+
+async function openFeed(url: string): Promise<Feed> {
+  const req = request(url, { agent: false });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let text = '';
+  const waiters: Array<() => void> = [];
+  res.setEncoding('utf8').on('data', (d: string) => {
+    text += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  res.on('error', () => {});
+  req.on('error', () => {});
+  return {
+    req,
+    res,
+    text: () => text,
+    async waitFor(part) {
+      const limit = Date.now() + 20_000;
+      while (!text.includes(part)) {
+        if (Date.now() > limit) throw new Error(`no ${JSON.stringify(part)} within 20 s in: ${text}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 1000).unref();
+        });
+      }
+    },
+  };
+}
+
+test('admin /api/feed: a feed whose client hangs up stops reading the store within a read', async (t) => {
+  const dataDir = makeTempDir(t);
+  const storeBytes = writeStore(dataDir, 20_000);
+  const { s, ops } = heldReads();
+  const { base, serverSockets } = await startAdmin(t, dataDir, ops);
+  s.hold();
+  const feed = await openFeed(`${base}/api/feed?sensor=nosuch`);
+  assert.equal(feed.res.statusCode, 200);
+  await until(() => s.blocked === 1, 20_000, 'the first read');
+  const serverSide = serverSockets[0] as Socket;
+  const closed = once(serverSide, 'close');
+  feed.req.destroy();
+  await closed;
+  await new Promise((resolve) => setImmediate(resolve));
+  const before = s.bytes;
+  s.release();
+  await until(() => s.openFds === 0, 20_000, 'the read to end');
+  const after = s.bytes - before;
+  t.diagnostic(`store ${storeBytes} bytes; read after the hang-up: ${after} bytes, in all ${s.bytes}`);
+  assert.ok(storeBytes > 8 * 1024 * 1024, `store of ${storeBytes} bytes`);
+  assert.ok(after <= 128 * 1024, `${after} bytes read after the client hung up`);
+});
+
+test('admin /api/feed: two first reads at once, eight more wait, the next feed gets 503 DASHBOARD_BUSY', async (t) => {
+  const dataDir = makeTempDir(t);
+  writeStore(dataDir, 2000);
+  const { s, ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  s.hold();
+  const feeds: Feed[] = [];
+  for (let i = 0; i < FEED_READS_AT_ONCE; i++)
+    feeds.push(await openFeed(`${base}/api/feed?sensor=nosuch${i}`));
+  await until(() => s.blocked === FEED_READS_AT_ONCE, 20_000, 'the first reads');
+  for (let i = 0; i < FEED_READS_WAITING; i++) {
+    const feed = await openFeed(`${base}/api/feed?sensor=waiting${i}`);
+    await feed.waitFor(': queued');
+    feeds.push(feed);
+  }
+  assert.equal(s.openFds, FEED_READS_AT_ONCE, 'reads started past the bound');
+  const refused = await openFeed(`${base}/api/feed`);
+  assert.equal(refused.res.statusCode, 503);
+  assert.equal(refused.res.headers['retry-after'], '5');
+  await once(refused.res, 'end');
+  assert.equal((JSON.parse(refused.text()) as { error: { code: string } }).error.code, 'DASHBOARD_BUSY');
+  s.release();
+  for (const feed of feeds) await feed.waitFor('event: ready');
+  assert.equal(s.maxOpenFds, FEED_READS_AT_ONCE, 'most reads open at once');
+  for (const feed of feeds) feed.req.destroy();
+});
