@@ -146,7 +146,7 @@ async function readRecent(
             ofDay.push({ line, record });
             return ++fromSegment >= need;
           },
-          () => budget <= 0,
+          (unvisited) => budget - unvisited <= 0,
         );
         if (!stopped || fromSegment >= need) tooOld = false;
       } finally {
@@ -178,21 +178,22 @@ async function completeEnd(handle: SegmentFile): Promise<number> {
 
 /**
  * Calls `visit` on each line before `end` with its length in bytes, newest first, until it returns true (then
- * returns true) or `exhausted` says the caller has read enough (then returns false).
+ * returns true) or `exhausted` says the caller has read enough (then returns false): it is told the bytes read
+ * but not yet visited too, so a region without a newline (a torn or hostile segment) cannot grow without bound.
  */
 async function scanBackward(
   handle: SegmentFile,
   end: number,
   signal: AbortSignal | undefined,
   visit: (line: string, bytes: number) => boolean,
-  exhausted: () => boolean = () => false,
+  exhausted: (unvisited: number) => boolean = () => false,
 ): Promise<boolean> {
   const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
   let position = end;
   let carry: Buffer = Buffer.alloc(0);
   while (position > 0) {
     signal?.throwIfAborted();
-    if (exhausted()) return false;
+    if (exhausted(carry.length)) return false;
     const start = Math.max(0, position - chunk.length);
     const bytesRead = await handle.read(chunk, position - start, start);
     position = start;
@@ -203,7 +204,7 @@ async function scanBackward(
     let nl = buf.lastIndexOf(NEWLINE, stop - 1);
     while (nl !== -1) {
       if (stop > nl + 1 && visit(buf.toString('utf8', nl + 1, stop), stop - nl)) return true;
-      if (exhausted()) return false;
+      if (exhausted(0)) return false;
       stop = nl;
       nl = stop > 0 ? buf.lastIndexOf(NEWLINE, stop - 1) : -1;
     }
