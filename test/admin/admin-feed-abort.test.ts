@@ -171,11 +171,11 @@ test('admin /api/feed: a feed whose client hangs up stops reading the store with
   assert.ok(after <= 128 * 1024, `${after} bytes read after the client hung up`);
 });
 
-test('admin /api/feed: two first reads at once, eight more wait, the next feed gets 503 DASHBOARD_BUSY', async (t) => {
+test('admin /api/feed: two first reads at once, eight more wait (a leaver gives up its place), the next gets 503 DASHBOARD_BUSY', async (t) => {
   const dataDir = makeTempDir(t);
   writeStore(dataDir, 2000);
   const { s, ops } = heldReads();
-  const { base } = await startAdmin(t, dataDir, ops);
+  const { base, serverSockets } = await startAdmin(t, dataDir, ops);
   s.hold();
   const feeds: Feed[] = [];
   for (let i = 0; i < FEED_READS_AT_ONCE; i++)
@@ -192,6 +192,17 @@ test('admin /api/feed: two first reads at once, eight more wait, the next feed g
   assert.equal(refused.res.headers['retry-after'], '5');
   await once(refused.res, 'end');
   assert.equal((JSON.parse(refused.text()) as { error: { code: string } }).error.code, 'DASHBOARD_BUSY');
+  // A feed that leaves while waiting gives its place to the next one.
+  const leaving = feeds.splice(FEED_READS_AT_ONCE, 1)[0] as Feed;
+  const port = leaving.req.socket?.localPort;
+  const serverSide = serverSockets.find((socket) => socket.remotePort === port) as Socket;
+  const closed = once(serverSide, 'close');
+  leaving.req.destroy();
+  await closed;
+  const next = await openFeed(`${base}/api/feed?sensor=next`);
+  assert.equal(next.res.statusCode, 200);
+  await next.waitFor(': queued');
+  feeds.push(next);
   s.release();
   for (const feed of feeds) await feed.waitFor('event: ready');
   assert.equal(s.maxOpenFds, FEED_READS_AT_ONCE, 'most reads open at once');
