@@ -5,8 +5,13 @@ import type { StoredRecord } from '../records/stored-record.js';
 import type { RecordReader } from '../store/store.js';
 import { RecentCounts } from './recent-counts.js';
 
-/** After the store could not be read (NATS down, a directory gone), the follower starts again after this. */
+/**
+ * After the store could not be read (NATS down, a directory gone), the follower starts again after this,
+ * doubled after each failure up to RETRY_MAX_MS: each start counts 24 hours again, so a store that fails the
+ * same way every time (one unreadable record) must not cost a day's scan every few seconds.
+ */
 const RETRY_MS = 5000;
+const RETRY_MAX_MS = 5 * 60_000;
 
 export type FeedListener = (records: StoredRecord[]) => void;
 
@@ -24,6 +29,8 @@ export function createLiveFeed(options: {
   logger: Logger;
   now?: () => number;
   pollIntervalMs?: number;
+  /** Runs `retry` after `ms` (tests take the delays without waiting for them). */
+  schedule?: (retry: () => void, ms: number) => void;
 }): LiveFeed {
   const now = options.now ?? Date.now;
   const counts = new RecentCounts(now);
@@ -31,6 +38,12 @@ export function createLiveFeed(options: {
   const abort = new AbortController();
   let warm = false;
   let started = false;
+  let failures = 0;
+  const schedule =
+    options.schedule ??
+    ((retry: () => void, ms: number) => {
+      setTimeout(retry, ms).unref();
+    });
 
   /** Counts the last 24 hours and follows new records, until stopped or until reading fails. */
   async function run(): Promise<void> {
@@ -67,6 +80,7 @@ export function createLiveFeed(options: {
         )
         .then(() => {
           warm = !runAbort.signal.aborted;
+          if (warm) failures = 0;
         });
       await Promise.all([following, scanning]);
     } finally {
@@ -90,13 +104,15 @@ export function createLiveFeed(options: {
       const attempt = () =>
         void run().catch((error: Error) => {
           if (abort.signal.aborted) return;
+          const retryMs = Math.min(RETRY_MS * 2 ** failures, RETRY_MAX_MS);
+          failures++;
           options.logger.error(
-            { err: error.message, retryMs: RETRY_MS },
+            { err: error.message, retryMs },
             'the dashboard cannot read the records; trying again',
           );
-          setTimeout(() => {
+          schedule(() => {
             if (!abort.signal.aborted) attempt();
-          }, RETRY_MS).unref();
+          }, retryMs);
         });
       attempt();
     },
