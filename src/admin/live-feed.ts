@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { RecordReader } from '../store/store.js';
-import { RecentCounts } from './recent-counts.js';
+import { RecentCounts, type RecentSummary } from './recent-counts.js';
 
 /**
  * After the store could not be read (NATS down, a directory gone), the follower starts again after this,
@@ -15,8 +15,16 @@ const RETRY_MAX_MS = 5 * 60_000;
 
 export type FeedListener = (records: StoredRecord[]) => void;
 
+/**
+ * A summary is computed at most once a second whatever the number of tabs or requests: its cost is bounded
+ * (recent-counts.ts) but not free, and the event loop it runs on is the sensors' too.
+ */
+const SUMMARY_TTL_MS = 1000;
+
 export interface LiveFeed {
   readonly counts: RecentCounts;
+  /** The counts' summary (the top 10), at most SUMMARY_TTL_MS old. */
+  summary(): RecentSummary;
   /** True once the last 24 hours were counted (the summary is partial before). */
   readonly warm: boolean;
   subscribe(listener: FeedListener): () => void;
@@ -39,6 +47,8 @@ export function createLiveFeed(options: {
   let warm = false;
   let started = false;
   let failures = 0;
+  let lastSummary: RecentSummary | null = null;
+  let lastSummaryAt = 0;
   const schedule =
     options.schedule ??
     ((retry: () => void, ms: number) => {
@@ -91,6 +101,14 @@ export function createLiveFeed(options: {
 
   return {
     counts,
+    summary() {
+      const at = now();
+      if (!lastSummary || at - lastSummaryAt >= SUMMARY_TTL_MS || at < lastSummaryAt) {
+        lastSummary = counts.summary(10);
+        lastSummaryAt = at;
+      }
+      return lastSummary;
+    },
     get warm() {
       return warm;
     },
