@@ -152,7 +152,11 @@ function sumAfter(buckets: Map<number, number[]>, from: number): number[] {
 /** A name as counted: cut to MAX_NAME_CHARS, marked with "…" when cut; not a string counts as "". */
 function nameOf(value: unknown): string {
   if (typeof value !== 'string') return '';
-  return value.length > MAX_NAME_CHARS ? `${value.slice(0, MAX_NAME_CHARS)}…` : value;
+  if (value.length <= MAX_NAME_CHARS) return value;
+  // Never half of a surrogate pair (an emoji) at the cut: the page would show a replacement character.
+  const last = value.charCodeAt(MAX_NAME_CHARS - 1);
+  const cut = last >= 0xd800 && last <= 0xdbff ? MAX_NAME_CHARS - 1 : MAX_NAME_CHARS;
+  return `${value.slice(0, cut)}…`;
 }
 
 /** The `n` largest counts summed over the hours' sketches, ties by name. */

@@ -123,3 +123,12 @@ function usedHeapAfterGc(): number {
   gc();
   return process.memoryUsage().heapUsed;
 }
+
+test('a long name is cut at 200 characters, never inside a surrogate pair', () => {
+  const counts = new RecentCounts(() => NOW);
+  const emoji = '\u{1F525}'; // two UTF-16 code units
+  counts.add(at(60_000, 1, `${'a'.repeat(MAX_NAME_CHARS - 1)}${emoji}tail`, '192.0.2.1'));
+  counts.add(at(60_000, 1, `${'b'.repeat(MAX_NAME_CHARS)}tail`, '192.0.2.1'));
+  const names = counts.summary().topThreats.map((e) => e.name);
+  assert.deepEqual(names.sort(), [`${'a'.repeat(MAX_NAME_CHARS - 1)}…`, `${'b'.repeat(MAX_NAME_CHARS)}…`]);
+});
