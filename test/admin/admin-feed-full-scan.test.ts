@@ -2,11 +2,13 @@
 // records matching its filter, so a filter that matches little (a quiet sensor, "critical only") read the
 // whole retained store, per tab, per filter change and per EventSource reconnect. The look-back is bounded by
 // time (24 h) and bytes (64 MiB, docs/operations.md): here a store of a day two days ago and a little of today,
-// and a feed whose filter matches nothing reads today's records and no more than the first chunk of the old day.
+// and a feed whose filter matches nothing reads today's records and no more than the first chunk of the old day;
+// then a day of records past the byte bound, of which such a feed reads no more than the bound.
 import assert from 'node:assert/strict';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { FEED_LOOKBACK_BYTES } from '../../src/admin/dashboard-routes.js';
 import { threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { heldReads, openFeed, startAdmin } from '../helpers/admin-feed.js';
 import { storedGenericRecord } from '../helpers/records.js';
@@ -61,4 +63,21 @@ test('admin /api/feed: a filter matching nothing reads back 24 hours, not the wh
   // Each feed: today's segment (its end found, then read back whole) and the old day's end and newest chunk.
   assert.ok(s.bytes <= 4 * (todayBytes + 4 * 64 * 1024), report);
   assert.ok(oldBytes > 10 * 1024 * 1024, report);
+});
+
+test('admin /api/feed: a filter matching nothing reads back no more than 64 MiB within the 24 hours', async (t) => {
+  const dataDir = makeTempDir(t);
+  mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
+  const now = Date.now();
+  const storeBytes = writeDay(dataDir, now, now - 23 * 3_600_000, 22 * 3_600_000, 160_000);
+  const { s, ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  const feed = await openFeed(`${base}/api/feed?sensor=quiet`);
+  await feed.waitFor('event: ready');
+  feed.req.destroy();
+  const report = `store: ${storeBytes} bytes in the last 23 hours; the feed read ${s.bytes} bytes`;
+  t.diagnostic(report);
+  assert.ok(storeBytes > FEED_LOOKBACK_BYTES + 8 * 1024 * 1024, report);
+  // The bound, plus the segment's end found, the chunk that crossed it and a chunk of slack.
+  assert.ok(s.bytes <= FEED_LOOKBACK_BYTES + 3 * 64 * 1024, report);
 });
