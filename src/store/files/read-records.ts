@@ -5,9 +5,15 @@ import { type DirWatch, watchDirs } from '../../watch-files.js';
 import { type FileOps, nodeFileOps } from '../file-ops.js';
 import { recordMatcher } from '../record-filter.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
-import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { scanRecords } from './scan-records.js';
+import {
+  completeEnd,
+  lineStartAtOrBefore,
+  openSegmentFile,
+  type SegmentFile,
+  scanBackward,
+} from './segment-file.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 export type { RecordLine } from '../store.js';
@@ -28,7 +34,6 @@ interface SeriesPosition {
   offset: number;
 }
 
-const BACKWARD_CHUNK = 64 * 1024;
 const FORWARD_CHUNK = 1024 * 1024;
 /**
  * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
@@ -38,13 +43,6 @@ export const ORDER_SLACK_MS = 5 * 60_000;
 const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
-
-/** An open segment, read through FileOps (tests count and hold reads). */
-interface SegmentFile {
-  read: ReadAt;
-  size(): Promise<number>;
-  close(): Promise<void>;
-}
 
 export function createFileRecordReader(dataDir: string, ops: FileOps = nodeFileOps): RecordReader {
   const dir = threatsDir(dataDir);
@@ -169,49 +167,6 @@ function newestOfEachSeries(segments: SegmentName[]): SegmentName[] {
 /** Records in id order (time-ordered UUIDv7); a stable sort, so one writer's order stays as written. */
 function byId(lines: RecordLine[]): RecordLine[] {
   return [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
-}
-
-/** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
-async function completeEnd(handle: SegmentFile): Promise<number> {
-  return lineStartBefore(handle.read, await handle.size());
-}
-
-/**
- * Calls `visit` on each line before `end` with its length in bytes, newest first, until it returns true (then
- * returns true) or `exhausted` says the caller has read enough (then returns false): it is told the bytes read
- * but not yet visited too, so a region without a newline (a torn or hostile segment) cannot grow without bound.
- */
-async function scanBackward(
-  handle: SegmentFile,
-  end: number,
-  signal: AbortSignal | undefined,
-  visit: (line: string, bytes: number) => boolean,
-  exhausted: (unvisited: number) => boolean = () => false,
-): Promise<boolean> {
-  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
-  let position = end;
-  let carry: Buffer = Buffer.alloc(0);
-  while (position > 0) {
-    signal?.throwIfAborted();
-    if (exhausted(carry.length)) return false;
-    const start = Math.max(0, position - chunk.length);
-    const bytesRead = await handle.read(chunk, position - start, start);
-    position = start;
-    let buf = Buffer.concat([chunk.subarray(0, bytesRead), carry]);
-    // The last byte is a newline (or the carry ends before one): cut lines off the end one by one.
-    let stop = buf.length;
-    if (buf[stop - 1] === NEWLINE) stop -= 1;
-    let nl = buf.lastIndexOf(NEWLINE, stop - 1);
-    while (nl !== -1) {
-      if (stop > nl + 1 && visit(buf.toString('utf8', nl + 1, stop), stop - nl)) return true;
-      if (exhausted(0)) return false;
-      stop = nl;
-      nl = stop > 0 ? buf.lastIndexOf(NEWLINE, stop - 1) : -1;
-    }
-    buf = buf.subarray(0, stop);
-    carry = Buffer.from(buf);
-  }
-  return carry.length > 0 && visit(carry.toString('utf8'), carry.length + 1);
 }
 
 function follow(
@@ -370,26 +325,6 @@ async function readForward(
   } finally {
     await handle.close();
   }
-}
-
-/** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
-function lineStartAtOrBefore(handle: SegmentFile, offset: number): Promise<number> {
-  return lineStartBefore(handle.read, offset);
-}
-
-async function openSegmentFile(ops: FileOps, path: string): Promise<SegmentFile | null> {
-  let fd: number;
-  try {
-    fd = await ops.open(path, 'r', 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  return {
-    read: (buffer, length, position) => ops.read(fd, buffer, 0, length, position),
-    size: () => ops.fstatSize(fd),
-    close: () => ops.close(fd),
-  };
 }
 
 function list(dir: string): SegmentName[] {
