@@ -60,6 +60,12 @@ export const CATALOGUE = {
     message: 'the collector cannot store records right now',
   },
   INTERNAL: { status: 500, exit: EXIT.SOFTWARE, message: 'internal error' },
+  // Admin listener only: the dashboard's feeds are at their bounds (docs/operations.md, Dashboard).
+  DASHBOARD_BUSY: {
+    status: 503,
+    exit: EXIT.UNAVAILABLE,
+    message: 'too many dashboard feeds are open or reading back records; try again shortly',
+  },
   // CLI-side codes (never sent over HTTP).
   USAGE: { status: 0, exit: EXIT.USAGE, message: 'invalid command line' },
   CONFIG_INVALID: { status: 0, exit: EXIT.CONFIG, message: 'the configuration is invalid' },

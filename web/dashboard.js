@@ -89,7 +89,11 @@ function openFeed() {
     setConnection('live', 'live');
   });
   source.addEventListener('failure', () => setConnection('down', 'cannot read the records'));
-  source.addEventListener('error', () => setConnection('down', 'reconnecting…'));
+  source.addEventListener('error', () => {
+    setConnection('down', 'reconnecting…');
+    // A refused stream (DASHBOARD_BUSY: too many feeds) is not retried by the browser: try again later.
+    if (source.readyState === EventSource.CLOSED) setTimeout(openFeed, 5000);
+  });
 }
 
 function fillRows(tbody, rows) {
@@ -110,7 +114,8 @@ function renderSummary(s) {
   const top = (list) =>
     list.length === 0
       ? [[cell('none yet', 'muted'), cell('')]]
-      : list.map((e) => [cell(e.name, 'wrap'), cell(e.count, 'num')]);
+      : // Past a few hundred distinct names an hour the counts are estimates (docs/operations.md, Dashboard).
+        list.map((e) => [cell(e.name, 'wrap'), cell(s.topApproximate ? `≈${e.count}` : e.count, 'num')]);
   fillRows($('#top-threats tbody'), top(s.topThreats));
   fillRows($('#top-sources tbody'), top(s.topSources));
   $('#summary-note').textContent = s.complete

@@ -108,7 +108,7 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         return;
       }
       case '/api/summary':
-        sendJson(res, 200, { ...deps.feed.counts.summary(10), complete: deps.feed.warm });
+        sendJson(res, 200, { ...deps.feed.summary(), complete: deps.feed.warm });
         return;
       case '/api/sensors':
         sendJson(res, 200, { sensors: await sensorRows(deps.store, deps.defaultTimezone) });

@@ -1,9 +1,11 @@
 // The dashboard's data: the live event stream of records (SSE), the rolling summary and the sensor table.
 // Only what an owner needs to see leaves here: never a key, a key hash or a record's raw `original`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorBody } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { RecordFilter, Store } from '../store/store.js';
 import type { LiveFeed } from './live-feed.js';
+import { ReadSlots } from './read-slots.js';
 
 export type DashboardStore = Pick<Store, 'reader' | 'stats' | 'registry'>;
 
@@ -63,7 +65,13 @@ export function feedFilter(query: URLSearchParams): RecordFilter {
 const openStreams = new WeakMap<LiveFeed, number>();
 const MAX_STREAMS = 16;
 const MAX_PENDING = 1000;
+/** A feed's first read looks back 24 h at most, and through 64 MiB of records at most (docs/operations.md). */
 const FEED_LOOKBACK_MS = 86_400_000;
+export const FEED_LOOKBACK_BYTES = 64 * 1024 * 1024;
+/** First reads at once per admin listener, and how many may wait for one; past that a feed gets 503. */
+export const FEED_READS_AT_ONCE = 2;
+export const FEED_READS_WAITING = 8;
+const readSlots = new WeakMap<LiveFeed, ReadSlots>();
 
 function matches(filter: RecordFilter, r: StoredRecord): boolean {
   return (
@@ -89,8 +97,22 @@ export async function serveFeed(
   // sensors' port needs.
   const streams = openStreams.get(feed) ?? 0;
   if (streams >= MAX_STREAMS) {
-    res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
-    res.end(`{"error":"too many open dashboard feeds (${MAX_STREAMS}); close a tab"}`);
+    busy(res, `too many open dashboard feeds (${MAX_STREAMS}); close a tab`);
+    return;
+  }
+  let slots = readSlots.get(feed);
+  if (!slots) {
+    slots = new ReadSlots(FEED_READS_AT_ONCE, FEED_READS_WAITING);
+    readSlots.set(feed, slots);
+  }
+  // A client that hangs up stops its read (a filter matching nothing would otherwise read on for seconds).
+  const hangUp = new AbortController();
+  const slot = slots.reserve(hangUp.signal);
+  if (!slot) {
+    busy(
+      res,
+      `too many dashboard feeds reading back records (${FEED_READS_AT_ONCE}, ${FEED_READS_WAITING} waiting)`,
+    );
     return;
   }
   openStreams.set(feed, streams + 1);
@@ -119,6 +141,7 @@ export async function serveFeed(
     open = false;
     clearInterval(heartbeat);
     unsubscribe();
+    hangUp.abort();
   };
   req.on('close', close);
   res.on('close', close);
@@ -128,11 +151,15 @@ export async function serveFeed(
     'X-Accel-Buffering': 'no',
   });
   res.write('retry: 2000\n\n');
+  if (slot.queued) res.write(': queued behind other feeds\n\n');
   try {
-    // Back 24 h at most: a filter that matches rarely must not read the whole store for each tab.
+    await slot.granted;
+    // Back 24 h and 64 MiB at most: a filter that matches rarely must not read the whole store for each tab.
     const { records } = await store.reader.readRecent({
       limit: INITIAL_RECORDS,
       filter: { ...filter, since: Date.now() - FEED_LOOKBACK_MS },
+      signal: hangUp.signal,
+      maxBytes: FEED_LOOKBACK_BYTES,
     });
     const initial = records.map((l) => l.record);
     const seen = new Set(initial.map((r) => r.id));
@@ -144,7 +171,14 @@ export async function serveFeed(
   } catch {
     pending = null;
     if (open) res.write('event: failure\ndata: {"message":"cannot read the records"}\n\n');
+  } finally {
+    slot.release();
   }
+}
+
+function busy(res: ServerResponse, message: string): void {
+  res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '5' });
+  res.end(`${errorBody('DASHBOARD_BUSY', message)}\n`);
 }
 
 export interface SensorRow {

@@ -3,15 +3,28 @@
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { RecordReader } from '../store/store.js';
-import { RecentCounts } from './recent-counts.js';
+import { RecentCounts, type RecentSummary } from './recent-counts.js';
 
-/** After the store could not be read (NATS down, a directory gone), the follower starts again after this. */
+/**
+ * After the store could not be read (NATS down, a directory gone), the follower starts again after this,
+ * doubled after each failure up to RETRY_MAX_MS: each start counts 24 hours again, so a store that fails the
+ * same way every time (one unreadable record) must not cost a day's scan every few seconds.
+ */
 const RETRY_MS = 5000;
+const RETRY_MAX_MS = 5 * 60_000;
 
 export type FeedListener = (records: StoredRecord[]) => void;
 
+/**
+ * A summary is computed at most once a second whatever the number of tabs or requests: its cost is bounded
+ * (recent-counts.ts) but not free, and the event loop it runs on is the sensors' too.
+ */
+const SUMMARY_TTL_MS = 1000;
+
 export interface LiveFeed {
   readonly counts: RecentCounts;
+  /** The counts' summary (the top 10), at most SUMMARY_TTL_MS old. */
+  summary(): RecentSummary;
   /** True once the last 24 hours were counted (the summary is partial before). */
   readonly warm: boolean;
   subscribe(listener: FeedListener): () => void;
@@ -24,6 +37,8 @@ export function createLiveFeed(options: {
   logger: Logger;
   now?: () => number;
   pollIntervalMs?: number;
+  /** Runs `retry` after `ms` (tests take the delays without waiting for them). */
+  schedule?: (retry: () => void, ms: number) => void;
 }): LiveFeed {
   const now = options.now ?? Date.now;
   const counts = new RecentCounts(now);
@@ -31,6 +46,14 @@ export function createLiveFeed(options: {
   const abort = new AbortController();
   let warm = false;
   let started = false;
+  let failures = 0;
+  let lastSummary: RecentSummary | null = null;
+  let lastSummaryAt = 0;
+  const schedule =
+    options.schedule ??
+    ((retry: () => void, ms: number) => {
+      setTimeout(retry, ms).unref();
+    });
 
   /** Counts the last 24 hours and follows new records, until stopped or until reading fails. */
   async function run(): Promise<void> {
@@ -41,7 +64,7 @@ export function createLiveFeed(options: {
     const stopRun = () => runAbort.abort();
     abort.signal.addEventListener('abort', stopRun, { once: true });
     try {
-      const { cursor } = await options.reader.readRecent({ limit: 0 });
+      const { cursor } = await options.reader.readRecent({ limit: 0, signal: runAbort.signal });
       // Records received before this instant are counted by the scan, the rest by the follower: a record
       // in flight across the instant may be counted by neither or both, which a summary can afford.
       const splitIso = new Date(now()).toISOString();
@@ -67,6 +90,7 @@ export function createLiveFeed(options: {
         )
         .then(() => {
           warm = !runAbort.signal.aborted;
+          if (warm) failures = 0;
         });
       await Promise.all([following, scanning]);
     } finally {
@@ -77,6 +101,14 @@ export function createLiveFeed(options: {
 
   return {
     counts,
+    summary() {
+      const at = now();
+      if (!lastSummary || at - lastSummaryAt >= SUMMARY_TTL_MS || at < lastSummaryAt) {
+        lastSummary = counts.summary(10);
+        lastSummaryAt = at;
+      }
+      return lastSummary;
+    },
     get warm() {
       return warm;
     },
@@ -90,13 +122,15 @@ export function createLiveFeed(options: {
       const attempt = () =>
         void run().catch((error: Error) => {
           if (abort.signal.aborted) return;
+          const retryMs = Math.min(RETRY_MS * 2 ** failures, RETRY_MAX_MS);
+          failures++;
           options.logger.error(
-            { err: error.message, retryMs: RETRY_MS },
+            { err: error.message, retryMs },
             'the dashboard cannot read the records; trying again',
           );
-          setTimeout(() => {
+          schedule(() => {
             if (!abort.signal.aborted) attempt();
-          }, RETRY_MS).unref();
+          }, retryMs);
         });
       attempt();
     },

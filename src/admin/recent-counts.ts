@@ -1,19 +1,24 @@
-// Rolling counts for the dashboard: records by criticality over the last hour and 24 hours, top threats and
-// top source addresses over 24 hours, kept in time buckets so a summary never rescans the store.
+// Rolling counts for the dashboard: records by criticality over the last hour and 24 hours (exact, in
+// fixed-size time buckets), top threats and top source addresses over 24 hours (one fixed-size top-K sketch
+// per hour), so a summary never rescans the store and no input can make them grow past a fixed size.
 import type { StoredRecord } from '../records/stored-record.js';
+import { type SketchEntry, SpaceSaving } from './space-saving.js';
 
 const MINUTE = 60_000;
 const TEN_MINUTES = 10 * MINUTE;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 const HOUR_BUCKETS = 60;
 const DAY_BUCKETS = 144;
-/** Distinct threats or sources kept per 10-minute bucket; the rest is counted under "(other)". */
-const MAX_KEYS_PER_BUCKET = 2000;
-export const OTHER = '(other)';
+const TOP_HOURS = 25;
+/** Names are counted by their first characters: a 4,096-character threat costs what a 200-character one does. */
+export const MAX_NAME_CHARS = 200;
+/** Distinct threats (and sources) an hour's sketch holds; past it the top lists are approximate. */
+export const TOP_CAPACITY = 256;
 
-interface DayBucket {
-  byCriticality: number[];
-  threats: Map<string, number>;
-  sources: Map<string, number>;
+interface HourTop {
+  threats: SpaceSaving;
+  sources: SpaceSaving;
 }
 
 export interface TopEntry {
@@ -28,100 +33,137 @@ export interface RecentSummary {
   lastDay: number[];
   topThreats: TopEntry[];
   topSources: TopEntry[];
+  /** True when an hour had more distinct names than its sketch holds: top counts may be off (docs/operations.md). */
+  topApproximate: boolean;
 }
 
 export class RecentCounts {
   private readonly minutes = new Map<number, number[]>();
-  private readonly tens = new Map<number, DayBucket>();
+  private readonly tens = new Map<number, number[]>();
+  private readonly hours = new Map<number, HourTop>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** O(1): a few map look-ups and one step of each sketch. */
   add(record: StoredRecord): void {
     const at = Date.parse(record.received_at);
     const now = this.now();
-    if (!(at > now - 24 * 3_600_000 - TEN_MINUTES)) return;
+    if (!(at > now - DAY - HOUR)) return;
     const c =
       Number.isInteger(record.criticality) && record.criticality >= 0 && record.criticality <= 4
         ? record.criticality
         : 0;
-    if (at > now - 3_600_000 - MINUTE) {
-      const m = Math.floor(at / MINUTE);
-      let counts = this.minutes.get(m);
-      if (!counts) {
-        counts = [0, 0, 0, 0, 0];
-        this.minutes.set(m, counts);
-        this.prune(now);
-      }
-      counts[c] = (counts[c] as number) + 1;
-    }
-    const t = Math.floor(at / TEN_MINUTES);
-    let bucket = this.tens.get(t);
-    if (!bucket) {
-      bucket = { byCriticality: [0, 0, 0, 0, 0], threats: new Map(), sources: new Map() };
-      this.tens.set(t, bucket);
+    if (at > now - HOUR - MINUTE) bump(this.bucket(this.minutes, Math.floor(at / MINUTE), now), c);
+    if (at > now - DAY - TEN_MINUTES) bump(this.bucket(this.tens, Math.floor(at / TEN_MINUTES), now), c);
+    const h = Math.floor(at / HOUR);
+    if (h < Math.floor((now - DAY) / HOUR)) return;
+    let top = this.hours.get(h);
+    if (!top) {
+      top = { threats: new SpaceSaving(TOP_CAPACITY), sources: new SpaceSaving(TOP_CAPACITY) };
+      this.hours.set(h, top);
       this.prune(now);
     }
-    bucket.byCriticality[c] = (bucket.byCriticality[c] as number) + 1;
-    bump(bucket.threats, typeof record.threat === 'string' ? record.threat : '');
-    bump(bucket.sources, typeof record.src_ip === 'string' ? record.src_ip : '');
+    top.threats.add(nameOf(record.threat));
+    top.sources.add(nameOf(record.src_ip));
   }
 
   /** Forgets everything (before counting the store again). */
   clear(): void {
     this.minutes.clear();
     this.tens.clear();
+    this.hours.clear();
   }
 
+  /** O(hours × TOP_CAPACITY), whatever was counted. */
   summary(top = 10): RecentSummary {
     const now = this.now();
     this.prune(now);
-    const lastHour = [0, 0, 0, 0, 0];
-    const fromMinute = Math.floor((now - 3_600_000) / MINUTE);
-    for (const [m, counts] of this.minutes) {
-      if (m > fromMinute)
-        for (let i = 0; i < 5; i++) lastHour[i] = (lastHour[i] as number) + (counts[i] as number);
-    }
-    const lastDay = [0, 0, 0, 0, 0];
-    const threats = new Map<string, number>();
-    const sources = new Map<string, number>();
-    const fromTen = Math.floor((now - 24 * 3_600_000) / TEN_MINUTES);
-    for (const [t, b] of this.tens) {
-      if (t <= fromTen) continue;
-      for (let i = 0; i < 5; i++) lastDay[i] = (lastDay[i] as number) + (b.byCriticality[i] as number);
-      for (const [k, n] of b.threats) threats.set(k, (threats.get(k) ?? 0) + n);
-      for (const [k, n] of b.sources) sources.set(k, (sources.get(k) ?? 0) + n);
-    }
+    const fromMinute = Math.floor((now - HOUR) / MINUTE);
+    const fromTen = Math.floor((now - DAY) / TEN_MINUTES);
+    // The top lists go by whole hours: the oldest hour may reach up to an hour further back than 24 h.
+    const fromHour = Math.floor((now - DAY) / HOUR);
+    const tops = [...this.hours].filter(([h]) => h >= fromHour).map(([, t]) => t);
     return {
       generatedAt: new Date(now).toISOString(),
-      lastHour,
-      lastDay,
-      topThreats: topOf(threats, top),
-      topSources: topOf(sources, top),
+      lastHour: sumAfter(this.minutes, fromMinute),
+      lastDay: sumAfter(this.tens, fromTen),
+      topThreats: topOf(
+        tops.map((t) => t.threats.entries()),
+        top,
+      ),
+      topSources: topOf(
+        tops.map((t) => t.sources.entries()),
+        top,
+      ),
+      topApproximate: tops.some((t) => t.threats.evicted || t.sources.evicted),
     };
   }
 
+  /** What the counts hold, for the bounds the tests check: names and their characters. */
+  retained(): { buckets: number; names: number; chars: number } {
+    let names = 0;
+    let chars = 0;
+    for (const t of this.hours.values()) {
+      for (const s of [t.threats, t.sources]) {
+        names += s.size.names;
+        chars += s.size.chars;
+      }
+    }
+    return { buckets: this.minutes.size + this.tens.size + this.hours.size, names, chars };
+  }
+
+  private bucket(map: Map<number, number[]>, key: number, now: number): number[] {
+    let counts = map.get(key);
+    if (!counts) {
+      counts = [0, 0, 0, 0, 0];
+      map.set(key, counts);
+      this.prune(now);
+    }
+    return counts;
+  }
+
   private prune(now: number): void {
-    const oldMinute = Math.floor((now - 3_600_000) / MINUTE) - 1;
+    const oldMinute = Math.floor((now - HOUR) / MINUTE) - 1;
     for (const m of this.minutes.keys()) if (m < oldMinute) this.minutes.delete(m);
-    const oldTen = Math.floor((now - 24 * 3_600_000) / TEN_MINUTES) - 1;
+    const oldTen = Math.floor((now - DAY) / TEN_MINUTES) - 1;
     for (const t of this.tens.keys()) if (t < oldTen) this.tens.delete(t);
-    // Bounded even if the clock jumps: never more buckets than the windows hold.
+    const oldHour = Math.floor((now - DAY) / HOUR);
+    for (const h of this.hours.keys()) if (h < oldHour) this.hours.delete(h);
+    // Bounded even if the clock jumps (or records come stamped in the future): never more buckets than the
+    // windows hold twice over.
     if (this.minutes.size > HOUR_BUCKETS * 2) this.minutes.clear();
     if (this.tens.size > DAY_BUCKETS * 2) this.tens.clear();
+    if (this.hours.size > TOP_HOURS * 2) this.hours.clear();
   }
 }
 
-function bump(map: Map<string, number>, key: string): void {
-  const n = map.get(key);
-  if (n !== undefined) map.set(key, n + 1);
-  else if (map.size < MAX_KEYS_PER_BUCKET) map.set(key, 1);
-  else map.set(OTHER, (map.get(OTHER) ?? 0) + 1);
+function bump(counts: number[], c: number): void {
+  counts[c] = (counts[c] as number) + 1;
 }
 
-/** The `n` largest counts, ties by name; "(other)" never takes a place in the list. */
-export function topOf(map: Map<string, number>, n: number): TopEntry[] {
-  return [...map]
-    .filter(([name]) => name !== OTHER)
+function sumAfter(buckets: Map<number, number[]>, from: number): number[] {
+  const sum = [0, 0, 0, 0, 0];
+  for (const [k, counts] of buckets) {
+    if (k > from) for (let i = 0; i < 5; i++) sum[i] = (sum[i] as number) + (counts[i] as number);
+  }
+  return sum;
+}
+
+/** A name as counted: cut to MAX_NAME_CHARS, marked with "…" when cut; not a string counts as "". */
+function nameOf(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  if (value.length <= MAX_NAME_CHARS) return value;
+  // Never half of a surrogate pair (an emoji) at the cut: the page would show a replacement character.
+  const last = value.charCodeAt(MAX_NAME_CHARS - 1);
+  const cut = last >= 0xd800 && last <= 0xdbff ? MAX_NAME_CHARS - 1 : MAX_NAME_CHARS;
+  return `${value.slice(0, cut)}…`;
+}
+
+/** The `n` largest counts summed over the hours' sketches, ties by name. */
+export function topOf(hours: SketchEntry[][], n: number): TopEntry[] {
+  const sums = new Map<string, number>();
+  for (const entries of hours) for (const e of entries) sums.set(e.name, (sums.get(e.name) ?? 0) + e.count);
+  return [...sums]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, n)
     .map(([name, count]) => ({ name, count }));

@@ -81,6 +81,13 @@ export interface ReadRecentOptions {
   filter?: RecordFilter;
   /** Extra predicate beyond `filter` (e.g. a CLI filter a backend cannot index). */
   match?: (record: StoredRecord) => boolean;
+  /** Stops the read (it rejects with the signal's reason) within a record of the abort. */
+  signal?: AbortSignal;
+  /**
+   * Looks back through at most this many bytes of stored records (plus one record), then returns what it
+   * found: a filter that matches little must not read the whole store.
+   */
+  maxBytes?: number;
 }
 
 export interface FollowOptions {

@@ -1,7 +1,10 @@
-// The dashboard's rolling counts: the last hour and the last 24 hours by criticality, top threats and sources.
+// The dashboard's rolling counts: the last hour and the last 24 hours by criticality, top threats and sources,
+// and the fixed bound on what they hold whatever the input (issue 27, F4).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RecentCounts } from '../../src/admin/recent-counts.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { MAX_NAME_CHARS, RecentCounts, TOP_CAPACITY } from '../../src/admin/recent-counts.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
@@ -29,4 +32,103 @@ test('counts by window, top lists by count then name, nothing older than 24 h', 
   const later = counts.summary();
   assert.deepEqual(later.lastHour, [0, 0, 0, 0, 0]);
   assert.deepEqual(later.lastDay, [0, 0, 0, 2, 1]);
+});
+
+test('500,000 distinct 4,096-character threats over 30 hours: what the counts hold stays within a fixed bound', (t) => {
+  let now = NOW;
+  const counts = new RecentCounts(() => now);
+  const long = 'x'.repeat(4096);
+  const heapBefore = usedHeapAfterGc();
+  let most = { buckets: 0, names: 0, chars: 0 };
+  for (let i = 0; i < 500_000; i++) {
+    now += 216; // 500,000 records over 30 hours: every hour's sketch overflows many times over
+    counts.add({
+      received_at: new Date(now).toISOString(),
+      criticality: i % 5,
+      threat: `${i} ${long}`.slice(0, 4096),
+      src_ip: `198.51.${(i >> 8) & 255}.${i & 255}`,
+    } as StoredRecord);
+    if (i % 10_000 === 0) {
+      const r = counts.retained();
+      most = {
+        buckets: Math.max(most.buckets, r.buckets),
+        names: Math.max(most.names, r.names),
+        chars: Math.max(most.chars, r.chars),
+      };
+    }
+  }
+  const end = counts.retained();
+  const heapGrowth = usedHeapAfterGc() - heapBefore;
+  t.diagnostic(
+    `held at most ${most.names} names, ${most.chars} characters; heap grew by ${heapGrowth} bytes`,
+  );
+  // 26 hours x 2 sketches x 256 names of at most 200 characters (+ "…"); minute, 10-minute and hour buckets.
+  const names = 26 * 2 * TOP_CAPACITY;
+  assert.ok(Math.max(most.names, end.names) <= names, `names ${most.names}`);
+  assert.ok(Math.max(most.chars, end.chars) <= names * (MAX_NAME_CHARS + 1), `chars ${most.chars}`);
+  assert.ok(Math.max(most.buckets, end.buckets) <= 62 + 146 + 26, `buckets ${most.buckets}`);
+  // Held names own their characters: a cut kept as a view of the 4,096-character original would show here.
+  assert.ok(heapGrowth < 16 * 1024 * 1024, `heap grew by ${heapGrowth} bytes`);
+  const s = counts.summary();
+  assert.equal(s.topThreats.length, 10);
+  assert.ok(s.topThreats.every((e) => e.name.length === MAX_NAME_CHARS + 1 && e.name.endsWith('…')));
+  assert.equal(s.topApproximate, true);
+});
+
+test('a heavy hitter among 200,000 distinct names is found, its count never under the truth; criticality counts stay exact', () => {
+  const now = NOW;
+  const counts = new RecentCounts(() => now);
+  const byCriticality = [0, 0, 0, 0, 0];
+  let heavy = 0;
+  const total = 200_000;
+  for (let i = 0; i < total; i++) {
+    const isHeavy = i % 50 === 7;
+    const criticality = (i * 7) % 5;
+    byCriticality[criticality] = (byCriticality[criticality] as number) + 1;
+    if (isHeavy) heavy++;
+    // All within the last 4 minutes: one hour's sketch, the last-hour and last-day counts.
+    counts.add(
+      at(
+        1 + (i % 3_000_000),
+        criticality,
+        isHeavy ? 'Ransomware' : `noise ${i}`,
+        isHeavy ? '192.0.2.66' : `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`,
+      ),
+    );
+  }
+  const s = counts.summary(3);
+  assert.deepEqual(s.lastHour, byCriticality);
+  assert.deepEqual(s.lastDay, byCriticality);
+  assert.equal(s.topThreats[0]?.name, 'Ransomware');
+  assert.equal(s.topSources[0]?.name, '192.0.2.66');
+  // Space-Saving: a held name's count is over the truth by at most total / capacity.
+  const count = s.topThreats[0]?.count ?? 0;
+  assert.ok(count >= heavy && count <= heavy + total / TOP_CAPACITY, `${count} vs ${heavy}`);
+  assert.equal(s.topApproximate, true);
+});
+
+test('below the sketch size the top lists are exact and say so', () => {
+  const counts = new RecentCounts(() => NOW);
+  for (let i = 0; i < 100; i++) counts.add(at(60_000, 2, `threat ${i % 10}`, '192.0.2.1'));
+  const s = counts.summary(10);
+  assert.equal(s.topApproximate, false);
+  assert.ok(s.topThreats.every((e) => e.count === 10));
+  assert.deepEqual(s.topSources, [{ name: '192.0.2.1', count: 100 }]);
+});
+
+function usedHeapAfterGc(): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+test('a long name is cut at 200 characters, never inside a surrogate pair', () => {
+  const counts = new RecentCounts(() => NOW);
+  const emoji = '\u{1F525}'; // two UTF-16 code units
+  counts.add(at(60_000, 1, `${'a'.repeat(MAX_NAME_CHARS - 1)}${emoji}tail`, '192.0.2.1'));
+  counts.add(at(60_000, 1, `${'b'.repeat(MAX_NAME_CHARS)}tail`, '192.0.2.1'));
+  const names = counts.summary().topThreats.map((e) => e.name);
+  assert.deepEqual(names.sort(), [`${'a'.repeat(MAX_NAME_CHARS - 1)}…`, `${'b'.repeat(MAX_NAME_CHARS)}…`]);
 });

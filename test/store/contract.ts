@@ -171,6 +171,54 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     assert.deepEqual(awaited.sort(), ['r1', 'r2', 'r3', 'r4', 'r5']);
   });
 
+  test(`${backend}: readRecent stops within a record of an abort, and looks back no further than maxBytes`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    await log.append(
+      Array.from({ length: 40 }, (_, i) => record({ threat: `t${String(i).padStart(2, '0')}` })),
+    );
+    const reader = (await open()).reader;
+    const all = (await reader.readRecent({ limit: 100 })).records;
+    assert.equal(all.length, 40);
+    let calls = 0;
+    const before = new AbortController();
+    before.abort();
+    await assert.rejects(reader.readRecent({ limit: 100, signal: before.signal, match: () => ++calls > 0 }), {
+      name: 'AbortError',
+    });
+    assert.equal(calls, 0, 'read after an abort before the start');
+    // The dashboard's reader aborts when its client hangs up: not one record more is read after it.
+    const during = new AbortController();
+    await assert.rejects(
+      reader.readRecent({
+        limit: 100,
+        signal: during.signal,
+        match: () => {
+          calls++;
+          during.abort();
+          return false;
+        },
+      }),
+      { name: 'AbortError' },
+    );
+    assert.equal(calls, 1, 'records read after the abort');
+    // A byte budget of five records: at most one record more is read, and only the newest are returned.
+    const lineBytes = Math.max(...all.map((l) => Buffer.byteLength(l.line) + 1));
+    let visited = 0;
+    const { records } = await reader.readRecent({
+      limit: 100,
+      maxBytes: 5 * lineBytes,
+      match: () => ++visited > 0,
+    });
+    assert.ok(visited <= 6, `${visited} records read for a budget of 5`);
+    const newest = threats(all.slice(-6));
+    assert.ok(
+      threats(records).every((name) => newest.includes(name)),
+      threats(records).join(),
+    );
+  });
+
   test(`${backend}: follow delivers new records in store order, filtered, from the cursor on`, async (t) => {
     const { sut, open } = await setUp(t, factory);
     const log = await sut.store.openRecordLog();

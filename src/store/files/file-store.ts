@@ -75,7 +75,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   return {
     backend: 'files',
     registry,
-    reader: createFileRecordReader(dataDir),
+    reader: createFileRecordReader(dataDir, deps.fileOps),
     stats,
     outputs,
 

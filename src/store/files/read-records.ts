@@ -1,13 +1,19 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
-import { type FileHandle, open } from 'node:fs/promises';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
+import { type FileOps, nodeFileOps } from '../file-ops.js';
 import { recordMatcher } from '../record-filter.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
-import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { scanRecords } from './scan-records.js';
+import {
+  completeEnd,
+  lineStartAtOrBefore,
+  openSegmentFile,
+  type SegmentFile,
+  scanBackward,
+} from './segment-file.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 export type { RecordLine } from '../store.js';
@@ -28,7 +34,6 @@ interface SeriesPosition {
   offset: number;
 }
 
-const BACKWARD_CHUNK = 64 * 1024;
 const FORWARD_CHUNK = 1024 * 1024;
 /**
  * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
@@ -39,17 +44,19 @@ const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
 
-export function createFileRecordReader(dataDir: string): RecordReader {
+export function createFileRecordReader(dataDir: string, ops: FileOps = nodeFileOps): RecordReader {
   const dir = threatsDir(dataDir);
+  const openSegment = (path: string) => openSegmentFile(ops, path);
   return {
     readRecent: (options) =>
-      readRecent(dir, options).then(
+      readRecent(dir, openSegment, options).then(
         ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
         (error: unknown) => {
+          if (options.signal?.aborted && error === options.signal.reason) throw error;
           throw unreadable(dir, error);
         },
       ),
-    follow: (from, options) => follow(dir, toFileCursor(from), options),
+    follow: (from, options) => follow(dir, openSegment, toFileCursor(from), options),
     scan: (since, visit, signal) =>
       scanRecords(dir, since, visit, signal).catch((error: unknown) => {
         throw unreadable(dir, error);
@@ -78,8 +85,11 @@ function toFileCursor(from: RecordCursor): FileCursor {
  */
 async function readRecent(
   dir: string,
+  openSegment: (path: string) => Promise<SegmentFile | null>,
   options: ReadRecentOptions,
 ): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
+  const { signal } = options;
+  signal?.throwIfAborted();
   const segments = list(dir);
   const series: Record<string, SeriesPosition> = {};
   const cursor: FileCursor = { file: null, offset: 0, series };
@@ -88,6 +98,7 @@ async function readRecent(
     const handle = await openSegment(segment.path);
     if (!handle) continue;
     try {
+      signal?.throwIfAborted();
       const end = await completeEnd(handle);
       ends.set(segment.file, end);
       series[seriesOf(segment)] = { file: segment.file, offset: end };
@@ -107,6 +118,7 @@ async function readRecent(
   const since = options.filter?.since;
   const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
   const days = [...new Set(segments.map((s) => s.day))].reverse();
+  let budget = options.maxBytes ?? Number.POSITIVE_INFINITY;
   for (const day of days) {
     const need = options.limit - found.length;
     const ofDay: RecordLine[] = [];
@@ -118,21 +130,29 @@ async function readRecent(
       try {
         const end = ends.get(segment.file) ?? (await completeEnd(handle));
         let fromSegment = 0;
-        const stopped = await scanBackward(handle, end, (line) => {
-          const record = parseLine(line);
-          if (!record) return false;
-          if (Date.parse(record.received_at) < oldest) return true;
-          if (!match(record)) return false;
-          ofDay.push({ line, record });
-          return ++fromSegment >= need;
-        });
+        const stopped = await scanBackward(
+          handle,
+          end,
+          signal,
+          (line, bytes) => {
+            signal?.throwIfAborted();
+            budget -= bytes;
+            const record = parseLine(line);
+            if (!record) return false;
+            if (Date.parse(record.received_at) < oldest) return true;
+            if (!match(record)) return false;
+            ofDay.push({ line, record });
+            return ++fromSegment >= need;
+          },
+          (unvisited) => budget - unvisited <= 0,
+        );
         if (!stopped || fromSegment >= need) tooOld = false;
       } finally {
         await handle.close();
       }
     }
     found.push(...byId(ofDay).slice(-need));
-    if (found.length >= options.limit || tooOld) break;
+    if (found.length >= options.limit || tooOld || budget <= 0) break;
   }
   return { records: byId(found), cursor };
 }
@@ -149,45 +169,12 @@ function byId(lines: RecordLine[]): RecordLine[] {
   return [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
 }
 
-/** Byte offset just after the last newline: a torn last line (being written, or left by a crash) is not read. */
-async function completeEnd(handle: FileHandle): Promise<number> {
-  return lineStartBefore(readerOf(handle), (await handle.stat()).size);
-}
-
-function readerOf(handle: FileHandle): ReadAt {
-  return async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead;
-}
-
-/** Calls `visit` on each line before `end`, newest first, until it returns true (then returns true). */
-async function scanBackward(
-  handle: FileHandle,
-  end: number,
-  visit: (line: string) => boolean,
-): Promise<boolean> {
-  const chunk = Buffer.allocUnsafe(BACKWARD_CHUNK);
-  let position = end;
-  let carry: Buffer = Buffer.alloc(0);
-  while (position > 0) {
-    const start = Math.max(0, position - chunk.length);
-    const { bytesRead } = await handle.read(chunk, 0, position - start, start);
-    position = start;
-    let buf = Buffer.concat([chunk.subarray(0, bytesRead), carry]);
-    // The last byte is a newline (or the carry ends before one): cut lines off the end one by one.
-    let stop = buf.length;
-    if (buf[stop - 1] === NEWLINE) stop -= 1;
-    let nl = buf.lastIndexOf(NEWLINE, stop - 1);
-    while (nl !== -1) {
-      if (stop > nl + 1 && visit(buf.toString('utf8', nl + 1, stop))) return true;
-      stop = nl;
-      nl = stop > 0 ? buf.lastIndexOf(NEWLINE, stop - 1) : -1;
-    }
-    buf = buf.subarray(0, stop);
-    carry = Buffer.from(buf);
-  }
-  return carry.length > 0 && visit(carry.toString('utf8'));
-}
-
-function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<void> {
+function follow(
+  dir: string,
+  openSegment: (path: string) => Promise<SegmentFile | null>,
+  from: FileCursor,
+  options: FollowOptions,
+): Promise<void> {
   const { signal } = options;
   const match = recordMatcher(options.filter, options.match);
   const emit = (batch: RecordLine[]) => {
@@ -255,11 +242,11 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
             positions.set(key, position);
           }
           const current = position.file;
-          const gone = !(await readForward(dir, position, signal, collect));
+          const gone = !(await readForward(openSegment, dir, position, signal, collect));
           const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
           if (!next) break;
           // The writer never returns to a segment once it opened a newer one: one more read drains it.
-          if (!gone) await readForward(dir, position, signal, collect);
+          if (!gone) await readForward(openSegment, dir, position, signal, collect);
           position = { file: next.file, offset: 0 };
           positions.set(key, position);
         }
@@ -292,6 +279,7 @@ function startPositions(from: FileCursor): Map<string, SeriesPosition> {
 
 /** Emits the complete lines after the position and advances it. False when the segment no longer exists. */
 async function readForward(
+  openSegment: (path: string) => Promise<SegmentFile | null>,
   dir: string,
   cursor: SeriesPosition,
   signal: AbortSignal,
@@ -300,7 +288,7 @@ async function readForward(
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
   try {
-    const size = (await handle.stat()).size;
+    const size = await handle.size();
     if (size < cursor.offset) cursor.offset = size;
     // The writer takes back a failed batch by truncating to a line boundary; if the file grew again past the
     // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
@@ -309,7 +297,7 @@ async function readForward(
     while (cursor.offset < size && !signal.aborted) {
       const length = Math.min(chunkSize, size - cursor.offset);
       const buf = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
+      const bytesRead = await handle.read(buf, length, cursor.offset);
       const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
       if (last === -1) {
         // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
@@ -336,20 +324,6 @@ async function readForward(
     return true;
   } finally {
     await handle.close();
-  }
-}
-
-/** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
-function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
-  return lineStartBefore(readerOf(handle), offset);
-}
-
-async function openSegment(path: string): Promise<FileHandle | null> {
-  try {
-    return await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
   }
 }
 

@@ -76,6 +76,8 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
         let got = 0;
         let done = false;
         for await (const msg of batch) {
+          // Aborted: the fetch ends here (its consumer is deleted below), not after the batch.
+          if (signal?.aborted) break;
           got++;
           if (msg.seq > lastSeq) done = true;
           else {
@@ -84,7 +86,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
           }
         }
         left -= got;
-        if (done || got === 0) break;
+        if (done || got === 0 || signal?.aborted) break;
       }
     } finally {
       await jsm.consumers.delete(options.stream, info.name).catch(() => {});
@@ -98,7 +100,8 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   }
 
   return {
-    async readRecent({ limit, filter, match }) {
+    async readRecent({ limit, filter, match, signal, maxBytes }) {
+      signal?.throwIfAborted();
       const { first, last } = await lastSeq();
       const cursor: RecordCursor = { backend: 'nats', seq: last };
       if (limit <= 0 || last === 0) return { records: [], cursor };
@@ -106,17 +109,44 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
       const found: RecordLine[] = [];
       let end = last;
       let size = Math.max(FIRST_WINDOW, limit);
+      let budget = maxBytes ?? Number.POSITIVE_INFINITY;
+      let read = 0;
+      let bytesRead = 0;
       // Walk back window by window (each twice the last) until enough matches or the stream's start.
-      while (found.length < limit && end >= first) {
+      while (found.length < limit && end >= first && budget > 0) {
+        // A window is read oldest first, so one cut short by the byte budget is dropped whole: sized from the
+        // records read so far, the windows end near the budget instead of past it.
+        if (read > 0 && Number.isFinite(budget)) {
+          size = Math.min(size, Math.max(1, Math.ceil(budget / (bytesRead / read))));
+        }
         const from = Math.max(first, end - size + 1);
+        const need = limit - found.length;
         const chunk: RecordLine[] = [];
         let oldestReceived = Number.POSITIVE_INFINITY;
-        await readRange(subject, { seq: from }, end, (msg) => {
-          const line = toLine(msg);
-          if (!line) return;
-          oldestReceived = Math.min(oldestReceived, Date.parse(line.record.received_at));
-          if (matches(line.record, filter) && (!match || match(line.record))) chunk.push(line);
-        });
+        const stop = new AbortController();
+        const windowSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+        await readRange(
+          subject,
+          { seq: from },
+          end,
+          (msg) => {
+            read++;
+            bytesRead += msg.data.length;
+            budget -= msg.data.length;
+            if (budget < 0) stop.abort();
+            const line = toLine(msg);
+            if (!line) return;
+            oldestReceived = Math.min(oldestReceived, Date.parse(line.record.received_at));
+            if (matches(line.record, filter) && (!match || match(line.record))) {
+              chunk.push(line);
+              // A window may be large: it keeps only the newest of what it still needs, not all it matched.
+              if (chunk.length >= 2 * need) chunk.splice(0, chunk.length - need);
+            }
+          },
+          windowSignal,
+        );
+        signal?.throwIfAborted();
+        if (stop.signal.aborted) break;
         found.unshift(...chunk);
         if (filter?.since !== undefined && oldestReceived < filter.since - ORDER_SLACK_MS) break;
         end = from - 1;
