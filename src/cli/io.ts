@@ -1,5 +1,5 @@
 // What a command may touch of the outside world, injected so tests can run commands in-process.
-import { safeJsonLine } from './format-record.js';
+import { cleanText, safeJsonLine } from './terminal-text.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -20,6 +20,11 @@ export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
   stream.write(`${safeJsonLine(JSON.stringify(value, null, 2))}\n`);
 }
 
+/**
+ * Every human-readable output: cleaned as a whole (cleanText), since most of it carries text from outside (a
+ * sensor's description, a server's answer, an error naming a stored value), one line feed at the end.
+ */
 export function write(stream: NodeJS.WritableStream, text: string): void {
-  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+  const safe = cleanText(text);
+  stream.write(safe.endsWith('\n') ? safe : `${safe}\n`);
 }

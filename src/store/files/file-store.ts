@@ -6,6 +6,7 @@ import type { Config } from '../../config/schema.js';
 import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
 import type { SensorRegistry } from '../registry.js';
+import { createSkippedRecords } from '../skipped-records.js';
 import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
 import { localDedupeIndex } from './dedupe/dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe/dedupe-rebuild.js';
@@ -56,11 +57,12 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   };
 
   const stats = new SensorStats(dataDir, now, () => ensureOwner());
+  const skipped = createSkippedRecords(logger);
 
   return {
     backend: 'files',
     registry,
-    reader: createFileRecordReader(dataDir),
+    reader: createFileRecordReader(dataDir, skipped),
     stats,
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
@@ -109,7 +111,9 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
       return fileStoreHealth(dataDir, config.store.minFreeBytes);
     },
 
-    async close() {},
+    async close() {
+      skipped.flush();
+    },
   };
 }
 

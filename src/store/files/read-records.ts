@@ -4,9 +4,10 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import { recordMatcher } from '../record-filter.js';
+import { type ParseStored, parseStoredRecord } from '../record-shape.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
 import { lineStartBefore, type ReadAt } from './line-boundary.js';
-import { parseLine } from './parse-line.js';
 import { scanRecords } from './scan-records.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
@@ -39,19 +40,24 @@ const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
 
-export function createFileRecordReader(dataDir: string): RecordReader {
+export function createFileRecordReader(dataDir: string, skipped?: SkippedRecords): RecordReader {
   const dir = threatsDir(dataDir);
+  const parse: ParseStored = (line, where) => {
+    const record = parseStoredRecord(line);
+    if (record === null) skipped?.note(where);
+    return record;
+  };
   return {
     readRecent: (options) =>
-      readRecent(dir, options).then(
+      readRecent(dir, options, parse).then(
         ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
         (error: unknown) => {
           throw unreadable(dir, error);
         },
       ),
-    follow: (from, options) => follow(dir, toFileCursor(from), options),
+    follow: (from, options) => follow(dir, toFileCursor(from), options, parse),
     scan: (since, visit, signal) =>
-      scanRecords(dir, since, visit, signal).catch((error: unknown) => {
+      scanRecords(dir, since, visit, signal, parse).catch((error: unknown) => {
         throw unreadable(dir, error);
       }),
   };
@@ -79,6 +85,7 @@ function toFileCursor(from: RecordCursor): FileCursor {
 async function readRecent(
   dir: string,
   options: ReadRecentOptions,
+  parse: ParseStored,
 ): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
   const segments = list(dir);
   const series: Record<string, SeriesPosition> = {};
@@ -119,7 +126,7 @@ async function readRecent(
         const end = ends.get(segment.file) ?? (await completeEnd(handle));
         let fromSegment = 0;
         const stopped = await scanBackward(handle, end, (line) => {
-          const record = parseLine(line);
+          const record = parse(line, segment.file);
           if (!record) return false;
           if (Date.parse(record.received_at) < oldest) return true;
           if (!match(record)) return false;
@@ -187,7 +194,7 @@ async function scanBackward(
   return carry.length > 0 && visit(carry.toString('utf8'));
 }
 
-function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<void> {
+function follow(dir: string, from: FileCursor, options: FollowOptions, parse: ParseStored): Promise<void> {
   const { signal } = options;
   const match = recordMatcher(options.filter, options.match);
   const emit = (batch: RecordLine[]) => {
@@ -255,11 +262,11 @@ function follow(dir: string, from: FileCursor, options: FollowOptions): Promise<
             positions.set(key, position);
           }
           const current = position.file;
-          const gone = !(await readForward(dir, position, signal, collect));
+          const gone = !(await readForward(dir, position, signal, collect, parse));
           const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
           if (!next) break;
           // The writer never returns to a segment once it opened a newer one: one more read drains it.
-          if (!gone) await readForward(dir, position, signal, collect);
+          if (!gone) await readForward(dir, position, signal, collect, parse);
           position = { file: next.file, offset: 0 };
           positions.set(key, position);
         }
@@ -296,6 +303,7 @@ async function readForward(
   cursor: SeriesPosition,
   signal: AbortSignal,
   onRecords: (records: RecordLine[]) => void | Promise<void>,
+  parse: ParseStored,
 ): Promise<boolean> {
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
@@ -325,7 +333,7 @@ async function readForward(
         const nl = buf.indexOf(NEWLINE, start);
         if (nl > start) {
           const line = buf.toString('utf8', start, nl);
-          const record = parseLine(line);
+          const record = parse(line, `${cursor.file}:${cursor.offset + start}`);
           if (record) batch.push({ line, record });
         }
         start = nl + 1;

@@ -9,6 +9,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { writeFileAtomic } from '../../data-dir/file-owner.js';
+import { createSkippedRecords } from '../skipped-records.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsReader } from './nats-reader.js';
@@ -99,8 +100,10 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       return id;
     },
   });
+  const skipped = createSkippedRecords(logger);
   const reader = createNatsReader({
     stream: nats.stream,
+    skipped,
     clients: async () => {
       await ensureRecordsStream();
       return getClients();
@@ -177,6 +180,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       }
     },
     async close() {
+      skipped.flush();
       await link.close();
     },
   };
