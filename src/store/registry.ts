@@ -41,7 +41,10 @@ export interface NewSensor {
 
 /** Read, watch and change sensors. Files are the embedded default; another backend implements the same. */
 export interface SensorRegistry {
+  /** The valid sensors (entries that are not are left out: see rejectedEntries()). */
   list(): Promise<Sensor[]>;
+  /** The entries that are not valid sensors, skipped by every reader, and why (for `check`). */
+  rejectedEntries(): Promise<RejectedEntry[]>;
   /** Adds a sensor with a fresh key; returns the sensor and the key (shown once, never stored). */
   add(sensor: NewSensor): Promise<{ sensor: Sensor; key: string }>;
   revoke(name: string): Promise<Sensor>;
@@ -65,6 +68,12 @@ export interface SensorRegistry {
   importSensor(sensor: Sensor, options: { overwrite: boolean }): Promise<SensorImport>;
   /** Calls `onChange` with the whole registry now and whenever it changes. */
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
+}
+
+/** A registry entry that is not a valid sensor: where it is (its name, key or position) and why. */
+export interface RejectedEntry {
+  entry: string;
+  reason: string;
 }
 
 /** What `importSensor` did. */

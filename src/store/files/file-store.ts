@@ -36,6 +36,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     owner: null,
     now,
     pollIntervalMs: config.registry.pollIntervalMs,
+    logger,
   });
   /** Changes go through a registry that knows the directory's owner, which exists only once created. */
   const writable = (): SensorRegistry =>
@@ -47,6 +48,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     });
   const registry: SensorRegistry = {
     list: () => files.list(),
+    rejectedEntries: () => files.rejectedEntries(),
     add: (sensor) => writable().add(sensor),
     revoke: (name) => writable().revoke(name),
     rotate: (name, graceMs) => writable().rotate(name, graceMs),

@@ -1,11 +1,13 @@
 // The sensor registry in a KV bucket (DESIGN 10): one key per sensor, value = the Sensor JSON (hashes only).
 // add is a create; changes are updates with the expected revision, re-applied on a conflict, never lost.
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { Logger } from 'pino';
 import { ThreatcolError } from '../../errors.js';
 import { generateKey, hashKey } from '../../keys.js';
 import {
   type NewSensor,
   type RegistryWatch,
+  type RejectedEntry,
   type Sensor,
   type SensorChanges,
   type SensorImport,
@@ -20,6 +22,7 @@ import {
   rotateSensor,
   sameSensor,
 } from '../sensor-changes.js';
+import { createRejectedReport, parseEntry, sensorProblem } from '../sensor-entries.js';
 import { decodeToken, encodeToken } from './names.js';
 
 export interface NatsRegistryOptions {
@@ -28,6 +31,27 @@ export interface NatsRegistryOptions {
   now?: () => number;
   /** Safety full re-read interval of watchers, besides the live KV watch (default 15 s). */
   rereadIntervalMs?: number;
+  /** Where entries that are not valid sensors are reported (at warn, once per distinct set). */
+  logger?: Logger;
+}
+
+/** A bucket value as a sensor, or why it is not one (anyone with write access to the bucket can put anything). */
+function sensorOf(entry: KvEntry): { sensor: Sensor } | { reason: string } {
+  const value = parseEntry(entry.string());
+  const reason = sensorProblem(value);
+  if (reason !== null) return { reason };
+  const sensor = value as Sensor;
+  // One key must not speak for another sensor (the watch and auth know a sensor by its key).
+  if (sensor.name !== decodeToken(entry.key)) return { reason: 'its name differs from its key' };
+  return { sensor };
+}
+
+/** REGISTRY_CORRUPT for a change asked of an entry that is not a valid sensor. */
+function invalidEntry(name: string, reason: string): ThreatcolError {
+  return new ThreatcolError(
+    'REGISTRY_CORRUPT',
+    `the registry entry of "${name}" is not a valid sensor (${reason}); remove it with: nats kv del <bucket> ${encodeToken(name)}`,
+  );
 }
 
 /** Conflicting writers are rare (two admins at once); this many re-reads resolve any realistic race. */
@@ -40,18 +64,28 @@ function isConflict(error: unknown): boolean {
 
 export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry {
   const now = options.now ?? Date.now;
+  const report = options.logger ? createRejectedReport(options.logger, 'NATS key-value bucket') : () => {};
 
-  async function list(): Promise<Sensor[]> {
+  /** Every entry of the bucket: the valid sensors, and the others with why (reported). */
+  async function readAll(): Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }> {
     const kv = await options.bucket();
     const names: string[] = [];
     for await (const key of await kv.keys()) names.push(key);
     const sensors: Sensor[] = [];
+    const rejected: RejectedEntry[] = [];
     for (const key of names) {
       const entry = await kv.get(key);
-      if (entry && entry.operation === 'PUT') sensors.push(entry.json<Sensor>());
+      if (entry?.operation !== 'PUT') continue;
+      const checked = sensorOf(entry);
+      if ('sensor' in checked) sensors.push(checked.sensor);
+      else rejected.push({ entry: key, reason: checked.reason });
     }
-    return sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+    report(rejected);
+    sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+    return { sensors, rejected };
   }
+
+  const list = async (): Promise<Sensor[]> => (await readAll()).sensors;
 
   /**
    * Writes over the named sensor's current value at its revision (`write` gets the bucket, key, value and
@@ -68,8 +102,10 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
       if (entry?.operation !== 'PUT') {
         throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
       }
+      const checked = sensorOf(entry);
+      if (!('sensor' in checked)) throw invalidEntry(name, checked.reason);
       try {
-        return await write(kv, key, entry.json<Sensor>(), entry.revision);
+        return await write(kv, key, checked.sensor, entry.revision);
       } catch (error) {
         if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
       }
@@ -88,6 +124,8 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
   return {
     list,
 
+    rejectedEntries: async () => (await readAll()).rejected,
+
     async add(input: NewSensor) {
       checkSensorName(input.name);
       const key = generateKey();
@@ -98,7 +136,12 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
       } catch (error) {
         if (!isConflict(error)) throw error;
         const existing = await kv.get(encodeToken(input.name));
-        if (existing?.operation === 'PUT') throw sensorExistsError(existing.json<Sensor>());
+        if (existing?.operation === 'PUT') {
+          const checked = sensorOf(existing);
+          throw 'sensor' in checked
+            ? sensorExistsError(checked.sensor)
+            : invalidEntry(input.name, checked.reason);
+        }
         throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
       }
       return { sensor, key };
@@ -146,7 +189,9 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
             else await kv.create(key, value);
             return 'created';
           }
-          if (sameSensor(entry.json<Sensor>(), sensor)) return 'unchanged';
+          const checked = sensorOf(entry);
+          // An entry that is not a valid sensor is another value: a conflict, replaced with --overwrite.
+          if ('sensor' in checked && sameSensor(checked.sensor, sensor)) return 'unchanged';
           if (!overwrite) return 'conflict';
           await kv.update(key, value, entry.revision);
           return 'overwritten';
@@ -157,7 +202,7 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     },
 
     watch(onChange, onError): RegistryWatch {
-      return watchRegistry(options, list, onChange, onError);
+      return watchRegistry(options, readAll, report, onChange, onError);
     },
   };
 }
@@ -168,12 +213,15 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
  */
 function watchRegistry(
   options: NatsRegistryOptions,
-  list: () => Promise<Sensor[]>,
+  readAll: () => Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }>,
+  report: (rejected: RejectedEntry[]) => void,
   onChange: (sensors: Sensor[]) => void,
   onError: (error: Error) => void,
 ): RegistryWatch {
   let stopped = false;
   let sensors = new Map<string, Sensor>();
+  /** Keys whose value is not a valid sensor, and why: left out of `sensors`, reported. */
+  let rejected = new Map<string, string>();
   let stopWatcher: (() => void) | null = null;
   let signature = '';
   let scheduled = false;
@@ -189,6 +237,7 @@ function watchRegistry(
   }
 
   function emit(): void {
+    report([...rejected].map(([entry, reason]) => ({ entry, reason })));
     const all = [...sensors.values()];
     const next = JSON.stringify(all);
     if (next === signature) return;
@@ -197,8 +246,9 @@ function watchRegistry(
   }
 
   async function reread(): Promise<void> {
-    const all = await list();
-    sensors = new Map(all.map((s) => [s.name, s]));
+    const all = await readAll();
+    sensors = new Map(all.sensors.map((s) => [s.name, s]));
+    rejected = new Map(all.rejected.map((r) => [r.entry, r.reason]));
     emit();
   }
 
@@ -212,8 +262,14 @@ function watchRegistry(
         if (stopped) watcher.stop();
         for await (const entry of watcher) {
           const name = decodeToken(entry.key);
-          if (entry.operation === 'PUT') sensors.set(name, entry.json<Sensor>());
-          else sensors.delete(name);
+          const checked = entry.operation === 'PUT' ? sensorOf(entry) : null;
+          rejected.delete(entry.key);
+          if (checked && 'sensor' in checked) sensors.set(name, checked.sensor);
+          else {
+            // A bad value replaces a good one: that sensor stops being accepted, and the entry is reported.
+            sensors.delete(name);
+            if (checked) rejected.set(entry.key, checked.reason);
+          }
           schedule();
         }
       } catch (error) {

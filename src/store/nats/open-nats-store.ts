@@ -90,6 +90,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
   let id: string | null = null;
   const registry = createNatsRegistry({
     bucket: bucket(nats.registryBucket, 5),
+    logger,
     ...(deps.now ? { now: deps.now } : {}),
   });
   const stats = createNatsStats({
