@@ -56,6 +56,7 @@ export function createFileRecordReader(dataDir: string, skipped?: SkippedRecords
         },
       ),
     follow: (from, options) => follow(dir, toFileCursor(from), options, parse),
+    skippedCount: () => skipped?.count ?? 0,
     scan: (since, visit, signal) =>
       scanRecords(dir, since, visit, signal, parse).catch((error: unknown) => {
         throw unreadable(dir, error);

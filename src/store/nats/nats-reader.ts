@@ -91,6 +91,8 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   }
 
   return {
+    skippedCount: () => options.skipped?.count ?? 0,
+
     async readRecent({ limit, filter, match }) {
       const { first, last } = await lastSeq();
       const cursor: RecordCursor = { backend: 'nats', seq: last };
