@@ -3,12 +3,13 @@
 // the second, and exit 0 without a single escape or bell byte on the terminal.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { recordSubject } from '../../src/store/nats/names.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnServe } from '../helpers/cli.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -95,4 +96,38 @@ test('NATS: messages that are not records are skipped and counted, escapes in fi
   const js = jetstream(nc);
   for (const line of hostileLines().lines) await js.publish(recordSubject('generic', 'fw1'), line);
   await readBack(env, dataDir);
+});
+
+/** The dashboard feed's first events: up to `ready` or `failure`. */
+function feedStart(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => {
+        text += d;
+        if (text.includes('event: ready') || text.includes('event: failure')) {
+          resolve(text);
+          req.destroy();
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('NATS: the dashboard feed skips messages that are not records instead of failing every tab', async (t) => {
+  const nats = await startNatsServer(t);
+  const dataDir = makeTempDir(t);
+  const env = { THREATCOL_STORE_BACKEND: 'nats', THREATCOL_NATS_SERVERS: nats.url };
+  const serve = await spawnServe(dataDir, [], { env });
+  t.after(() => serve.stop());
+  const nc = await connect({ servers: nats.url });
+  t.after(() => nc.close());
+  const js = jetstream(nc);
+  for (const line of hostileLines().lines) await js.publish(recordSubject('generic', 'fw1'), line);
+  const feed = await feedStart(`${serve.adminUrl}/api/feed`);
+  assert.match(feed, /event: ready/);
+  assert.doesNotMatch(feed, /event: failure/);
+  assert.match(feed, /SSH brute force/);
 });
