@@ -344,11 +344,23 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     await until('good2 revoked', () => latest.find((s) => s.name === 'good2')?.status === 'revoked');
     assert.notEqual(second.key, first.key);
     assert.deepEqual(errors, []);
-    // Re-issuing a name whose entry is broken replaces it with a valid sensor.
+    // Re-issuing a name whose entry is broken replaces it with a valid sensor (with a new key).
+    const reissued = await cli.registry.add({ name: 'badkeys' });
+    assert.equal(reissued.sensor.keys.length, 1);
+    assert.equal((await cli.registry.rejectedEntries()).length, 4);
+    await assert.rejects(
+      cli.registry.add({ name: 'badkeys' }),
+      (e: unknown) => (e as { code?: string }).code === 'SENSOR_EXISTS',
+    );
     const fixed = await cli.registry.importSensor({ ...valid, name: 'nokeys' }, { overwrite: true });
     assert.ok(fixed === 'created' || fixed === 'overwritten', fixed);
-    assert.deepEqual((await cli.registry.list()).map((s) => s.name).sort(), ['good1', 'good2', 'nokeys']);
-    assert.equal((await cli.registry.rejectedEntries()).length, 4);
+    assert.deepEqual((await cli.registry.list()).map((s) => s.name).sort(), [
+      'badkeys',
+      'good1',
+      'good2',
+      'nokeys',
+    ]);
+    assert.equal((await cli.registry.rejectedEntries()).length, 3);
   });
 
   test(`${backend}: importSensor stores a sensor as given; the same is unchanged, a different one a conflict unless overwritten`, async (t) => {

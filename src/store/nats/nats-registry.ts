@@ -50,7 +50,7 @@ function sensorOf(entry: KvEntry): { sensor: Sensor } | { reason: string } {
 function invalidEntry(name: string, reason: string): ThreatcolError {
   return new ThreatcolError(
     'REGISTRY_CORRUPT',
-    `the registry entry of "${name}" is not a valid sensor (${reason}); remove it with: nats kv del <bucket> ${encodeToken(name)}`,
+    `the registry entry of "${name}" is not a valid sensor (${reason}); issue the sensor again with: threatcol sensor add ${name}`,
   );
 }
 
@@ -128,23 +128,24 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
 
     async add(input: NewSensor) {
       checkSensorName(input.name);
-      const key = generateKey();
-      const sensor = newSensor(input, hashKey(key), new Date(now()).toISOString());
+      const apiKey = generateKey();
+      const sensor = newSensor(input, hashKey(apiKey), new Date(now()).toISOString());
       const kv = await options.bucket();
+      const key = encodeToken(input.name);
       try {
-        await kv.create(encodeToken(input.name), JSON.stringify(sensor));
+        await kv.create(key, JSON.stringify(sensor));
       } catch (error) {
         if (!isConflict(error)) throw error;
-        const existing = await kv.get(encodeToken(input.name));
-        if (existing?.operation === 'PUT') {
-          const checked = sensorOf(existing);
-          throw 'sensor' in checked
-            ? sensorExistsError(checked.sensor)
-            : invalidEntry(input.name, checked.reason);
+        const existing = await kv.get(key);
+        if (existing?.operation !== 'PUT') {
+          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
         }
-        throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
+        const checked = sensorOf(existing);
+        if ('sensor' in checked) throw sensorExistsError(checked.sensor);
+        // An entry that is no sensor holds the name: issuing it again replaces it (as the files registry does).
+        await kv.update(key, JSON.stringify(sensor), existing.revision);
       }
-      return { sensor, key };
+      return { sensor, key: apiKey };
     },
 
     revoke: (name: string) => update(name, (sensor) => revokeSensor(sensor, now())),
