@@ -1,19 +1,17 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import type { Logger } from 'pino';
 import lockfile from 'proper-lockfile';
 import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
-import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import type { Owner } from '../../data-dir/file-owner.js';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { generateKey, hashKey } from '../../keys.js';
 import { watchFiles } from '../../watch-files.js';
 import {
   type NewSensor,
   type RegistryData,
-  type RejectedEntry,
-  SENSOR_NAME_PATTERN,
   type Sensor,
   type SensorChanges,
   type SensorImport,
@@ -28,11 +26,10 @@ import {
   rotateSensor,
   sameSensor,
 } from '../sensor-changes.js';
-import { createRejectedReport, sensorProblem, sortEntries } from '../sensor-entries.js';
+import { createRejectedReport } from '../sensor-entries.js';
+import { RegistryFileAdapter } from './registry-file.js';
 
 export { REGISTRY_FILE };
-
-const REGISTRY_MODE = 0o600;
 
 export interface FileRegistryOptions {
   dataDir: string;
@@ -44,82 +41,11 @@ export interface FileRegistryOptions {
   logger?: Logger;
 }
 
-/**
- * A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. An
- * absent file reads as an empty registry, never as null: lowdb keeps its previous data on null, which in the
- * long-lived daemon would keep serving sensors of a registry that was removed. Entries that are not valid
- * sensors (a hand edit) are left out of what it reads and written back as they were, so nobody's change
- * silently deletes them; a valid sensor written under the same name replaces them.
- */
-class RegistryFileAdapter {
-  private invalid: unknown[] = [];
-  /** The entries of the last read that are not valid sensors, and why. */
-  rejected: RejectedEntry[] = [];
-
-  constructor(
-    private readonly path: string,
-    private readonly owner: Owner | null,
-    private readonly report: (rejected: RejectedEntry[]) => void,
-  ) {}
-
-  async read(): Promise<RegistryData> {
-    const raw = readRegistryFile(this.path)?.sensors ?? [];
-    const { sensors, rejected } = sortEntries(raw.map((value, i) => ({ entry: entryName(value, i), value })));
-    this.invalid = raw.filter((value) => sensorProblem(value) !== null);
-    this.rejected = rejected;
-    this.report(rejected);
-    return { version: 1, sensors };
-  }
-
-  async write(data: RegistryData): Promise<void> {
-    const names = new Set(data.sensors.map((s) => s.name));
-    const kept = this.invalid.filter(
-      (value) => !names.has((value as { name?: unknown } | null)?.name as string),
-    );
-    const sensors = [...data.sensors, ...kept];
-    writeFileAtomic(
-      this.path,
-      `${JSON.stringify({ version: 1, sensors }, null, 2)}\n`,
-      REGISTRY_MODE,
-      this.owner,
-    );
-  }
-}
-
-/** How a report names an entry: its name when it is a valid one (safe to print), else its position. */
-function entryName(value: unknown, index: number): string {
-  const name = (value as { name?: unknown } | null)?.name;
-  return typeof name === 'string' && SENSOR_NAME_PATTERN.test(name) ? name : `entry ${index + 1} of the file`;
-}
-
-function readRegistryFile(path: string): { version: 1; sensors: unknown[] } | null {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    if (isPermissionError(error)) throw permissionDenied(error, path, 'read');
-    throw new ThreatcolError('REGISTRY_CORRUPT', `cannot read ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  try {
-    const data = JSON.parse(text) as { version: 1; sensors: unknown[] };
-    if (data?.version !== 1 || !Array.isArray(data.sensors)) throw new Error('unexpected shape');
-    return data;
-  } catch (error) {
-    throw new ThreatcolError(
-      'REGISTRY_CORRUPT',
-      `${path} is not a valid sensor registry: ${(error as Error).message}`,
-    );
-  }
-}
-
 export function createFileRegistry(options: FileRegistryOptions): SensorRegistry {
   const path = join(options.dataDir, REGISTRY_FILE);
   const now = options.now ?? Date.now;
   const report = options.logger ? createRejectedReport(options.logger, path) : () => {};
-  /** Every read and write of the registry goes through lowdb with the adapter above. */
+  /** Every read and write of the registry goes through lowdb with the adapter of registry-file.ts. */
   const openAdapter = () => new RegistryFileAdapter(path, options.owner, report);
   const open = (adapter = openAdapter()) => new Low<RegistryData>(adapter, { version: 1, sensors: [] });
   const db = open();
