@@ -1,7 +1,7 @@
 // What counts as a stored record when reading one back: the one shape check both backends apply to every
 // line or message before a reader, a filter or a printer sees it (anything else is skipped and counted).
 import type { StoredRecord } from '../records/stored-record.js';
-import { SENSOR_NAME_PATTERN } from './registry.js';
+import { READABLE_SENSOR_NAME } from './registry.js';
 
 const ENDPOINTS = new Set(['firewall', 'generic']);
 
@@ -17,9 +17,10 @@ export function isStoredRecord(value: unknown): value is StoredRecord {
     typeof r.id === 'string' &&
     typeof r.received_at === 'string' &&
     !Number.isNaN(Date.parse(r.received_at)) &&
-    // A registry name (so also a valid NATS subject token once encoded): `store migrate` can copy every record.
+    // A name a registry may hold (never empty, so a valid NATS subject token once encoded: `store migrate` can
+    // copy every record that passes).
     typeof r.sensor === 'string' &&
-    SENSOR_NAME_PATTERN.test(r.sensor) &&
+    READABLE_SENSOR_NAME.test(r.sensor) &&
     typeof r.endpoint === 'string' &&
     ENDPOINTS.has(r.endpoint) &&
     Number.isInteger(r.criticality) &&

@@ -88,6 +88,13 @@ export interface RegistryWatch {
 export const SENSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
+ * What a registry entry or a stored record may carry as a sensor name: wider than what `sensor add` issues
+ * (a hand-edited registry may hold `sensor-é`, and its records are still read), but 1-64 characters and none
+ * of them a control, format (bidi) or line separator, so a name can never act on a terminal or be empty.
+ */
+export const READABLE_SENSOR_NAME = /^[^\p{C}\p{Zl}\p{Zp}]{1,64}$/u;
+
+/**
  * SENSOR_EXISTS for `sensor add`, saying the existing sensor's status and the command that helps (every
  * backend throws this one, so the operator reads the same advice whatever the store).
  */

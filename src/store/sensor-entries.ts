@@ -3,7 +3,7 @@
 // down every collector that reads it.
 import type { Logger } from 'pino';
 import { isValidTimezone } from '../config/load-config.js';
-import { type RejectedEntry, SENSOR_NAME_PATTERN, type Sensor } from './registry.js';
+import { READABLE_SENSOR_NAME, type RejectedEntry, type Sensor } from './registry.js';
 
 const NOT_JSON = Symbol('not JSON');
 
@@ -16,7 +16,7 @@ export function sensorProblem(value: unknown): string | null {
   if (value === NOT_JSON) return 'not JSON';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const s = value as Record<string, unknown>;
-  if (!isString(s.name) || !SENSOR_NAME_PATTERN.test(s.name)) return 'name is not a valid sensor name';
+  if (!isString(s.name) || !READABLE_SENSOR_NAME.test(s.name)) return 'name is not a valid sensor name';
   if (!isString(s.description)) return 'description is not a string';
   if (!isStringOrNull(s.timezone) || (s.timezone !== null && !isValidTimezone(s.timezone))) {
     return 'timezone is neither null nor an IANA time zone';

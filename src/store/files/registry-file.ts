@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
-import { type RegistryData, type RejectedEntry, SENSOR_NAME_PATTERN } from '../registry.js';
+import { READABLE_SENSOR_NAME, type RegistryData, type RejectedEntry } from '../registry.js';
 import { sensorProblem, sortEntries } from '../sensor-entries.js';
 
 const REGISTRY_MODE = 0o600;
@@ -53,7 +53,9 @@ export class RegistryFileAdapter {
 /** How a report names an entry: its name when it is a valid one (safe to print), else its position. */
 function entryName(value: unknown, index: number): string {
   const name = (value as { name?: unknown } | null)?.name;
-  return typeof name === 'string' && SENSOR_NAME_PATTERN.test(name) ? name : `entry ${index + 1} of the file`;
+  return typeof name === 'string' && READABLE_SENSOR_NAME.test(name)
+    ? name
+    : `entry ${index + 1} of the file`;
 }
 
 function readRegistryFile(path: string): { version: 1; sensors: unknown[] } | null {
