@@ -81,7 +81,11 @@ test('NATS TLS: with tls:// or nats.tls.required, a server offering no TLS never
     } else {
       assert.ok(!fake.received().includes('CONNECT'), `${c.name}: ${fake.received()}`);
       assert.ok(!fake.received().includes(PASSWORD), c.name);
-      assert.match(r.stderr, /server does not support 'tls'/, c.name);
+      assert.match(
+        r.stderr,
+        /server does not support 'tls', and TLS is required .*no credential was sent/,
+        c.name,
+      );
       assert.ok(!r.stderr.includes(PASSWORD), c.name);
     }
   }

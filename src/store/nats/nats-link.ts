@@ -102,7 +102,10 @@ export class NatsLink {
         void this.watchStatus(nc);
       },
       (error: Error) => {
-        this.lastError = error.message;
+        // The client's words for a server that offers no TLS when we require it: say why we require it.
+        this.lastError = /does not support 'tls'/.test(error.message)
+          ? `${error.message}, and TLS is required (a tls:// URL, nats.tls.ca, nats.tls.required, or credentials with a server that is not loopback): no credential was sent`
+          : error.message;
         const retry = setTimeout(() => this.attempt(opts), 500);
         retry.unref();
       },
