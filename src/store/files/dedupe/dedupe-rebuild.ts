@@ -73,7 +73,8 @@ function keyOf(line: string): { key: string; id: string; at: number } | null {
     return { key, id: fast[1] as string, at: Date.parse(fast[2] as string) };
   }
   const record = parseStoredRecord(line);
-  return record?.dedupe_key
+  // The shape check does not cover dedupe_key: a damaged line may hold anything there.
+  return typeof record?.dedupe_key === 'string' && record.dedupe_key !== ''
     ? { key: record.dedupe_key, id: record.id, at: Date.parse(record.received_at) }
     : null;
 }
