@@ -10,7 +10,7 @@ import { openStore, redactServer } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, parentCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
-import { type CliIo, write, writeJson } from './io.js';
+import { type CliIo, logStream, write, writeJson } from './io.js';
 
 interface MigrateOptions extends CommonOptions {
   to: 'nats';
@@ -48,7 +48,12 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
   const files = withBackend(loaded, 'files');
   existingDataDir(files, options, io);
   const nats = withBackend(loaded, 'nats').config;
-  const logger = createLogger({ level: 'warn', format: 'auto', stream: io.stderr, isTty: io.stderr.isTTY });
+  const logger = createLogger({
+    level: 'warn',
+    format: 'auto',
+    stream: logStream(io.stderr),
+    isTty: io.stderr.isTTY,
+  });
   const started = performance.now();
   const dryRun = options.dryRun === true;
   const copyOptions = {

@@ -21,6 +21,11 @@ export function cleanText(text: string): string {
   return text.split('\n').map(clean).join('\n');
 }
 
+/** C1 and bidi controls replaced: what JSON quoting (pino-pretty's too) leaves raw; C0 and ESC stay. */
+export function cleanC1(text: string): string {
+  return text.replace(UNSAFE_IN_JSON, '?');
+}
+
 /** A stored line for `--json`: C1 and bidi controls escaped (still valid JSON), so no terminal acts on them. */
 export function safeJsonLine(line: string): string {
   return line

@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { write } from '../../src/cli/io.js';
+import { logStream, write } from '../../src/cli/io.js';
 import { clean, cleanText, safeJsonLine } from '../../src/cli/terminal-text.js';
+import { createLogger } from '../../src/log.js';
+import { until } from '../helpers/until.js';
 
 const ACTIVE = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 const ACTIVE_BUT_LF = /(?!\n)[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
@@ -41,4 +43,18 @@ test('terminal text: safeJsonLine keeps the JSON value and drops raw CR and tab 
       assert.deepEqual(JSON.parse(safe), JSON.parse(line));
     }),
   );
+});
+
+test('terminal text: a command log on a terminal keeps its colours but loses C1 and bidi controls', async () => {
+  const out = new PassThrough() as PassThrough & { isTTY?: boolean };
+  out.isTTY = true;
+  let text = '';
+  out.on('data', (d: Buffer) => (text += d.toString()));
+  const logger = createLogger({ level: 'warn', format: 'auto', stream: logStream(out), isTty: true });
+  logger.warn({ reason: 'refused \u009b2J \u001b]0;EVIL\u0007 \u202eevil' }, 'NATS is unreachable');
+  await until(() => text.includes('NATS is unreachable'), 5000, 'the log line');
+  assert.ok(text.includes('\u001b['), 'colours stay');
+  assert.ok(!text.includes('\u0007'), 'the bell is quoted by pino-pretty');
+  assert.doesNotMatch(text, /[\u0080-\u009f\u202a-\u202e]/u);
+  assert.match(text, /refused \?2J/);
 });
