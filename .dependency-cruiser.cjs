@@ -11,7 +11,7 @@ const layers = [
   ['store', 'tls', 'json', 'metrics'],
   ['records', 'data-dir'],
   ['schemas', 'config'],
-  ['errors.ts', 'log.ts', 'keys.ts', 'watch-files.ts', 'address-group.ts'],
+  ['errors.ts', 'log.ts', 'keys.ts', 'watch-files.ts', 'address-group.ts', 'system-cas.ts'],
 ];
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -120,7 +120,9 @@ export function checkReady(loaded: LoadedConfig, timeoutMs = 3000): Promise<Chec
           }
           let reasons = '';
           try {
-            reasons = ((JSON.parse(body) as { reasons?: string[] }).reasons ?? []).join('; ');
+            // Whatever answers on the admin port: only a list is taken as the daemon's reasons.
+            const listed = (JSON.parse(body) as { reasons?: unknown } | null)?.reasons;
+            reasons = Array.isArray(listed) ? listed.map(String).join('; ') : body.trim().slice(0, 200);
           } catch {
             reasons = body.trim().slice(0, 200);
           }

@@ -6,6 +6,7 @@ import { checkDaemon, checkPort, checkReady, connectHost } from '../check/networ
 import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import type { Store } from '../store/store.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import { type CliIo, write, writeJson } from './io.js';
@@ -65,7 +66,7 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     const tls = checkTls(loaded, Date.now());
     results.push(...tls.results);
     results.push(...checkDataDir(loaded, uid));
-    results.push(await checkStore(loaded, io));
+    results.push(...(await checkStore(loaded, io)));
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
     // --no-daemon: whether threatcol itself holds the port, by the certificate it serves (no request made).
     const ownPort =
@@ -99,19 +100,47 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
   return 0;
 }
 
-/** The configured backend, as the daemon would find it (files: writable with room; NATS: reachable). */
-async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult> {
+/**
+ * The configured backend, as the daemon would find it (files: writable with room; NATS: reachable), and its
+ * sensor registry: entries that are not valid sensors are skipped by the daemon, named here.
+ */
+async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[]> {
   const backend = loaded.config.store.backend;
   try {
-    const health = await withStore(loaded, io, (store) =>
+    return await withStore(loaded, io, async (store) => {
       // A fresh connection: give it the time a request would have.
-      store.health({ waitMs: Math.min(loaded.config.nats.publishTimeoutMs, 5000) }),
-    );
-    return health.ok
-      ? { name: 'store', status: 'ok', message: `${backend} backend ready` }
-      : { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` };
+      const health = await store.health({ waitMs: Math.min(loaded.config.nats.publishTimeoutMs, 5000) });
+      if (!health.ok) {
+        return [
+          { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` },
+        ];
+      }
+      return [
+        { name: 'store', status: 'ok', message: `${backend} backend ready` },
+        await checkRegistry(store),
+      ];
+    });
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
-    return { name: 'store', status: 'fail', message: `${backend} backend: ${error.message}` };
+    return [{ name: 'store', status: 'fail', message: `${backend} backend: ${error.message}` }];
+  }
+}
+
+async function checkRegistry(store: Store): Promise<CheckResult> {
+  try {
+    const rejected = await store.registry.rejectedEntries();
+    if (rejected.length === 0)
+      return { name: 'registry', status: 'ok', message: 'every sensor entry is valid' };
+    return {
+      name: 'registry',
+      status: 'warn',
+      message: `${rejected.length} entr${rejected.length === 1 ? 'y is' : 'ies are'} not a valid sensor and skipped (the others work): ${rejected.map((r) => `${r.entry} (${r.reason})`).join(', ')}`,
+    };
+  } catch (error) {
+    if (!(error instanceof ThreatcolError)) throw error;
+    // Not readable by this user: the data directory's check says so already.
+    if (error.code === 'PERMISSION_DENIED')
+      return { name: 'registry', status: 'warn', message: error.message };
+    return { name: 'registry', status: 'fail', message: error.message };
   }
 }

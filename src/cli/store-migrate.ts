@@ -10,7 +10,7 @@ import { openStore, redactServer } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, parentCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
-import { type CliIo, write, writeJson } from './io.js';
+import { type CliIo, logStream, write, writeJson } from './io.js';
 
 interface MigrateOptions extends CommonOptions {
   to: 'nats';
@@ -48,7 +48,12 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
   const files = withBackend(loaded, 'files');
   existingDataDir(files, options, io);
   const nats = withBackend(loaded, 'nats').config;
-  const logger = createLogger({ level: 'warn', format: 'auto', stream: io.stderr, isTty: io.stderr.isTTY });
+  const logger = createLogger({
+    level: 'warn',
+    format: 'auto',
+    stream: logStream(io.stderr),
+    isTty: io.stderr.isTTY,
+  });
   const started = performance.now();
   const dryRun = options.dryRun === true;
   const copyOptions = {
@@ -72,7 +77,12 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
         stream: nats.nats.stream,
         registry_bucket: nats.nats.registryBucket,
       },
-      records: { read: records.read, copied: records.copied, already_present: records.alreadyPresent },
+      records: {
+        read: records.read,
+        copied: records.copied,
+        already_present: records.alreadyPresent,
+        not_records: records.notRecords,
+      },
       sensors: {
         copied: sensors.copied,
         already_present: sensors.alreadyPresent,
@@ -138,7 +148,7 @@ function progressPrinter(io: CliIo, now: () => number): (p: CopyProgress) => voi
 interface Summary {
   dry_run: boolean;
   target: { servers: string[]; stream: string };
-  records: { copied: number; already_present: number };
+  records: { copied: number; already_present: number; not_records: number };
   sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
   seconds: number;
 }
@@ -147,7 +157,8 @@ function summaryText(s: Summary): string {
   const verb = s.dry_run ? 'would copy' : 'copied';
   const lines = [
     `${s.dry_run ? 'Dry run, nothing stored: ' : ''}records ${s.records.copied} ${verb}, ` +
-      `${s.records.already_present} already present; sensors ${s.sensors.copied.length} ${verb}, ` +
+      `${s.records.already_present} already present` +
+      `${s.records.not_records > 0 ? `, ${s.records.not_records} skipped (not records: the log names the first)` : ''}; sensors ${s.sensors.copied.length} ${verb}, ` +
       `${s.sensors.already_present.length} already present, ${s.sensors.conflicting.length} conflicting` +
       `${s.sensors.overwritten.length > 0 ? `, ${s.sensors.overwritten.length} overwritten` : ''} ` +
       `(${s.seconds} s)`,

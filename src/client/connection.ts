@@ -1,8 +1,8 @@
 // How the client reaches a collector: an undici Pool whose TLS trust is the system CAs, a CA file, a pinned
 // SHA-256 certificate fingerprint, or nothing (--insecure).
-import { readFileSync } from 'node:fs';
-import { createSecureContext, rootCertificates, type TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { buildConnector, Pool } from 'undici';
+import { systemCas } from '../system-cas.js';
 import { normalizeFingerprint } from './fingerprint.js';
 
 export type Trust =
@@ -11,13 +11,6 @@ export type Trust =
   | { kind: 'ca'; pem: string; source?: string }
   | { kind: 'fingerprint'; sha256: string }
   | { kind: 'insecure' };
-
-/** Where Linux distributions keep the system CA bundle (Debian/Ubuntu/Alpine, Fedora/RHEL, openSUSE). */
-const SYSTEM_BUNDLES = [
-  '/etc/ssl/certs/ca-certificates.crt',
-  '/etc/pki/tls/certs/ca-bundle.crt',
-  '/etc/ssl/ca-bundle.pem',
-];
 
 export function createPool(origin: string, trust: Trust, connections: number): Pool {
   return new Pool(origin, {
@@ -68,22 +61,4 @@ class FingerprintMismatchError extends Error {
 
 function colonHex(hex: string): string {
   return hex.length === 64 ? (hex.toUpperCase().match(/../g)?.join(':') ?? hex) : hex;
-}
-
-let systemCache: string[] | null = null;
-
-/** Node's bundled roots plus the distribution's bundle (which holds locally added CAs). */
-function systemCas(): string[] {
-  if (systemCache) return systemCache;
-  const cas: string[] = [...rootCertificates];
-  for (const path of SYSTEM_BUNDLES) {
-    try {
-      cas.push(readFileSync(path, 'utf8'));
-      break;
-    } catch {
-      // Not this distribution's path.
-    }
-  }
-  systemCache = cas;
-  return cas;
 }

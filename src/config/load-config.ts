@@ -173,6 +173,8 @@ function parseEnvValue(value: string, schema: Leaf['schema']): unknown {
       .filter((item) => item !== '');
   }
   if (types.includes('integer')) return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  if (types.includes('boolean') && /^(true|false)$/i.test(value.trim()))
+    return value.trim().toLowerCase() === 'true';
   if (types.includes('object')) {
     try {
       return JSON.parse(value);

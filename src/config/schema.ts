@@ -48,6 +48,7 @@ export interface Config {
     credentialsFile: string | null;
     tls: {
       ca: string | null;
+      required: boolean | null;
     };
     stream: string;
     registryBucket: string;
@@ -301,7 +302,14 @@ export const configSchema = {
             ca: {
               type: ['string', 'null'],
               default: null,
-              description: 'PEM CA bundle to verify the NATS servers with; null: the system CAs',
+              description:
+                "PEM CA bundle to verify the NATS servers with (setting it requires TLS); null: the system CAs (Node's and /etc/ssl/certs), used whenever TLS is required",
+            },
+            required: {
+              type: ['boolean', 'null'],
+              default: null,
+              description:
+                'refuse a NATS server that offers no TLS, before any credential is sent; null: required when credentials are set and a server is not loopback. A tls:// server URL or nats.tls.ca requires it whatever this says',
             },
           },
           'TLS to the NATS servers',

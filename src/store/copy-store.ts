@@ -38,6 +38,8 @@ export interface RecordCopyResult {
   read: number;
   copied: number;
   alreadyPresent: number;
+  /** Source lines that are not stored records (record-shape.ts): skipped, neither copied nor counted as read. */
+  notRecords: number;
 }
 
 const DEFAULT_BATCH = 1000;
@@ -109,6 +111,7 @@ export async function copyRecords(
     progress.copied += records.length;
     report('records');
   };
+  const skippedBefore = source.reader.skippedCount();
   try {
     await source.reader.scan(
       0,
@@ -130,5 +133,5 @@ export async function copyRecords(
   } finally {
     await log?.close();
   }
-  return progress;
+  return { ...progress, notRecords: source.reader.skippedCount() - skippedBefore };
 }

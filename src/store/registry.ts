@@ -41,7 +41,10 @@ export interface NewSensor {
 
 /** Read, watch and change sensors. Files are the embedded default; another backend implements the same. */
 export interface SensorRegistry {
+  /** The valid sensors (entries that are not are left out: see rejectedEntries()). */
   list(): Promise<Sensor[]>;
+  /** The entries that are not valid sensors, skipped by every reader, and why (for `check`). */
+  rejectedEntries(): Promise<RejectedEntry[]>;
   /** Adds a sensor with a fresh key; returns the sensor and the key (shown once, never stored). */
   add(sensor: NewSensor): Promise<{ sensor: Sensor; key: string }>;
   revoke(name: string): Promise<Sensor>;
@@ -67,6 +70,12 @@ export interface SensorRegistry {
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
 }
 
+/** A registry entry that is not a valid sensor: where it is (its name, key or position) and why. */
+export interface RejectedEntry {
+  entry: string;
+  reason: string;
+}
+
 /** What `importSensor` did. */
 export type SensorImport = 'created' | 'unchanged' | 'conflict' | 'overwritten';
 
@@ -77,6 +86,13 @@ export interface RegistryWatch {
 }
 
 export const SENSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * What a registry entry or a stored record may carry as a sensor name: wider than what `sensor add` issues
+ * (a hand-edited registry may hold `sensor-é`, and its records are still read), but 1-64 characters and none
+ * of them a control, format (bidi) or line separator, so a name can never act on a terminal or be empty.
+ */
+export const READABLE_SENSOR_NAME = /^[^\p{C}\p{Zl}\p{Zp}]{1,64}$/u;
 
 /**
  * SENSOR_EXISTS for `sensor add`, saying the existing sensor's status and the command that helps (every

@@ -111,6 +111,8 @@ export interface RecordReader {
    * returns a promise is awaited before the next record (backpressure). Resolves when done.
    */
   scan(since: number, visit: (record: StoredRecord) => unknown, signal?: AbortSignal): Promise<void>;
+  /** Lines or messages this reader has skipped so far because they are not stored records (record-shape.ts). */
+  skippedCount(): number;
 }
 
 export interface SensorActivity {

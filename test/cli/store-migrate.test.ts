@@ -3,7 +3,7 @@
 // on NATS, re-runs and an interrupted run store nothing twice, --dry-run stores nothing.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -24,7 +24,7 @@ import { record } from '../store/contract.js';
 
 interface Summary {
   dry_run: boolean;
-  records: { read: number; copied: number; already_present: number };
+  records: { read: number; copied: number; already_present: number; not_records: number };
   sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
 }
 
@@ -118,7 +118,12 @@ test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sens
   assert.equal(dry.code, 0, dry.stderr);
   const drySummary = JSON.parse(dry.stdout) as Summary;
   assert.equal(drySummary.dry_run, true);
-  assert.deepEqual(drySummary.records, { read: lines.length, copied: lines.length, already_present: 0 });
+  assert.deepEqual(drySummary.records, {
+    read: lines.length,
+    copied: lines.length,
+    already_present: 0,
+    not_records: 0,
+  });
   assert.equal(drySummary.sensors.copied.length, 3);
   assert.equal(await streamCount(), 0);
   assert.equal((await kvSensors()).size, 0);
@@ -135,7 +140,12 @@ test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sens
   const first = await migrate();
   assert.equal(first.code, 0, first.stderr);
   const summary = JSON.parse(first.stdout) as Summary;
-  assert.deepEqual(summary.records, { read: lines.length, copied: lines.length - 30, already_present: 30 });
+  assert.deepEqual(summary.records, {
+    read: lines.length,
+    copied: lines.length - 30,
+    already_present: 30,
+    not_records: 0,
+  });
   assert.deepEqual([...summary.sensors.copied].sort(), ['fw-active', 'fw.gone', 'gen-rotating']);
   assert.deepEqual(summary.sensors.conflicting, []);
 
@@ -165,7 +175,12 @@ test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sens
   const again = await migrate();
   assert.equal(again.code, 0, again.stderr);
   const againSummary = JSON.parse(again.stdout) as Summary;
-  assert.deepEqual(againSummary.records, { read: lines.length, copied: 0, already_present: lines.length });
+  assert.deepEqual(againSummary.records, {
+    read: lines.length,
+    copied: 0,
+    already_present: lines.length,
+    not_records: 0,
+  });
   assert.equal(againSummary.sensors.already_present.length, 3);
   assert.equal(await streamCount(), lines.length);
 
@@ -309,4 +324,43 @@ test('store migrate killed (-9) midway, then run again: every record in the stre
     .map((l) => (JSON.parse(l) as { threat: string }).threat);
   assert.equal(new Set(threats).size, total);
   assert.equal(threats.length, total);
+});
+
+test('store migrate: lines that are not records (null, no sensor name, an endpoint no subject can hold) are skipped and counted, the rest copied', async (t) => {
+  const dataDir = makeTempDir(t);
+  mkdirSync(join(dataDir, 'threats'), { recursive: true });
+  const good = [record({ threat: 'a' }), record({ threat: 'b', endpoint: 'firewall' })];
+  const bad = [
+    'null',
+    '{}',
+    JSON.stringify(record({ threat: 'no sensor', sensor: '' })),
+    JSON.stringify(record({ threat: 'bad endpoint', endpoint: 'generic.x' as 'generic' })),
+    JSON.stringify(record({ threat: 'sensor with escapes', sensor: 'fw\u001b[2J' })),
+  ];
+  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+  const lines = [JSON.stringify(good[0]), ...bad, JSON.stringify(good[1])];
+  writeFileSync(join(dataDir, 'threats', `${day}-000001.ndjson`), `${lines.join('\n')}\n`);
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+
+  const migrate = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json'], {
+    env,
+  });
+  assert.equal(migrate.code, 0, migrate.stderr);
+  const summary = JSON.parse(migrate.stdout) as Summary;
+  assert.deepEqual(summary.records, { read: 2, copied: 2, already_present: 0, not_records: bad.length });
+  assert.match(migrate.stderr, /not a threatcol record was skipped/);
+  const text = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir], { env });
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, new RegExp(`2 already present, ${bad.length} skipped \\(not records`));
+  const tail = await runCli(['threats', 'tail', '--json', '--no-follow', '--data-dir', dataDir], {
+    env: { ...env, THREATCOL_STORE_BACKEND: 'nats' },
+  });
+  assert.deepEqual(
+    tail.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { threat: string }).threat),
+    ['a', 'b'],
+  );
 });

@@ -72,6 +72,7 @@ test('a healthy installation with a running daemon passes every check, in text a
     modes: 'ok',
     'free space': 'ok',
     store: 'ok',
+    registry: 'ok',
     port: 'ok',
     daemon: 'ok',
     ready: 'ok',

@@ -10,6 +10,8 @@
 //                be async: a backend may need to stop and start a server, and wait until it is back); without
 //                it the all-or-nothing case is skipped with a reason (a backend may have no fault hook)
 //   cleanup()    stops everything the factory started (also registered with t.after by the suite)
+//   putRegistryEntry(name, value)  writes one registry entry as an outside hand would, bypassing every check
+//                (files: appended to sensors.json's list; NATS: the sensor's key in the bucket, value as JSON)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Config } from '../../src/config/schema.js';
@@ -24,6 +26,7 @@ export interface StoreUnderTest {
   open(): Promise<Store>;
   failWrites?: () => (() => void | Promise<void>) | Promise<() => void | Promise<void>>;
   cleanup(): Promise<void>;
+  putRegistryEntry(name: string, value: unknown): Promise<void>;
 }
 
 export type StoreFactory = (
@@ -331,6 +334,81 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       [['fw1', 'revoked']],
     );
     assert.deepEqual(errors, []);
+  });
+
+  test(`${backend}: registry entries that are not sensors are skipped and named; the others keep working`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const cli = await open();
+    const first = await cli.registry.add({ name: 'good1' });
+    let latest: Sensor[] = [];
+    let changed: () => void = () => {};
+    const errors: Error[] = [];
+    const watch = sut.store.registry.watch(
+      (sensors) => {
+        latest = sensors;
+        changed();
+      },
+      (error) => errors.push(error),
+    );
+    t.after(() => watch.stop());
+    const until = (what: string, holds: (names: string[]) => boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${what}: not seen by the watcher`)), 10_000);
+        changed = () => {
+          if (holds(latest.map((s) => s.name).sort())) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        changed();
+      });
+    await until('good1', (names) => names.includes('good1'));
+
+    const valid = first.sensor;
+    await sut.putRegistryEntry('nokeys', { ...valid, name: 'nokeys', keys: undefined });
+    await sut.putRegistryEntry('nulled', null);
+    await sut.putRegistryEntry('badkeys', { ...valid, name: 'badkeys', keys: [{ hash: 5 }] });
+    await sut.putRegistryEntry('badzone', { ...valid, name: 'badzone', timezone: 'Mars/Olympus' });
+    await sut.putRegistryEntry('badname', { ...valid, name: 'bad name\u001b[2J' });
+    const second = await cli.registry.add({ name: 'good2' });
+    await until('good2 beside the bad entries', (names) => names.includes('good2'));
+    assert.deepEqual(latest.map((s) => s.name).sort(), ['good1', 'good2']);
+    assert.deepEqual(
+      (await cli.registry.list()).map((s) => s.name),
+      ['good1', 'good2'],
+    );
+    const rejected = await cli.registry.rejectedEntries();
+    assert.equal(rejected.length, 5, JSON.stringify(rejected));
+    const reasons = rejected.map((r) => r.reason).join('; ');
+    assert.match(reasons, /keys is not a list/);
+    assert.match(reasons, /not a JSON object/);
+    assert.match(reasons, /a key lacks its hash/);
+    assert.match(reasons, /timezone/);
+    assert.match(reasons, /name is not a valid sensor name/);
+    // Entries are named by a valid name, a bucket key or a position: never by text that could hold escapes.
+    for (const r of rejected) assert.match(r.entry, /^[A-Za-z0-9 ._=-]+$/);
+    // Changes to the valid ones still work, and the watcher still follows them.
+    await cli.registry.revoke('good2');
+    await until('good2 revoked', () => latest.find((s) => s.name === 'good2')?.status === 'revoked');
+    assert.notEqual(second.key, first.key);
+    assert.deepEqual(errors, []);
+    // Re-issuing a name whose entry is broken replaces it with a valid sensor (with a new key).
+    const reissued = await cli.registry.add({ name: 'badkeys' });
+    assert.equal(reissued.sensor.keys.length, 1);
+    assert.equal((await cli.registry.rejectedEntries()).length, 4);
+    await assert.rejects(
+      cli.registry.add({ name: 'badkeys' }),
+      (e: unknown) => (e as { code?: string }).code === 'SENSOR_EXISTS',
+    );
+    const fixed = await cli.registry.importSensor({ ...valid, name: 'nokeys' }, { overwrite: true });
+    assert.ok(fixed === 'created' || fixed === 'overwritten', fixed);
+    assert.deepEqual((await cli.registry.list()).map((s) => s.name).sort(), [
+      'badkeys',
+      'good1',
+      'good2',
+      'nokeys',
+    ]);
+    assert.equal((await cli.registry.rejectedEntries()).length, 3);
   });
 
   test(`${backend}: importSensor stores a sensor as given; the same is unchanged, a different one a conflict unless overwritten`, async (t) => {

@@ -1,4 +1,6 @@
 // The store contract against the files backend: real files in a temp directory, faults injected in FileOps.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
@@ -37,5 +39,11 @@ runStoreContract('files', async (t, overrides = {}) => {
       };
     },
     cleanup: () => store.close(),
+    putRegistryEntry: async (_name, value) => {
+      const path = join(dataDir, 'sensors.json');
+      const data = JSON.parse(readFileSync(path, 'utf8')) as { sensors: unknown[] };
+      data.sensors.push(value);
+      writeFileSync(path, JSON.stringify(data));
+    },
   };
 });

@@ -1,7 +1,10 @@
 // The store contract against the NATS backend: a real nats-server (JetStream, temp store dir, free loopback
 // port) per test; the write fault is the server itself stopping and coming back on the same port and data.
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
+import { encodeToken } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { startNatsServer } from '../helpers/nats-server.js';
@@ -48,5 +51,14 @@ runStoreContract('nats', async (t, overrides = {}) => {
       };
     },
     cleanup: () => store.close(),
+    putRegistryEntry: async (name, value) => {
+      const nc = await connect({ servers: node.url });
+      try {
+        const kv = await new Kvm(nc).open(config.nats.registryBucket);
+        await kv.put(encodeToken(name), JSON.stringify(value));
+      } finally {
+        await nc.close();
+      }
+    },
   };
 });

@@ -27,7 +27,7 @@ test('files: readRecent with maxBytes stops inside a newline-free region instead
       return n;
     },
   };
-  const reader = createFileRecordReader(dataDir, ops);
+  const reader = createFileRecordReader(dataDir, undefined, ops);
   const { records } = await reader.readRecent({ limit: 10, maxBytes: 1024 * 1024 });
   assert.deepEqual(
     records.map((r) => r.record.threat),

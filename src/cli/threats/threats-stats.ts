@@ -7,9 +7,9 @@ import type { StoredRecord } from '../../records/stored-record.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
-import { clean } from '../format-record.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { formatTable } from '../table.js';
+import { clean } from '../terminal-text.js';
 import { parseSince } from './threats-tail.js';
 
 export const GROUPINGS = ['sensor', 'criticality', 'endpoint', 'threat', 'src_ip'] as const;

@@ -6,8 +6,9 @@ import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
 import { parseDuration } from '../duration.js';
-import { formatRecordLine, safeJsonLine, useColour } from '../format-record.js';
+import { formatRecordLine, useColour } from '../format-record.js';
 import type { CliIo } from '../io.js';
+import { safeJsonLine } from '../terminal-text.js';
 
 interface TailOptions extends CommonOptions {
   lines: string;

@@ -1,10 +1,11 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
+import type { Logger } from 'pino';
 import lockfile from 'proper-lockfile';
 import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
-import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import type { Owner } from '../../data-dir/file-owner.js';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { generateKey, hashKey } from '../../keys.js';
 import { watchFiles } from '../../watch-files.js';
@@ -25,10 +26,10 @@ import {
   rotateSensor,
   sameSensor,
 } from '../sensor-changes.js';
+import { createRejectedReport } from '../sensor-entries.js';
+import { RegistryFileAdapter } from './registry-file.js';
 
 export { REGISTRY_FILE };
-
-const REGISTRY_MODE = 0o600;
 
 export interface FileRegistryOptions {
   dataDir: string;
@@ -36,57 +37,17 @@ export interface FileRegistryOptions {
   owner: Owner | null;
   now?: () => number;
   pollIntervalMs?: number;
-}
-
-/**
- * A lowdb adapter that reads strictly and writes atomically, durably, with mode 0600 and the right owner. An
- * absent file reads as an empty registry, never as null: lowdb keeps its previous data on null, which in the
- * long-lived daemon would keep serving sensors of a registry that was removed.
- */
-class RegistryFileAdapter {
-  constructor(
-    private readonly path: string,
-    private readonly owner: Owner | null,
-  ) {}
-
-  async read(): Promise<RegistryData> {
-    return readRegistryFile(this.path) ?? { version: 1, sensors: [] };
-  }
-
-  async write(data: RegistryData): Promise<void> {
-    writeFileAtomic(this.path, `${JSON.stringify(data, null, 2)}\n`, REGISTRY_MODE, this.owner);
-  }
-}
-
-function readRegistryFile(path: string): RegistryData | null {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    if (isPermissionError(error)) throw permissionDenied(error, path, 'read');
-    throw new ThreatcolError('REGISTRY_CORRUPT', `cannot read ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  try {
-    const data = JSON.parse(text) as RegistryData;
-    if (data?.version !== 1 || !Array.isArray(data.sensors)) throw new Error('unexpected shape');
-    return data;
-  } catch (error) {
-    throw new ThreatcolError(
-      'REGISTRY_CORRUPT',
-      `${path} is not a valid sensor registry: ${(error as Error).message}`,
-    );
-  }
+  /** Where entries that are not valid sensors are reported (at warn, once per distinct set). */
+  logger?: Logger;
 }
 
 export function createFileRegistry(options: FileRegistryOptions): SensorRegistry {
   const path = join(options.dataDir, REGISTRY_FILE);
   const now = options.now ?? Date.now;
-  /** Every read and write of the registry goes through lowdb with the adapter above. */
-  const open = () =>
-    new Low<RegistryData>(new RegistryFileAdapter(path, options.owner), { version: 1, sensors: [] });
+  const report = options.logger ? createRejectedReport(options.logger, path) : () => {};
+  /** Every read and write of the registry goes through lowdb with the adapter of registry-file.ts. */
+  const openAdapter = () => new RegistryFileAdapter(path, options.owner, report);
+  const open = (adapter = openAdapter()) => new Low<RegistryData>(adapter, { version: 1, sensors: [] });
   const db = open();
 
   /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
@@ -126,6 +87,12 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       const reader = open();
       await reader.read();
       return reader.data.sensors;
+    },
+
+    async rejectedEntries() {
+      const adapter = openAdapter();
+      await adapter.read();
+      return adapter.rejected;
     },
 
     async add(input: NewSensor) {

@@ -7,6 +7,7 @@ import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { ThreatcolError } from '../../errors.js';
 import type { SensorRegistry } from '../registry.js';
+import { createSkippedRecords } from '../skipped-records.js';
 import type {
   DedupeIndex,
   OutputCursors,
@@ -44,6 +45,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     owner: null,
     now,
     pollIntervalMs: config.registry.pollIntervalMs,
+    logger,
   });
   /** Changes go through a registry that knows the directory's owner, which exists only once created. */
   const writable = (): SensorRegistry =>
@@ -55,6 +57,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     });
   const registry: SensorRegistry = {
     list: () => files.list(),
+    rejectedEntries: () => files.rejectedEntries(),
     add: (sensor) => writable().add(sensor),
     revoke: (name) => writable().revoke(name),
     rotate: (name, graceMs) => writable().rotate(name, graceMs),
@@ -65,6 +68,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   };
 
   const stats = new SensorStats(dataDir, now, () => ensureOwner());
+  const skipped = createSkippedRecords(logger);
 
   // Placeholder on the outnats branch only: the files backend's cursors are built on another branch.
   const notBuilt = (): never => {
@@ -75,7 +79,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   return {
     backend: 'files',
     registry,
-    reader: createFileRecordReader(dataDir, deps.fileOps),
+    reader: createFileRecordReader(dataDir, skipped, deps.fileOps),
     stats,
     outputs,
 
@@ -125,7 +129,9 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
       return fileStoreHealth(dataDir, config.store.minFreeBytes);
     },
 
-    async close() {},
+    async close() {
+      skipped.flush();
+    },
   };
 }
 

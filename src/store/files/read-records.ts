@@ -4,8 +4,9 @@ import { isPermissionError, permissionDenied, ThreatcolError } from '../../error
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import { type FileOps, nodeFileOps } from '../file-ops.js';
 import { recordMatcher } from '../record-filter.js';
+import { type ParseStored, parseStoredRecord } from '../record-shape.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
-import { parseLine } from './parse-line.js';
 import { scanRecords } from './scan-records.js';
 import {
   completeEnd,
@@ -44,21 +45,31 @@ const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
 
-export function createFileRecordReader(dataDir: string, ops: FileOps = nodeFileOps): RecordReader {
+export function createFileRecordReader(
+  dataDir: string,
+  skipped?: SkippedRecords,
+  ops: FileOps = nodeFileOps,
+): RecordReader {
   const dir = threatsDir(dataDir);
   const openSegment = (path: string) => openSegmentFile(ops, path);
+  const parse: ParseStored = (line, where) => {
+    const record = parseStoredRecord(line);
+    if (record === null) skipped?.note(where);
+    return record;
+  };
   return {
     readRecent: (options) =>
-      readRecent(dir, openSegment, options).then(
+      readRecent(dir, openSegment, options, parse).then(
         ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
         (error: unknown) => {
           if (options.signal?.aborted && error === options.signal.reason) throw error;
           throw unreadable(dir, error);
         },
       ),
-    follow: (from, options) => follow(dir, openSegment, toFileCursor(from), options),
+    follow: (from, options) => follow(dir, openSegment, toFileCursor(from), options, parse),
+    skippedCount: () => skipped?.count ?? 0,
     scan: (since, visit, signal) =>
-      scanRecords(dir, since, visit, signal).catch((error: unknown) => {
+      scanRecords(dir, since, visit, signal, parse).catch((error: unknown) => {
         throw unreadable(dir, error);
       }),
   };
@@ -87,6 +98,7 @@ async function readRecent(
   dir: string,
   openSegment: (path: string) => Promise<SegmentFile | null>,
   options: ReadRecentOptions,
+  parse: ParseStored,
 ): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
   const { signal } = options;
   signal?.throwIfAborted();
@@ -137,7 +149,7 @@ async function readRecent(
           (line, bytes) => {
             signal?.throwIfAborted();
             budget -= bytes;
-            const record = parseLine(line);
+            const record = parse(line, segment.file);
             if (!record) return false;
             if (Date.parse(record.received_at) < oldest) return true;
             if (!match(record)) return false;
@@ -174,6 +186,7 @@ function follow(
   openSegment: (path: string) => Promise<SegmentFile | null>,
   from: FileCursor,
   options: FollowOptions,
+  parse: ParseStored,
 ): Promise<void> {
   const { signal } = options;
   const match = recordMatcher(options.filter, options.match);
@@ -242,11 +255,11 @@ function follow(
             positions.set(key, position);
           }
           const current = position.file;
-          const gone = !(await readForward(openSegment, dir, position, signal, collect));
+          const gone = !(await readForward(openSegment, dir, position, signal, collect, parse));
           const next = list(dir).find((s) => seriesOf(s) === key && s.file > current);
           if (!next) break;
           // The writer never returns to a segment once it opened a newer one: one more read drains it.
-          if (!gone) await readForward(openSegment, dir, position, signal, collect);
+          if (!gone) await readForward(openSegment, dir, position, signal, collect, parse);
           position = { file: next.file, offset: 0 };
           positions.set(key, position);
         }
@@ -284,6 +297,7 @@ async function readForward(
   cursor: SeriesPosition,
   signal: AbortSignal,
   onRecords: (records: RecordLine[]) => void | Promise<void>,
+  parse: ParseStored,
 ): Promise<boolean> {
   const handle = await openSegment(`${dir}/${cursor.file}`);
   if (!handle) return false;
@@ -313,7 +327,7 @@ async function readForward(
         const nl = buf.indexOf(NEWLINE, start);
         if (nl > start) {
           const line = buf.toString('utf8', start, nl);
-          const record = parseLine(line);
+          const record = parse(line, `${cursor.file}:${cursor.offset + start}`);
           if (record) batch.push({ line, record });
         }
         start = nl + 1;

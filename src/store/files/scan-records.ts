@@ -2,7 +2,7 @@
 // Segments whose UTC day ended before `since` are skipped by name, without being opened.
 import { open } from 'node:fs/promises';
 import type { StoredRecord } from '../../records/stored-record.js';
-import { parseLine } from './parse-line.js';
+import type { ParseStored } from '../record-shape.js';
 import { listSegments } from './segments.js';
 
 const DAY_MS = 86_400_000;
@@ -18,7 +18,8 @@ export async function scanRecords(
   dir: string,
   since: number,
   visit: (record: StoredRecord) => unknown,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  parse: ParseStored,
 ): Promise<void> {
   for (const segment of listSegments(dir)) {
     if (signal?.aborted) return;
@@ -48,7 +49,7 @@ export async function scanRecords(
             const line = buf.toString('utf8', start, nl);
             // Older lines are skipped on their received_at alone, without parsing the record.
             if (!(receivedAtOf(line) < since)) {
-              const record = parseLine(line);
+              const record = parse(line, segment.file);
               if (record && Date.parse(record.received_at) >= since) {
                 const pending = visit(record);
                 if (pending instanceof Promise) await pending;

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STATS_FILE } from '../../data-dir/data-layout.js';
 import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import { toSensorActivity } from '../activity-shape.js';
 import type { SensorActivity, SensorStatsStore } from '../store.js';
 
 export { STATS_FILE };
@@ -18,8 +19,14 @@ export function readStatsFile(dataDir: string): StatsFile {
   try {
     const data = JSON.parse(readFileSync(join(dataDir, STATS_FILE), 'utf8')) as StatsFile;
     if (data && typeof data.sensors === 'object' && data.sensors !== null) {
-      // Sensor names such as "constructor" must be keys of their own, never inherited builtins.
-      return { ...data, sensors: Object.assign(Object.create(null), data.sensors) };
+      // Sensor names such as "constructor" must be keys of their own, never inherited builtins; an entry that
+      // is not an object is dropped, and fields of the wrong type reset (activity-shape.ts).
+      const sensors: Record<string, SensorActivity> = Object.create(null);
+      for (const [name, value] of Object.entries(data.sensors)) {
+        const activity = toSensorActivity(value);
+        if (activity) sensors[name] = activity;
+      }
+      return { ...data, sensors };
     }
   } catch {
     // Missing or unreadable stats are not worth failing over: they are rebuilt as records arrive.

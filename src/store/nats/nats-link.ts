@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ThreatcolError } from '../../errors.js';
 import { redactServer, serverCredentials } from './names.js';
+import { natsTlsOptions } from './nats-tls.js';
 
 export interface NatsLinkOptions {
   nats: Config['nats'];
@@ -75,7 +76,9 @@ export class NatsLink {
       // Read at each (re)connect: a rotated creds file is picked up without a restart.
       opts.authenticator = credsAuthenticator(() => readFileSync(file));
     }
-    if (nats.tls.ca !== null) opts.tls = { caFile: nats.tls.ca };
+    // Required (tls://, a CA, nats.tls.required or credentials beyond loopback): no CONNECT without TLS.
+    const tls = natsTlsOptions(nats);
+    if (tls) opts.tls = tls;
     // The first attempt's failure is only known by its absence: warn once if it has not connected soon.
     this.warnTimer = setTimeout(() => this.warnDown(), Math.min(nats.publishTimeoutMs, 2000));
     this.warnTimer.unref();
@@ -99,7 +102,10 @@ export class NatsLink {
         void this.watchStatus(nc);
       },
       (error: Error) => {
-        this.lastError = error.message;
+        // The client's words for a server that offers no TLS when we require it: say why we require it.
+        this.lastError = /does not support 'tls'/.test(error.message)
+          ? `${error.message}, and TLS is required (a tls:// URL, nats.tls.ca, nats.tls.required, or credentials with a server that is not loopback): no credential was sent`
+          : error.message;
         const retry = setTimeout(() => this.attempt(opts), 500);
         retry.unref();
       },

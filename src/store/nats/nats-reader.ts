@@ -8,14 +8,18 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import type { StoredRecord } from '../../records/stored-record.js';
-import type { RecordCursor, RecordFilter, RecordLine, RecordReader } from '../store.js';
+import { recordMatcher } from '../record-filter.js';
+import { parseStoredRecord } from '../record-shape.js';
+import type { SkippedRecords } from '../skipped-records.js';
+import type { RecordCursor, RecordLine, RecordReader } from '../store.js';
 import { recordFilterSubject } from './names.js';
 
 export interface NatsReaderOptions {
   /** Resolves once NATS is reachable (rejects UNAVAILABLE otherwise). */
   clients: () => Promise<{ js: JetStreamClient; jsm: JetStreamManager }>;
   stream: string;
+  /** Counts and reports messages that are not stored records (anyone with publish rights can add them). */
+  skipped?: SkippedRecords;
 }
 
 /** Records are stored in ack order, not strictly in received_at order: look this far before `since`. */
@@ -23,29 +27,24 @@ const ORDER_SLACK_MS = 5 * 60_000;
 const FIRST_WINDOW = 512;
 const BATCH = 1000;
 
-export function matches(record: StoredRecord, filter: RecordFilter | undefined): boolean {
-  if (!filter) return true;
-  if (filter.sensor !== undefined && record.sensor !== filter.sensor) return false;
-  if (filter.endpoint !== undefined && record.endpoint !== filter.endpoint) return false;
-  if (filter.minCriticality !== undefined && record.criticality < filter.minCriticality) return false;
-  if (filter.since !== undefined && Date.parse(record.received_at) < filter.since) return false;
-  return true;
-}
-
 /** A stored message's text as a record line, or null when it is not a record (someone else published here). */
 export function parseRecordLine(line: string): RecordLine | null {
-  try {
-    return { line, record: JSON.parse(line) as StoredRecord };
-  } catch {
-    return null;
-  }
-}
-
-function toLine(msg: JsMsg): RecordLine | null {
-  return parseRecordLine(msg.string());
+  const record = parseStoredRecord(line);
+  return record === null ? null : { line, record };
 }
 
 export function createNatsReader(options: NatsReaderOptions): RecordReader {
+  /** The message as a record line, or null for anything else (someone else published here): skipped. */
+  function toLine(msg: JsMsg): RecordLine | null {
+    const line = msg.string();
+    const record = parseStoredRecord(line);
+    if (record === null) {
+      options.skipped?.note(`${options.stream} sequence ${msg.seq}`);
+      return null;
+    }
+    return { line, record };
+  }
+
   /**
    * Visits the messages of `subject` from a start (sequence or time) up to `lastSeq` through a short-lived
    * pull consumer: its num_pending says how many to fetch, so nothing waits for messages that never come.
@@ -100,12 +99,15 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   }
 
   return {
+    skippedCount: () => options.skipped?.count ?? 0,
+
     async readRecent({ limit, filter, match, signal, maxBytes }) {
       signal?.throwIfAborted();
       const { first, last } = await lastSeq();
       const cursor: RecordCursor = { backend: 'nats', seq: last };
       if (limit <= 0 || last === 0) return { records: [], cursor };
       const subject = recordFilterSubject(filter?.endpoint, filter?.sensor);
+      const matches = recordMatcher(filter, match);
       const found: RecordLine[] = [];
       let end = last;
       let size = Math.max(FIRST_WINDOW, limit);
@@ -137,7 +139,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
             const line = toLine(msg);
             if (!line) return;
             oldestReceived = Math.min(oldestReceived, Date.parse(line.record.received_at));
-            if (matches(line.record, filter) && (!match || match(line.record))) {
+            if (matches(line.record)) {
               chunk.push(line);
               // A window may be large: it keeps only the newest of what it still needs, not all it matched.
               if (chunk.length >= 2 * need) chunk.splice(0, chunk.length - need);
@@ -158,6 +160,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
     async follow(from, { onRecords, signal, filter, match }) {
       let next = (typeof from.seq === 'number' ? from.seq : 0) + 1;
       const subject = recordFilterSubject(filter?.endpoint, filter?.sensor);
+      const matches = recordMatcher(filter, match);
       while (!signal.aborted) {
         try {
           const { js } = await options.clients();
@@ -174,7 +177,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
             for await (const msg of messages) {
               next = msg.seq + 1;
               const line = toLine(msg);
-              if (line && matches(line.record, filter) && (!match || match(line.record))) batch.push(line);
+              if (line && matches(line.record)) batch.push(line);
               if (batch.length > 0 && (msg.info.pending === 0 || batch.length >= BATCH)) {
                 const out = batch;
                 batch = [];

@@ -1,11 +1,13 @@
 // The sensor registry in a KV bucket (DESIGN 10): one key per sensor, value = the Sensor JSON (hashes only).
 // add is a create; changes are updates with the expected revision, re-applied on a conflict, never lost.
 import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
 import { ThreatcolError } from '../../errors.js';
 import { generateKey, hashKey } from '../../keys.js';
 import {
   type NewSensor,
   type RegistryWatch,
+  type RejectedEntry,
   type Sensor,
   type SensorChanges,
   type SensorImport,
@@ -20,7 +22,9 @@ import {
   rotateSensor,
   sameSensor,
 } from '../sensor-changes.js';
-import { decodeToken, encodeToken } from './names.js';
+import { createRejectedReport } from '../sensor-entries.js';
+import { encodeToken } from './names.js';
+import { sensorOf, watchRegistry } from './registry-watch.js';
 
 export interface NatsRegistryOptions {
   /** The bucket, once NATS is reachable (rejects UNAVAILABLE otherwise). */
@@ -28,6 +32,16 @@ export interface NatsRegistryOptions {
   now?: () => number;
   /** Safety full re-read interval of watchers, besides the live KV watch (default 15 s). */
   rereadIntervalMs?: number;
+  /** Where entries that are not valid sensors are reported (at warn, once per distinct set). */
+  logger?: Logger;
+}
+
+/** REGISTRY_CORRUPT for a change asked of an entry that is not a valid sensor. */
+function invalidEntry(name: string, reason: string): ThreatcolError {
+  return new ThreatcolError(
+    'REGISTRY_CORRUPT',
+    `the registry entry of "${name}" is not a valid sensor (${reason}); issue the sensor again with: threatcol sensor add ${name}`,
+  );
 }
 
 /** Conflicting writers are rare (two admins at once); this many re-reads resolve any realistic race. */
@@ -40,18 +54,28 @@ function isConflict(error: unknown): boolean {
 
 export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry {
   const now = options.now ?? Date.now;
+  const report = options.logger ? createRejectedReport(options.logger, 'NATS key-value bucket') : () => {};
 
-  async function list(): Promise<Sensor[]> {
+  /** Every entry of the bucket: the valid sensors, and the others with why (reported). */
+  async function readAll(): Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }> {
     const kv = await options.bucket();
     const names: string[] = [];
     for await (const key of await kv.keys()) names.push(key);
     const sensors: Sensor[] = [];
+    const rejected: RejectedEntry[] = [];
     for (const key of names) {
       const entry = await kv.get(key);
-      if (entry && entry.operation === 'PUT') sensors.push(entry.json<Sensor>());
+      if (entry?.operation !== 'PUT') continue;
+      const checked = sensorOf(entry);
+      if ('sensor' in checked) sensors.push(checked.sensor);
+      else rejected.push({ entry: key, reason: checked.reason });
     }
-    return sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+    report(rejected);
+    sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+    return { sensors, rejected };
   }
+
+  const list = async (): Promise<Sensor[]> => (await readAll()).sensors;
 
   /**
    * Writes over the named sensor's current value at its revision (`write` gets the bucket, key, value and
@@ -68,8 +92,10 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
       if (entry?.operation !== 'PUT') {
         throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
       }
+      const checked = sensorOf(entry);
+      if (!('sensor' in checked)) throw invalidEntry(name, checked.reason);
       try {
-        return await write(kv, key, entry.json<Sensor>(), entry.revision);
+        return await write(kv, key, checked.sensor, entry.revision);
       } catch (error) {
         if (!isConflict(error) || i >= MAX_CONFLICT_RETRIES) throw error;
       }
@@ -88,20 +114,28 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
   return {
     list,
 
+    rejectedEntries: async () => (await readAll()).rejected,
+
     async add(input: NewSensor) {
       checkSensorName(input.name);
-      const key = generateKey();
-      const sensor = newSensor(input, hashKey(key), new Date(now()).toISOString());
+      const apiKey = generateKey();
+      const sensor = newSensor(input, hashKey(apiKey), new Date(now()).toISOString());
       const kv = await options.bucket();
+      const key = encodeToken(input.name);
       try {
-        await kv.create(encodeToken(input.name), JSON.stringify(sensor));
+        await kv.create(key, JSON.stringify(sensor));
       } catch (error) {
         if (!isConflict(error)) throw error;
-        const existing = await kv.get(encodeToken(input.name));
-        if (existing?.operation === 'PUT') throw sensorExistsError(existing.json<Sensor>());
-        throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
+        const existing = await kv.get(key);
+        if (existing?.operation !== 'PUT') {
+          throw new ThreatcolError('SENSOR_EXISTS', `a sensor named "${input.name}" already exists`);
+        }
+        const checked = sensorOf(existing);
+        if ('sensor' in checked) throw sensorExistsError(checked.sensor);
+        // An entry that is no sensor holds the name: issuing it again replaces it (as the files registry does).
+        await kv.update(key, JSON.stringify(sensor), existing.revision);
       }
-      return { sensor, key };
+      return { sensor, key: apiKey };
     },
 
     revoke: (name: string) => update(name, (sensor) => revokeSensor(sensor, now())),
@@ -146,7 +180,9 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
             else await kv.create(key, value);
             return 'created';
           }
-          if (sameSensor(entry.json<Sensor>(), sensor)) return 'unchanged';
+          const checked = sensorOf(entry);
+          // An entry that is not a valid sensor is another value: a conflict, replaced with --overwrite.
+          if ('sensor' in checked && sameSensor(checked.sensor, sensor)) return 'unchanged';
           if (!overwrite) return 'conflict';
           await kv.update(key, value, entry.revision);
           return 'overwritten';
@@ -157,85 +193,7 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     },
 
     watch(onChange, onError): RegistryWatch {
-      return watchRegistry(options, list, onChange, onError);
-    },
-  };
-}
-
-/**
- * Keeps `onChange` current: a full read, then the KV watcher's live changes (well under a second), and a
- * full re-read now and then and after any watcher failure (a NATS node restart, an outage).
- */
-function watchRegistry(
-  options: NatsRegistryOptions,
-  list: () => Promise<Sensor[]>,
-  onChange: (sensors: Sensor[]) => void,
-  onError: (error: Error) => void,
-): RegistryWatch {
-  let stopped = false;
-  let sensors = new Map<string, Sensor>();
-  let stopWatcher: (() => void) | null = null;
-  let signature = '';
-  let scheduled = false;
-
-  /** Coalesces a burst of watcher entries (the initial replay) into one onChange. */
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      emit();
-    });
-  }
-
-  function emit(): void {
-    const all = [...sensors.values()];
-    const next = JSON.stringify(all);
-    if (next === signature) return;
-    signature = next;
-    onChange(all);
-  }
-
-  async function reread(): Promise<void> {
-    const all = await list();
-    sensors = new Map(all.map((s) => [s.name, s]));
-    emit();
-  }
-
-  async function run(): Promise<void> {
-    while (!stopped) {
-      try {
-        const kv = await options.bucket();
-        await reread();
-        const watcher = await kv.watch({ key: '>' });
-        stopWatcher = () => watcher.stop();
-        if (stopped) watcher.stop();
-        for await (const entry of watcher) {
-          const name = decodeToken(entry.key);
-          if (entry.operation === 'PUT') sensors.set(name, entry.json<Sensor>());
-          else sensors.delete(name);
-          schedule();
-        }
-      } catch (error) {
-        if (!stopped) onError(error as Error);
-      }
-      stopWatcher = null;
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-  void run();
-
-  const timer = setInterval(() => void reread().catch(() => {}), options.rereadIntervalMs ?? 15_000);
-  timer.unref();
-
-  return {
-    reload() {
-      void reread().catch(onError);
-    },
-    stop() {
-      stopped = true;
-      clearInterval(timer);
-      stopWatcher?.();
+      return watchRegistry(options, readAll, report, onChange, onError);
     },
   };
 }

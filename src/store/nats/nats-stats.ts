@@ -1,6 +1,7 @@
 // Per-sensor stats in a KV bucket (DESIGN 10): each collector writes only its own key per sensor
 // (`<sensor>.<collector id>`), so writers never conflict; readers sum over collectors.
 import type { KV } from '@nats-io/kv';
+import { parseSensorActivity } from '../activity-shape.js';
 import type { SensorActivity, SensorStatsStore } from '../store.js';
 import { parseStatsKey, statsKey } from './names.js';
 
@@ -48,7 +49,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     let base = written.get(sensor);
     if (!base) {
       const stored = await kv.get(key);
-      base = stored?.operation === 'PUT' ? stored.json<SensorActivity>() : empty();
+      base = (stored?.operation === 'PUT' ? parseSensorActivity(stored.string()) : null) ?? empty();
     }
     const next: SensorActivity = {
       last_seen: later(base.last_seen, delta.last_seen),
@@ -108,7 +109,8 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
         const parsed = parseStatsKey(key);
         const stored = parsed ? await kv.get(key) : null;
         if (!parsed || stored?.operation !== 'PUT') continue;
-        const one = stored.json<SensorActivity>();
+        const one = parseSensorActivity(stored.string());
+        if (one === null) continue;
         const sum = sums[parsed.sensor] ?? empty();
         sum.records_received += one.records_received;
         sum.requests_rejected += one.requests_rejected;

@@ -9,6 +9,8 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { writeFileAtomic } from '../../data-dir/file-owner.js';
+import { parseStoredRecord } from '../record-shape.js';
+import { createSkippedRecords } from '../skipped-records.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsOutputCursors } from './nats-output-cursors.js';
@@ -92,6 +94,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
   let id: string | null = null;
   const registry = createNatsRegistry({
     bucket: bucket(nats.registryBucket, 5),
+    logger,
     ...(deps.now ? { now: deps.now } : {}),
   });
   const stats = createNatsStats({
@@ -102,8 +105,10 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       return id;
     },
   });
+  const skipped = createSkippedRecords(logger);
   const reader = createNatsReader({
     stream: nats.stream,
+    skipped,
     clients: async () => {
       await ensureRecordsStream();
       return getClients();
@@ -155,7 +160,10 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
           const { jsm } = await getClients();
           const msg = await jsm.streams.getMessage(nats.stream, { seq });
           if (!msg) throw new Error(`message ${seq} is gone from stream ${nats.stream}`);
-          return msg.json();
+          // Another publisher may have used the message id first: its message need not be a record at all.
+          const record = parseStoredRecord(msg.string());
+          if (!record) throw new Error(`message ${seq} holding this message id is not a threatcol record`);
+          return record;
         },
         publishTimeoutMs: nats.publishTimeoutMs,
         dedupe: config.dedupe.windowSeconds > 0,
@@ -194,6 +202,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       }
     },
     async close() {
+      skipped.flush();
       await link.close();
     },
   };

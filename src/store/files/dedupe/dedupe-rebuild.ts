@@ -2,7 +2,7 @@
 // recognises retries of deliveries stored just before it. Reads only the segments that can hold records
 // of the window, and takes id, received_at and dedupe_key from each line without parsing the whole record.
 import { open } from 'node:fs/promises';
-import { parseLine } from '../parse-line.js';
+import { parseStoredRecord } from '../../record-shape.js';
 import { ORDER_SLACK_MS } from '../read-records.js';
 import { listSegments, type SegmentName, seriesOf } from '../segments.js';
 import type { DedupeWindow } from './dedupe-window.js';
@@ -72,8 +72,9 @@ function keyOf(line: string): { key: string; id: string; at: number } | null {
   if (fast && !key.includes('"') && !key.includes('\\')) {
     return { key, id: fast[1] as string, at: Date.parse(fast[2] as string) };
   }
-  const record = parseLine(line);
-  return record?.dedupe_key
+  const record = parseStoredRecord(line);
+  // The shape check does not cover dedupe_key: a damaged line may hold anything there.
+  return typeof record?.dedupe_key === 'string' && record.dedupe_key !== ''
     ? { key: record.dedupe_key, id: record.id, at: Date.parse(record.received_at) }
     : null;
 }

@@ -1,0 +1,67 @@
+// The one check of registry entries both backends use: no value makes it throw, and its report says a set of
+// bad entries once (a registry re-read every few seconds must not repeat it), and when they are gone.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import {
+  createRejectedReport,
+  parseEntry,
+  sensorProblem,
+  sortEntries,
+} from '../../src/store/sensor-entries.js';
+
+const valid = {
+  name: 'fw1',
+  description: '',
+  timezone: 'Europe/Berlin',
+  status: 'active',
+  created_at: '2026-11-26T10:00:00.000Z',
+  revoked_at: null,
+  keys: [{ hash: 'sha256:00', created_at: '2026-11-26T10:00:00.000Z', expires_at: null }],
+};
+
+test('sensor entries: a valid sensor passes; any value or text is judged without throwing', () => {
+  assert.equal(sensorProblem(valid), null);
+  assert.equal(sensorProblem(parseEntry('{not json')), 'not JSON');
+  assert.deepEqual(
+    sortEntries([
+      { entry: 'a', value: valid },
+      { entry: 'b', value: { ...valid, keys: undefined } },
+    ]).rejected,
+    [{ entry: 'b', reason: 'keys is not a list' }],
+  );
+  fc.assert(fc.property(fc.anything(), (value) => sensorProblem(value) !== undefined));
+  fc.assert(fc.property(fc.string(), (text) => sensorProblem(parseEntry(text)) !== undefined));
+  fc.assert(
+    fc.property(fc.dictionary(fc.constantFrom(...Object.keys(valid)), fc.anything()), (changes) => {
+      const reason = sensorProblem({ ...valid, ...changes });
+      assert.ok(reason === null || typeof reason === 'string');
+    }),
+  );
+});
+
+test('sensor entries: the report warns once per distinct set, in any order, and says when all are valid again', () => {
+  const lines: { level: number; msg: string }[] = [];
+  const report = createRejectedReport(
+    pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) }),
+    'test',
+  );
+  const a = { entry: 'a', reason: 'x' };
+  const b = { entry: 'b', reason: 'y' };
+  report([]);
+  report([a, b]);
+  report([b, a]);
+  report([a, b]);
+  report([a]);
+  report([]);
+  report([]);
+  assert.deepEqual(
+    lines.map((l) => [l.level, l.msg.split(' ').slice(0, 2).join(' ')]),
+    [
+      [40, '2 sensor'],
+      [40, '1 sensor'],
+      [30, 'every sensor'],
+    ],
+  );
+});
