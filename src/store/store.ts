@@ -177,6 +177,8 @@ export interface Store {
   readonly registry: SensorRegistry;
   readonly reader: RecordReader;
   readonly stats: SensorStatsStore;
+  /** Every output's durable position (DESIGN 13). */
+  readonly outputs: OutputCursors;
   /** Opens the record writer (daemon only). */
   openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
   /**

@@ -13,6 +13,7 @@ import { withDedupe } from './dedupe/dedupe-record-log.js';
 import { DedupeWindow } from './dedupe/dedupe-window.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
+import { createFileOutputCursors } from './output-cursors.js';
 import { createFileRecordReader } from './read-records.js';
 import { startRetention } from './retention.js';
 import { threatsDir } from './segments.js';
@@ -62,6 +63,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     registry,
     reader: createFileRecordReader(dataDir),
     stats,
+    outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
       const log = await openFileRecordLog({

@@ -1,6 +1,6 @@
 // Reads stored records back: the last N from the end of the newest segments, then follows new ones live
 // across segment rotation and retention, emitting only complete (`\n`-terminated) lines.
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import { recordMatcher } from '../record-filter.js';
@@ -8,6 +8,7 @@ import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, Record
 import { lineStartBefore, type ReadAt } from './line-boundary.js';
 import { parseLine } from './parse-line.js';
 import { scanRecords } from './scan-records.js';
+import { openSegment, readLinesAt } from './segment-lines.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 export type { RecordLine } from '../store.js';
@@ -305,32 +306,13 @@ async function readForward(
     // The writer takes back a failed batch by truncating to a line boundary; if the file grew again past the
     // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
     if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
-    let chunkSize = FORWARD_CHUNK;
     while (cursor.offset < size && !signal.aborted) {
-      const length = Math.min(chunkSize, size - cursor.offset);
-      const buf = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buf, 0, length, cursor.offset);
-      const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-      if (last === -1) {
-        // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
-        if (bytesRead < size - cursor.offset) {
-          chunkSize *= 2;
-          continue;
-        }
-        break;
-      }
+      const lines = await readLinesAt(handle, cursor.offset, size, FORWARD_CHUNK);
+      const last = lines.at(-1);
+      if (!last) break;
       const batch: RecordLine[] = [];
-      let start = 0;
-      while (start <= last) {
-        const nl = buf.indexOf(NEWLINE, start);
-        if (nl > start) {
-          const line = buf.toString('utf8', start, nl);
-          const record = parseLine(line);
-          if (record) batch.push({ line, record });
-        }
-        start = nl + 1;
-      }
-      cursor.offset += last + 1;
+      for (const { line, record } of lines) if (record) batch.push({ line, record });
+      cursor.offset = last.end;
       if (batch.length > 0) await onRecords(batch);
     }
     return true;
@@ -342,15 +324,6 @@ async function readForward(
 /** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */
 function lineStartAtOrBefore(handle: FileHandle, offset: number): Promise<number> {
   return lineStartBefore(readerOf(handle), offset);
-}
-
-async function openSegment(path: string): Promise<FileHandle | null> {
-  try {
-    return await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
 }
 
 function list(dir: string): SegmentName[] {

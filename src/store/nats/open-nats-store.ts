@@ -9,6 +9,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { writeFileAtomic } from '../../data-dir/file-owner.js';
+import { ThreatcolError } from '../../errors.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsReader } from './nats-reader.js';
@@ -112,6 +113,13 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     registry,
     reader,
     stats,
+    // Placeholder until the NATS output feed (durable JetStream consumers) lands: an honest refusal.
+    outputs: {
+      openFeed: async () => outputsUnsupported(),
+      list: async () => outputsUnsupported(),
+      replay: async () => outputsUnsupported(),
+      forget: async () => outputsUnsupported(),
+    },
     async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
       const setUp = () =>
@@ -180,4 +188,8 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       await link.close();
     },
   };
+}
+
+function outputsUnsupported(): never {
+  throw new ThreatcolError('OUTPUT_UNSUPPORTED', 'outputs are not yet supported on the NATS backend');
 }
