@@ -24,6 +24,8 @@ export interface OutputConfig {
   secretEnv: string | null;
   ca: string | null;
   timeoutMs: number;
+  /** Longest wait between two attempts of a failing output (capped exponential backoff from 1 s). */
+  retryMaxMs: number;
   /** Retention may delete what this output has not passed once it is this far behind: "7d" (age) or bytes. */
   maxLag: string | number | null;
   /** Where a new output starts: "now" (records stored from its first start on) or "oldest" (everything kept). */
@@ -48,6 +50,7 @@ export const OUTPUT_DEFAULTS = {
   secretEnv: null,
   ca: null,
   timeoutMs: 30_000,
+  retryMaxMs: 300_000,
   maxLag: null,
   startAt: 'now',
 } as const;
@@ -87,6 +90,7 @@ const COMMON_KEYS = {
   secretEnv: envName,
   ca: nullableString,
   timeoutMs: { type: 'integer', minimum: 100, maximum: 600_000 },
+  retryMaxMs: { type: 'integer', minimum: 1000, maximum: 3_600_000 },
   maxLag: { type: ['string', 'integer', 'null'], pattern: '^\\d{1,6}[smhd]$', minimum: 4096 },
   startAt: { enum: ['now', 'oldest'] },
 } as const;

@@ -66,3 +66,17 @@ export function syncDir(dir: string): void {
     closeSync(fd);
   }
 }
+
+/** Appends to a file (created with `mode`) and fsyncs it: the lines are on disk when this returns. */
+export function appendFileDurably(path: string, data: string, mode: number, owner: Owner | null): void {
+  const fd = openSync(path, 'a', mode);
+  try {
+    const buffer = Buffer.from(data, 'utf8');
+    let written = 0;
+    while (written < buffer.length) written += writeSync(fd, buffer, written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  adoptOwner(path, owner);
+}

@@ -242,6 +242,8 @@ export interface OutputPosition {
   lagRecords: number;
   /** Age in seconds of the oldest record not yet acknowledged (0 when none). */
   lagSeconds: number;
+  /** Records retention removed before this output passed them (`maxLag`); absent where nothing can be skipped. */
+  skippedRecords?: number;
 }
 
 /** The durable positions of every output, configured or not (a removed output keeps its cursor). */

@@ -14,6 +14,7 @@ import { DedupeWindow } from './dedupe/dedupe-window.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileOutputCursors } from './output-cursors.js';
+import { createOutputHold } from './output-holds.js';
 import { createFileRecordReader } from './read-records.js';
 import { startRetention } from './retention.js';
 import { threatsDir } from './segments.js';
@@ -94,6 +95,8 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
             now,
             intervalMs: options.retentionIntervalMs ?? HOUR_MS,
             current: () => log.currentSegment,
+            hold: (segments) =>
+              createOutputHold({ dataDir, outputs: config.outputs, segments, now: now(), logger }),
           });
       return {
         append: (records, appendOptions) => writer.append(records, appendOptions),

@@ -6,6 +6,7 @@ import type { Owner } from '../../data-dir/file-owner.js';
 import { syncDir } from '../../data-dir/file-owner.js';
 import type { OutputCursors, OutputPosition } from '../store.js';
 import { openFileOutputFeed } from './output-feed.js';
+import { skippedRecords } from './output-holds.js';
 import { measureLag } from './output-lag.js';
 import { cursorPath, outputsDir, positionsAt, readCursor, writeCursor } from './output-positions.js';
 import { threatsDir } from './segments.js';
@@ -43,6 +44,7 @@ export function createFileOutputCursors(options: {
           lastId: cursor.lastId,
           lagRecords: lag.records,
           lagSeconds: lag.oldest === null ? 0 : Math.max(0, Math.round((now() - lag.oldest) / 1000)),
+          skippedRecords: skippedRecords(dataDir, name),
         });
       }
       return positions;
