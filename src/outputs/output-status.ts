@@ -1,7 +1,7 @@
 // What an output is doing, for `outputs list`, the admin API, metrics and /readyz: its state, last success and
 // error, and counters since the daemon started.
 
-export type OutputState = 'starting' | 'running' | 'retrying' | 'paused' | 'disabled';
+export type OutputState = 'starting' | 'running' | 'retrying' | 'paused' | 'disabled' | 'removed';
 
 export interface OutputStatus {
   name: string;

@@ -72,7 +72,7 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
       for (const [name, entry] of running)
         reports.push({ ...entry.status, position: byName.get(name) ?? null });
       for (const [name, position] of byName) {
-        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'disabled'), position });
+        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'removed'), position });
       }
       return reports.sort((a, b) => (a.name < b.name ? -1 : 1));
     },

@@ -18,6 +18,8 @@ export interface TestReceiver {
   refused: Set<string>;
   bodies: { headers: IncomingMessage['headers']; body: string }[];
   badSignatures: number;
+  /** Batches holding a record whose threat this matches are answered 400. */
+  refuse: (threat: string) => boolean;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function startReceiver(options: { secret?: string; refuse?: (threat
     refused: new Set<string>(),
     bodies: [] as TestReceiver['bodies'],
     badSignatures: 0,
+    refuse: options.refuse ?? (() => false),
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -52,7 +55,7 @@ export async function startReceiver(options: { secret?: string; refuse?: (threat
       }
       const parsed = JSON.parse(body) as { records?: { id: string; threat: string }[]; text?: string };
       const records = parsed.records ?? [];
-      if (records.some((r) => options.refuse?.(r.threat))) {
+      if (records.some((r) => receiver.refuse(r.threat))) {
         for (const r of records) receiver.refused.add(r.id);
         return answer(400, 'record refused by the test receiver');
       }

@@ -78,7 +78,7 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
       rows.map((r) => [
         r.name,
         r.type,
-        r.configured ? r.state : 'removed (cursor kept)',
+        r.configured ? r.state : 'removed (position kept)',
         String(r.position?.lagRecords ?? '-'),
         r.position ? `${r.position.lagSeconds}s` : '-',
         r.lastSuccessAt ?? (fromDaemon ? 'never' : '-'),
