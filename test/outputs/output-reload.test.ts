@@ -81,7 +81,7 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
   writeFileSync(config, JSON.stringify({ outputs: { hook } }));
   serve.child.kill('SIGHUP');
   await until(
-    async () => (await outputsOf(admin)).find((o) => o.name === 'added')?.state === 'disabled',
+    async () => (await outputsOf(admin)).find((o) => o.name === 'added')?.state === 'removed',
     10_000,
   );
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'four' })], as)).status, 200);
