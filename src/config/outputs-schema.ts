@@ -58,15 +58,20 @@ export const OUTPUT_DEFAULTS = {
 const nullableString = { type: ['string', 'null'], minLength: 1 };
 const envName = { type: ['string', 'null'], pattern: '^[A-Za-z_][A-Za-z0-9_]*$' };
 
-/** Keys every output type takes. */
+/** Keys every output type takes; `description` feeds the output-keys table of docs/configuration.md. */
 const COMMON_KEYS = {
-  type: { enum: ['syslog', 'splunk_hec', 'elasticsearch', 'webhook', 'email'] },
-  enabled: { type: 'boolean' },
-  url: nullableString,
-  format: nullableString,
+  type: {
+    enum: ['syslog', 'splunk_hec', 'elasticsearch', 'webhook', 'email'],
+    description: 'the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)',
+  },
+  enabled: { type: 'boolean', description: 'false: not forwarded; retention keeps nothing for it' },
+  url: { ...nullableString, description: "the receiver's URL (http:// warns at start unless loopback)" },
+  format: { ...nullableString, description: 'message format, per type (webhook: json or slack)' },
   filter: {
     type: 'object',
     additionalProperties: false,
+    description:
+      'which records: {minCriticality 0-4, sensors [names], endpoints ["firewall", "generic"]}; the others are passed',
     properties: {
       minCriticality: { type: 'integer', minimum: 0, maximum: 4 },
       sensors: { type: ['array', 'null'], items: { type: 'string', minLength: 1 } },
@@ -76,33 +81,68 @@ const COMMON_KEYS = {
   batch: {
     type: 'object',
     additionalProperties: false,
+    description:
+      'a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record',
     properties: {
       maxRecords: { type: 'integer', minimum: 1, maximum: 100_000 },
       maxBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
       maxWaitMs: { type: 'integer', minimum: 0, maximum: 3_600_000 },
     },
   },
-  tokenFile: nullableString,
-  tokenEnv: envName,
-  passwordFile: nullableString,
-  passwordEnv: envName,
-  secretFile: nullableString,
-  secretEnv: envName,
-  ca: nullableString,
-  timeoutMs: { type: 'integer', minimum: 100, maximum: 600_000 },
-  retryMaxMs: { type: 'integer', minimum: 1000, maximum: 3_600_000 },
-  maxLag: { type: ['string', 'integer', 'null'], pattern: '^\\d{1,6}[smhd]$', minimum: 4096 },
-  startAt: { enum: ['now', 'oldest'] },
+  tokenFile: {
+    ...nullableString,
+    description: 'file holding the token (webhook: sent as Authorization: Bearer)',
+  },
+  tokenEnv: { ...envName, description: 'environment variable holding the token (instead of tokenFile)' },
+  passwordFile: { ...nullableString, description: 'file holding the password (types with basic auth)' },
+  passwordEnv: { ...envName, description: 'environment variable holding the password' },
+  secretFile: {
+    ...nullableString,
+    description: 'file holding the signing secret (webhook: X-Threatcol-Signature)',
+  },
+  secretEnv: { ...envName, description: 'environment variable holding the signing secret' },
+  ca: { ...nullableString, description: 'PEM CA bundle to verify the receiver with; null: the system CAs' },
+  timeoutMs: {
+    type: 'integer',
+    minimum: 100,
+    maximum: 600_000,
+    description: 'one delivery attempt (connect, answer) must finish within this',
+  },
+  retryMaxMs: {
+    type: 'integer',
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)',
+  },
+  maxLag: {
+    type: ['string', 'integer', 'null'],
+    pattern: '^\\d{1,6}[smhd]$',
+    minimum: 4096,
+    description:
+      'retention may delete records this output has not forwarded once it is this far behind: an age ("7d") or bytes; null: never',
+  },
+  startAt: {
+    enum: ['now', 'oldest'],
+    description: 'where a new output starts: records stored from now on, or the oldest still kept',
+  },
 } as const;
 
 // Per-type keys. Each receiver's keys are its own fragment; a type with none yet takes only the common keys.
 // `format` values are checked here too, so a typo in it is a configuration error, not a runtime surprise.
 
 const WEBHOOK_KEYS = {
-  url: { type: 'string', pattern: '^https?://' },
-  format: { enum: ['json', 'slack', null] },
-  /** Records quoted in a slack-format message (the rest are counted). */
-  slackMaxRecords: { type: 'integer', minimum: 0, maximum: 100 },
+  url: { type: 'string', pattern: '^https?://', description: 'required: where each batch is POSTed' },
+  format: {
+    enum: ['json', 'slack', null],
+    description: 'json (default): {"records": [...]}; slack: {"text": "..."} for Slack, Mattermost, Teams',
+  },
+  slackMaxRecords: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    default: 10,
+    description: 'format slack: records quoted in the message (the rest are counted)',
+  },
 } as const;
 
 /** syslog: the receivers' fragment (host, port, tls, format json|cef, ...) goes here. */
@@ -122,10 +162,36 @@ export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
   email: EMAIL_KEYS,
 };
 
+/** Keys an output of the type must have (besides `type`). */
+const OUTPUT_TYPE_REQUIRED: Partial<Record<OutputType, string[]>> = {
+  webhook: ['url'],
+};
+
 /** Every key an output of `type` takes (common first), for the nearest-key hint. */
 export function outputKeysFor(type: string): string[] {
   const own = OUTPUT_TYPE_KEYS[type as OutputType] ?? {};
   return [...new Set([...Object.keys(COMMON_KEYS), ...Object.keys(own)])];
+}
+
+/** Rows of the output-keys table (docs/configuration.md): key, default, meaning; common keys, then per type. */
+export function outputKeyRows(): { key: string; type: string; default: unknown; description: string }[] {
+  const rows: { key: string; type: string; default: unknown; description: string }[] = [];
+  const defaults = OUTPUT_DEFAULTS as Record<string, unknown>;
+  for (const [key, schema] of Object.entries(COMMON_KEYS)) {
+    rows.push({ key, type: '', default: defaults[key] ?? null, description: schema.description });
+  }
+  for (const [type, keys] of Object.entries(OUTPUT_TYPE_KEYS)) {
+    for (const [key, raw] of Object.entries(keys)) {
+      const schema = raw as { default?: unknown; description?: string };
+      rows.push({
+        key,
+        type,
+        default: schema.default ?? defaults[key] ?? null,
+        description: schema.description ?? '',
+      });
+    }
+  }
+  return rows;
 }
 
 /** One output: `type` chooses the fragment; every other key must belong to it or to the common keys. */
@@ -136,7 +202,11 @@ const outputSchema = {
   allOf: Object.entries(OUTPUT_TYPE_KEYS).map(([type, keys]) => ({
     if: { properties: { type: { const: type } } },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
-    then: { properties: { ...COMMON_KEYS, ...keys }, additionalProperties: false },
+    then: {
+      properties: { ...COMMON_KEYS, ...keys },
+      required: OUTPUT_TYPE_REQUIRED[type as OutputType] ?? [],
+      additionalProperties: false,
+    },
   })),
 };
 
