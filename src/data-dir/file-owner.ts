@@ -10,6 +10,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
+import { open as openHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface Owner {
@@ -79,4 +80,21 @@ export function appendFileDurably(path: string, data: string, mode: number, owne
     closeSync(fd);
   }
   adoptOwner(path, owner);
+}
+
+/** fdatasync of a file this process may only read (another process writes it); false when it is gone. */
+export async function syncFileData(path: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof openHandle>>;
+  try {
+    handle = await openHandle(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  try {
+    await handle.datasync();
+    return true;
+  } finally {
+    await handle.close();
+  }
 }

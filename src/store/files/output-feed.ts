@@ -1,7 +1,8 @@
 // One output's feed in the files backend: hands over the records after its cursor in batches, merged across
 // writer series by id, and moves the cursor file only when a batch is acked (DESIGN 13).
 import { randomUUID } from 'node:crypto';
-import type { Owner } from '../../data-dir/file-owner.js';
+import { join } from 'node:path';
+import { type Owner, syncFileData } from '../../data-dir/file-owner.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
@@ -122,11 +123,14 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       adoptForeign();
       const read: Positions = new Map([...passed].map(([k, p]) => [k, { ...p }]));
       const records: RecordLine[] = [];
+      /** Segments this batch read from: made durable before the cursor may point past their lines. */
+      const files = new Set<string>();
       let bytes = 0;
       let deadline: number | null = null;
       while (!signal.aborted) {
         changed = false;
         const full = await gather(options, read, (c) => {
+          files.add(c.file);
           if (!c.record || !options.match(c.record)) return 'pass';
           const size = Buffer.byteLength(c.line) + 1;
           if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
@@ -151,7 +155,15 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
       const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
       const lastId = records.at(-1)?.record.id ?? null;
-      return { records, ack: async () => save(reached, lastId) };
+      return {
+        records,
+        ack: async () => {
+          // The records were read from the page cache, maybe before the writer's fdatasync: synced here, the
+          // cursor never points past what a power cut leaves on disk (it would skip what is appended there next).
+          await syncFiles(options.threats, files);
+          save(reached, lastId);
+        },
+      };
     },
     async close() {
       watch.stop();
@@ -232,6 +244,10 @@ async function linesAfter(path: string, offset: number): Promise<SegmentLine[]> 
   } finally {
     await handle.close();
   }
+}
+
+async function syncFiles(threats: string, files: Set<string>): Promise<void> {
+  for (const file of files) await syncFileData(join(threats, file));
 }
 
 function toMap(series: Record<string, SeriesPosition>): Positions {
