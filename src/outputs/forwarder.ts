@@ -47,6 +47,8 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     capMs: deps.retryCapMs ?? output.retryMaxMs,
   });
   const iso = () => new Date(deps.now()).toISOString();
+  /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
+  const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
 
   const failed = (state: 'retrying' | 'paused', error: Error) => {
     if (status.state !== state || status.lastError !== error.message) {
@@ -95,7 +97,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         status.retries += 1;
         if (error instanceof AuthDeliveryError) {
           failed('paused', error);
-          await pause(deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs));
+          await pause(slowRetryMs);
         } else {
           const e = error as Error & { retryAfterMs?: number | null };
           failed('retrying', e);
@@ -107,27 +109,19 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     return false;
   };
 
-  const run = async () => {
+  /** One life of the receiver and the feed; throws when either fails (then `run` starts another). */
+  const session = async () => {
     let receiver: Receiver | null = null;
     let feed: OutputFeed | null = null;
     try {
-      while (!stopping.signal.aborted && (!receiver || !feed)) {
-        try {
-          receiver ??= createReceiver(name, output, deps.env);
-          feed ??= await deps.cursors.openFeed({
-            name,
-            match: outputMatcher(output.filter),
-            startAt: output.startAt === 'oldest' ? 0 : 'now',
-          });
-        } catch (error) {
-          failed('paused', error as Error);
-          await pause(deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs));
-          poke = new AbortController();
-        }
-      }
-      if (!receiver || !feed) return;
-      status.state = 'running';
-      log.info({ type: output.type }, 'output started');
+      receiver = createReceiver(name, output, deps.env);
+      feed = await deps.cursors.openFeed({
+        name,
+        match: outputMatcher(output.filter),
+        startAt: output.startAt === 'oldest' ? 0 : 'now',
+      });
+      if (status.state === 'starting') log.info({ type: output.type }, 'output started');
+      status.state = status.failingSince === null ? 'running' : status.state;
       while (!stopping.signal.aborted) {
         const batch: OutputBatch = await feed.next({
           maxRecords: output.batch.maxRecords,
@@ -137,7 +131,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         });
         if (batch.records.length === 0) continue;
         const records = batch.records.map((r) => ({ id: r.record.id, line: r.line, record: r.record }));
-        if (!(await deliver(receiver, records))) break;
+        if (!(await deliver(receiver, records))) return;
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();
         status.batches += 1;
@@ -147,13 +141,23 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         backoff.reset();
         deps.onDelivered?.(records.length);
       }
-    } catch (error) {
-      // The feed failed (the data directory unreadable): reported, and the manager starts it again on reload.
-      failed('paused', error as Error);
-      log.error({ err: (error as Error).message }, 'output stopped by an error; fix it and reload (SIGHUP)');
     } finally {
       await feed?.close();
       await receiver?.close().catch(() => {});
+    }
+  };
+
+  const run = async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        await session();
+      } catch (error) {
+        // The receiver cannot be built (a CA file missing), the feed or its cursor cannot be read or written:
+        // reported, and tried again slowly; an unacked batch is handed over again by the next feed.
+        failed('paused', error as Error);
+        await pause(slowRetryMs);
+        poke = new AbortController();
+      }
     }
   };
   const running = run();
