@@ -10,7 +10,6 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { open as openHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface Owner {
@@ -80,21 +79,4 @@ export function appendFileDurably(path: string, data: string, mode: number, owne
     closeSync(fd);
   }
   adoptOwner(path, owner);
-}
-
-/** fdatasync of a file this process may only read (another process writes it); false when it is gone. */
-export async function syncFileData(path: string): Promise<boolean> {
-  let handle: Awaited<ReturnType<typeof openHandle>>;
-  try {
-    handle = await openHandle(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-  try {
-    await handle.datasync();
-    return true;
-  } finally {
-    await handle.close();
-  }
 }

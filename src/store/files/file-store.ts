@@ -64,7 +64,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     registry,
     reader: createFileRecordReader(dataDir),
     stats,
-    outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now }),
+    outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
       const log = await openFileRecordLog({

@@ -2,6 +2,7 @@
 // leaves the configuration until `outputs forget` (DESIGN 13).
 import { randomUUID } from 'node:crypto';
 import { readdirSync, unlinkSync } from 'node:fs';
+import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { syncDir } from '../../data-dir/file-owner.js';
 import type { OutputCursors, OutputPosition } from '../store.js';
@@ -15,6 +16,7 @@ export function createFileOutputCursors(options: {
   dataDir: string;
   owner: () => Owner | null;
   now: () => number;
+  logger?: Logger;
 }): OutputCursors {
   const { dataDir, now } = options;
   const threats = threatsDir(dataDir);
@@ -28,6 +30,7 @@ export function createFileOutputCursors(options: {
         match: feed.match ?? (() => true),
         startAt: feed.startAt ?? 'now',
         now,
+        ...(options.logger ? { logger: options.logger } : {}),
       }),
 
     async list(): Promise<OutputPosition[]> {

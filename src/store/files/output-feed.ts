@@ -1,13 +1,14 @@
 // One output's feed in the files backend: hands over the records after its cursor in batches, merged across
 // writer series by id, and moves the cursor file only when a batch is acked (DESIGN 13).
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { type Owner, syncFileData } from '../../data-dir/file-owner.js';
+import type { Logger } from 'pino';
+import type { Owner } from '../../data-dir/file-owner.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
 import {
   type CursorFile,
+  checkPositions,
   endPositions,
   positionsAt,
   readCursor,
@@ -19,6 +20,8 @@ import { openSegment, readLinesAt, type SegmentLine } from './segment-lines.js';
 import type { SegmentName } from './segments.js';
 
 const CHUNK = 256 * 1024;
+/** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
+const FILL_PAUSE_MS = 50;
 /** A feed that passes only records its filter refuses writes its cursor at most this often. */
 const SKIP_WRITE_MS = 1000;
 
@@ -31,6 +34,7 @@ export interface FileFeedOptions {
   startAt: 'now' | number;
   pollIntervalMs?: number;
   now: () => number;
+  logger?: Logger;
 }
 
 type Positions = Map<string, SeriesPosition>;
@@ -57,6 +61,15 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       updatedAt: new Date(options.now()).toISOString(),
       writer,
     };
+    writeCursor(dataDir, cursor, options.owner());
+  }
+  const checked = await checkPositions(options.threats, cursor.series);
+  if (checked.moved.length > 0) {
+    options.logger?.warn(
+      { output: name, moved: checked.moved },
+      'a segment was cut back under the output position (power cut or failed write): resuming from the first record after the last one passed',
+    );
+    cursor = { ...cursor, series: checked.series, updatedAt: new Date(options.now()).toISOString(), writer };
     writeCursor(dataDir, cursor, options.owner());
   }
   let durable: CursorFile = cursor;
@@ -123,14 +136,11 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       adoptForeign();
       const read: Positions = new Map([...passed].map(([k, p]) => [k, { ...p }]));
       const records: RecordLine[] = [];
-      /** Segments this batch read from: made durable before the cursor may point past their lines. */
-      const files = new Set<string>();
       let bytes = 0;
       let deadline: number | null = null;
       while (!signal.aborted) {
         changed = false;
         const full = await gather(options, read, (c) => {
-          files.add(c.file);
           if (!c.record || !options.match(c.record)) return 'pass';
           const size = Buffer.byteLength(c.line) + 1;
           if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
@@ -150,19 +160,16 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
         deadline ??= options.now() + waitMs;
         const left = deadline - options.now();
         if (left <= 0) break;
-        await waitForChange(left, signal);
+        // Filling a batch: every group commit of the writer is a change; read again at most this often.
+        await delay(Math.min(left, FILL_PAUSE_MS), signal);
+        await waitForChange(deadline - options.now(), signal);
       }
       if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
       const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
       const lastId = records.at(-1)?.record.id ?? null;
       return {
         records,
-        ack: async () => {
-          // The records were read from the page cache, maybe before the writer's fdatasync: synced here, the
-          // cursor never points past what a power cut leaves on disk (it would skip what is appended there next).
-          await syncFiles(options.threats, files);
-          save(reached, lastId);
-        },
+        ack: async () => save(reached, lastId),
       };
     },
     async close() {
@@ -209,7 +216,8 @@ async function gather(
     const verdict = offer(head);
     if (verdict === 'stop') return true;
     lines.shift();
-    read.set(best, { file: head.file, offset: head.end });
+    const id = head.record?.id ?? read.get(best)?.id;
+    read.set(best, { file: head.file, offset: head.end, ...(id === undefined ? {} : { id }) });
   }
 }
 
@@ -246,8 +254,17 @@ async function linesAfter(path: string, offset: number): Promise<SegmentLine[]> 
   }
 }
 
-async function syncFiles(threats: string, files: Set<string>): Promise<void> {
-  for (const file of files) await syncFileData(join(threats, file));
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
 }
 
 function toMap(series: Record<string, SeriesPosition>): Positions {

@@ -11,6 +11,8 @@ import { listSegments, type SegmentName, seriesOf } from './segments.js';
 export interface SeriesPosition {
   file: string;
   offset: number;
+  /** Id of the record that ends at `offset`, to recognise a segment cut back under the cursor (absent: unknown). */
+  id?: string;
 }
 
 /** The cursor file's content. A series missing from `series` is read from its first segment. */
@@ -126,4 +128,55 @@ export function hasPassed(position: SeriesPosition | undefined, segment: Segment
 
 export function dayEnd(day: string): number {
   return Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8))) + 86_400_000;
+}
+
+/**
+ * The positions, each checked against its segment: after a power cut or a failed write the writer cuts a
+ * segment back, and appends new records where the cursor may already point. A position whose line is no
+ * longer the record it passed moves back to the first record after that one (its id: ids grow with time), so
+ * what is appended there is never skipped; it may re-send.
+ */
+export async function checkPositions(
+  threats: string,
+  series: Record<string, SeriesPosition>,
+): Promise<{
+  series: Record<string, SeriesPosition>;
+  moved: { series: string; from: SeriesPosition; to: SeriesPosition }[];
+}> {
+  const checked: Record<string, SeriesPosition> = {};
+  const moved: { series: string; from: SeriesPosition; to: SeriesPosition }[] = [];
+  for (const [key, position] of Object.entries(series)) {
+    checked[key] = position;
+    if (position.id === undefined || position.offset === 0) continue;
+    const handle = await openSegment(join(threats, position.file));
+    if (!handle) continue; // removed by retention: the feed moves on to the series' next segment
+    try {
+      const readAt = async (b: Buffer, l: number, p: number) => (await handle.read(b, 0, l, p)).bytesRead;
+      const size = (await handle.stat()).size;
+      if (position.offset <= size) {
+        const start = await lineStartBefore(readAt, position.offset - 1);
+        const [line] = await readLinesAt(handle, start, position.offset, position.offset - start);
+        if (line?.end === position.offset && line.record?.id === position.id) continue;
+      }
+      let offset = 0;
+      let found: number | null = null;
+      while (found === null && offset < size) {
+        const lines = await readLinesAt(handle, offset, size, CHUNK);
+        if (lines.length === 0) break;
+        for (const line of lines) {
+          if (line.record && line.record.id > position.id) {
+            found = offset;
+            break;
+          }
+          offset = line.end;
+        }
+      }
+      const to: SeriesPosition = { file: position.file, offset: found ?? offset };
+      checked[key] = to;
+      moved.push({ series: key, from: position, to });
+    } finally {
+      await handle.close();
+    }
+  }
+  return { series: checked, moved };
 }
