@@ -15,6 +15,7 @@ import {
   type SeriesPosition,
   segmentsBySeries,
   writeCursor,
+  writeCursorAsync,
 } from './output-positions.js';
 import { openSegment, readLinesAt, type SegmentLine } from './segment-lines.js';
 import type { SegmentName } from './segments.js';
@@ -100,7 +101,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     return true;
   };
 
-  const save = (positions: Positions, lastId: string | null) => {
+  const save = async (positions: Positions, lastId: string | null): Promise<void> => {
     // `outputs replay` (another process) wrote a position meanwhile: it wins over what this batch reached.
     if (adoptForeign()) return;
     durable = {
@@ -111,7 +112,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       updatedAt: new Date(options.now()).toISOString(),
       writer,
     };
-    writeCursor(dataDir, durable, options.owner());
+    await writeCursorAsync(dataDir, durable, options.owner());
     seen = stampOf(durable);
     passed = new Map(positions);
     lastWrite = options.now();
@@ -152,7 +153,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
           // Only refused records so far: they are passed, and the cursor says so now and then.
           passed = new Map([...read].map(([k, p]) => [k, { ...p }]));
           if (options.now() - lastWrite >= SKIP_WRITE_MS && differs(passed, durable.series))
-            save(passed, null);
+            await save(passed, null);
           await waitForChange(options.pollIntervalMs ?? 500, signal);
           continue;
         }

@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OUTPUTS_DIR } from '../../data-dir/data-layout.js';
-import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
+import { type Owner, writeFileAtomic, writeFileAtomicAsync } from '../../data-dir/file-owner.js';
 import { lineStartBefore } from './line-boundary.js';
 import { openSegment, readLinesAt } from './segment-lines.js';
 import { listSegments, type SegmentName, seriesOf } from './segments.js';
@@ -49,6 +49,16 @@ export function readCursor(dataDir: string, name: string): CursorFile | null {
 export function writeCursor(dataDir: string, cursor: CursorFile, owner: Owner | null): void {
   mkdirSync(outputsDir(dataDir), { recursive: true, mode: 0o750 });
   writeFileAtomic(cursorPath(dataDir, cursor.name), `${JSON.stringify(cursor)}\n`, 0o640, owner);
+}
+
+/** The same, off the event loop: a feed writes its cursor at every batch, inside the serving process. */
+export async function writeCursorAsync(
+  dataDir: string,
+  cursor: CursorFile,
+  owner: Owner | null,
+): Promise<void> {
+  mkdirSync(outputsDir(dataDir), { recursive: true, mode: 0o750 });
+  await writeFileAtomicAsync(cursorPath(dataDir, cursor.name), `${JSON.stringify(cursor)}\n`, 0o640, owner);
 }
 
 /** Segments grouped by writer series, each oldest first. */
