@@ -97,8 +97,25 @@ test('outputs test, dead-letter, --retry, forget and the check line, against a r
     'check warns about the paused output',
   );
 
-  // Forget: the position goes; a second forget finds none.
+  // Without a daemon, list reads the positions from the store: state "stopped".
   await serve.stop();
+  const offline = await cli('outputs', 'list', '--json', '--admin-listen', admin);
+  assert.equal(offline.code, 0, offline.stderr);
+  const listed2 = JSON.parse(offline.stdout) as {
+    source: string;
+    outputs: { name: string; state: string; position: { lagRecords: number } | null }[];
+  };
+  assert.equal(listed2.source, 'files');
+  assert.deepEqual(
+    listed2.outputs.map((o) => [o.name, o.state]),
+    [['hook', 'stopped']],
+  );
+  assert.equal(listed2.outputs[0]?.position?.lagRecords, 1, 'the record the paused output did not send');
+  const table = await cli('outputs', 'list', '--admin-listen', admin);
+  assert.match(table.stdout, /^NAME\s+TYPE\s+STATE/);
+  assert.match(table.stdout, /no daemon answered/);
+
+  // Forget: the position goes; a second forget finds none.
   writeFileSync(config, JSON.stringify({ outputs: {} }));
   const forgot = await cli('outputs', 'forget', 'hook');
   assert.equal(forgot.code, 0, forgot.stderr);

@@ -41,4 +41,20 @@ test('serve --workers 2: one forwarder in the primary delivers the records of bo
   );
   const started = serve.logs.filter((l) => l.msg === 'output started');
   assert.equal(started.length, 1, 'one forwarder, not one per worker');
+
+  // SIGHUP to the primary reloads the outputs: a second one starts (from the oldest record) and catches up.
+  const other = await startReceiver();
+  t.after(() => other.close());
+  writeFileSync(
+    config,
+    JSON.stringify({
+      outputs: {
+        hook: { type: 'webhook', url: receiver.url, batch: { maxWaitMs: 50 } },
+        second: { type: 'webhook', url: other.url, startAt: 'oldest' },
+      },
+    }),
+  );
+  serve.child.kill('SIGHUP');
+  await until(() => other.accepted.size === 2000, 20_000, 'the added output delivers everything');
+  assert.equal(serve.logs.filter((l) => l.msg === 'output started').length, 2);
 });
