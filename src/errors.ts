@@ -93,6 +93,13 @@ export const CATALOGUE = {
     exit: EXIT.CONFIG,
     message: 'threatcol check found a problem in the installation or configuration',
   },
+  OUTPUT_NOT_FOUND: { status: 0, exit: EXIT.DATAERR, message: 'no output with this name' },
+  OUTPUT_UNSUPPORTED: { status: 0, exit: EXIT.CONFIG, message: 'this store backend cannot run outputs' },
+  OUTPUT_FAILED: {
+    status: 0,
+    exit: EXIT.UNAVAILABLE,
+    message: 'the output could not deliver to its receiver',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -151,6 +151,24 @@ function renderSensors(sensors) {
   }
 }
 
+function renderOutputs(outputs) {
+  fillRows(
+    $('#outputs tbody'),
+    outputs.length === 0
+      ? [[cell('none configured (outputs in the configuration)', 'muted')]]
+      : outputs.map((o) => [
+          cell(o.name),
+          cell(o.type),
+          cell(o.state, `status-${o.state}`),
+          cell(o.position ? o.position.lagRecords : '', 'num'),
+          cell(o.position ? `${o.position.lagSeconds} s` : '', 'num'),
+          cell(o.lastSuccessAt ? when(o.lastSuccessAt) : 'never'),
+          cell(o.deadLetters, 'num'),
+          cell(o.lastError ?? '', 'rejection'),
+        ]),
+  );
+}
+
 async function getJson(path) {
   const res = await fetch(path, { cache: 'no-store' });
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
@@ -159,9 +177,14 @@ async function getJson(path) {
 
 async function poll() {
   try {
-    const [summary, sensors] = await Promise.all([getJson('/api/summary'), getJson('/api/sensors')]);
+    const [summary, sensors, outputs] = await Promise.all([
+      getJson('/api/summary'),
+      getJson('/api/sensors'),
+      getJson('/api/outputs'),
+    ]);
     renderSummary(summary);
     renderSensors(sensors.sensors);
+    renderOutputs(outputs.outputs);
     $('#updated').textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
   } catch (error) {
     $('#updated').textContent = String(error.message);

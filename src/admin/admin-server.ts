@@ -21,6 +21,10 @@ export interface AdminServerDeps {
   store: DashboardStore;
   feed: LiveFeed;
   defaultTimezone: string;
+  /** `GET /api/outputs`: every output's status and position. */
+  outputs(): Promise<unknown[]>;
+  /** Problems that do not make the collector unready (an output failing for a while): /readyz detail. */
+  warnings(): Promise<string[]>;
 }
 
 export interface AdminServer {
@@ -90,14 +94,18 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       return;
     }
     // The dashboard's reader starts with its first visitor: a collector nobody watches spends nothing on it.
-    if (url.pathname === '/' || url.pathname.startsWith('/api/')) deps.feed.start();
+    if (url.pathname === '/' || (url.pathname.startsWith('/api/') && url.pathname !== '/api/outputs')) {
+      deps.feed.start();
+    }
     switch (url.pathname) {
       case '/healthz':
         sendJson(res, 200, { status: 'ok' });
         return;
       case '/readyz': {
         const reasons = await deps.notReadyReasons();
-        if (reasons.length === 0) sendJson(res, 200, { status: 'ready' });
+        const warnings = reasons.length === 0 ? await deps.warnings() : [];
+        if (reasons.length === 0)
+          sendJson(res, 200, { status: 'ready', ...(warnings.length > 0 ? { warnings } : {}) });
         else sendJson(res, 503, { status: 'not ready', reasons });
         return;
       }
@@ -112,6 +120,9 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         return;
       case '/api/sensors':
         sendJson(res, 200, { sensors: await sensorRows(deps.store, deps.defaultTimezone) });
+        return;
+      case '/api/outputs':
+        sendJson(res, 200, { outputs: await deps.outputs() });
         return;
       case '/api/feed':
         await serveFeed(req, res, url.searchParams, deps.store, deps.feed);

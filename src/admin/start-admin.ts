@@ -18,7 +18,19 @@ export interface AdminOptions {
   /** Reasons not to send traffic here besides the store's health (stopping, a failed writer). */
   extraNotReady(): string[];
   renderMetrics(): Promise<{ contentType: string; body: string }>;
+  /** The outputs' status for `GET /api/outputs` and `outputs list` (DESIGN 13); absent: none run here. */
+  outputs?: () => Promise<OutputSummary[]>;
 }
+
+/** What the admin listener needs of an output's status: its name and, when failing, since when and why. */
+export interface OutputSummary {
+  name: string;
+  failingSince: number | null;
+  lastError: string | null;
+}
+
+/** An output failing this long is a warning in /readyz's detail (never its status). */
+const OUTPUT_FAILING_WARN_MS = 60_000;
 
 export interface RunningAdmin {
   address: AddressInfo;
@@ -45,6 +57,17 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
       return health.ok ? extra : [...extra, health.reason ?? 'the store does not accept writes'];
     },
     renderMetrics: options.renderMetrics,
+    outputs: async () => (options.outputs ? options.outputs() : []),
+    async warnings() {
+      const now = (options.now ?? Date.now)();
+      const outputs = options.outputs ? await options.outputs() : [];
+      return outputs
+        .filter((o) => o.failingSince !== null && now - o.failingSince > OUTPUT_FAILING_WARN_MS)
+        .map(
+          (o) =>
+            `output ${o.name} has failed for ${Math.round((now - (o.failingSince as number)) / 1000)} s: ${o.lastError}`,
+        );
+    },
   });
   let address: AddressInfo;
   try {

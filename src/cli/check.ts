@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import { type CliIo, write, writeJson } from './io.js';
+import { checkOutputs } from './outputs/check-outputs.js';
 
 interface CheckOptions extends CommonOptions {
   json?: boolean;
@@ -18,6 +19,7 @@ interface CheckOptions extends CommonOptions {
   /** false with --no-daemon: skip the running-daemon check (before the first start). */
   daemon?: boolean;
   adminListen?: string;
+  testOutputs?: boolean;
 }
 
 export function registerCheck(
@@ -33,6 +35,7 @@ export function registerCheck(
       .option('--port <n>', 'port to check (default: server.port)')
       .option('--admin-listen <host:port>', 'admin listener to ask /readyz (default: admin.listen)')
       .option('--no-daemon', 'skip the checks of a running daemon (e.g. before the first start)')
+      .option('--test-outputs', 'send one marked sample record through each enabled output')
       .option('--json', 'print {"ok", "checks": [{"name", "status", "message"}]}'),
   ).action((options: CheckOptions) => run(() => check(options, io)));
 }
@@ -77,6 +80,9 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
     if (daemon) results.push(daemon.result);
     if (daemon) results.push(await checkReady(loaded));
+    results.push(
+      ...(await checkOutputs(loaded, io, { daemon: daemon !== null, test: options.testOutputs === true })),
+    );
   }
 
   const failed = results.filter((r) => r.status === 'fail');

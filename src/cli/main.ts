@@ -5,6 +5,11 @@ import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } 
 import { registerCheck } from './check.js';
 import { registerCompletion } from './completion.js';
 import { type CliIo, processIo, write, writeJson } from './io.js';
+import { registerOutputsDeadLetter } from './outputs/outputs-dead-letter.js';
+import { registerOutputsForget } from './outputs/outputs-forget.js';
+import { registerOutputsList } from './outputs/outputs-list.js';
+import { registerOutputsReplay } from './outputs/outputs-replay.js';
+import { registerOutputsTest } from './outputs/outputs-test.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor/sensor-add.js';
 import { registerSensorDelete } from './sensor/sensor-delete.js';
@@ -69,6 +74,17 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   registerThreatsTail(program, io, run);
   registerThreatsStats(program, io, run);
   registerSend(program, io, run);
+  const outputs = program
+    .command('outputs')
+    .description('where records are forwarded: list, test, replay, forget, dead letters')
+    .hook('preSubcommand', (_parent, sub) => {
+      current = sub;
+    });
+  registerOutputsList(outputs, io, run);
+  registerOutputsTest(outputs, io, run);
+  registerOutputsReplay(outputs, io, run);
+  registerOutputsForget(outputs, io, run);
+  registerOutputsDeadLetter(outputs, io, run);
   registerStoreMigrate(program, io, run);
   registerCompletion(program, io, run);
   for (const cmd of program.commands) {

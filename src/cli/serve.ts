@@ -46,7 +46,7 @@ export function registerServe(
 }
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io, {
+  const overrides = {
     ...listenOverrides(options),
     'tls.cert': options.cert,
     'tls.key': options.key,
@@ -57,7 +57,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       options.workers === undefined || !/^\d+$/.test(options.workers)
         ? options.workers
         : Number(options.workers),
-  });
+  };
+  const loaded = loadFromOptions(options, io, overrides);
+  // SIGHUP reads the file again for the outputs, with the same flags and environment.
+  const reloadConfig = () => loadFromOptions(options, io, overrides);
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
   const logger = createLogger({
@@ -81,7 +84,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   serviceModule.catch(() => {}); // a failed start returns before awaiting it; the await below still throws
   let daemon: Collector;
   try {
-    daemon = await startCollector(loaded, logger, listenFd);
+    daemon = await startCollector(loaded, logger, listenFd, { env: io.env, reloadConfig });
   } catch (error) {
     releaseStartupSignals();
     throw underNpm(error, io.env);
@@ -102,14 +105,21 @@ async function startCollector(
   loaded: LoadedConfig,
   logger: Logger,
   listenFd: number | undefined,
+  outputs: { env: Record<string, string | undefined>; reloadConfig: () => LoadedConfig },
 ): Promise<Collector> {
   const workers = workerCount(loaded.config.server.workers);
   if (workers <= 1) {
     const { startDaemon } = await import('../daemon/start-daemon.js');
-    return startDaemon({ loaded, logger, listenFd });
+    return startDaemon({ loaded, logger, listenFd, ...outputs });
   }
   const { createPrimary } = await import('../cluster/primary.js');
-  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
+  const primary = createPrimary({
+    loaded,
+    logger,
+    workers,
+    ...outputs,
+    ...(listenFd === undefined ? {} : { listenFd }),
+  });
   await primary.start();
   return {
     reload: () => primary.reload(),

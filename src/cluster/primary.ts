@@ -6,12 +6,15 @@
 import type { Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
+import { registerOutputMetrics } from '../metrics/output-metrics.js';
+import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -32,6 +35,10 @@ export interface PrimaryOptions {
   now?: () => number;
   expiryCheckIntervalMs?: number;
   tlsDebounceMs?: number;
+  /** Where outputs read secrets named by `tokenEnv` & co. */
+  env?: Record<string, string | undefined>;
+  /** SIGHUP: the configuration read again, for the outputs. */
+  reloadConfig?: () => LoadedConfig;
 }
 
 /** Something the primary owns besides the workers (the admin listener of issue 14): closed on stop. */
@@ -67,6 +74,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let admin: RunningAdmin | null = null;
   let tls: TlsMaterial | null = null;
   let chores: { stop(): void }[] = [];
+  /** The outputs run here, once per box, never in a worker (DESIGN 13). */
+  let outputs: RunningOutputs | null = null;
   let address: AddressInfo | null = null;
   let stopping = false;
   let status = 0;
@@ -161,12 +170,14 @@ export function createPrimary(options: PrimaryOptions): Primary {
           : pool.listening < options.workers
             ? [`${pool.listening} of ${options.workers} workers listening`]
             : [],
-      renderMetrics: clusterMetricsRenderer(),
+      renderMetrics: withOutputMetrics(clusterMetricsRenderer(), () => outputs),
+      outputs: async () => (outputs ? outputs.report() : []),
     });
   }
 
   /** Every worker is gone: the last counts they sent are written, then the primary is done. */
   async function finish(): Promise<void> {
+    await outputs?.stop();
     for (const chore of chores) chore.stop();
     chores = [];
     await admin?.close();
@@ -215,6 +226,14 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
+      outputs = startOutputs(config.outputs, {
+        cursors: opened.outputs,
+        dataDir,
+        owner,
+        logger,
+        env: options.env ?? {},
+        now,
+      });
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);
       opened.stats.start(config.store.statsIntervalMs, (error) =>
@@ -249,7 +268,10 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       announce();
     },
-    reload: () => reloadTls('SIGHUP'),
+    reload: () => {
+      reloadTls('SIGHUP');
+      if (outputs) void reloadOutputs(outputs, options);
+    },
     stop,
     done,
     get address() {
@@ -259,5 +281,32 @@ export function createPrimary(options: PrimaryOptions): Primary {
     addServer(server) {
       owned.push(server);
     },
+  };
+}
+
+/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
+async function reloadOutputs(outputs: RunningOutputs, options: PrimaryOptions): Promise<void> {
+  outputs.poke();
+  if (!options.reloadConfig) return;
+  try {
+    await outputs.reload(options.reloadConfig().config.outputs);
+  } catch (error) {
+    options.logger.error(
+      { err: (error as Error).message },
+      'configuration not reloaded; the outputs keep running as they were',
+    );
+  }
+}
+
+/** The workers' metrics and, after them, the outputs' series of the primary (they run only here). */
+function withOutputMetrics(
+  render: () => Promise<{ contentType: string; body: string }>,
+  outputs: () => RunningOutputs | null,
+): () => Promise<{ contentType: string; body: string }> {
+  const registry = new Registry();
+  registerOutputMetrics(registry, async () => (await outputs()?.metricRows()) ?? []);
+  return async () => {
+    const cluster = await render();
+    return { contentType: cluster.contentType, body: `${cluster.body}\n${await registry.metrics()}` };
   };
 }

@@ -7,6 +7,7 @@ import { type ErrorDetail, ThreatcolError } from '../errors.js';
 import { parseAdminListen } from './admin-address.js';
 import { stripJsonComments } from './jsonc.js';
 import { didYouMean } from './nearest-key.js';
+import { applyOutputDefaults, outputKeysFor } from './outputs-schema.js';
 import { type Config, configSchema } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/threatcol/config.json';
@@ -108,7 +109,11 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   }
 
   if (!validateConfig(raw)) {
-    for (const error of validateConfig.errors ?? []) problems.push(describeAjvError(error));
+    for (const error of validateConfig.errors ?? []) {
+      // An output's type chooses its keys by if/then: the failed `then` is reported by its own errors.
+      if (error.keyword === 'if' || error.keyword === 'propertyNames') continue;
+      problems.push(describeAjvError(error, raw));
+    }
   } else {
     problems.push(...crossChecks(raw));
   }
@@ -120,6 +125,9 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     });
   }
   const config = raw as unknown as Config;
+  for (const [name, output] of Object.entries(config.outputs)) {
+    config.outputs[name] = applyOutputDefaults(output as unknown as Record<string, unknown>);
+  }
   const dataDir = resolveDataDir(config.dataDir, env, process.getuid?.() ?? -1);
   return { config, dataDir, configPath };
 }
@@ -195,11 +203,19 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   node[path[path.length - 1] as string] = value;
 }
 
-function describeAjvError(error: ErrorObject): ErrorDetail {
+function describeAjvError(error: ErrorObject, raw: Record<string, unknown>): ErrorDetail {
   const path = error.instancePath.slice(1).replaceAll('/', '.');
+  if (error.propertyName !== undefined) {
+    return {
+      path: `${path}.${error.propertyName}`,
+      message: 'names may hold only A-Z a-z 0-9 _ - (1 to 64)',
+    };
+  }
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
     const full = path ? `${path}.${extra}` : extra;
+    const output = /^outputs\/([^/]+)(\/.*)?$/.exec(error.instancePath.slice(1));
+    if (output) return describeOutputKey(output[1] as string, output[2] ?? '', extra, raw);
     const keys = listConfigKeys().map((leaf) => leaf.path.join('.'));
     const sections = [...new Set(listConfigKeys().map((leaf) => leaf.path.slice(0, -1).join('.')))];
     return { path: full, message: `unknown key${didYouMean(full, [...keys, ...sections].filter(Boolean))}` };
@@ -209,6 +225,28 @@ function describeAjvError(error: ErrorObject): ErrorDetail {
     return { path, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` };
   }
   return { path, message: error.message ?? 'is invalid' };
+}
+
+/** An unknown key of an output: named with its output, hinted from the keys its type takes. */
+function describeOutputKey(
+  name: string,
+  within: string,
+  extra: string,
+  raw: Record<string, unknown>,
+): ErrorDetail {
+  const output = (raw.outputs as Record<string, { type?: unknown }> | undefined)?.[name];
+  const type = typeof output?.type === 'string' ? output.type : '';
+  const prefix = `outputs.${name}${within.replaceAll('/', '.')}`;
+  const nested: Record<string, string[]> = {
+    '': outputKeysFor(type),
+    '/filter': ['minCriticality', 'sensors', 'endpoints'],
+    '/batch': ['maxRecords', 'maxBytes', 'maxWaitMs'],
+  };
+  const candidates = nested[within] ?? [];
+  return {
+    path: `${prefix}.${extra}`,
+    message: `unknown key of the ${type} output "${name}"${didYouMean(extra, candidates)}`,
+  };
 }
 
 function crossChecks(config: Config): ErrorDetail[] {

@@ -1,4 +1,5 @@
 // The configuration schema: every key, its type, bounds and default (the single source of defaults).
+import { type OutputConfig, outputsSchema } from './outputs-schema.js';
 
 /** Resolved configuration, after defaults, file, environment and flags are merged. */
 export interface Config {
@@ -83,6 +84,8 @@ export interface Config {
     listen: string;
     token: string | null;
   };
+  /** By output name; the keys are in outputs-schema.ts. */
+  outputs: Record<string, OutputConfig>;
 }
 
 const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
@@ -465,5 +468,6 @@ export const configSchema = {
       },
       'admin listener (DESIGN 11)',
     ),
+    outputs: outputsSchema,
   },
 } as const;

@@ -7,6 +7,8 @@ import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
+import { registerOutputMetrics } from '../metrics/output-metrics.js';
+import { type OutputsDeps, type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { ActivityLog } from '../server/activity-log.js';
 import { Authenticator } from '../server/auth.js';
 import { createCollectorServer } from '../server/create-server.js';
@@ -42,6 +44,12 @@ export interface DaemonOptions {
   adminListener?: boolean;
   /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
   worker?: WorkerRole;
+  /** Where outputs read secrets named by `tokenEnv` & co. (default: none). */
+  env?: Record<string, string | undefined>;
+  /** SIGHUP: the configuration read again, for the outputs (absent: outputs reload only on restart). */
+  reloadConfig?: () => LoadedConfig;
+  /** Output retry timing, for tests. */
+  outputTiming?: Pick<OutputsDeps, 'retryBaseMs' | 'retryCapMs' | 'pausedRetryMs'>;
 }
 
 /**
@@ -128,6 +136,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw error;
   }
   metrics.sources({ queuedRecords: () => store.queuedRecords });
+  // One forwarder per output per box (DESIGN 13): here in a single process, in the primary under --workers.
+  const outputs: RunningOutputs | null = worker
+    ? null
+    : startOutputs(config.outputs, {
+        cursors: backend.outputs,
+        dataDir,
+        owner,
+        logger,
+        env: options.env ?? {},
+        now,
+        ...options.outputTiming,
+      });
+  if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
 
   const auth = new Authenticator();
   let known = -1;
@@ -216,6 +237,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    await outputs?.stop();
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
@@ -256,6 +278,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
                 ? []
                 : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
+        ...(outputs ? { outputs: () => outputs.report() } : {}),
       });
     }
   } catch (error) {
@@ -301,10 +324,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       watch.reload();
       tlsWatch.accept();
       reloadTls('SIGHUP');
+      if (outputs) void reloadOutputs(outputs, options, logger);
     },
     stop,
     done,
   };
+}
+
+/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
+async function reloadOutputs(outputs: RunningOutputs, options: DaemonOptions, logger: Logger): Promise<void> {
+  outputs.poke();
+  if (!options.reloadConfig) return;
+  try {
+    await outputs.reload(options.reloadConfig().config.outputs);
+  } catch (error) {
+    logger.error(
+      { err: (error as Error).message },
+      'configuration not reloaded; the outputs keep running as they were',
+    );
+  }
 }
 
 /** How long serve waits for the sensor registry before listening anyway. */

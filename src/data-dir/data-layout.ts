@@ -7,3 +7,5 @@ export const REGISTRY_FILE = 'sensors.json';
 export const STATS_FILE = 'sensor-stats.json';
 /** The record segments' directory. */
 export const THREATS_DIR = 'threats';
+/** Outputs (DESIGN 13): per output its cursor, dead letters and the records retention skipped for it. */
+export const OUTPUTS_DIR = 'outputs';

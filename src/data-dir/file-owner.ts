@@ -10,6 +10,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
+import { open as openAsync, rename as renameAsync, unlink as unlinkAsync } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface Owner {
@@ -64,5 +65,56 @@ export function syncDir(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Appends to a file (created with `mode`) and fsyncs it: the lines are on disk when this returns. */
+export function appendFileDurably(path: string, data: string, mode: number, owner: Owner | null): void {
+  const fd = openSync(path, 'a', mode);
+  try {
+    const buffer = Buffer.from(data, 'utf8');
+    let written = 0;
+    while (written < buffer.length) written += writeSync(fd, buffer, written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  adoptOwner(path, owner);
+}
+
+/**
+ * writeFileAtomic without blocking the event loop: for files written often by the serving process (an
+ * output's cursor at every batch), whose fsyncs would otherwise stall the requests being answered.
+ */
+export async function writeFileAtomicAsync(
+  path: string,
+  data: string,
+  mode: number,
+  owner: Owner | null,
+): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const handle = await openAsync(tmp, 'wx', mode);
+  try {
+    await handle.chmod(mode);
+    await handle.writeFile(data, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlinkAsync(tmp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    adoptOwner(tmp, owner);
+    await renameAsync(tmp, path);
+  } catch (error) {
+    await unlinkAsync(tmp).catch(() => {});
+    throw error;
+  }
+  const dir = await openAsync(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }

@@ -251,7 +251,7 @@ export interface OutputPosition {
   lagRecords: number;
   /** Age in seconds of the oldest record not yet acknowledged (0 when none). */
   lagSeconds: number;
-  /** Records retention removed before this output passed them: counted and reported, never silent. */
+  /** Records retention removed before this output passed them: counted and reported, never silent (files: `maxLag`; NATS: the stream's limits). */
   skippedRecords?: number;
 }
 

@@ -123,6 +123,8 @@ test('dashboard: live feed within a second, filters, sensor table, escaping, scr
   const fwRow = await page.locator('#sensors tbody tr', { hasText: 'fw-edge' }).innerText();
   assert.match(fwRow, /Europe\/Berlin/);
   assert.match(fwRow, /127\.0\.0\.1/);
+  // No output configured: the Outputs card says so (its rows come from /api/outputs).
+  await page.locator('#outputs tbody tr', { hasText: 'none configured' }).waitFor({ timeout: 10_000 });
   const page_ = await page.content();
   assert.ok(!/sha256:|tc_[A-Za-z0-9]{8}/.test(page_), 'no key or key hash in the page');
 

@@ -66,6 +66,8 @@ export async function startAdmin(t: TestContext, dataDir: string, ops: FileOps) 
     token: null,
     logger,
     notReadyReasons: async () => [],
+    outputs: async () => [],
+    warnings: async () => [],
     renderMetrics: async () => ({ contentType: 'text/plain', body: '' }),
     store: counted,
     feed: createLiveFeed({ reader: plain.reader, logger }),

@@ -7,9 +7,10 @@ import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { openStore } from '../../src/store/open-store.js';
 import { diskFullError, writeHalf } from '../helpers/file-faults.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { runStoreContract } from './contract.js';
+import { runStoreContract, type StoreFactory } from './contract.js';
+import { runOutputContract } from './output-contract.js';
 
-runStoreContract('files', async (t, overrides = {}) => {
+const factory: StoreFactory = async (t, overrides = {}) => {
   const dataDir = makeTempDir(t);
   const { config } = loadConfig({
     env: {},
@@ -46,4 +47,7 @@ runStoreContract('files', async (t, overrides = {}) => {
       writeFileSync(path, JSON.stringify(data));
     },
   };
-});
+};
+
+runStoreContract('files', factory);
+runOutputContract('files', factory);

@@ -5,21 +5,24 @@ import { fileURLToPath } from 'node:url';
 import { buildProgram } from '../../src/cli/main.js';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
+import { renderOutputKeysTable } from '../../src/config/describe-outputs.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // Where the configuration table lives, between its markers (test/unit/config.test.ts reads the same file).
 const CONFIG_DOC = 'docs/configuration.md';
 
 writeFileSync(`${root}config/threatcol.example.json`, renderExampleConfig());
-const doc = readFileSync(`${root}${CONFIG_DOC}`, 'utf8');
-const start = '<!-- config-table:start -->';
-const end = '<!-- config-table:end -->';
-const a = doc.indexOf(start);
-const b = doc.indexOf(end);
-if (a === -1 || b === -1) throw new Error(`${CONFIG_DOC} lacks the config-table markers`);
-writeFileSync(
-  `${root}${CONFIG_DOC}`,
-  `${doc.slice(0, a + start.length)}\n${renderConfigTable()}\n${doc.slice(b)}`,
-);
+/** The document with the text between `<!-- NAME:start -->` and `<!-- NAME:end -->` replaced. */
+function fill(doc: string, name: string, text: string): string {
+  const start = `<!-- ${name}:start -->`;
+  const a = doc.indexOf(start);
+  const b = doc.indexOf(`<!-- ${name}:end -->`);
+  if (a === -1 || b === -1) throw new Error(`${CONFIG_DOC} lacks the ${name} markers`);
+  return `${doc.slice(0, a + start.length)}\n${text}\n${doc.slice(b)}`;
+}
+let doc = readFileSync(`${root}${CONFIG_DOC}`, 'utf8');
+doc = fill(doc, 'config-table', renderConfigTable());
+doc = fill(doc, 'output-keys', renderOutputKeysTable());
+writeFileSync(`${root}${CONFIG_DOC}`, doc);
 writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
 console.log(`wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC} and docs/cli.md`);

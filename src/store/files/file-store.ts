@@ -5,24 +5,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
-import { ThreatcolError } from '../../errors.js';
 import type { SensorRegistry } from '../registry.js';
 import { createSkippedRecords } from '../skipped-records.js';
-import type {
-  DedupeIndex,
-  OutputCursors,
-  RecordLog,
-  Store,
-  StoreDeps,
-  StoreHealth,
-  StoreWriterOptions,
-} from '../store.js';
+import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
 import { localDedupeIndex } from './dedupe/dedupe-index.js';
 import { rebuildDedupeWindow } from './dedupe/dedupe-rebuild.js';
 import { withDedupe } from './dedupe/dedupe-record-log.js';
 import { DedupeWindow } from './dedupe/dedupe-window.js';
 import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
+import { createFileOutputCursors } from './output-cursors.js';
+import { createOutputHold } from './output-holds.js';
 import { createFileRecordReader } from './read-records.js';
 import { startRetention } from './retention.js';
 import { threatsDir } from './segments.js';
@@ -70,18 +63,12 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   const stats = new SensorStats(dataDir, now, () => ensureOwner());
   const skipped = createSkippedRecords(logger);
 
-  // Placeholder on the outnats branch only: the files backend's cursors are built on another branch.
-  const notBuilt = (): never => {
-    throw new ThreatcolError('INTERNAL', 'outputs on the files backend are not built on this branch');
-  };
-  const outputs: OutputCursors = { openFeed: notBuilt, list: notBuilt, replay: notBuilt, forget: notBuilt };
-
   return {
     backend: 'files',
     registry,
     reader: createFileRecordReader(dataDir, skipped, deps.fileOps),
     stats,
-    outputs,
+    outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
       const log = await openFileRecordLog({
@@ -112,6 +99,8 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
             now,
             intervalMs: options.retentionIntervalMs ?? HOUR_MS,
             current: () => log.currentSegment,
+            hold: (segments) =>
+              createOutputHold({ dataDir, outputs: config.outputs, segments, now: now(), logger }),
           });
       return {
         append: (records, appendOptions) => writer.append(records, appendOptions),

@@ -15,6 +15,7 @@ import {
   type SegmentFile,
   scanBackward,
 } from './segment-file.js';
+import { readLinesAt } from './segment-lines.js';
 import { listSegments, SEGMENT_PATTERN, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 export type { RecordLine } from '../store.js';
@@ -41,7 +42,6 @@ const FORWARD_CHUNK = 1024 * 1024;
  * it arrives and written when its body is complete), so the look-back goes this far past `since`.
  */
 export const ORDER_SLACK_MS = 5 * 60_000;
-const NEWLINE = 0x0a;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
 
@@ -307,32 +307,13 @@ async function readForward(
     // The writer takes back a failed batch by truncating to a line boundary; if the file grew again past the
     // cursor, the cursor may now sit inside a new line: go back to that line's start instead of dropping it.
     if (cursor.offset > 0) cursor.offset = await lineStartAtOrBefore(handle, cursor.offset);
-    let chunkSize = FORWARD_CHUNK;
     while (cursor.offset < size && !signal.aborted) {
-      const length = Math.min(chunkSize, size - cursor.offset);
-      const buf = Buffer.allocUnsafe(length);
-      const bytesRead = await handle.read(buf, length, cursor.offset);
-      const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-      if (last === -1) {
-        // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
-        if (bytesRead < size - cursor.offset) {
-          chunkSize *= 2;
-          continue;
-        }
-        break;
-      }
+      const lines = await readLinesAt(handle, cursor.offset, size, FORWARD_CHUNK, parse, cursor.file);
+      const last = lines.at(-1);
+      if (!last) break;
       const batch: RecordLine[] = [];
-      let start = 0;
-      while (start <= last) {
-        const nl = buf.indexOf(NEWLINE, start);
-        if (nl > start) {
-          const line = buf.toString('utf8', start, nl);
-          const record = parse(line, `${cursor.file}:${cursor.offset + start}`);
-          if (record) batch.push({ line, record });
-        }
-        start = nl + 1;
-      }
-      cursor.offset += last + 1;
+      for (const { line, record } of lines) if (record) batch.push({ line, record });
+      cursor.offset = last.end;
       if (batch.length > 0) await onRecords(batch);
     }
     return true;

@@ -3,7 +3,8 @@
 import { statSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { syncDir } from '../../data-dir/file-owner.js';
-import { listSegments, seriesOf, threatsDir } from './segments.js';
+import type { SegmentHold } from './output-holds.js';
+import { listSegments, type SegmentName, seriesOf, threatsDir } from './segments.js';
 
 const DAY_MS = 86_400_000;
 
@@ -36,6 +37,8 @@ export interface ApplyRetentionOptions extends RetentionBounds {
   /** `now` of the previous run in this process (null: first run), and the interval between runs. */
   lastRunAt?: number | null;
   intervalMs?: number;
+  /** The outputs' claim on segments they have not passed (DESIGN 13), made from the segments listed. */
+  hold?: (segments: readonly SegmentName[]) => SegmentHold;
 }
 
 /**
@@ -53,8 +56,11 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
     ...newestOfSeries.values(),
     options.current ?? undefined,
   ]);
+  const hold = options.hold?.(segments);
+  const removable = (segment: SegmentName) => !protectedFiles.has(segment.file) && !hold?.keeps(segment);
   const removed: RemovedSegment[] = [];
   const remove = (segment: (typeof segments)[number], reason: RemovedSegment['reason']): void => {
+    hold?.removing(segment);
     try {
       unlinkSync(segment.path);
     } catch (error) {
@@ -69,7 +75,7 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
     const cutoff = options.now - options.days * DAY_MS;
     kept = [];
     for (const segment of segments) {
-      if (!protectedFiles.has(segment.file) && dayEnd(segment.day) <= cutoff) remove(segment, 'age');
+      if (dayEnd(segment.day) <= cutoff && removable(segment)) remove(segment, 'age');
       else kept.push(segment);
     }
   }
@@ -77,7 +83,7 @@ export function applyRetention(options: ApplyRetentionOptions): RetentionResult 
   if (options.maxBytes !== null) {
     const rest = [];
     for (const segment of kept) {
-      if (total > options.maxBytes && !protectedFiles.has(segment.file)) {
+      if (total > options.maxBytes && removable(segment)) {
         remove(segment, 'size');
         total -= segment.bytes;
       } else {
@@ -122,6 +128,7 @@ export function startRetention(options: {
   now: () => number;
   intervalMs: number;
   current: () => string | null;
+  hold?: ApplyRetentionOptions['hold'];
 }): { stop(): void } {
   const { bounds, logger } = options;
   if (bounds.days === null && bounds.maxBytes === null) return { stop() {} };
@@ -136,6 +143,7 @@ export function startRetention(options: {
         current: options.current(),
         lastRunAt,
         intervalMs: options.intervalMs,
+        ...(options.hold ? { hold: options.hold } : {}),
       });
       lastRunAt = now;
       if (result.ageSkipped) {

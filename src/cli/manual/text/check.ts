@@ -14,6 +14,7 @@ the file and the \`THREATCOL_*\` variables it used. The \`tls\` line shows the c
 `,
   options: {
     '--json': `print \`{"ok": true|false, "checks": [{"name", "status", "message"}]}\``,
+    '--test-outputs': `send one marked sample record through each enabled output's receiver (as \`outputs test\` does; an alert channel shows it) instead of asking the daemon for their state`,
   },
   sections: [
     {
@@ -32,6 +33,7 @@ the file and the \`THREATCOL_*\` variables it used. The \`tls\` line shows the c
 | \`port\` | this user may not bind the port (below 1024 without \`CAP_NET_BIND_SERVICE\`), or another program holds it (threatcol itself is recognised, with \`--no-daemon\` too, by the certificate it serves: a TLS handshake, no request) |
 | \`daemon\` | no TLS handshake completes on the port (a handshake only: no request is sent, so \`check\` leaves nothing in the daemon's journal); WARN when the daemon serves another certificate than the file holds (reload it) |
 | \`ready\` | the admin listener's \`GET /readyz\` does not answer 200: the message gives the daemon's reasons (store not writable, below \`store.minFreeBytes\`, stopping); WARN when \`admin.listen\` is \`""\` or has port 0 (pass \`--admin-listen\`) |
+| \`output NAME\` | never FAIL: WARN when the daemon reports the output paused (a refused credential) or failing for over a minute, with its last error; with \`--test-outputs\`, WARN when its receiver did not take the sample record |
 `,
     },
   ],

@@ -3,6 +3,12 @@
 import type { CommandManual } from '../command-manual.js';
 import { checkManual } from './check.js';
 import { completionManual } from './completion.js';
+import { outputsManual } from './outputs/outputs.js';
+import { outputsDeadLetterManual } from './outputs/outputs-dead-letter.js';
+import { outputsForgetManual } from './outputs/outputs-forget.js';
+import { outputsListManual } from './outputs/outputs-list.js';
+import { outputsReplayManual } from './outputs/outputs-replay.js';
+import { outputsTestManual } from './outputs/outputs-test.js';
 import { overviewManual } from './overview.js';
 import { sendManual } from './send.js';
 import { sensorManual } from './sensor/sensor.js';
@@ -38,6 +44,12 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   'threats tail': threatsTailManual,
   'threats stats': threatsStatsManual,
   send: sendManual,
+  outputs: outputsManual,
+  'outputs list': outputsListManual,
+  'outputs test': outputsTestManual,
+  'outputs replay': outputsReplayManual,
+  'outputs forget': outputsForgetManual,
+  'outputs dead-letter': outputsDeadLetterManual,
   store: storeManual,
   'store migrate': storeMigrateManual,
   completion: completionManual,

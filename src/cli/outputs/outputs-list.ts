@@ -1,0 +1,94 @@
+// `threatcol outputs list`: every output's state, position, lag, last success and error, dead letters; from
+// the running daemon when it answers, else from the cursor files (state "stopped").
+import type { Command } from 'commander';
+import { readDeadLetters } from '../../outputs/dead-letter.js';
+import type { OutputReport } from '../../outputs/start-outputs.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
+import { fetchDaemonOutputs } from './daemon-outputs.js';
+
+interface ListOptions extends CommonOptions {
+  json?: boolean;
+  adminListen?: string;
+}
+
+export function registerOutputsList(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('list')
+      .description('list outputs: state, lag, last success, last error, dead letters')
+      .option('--json', 'print {"source", "outputs": [...]}')
+      .option('--admin-listen <host:port>', 'admin listener of the running daemon (default: admin.listen)'),
+  ).action((options: ListOptions) => run(() => listOutputs(options, io)));
+}
+
+export async function listOutputs(options: ListOptions, io: CliIo): Promise<number> {
+  const loaded = loadFromOptions(options, io, { 'admin.listen': options.adminListen });
+  const fromDaemon = await fetchDaemonOutputs(loaded);
+  let reports: OutputReport[];
+  if (fromDaemon) {
+    reports = fromDaemon;
+  } else {
+    const positions = await withStore(loaded, io, (store) => store.outputs.list().catch(() => []));
+    const names = new Set([...Object.keys(loaded.config.outputs), ...positions.map((p) => p.name)]);
+    reports = [...names].sort().map((name) => {
+      const output = loaded.config.outputs[name];
+      return {
+        name,
+        type: output?.type ?? '-',
+        state: output?.enabled === false ? 'disabled' : 'stopped',
+        lastSuccessAt: null,
+        lastError: null,
+        lastErrorAt: null,
+        failingSince: null,
+        recordsSent: 0,
+        batches: 0,
+        retries: 0,
+        deadLetters: 0,
+        position: positions.find((p) => p.name === name) ?? null,
+      } as unknown as OutputReport;
+    });
+  }
+  const rows = reports.map((r) => ({
+    ...r,
+    configured: Object.hasOwn(loaded.config.outputs, r.name),
+    deadLetterFile: readDeadLetters(loaded.dataDir, r.name).length,
+  }));
+  if (options.json) {
+    writeJson(io.stdout, { source: fromDaemon ? 'daemon' : 'files', outputs: rows });
+    return 0;
+  }
+  if (rows.length === 0) {
+    write(
+      io.stdout,
+      'No outputs configured (outputs in the configuration; see docs/operations.md "Outputs").',
+    );
+    return 0;
+  }
+  write(
+    io.stdout,
+    formatTable(
+      ['NAME', 'TYPE', 'STATE', 'LAG', 'LAG AGE', 'LAST SUCCESS', 'DEAD', 'SKIPPED', 'LAST ERROR'],
+      rows.map((r) => [
+        r.name,
+        r.type,
+        r.configured ? r.state : 'removed (position kept)',
+        String(r.position?.lagRecords ?? '-'),
+        r.position ? `${r.position.lagSeconds}s` : '-',
+        r.lastSuccessAt ?? (fromDaemon ? 'never' : '-'),
+        String(r.deadLetterFile),
+        String(r.position?.skippedRecords ?? 0),
+        r.lastError ?? '-',
+      ]),
+    ),
+  );
+  if (!fromDaemon)
+    write(io.stdout, '(no daemon answered on the admin listener: positions from the cursor files)');
+  return 0;
+}

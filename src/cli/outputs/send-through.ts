@@ -1,0 +1,24 @@
+// Sends records through an output's real receiver once, outside the daemon (`outputs test`, dead letters
+// `--retry`): the receiver's answer is the command's result.
+import type { OutputConfig } from '../../config/outputs-schema.js';
+import { createReceiver } from '../../outputs/receivers/create-receiver.js';
+import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/receiver.js';
+
+export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; error: string };
+
+export async function sendThrough(
+  name: string,
+  output: OutputConfig,
+  records: readonly OutgoingRecord[],
+  env: Record<string, string | undefined>,
+): Promise<SendOutcome> {
+  const receiver = createReceiver(name, output, env);
+  try {
+    const report = await receiver.send(records, AbortSignal.timeout(output.timeoutMs + 1000));
+    return { ok: true, report };
+  } catch (error) {
+    return { ok: false, error: `${(error as Error).name}: ${(error as Error).message}` };
+  } finally {
+    await receiver.close().catch(() => {});
+  }
+}

@@ -1,0 +1,242 @@
+// The `outputs` section (DESIGN 13): keys every output has, and one fragment of keys per receiver type, so an
+// unknown key of a type is an error naming the output and the key.
+
+export type OutputType = 'syslog' | 'splunk_hec' | 'elasticsearch' | 'webhook' | 'email';
+
+/** One configured output after defaults (applyOutputDefaults); per-type keys beyond these are in `[key]`. */
+export interface OutputConfig {
+  type: OutputType;
+  enabled: boolean;
+  url: string | null;
+  format: string | null;
+  filter: {
+    minCriticality: number;
+    sensors: string[] | null;
+    endpoints: ('firewall' | 'generic')[] | null;
+  };
+  batch: { maxRecords: number; maxBytes: number; maxWaitMs: number };
+  /** Secrets: a file (read at each start of the output) or an environment variable name, never the value. */
+  tokenFile: string | null;
+  tokenEnv: string | null;
+  passwordFile: string | null;
+  passwordEnv: string | null;
+  secretFile: string | null;
+  secretEnv: string | null;
+  ca: string | null;
+  timeoutMs: number;
+  /** Longest wait between two attempts of a failing output (capped exponential backoff from 1 s). */
+  retryMaxMs: number;
+  /** Retention may delete what this output has not passed once it is this far behind: "7d" (age) or bytes. */
+  maxLag: string | number | null;
+  /** Where a new output starts: "now" (records stored from its first start on) or "oldest" (everything kept). */
+  startAt: 'now' | 'oldest';
+  [typeKey: string]: unknown;
+}
+
+export const OUTPUT_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+/** Defaults of the common keys: applied by applyOutputDefaults and shown in the schema (one source). */
+export const OUTPUT_DEFAULTS = {
+  enabled: true,
+  url: null,
+  format: null,
+  filter: { minCriticality: 0, sensors: null, endpoints: null },
+  batch: { maxRecords: 500, maxBytes: 1_048_576, maxWaitMs: 1000 },
+  tokenFile: null,
+  tokenEnv: null,
+  passwordFile: null,
+  passwordEnv: null,
+  secretFile: null,
+  secretEnv: null,
+  ca: null,
+  timeoutMs: 30_000,
+  retryMaxMs: 300_000,
+  maxLag: null,
+  startAt: 'now',
+} as const;
+
+const nullableString = { type: ['string', 'null'], minLength: 1 };
+const envName = { type: ['string', 'null'], pattern: '^[A-Za-z_][A-Za-z0-9_]*$' };
+
+/** Keys every output type takes; `description` feeds the output-keys table of docs/configuration.md. */
+const COMMON_KEYS = {
+  type: {
+    enum: ['syslog', 'splunk_hec', 'elasticsearch', 'webhook', 'email'],
+    description: 'the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)',
+  },
+  enabled: { type: 'boolean', description: 'false: not forwarded; retention keeps nothing for it' },
+  url: { ...nullableString, description: "the receiver's URL (http:// warns at start unless loopback)" },
+  format: { ...nullableString, description: 'message format, per type (webhook: json or slack)' },
+  filter: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'which records: {minCriticality 0-4, sensors [names], endpoints ["firewall", "generic"]}; the others are passed',
+    properties: {
+      minCriticality: { type: 'integer', minimum: 0, maximum: 4 },
+      sensors: { type: ['array', 'null'], items: { type: 'string', minLength: 1 } },
+      endpoints: { type: ['array', 'null'], items: { enum: ['firewall', 'generic'] } },
+    },
+  },
+  batch: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record',
+    properties: {
+      maxRecords: { type: 'integer', minimum: 1, maximum: 100_000 },
+      maxBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
+      maxWaitMs: { type: 'integer', minimum: 0, maximum: 3_600_000 },
+    },
+  },
+  tokenFile: {
+    ...nullableString,
+    description: 'file holding the token (webhook: sent as Authorization: Bearer)',
+  },
+  tokenEnv: { ...envName, description: 'environment variable holding the token (instead of tokenFile)' },
+  passwordFile: { ...nullableString, description: 'file holding the password (types with basic auth)' },
+  passwordEnv: { ...envName, description: 'environment variable holding the password' },
+  secretFile: {
+    ...nullableString,
+    description: 'file holding the signing secret (webhook: X-Threatcol-Signature)',
+  },
+  secretEnv: { ...envName, description: 'environment variable holding the signing secret' },
+  ca: { ...nullableString, description: 'PEM CA bundle to verify the receiver with; null: the system CAs' },
+  timeoutMs: {
+    type: 'integer',
+    minimum: 100,
+    maximum: 600_000,
+    description: 'one delivery attempt (connect, answer) must finish within this',
+  },
+  retryMaxMs: {
+    type: 'integer',
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)',
+  },
+  maxLag: {
+    type: ['string', 'integer', 'null'],
+    pattern: '^\\d{1,6}[smhd]$',
+    minimum: 4096,
+    description:
+      'retention may delete records this output has not forwarded once it is this far behind: an age ("7d") or bytes; null: never',
+  },
+  startAt: {
+    enum: ['now', 'oldest'],
+    description: 'where a new output starts: records stored from now on, or the oldest still kept',
+  },
+} as const;
+
+// Per-type keys. Each receiver's keys are its own fragment; a type with none yet takes only the common keys.
+// `format` values are checked here too, so a typo in it is a configuration error, not a runtime surprise.
+
+const WEBHOOK_KEYS = {
+  url: { type: 'string', pattern: '^https?://', description: 'required: where each batch is POSTed' },
+  format: {
+    enum: ['json', 'slack', null],
+    description: 'json (default): {"records": [...]}; slack: {"text": "..."} for Slack, Mattermost, Teams',
+  },
+  slackMaxRecords: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    default: 10,
+    description: 'format slack: records quoted in the message (the rest are counted)',
+  },
+} as const;
+
+/** syslog: the receivers' fragment (host, port, tls, format json|cef, ...) goes here. */
+const SYSLOG_KEYS = {} as const;
+/** splunk_hec: (index, sourcetype, useAck, ...) goes here. */
+const SPLUNK_HEC_KEYS = {} as const;
+/** elasticsearch: (index, apiKeyFile, username, ...) goes here. */
+const ELASTICSEARCH_KEYS = {} as const;
+/** email: (smtp, to, from, minIntervalMs, ...) goes here. */
+const EMAIL_KEYS = {} as const;
+
+export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
+  webhook: WEBHOOK_KEYS,
+  syslog: SYSLOG_KEYS,
+  splunk_hec: SPLUNK_HEC_KEYS,
+  elasticsearch: ELASTICSEARCH_KEYS,
+  email: EMAIL_KEYS,
+};
+
+/** Keys an output of the type must have (besides `type`). */
+const OUTPUT_TYPE_REQUIRED: Partial<Record<OutputType, string[]>> = {
+  webhook: ['url'],
+};
+
+/** Every key an output of `type` takes (common first), for the nearest-key hint. */
+export function outputKeysFor(type: string): string[] {
+  const own = OUTPUT_TYPE_KEYS[type as OutputType] ?? {};
+  return [...new Set([...Object.keys(COMMON_KEYS), ...Object.keys(own)])];
+}
+
+/** Rows of the output-keys table (docs/configuration.md): key, default, meaning; common keys, then per type. */
+export function outputKeyRows(): { key: string; type: string; default: unknown; description: string }[] {
+  const rows: { key: string; type: string; default: unknown; description: string }[] = [];
+  const defaults = OUTPUT_DEFAULTS as Record<string, unknown>;
+  for (const [key, schema] of Object.entries(COMMON_KEYS)) {
+    rows.push({ key, type: '', default: defaults[key] ?? null, description: schema.description });
+  }
+  for (const [type, keys] of Object.entries(OUTPUT_TYPE_KEYS)) {
+    for (const [key, raw] of Object.entries(keys)) {
+      const schema = raw as { default?: unknown; description?: string };
+      rows.push({
+        key,
+        type,
+        default: schema.default ?? defaults[key] ?? null,
+        description: schema.description ?? '',
+      });
+    }
+  }
+  return rows;
+}
+
+/** One output: `type` chooses the fragment; every other key must belong to it or to the common keys. */
+const outputSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: COMMON_KEYS.type },
+  allOf: Object.entries(OUTPUT_TYPE_KEYS).map(([type, keys]) => ({
+    if: { properties: { type: { const: type } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
+    then: {
+      properties: { ...COMMON_KEYS, ...keys },
+      required: OUTPUT_TYPE_REQUIRED[type as OutputType] ?? [],
+      additionalProperties: false,
+    },
+  })),
+};
+
+export const outputsSchema = {
+  type: 'object',
+  default: {},
+  propertyNames: { pattern: OUTPUT_NAME_PATTERN },
+  additionalProperties: outputSchema,
+  description:
+    'where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md "Outputs"',
+} as const;
+
+/** The output with every common default filled in (ajv does not apply defaults inside if/then). */
+export function applyOutputDefaults(raw: Record<string, unknown>): OutputConfig {
+  const filter = (raw.filter ?? {}) as Partial<OutputConfig['filter']>;
+  const batch = (raw.batch ?? {}) as Partial<OutputConfig['batch']>;
+  return {
+    ...OUTPUT_DEFAULTS,
+    ...raw,
+    filter: { ...OUTPUT_DEFAULTS.filter, ...filter },
+    batch: { ...OUTPUT_DEFAULTS.batch, ...batch },
+  } as OutputConfig;
+}
+
+const LAG_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `maxLag` as a bound: an age in ms ("7d") or a size in bytes (an integer); null: unbounded. */
+export function parseMaxLag(value: string | number | null): { ms: number } | { bytes: number } | null {
+  if (value === null) return null;
+  if (typeof value === 'number') return { bytes: value };
+  const m = /^(\d+)([smhd])$/.exec(value);
+  return m ? { ms: Number(m[1]) * (LAG_UNIT_MS[m[2] as string] as number) } : null;
+}

@@ -1,0 +1,175 @@
+// One output's forwarder: feed.next → receiver.send → dead letters → ack, forever. Transient failures hold the
+// cursor and retry with backoff; a refused credential pauses the output and retries slowly; nothing is dropped.
+import type { Logger } from 'pino';
+import type { OutputConfig } from '../config/outputs-schema.js';
+import type { Owner } from '../data-dir/file-owner.js';
+import type { OutputBatch, OutputCursors, OutputFeed } from '../store/store.js';
+import { createBackoff, sleep } from './backoff.js';
+import { appendDeadLetters } from './dead-letter.js';
+import { newStatus, type OutputStatus } from './output-status.js';
+import { createReceiver } from './receivers/create-receiver.js';
+import { AuthDeliveryError, type OutgoingRecord, type Receiver } from './receivers/receiver.js';
+import { outputMatcher } from './record-match.js';
+
+export interface ForwarderDeps {
+  name: string;
+  output: OutputConfig;
+  cursors: OutputCursors;
+  dataDir: string;
+  owner: Owner | null;
+  logger: Logger;
+  env: Record<string, string | undefined>;
+  now: () => number;
+  /** Backoff bounds; defaults 1 s → the output's retryMaxMs, paused outputs every 60 s (or retryMaxMs). */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  pausedRetryMs?: number;
+  /** Called after each acked batch with the records it delivered (metrics). */
+  onDelivered?: (records: number) => void;
+}
+
+export interface Forwarder {
+  readonly status: OutputStatus;
+  /** Stops at the next safe point: an unacked batch is sent again by the next start. */
+  stop(): Promise<void>;
+  /** Retries a paused or backing-off output now (SIGHUP). */
+  poke(): void;
+}
+
+export function startForwarder(deps: ForwarderDeps): Forwarder {
+  const { name, output, logger } = deps;
+  const log = logger.child({ output: name });
+  const status = newStatus(name, output.type, 'starting');
+  const stopping = new AbortController();
+  let poke = new AbortController();
+  const backoff = createBackoff({
+    baseMs: deps.retryBaseMs ?? 1000,
+    capMs: deps.retryCapMs ?? output.retryMaxMs,
+  });
+  const iso = () => new Date(deps.now()).toISOString();
+  /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
+  const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
+
+  const failed = (state: 'retrying' | 'paused', error: Error) => {
+    if (status.state !== state || status.lastError !== error.message) {
+      log.warn(
+        { err: error.message, state },
+        state === 'paused' ? 'output paused' : 'output delivery failed; retrying',
+      );
+    }
+    status.state = state;
+    status.lastError = error.message;
+    status.lastErrorAt = iso();
+    status.failingSince ??= deps.now();
+  };
+  /** Waits before the next attempt; a poke (SIGHUP) or stop cuts it short. */
+  const pause = (ms: number) => sleep(ms, AbortSignal.any([stopping.signal, poke.signal]));
+
+  /** Sends the batch until every record was taken or refused; false when stopped first. */
+  const deliver = async (receiver: Receiver, records: readonly OutgoingRecord[]): Promise<boolean> => {
+    let pending = records;
+    while (!stopping.signal.aborted) {
+      try {
+        const report = await receiver.send(pending, stopping.signal);
+        if (stopping.signal.aborted) return false;
+        const refused = report.refused.map((r) => ({
+          line: (pending[r.index] as OutgoingRecord).line,
+          answer: r.answer,
+        }));
+        appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner);
+        if (refused.length > 0) {
+          status.deadLetters += refused.length;
+          log.warn(
+            { records: refused.length, answer: refused[0]?.answer },
+            'receiver refused records; dead-lettered',
+          );
+        }
+        const sent = pending.length - refused.length - report.retry.length;
+        status.recordsSent += sent;
+        if (report.retry.length === 0) return true;
+        pending = report.retry.map((i) => pending[i] as OutgoingRecord);
+        status.retries += 1;
+        failed('retrying', new Error(`${pending.length} records to send again`));
+        await pause(backoff.next());
+        poke = new AbortController();
+      } catch (error) {
+        if (stopping.signal.aborted) return false;
+        status.retries += 1;
+        if (error instanceof AuthDeliveryError) {
+          failed('paused', error);
+          await pause(slowRetryMs);
+        } else {
+          const e = error as Error & { retryAfterMs?: number | null };
+          failed('retrying', e);
+          await pause(backoff.next(e.retryAfterMs ?? null));
+        }
+        poke = new AbortController();
+      }
+    }
+    return false;
+  };
+
+  /** One life of the receiver and the feed; throws when either fails (then `run` starts another). */
+  const session = async () => {
+    let receiver: Receiver | null = null;
+    let feed: OutputFeed | null = null;
+    try {
+      receiver = createReceiver(name, output, deps.env);
+      feed = await deps.cursors.openFeed({
+        name,
+        match: outputMatcher(output.filter),
+        startAt: output.startAt === 'oldest' ? 0 : 'now',
+      });
+      if (status.state === 'starting') log.info({ type: output.type }, 'output started');
+      status.state = status.failingSince === null ? 'running' : status.state;
+      while (!stopping.signal.aborted) {
+        const batch: OutputBatch = await feed.next({
+          maxRecords: output.batch.maxRecords,
+          maxBytes: output.batch.maxBytes,
+          waitMs: output.batch.maxWaitMs,
+          signal: stopping.signal,
+        });
+        if (batch.records.length === 0) continue;
+        const records = batch.records.map((r) => ({ id: r.record.id, line: r.line, record: r.record }));
+        if (!(await deliver(receiver, records))) return;
+        // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
+        await batch.ack();
+        status.batches += 1;
+        status.state = 'running';
+        status.lastSuccessAt = iso();
+        status.failingSince = null;
+        backoff.reset();
+        deps.onDelivered?.(records.length);
+      }
+    } finally {
+      await feed?.close();
+      await receiver?.close().catch(() => {});
+    }
+  };
+
+  const run = async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        await session();
+      } catch (error) {
+        // The receiver cannot be built (a CA file missing), the feed or its cursor cannot be read or written:
+        // reported, and tried again slowly; an unacked batch is handed over again by the next feed.
+        failed('paused', error as Error);
+        await pause(slowRetryMs);
+        poke = new AbortController();
+      }
+    }
+  };
+  const running = run();
+
+  return {
+    status,
+    async stop() {
+      stopping.abort();
+      await running;
+    },
+    poke() {
+      poke.abort();
+    },
+  };
+}

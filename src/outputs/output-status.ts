@@ -1,0 +1,38 @@
+// What an output is doing, for `outputs list`, the admin API, metrics and /readyz: its state, last success and
+// error, and counters since the daemon started.
+
+export type OutputState = 'starting' | 'running' | 'retrying' | 'paused' | 'disabled' | 'removed';
+
+export interface OutputStatus {
+  name: string;
+  type: string;
+  state: OutputState;
+  lastSuccessAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Epoch ms since when the output has failed without a success in between (null: not failing). */
+  failingSince: number | null;
+  recordsSent: number;
+  batches: number;
+  retries: number;
+  deadLetters: number;
+}
+
+export function newStatus(name: string, type: string, state: OutputState): OutputStatus {
+  return {
+    name,
+    type,
+    state,
+    lastSuccessAt: null,
+    lastError: null,
+    lastErrorAt: null,
+    failingSince: null,
+    recordsSent: 0,
+    batches: 0,
+    retries: 0,
+    deadLetters: 0,
+  };
+}
+
+/** An output failing this long turns /readyz detail and `check` to a warning (DESIGN 13). */
+export const FAILING_WARN_MS = 60_000;

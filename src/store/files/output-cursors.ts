@@ -1,0 +1,97 @@
+// The files backend's OutputCursors: one cursor file per output in `<dataDir>/outputs/`, kept when the output
+// leaves the configuration until `outputs forget` (DESIGN 13).
+import { randomUUID } from 'node:crypto';
+import { readdirSync, unlinkSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Owner } from '../../data-dir/file-owner.js';
+import { syncDir } from '../../data-dir/file-owner.js';
+import type { OutputCursors, OutputPosition } from '../store.js';
+import { openFileOutputFeed } from './output-feed.js';
+import { skippedRecords } from './output-holds.js';
+import { measureLag } from './output-lag.js';
+import { cursorPath, outputsDir, positionsAt, readCursor, writeCursor } from './output-positions.js';
+import { threatsDir } from './segments.js';
+
+export function createFileOutputCursors(options: {
+  dataDir: string;
+  owner: () => Owner | null;
+  now: () => number;
+  logger?: Logger;
+}): OutputCursors {
+  const { dataDir, now } = options;
+  const threats = threatsDir(dataDir);
+  return {
+    openFeed: (feed) =>
+      openFileOutputFeed({
+        dataDir,
+        threats,
+        name: feed.name,
+        owner: options.owner,
+        match: feed.match ?? (() => true),
+        startAt: feed.startAt ?? 'now',
+        now,
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
+
+    async list(): Promise<OutputPosition[]> {
+      const positions: OutputPosition[] = [];
+      for (const name of cursorNames(dataDir)) {
+        const cursor = readCursor(dataDir, name);
+        if (!cursor) continue;
+        const lag = await measureLag(threats, cursor.series);
+        positions.push({
+          name,
+          position: Object.entries(cursor.series)
+            .map(([, p]) => `${p.file}:${p.offset}`)
+            .join(' '),
+          lastId: cursor.lastId,
+          lagRecords: lag.records,
+          lagSeconds: lag.oldest === null ? 0 : Math.max(0, Math.round((now() - lag.oldest) / 1000)),
+          skippedRecords: skippedRecords(dataDir, name),
+        });
+      }
+      return positions;
+    },
+
+    async replay(name, since) {
+      const previous = readCursor(dataDir, name);
+      writeCursor(
+        dataDir,
+        {
+          version: 1,
+          name,
+          series: await positionsAt(threats, since),
+          lastId: previous?.lastId ?? null,
+          updatedAt: new Date(now()).toISOString(),
+          // Not any feed's id: a running feed sees a foreign write and takes these positions at its next batch.
+          writer: `replay-${randomUUID()}`,
+        },
+        options.owner(),
+      );
+    },
+
+    async forget(name) {
+      try {
+        unlinkSync(cursorPath(dataDir, name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+      syncDir(outputsDir(dataDir));
+      return true;
+    },
+  };
+}
+
+/** Names of the outputs that have a cursor file, configured or not. */
+export function cursorNames(dataDir: string): string[] {
+  try {
+    return readdirSync(outputsDir(dataDir))
+      .filter((f) => f.endsWith('.cursor.json'))
+      .map((f) => f.slice(0, -'.cursor.json'.length))
+      .sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}

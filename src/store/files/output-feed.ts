@@ -1,0 +1,279 @@
+// One output's feed in the files backend: hands over the records after its cursor in batches, merged across
+// writer series by id, and moves the cursor file only when a batch is acked (DESIGN 13).
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Owner } from '../../data-dir/file-owner.js';
+import type { StoredRecord } from '../../records/stored-record.js';
+import { type DirWatch, watchDirs } from '../../watch-files.js';
+import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
+import {
+  type CursorFile,
+  checkPositions,
+  endPositions,
+  positionsAt,
+  readCursor,
+  type SeriesPosition,
+  segmentsBySeries,
+  writeCursor,
+  writeCursorAsync,
+} from './output-positions.js';
+import { openSegment, readLinesAt, type SegmentLine } from './segment-lines.js';
+import type { SegmentName } from './segments.js';
+
+const CHUNK = 256 * 1024;
+/** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
+const FILL_PAUSE_MS = 50;
+/** A feed that passes only records its filter refuses writes its cursor at most this often. */
+const SKIP_WRITE_MS = 1000;
+
+export interface FileFeedOptions {
+  dataDir: string;
+  threats: string;
+  name: string;
+  owner: () => Owner | null;
+  match: (record: StoredRecord) => boolean;
+  startAt: 'now' | number;
+  pollIntervalMs?: number;
+  now: () => number;
+  logger?: Logger;
+}
+
+type Positions = Map<string, SeriesPosition>;
+interface Candidate extends SegmentLine {
+  key: string;
+  file: string;
+}
+
+export async function openFileOutputFeed(options: FileFeedOptions): Promise<OutputFeed> {
+  const { dataDir, name } = options;
+  const writer = randomUUID();
+  let cursor = readCursor(dataDir, name);
+  if (!cursor) {
+    // A new output: its start is made durable at once, so a restart does not move 'now' along.
+    const series =
+      options.startAt === 'now'
+        ? await endPositions(options.threats)
+        : await positionsAt(options.threats, options.startAt);
+    cursor = {
+      version: 1,
+      name,
+      series,
+      lastId: null,
+      updatedAt: new Date(options.now()).toISOString(),
+      writer,
+    };
+    writeCursor(dataDir, cursor, options.owner());
+  }
+  const checked = await checkPositions(options.threats, cursor.series);
+  if (checked.moved.length > 0) {
+    options.logger?.warn(
+      { output: name, moved: checked.moved },
+      'a segment was cut back under the output position (power cut or failed write): resuming from the first record after the last one passed',
+    );
+    cursor = { ...cursor, series: checked.series, updatedAt: new Date(options.now()).toISOString(), writer };
+    writeCursor(dataDir, cursor, options.owner());
+  }
+  let durable: CursorFile = cursor;
+  /** The cursor file as this feed last read or wrote it: anything else on disk was written by someone else. */
+  const stampOf = (c: CursorFile) => `${c.writer}/${c.updatedAt}`;
+  let seen = stampOf(cursor);
+  /** Positions past records the filter refused, ahead of `durable` (safe to lose: they are only re-read). */
+  let passed: Positions = toMap(durable.series);
+  let lastWrite = options.now();
+  let changed = true;
+  let wake: (() => void) | null = null;
+  const watch: DirWatch = watchDirs(
+    new Map([[options.threats, null]]),
+    () => {
+      changed = true;
+      wake?.();
+    },
+    { pollIntervalMs: options.pollIntervalMs ?? 500, keepAlive: true },
+  );
+
+  /** Takes the positions `outputs replay` wrote while this feed ran; true when there were any. */
+  const adoptForeign = (): boolean => {
+    const onDisk = readCursor(dataDir, name);
+    if (!onDisk || stampOf(onDisk) === seen) return false;
+    durable = onDisk;
+    seen = stampOf(onDisk);
+    passed = toMap(onDisk.series);
+    return true;
+  };
+
+  const save = async (positions: Positions, lastId: string | null): Promise<void> => {
+    // `outputs replay` (another process) wrote a position meanwhile: it wins over what this batch reached.
+    if (adoptForeign()) return;
+    durable = {
+      version: 1,
+      name,
+      series: Object.fromEntries(positions),
+      lastId: lastId ?? durable.lastId,
+      updatedAt: new Date(options.now()).toISOString(),
+      writer,
+    };
+    await writeCursorAsync(dataDir, durable, options.owner());
+    seen = stampOf(durable);
+    passed = new Map(positions);
+    lastWrite = options.now();
+  };
+
+  const waitForChange = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (changed || signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+      wake = done;
+    });
+
+  return {
+    async next({ maxRecords, maxBytes, waitMs, signal }): Promise<OutputBatch> {
+      adoptForeign();
+      const read: Positions = new Map([...passed].map(([k, p]) => [k, { ...p }]));
+      const records: RecordLine[] = [];
+      let bytes = 0;
+      let deadline: number | null = null;
+      while (!signal.aborted) {
+        changed = false;
+        const full = await gather(options, read, (c) => {
+          if (!c.record || !options.match(c.record)) return 'pass';
+          const size = Buffer.byteLength(c.line) + 1;
+          if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
+          records.push({ line: c.line, record: c.record });
+          bytes += size;
+          return 'take';
+        });
+        if (records.length === 0) {
+          // Only refused records so far: they are passed, and the cursor says so now and then.
+          passed = new Map([...read].map(([k, p]) => [k, { ...p }]));
+          if (options.now() - lastWrite >= SKIP_WRITE_MS && differs(passed, durable.series))
+            await save(passed, null);
+          await waitForChange(options.pollIntervalMs ?? 500, signal);
+          continue;
+        }
+        if (full || records.length >= maxRecords || bytes >= maxBytes) break;
+        deadline ??= options.now() + waitMs;
+        const left = deadline - options.now();
+        if (left <= 0) break;
+        // Filling a batch: every group commit of the writer is a change; read again at most this often.
+        await delay(Math.min(left, FILL_PAUSE_MS), signal);
+        await waitForChange(deadline - options.now(), signal);
+      }
+      if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
+      const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
+      const lastId = records.at(-1)?.record.id ?? null;
+      return {
+        records,
+        ack: async () => save(reached, lastId),
+      };
+    },
+    async close() {
+      watch.stop();
+      wake?.();
+    },
+  };
+}
+
+/**
+ * Reads forward from `read` in every series and offers lines in id order (a k-way merge of the series' heads)
+ * to `offer`, advancing `read` past each line taken or passed; stops at the first 'stop'. True when stopped.
+ */
+async function gather(
+  options: FileFeedOptions,
+  read: Positions,
+  offer: (line: Candidate) => 'take' | 'pass' | 'stop',
+): Promise<boolean> {
+  const heads = new Map<string, Candidate[]>();
+  const series = segmentsBySeries(options.threats);
+  const dry = new Set<string>();
+  for (;;) {
+    let best: string | null = null;
+    let bestId = '';
+    for (const [key, segments] of series) {
+      let lines = heads.get(key) ?? [];
+      // A series whose chunk is used up reads its next one: a batch fills while records are there.
+      if (lines.length === 0 && !dry.has(key)) {
+        lines = await readSeries(key, segments, read);
+        heads.set(key, lines);
+        if (lines.length === 0) dry.add(key);
+      }
+      const head = lines[0];
+      if (!head) continue;
+      const id = head.record?.id ?? '';
+      if (best === null || id < bestId) {
+        best = key;
+        bestId = id;
+      }
+    }
+    if (best === null) return false;
+    const lines = heads.get(best) as Candidate[];
+    const head = lines[0] as Candidate;
+    const verdict = offer(head);
+    if (verdict === 'stop') return true;
+    lines.shift();
+    const id = head.record?.id ?? read.get(best)?.id;
+    read.set(best, { file: head.file, offset: head.end, ...(id === undefined ? {} : { id }) });
+  }
+}
+
+/** The next chunk of complete lines of one series after its position, moving past drained segments. */
+async function readSeries(key: string, segments: SegmentName[], read: Positions): Promise<Candidate[]> {
+  let position = read.get(key);
+  if (!position) {
+    position = { file: (segments[0] as SegmentName).file, offset: 0 };
+    read.set(key, position);
+  }
+  for (;;) {
+    const current: string = position.file;
+    const segment = segments.find((s) => s.file === current);
+    const next: SegmentName | undefined = segments.find((s) => s.file > current);
+    const lines = segment ? await linesAfter(segment.path, position.offset) : [];
+    if (lines.length > 0) return lines.map((l) => ({ ...l, key, file: current }));
+    if (!next) return [];
+    // The writer never returns to a segment once it opened a newer one: a last read drains it, then move on.
+    const last = segment ? await linesAfter(segment.path, position.offset) : [];
+    if (last.length > 0) return last.map((l) => ({ ...l, key, file: current }));
+    position = { file: next.file, offset: 0 };
+    read.set(key, position);
+  }
+}
+
+async function linesAfter(path: string, offset: number): Promise<SegmentLine[]> {
+  const handle = await openSegment(path);
+  if (!handle) return [];
+  try {
+    const size = await handle.size();
+    return await readLinesAt(handle, Math.min(offset, size), size, CHUNK);
+  } finally {
+    await handle.close();
+  }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
+function toMap(series: Record<string, SeriesPosition>): Positions {
+  return new Map(Object.entries(series).map(([k, p]) => [k, { ...p }]));
+}
+
+function differs(a: Positions, b: Record<string, SeriesPosition>): boolean {
+  if (a.size !== Object.keys(b).length) return true;
+  for (const [k, p] of a) if (b[k]?.file !== p.file || b[k]?.offset !== p.offset) return true;
+  return false;
+}
