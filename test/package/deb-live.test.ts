@@ -1,7 +1,7 @@
 // The package on a fresh Debian with no Node, under a real systemd (debootstrap + systemd-nspawn --boot, as the
 // systemd-boot test): apt install -> service active and serving; sensor add, send --sample and threats tail as
 // root with no --data-dir; an upgrade keeps sensors and records and restarts; remove keeps config and data; purge
-// removes config and user but keeps the records; reinstall after purge serves the old records; policy-rc.d is
+// removes config but keeps the records and the user; reinstall after purge serves the old records; policy-rc.d is
 // obeyed; and the install succeeds in a container without systemd. Debian 12, and 13 where debootstrap can fetch
 // it. Expensive (a Debian root per release, cached; a package build): only with PACKAGE_BOOT=1, as root.
 import assert from 'node:assert/strict';
@@ -68,7 +68,7 @@ test('the .deb on a fresh Debian without Node: install, serve, upgrade, remove, 
       );
       assert.equal(r.code, 0, r.output);
       assert.match(r.output, /^threatcol:[^\n]*\/var\/lib\/threatcol/m);
-      assert.match(r.output, /^threatcol:threatcol 750$/m);
+      assert.match(r.output, /^threatcol:threatcol 700$/m);
       assert.match(r.output, /^root:threatcol 640$/m);
     });
   }
@@ -106,7 +106,7 @@ async function liveCycle(
     const activeUs = Number(await prop('ActiveEnterTimestampMonotonic'));
     assert.equal((await ok('systemctl is-enabled threatcol.service')).trim(), 'enabled');
     assert.notEqual((await c.sh('systemctl is-enabled threatcol.socket')).stdout.trim(), 'enabled');
-    assert.equal(await ok("stat -c '%U:%G %a' /var/lib/threatcol"), 'threatcol:threatcol 750\n');
+    assert.equal(await ok("stat -c '%U:%G %a' /var/lib/threatcol"), 'threatcol:threatcol 700\n');
     assert.equal(await ok("stat -c '%U:%G %a' /etc/threatcol/config.json"), 'root:threatcol 640\n');
     assert.match(await ok('threatcol --version'), new RegExp(version.replace(/-\d+$/, '')));
 
@@ -150,13 +150,17 @@ async function liveCycle(
     await ok('test -f /etc/threatcol/config.json && test -f /var/lib/threatcol/sensors.json');
     await ok('! test -e /usr/bin/threatcol');
 
-    // Purge: config and user gone, records kept (and said so).
+    // Purge: config gone; records, the user and the group kept (and said so), so no later system user gets
+    // the uid that owns them; nothing left under /lib (DEP-17).
+    const uid = await ok('id -u threatcol');
     const purged = await ok('DEBIAN_FRONTEND=noninteractive apt-get purge -y -q threatcol 2>&1');
     assert.match(purged, /records and sensors kept in \/var\/lib\/threatcol/);
-    await ok('! test -e /etc/threatcol && ! getent passwd threatcol && ! getent group threatcol');
+    assert.doesNotMatch(purged, /not empty so not removed/);
+    await ok('! test -e /etc/threatcol && getent group threatcol');
+    assert.equal(await ok('id -u threatcol'), uid);
     await ok('test -d /var/lib/threatcol/threats');
 
-    // Reinstall after purge: a new user takes over the old records, the service starts and serves them.
+    // Reinstall after purge: the same user still owns the old records, the service starts and serves them.
     await install(deb);
     assert.equal(await prop('ActiveState'), 'active');
     assert.equal(await ok("stat -c '%U' /var/lib/threatcol/sensors.json"), 'threatcol\n');

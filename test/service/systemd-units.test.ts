@@ -62,7 +62,7 @@ test('the units carry what the service needs: user, capability, readiness, reloa
   for (const line of [
     'User=threatcol',
     'StateDirectory=threatcol',
-    'StateDirectoryMode=0750',
+    'StateDirectoryMode=0700',
     'ConfigurationDirectory=threatcol',
     'UMask=0077',
     'AmbientCapabilities=CAP_NET_BIND_SERVICE',
