@@ -46,18 +46,9 @@ export function registerServe(
 }
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io, {
-    ...listenOverrides(options),
-    'tls.cert': options.cert,
-    'tls.key': options.key,
-    'log.level': options.logLevel,
-    'log.format': options.logFormat,
-    'admin.listen': options.adminListen,
-    'server.workers':
-      options.workers === undefined || !/^\d+$/.test(options.workers)
-        ? options.workers
-        : Number(options.workers),
-  });
+  // A reload reads the same file, environment and flags as the start (daemon/config-reload.ts).
+  const read = () => loadFromOptions(options, io, serveOverrides(options));
+  const loaded = read();
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger } = await import('../log.js');
   const logger = createLogger({
@@ -66,7 +57,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
   });
-  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env);
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
@@ -81,7 +72,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   serviceModule.catch(() => {}); // a failed start returns before awaiting it; the await below still throws
   let daemon: Collector;
   try {
-    daemon = await startCollector(loaded, logger, listenFd);
+    daemon = await startCollector(loaded, logger, listenFd, read);
   } catch (error) {
     releaseStartupSignals();
     throw underNpm(error, io.env);
@@ -95,6 +86,22 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   return runService(daemon, { env: io.env, logger });
 }
 
+/** The flags of serve as configuration keys (they win over the file and the environment). */
+function serveOverrides(options: ServeOptions): Record<string, unknown> {
+  return {
+    ...listenOverrides(options),
+    'tls.cert': options.cert,
+    'tls.key': options.key,
+    'log.level': options.logLevel,
+    'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
+    'server.workers':
+      options.workers === undefined || !/^\d+$/.test(options.workers)
+        ? options.workers
+        : Number(options.workers),
+  };
+}
+
 /** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
 type Collector = Service & { failed?: boolean };
 
@@ -102,14 +109,21 @@ async function startCollector(
   loaded: LoadedConfig,
   logger: Logger,
   listenFd: number | undefined,
+  reread: () => LoadedConfig,
 ): Promise<Collector> {
   const workers = workerCount(loaded.config.server.workers);
   if (workers <= 1) {
     const { startDaemon } = await import('../daemon/start-daemon.js');
-    return startDaemon({ loaded, logger, listenFd });
+    return startDaemon({ loaded, logger, listenFd, reread });
   }
   const { createPrimary } = await import('../cluster/primary.js');
-  const primary = createPrimary({ loaded, logger, workers, ...(listenFd === undefined ? {} : { listenFd }) });
+  const primary = createPrimary({
+    loaded,
+    logger,
+    workers,
+    reread,
+    ...(listenFd === undefined ? {} : { listenFd }),
+  });
   await primary.start();
   return {
     reload: () => primary.reload(),
@@ -131,6 +145,7 @@ async function serveAsWorker(
   loaded: LoadedConfig,
   logger: Logger,
   env: Record<string, string | undefined>,
+  reread: () => LoadedConfig,
 ): Promise<number> {
   const { runWorker } = await import('../cluster/worker.js');
   const id = Number(env.TC_WORKER_ID);
@@ -143,6 +158,7 @@ async function serveAsWorker(
     logger: logger.child({ worker: id, pid: process.pid }),
     id,
     workers: Number(env.TC_WORKERS),
+    reread,
     ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
     channel: {
       send: (message, callback) => process.send?.(message, undefined, undefined, callback),

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import { createConfigReloader, type ReloadOutcome } from '../daemon/config-reload.js';
+import { applyLiveSettings } from '../daemon/live-settings.js';
 import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
@@ -32,6 +34,8 @@ export interface PrimaryOptions {
   now?: () => number;
   expiryCheckIntervalMs?: number;
   tlsDebounceMs?: number;
+  /** Reads the configuration again on SIGHUP (each worker reads it too, for its own parts). */
+  reread?: () => LoadedConfig;
 }
 
 /** Something the primary owns besides the workers (the admin listener of issue 14): closed on stop. */
@@ -42,8 +46,8 @@ export interface OwnedServer {
 export interface Primary {
   /** Forks the workers; resolves once all listen (or once startup failed: then `done` has the status). */
   start(): Promise<void>;
-  /** SIGHUP: every worker re-reads the registry and the TLS material. */
-  reload(): void;
+  /** SIGHUP: the configuration is read again; every worker re-reads it, the registry and the TLS material. */
+  reload(): ReloadOutcome;
   /** SIGTERM: every worker finishes its in-flight requests and stops; then the primary writes the stats. */
   stop(): void;
   /** Resolves with the exit status once every worker is gone. */
@@ -67,6 +71,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let admin: RunningAdmin | null = null;
   let tls: TlsMaterial | null = null;
   let chores: { stop(): void }[] = [];
+  let tlsWatch: { stop(): void } | null = null;
   let address: AddressInfo | null = null;
   let stopping = false;
   let status = 0;
@@ -169,6 +174,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   async function finish(): Promise<void> {
     for (const chore of chores) chore.stop();
     chores = [];
+    tlsWatch?.stop();
     await admin?.close();
     try {
       await store?.stats.stop();
@@ -190,6 +196,31 @@ export function createPrimary(options: PrimaryOptions): Primary {
     }
     logger.info({ reason, workers: pool.size }, 'reloading every worker');
     pool.broadcast({ tc: 'reload' });
+  }
+
+  const reloader = createConfigReloader({
+    loaded: options.loaded,
+    read: options.reread ?? (() => reloader.current),
+    logger,
+  });
+  applyLiveSettings(reloader, {
+    logger,
+    setRecordRate: (perSecond, burst) => limiter.configure(perSecond, burst),
+    switchTls(certPath, keyPath) {
+      tls = readTlsPair(certPath, keyPath, false);
+      tlsWatch?.stop();
+      tlsWatch = watchTls(tls);
+    },
+  });
+
+  function watchTls(material: TlsMaterial): { stop(): void } {
+    return watchTlsFiles({
+      certPath: material.certPath,
+      keyPath: material.keyPath,
+      pollIntervalMs: config.tls.pollIntervalMs,
+      ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+      onChange: () => reloadTls('certificate or key file changed'),
+    });
   }
 
   function stop(): void {
@@ -228,14 +259,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
           intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
           certificate: () => tls ?? material,
         }),
-        watchTlsFiles({
-          certPath: material.certPath,
-          keyPath: material.keyPath,
-          pollIntervalMs: config.tls.pollIntervalMs,
-          ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-          onChange: () => reloadTls('certificate or key file changed'),
-        }),
       ];
+      tlsWatch = watchTls(material);
       logger.info({ workers: options.workers }, 'starting the workers');
       pool.start();
       await startedOrFailed;
@@ -249,7 +274,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       announce();
     },
-    reload: () => reloadTls('SIGHUP'),
+    reload() {
+      const outcome = reloader.reload();
+      reloadTls('SIGHUP');
+      return outcome;
+    },
     stop,
     done,
     get address() {

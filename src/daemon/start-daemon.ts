@@ -17,7 +17,9 @@ import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
 import { watchTlsFiles } from '../tls/tls-watch.js';
+import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
 import { listenError } from './listen-error.js';
+import { applyLiveSettings } from './live-settings.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 
 export interface DaemonOptions {
@@ -42,6 +44,8 @@ export interface DaemonOptions {
   adminListener?: boolean;
   /** `serve --workers`: this process is one of the primary's workers (src/cluster/worker.ts). */
   worker?: WorkerRole;
+  /** Reads the configuration again for a reload (serve: the same file, environment and flags); none: kept. */
+  reread?: () => LoadedConfig;
 }
 
 /**
@@ -66,8 +70,10 @@ export interface Daemon {
   adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
-  /** SIGHUP: re-read the registry and the TLS material. */
-  reload(): void;
+  /** SIGHUP: re-read the configuration, the registry and the TLS material. */
+  reload(): ReloadOutcome;
+  /** Registers a part of the configuration that applies live on reload (config-reload.ts). */
+  onConfigReloaded(part: LivePart): void;
   /** SIGTERM: stop accepting, finish in-flight requests, sync, resolve `done` with 0. */
   stop(): void;
   /** Resolves with the exit code once the daemon has stopped. */
@@ -156,18 +162,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
 
+  const recordLimiter = worker
+    ? null
+    : new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
+  // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
+  // primary); a burst always fits one largest body.
+  const byteRate = (c: typeof config) => c.rateLimit.bytesPerSecond / (worker?.workers ?? 1);
+  const byteBurst = (c: typeof config) => Math.max(c.server.maxBodyBytes, c.rateLimit.bytesPerSecond);
+  const byteLimiter = new RateLimiter(byteRate(config), byteBurst(config));
   const collector = createCollectorServer({
     config,
     auth,
     store,
     stats,
-    limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
-    // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
-    // primary); a burst always fits one largest body.
-    byteLimiter: new RateLimiter(
-      config.rateLimit.bytesPerSecond / (worker?.workers ?? 1),
-      Math.max(config.server.maxBodyBytes, config.rateLimit.bytesPerSecond),
-    ),
+    limiter: worker?.limiter ?? (recordLimiter as RateLimiter),
+    byteLimiter,
     activity,
     bodyBudget: new BodyBudget(
       worker
@@ -196,15 +205,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       );
     }
   }
-  const tlsWatch = worker
-    ? idle
-    : watchTlsFiles({
-        certPath: tls.certPath,
-        keyPath: tls.keyPath,
-        pollIntervalMs: config.tls.pollIntervalMs,
-        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-        onChange: () => reloadTls('certificate or key file changed'),
-      });
+  const watchTls = () =>
+    worker
+      ? idle
+      : watchTlsFiles({
+          certPath: tls.certPath,
+          keyPath: tls.keyPath,
+          pollIntervalMs: config.tls.pollIntervalMs,
+          ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+          onChange: () => reloadTls('certificate or key file changed'),
+        });
+  let tlsWatch = watchTls();
   const expiry = worker
     ? idle
     : startExpiryWarnings({
@@ -275,6 +286,33 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     worker ? 'worker listening' : 'threatcol is listening',
   );
 
+  const reloader = createConfigReloader({
+    loaded: options.loaded,
+    read: options.reread ?? (() => reloader.current),
+    logger,
+    announce: !worker,
+  });
+  applyLiveSettings(reloader, {
+    logger,
+    ...(recordLimiter
+      ? { setRecordRate: (perSecond: number, burst: number) => recordLimiter.configure(perSecond, burst) }
+      : {}),
+    setByteRate: (next) => byteLimiter.configure(byteRate(next), byteBurst(next)),
+    switchTls(certPath, keyPath) {
+      // Read before anything changes: a pair that cannot be used refuses the part, the served one stays.
+      const next = readTlsPair(certPath, keyPath, false);
+      collector.setTls(next);
+      tls = next;
+      tlsWatch.stop();
+      tlsWatch = watchTls();
+      logger.info(
+        { reason: 'tls.cert or tls.key changed', sha256: next.fingerprint },
+        'reloaded the TLS material',
+      );
+      expiry.run();
+    },
+  });
+
   function stop(): void {
     if (stopping) return;
     stopping = true;
@@ -298,10 +336,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       return tls.fingerprint;
     },
     reload() {
+      const outcome = reloader.reload();
       watch.reload();
       tlsWatch.accept();
       reloadTls('SIGHUP');
+      return outcome;
     },
+    onConfigReloaded: (part) => reloader.onReload(part),
     stop,
     done,
   };
