@@ -5,6 +5,7 @@ import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } 
 import { registerCheck } from './check.js';
 import { registerCompletion } from './completion.js';
 import { type CliIo, processIo, write, writeJson } from './io.js';
+import { registerReload } from './reload.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor/sensor-add.js';
 import { registerSensorDelete } from './sensor/sensor-delete.js';
@@ -52,6 +53,7 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
     });
   registerServe(program, io, run);
   registerCheck(program, io, run);
+  registerReload(program, io, run);
   registerSystemdUnit(program, io, run);
   const sensor = program
     .command('sensor')

@@ -40,13 +40,22 @@ export function execStartFor(nodePath: string = process.execPath, binPath: strin
   return `ExecStart=${[nodePath, realpathSync(binPath), 'serve', '--log-format', 'json'].map(quoteArg).join(' ')}`;
 }
 
+/** The same program as ExecStart, running `reload` (which signals $MAINPID: no /bin/kill needed). */
+export function execReloadFor(execStart: string): string {
+  const m = /^ExecStart=(.*) serve(?: .*)?$/.exec(execStart);
+  if (!m) throw new ThreatcolError('INTERNAL', `cannot derive ExecReload= from ${execStart}`);
+  return `ExecReload=${m[1]} reload`;
+}
+
 export function renderUnits(socket: boolean, execStart: string = execStartFor()): UnitFile[] {
   const read = (file: string) => {
     const text = readFileSync(join(UNITS_DIR, file), 'utf8');
     if (!/^ExecStart=/m.test(text) && file.endsWith('.service')) {
       throw new ThreatcolError('INTERNAL', `${file} has no ExecStart line`);
     }
-    return text.replace(/^ExecStart=.*$/m, () => execStart);
+    return text
+      .replace(/^ExecStart=.*$/m, () => execStart)
+      .replace(/^ExecReload=.*$/m, () => execReloadFor(execStart));
   };
   if (!socket) return [{ name: 'threatcol.service', text: read('threatcol.service') }];
   return [

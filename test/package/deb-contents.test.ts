@@ -140,6 +140,7 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
     'threats',
     'send',
     'check',
+    'reload',
     'systemd-unit',
     'store',
     'completion',

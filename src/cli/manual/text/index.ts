@@ -4,6 +4,7 @@ import type { CommandManual } from '../command-manual.js';
 import { checkManual } from './check.js';
 import { completionManual } from './completion.js';
 import { overviewManual } from './overview.js';
+import { reloadManual } from './reload.js';
 import { sendManual } from './send.js';
 import { sensorManual } from './sensor/sensor.js';
 import { sensorAddManual } from './sensor/sensor-add.js';
@@ -25,6 +26,7 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   '': overviewManual,
   serve: serveManual,
   check: checkManual,
+  reload: reloadManual,
   'systemd-unit': systemdUnitManual,
   sensor: sensorManual,
   'sensor add': sensorAddManual,
