@@ -43,7 +43,7 @@ export function stageSystemFiles(options: StageOptions): void {
  * and each variant conflicts with the other so switching is `disable --now` one, `enable --now` the other.
  */
 export function packagedUnits(): { name: string; text: string }[] {
-  const execStart = `ExecStart=${layout.USR_BIN} serve --log-format json`;
+  const execStart = `ExecStart=${layout.USR_BIN} serve`;
   const [plain] = renderUnits(false, execStart);
   const [socket, socketService] = renderUnits(true, execStart);
   if (!plain || !socket || !socketService) throw new Error('systemd/ lacks a unit');

@@ -50,12 +50,13 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const read = () => loadFromOptions(options, io, serveOverrides(options));
   const loaded = read();
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
-  const { createLogger } = await import('../log.js');
+  const { createLogger, isJournalStream } = await import('../log.js');
   const logger = createLogger({
     level: loaded.config.log.level,
     format: loaded.config.log.format,
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
+    journal: isJournalStream(io.env.JOURNAL_STREAM, (io.stdout as { fd?: number }).fd),
   });
   if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');

@@ -35,9 +35,9 @@ export function registerSystemdUnit(
     .action((options: UnitOptions) => run(() => printUnits(options, io)));
 }
 
-/** `node /real/path/bin/threatcol serve`, quoted for systemd. */
+/** `node /real/path/bin/threatcol serve`, quoted for systemd (the log format is auto: readable in the journal). */
 export function execStartFor(nodePath: string = process.execPath, binPath: string = BIN): string {
-  return `ExecStart=${[nodePath, realpathSync(binPath), 'serve', '--log-format', 'json'].map(quoteArg).join(' ')}`;
+  return `ExecStart=${[nodePath, realpathSync(binPath), 'serve'].map(quoteArg).join(' ')}`;
 }
 
 /** The same program as ExecStart, running `reload` (which signals $MAINPID: no /bin/kill needed). */

@@ -106,7 +106,7 @@ test('the units carry what the service needs: user, capability, readiness, reloa
 });
 
 test('systemd-unit writes the units with the ExecStart and ExecReload of this installation, the rest unchanged', async (t) => {
-  const expected = `ExecStart=${process.execPath} ${realpathSync(BIN)} serve --log-format json`;
+  const expected = `ExecStart=${process.execPath} ${realpathSync(BIN)} serve`;
   // Reload needs no /bin/kill (procps, absent from a minimal Debian): the same program signals $MAINPID.
   const reload = `ExecReload=${process.execPath} ${realpathSync(BIN)} reload`;
   const execLines = /^Exec(Start|Reload)=.*$/gm;
