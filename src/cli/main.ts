@@ -38,7 +38,11 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   const hint = () => `see ${commandPath(current ?? program)} --help`;
   const program = new Command('threatcol')
     .description('Threat-report collector: firewalls and sensors POST detections over HTTPS.')
-    .version(versionText(readVersions()), '-V, --version', 'print the versions (with --json: as JSON)')
+    .version(
+      versionText(readVersions()),
+      '-V, --version',
+      'print the versions (also -v or `threatcol version`; with --json: as JSON)',
+    )
     .exitOverride()
     // Subcommands created below inherit this output (and exitOverride): one place for every command.
     .configureOutput({
