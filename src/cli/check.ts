@@ -2,7 +2,13 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort, checkReady, connectHost } from '../check/network-checks.js';
+import {
+  checkDaemon,
+  checkPort,
+  checkReady,
+  connectHost,
+  runningElsewhere,
+} from '../check/network-checks.js';
 import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -74,8 +80,13 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
           tls.tls.fingerprint
         : false;
     results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
-    if (daemon) results.push(daemon.result);
-    if (daemon) results.push(await checkReady(loaded));
+    if (daemon) {
+      const ready = await checkReady(loaded);
+      results.push(
+        !daemon.answering && ready.status === 'ok' ? runningElsewhere(loaded) : daemon.result,
+        ready,
+      );
+    }
   }
 
   const failed = results.filter((r) => r.status === 'fail');
