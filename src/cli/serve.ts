@@ -153,7 +153,6 @@ async function serveAsWorker(
   // SIGHUP reaches the workers as a message from the primary (ExecReload signals the main pid only); one
   // sent to a worker directly (a terminal's hang-up) is ignored, not fatal.
   process.on('SIGHUP', () => {});
-  releaseStartupSignals();
   return runWorker({
     loaded,
     logger: logger.child({ worker: id, pid: process.pid }),
@@ -173,8 +172,11 @@ async function serveAsWorker(
     onSignal: (stop) => {
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
+      // Held until now (bin/threatcol): one that came while the worker started stops it cleanly.
+      if (releaseStartupSignals().some((s) => s === 'SIGTERM' || s === 'SIGINT')) stop();
     },
   }).catch((error: unknown) => {
+    releaseStartupSignals();
     // Could not start (configuration, TLS, listener): the error goes to stderr and the exit status to the
     // primary; the open IPC channel must not keep this process alive meanwhile.
     cluster.worker?.disconnect();

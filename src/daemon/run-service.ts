@@ -1,6 +1,6 @@
 // Runs a started collector as a systemd service until it stops (Type=notify): READY=1 once its signal
 // handlers are in place, SIGTERM/SIGINT stop it (STOPPING=1), SIGHUP reloads it (RELOADING=1, then READY=1),
-// and a SIGHUP held during start-up is honoured once. The same for one process and for the primary of
+// and a signal held during start-up is honoured once (SIGTERM/SIGINT: a clean stop, exit 0). The same for one process and for the primary of
 // `serve --workers`.
 import type { Logger } from 'pino';
 import type { ReloadOutcome } from './config-reload.js';
@@ -43,7 +43,11 @@ export async function runService(
   // Only now, with the handlers above in place, so that no signal falls between the two.
   const held = releaseStartupSignals();
   void notifier.notify({ READY: '1', STATUS: listening });
-  if (held.includes('SIGHUP')) {
+  const stopSignal = held.find((s) => s === 'SIGTERM' || s === 'SIGINT');
+  if (stopSignal) {
+    logger.info(`${stopSignal} received during start-up: stopping now`);
+    stop();
+  } else if (held.includes('SIGHUP')) {
     logger.info('SIGHUP received during start-up: reloading now');
     reload();
   }
