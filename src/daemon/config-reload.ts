@@ -42,7 +42,7 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
   const started = options.loaded;
   let current = options.loaded;
   const parts: LivePart[] = [];
-  const say = options.announce === false ? logger.debug.bind(logger) : undefined;
+  const quiet = options.announce === false;
 
   function reload(): ReloadOutcome {
     let next: LoadedConfig;
@@ -76,12 +76,13 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
       ...new Set([...changedKeys(started, next).filter((key) => !live(key)), ...refused]),
     ].sort();
     current = next;
-    (say ?? logger.info.bind(logger))(
+    // Looked up at each call: pino swaps a level's method when the level changes (log.level just did).
+    logger[quiet ? 'debug' : 'info'](
       { config: next.configPath, applied },
       applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: nothing to apply live',
     );
     if (restartNeeded.length > 0) {
-      (say ?? logger.warn.bind(logger))(
+      logger[quiet ? 'debug' : 'warn'](
         { keys: restartNeeded },
         `changed settings that take effect only after a restart (systemctl restart threatcol): ${restartNeeded.join(', ')}`,
       );

@@ -12,12 +12,12 @@ import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
-async function start(t: { after(fn: () => unknown): void }, config: unknown) {
+async function start(t: { after(fn: () => unknown): void }, config: unknown, extraArgs: string[] = []) {
   const dataDir = makeTempDir(t);
   const configPath = join(makeTempDir(t), 'config.json');
   writeFileSync(configPath, JSON.stringify(config));
   const key = await addSensorCli(dataDir, 'fw1');
-  const serve = await spawnServe(dataDir, ['--config', configPath]);
+  const serve = await spawnServe(dataDir, ['--config', configPath, ...extraArgs]);
   t.after(() => serve.stop('SIGKILL'));
   const agent = trustingAgent(dataDir);
   t.after(() => agent.close());
@@ -62,6 +62,31 @@ test('a reload applies a changed log level and record rate limit without a resta
     serve.logs.some((l) => l.level === 20),
     'debug lines once the level is debug',
   );
+  const end = await serve.stop('SIGTERM');
+  assert.deepEqual(end, { code: 0, signal: null }, serve.stderr());
+});
+
+test('under --workers the primary applies the record rate limit and says so once; each worker its own parts', async (t) => {
+  const { serve, send, reload, write } = await start(
+    t,
+    { rateLimit: { recordsPerSecond: 100_000, burst: 100_000 } },
+    ['--workers', '2'],
+  );
+  write({ log: { level: 'debug' }, rateLimit: { recordsPerSecond: 1, burst: 1000 } });
+  const line = await reload((l) => l.msg === 'configuration reloaded');
+  assert.deepEqual(line.applied, ['log.level', 'rateLimit.burst', 'rateLimit.recordsPerSecond']);
+  assert.equal(line.worker, undefined, 'the primary says it');
+  // Both workers read the file again (at debug, now that the level is debug).
+  await until(
+    () =>
+      serve.logs.filter((l) => l.worker !== undefined && String(l.msg).startsWith('configuration reloaded'))
+        .length === 2,
+    15_000,
+    'both workers reloaded',
+  );
+  assert.equal(serve.logs.filter((l) => l.msg === 'configuration reloaded' && l.level === 30).length, 1);
+  assert.equal((await send(Array.from({ length: 1000 }, () => genericRecord()))).status, 200);
+  assert.equal((await send()).status, 429);
   const end = await serve.stop('SIGTERM');
   assert.deepEqual(end, { code: 0, signal: null }, serve.stderr());
 });
