@@ -8,17 +8,17 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import {
+  type CertificateUpkeep,
+  prepareDataDirAndTls,
+  startCertificateUpkeep,
+} from '../daemon/certificate-upkeep.js';
 import { createConfigReloader, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings } from '../daemon/live-settings.js';
-import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
-import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
-import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
-import { watchTlsFiles } from '../tls/tls-watch.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { DedupeBroker } from './ipc-dedupe.js';
 import type { WorkerMessage } from './messages.js';
@@ -69,9 +69,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   /** Files backend with dedupe on: the one window every worker claims its keys in. */
   let dedupe: DedupeBroker | null = null;
   let admin: RunningAdmin | null = null;
-  let tls: TlsMaterial | null = null;
-  let chores: { stop(): void }[] = [];
-  let tlsWatch: { stop(): void } | null = null;
+  /** The certificate's watch and expiry warnings; the workers serve it, each reloading on the primary's word. */
+  let certificate: CertificateUpkeep | null = null;
   let address: AddressInfo | null = null;
   let stopping = false;
   let status = 0;
@@ -145,9 +144,9 @@ export function createPrimary(options: PrimaryOptions): Primary {
         address: address?.address,
         port: address?.port,
         dataDir,
-        certificate: tls?.certPath,
-        sha256: tls?.fingerprint,
-        selfSigned: tls?.selfSigned,
+        certificate: certificate?.tls.certPath,
+        sha256: certificate?.tls.fingerprint,
+        selfSigned: certificate?.tls.selfSigned,
         workers: pool.list(),
       },
       'threatcol is listening',
@@ -172,9 +171,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
 
   /** Every worker is gone: the last counts they sent are written, then the primary is done. */
   async function finish(): Promise<void> {
-    for (const chore of chores) chore.stop();
-    chores = [];
-    tlsWatch?.stop();
+    certificate?.stop();
     await admin?.close();
     try {
       await store?.stats.stop();
@@ -187,17 +184,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
     resolveDone(status);
   }
 
-  function reloadTls(reason: string): void {
-    if (!tls) return;
-    try {
-      tls = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
-    } catch {
-      // Each worker logs the refusal and keeps its certificate.
-    }
-    logger.info({ reason, workers: pool.size }, 'reloading every worker');
-    pool.broadcast({ tc: 'reload' });
-  }
-
   const reloader = createConfigReloader({
     loaded: options.loaded,
     read: options.reread ?? (() => reloader.current),
@@ -206,22 +192,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   applyLiveSettings(reloader, {
     logger,
     setRecordRate: (perSecond, burst) => limiter.configure(perSecond, burst),
-    switchTls(certPath, keyPath) {
-      tls = readTlsPair(certPath, keyPath, false);
-      tlsWatch?.stop();
-      tlsWatch = watchTls(tls);
-    },
+    switchTls: (certPath, keyPath) => certificate?.switchTo(certPath, keyPath),
   });
-
-  function watchTls(material: TlsMaterial): { stop(): void } {
-    return watchTlsFiles({
-      certPath: material.certPath,
-      keyPath: material.keyPath,
-      pollIntervalMs: config.tls.pollIntervalMs,
-      ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-      onChange: () => reloadTls('certificate or key file changed'),
-    });
-  }
 
   function stop(): void {
     if (stopping) return;
@@ -233,17 +205,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
 
   return {
     async start() {
-      const owner = ensureDataDir(dataDir);
-      assertDataDirSafe(dataDir);
       // Once, before the workers start: they would race to generate the self-signed certificate.
-      const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
-      tls = loadedTls;
-      if (loadedTls.generated) {
-        logger.info(
-          { certificate: loadedTls.certPath, sha256: loadedTls.fingerprint },
-          'generated a self-signed certificate',
-        );
-      }
+      const { tls } = await prepareDataDirAndTls(options.loaded, logger);
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
@@ -251,16 +214,24 @@ export function createPrimary(options: PrimaryOptions): Primary {
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
-      const material = tls;
-      chores = [
-        startExpiryWarnings({
-          logger,
-          now,
-          intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-          certificate: () => tls ?? material,
-        }),
-      ];
-      tlsWatch = watchTls(material);
+      certificate = startCertificateUpkeep({
+        tls,
+        logger,
+        now,
+        pollIntervalMs: config.tls.pollIntervalMs,
+        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+        ...(options.expiryCheckIntervalMs === undefined
+          ? {}
+          : { expiryCheckIntervalMs: options.expiryCheckIntervalMs }),
+        watch: true,
+        // The workers serve it: each reads the pair again on the reload below and logs what it serves.
+        serve: () => {},
+        report: false,
+        onReload: (reason) => {
+          logger.info({ reason, workers: pool.size }, 'reloading every worker');
+          pool.broadcast({ tc: 'reload' });
+        },
+      });
       logger.info({ workers: options.workers }, 'starting the workers');
       pool.start();
       await startedOrFailed;
@@ -276,7 +247,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     },
     reload() {
       const outcome = reloader.reload();
-      reloadTls('SIGHUP');
+      certificate?.reload('SIGHUP');
       return outcome;
     },
     stop,

@@ -3,8 +3,6 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
-import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { ActivityLog } from '../server/activity-log.js';
@@ -15,12 +13,10 @@ import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
-import { watchTlsFiles } from '../tls/tls-watch.js';
+import { prepareDataDirAndTls, startCertificateUpkeep } from './certificate-upkeep.js';
 import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
 import { listenError } from './listen-error.js';
 import { applyLiveSettings } from './live-settings.js';
-import { DAY_MS, startExpiryWarnings } from './maintenance.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -81,24 +77,13 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
-const idle = { run() {}, stop() {}, accept() {} };
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
   const logger = options.logger;
   const now = options.now ?? Date.now;
   const worker = options.worker;
-  const owner = ensureDataDir(dataDir);
-  assertDataDirSafe(dataDir);
-
-  const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
-  let tls: TlsMaterial = loadedTls;
-  if (loadedTls.generated) {
-    logger.info(
-      { certificate: tls.certPath, sha256: tls.fingerprint },
-      'generated a self-signed certificate',
-    );
-  }
+  const { tls: initialTls } = await prepareDataDirAndTls(options.loaded, logger);
 
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
@@ -185,50 +170,27 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ),
     ...(worker ? { admitConnection: worker.admitConnection } : {}),
     now,
-    tls,
+    tls: initialTls,
     logger,
     metrics,
   });
 
-  /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
-  function reloadTls(reason: string): void {
-    try {
-      const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
-      collector.setTls(next);
-      tls = next;
-      logger.info({ reason, sha256: next.fingerprint, notAfter: next.notAfter }, 'reloaded the TLS material');
-      expiry.run();
-    } catch (error) {
-      logger.error(
-        { reason, err: (error as Error).message, sha256: tls.fingerprint },
-        'new TLS material refused; keeping the current certificate',
-      );
-    }
-  }
-  const watchTls = () =>
-    worker
-      ? idle
-      : watchTlsFiles({
-          certPath: tls.certPath,
-          keyPath: tls.keyPath,
-          pollIntervalMs: config.tls.pollIntervalMs,
-          ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-          onChange: () => reloadTls('certificate or key file changed'),
-        });
-  let tlsWatch = watchTls();
-  const expiry = worker
-    ? idle
-    : startExpiryWarnings({
-        logger,
-        now,
-        intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-        certificate: () => tls,
-      });
+  const certificate = startCertificateUpkeep({
+    tls: initialTls,
+    logger,
+    now,
+    pollIntervalMs: config.tls.pollIntervalMs,
+    ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+    ...(options.expiryCheckIntervalMs === undefined
+      ? {}
+      : { expiryCheckIntervalMs: options.expiryCheckIntervalMs }),
+    watch: !worker,
+    serve: (next) => collector.setTls(next),
+  });
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
-    tlsWatch.stop();
-    expiry.stop();
+    certificate.stop();
     watch.stop();
     activity.stop();
     try {
@@ -279,9 +241,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       address: address.address,
       port: address.port,
       dataDir,
-      certificate: tls.certPath,
-      sha256: tls.fingerprint,
-      selfSigned: tls.selfSigned,
+      certificate: certificate.tls.certPath,
+      sha256: certificate.tls.fingerprint,
+      selfSigned: certificate.tls.selfSigned,
     },
     worker ? 'worker listening' : 'threatcol is listening',
   );
@@ -298,19 +260,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       ? { setRecordRate: (perSecond: number, burst: number) => recordLimiter.configure(perSecond, burst) }
       : {}),
     setByteRate: (next) => byteLimiter.configure(byteRate(next), byteBurst(next)),
-    switchTls(certPath, keyPath) {
-      // Read before anything changes: a pair that cannot be used refuses the part, the served one stays.
-      const next = readTlsPair(certPath, keyPath, false);
-      collector.setTls(next);
-      tls = next;
-      tlsWatch.stop();
-      tlsWatch = watchTls();
-      logger.info(
-        { reason: 'tls.cert or tls.key changed', sha256: next.fingerprint },
-        'reloaded the TLS material',
-      );
-      expiry.run();
-    },
+    switchTls: (certPath, keyPath) => certificate.switchTo(certPath, keyPath),
   });
 
   function stop(): void {
@@ -333,13 +283,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     address,
     adminAddress: admin?.address ?? null,
     get fingerprint() {
-      return tls.fingerprint;
+      return certificate.tls.fingerprint;
     },
     reload() {
       const outcome = reloader.reload();
       watch.reload();
-      tlsWatch.accept();
-      reloadTls('SIGHUP');
+      certificate.accept();
+      certificate.reload('SIGHUP');
       return outcome;
     },
     onConfigReloaded: (part) => reloader.onReload(part),
