@@ -2,7 +2,8 @@
 // systemd-boot test): apt install -> service active and serving; sensor add, send --sample and threats tail as
 // root with no --data-dir; an upgrade keeps sensors and records and restarts; remove keeps config and data; purge
 // removes config but keeps the records and the user; reinstall after purge serves the old records; policy-rc.d is
-// obeyed; and the install succeeds in a container without systemd. Debian 12, and 13 where debootstrap can fetch
+// obeyed; reload without /bin/kill, journal priorities and a clean `check` on a fresh install; and the install
+// succeeds in a container without systemd. Debian 12, and 13 where debootstrap can fetch
 // it. Expensive (a Debian root per release, cached; a package build): only with PACKAGE_BOOT=1, as root.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -109,6 +110,10 @@ async function liveCycle(
     assert.equal(await ok("stat -c '%U:%G %a' /var/lib/threatcol"), 'threatcol:threatcol 700\n');
     assert.equal(await ok("stat -c '%U:%G %a' /etc/threatcol/config.json"), 'root:threatcol 640\n');
     assert.match(await ok('threatcol --version'), new RegExp(version.replace(/-\d+$/, '')));
+    // A fresh install passes its own check: no WARN or FAIL (the data directory's mode agrees with the unit's).
+    const checked = await ok('threatcol check 2>&1');
+    assert.doesNotMatch(checked, /^(WARN|FAIL)/m, checked);
+    await reloadAndJournal(c, ok, prop);
 
     // As root with no --data-dir: the service's data directory.
     const { key } = JSON.parse(await ok('threatcol sensor add lab --json')) as { key: string };
@@ -169,6 +174,43 @@ async function liveCycle(
     return { installMs, timeToActiveMs: Math.round((activeUs - startedUs) / 1000) };
   } finally {
     await c.close();
+  }
+}
+
+/**
+ * `systemctl reload` with no /bin/kill (procps is not in minbase): the same process reloads; a broken file fails
+ * the reload with the reason while the service keeps running; the journal has each line's priority, so
+ * `journalctl -p warning` finds the warnings and `-p err` the refusal.
+ */
+async function reloadAndJournal(
+  c: BootContainer,
+  ok: (script: string) => Promise<string>,
+  prop: (name: string) => Promise<string>,
+): Promise<void> {
+  await ok('rm -f /bin/kill /usr/bin/kill');
+  const pid = await prop('MainPID');
+  await ok('systemctl reload threatcol');
+  assert.equal(await prop('MainPID'), pid);
+  await ok('cp -p /etc/threatcol/config.json /root/config.json');
+  await ok(`printf '{ "log": ' > /etc/threatcol/config.json`);
+  const refused = await c.sh('systemctl reload threatcol');
+  assert.notEqual(refused.code, 0, 'a reload with a broken file fails');
+  assert.equal(await prop('ActiveState'), 'active');
+  assert.equal(await prop('MainPID'), pid);
+  assert.match(await prop('StatusText'), /configuration NOT reloaded/);
+  assert.match(await ok('journalctl -u threatcol -p err -o cat --no-pager'), /configuration not reloaded/);
+  await ok('cp -p /root/config.json /etc/threatcol/config.json && systemctl reload threatcol');
+  // A rejected request is a warning; an info line is not one.
+  await c.sh("threatcol send generic --sample --sensor nosuch --key 'tck_wrong'");
+  for (let attempt = 0; ; attempt++) {
+    const warnings = await ok('journalctl -u threatcol -p warning -o cat --no-pager');
+    if (/AUTH_INVALID/.test(warnings)) {
+      assert.doesNotMatch(warnings, /threatcol is listening/);
+      assert.doesNotMatch(warnings, /^\{/m, 'readable text, not JSON');
+      break;
+    }
+    if (attempt >= 20) assert.fail(`no warning in the journal: ${warnings}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
