@@ -64,7 +64,12 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     });
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
-    results.push({ name: 'config', status: 'fail', message: error.message });
+    // What this means for a daemon that runs: `systemctl reload` refuses the file, a restart would fail.
+    const consequence =
+      error.code === 'CONFIG_INVALID'
+        ? '; a running daemon keeps the configuration it has (reload refuses this file) and a restart would fail until it is fixed'
+        : '';
+    results.push({ name: 'config', status: 'fail', message: `${error.message}${consequence}` });
   }
   if (loaded) {
     const uid = process.getuid?.() ?? -1;

@@ -146,6 +146,7 @@ test('an invalid configuration is a FAIL with exit 78 and CHECK_FAILED', async (
   const r = await runCli(['check', '--config', config, '--data-dir', dir]);
   assert.equal(r.code, 78);
   assert.match(r.stdout, /^FAIL +config +.*server\.prot: unknown key/m);
+  assert.match(r.stdout, /a running daemon keeps the configuration it has .*a restart would fail/);
   assert.match(r.stderr, /^threatcol: CHECK_FAILED: 1 check failed: config$/m);
 });
 
