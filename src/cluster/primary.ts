@@ -13,7 +13,7 @@ import {
   prepareDataDirAndTls,
   startCertificateUpkeep,
 } from '../daemon/certificate-upkeep.js';
-import { createConfigReloader, type ReloadOutcome } from '../daemon/config-reload.js';
+import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings } from '../daemon/live-settings.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { RateLimiter } from '../server/rate-limit.js';
@@ -48,6 +48,8 @@ export interface Primary {
   start(): Promise<void>;
   /** SIGHUP: the configuration is read again; every worker re-reads it, the registry and the TLS material. */
   reload(): ReloadOutcome;
+  /** Registers a part of the configuration the primary applies live (its outputs' forwarders, for one). */
+  onConfigReloaded(part: LivePart): void;
   /** SIGTERM: every worker finishes its in-flight requests and stops; then the primary writes the stats. */
   stop(): void;
   /** Resolves with the exit status once every worker is gone. */
@@ -250,6 +252,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       certificate?.reload('SIGHUP');
       return outcome;
     },
+    onConfigReloaded: (part) => reloader.onReload(part),
     stop,
     done,
     get address() {
