@@ -64,13 +64,21 @@ function debianArch(): string {
   return arch;
 }
 
-/** The last commit's time (reproducible builds' SOURCE_DATE_EPOCH), else the environment's, else package.json's. */
-function sourceDateEpoch(checkout: string): number {
+/**
+ * The environment's SOURCE_DATE_EPOCH (reproducible builds), else the last commit's time, else package.json's.
+ * An exported tree (no .git, or no git at all) is an ordinary case: git's "fatal: not a git repository" is not
+ * shown.
+ */
+export function sourceDateEpoch(checkout: string): number {
   if (process.env.SOURCE_DATE_EPOCH) return Number(process.env.SOURCE_DATE_EPOCH);
   try {
-    return Number(
-      execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: checkout, encoding: 'utf8' }).trim(),
-    );
+    const out = execFileSync('git', ['log', '-1', '--format=%ct'], {
+      cwd: checkout,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    if (!/^\d+$/.test(out)) throw new Error('no commit');
+    return Number(out);
   } catch {
     return Math.floor(statSync(join(checkout, 'package.json')).mtimeMs / 1000);
   }

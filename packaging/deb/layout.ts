@@ -8,7 +8,8 @@ export const NODE_BIN = `${LIB_DIR}/bin/node`;
 export const APP_BIN = `${LIB_DIR}/bin/threatcol`;
 /** The command on PATH: a two-line script that runs APP_BIN on NODE_BIN. */
 export const USR_BIN = '/usr/bin/threatcol';
-export const UNIT_DIR = '/lib/systemd/system';
+/** Under /usr since the /usr merge (DEP-17): Debian 13 warns about /lib on purge, and Debian 12's systemd reads it too. */
+export const UNIT_DIR = '/usr/lib/systemd/system';
 export const SYSUSERS_FILE = '/usr/lib/sysusers.d/threatcol.conf';
 /** The conffile: the daemon's default configuration path (src/config/load-config.ts). */
 export const CONFFILE = '/etc/threatcol/config.json';

@@ -39,11 +39,11 @@ export function stageSystemFiles(options: StageOptions): void {
 
 /**
  * The units `threatcol systemd-unit` prints, with ExecStart on /usr/bin/threatcol. The socket-activated service is
- * shipped as threatcol-socket.service (two units cannot share a name in /lib/systemd/system): the socket names it,
+ * shipped as threatcol-socket.service (two units cannot share a name in one unit directory): the socket names it,
  * and each variant conflicts with the other so switching is `disable --now` one, `enable --now` the other.
  */
 export function packagedUnits(): { name: string; text: string }[] {
-  const execStart = `ExecStart=${layout.USR_BIN} serve --log-format json`;
+  const execStart = `ExecStart=${layout.USR_BIN} serve`;
   const [plain] = renderUnits(false, execStart);
   const [socket, socketService] = renderUnits(true, execStart);
   if (!plain || !socket || !socketService) throw new Error('systemd/ lacks a unit');

@@ -62,6 +62,19 @@ export async function checkDaemon(
   };
 }
 
+/**
+ * Nothing answers on the configured port, yet the daemon's admin listener says it is ready: it runs, with the
+ * listen address it started with (server.host and server.port take effect only at start).
+ */
+export function runningElsewhere(loaded: LoadedConfig): CheckResult {
+  const { host, port } = loaded.config.server;
+  return {
+    name: 'daemon',
+    status: 'warn',
+    message: `the daemon runs (its admin listener answers) but not on ${host} port ${port} as the file says: a changed listen address takes a restart to apply: systemctl restart threatcol`,
+  };
+}
+
 /** GET /readyz on the admin listener: OK when the daemon's store accepts writes, else FAIL with its reasons. */
 export function checkReady(loaded: LoadedConfig, timeoutMs = 3000): Promise<CheckResult> {
   const name = 'ready';

@@ -2,7 +2,13 @@
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
 import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import { checkDaemon, checkPort, checkReady, connectHost } from '../check/network-checks.js';
+import {
+  checkDaemon,
+  checkPort,
+  checkReady,
+  connectHost,
+  runningElsewhere,
+} from '../check/network-checks.js';
 import { servedFingerprint } from '../check/tls-probe.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -62,7 +68,12 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     });
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
-    results.push({ name: 'config', status: 'fail', message: error.message });
+    // What this means for a daemon that runs: `systemctl reload` refuses the file, a restart would fail.
+    const consequence =
+      error.code === 'CONFIG_INVALID'
+        ? '; a running daemon keeps the configuration it has (reload refuses this file) and a restart would fail until it is fixed'
+        : '';
+    results.push({ name: 'config', status: 'fail', message: `${error.message}${consequence}` });
   }
   if (loaded) {
     const uid = process.getuid?.() ?? -1;
@@ -78,8 +89,13 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
           tls.tls.fingerprint
         : false;
     results.push(await checkPort(loaded, daemon?.answering === true || ownPort, uid));
-    if (daemon) results.push(daemon.result);
-    if (daemon) results.push(await checkReady(loaded));
+    if (daemon) {
+      const ready = await checkReady(loaded);
+      results.push(
+        !daemon.answering && ready.status === 'ok' ? runningElsewhere(loaded) : daemon.result,
+        ready,
+      );
+    }
     results.push(
       ...(await checkOutputs(loaded, io, { daemon: daemon !== null, test: options.testOutputs === true })),
     );

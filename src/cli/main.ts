@@ -10,6 +10,7 @@ import { registerOutputsForget } from './outputs/outputs-forget.js';
 import { registerOutputsList } from './outputs/outputs-list.js';
 import { registerOutputsReplay } from './outputs/outputs-replay.js';
 import { registerOutputsTest } from './outputs/outputs-test.js';
+import { registerReload } from './reload.js';
 import { registerSend } from './send.js';
 import { registerSensorAdd } from './sensor/sensor-add.js';
 import { registerSensorDelete } from './sensor/sensor-delete.js';
@@ -42,7 +43,11 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   const hint = () => `see ${commandPath(current ?? program)} --help`;
   const program = new Command('threatcol')
     .description('Threat-report collector: firewalls and sensors POST detections over HTTPS.')
-    .version(versionText(readVersions()), '-V, --version', 'print the versions (with --json: as JSON)')
+    .version(
+      versionText(readVersions()),
+      '-V, --version',
+      'print the versions (also -v or `threatcol version`; with --json: as JSON)',
+    )
     .exitOverride()
     // Subcommands created below inherit this output (and exitOverride): one place for every command.
     .configureOutput({
@@ -57,6 +62,7 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
     });
   registerServe(program, io, run);
   registerCheck(program, io, run);
+  registerReload(program, io, run);
   registerSystemdUnit(program, io, run);
   const sensor = program
     .command('sensor')

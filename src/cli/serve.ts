@@ -46,30 +46,19 @@ export function registerServe(
 }
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
-  const overrides = {
-    ...listenOverrides(options),
-    'tls.cert': options.cert,
-    'tls.key': options.key,
-    'log.level': options.logLevel,
-    'log.format': options.logFormat,
-    'admin.listen': options.adminListen,
-    'server.workers':
-      options.workers === undefined || !/^\d+$/.test(options.workers)
-        ? options.workers
-        : Number(options.workers),
-  };
-  const loaded = loadFromOptions(options, io, overrides);
-  // SIGHUP reads the file again for the outputs, with the same flags and environment.
-  const reloadConfig = () => loadFromOptions(options, io, overrides);
+  // A reload reads the same file, environment and flags as the start (daemon/config-reload.ts).
+  const read = () => loadFromOptions(options, io, serveOverrides(options));
+  const loaded = read();
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
-  const { createLogger } = await import('../log.js');
+  const { createLogger, isJournalStream } = await import('../log.js');
   const logger = createLogger({
     level: loaded.config.log.level,
     format: loaded.config.log.format,
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
+    journal: isJournalStream(io.env.JOURNAL_STREAM, (io.stdout as { fd?: number }).fd),
   });
-  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env);
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
@@ -84,7 +73,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   serviceModule.catch(() => {}); // a failed start returns before awaiting it; the await below still throws
   let daemon: Collector;
   try {
-    daemon = await startCollector(loaded, logger, listenFd, { env: io.env, reloadConfig });
+    daemon = await startCollector(loaded, logger, listenFd, { env: io.env, reread: read });
   } catch (error) {
     releaseStartupSignals();
     throw underNpm(error, io.env);
@@ -98,6 +87,22 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   return runService(daemon, { env: io.env, logger });
 }
 
+/** The flags of serve as configuration keys (they win over the file and the environment). */
+function serveOverrides(options: ServeOptions): Record<string, unknown> {
+  return {
+    ...listenOverrides(options),
+    'tls.cert': options.cert,
+    'tls.key': options.key,
+    'log.level': options.logLevel,
+    'log.format': options.logFormat,
+    'admin.listen': options.adminListen,
+    'server.workers':
+      options.workers === undefined || !/^\d+$/.test(options.workers)
+        ? options.workers
+        : Number(options.workers),
+  };
+}
+
 /** What serve runs: one process (the daemon) or, with `server.workers` > 1, the primary and its workers. */
 type Collector = Service & { failed?: boolean };
 
@@ -105,19 +110,19 @@ async function startCollector(
   loaded: LoadedConfig,
   logger: Logger,
   listenFd: number | undefined,
-  outputs: { env: Record<string, string | undefined>; reloadConfig: () => LoadedConfig },
+  reload: { env: Record<string, string | undefined>; reread: () => LoadedConfig },
 ): Promise<Collector> {
   const workers = workerCount(loaded.config.server.workers);
   if (workers <= 1) {
     const { startDaemon } = await import('../daemon/start-daemon.js');
-    return startDaemon({ loaded, logger, listenFd, ...outputs });
+    return startDaemon({ loaded, logger, listenFd, ...reload });
   }
   const { createPrimary } = await import('../cluster/primary.js');
   const primary = createPrimary({
     loaded,
     logger,
     workers,
-    ...outputs,
+    ...reload,
     ...(listenFd === undefined ? {} : { listenFd }),
   });
   await primary.start();
@@ -141,18 +146,19 @@ async function serveAsWorker(
   loaded: LoadedConfig,
   logger: Logger,
   env: Record<string, string | undefined>,
+  reread: () => LoadedConfig,
 ): Promise<number> {
   const { runWorker } = await import('../cluster/worker.js');
   const id = Number(env.TC_WORKER_ID);
   // SIGHUP reaches the workers as a message from the primary (ExecReload signals the main pid only); one
   // sent to a worker directly (a terminal's hang-up) is ignored, not fatal.
   process.on('SIGHUP', () => {});
-  releaseStartupSignals();
   return runWorker({
     loaded,
     logger: logger.child({ worker: id, pid: process.pid }),
     id,
     workers: Number(env.TC_WORKERS),
+    reread,
     ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
     channel: {
       send: (message, callback) => process.send?.(message, undefined, undefined, callback),
@@ -166,8 +172,11 @@ async function serveAsWorker(
     onSignal: (stop) => {
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
+      // Held until now (bin/threatcol): one that came while the worker started stops it cleanly.
+      if (releaseStartupSignals().some((s) => s === 'SIGTERM' || s === 'SIGINT')) stop();
     },
   }).catch((error: unknown) => {
+    releaseStartupSignals();
     // Could not start (configuration, TLS, listener): the error goes to stderr and the exit status to the
     // primary; the open IPC channel must not keep this process alive meanwhile.
     cluster.worker?.disconnect();

@@ -35,9 +35,16 @@ export function registerSystemdUnit(
     .action((options: UnitOptions) => run(() => printUnits(options, io)));
 }
 
-/** `node /real/path/bin/threatcol serve`, quoted for systemd. */
+/** `node /real/path/bin/threatcol serve`, quoted for systemd (the log format is auto: readable in the journal). */
 export function execStartFor(nodePath: string = process.execPath, binPath: string = BIN): string {
-  return `ExecStart=${[nodePath, realpathSync(binPath), 'serve', '--log-format', 'json'].map(quoteArg).join(' ')}`;
+  return `ExecStart=${[nodePath, realpathSync(binPath), 'serve'].map(quoteArg).join(' ')}`;
+}
+
+/** The same program as ExecStart, running `reload` (which signals $MAINPID: no /bin/kill needed). */
+export function execReloadFor(execStart: string): string {
+  const m = /^ExecStart=(.*) serve(?: .*)?$/.exec(execStart);
+  if (!m) throw new ThreatcolError('INTERNAL', `cannot derive ExecReload= from ${execStart}`);
+  return `ExecReload=${m[1]} reload`;
 }
 
 export function renderUnits(socket: boolean, execStart: string = execStartFor()): UnitFile[] {
@@ -46,7 +53,9 @@ export function renderUnits(socket: boolean, execStart: string = execStartFor())
     if (!/^ExecStart=/m.test(text) && file.endsWith('.service')) {
       throw new ThreatcolError('INTERNAL', `${file} has no ExecStart line`);
     }
-    return text.replace(/^ExecStart=.*$/m, () => execStart);
+    return text
+      .replace(/^ExecStart=.*$/m, () => execStart)
+      .replace(/^ExecReload=.*$/m, () => execReloadFor(execStart));
   };
   if (!socket) return [{ name: 'threatcol.service', text: read('threatcol.service') }];
   return [

@@ -28,13 +28,17 @@ export function versionText(v: Versions): string {
   return `threatcol ${v.threatcol}\nNode.js ${v.node}\nstore format ${v.storeFormat}`;
 }
 
+const VERSION_WORDS = new Set(['--version', '-V', '-v']);
+
 /**
- * `threatcol --version` and `--version --json` (either order): answered before commander parses, because a
- * root `--json` option would also capture every subcommand's `--json` (commander reads root options anywhere).
+ * `threatcol --version` and `--version --json` (either order), also spelt `-v` and `threatcol version`, as
+ * people type them: answered before commander parses, because a root `--json` option would also capture every
+ * subcommand's `--json` (commander reads root options anywhere).
  */
 export function isVersionRequest(argv: readonly string[]): { json: boolean } | null {
-  const flags = new Set(argv);
-  if (!(flags.has('--version') || flags.has('-V'))) return null;
-  if (![...flags].every((a) => a === '--version' || a === '-V' || a === '--json')) return null;
+  const args = argv[0] === 'version' ? ['--version', ...argv.slice(1)] : argv;
+  const flags = new Set(args);
+  if (![...flags].some((a) => VERSION_WORDS.has(a))) return null;
+  if (![...flags].every((a) => VERSION_WORDS.has(a) || a === '--json')) return null;
   return { json: flags.has('--json') };
 }

@@ -18,12 +18,18 @@ const LEASE_MS = 1000;
 
 export class LeasedRateLimiter implements RateLimit {
   private readonly held = new Map<string, Held>();
-  private readonly chunk: number;
+  private chunk = 1;
 
   constructor(
-    private readonly perSecond: number,
+    private perSecond: number,
     private readonly ask: (sensor: string, need: number, want: number) => Promise<LeaseReply>,
   ) {
+    this.configure(perSecond);
+  }
+
+  /** A reload's new rate (the primary's bucket has the new burst). */
+  configure(perSecond: number): void {
+    this.perSecond = perSecond;
     // A twentieth of a second's worth: few round trips, and little left unused in an idle worker.
     this.chunk = Math.max(1, Math.ceil(perSecond / 20));
   }

@@ -9,17 +9,19 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
-import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
-import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
+import {
+  type CertificateUpkeep,
+  prepareDataDirAndTls,
+  startCertificateUpkeep,
+} from '../daemon/certificate-upkeep.js';
+import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
+import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
-import { watchTlsFiles } from '../tls/tls-watch.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { DedupeBroker } from './ipc-dedupe.js';
 import type { WorkerMessage } from './messages.js';
@@ -37,8 +39,8 @@ export interface PrimaryOptions {
   tlsDebounceMs?: number;
   /** Where outputs read secrets named by `tokenEnv` & co. */
   env?: Record<string, string | undefined>;
-  /** SIGHUP: the configuration read again, for the outputs. */
-  reloadConfig?: () => LoadedConfig;
+  /** Reads the configuration again on SIGHUP (each worker reads it too, for its own parts). */
+  reread?: () => LoadedConfig;
 }
 
 /** Something the primary owns besides the workers (the admin listener of issue 14): closed on stop. */
@@ -49,8 +51,10 @@ export interface OwnedServer {
 export interface Primary {
   /** Forks the workers; resolves once all listen (or once startup failed: then `done` has the status). */
   start(): Promise<void>;
-  /** SIGHUP: every worker re-reads the registry and the TLS material. */
-  reload(): void;
+  /** SIGHUP: the configuration is read again; every worker re-reads it, the registry and the TLS material. */
+  reload(): ReloadOutcome;
+  /** Registers a part of the configuration the primary applies live (its outputs' forwarders, for one). */
+  onConfigReloaded(part: LivePart): void;
   /** SIGTERM: every worker finishes its in-flight requests and stops; then the primary writes the stats. */
   stop(): void;
   /** Resolves with the exit status once every worker is gone. */
@@ -72,8 +76,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   /** Files backend with dedupe on: the one window every worker claims its keys in. */
   let dedupe: DedupeBroker | null = null;
   let admin: RunningAdmin | null = null;
-  let tls: TlsMaterial | null = null;
-  let chores: { stop(): void }[] = [];
+  /** The certificate's watch and expiry warnings; the workers serve it, each reloading on the primary's word. */
+  let certificate: CertificateUpkeep | null = null;
   /** The outputs run here, once per box, never in a worker (DESIGN 13). */
   let outputs: RunningOutputs | null = null;
   let address: AddressInfo | null = null;
@@ -149,9 +153,9 @@ export function createPrimary(options: PrimaryOptions): Primary {
         address: address?.address,
         port: address?.port,
         dataDir,
-        certificate: tls?.certPath,
-        sha256: tls?.fingerprint,
-        selfSigned: tls?.selfSigned,
+        certificate: certificate?.tls.certPath,
+        sha256: certificate?.tls.fingerprint,
+        selfSigned: certificate?.tls.selfSigned,
         workers: pool.list(),
       },
       'threatcol is listening',
@@ -178,8 +182,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   /** Every worker is gone: the last counts they sent are written, then the primary is done. */
   async function finish(): Promise<void> {
     await outputs?.stop();
-    for (const chore of chores) chore.stop();
-    chores = [];
+    certificate?.stop();
     await admin?.close();
     try {
       await store?.stats.stop();
@@ -192,16 +195,16 @@ export function createPrimary(options: PrimaryOptions): Primary {
     resolveDone(status);
   }
 
-  function reloadTls(reason: string): void {
-    if (!tls) return;
-    try {
-      tls = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
-    } catch {
-      // Each worker logs the refusal and keeps its certificate.
-    }
-    logger.info({ reason, workers: pool.size }, 'reloading every worker');
-    pool.broadcast({ tc: 'reload' });
-  }
+  const reloader = createConfigReloader({
+    loaded: options.loaded,
+    read: options.reread ?? (() => reloader.current),
+    logger,
+  });
+  applyLiveSettings(reloader, {
+    logger,
+    setRecordRate: (perSecond, burst) => limiter.configure(perSecond, burst),
+    switchTls: (certPath, keyPath) => certificate?.switchTo(certPath, keyPath),
+  });
 
   function stop(): void {
     if (stopping) return;
@@ -213,20 +216,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
 
   return {
     async start() {
-      const owner = ensureDataDir(dataDir);
-      assertDataDirSafe(dataDir);
       // Once, before the workers start: they would race to generate the self-signed certificate.
-      const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
-      tls = loadedTls;
-      if (loadedTls.generated) {
-        logger.info(
-          { certificate: loadedTls.certPath, sha256: loadedTls.fingerprint },
-          'generated a self-signed certificate',
-        );
-      }
+      const { owner, tls } = await prepareDataDirAndTls(options.loaded, logger);
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
-      outputs = startOutputs(config.outputs, {
+      const started = startOutputs(config.outputs, {
         cursors: opened.outputs,
         dataDir,
         owner,
@@ -234,27 +228,31 @@ export function createPrimary(options: PrimaryOptions): Primary {
         env: options.env ?? {},
         now,
       });
+      outputs = started;
+      reloader.onReload(outputsLivePart(started, logger));
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
-      const material = tls;
-      chores = [
-        startExpiryWarnings({
-          logger,
-          now,
-          intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-          certificate: () => tls ?? material,
-        }),
-        watchTlsFiles({
-          certPath: material.certPath,
-          keyPath: material.keyPath,
-          pollIntervalMs: config.tls.pollIntervalMs,
-          ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-          onChange: () => reloadTls('certificate or key file changed'),
-        }),
-      ];
+      certificate = startCertificateUpkeep({
+        tls,
+        logger,
+        now,
+        pollIntervalMs: config.tls.pollIntervalMs,
+        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+        ...(options.expiryCheckIntervalMs === undefined
+          ? {}
+          : { expiryCheckIntervalMs: options.expiryCheckIntervalMs }),
+        watch: true,
+        // The workers serve it: each reads the pair again on the reload below and logs what it serves.
+        serve: () => {},
+        report: false,
+        onReload: (reason) => {
+          logger.info({ reason, workers: pool.size }, 'reloading every worker');
+          pool.broadcast({ tc: 'reload' });
+        },
+      });
       logger.info({ workers: options.workers }, 'starting the workers');
       pool.start();
       await startedOrFailed;
@@ -268,10 +266,14 @@ export function createPrimary(options: PrimaryOptions): Primary {
       }
       announce();
     },
-    reload: () => {
-      reloadTls('SIGHUP');
-      if (outputs) void reloadOutputs(outputs, options);
+    reload() {
+      const outcome = reloader.reload();
+      // A paused output (refused credentials, a missing token file) tries again now.
+      outputs?.poke();
+      certificate?.reload('SIGHUP');
+      return outcome;
     },
+    onConfigReloaded: (part) => reloader.onReload(part),
     stop,
     done,
     get address() {
@@ -282,20 +284,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
       owned.push(server);
     },
   };
-}
-
-/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
-async function reloadOutputs(outputs: RunningOutputs, options: PrimaryOptions): Promise<void> {
-  outputs.poke();
-  if (!options.reloadConfig) return;
-  try {
-    await outputs.reload(options.reloadConfig().config.outputs);
-  } catch (error) {
-    options.logger.error(
-      { err: (error as Error).message },
-      'configuration not reloaded; the outputs keep running as they were',
-    );
-  }
 }
 
 /** The workers' metrics and, after them, the outputs' series of the primary (they run only here). */

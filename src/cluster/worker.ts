@@ -23,6 +23,8 @@ export interface WorkerOptions {
   channel: WorkerChannel;
   /** Hooks SIGTERM/SIGINT sent to this process directly (systemd signals the whole unit). */
   onSignal: (stop: () => void) => void;
+  /** Reads the configuration again when the primary forwards a reload (as the primary does, it says what changed). */
+  reread?: () => LoadedConfig;
 }
 
 export interface WorkerChannel {
@@ -68,6 +70,11 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     logger,
     ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
     worker: { id: options.id, workers: options.workers, stats, limiter, admitConnection, dedupe },
+    ...(options.reread ? { reread: options.reread } : {}),
+  });
+  daemon.onConfigReloaded({
+    keys: ['rateLimit.recordsPerSecond'],
+    apply: (_previous, next) => limiter.configure(next.rateLimit.recordsPerSecond),
   });
 
   channel.onMessage((message) => {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
-import { type ErrorDetail, ThreatcolError } from '../errors.js';
+import { type ErrorDetail, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { parseAdminListen } from './admin-address.js';
 import { stripJsonComments } from './jsonc.js';
 import { didYouMean } from './nearest-key.js';
@@ -151,6 +151,8 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
+    // Root's file (root:threatcol 0640) read by another user: the documented hint, not "the config is invalid".
+    if (isPermissionError(error)) throw permissionDenied(error, path, 'read');
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
     throw new ThreatcolError('CONFIG_INVALID', `cannot read the configuration file ${path}: ${reason}`);
   }
@@ -160,13 +162,28 @@ function readConfigFile(path: string): Record<string, unknown> {
   } catch (error) {
     throw new ThreatcolError(
       'CONFIG_INVALID',
-      `the configuration file ${path} is not valid JSON: ${(error as Error).message}`,
+      `the configuration file ${path} is not valid JSON: ${withLineAndColumn((error as Error).message, text)}`,
     );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ThreatcolError('CONFIG_INVALID', `the configuration file ${path} must hold a JSON object`);
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * V8 says "at position 312" (a character offset), which an editor cannot jump to: line and column instead
+ * (comments were blanked in place, so the offset is the file's own). "Unexpected end" points past the end.
+ */
+export function withLineAndColumn(message: string, text: string): string {
+  const at = / in JSON at position (\d+)/.exec(message);
+  const offset = at ? Number(at[1]) : /end of JSON input/.test(message) ? text.length : null;
+  if (offset === null) return message;
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  const where = `line ${line}, column ${column}`;
+  return at ? message.replace(at[0], ` at ${where}`) : `${message} at ${where}`;
 }
 
 function parseEnvValue(value: string, schema: Leaf['schema']): unknown {

@@ -427,7 +427,8 @@ export const configSchema = {
         format: {
           enum: ['auto', 'json', 'pretty'],
           default: 'auto',
-          description: 'auto: pretty on a terminal, JSON otherwise',
+          description:
+            "auto: pretty on a terminal, readable lines in the journal, JSON otherwise; json: JSON everywhere (in the journal with each line's priority)",
         },
         rejectIntervalMs: {
           ...ms(10_000, 0),

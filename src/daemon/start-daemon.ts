@@ -3,8 +3,6 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
-import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
@@ -17,10 +15,10 @@ import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
-import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
-import { watchTlsFiles } from '../tls/tls-watch.js';
+import { prepareDataDirAndTls, startCertificateUpkeep } from './certificate-upkeep.js';
+import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
 import { listenError } from './listen-error.js';
-import { DAY_MS, startExpiryWarnings } from './maintenance.js';
+import { applyLiveSettings, outputsLivePart } from './live-settings.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -46,10 +44,10 @@ export interface DaemonOptions {
   worker?: WorkerRole;
   /** Where outputs read secrets named by `tokenEnv` & co. (default: none). */
   env?: Record<string, string | undefined>;
-  /** SIGHUP: the configuration read again, for the outputs (absent: outputs reload only on restart). */
-  reloadConfig?: () => LoadedConfig;
   /** Output retry timing, for tests. */
   outputTiming?: Pick<OutputsDeps, 'retryBaseMs' | 'retryCapMs' | 'pausedRetryMs'>;
+  /** Reads the configuration again for a reload (serve: the same file, environment and flags); none: kept. */
+  reread?: () => LoadedConfig;
 }
 
 /**
@@ -74,8 +72,10 @@ export interface Daemon {
   adminAddress: AddressInfo | null;
   /** SHA-256 fingerprint of the certificate served to new connections. */
   readonly fingerprint: string;
-  /** SIGHUP: re-read the registry and the TLS material. */
-  reload(): void;
+  /** SIGHUP: re-read the configuration, the registry and the TLS material. */
+  reload(): ReloadOutcome;
+  /** Registers a part of the configuration that applies live on reload (config-reload.ts). */
+  onConfigReloaded(part: LivePart): void;
   /** SIGTERM: stop accepting, finish in-flight requests, sync, resolve `done` with 0. */
   stop(): void;
   /** Resolves with the exit code once the daemon has stopped. */
@@ -83,24 +83,13 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
-const idle = { run() {}, stop() {}, accept() {} };
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
   const logger = options.logger;
   const now = options.now ?? Date.now;
   const worker = options.worker;
-  const owner = ensureDataDir(dataDir);
-  assertDataDirSafe(dataDir);
-
-  const loadedTls = await loadTlsMaterial(config.tls, dataDir, owner);
-  let tls: TlsMaterial = loadedTls;
-  if (loadedTls.generated) {
-    logger.info(
-      { certificate: tls.certPath, sha256: tls.fingerprint },
-      'generated a self-signed certificate',
-    );
-  }
+  const { owner, tls: initialTls } = await prepareDataDirAndTls(options.loaded, logger);
 
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
@@ -177,18 +166,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
 
+  const recordLimiter = worker
+    ? null
+    : new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
+  // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
+  // primary); a burst always fits one largest body.
+  const byteRate = (c: typeof config) => c.rateLimit.bytesPerSecond / (worker?.workers ?? 1);
+  const byteBurst = (c: typeof config) => Math.max(c.server.maxBodyBytes, c.rateLimit.bytesPerSecond);
+  const byteLimiter = new RateLimiter(byteRate(config), byteBurst(config));
   const collector = createCollectorServer({
     config,
     auth,
     store,
     stats,
-    limiter: worker?.limiter ?? new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst),
-    // Bytes: each worker enforces its share of the sensor's byte rate (the record rate is leased from the
-    // primary); a burst always fits one largest body.
-    byteLimiter: new RateLimiter(
-      config.rateLimit.bytesPerSecond / (worker?.workers ?? 1),
-      Math.max(config.server.maxBodyBytes, config.rateLimit.bytesPerSecond),
-    ),
+    limiter: worker?.limiter ?? (recordLimiter as RateLimiter),
+    byteLimiter,
     activity,
     bodyBudget: new BodyBudget(
       worker
@@ -197,49 +189,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ),
     ...(worker ? { admitConnection: worker.admitConnection } : {}),
     now,
-    tls,
+    tls: initialTls,
     logger,
     metrics,
   });
 
-  /** Reads the certificate and key again; a pair that cannot be used is refused and the current one stays. */
-  function reloadTls(reason: string): void {
-    try {
-      const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
-      collector.setTls(next);
-      tls = next;
-      logger.info({ reason, sha256: next.fingerprint, notAfter: next.notAfter }, 'reloaded the TLS material');
-      expiry.run();
-    } catch (error) {
-      logger.error(
-        { reason, err: (error as Error).message, sha256: tls.fingerprint },
-        'new TLS material refused; keeping the current certificate',
-      );
-    }
-  }
-  const tlsWatch = worker
-    ? idle
-    : watchTlsFiles({
-        certPath: tls.certPath,
-        keyPath: tls.keyPath,
-        pollIntervalMs: config.tls.pollIntervalMs,
-        ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
-        onChange: () => reloadTls('certificate or key file changed'),
-      });
-  const expiry = worker
-    ? idle
-    : startExpiryWarnings({
-        logger,
-        now,
-        intervalMs: options.expiryCheckIntervalMs ?? DAY_MS,
-        certificate: () => tls,
-      });
+  const certificate = startCertificateUpkeep({
+    tls: initialTls,
+    logger,
+    now,
+    pollIntervalMs: config.tls.pollIntervalMs,
+    ...(options.tlsDebounceMs === undefined ? {} : { debounceMs: options.tlsDebounceMs }),
+    ...(options.expiryCheckIntervalMs === undefined
+      ? {}
+      : { expiryCheckIntervalMs: options.expiryCheckIntervalMs }),
+    watch: !worker,
+    serve: (next) => collector.setTls(next),
+  });
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
     await outputs?.stop();
-    tlsWatch.stop();
-    expiry.stop();
+    certificate.stop();
     watch.stop();
     activity.stop();
     try {
@@ -291,12 +262,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       address: address.address,
       port: address.port,
       dataDir,
-      certificate: tls.certPath,
-      sha256: tls.fingerprint,
-      selfSigned: tls.selfSigned,
+      certificate: certificate.tls.certPath,
+      sha256: certificate.tls.fingerprint,
+      selfSigned: certificate.tls.selfSigned,
     },
     worker ? 'worker listening' : 'threatcol is listening',
   );
+
+  const reloader = createConfigReloader({
+    loaded: options.loaded,
+    read: options.reread ?? (() => reloader.current),
+    logger,
+    announce: !worker,
+  });
+  applyLiveSettings(reloader, {
+    logger,
+    ...(recordLimiter
+      ? { setRecordRate: (perSecond: number, burst: number) => recordLimiter.configure(perSecond, burst) }
+      : {}),
+    setByteRate: (next) => byteLimiter.configure(byteRate(next), byteBurst(next)),
+    switchTls: (certPath, keyPath) => certificate.switchTo(certPath, keyPath),
+  });
+  if (outputs) reloader.onReload(outputsLivePart(outputs, logger));
 
   function stop(): void {
     if (stopping) return;
@@ -318,31 +305,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     address,
     adminAddress: admin?.address ?? null,
     get fingerprint() {
-      return tls.fingerprint;
+      return certificate.tls.fingerprint;
     },
     reload() {
+      const outcome = reloader.reload();
       watch.reload();
-      tlsWatch.accept();
-      reloadTls('SIGHUP');
-      if (outputs) void reloadOutputs(outputs, options, logger);
+      // A paused output (refused credentials, a missing token file) tries again now.
+      outputs?.poke();
+      certificate.accept();
+      certificate.reload('SIGHUP');
+      return outcome;
     },
+    onConfigReloaded: (part) => reloader.onReload(part),
     stop,
     done,
   };
-}
-
-/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
-async function reloadOutputs(outputs: RunningOutputs, options: DaemonOptions, logger: Logger): Promise<void> {
-  outputs.poke();
-  if (!options.reloadConfig) return;
-  try {
-    await outputs.reload(options.reloadConfig().config.outputs);
-  } catch (error) {
-    logger.error(
-      { err: (error as Error).message },
-      'configuration not reloaded; the outputs keep running as they were',
-    );
-  }
 }
 
 /** How long serve waits for the sensor registry before listening anyway. */

@@ -1,5 +1,6 @@
-// Holds the signals that reach `serve` before its own handlers are in place (Node's default action for SIGHUP
-// ends the process), so a `systemctl reload` during start-up is honoured once the daemon is up, never fatal.
+// Holds the signals that reach `serve` before its own handlers are in place (Node's default action for SIGHUP,
+// SIGTERM and SIGINT ends the process), so a `systemctl reload` during start-up is honoured once the daemon is
+// up and a stop then is a clean one (exit 0), never a kill mid-start.
 const received = new Set<NodeJS.Signals>();
 const holders = new Map<NodeJS.Signals, () => void>();
 

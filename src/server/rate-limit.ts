@@ -14,9 +14,15 @@ export class RateLimiter implements RateLimit {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
+    private perSecond: number,
+    private burst: number,
   ) {}
+
+  /** A reload's new limits: each bucket keeps its tokens, capped by the new burst at its next refill. */
+  configure(perSecond: number, burst: number): void {
+    this.perSecond = perSecond;
+    this.burst = burst;
+  }
 
   /** Takes `n` tokens; returns 0 when allowed, else the seconds to wait before retrying. */
   take(sensor: string, n: number, now: number): number {

@@ -11,8 +11,9 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 };
 
 test('--version prints threatcol, Node.js and store format versions, first line "threatcol X.Y.Z"', async () => {
-  for (const flag of ['--version', '-V']) {
-    const r = await runCli([flag]);
+  // -v and `threatcol version` are what people type first: the same answer, not a usage error.
+  for (const flag of [['--version'], ['-V'], ['-v'], ['version']]) {
+    const r = await runCli(flag);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stdout,
@@ -26,6 +27,7 @@ test('--version --json prints one JSON document, in either order of the flags', 
   for (const args of [
     ['--version', '--json'],
     ['--json', '--version'],
+    ['version', '--json'],
   ]) {
     const r = await runCli(args);
     assert.equal(r.code, 0, r.stderr);

@@ -95,7 +95,8 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
   }
   assert.equal(byPath.get(layout.NODE_BIN)?.mode, '-rwxr-xr-x');
   // Only the FHS places the layout names; nothing from the checkout's development side.
-  const allowed = ['/etc/threatcol/', '/lib/systemd/system/', '/usr/bin/', '/usr/lib/', '/usr/share/'];
+  // Nothing under /lib: since the /usr merge (DEP-17) packages ship there no more.
+  const allowed = ['/etc/threatcol/', '/usr/bin/', '/usr/lib/', '/usr/share/'];
   for (const f of files)
     assert.ok(
       allowed.some((p) => f.path.startsWith(p)),
@@ -139,6 +140,7 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
     'threats',
     'send',
     'check',
+    'reload',
     'systemd-unit',
     'store',
     'completion',

@@ -1,8 +1,9 @@
 // The package on a fresh Debian with no Node, under a real systemd (debootstrap + systemd-nspawn --boot, as the
 // systemd-boot test): apt install -> service active and serving; sensor add, send --sample and threats tail as
 // root with no --data-dir; an upgrade keeps sensors and records and restarts; remove keeps config and data; purge
-// removes config and user but keeps the records; reinstall after purge serves the old records; policy-rc.d is
-// obeyed; and the install succeeds in a container without systemd. Debian 12, and 13 where debootstrap can fetch
+// removes config but keeps the records and the user; reinstall after purge serves the old records; policy-rc.d is
+// obeyed; reload without /bin/kill, journal priorities and a clean `check` on a fresh install; and the install
+// succeeds in a container without systemd. Debian 12, and 13 where debootstrap can fetch
 // it. Expensive (a Debian root per release, cached; a package build): only with PACKAGE_BOOT=1, as root.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -68,7 +69,7 @@ test('the .deb on a fresh Debian without Node: install, serve, upgrade, remove, 
       );
       assert.equal(r.code, 0, r.output);
       assert.match(r.output, /^threatcol:[^\n]*\/var\/lib\/threatcol/m);
-      assert.match(r.output, /^threatcol:threatcol 750$/m);
+      assert.match(r.output, /^threatcol:threatcol 700$/m);
       assert.match(r.output, /^root:threatcol 640$/m);
     });
   }
@@ -106,9 +107,13 @@ async function liveCycle(
     const activeUs = Number(await prop('ActiveEnterTimestampMonotonic'));
     assert.equal((await ok('systemctl is-enabled threatcol.service')).trim(), 'enabled');
     assert.notEqual((await c.sh('systemctl is-enabled threatcol.socket')).stdout.trim(), 'enabled');
-    assert.equal(await ok("stat -c '%U:%G %a' /var/lib/threatcol"), 'threatcol:threatcol 750\n');
+    assert.equal(await ok("stat -c '%U:%G %a' /var/lib/threatcol"), 'threatcol:threatcol 700\n');
     assert.equal(await ok("stat -c '%U:%G %a' /etc/threatcol/config.json"), 'root:threatcol 640\n');
     assert.match(await ok('threatcol --version'), new RegExp(version.replace(/-\d+$/, '')));
+    // A fresh install passes its own check: no WARN or FAIL (the data directory's mode agrees with the unit's).
+    const checked = await ok('threatcol check 2>&1');
+    assert.doesNotMatch(checked, /^(WARN|FAIL)/m, checked);
+    await reloadAndJournal(c, ok, prop);
 
     // As root with no --data-dir: the service's data directory.
     const { key } = JSON.parse(await ok('threatcol sensor add lab --json')) as { key: string };
@@ -150,13 +155,17 @@ async function liveCycle(
     await ok('test -f /etc/threatcol/config.json && test -f /var/lib/threatcol/sensors.json');
     await ok('! test -e /usr/bin/threatcol');
 
-    // Purge: config and user gone, records kept (and said so).
+    // Purge: config gone; records, the user and the group kept (and said so), so no later system user gets
+    // the uid that owns them; nothing left under /lib (DEP-17).
+    const uid = await ok('id -u threatcol');
     const purged = await ok('DEBIAN_FRONTEND=noninteractive apt-get purge -y -q threatcol 2>&1');
     assert.match(purged, /records and sensors kept in \/var\/lib\/threatcol/);
-    await ok('! test -e /etc/threatcol && ! getent passwd threatcol && ! getent group threatcol');
+    assert.doesNotMatch(purged, /not empty so not removed/);
+    await ok('! test -e /etc/threatcol && getent group threatcol');
+    assert.equal(await ok('id -u threatcol'), uid);
     await ok('test -d /var/lib/threatcol/threats');
 
-    // Reinstall after purge: a new user takes over the old records, the service starts and serves them.
+    // Reinstall after purge: the same user still owns the old records, the service starts and serves them.
     await install(deb);
     assert.equal(await prop('ActiveState'), 'active');
     assert.equal(await ok("stat -c '%U' /var/lib/threatcol/sensors.json"), 'threatcol\n');
@@ -165,6 +174,49 @@ async function liveCycle(
     return { installMs, timeToActiveMs: Math.round((activeUs - startedUs) / 1000) };
   } finally {
     await c.close();
+  }
+}
+
+/**
+ * `systemctl reload` with no /bin/kill (procps is not in minbase): the same process reloads; a broken file fails
+ * the reload with the reason while the service keeps running; the journal has each line's priority, so
+ * `journalctl -p warning` finds the warnings and `-p err` the refusal.
+ */
+async function reloadAndJournal(
+  c: BootContainer,
+  ok: (script: string) => Promise<string>,
+  prop: (name: string) => Promise<string>,
+): Promise<void> {
+  await ok('rm -f /bin/kill /usr/bin/kill');
+  const pid = await prop('MainPID');
+  await ok('systemctl reload threatcol');
+  assert.equal(await prop('MainPID'), pid);
+  await ok('cp -p /etc/threatcol/config.json /root/config.json');
+  await ok(`printf '{ "log": ' > /etc/threatcol/config.json`);
+  const refused = await c.sh('systemctl reload threatcol');
+  assert.notEqual(refused.code, 0, 'a reload with a broken file fails');
+  assert.equal(await prop('ActiveState'), 'active');
+  assert.equal(await prop('MainPID'), pid);
+  // The daemon's own status and log line follow the signal the reload command sent; it does not wait for them.
+  await eventually('the status says the file was refused', async () =>
+    /configuration NOT reloaded/.test(await prop('StatusText')),
+  );
+  await eventually('the refusal is in the journal at priority err', async () =>
+    /configuration not reloaded/.test(await ok('journalctl -u threatcol -p err -o cat --no-pager')),
+  );
+  await ok('cp -p /root/config.json /etc/threatcol/config.json && systemctl reload threatcol');
+  // A rejected request is a warning; an info line is not one.
+  await c.sh("threatcol send generic --sample --sensor nosuch --key 'tck_wrong'");
+  const warnings = () => ok('journalctl -u threatcol -p warning -o cat --no-pager');
+  await eventually('a warning in the journal', async () => /AUTH_INVALID/.test(await warnings()));
+  assert.doesNotMatch(await warnings(), /threatcol is listening/);
+  assert.doesNotMatch(await warnings(), /^\{/m, 'readable text, not JSON');
+}
+
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; !(await check()); attempt++) {
+    if (attempt >= 40) assert.fail(`${what}: not within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

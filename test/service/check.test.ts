@@ -79,6 +79,37 @@ test('a healthy installation with a running daemon passes every check, in text a
   });
 });
 
+test('after a change of the port, a running daemon is told to restart, not to start', async (t) => {
+  const dataDir = makeTempDir(t);
+  const serve = await spawnServe(dataDir);
+  t.after(() => serve.stop());
+  // The port the file now names, free and not the daemon's: as after editing server.port.
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const moved = (probe.address() as { port: number }).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const admin = (serve.adminUrl as string).replace('http://', '');
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(moved),
+    '--admin-listen',
+    admin,
+  ];
+  const { report, status } = await checkJson(args);
+  assert.equal(status.ready, 'ok');
+  assert.equal(status.daemon, 'warn');
+  const daemon = report.checks.find((c) => c.name === 'daemon')?.message ?? '';
+  assert.match(
+    daemon,
+    new RegExp(`not on 127\\.0\\.0\\.1 port ${moved} .*restart to apply: systemctl restart threatcol`),
+  );
+  assert.doesNotMatch(daemon, /start it/);
+});
+
 test('a daemon that answers but is not ready (store below its free-space floor) is a FAIL with the reason', async (t) => {
   const dataDir = makeTempDir(t);
   const env = { THREATCOL_STORE_MIN_FREE_BYTES: String(2 ** 52) };
@@ -116,6 +147,7 @@ test('an invalid configuration is a FAIL with exit 78 and CHECK_FAILED', async (
   const r = await runCli(['check', '--config', config, '--data-dir', dir]);
   assert.equal(r.code, 78);
   assert.match(r.stdout, /^FAIL +config +.*server\.prot: unknown key/m);
+  assert.match(r.stdout, /a running daemon keeps the configuration it has .*a restart would fail/);
   assert.match(r.stderr, /^threatcol: CHECK_FAILED: 1 check failed: config$/m);
 });
 

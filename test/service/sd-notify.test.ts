@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
@@ -130,6 +131,40 @@ test('serve notifies READY=1 once listening, RELOADING=1/READY=1 around SIGHUP a
   assert.equal((await receiver.next('STOPPING', beforeStop)).fields.STOPPING, '1');
   assert.deepEqual(await serve.exited, { code: 0, signal: null });
   assert.ok(!serve.logs.some((l) => l.msg === 'cannot notify systemd'), JSON.stringify(serve.logs));
+});
+
+test('after a reload the status systemd shows says whether the file was refused or what needs a restart', {
+  skip,
+}, async (t) => {
+  const receiver = await startReceiver(t);
+  const config = join(makeTempDir(t), 'config.json');
+  writeFileSync(config, '{}');
+  const serve = await spawnServe(makeTempDir(t), ['--config', config], {
+    env: { NOTIFY_SOCKET: receiver.path },
+  });
+  t.after(() => serve.stop('SIGKILL'));
+  await receiver.next('READY');
+  const statusAfterReload = async () => {
+    const from = receiver.messages.length;
+    serve.child.kill('SIGHUP');
+    const reloading = await receiver.next('RELOADING', from);
+    return (await receiver.next('READY', receiver.messages.indexOf(reloading) + 1)).fields.STATUS ?? '';
+  };
+  const listening = `listening on 127.0.0.1 port ${serve.port}`;
+
+  writeFileSync(config, '{ "server": ');
+  assert.match(
+    await statusAfterReload(),
+    new RegExp(
+      `^${listening}; configuration NOT reloaded, the previous one stays in force: .*line 1, column 13`,
+    ),
+  );
+  writeFileSync(config, JSON.stringify({ server: { maxConnectionsPerAddress: 7 } }));
+  assert.equal(
+    await statusAfterReload(),
+    `${listening}; configuration reloaded; restart to apply: server.maxConnectionsPerAddress`,
+  );
+  assert.equal(serve.child.exitCode, null);
 });
 
 test('without NOTIFY_SOCKET nothing is sent; a sender that cannot run is warned about once', async () => {

@@ -80,7 +80,7 @@ test('serve accepts HTTPS on the listening socket it inherits as fd 3 (ignoring 
   assert.equal(reply.status, 200, reply.text);
   assert.equal(readStored(dataDir).length, 1);
 
-  // `systemctl reload` (ExecReload=/bin/kill -HUP $MAINPID) reloads the TLS material without a restart.
+  // `systemctl reload` (ExecReload=... threatcol reload, which signals $MAINPID) reloads the TLS material without a restart.
   const reloaded = new Promise<void>((resolve) => {
     child.stdout?.on('data', () => {
       if (/"reason":"SIGHUP"[^\n]*"msg":"reloaded the TLS material"/.test(out)) resolve();

@@ -130,3 +130,40 @@ async function waitFor(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+// Node's own bootstrap catches SIGTERM and SIGINT (to restore the terminal, then it dies of the signal), so
+// SigCgt cannot tell when serve holds them: bin/threatcol holds SIGHUP last, and its handler is the sign.
+// Before they were held, a stop during start-up killed serve (signal SIGTERM, no exit status).
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} at any moment of serve's start-up stops it cleanly with 0`, async (t) => {
+    for (const delayMs of [0, 0, 5, 20, 50, 100, 200, 400]) {
+      const dataDir = makeTempDir(t);
+      const child = spawn(process.execPath, [BIN, ...serveArgs(dataDir)], {
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      t.after(() => child.kill('SIGKILL'));
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
+      // From the moment the first line of bin/threatcol runs (it catches the signal), as for SIGHUP above.
+      await new Promise<void>((resolve, reject) => {
+        const poll = () => {
+          if (child.exitCode !== null || child.signalCode !== null)
+            return reject(new Error(`serve ended: ${out}`));
+          if (!catchesSighup(child.pid as number)) return void setTimeout(poll, 1);
+          setTimeout(() => {
+            child.kill(signal);
+            resolve();
+          }, delayMs);
+        };
+        child.once('spawn', poll);
+      });
+      const end = await exited;
+      assert.deepEqual(end, { code: 0, signal: null }, `${signal} after ${delayMs} ms: ${out}`);
+    }
+  });
+}

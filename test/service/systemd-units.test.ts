@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { packagedUnits } from '../../packaging/deb/system-files.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -62,14 +63,14 @@ test('the units carry what the service needs: user, capability, readiness, reloa
   for (const line of [
     'User=threatcol',
     'StateDirectory=threatcol',
-    'StateDirectoryMode=0750',
+    'StateDirectoryMode=0700',
     'ConfigurationDirectory=threatcol',
     'UMask=0077',
     'AmbientCapabilities=CAP_NET_BIND_SERVICE',
     'CapabilityBoundingSet=CAP_NET_BIND_SERVICE',
     'Type=notify',
     'NotifyAccess=all',
-    'ExecReload=/bin/kill -HUP $MAINPID',
+    'ExecReload=/usr/bin/node /usr/lib/node_modules/threatcol/bin/threatcol reload',
     'Restart=on-failure',
     'RestartPreventExitStatus=69 78',
     'StartLimitIntervalSec=1min',
@@ -104,15 +105,19 @@ test('the units carry what the service needs: user, capability, readiness, reloa
     assert.doesNotMatch(readFileSync(file, 'utf8'), /MemoryDenyWriteExecute/);
 });
 
-test('systemd-unit writes the units with the ExecStart of this installation, the rest unchanged', async (t) => {
-  const expected = `ExecStart=${process.execPath} ${realpathSync(BIN)} serve --log-format json`;
+test('systemd-unit writes the units with the ExecStart and ExecReload of this installation, the rest unchanged', async (t) => {
+  const expected = `ExecStart=${process.execPath} ${realpathSync(BIN)} serve`;
+  // Reload needs no /bin/kill (procps, absent from a minimal Debian): the same program signals $MAINPID.
+  const reload = `ExecReload=${process.execPath} ${realpathSync(BIN)} reload`;
+  const execLines = /^Exec(Start|Reload)=.*$/gm;
   const plain = makeTempDir(t);
   const r = await runCli(['systemd-unit', '--output-dir', plain]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /systemctl enable --now threatcol\.service/);
   const written = readFileSync(join(plain, 'threatcol.service'), 'utf8');
   assert.ok(written.split('\n').includes(expected), written);
-  assert.equal(written.replace(expected, ''), readFileSync(SERVICE, 'utf8').replace(/^ExecStart=.*$/m, ''));
+  assert.ok(written.split('\n').includes(reload), written);
+  assert.equal(written.replace(execLines, ''), readFileSync(SERVICE, 'utf8').replace(execLines, ''));
 
   const socket = makeTempDir(t);
   const s = await runCli(['systemd-unit', '--socket', '--output-dir', socket]);
@@ -123,10 +128,8 @@ test('systemd-unit writes the units with the ExecStart of this installation, the
   assert.doesNotMatch(r.stdout, /disable/);
   const activated = readFileSync(join(socket, 'threatcol.service'), 'utf8');
   assert.ok(activated.split('\n').includes(expected));
-  assert.equal(
-    activated.replace(expected, ''),
-    readFileSync(SOCKET_SERVICE, 'utf8').replace(/^ExecStart=.*$/m, ''),
-  );
+  assert.ok(activated.split('\n').includes(reload));
+  assert.equal(activated.replace(execLines, ''), readFileSync(SOCKET_SERVICE, 'utf8').replace(execLines, ''));
   assert.equal(readFileSync(join(socket, 'threatcol.socket'), 'utf8'), readFileSync(SOCKET, 'utf8'));
 
   const printed = await runCli(['systemd-unit']);
@@ -157,4 +160,18 @@ test('systemd-analyze verify prints nothing for the units, and does print for a 
   writeFileSync(join(plain, 'threatcol.service'), broken);
   const bad = await analyze(['verify', 'threatcol.service'], plain);
   assert.match(bad.output, /Unknown key 'Umask'/);
+});
+
+test('the packaged units start and reload through /usr/bin/threatcol: no /bin/kill, which minbase lacks', () => {
+  const units = packagedUnits().filter((u) => u.name.endsWith('.service'));
+  assert.equal(units.length, 2);
+  for (const unit of units) {
+    const lines = unit.text.split('\n');
+    assert.ok(lines.includes('ExecReload=/usr/bin/threatcol reload'), `${unit.name}: ${unit.text}`);
+    assert.ok(
+      lines.some((l) => l.startsWith('ExecStart=/usr/bin/threatcol serve')),
+      unit.name,
+    );
+    assert.ok(!lines.some((l) => !l.startsWith('#') && l.includes('/bin/kill')), unit.name);
+  }
 });

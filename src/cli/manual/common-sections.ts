@@ -93,11 +93,11 @@ export function fileEntries(): Entry[] {
       text: 'the self-signed certificate and key, generated at the first start when none is configured.',
     },
     {
-      term: '/lib/systemd/system/threatcol.service',
+      term: '/usr/lib/systemd/system/threatcol.service',
       text: 'the unit of the Debian package, enabled on install (`threatcol systemd-unit` writes one for other installations).',
     },
     {
-      term: '/lib/systemd/system/threatcol.socket, threatcol-socket.service',
+      term: '/usr/lib/systemd/system/threatcol.socket, threatcol-socket.service',
       text: 'the socket-activated variant, shipped but not enabled; each variant conflicts with the other.',
     },
     {

@@ -10,6 +10,7 @@ import { outputsListManual } from './outputs/outputs-list.js';
 import { outputsReplayManual } from './outputs/outputs-replay.js';
 import { outputsTestManual } from './outputs/outputs-test.js';
 import { overviewManual } from './overview.js';
+import { reloadManual } from './reload.js';
 import { sendManual } from './send.js';
 import { sensorManual } from './sensor/sensor.js';
 import { sensorAddManual } from './sensor/sensor-add.js';
@@ -31,6 +32,7 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   '': overviewManual,
   serve: serveManual,
   check: checkManual,
+  reload: reloadManual,
   'systemd-unit': systemdUnitManual,
   sensor: sensorManual,
   'sensor add': sensorAddManual,

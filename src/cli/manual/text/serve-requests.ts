@@ -47,7 +47,8 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   memory only and replaced every 12 h (\`tls.ticketKeyRotationHours\`), so a leaked key cannot decrypt
   recorded sessions for long. Node keeps one ticket key at a time: a sender resuming with a ticket from
   before a rotation gets a full handshake (with \`--workers\`, each worker has its own keys).
-- **Logging** (pino, NDJSON on stdout, which journald keeps): accepted requests at \`debug\` (\`"msg":"accepted"\`
+- **Logging** (pino on stdout: in the journal readable lines with their syslog priority, NDJSON elsewhere or with
+  \`--log-format json\`): accepted requests at \`debug\` (\`"msg":"accepted"\`
   with path, sensor, client address and record count); rejected ones at \`warn\` with method, path, status,
   sensor, client address and code, at most one line per sensor (or, when unauthenticated, per address; IPv6
   per /64, as the connection caps count) and code every 10 s, with the count suppressed since; every 500

@@ -17,7 +17,7 @@ and key, without dropping connections.
     '--cert': `PEM certificate chain, with \`--key\` (both or neither); default: a self-signed one in \`<dataDir>/tls/\``,
     '--key': `PEM private key of \`--cert\` (both or neither); default: the self-signed one in \`<dataDir>/tls/\``,
     '--log-level': `\`fatal\` \`error\` \`warn\` \`info\` \`debug\` \`trace\` \`silent\`; default \`info\``,
-    '--log-format': `\`json\` (NDJSON for journald), \`pretty\`, \`auto\` (pretty on a terminal); default \`auto\``,
+    '--log-format': `\`auto\` (the default): pretty on a terminal; when stdout is the systemd journal (\`JOURNAL_STREAM\` names it), one readable line per entry (the message, then \`key=value\`) with its syslog priority, so \`journalctl -p warning\` finds the warnings; NDJSON elsewhere. \`json\`: NDJSON everywhere, for log shippers (in the journal each line still carries its priority). \`pretty\`: pino-pretty`,
     '--admin-listen': `the [admin listener](operations.md#monitoring-and-dashboard) (dashboard, \`/metrics\`, \`/healthz\`, \`/readyz\`); \`""\` turns it off, port \`0\` picks one (logged); default \`127.0.0.1:9441\``,
     '--workers': `processes that serve requests (config \`server.workers\`); \`auto\`: one per CPU this process may use (\`os.availableParallelism()\`, which respects CPU affinity and \`CPUAffinity=\`); see [Several cores](#several-cores---workers); default \`1\``,
     '--data-dir': `data directory; default \`$STATE_DIRECTORY\`, else \`/var/lib/threatcol\` for root, else \`~/.local/state/threatcol\` (see [Data directory](records.md#data-directory))`,
