@@ -29,7 +29,7 @@ test('fs.watch, the directory fsync and the backward newline scan each live in o
   assert.deepEqual(where(/fsyncSync\(fd\)/), ['data-dir/file-owner.ts']);
   // The backward scan is the loop that walks a file from its end in chunks.
   assert.deepEqual(where(/while \((end|stop) > 0\)/), ['store/files/line-boundary.ts']);
-  for (const user of ['store/files/read-records.ts', 'store/files/file-record-log.ts']) {
+  for (const user of ['store/files/segment-file.ts', 'store/files/file-record-log.ts']) {
     assert.match(readFileSync(join(SRC, user), 'utf8'), /lineStartBefore\(/, user);
   }
 });
