@@ -35,6 +35,7 @@ test('threatcol(8) and one page per top-level command, formatted by man without 
       'threatcol.8',
       'threatcol-check.8',
       'threatcol-completion.8',
+      'threatcol-outputs.8',
       'threatcol-send.8',
       'threatcol-sensor.8',
       'threatcol-serve.8',
