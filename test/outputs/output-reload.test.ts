@@ -70,6 +70,15 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
     ],
   );
 
+  // The per-output series on /metrics.
+  const metrics = await (await fetch(`${admin}/metrics`)).text();
+  assert.match(metrics, /^threatcol_output_records_sent_total\{output="added"\} 2$/m);
+  assert.match(metrics, /^threatcol_output_batches_total\{output="hook"\} [1-9]/m);
+  assert.match(metrics, /^threatcol_output_retries_total\{output="hook"\} [1-9]/m);
+  assert.match(metrics, /^threatcol_output_lag_records\{output="hook"\} 0$/m);
+  assert.match(metrics, /^threatcol_output_lag_seconds\{output="added"\} 0$/m);
+  assert.match(metrics, /^threatcol_output_dead_letters_total\{output="hook"\} 0$/m);
+
   // A broken configuration on reload: refused, the outputs keep running as they were.
   writeFileSync(config, JSON.stringify({ outputs: { hook: { ...hook, bogus: 1 } } }));
   serve.child.kill('SIGHUP');
