@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { DAY_MS, startExpiryWarnings } from '../daemon/maintenance.js';
+import { reloadOutputs, watchOutputsConfig } from '../daemon/outputs-reload.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
@@ -241,6 +242,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       );
       const material = tls;
       chores = [
+        watchOutputsConfig(options.loaded.configPath, outputs, options.reloadConfig, logger),
         startExpiryWarnings({
           logger,
           now,
@@ -270,7 +272,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     },
     reload: () => {
       reloadTls('SIGHUP');
-      if (outputs) void reloadOutputs(outputs, options);
+      if (outputs) void reloadOutputs(outputs, options.reloadConfig, logger);
     },
     stop,
     done,
@@ -282,20 +284,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
       owned.push(server);
     },
   };
-}
-
-/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
-async function reloadOutputs(outputs: RunningOutputs, options: PrimaryOptions): Promise<void> {
-  outputs.poke();
-  if (!options.reloadConfig) return;
-  try {
-    await outputs.reload(options.reloadConfig().config.outputs);
-  } catch (error) {
-    options.logger.error(
-      { err: (error as Error).message },
-      'configuration not reloaded; the outputs keep running as they were',
-    );
-  }
 }
 
 /** The workers' metrics and, after them, the outputs' series of the primary (they run only here). */

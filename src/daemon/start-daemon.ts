@@ -21,6 +21,7 @@ import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-mater
 import { watchTlsFiles } from '../tls/tls-watch.js';
 import { listenError } from './listen-error.js';
 import { DAY_MS, startExpiryWarnings } from './maintenance.js';
+import { reloadOutputs, watchOutputsConfig } from './outputs-reload.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -149,6 +150,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
+  const configWatch = outputs
+    ? watchOutputsConfig(options.loaded.configPath, outputs, options.reloadConfig, logger)
+    : idle;
 
   const auth = new Authenticator();
   let known = -1;
@@ -237,6 +241,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    configWatch.stop();
     await outputs?.stop();
     tlsWatch.stop();
     expiry.stop();
@@ -324,25 +329,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       watch.reload();
       tlsWatch.accept();
       reloadTls('SIGHUP');
-      if (outputs) void reloadOutputs(outputs, options, logger);
+      if (outputs) void reloadOutputs(outputs, options.reloadConfig, logger);
     },
     stop,
     done,
   };
-}
-
-/** SIGHUP: the outputs of the configuration as it is now; a configuration that does not load changes nothing. */
-async function reloadOutputs(outputs: RunningOutputs, options: DaemonOptions, logger: Logger): Promise<void> {
-  outputs.poke();
-  if (!options.reloadConfig) return;
-  try {
-    await outputs.reload(options.reloadConfig().config.outputs);
-  } catch (error) {
-    logger.error(
-      { err: (error as Error).message },
-      'configuration not reloaded; the outputs keep running as they were',
-    );
-  }
 }
 
 /** How long serve waits for the sensor registry before listening anyway. */

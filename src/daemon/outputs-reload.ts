@@ -1,0 +1,48 @@
+// Applies a changed `outputs` section without a restart: on SIGHUP and when the configuration file changes.
+// A file that does not load (a half-saved edit, a typo) changes nothing: the outputs keep running as they were.
+import type { Logger } from 'pino';
+import type { LoadedConfig } from '../config/load-config.js';
+import type { RunningOutputs } from '../outputs/start-outputs.js';
+import { watchFiles } from '../watch-files.js';
+
+/** How often the configuration file is polled besides being watched, and how long it must be quiet. */
+const CONFIG_POLL_MS = 5000;
+const CONFIG_DEBOUNCE_MS = 500;
+
+/** SIGHUP: paused outputs retry now, and the outputs of the configuration as it is now are applied. */
+export async function reloadOutputs(
+  outputs: RunningOutputs,
+  reloadConfig: (() => LoadedConfig) | undefined,
+  logger: Logger,
+): Promise<void> {
+  outputs.poke();
+  if (!reloadConfig) return;
+  try {
+    await outputs.reload(reloadConfig().config.outputs);
+  } catch (error) {
+    logger.error(
+      { err: (error as Error).message },
+      'configuration not reloaded; the outputs keep running as they were',
+    );
+  }
+}
+
+/** Applies the outputs again whenever the configuration file changes (null: no file, nothing to watch). */
+export function watchOutputsConfig(
+  configPath: string | null,
+  outputs: RunningOutputs,
+  reloadConfig: (() => LoadedConfig) | undefined,
+  logger: Logger,
+): { stop(): void } {
+  if (configPath === null || !reloadConfig) return { stop() {} };
+  const watch = watchFiles({
+    paths: [configPath],
+    pollIntervalMs: CONFIG_POLL_MS,
+    debounceMs: CONFIG_DEBOUNCE_MS,
+    onChange: () => {
+      logger.info({ config: configPath }, 'configuration file changed: applying its outputs');
+      void reloadOutputs(outputs, reloadConfig, logger);
+    },
+  });
+  return { stop: () => watch.stop() };
+}
