@@ -16,6 +16,7 @@ import {
 } from '../daemon/certificate-upkeep.js';
 import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
+import { watchOutputsConfig } from '../daemon/outputs-reload.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
@@ -80,6 +81,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let certificate: CertificateUpkeep | null = null;
   /** The outputs run here, once per box, never in a worker (DESIGN 13). */
   let outputs: RunningOutputs | null = null;
+  /** A change of the configuration file applies its outputs, as SIGHUP does. */
+  let configWatch: { stop(): void } | null = null;
   let address: AddressInfo | null = null;
   let stopping = false;
   let status = 0;
@@ -181,6 +184,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
 
   /** Every worker is gone: the last counts they sent are written, then the primary is done. */
   async function finish(): Promise<void> {
+    configWatch?.stop();
     await outputs?.stop();
     certificate?.stop();
     await admin?.close();
@@ -230,6 +234,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       });
       outputs = started;
       reloader.onReload(outputsLivePart(started, logger));
+      configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);
       opened.stats.start(config.store.statsIntervalMs, (error) =>

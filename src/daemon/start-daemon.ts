@@ -19,6 +19,7 @@ import { prepareDataDirAndTls, startCertificateUpkeep } from './certificate-upke
 import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
 import { listenError } from './listen-error.js';
 import { applyLiveSettings, outputsLivePart } from './live-settings.js';
+import { watchOutputsConfig } from './outputs-reload.js';
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -138,6 +139,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
+  const configWatch = outputs
+    ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)
+    : { stop() {} };
 
   const auth = new Authenticator();
   let known = -1;
@@ -209,6 +213,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    configWatch.stop();
     await outputs?.stop();
     certificate.stop();
     watch.stop();

@@ -57,6 +57,21 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
   };
   for (const [name, output] of Object.entries(outputs)) start(name, output);
 
+  let stopped = false;
+  const apply = async (next: Record<string, OutputConfig>) => {
+    if (stopped) return;
+    for (const [name, entry] of [...running]) {
+      const wanted = next[name];
+      if (wanted && JSON.stringify(wanted) === entry.config) continue;
+      await entry.forwarder?.stop();
+      running.delete(name);
+      if (!wanted)
+        deps.logger.info({ output: name }, 'output removed; its cursor stays until `outputs forget`');
+    }
+    for (const [name, output] of Object.entries(next)) if (!running.has(name)) start(name, output);
+  };
+  let reloading: Promise<void> = Promise.resolve();
+
   const positions = async (): Promise<Map<string, OutputPosition>> => {
     try {
       return new Map((await deps.cursors.list()).map((p) => [p.name, p]));
@@ -88,21 +103,21 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
         lagSeconds: byName.get(name)?.lagSeconds ?? 0,
       }));
     },
-    async reload(next) {
-      for (const [name, entry] of [...running]) {
-        const wanted = next[name];
-        if (wanted && JSON.stringify(wanted) === entry.config) continue;
-        await entry.forwarder?.stop();
-        running.delete(name);
-        if (!wanted)
-          deps.logger.info({ output: name }, 'output removed; its cursor stays until `outputs forget`');
-      }
-      for (const [name, output] of Object.entries(next)) if (!running.has(name)) start(name, output);
+    reload(next) {
+      // One reload at a time: SIGHUP and the file watch may ask at once, and two would start an output twice.
+      reloading = reloading
+        .then(() => apply(next))
+        .catch((error: unknown) => {
+          deps.logger.error({ err: (error as Error).message }, 'outputs not reloaded');
+        });
+      return reloading;
     },
     poke() {
       for (const { forwarder } of running.values()) forwarder?.poke();
     },
     async stop() {
+      stopped = true;
+      await reloading;
       await Promise.all([...running.values()].map((e) => e.forwarder?.stop()));
       running.clear();
     },

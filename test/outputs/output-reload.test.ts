@@ -23,7 +23,7 @@ async function outputsOf(adminUrl: string): Promise<Report[]> {
   return ((await response.json()) as { outputs: Report[] }).outputs;
 }
 
-test('a refused token pauses the output, ingest goes on; SIGHUP retries it and reloads the outputs', async (t) => {
+test('a refused token pauses the output, ingest goes on; SIGHUP retries it and reloads the outputs, as does a changed file', async (t) => {
   const dir = makeTempDir(t);
   const receiver = await startReceiver();
   t.after(() => receiver.close());
@@ -70,6 +70,15 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
     ],
   );
 
+  // The per-output series on /metrics.
+  const metrics = await (await fetch(`${admin}/metrics`)).text();
+  assert.match(metrics, /^threatcol_output_records_sent_total\{output="added"\} 2$/m);
+  assert.match(metrics, /^threatcol_output_batches_total\{output="hook"\} [1-9]/m);
+  assert.match(metrics, /^threatcol_output_retries_total\{output="hook"\} [1-9]/m);
+  assert.match(metrics, /^threatcol_output_lag_records\{output="hook"\} 0$/m);
+  assert.match(metrics, /^threatcol_output_lag_seconds\{output="added"\} 0$/m);
+  assert.match(metrics, /^threatcol_output_dead_letters_total\{output="hook"\} 0$/m);
+
   // A broken configuration on reload: refused, the outputs keep running as they were.
   writeFileSync(config, JSON.stringify({ outputs: { hook: { ...hook, bogus: 1 } } }));
   serve.child.kill('SIGHUP');
@@ -77,9 +86,8 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'three' })], as)).status, 200);
   await until(() => receiver.accepted.size === 3 && other.accepted.size === 3, 10_000, 'both still deliver');
 
-  // Removed from the configuration: stopped, its cursor kept (listed as a position without a forwarder).
+  // Removed from the configuration, with no SIGHUP: the file watch applies it; stopped, its cursor kept.
   writeFileSync(config, JSON.stringify({ outputs: { hook } }));
-  serve.child.kill('SIGHUP');
   await until(
     async () => (await outputsOf(admin)).find((o) => o.name === 'added')?.state === 'removed',
     10_000,

@@ -143,6 +143,7 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
     'reload',
     'systemd-unit',
     'store',
+    'outputs',
     'completion',
   ]) {
     assert.ok(pages.includes(`threatcol-${command}.8.gz`), `threatcol-${command}(8)`);
