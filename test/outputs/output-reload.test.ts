@@ -70,8 +70,17 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
     ],
   );
 
-  // The per-output series on /metrics.
-  const metrics = await (await fetch(`${admin}/metrics`)).text();
+  // The per-output series on /metrics. The receiver counts a batch when it arrives; the cursor moves after its
+  // answer, so the lag reaches 0 a moment later.
+  let metrics = '';
+  await until(
+    async () => {
+      metrics = await (await fetch(`${admin}/metrics`)).text();
+      return /^threatcol_output_lag_seconds\{output="added"\} 0$/m.test(metrics);
+    },
+    10_000,
+    'the added output acknowledged',
+  );
   assert.match(metrics, /^threatcol_output_records_sent_total\{output="added"\} 2$/m);
   assert.match(metrics, /^threatcol_output_batches_total\{output="hook"\} [1-9]/m);
   assert.match(metrics, /^threatcol_output_retries_total\{output="hook"\} [1-9]/m);
