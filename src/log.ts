@@ -1,6 +1,10 @@
 // Creates the pino logger: NDJSON on stdout for journald, pretty output only on a terminal or on request.
+import { createRequire } from 'node:module';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import type Pretty from 'pino-pretty';
+
+/** pino-pretty (and its dependencies) loaded only when a terminal gets the pretty form: CLI start-up time. */
+const loadPretty = (): typeof Pretty => createRequire(import.meta.url)('pino-pretty') as typeof Pretty;
 
 export type { Logger } from 'pino';
 
@@ -25,7 +29,10 @@ export function createLogger(options: LoggerOptions): Logger {
     },
   };
   if (usePretty) {
-    return pino(base, pretty({ destination: options.stream, colorize: options.isTty === true, sync: true }));
+    return pino(
+      base,
+      loadPretty()({ destination: options.stream, colorize: options.isTty === true, sync: true }),
+    );
   }
   return pino(base, options.stream as DestinationStream);
 }

@@ -1,7 +1,5 @@
 // Opens the configured store for one CLI command and releases it when the command is done.
 import type { LoadedConfig } from '../config/load-config.js';
-import { createLogger } from '../log.js';
-import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import type { CliIo } from './io.js';
 
@@ -10,6 +8,11 @@ export async function withStore<T>(
   io: CliIo,
   use: (store: Store) => Promise<T>,
 ): Promise<T> {
+  // Imported here, not at the top: a command's definition is loaded for every command line (main.ts).
+  const [{ createLogger }, { openStore }] = await Promise.all([
+    import('../log.js'),
+    import('../store/open-store.js'),
+  ]);
   // Only what the operator must see (an unreachable NATS server, a torn segment) reaches stderr.
   const logger = createLogger({ level: 'warn', format: 'auto', stream: io.stderr, isTty: io.stderr.isTTY });
   const store = await openStore(loaded.config, { dataDir: loaded.dataDir, logger });

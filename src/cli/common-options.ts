@@ -1,6 +1,6 @@
 // Options every command shares (--config, --data-dir) and loading the configuration from them.
 import type { Command } from 'commander';
-import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import type { CliIo } from './io.js';
 
@@ -18,11 +18,13 @@ export function addCommonOptions(command: Command): Command {
     );
 }
 
-export function loadFromOptions(
+/** Async because the loader (and ajv) is imported here, by the commands that read a configuration. */
+export async function loadFromOptions(
   options: CommonOptions,
   io: CliIo,
   overrides: Record<string, unknown> = {},
-): LoadedConfig {
+): Promise<LoadedConfig> {
+  const { loadConfig } = await import('../config/load-config.js');
   return loadConfig({
     configPath: options.config,
     env: io.env,

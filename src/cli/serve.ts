@@ -46,7 +46,7 @@ export function registerServe(
 }
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io, {
+  const loaded = await loadFromOptions(options, io, {
     ...listenOverrides(options),
     'tls.cert': options.cert,
     'tls.key': options.key,

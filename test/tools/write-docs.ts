@@ -2,8 +2,8 @@
 // docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildProgram } from '../../src/cli/main.js';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
