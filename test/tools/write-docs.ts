@@ -1,10 +1,12 @@
 // Regenerates the documents derived from code: config/threatcol.example.json, the configuration table in
-// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose).
+// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose),
+// and the configuration's compiled validator, src/config/config-validator.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
+import { CONFIG_VALIDATOR_FILE, renderConfigValidator } from './config-validator.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // Where the configuration table lives, between its markers (test/unit/config.test.ts reads the same file).
@@ -22,4 +24,7 @@ writeFileSync(
   `${doc.slice(0, a + start.length)}\n${renderConfigTable()}\n${doc.slice(b)}`,
 );
 writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
-console.log(`wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC} and docs/cli.md`);
+writeFileSync(`${root}${CONFIG_VALIDATOR_FILE}`, renderConfigValidator());
+console.log(
+  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md and ${CONFIG_VALIDATOR_FILE}`,
+);
