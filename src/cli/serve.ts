@@ -1,6 +1,6 @@
 // `threatcol serve`: reads the options, starts the collector (one process, or the primary of --workers, or
 // a worker) and hands it to daemon/run-service.ts, which serves it until SIGTERM/SIGINT.
-import cluster from 'node:cluster';
+import type { Cluster } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
@@ -66,7 +66,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     stream: io.stdout,
     isTty: io.stdout.isTTY === true,
   });
-  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env);
+  // node:cluster (and child_process under it) loaded here: every other command line loads this definition.
+  const { default: cluster } = await import('node:cluster');
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, cluster);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
@@ -131,6 +133,7 @@ async function serveAsWorker(
   loaded: LoadedConfig,
   logger: Logger,
   env: Record<string, string | undefined>,
+  cluster: Cluster,
 ): Promise<number> {
   const { runWorker } = await import('../cluster/worker.js');
   const id = Number(env.TC_WORKER_ID);
