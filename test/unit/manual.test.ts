@@ -15,7 +15,7 @@ import { escapeText, inlineToRoff, protectLine } from '../../src/cli/manual/roff
 import { MANUALS } from '../../src/cli/manual/text/index.js';
 import { buildProgram } from '../../src/cli/program.js';
 
-const tree = describeProgram(buildProgram());
+const tree = describeProgram(buildProgram(), MANUALS);
 const commands = allCommands(tree);
 
 test('docs/cli.md is what the command definitions render (run npm run docs after changing them)', () => {

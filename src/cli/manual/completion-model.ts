@@ -85,7 +85,7 @@ export function completionNodes(program: Command): CompletionNode[] {
     });
     doc.subcommands.forEach(visit);
   };
-  visit(describeProgram(program));
+  visit(describeProgram(program, {}));
   // `threatcol help <TAB>` offers the commands.
   const root = nodes[0] as CompletionNode;
   nodes.push({
