@@ -3,7 +3,6 @@
 // and the temporary files such a command left behind are removed by the next holder.
 import { readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import lockfile from 'proper-lockfile';
 
 /** What writeFileAtomic names a temporary file: `<file>.tmp-<pid>-<random>`. */
 const TMP_PID = /\.tmp-(\d+)-[a-z0-9]*$/;
@@ -73,6 +72,8 @@ function removeDeadTemporaries(path: string): void {
 /** Takes the lock of `path` (waiting for a live holder), returns its release. */
 export async function lockRegistry(path: string): Promise<() => Promise<void>> {
   breakDeadLock(path);
+  // Imported by changes only (with graceful-fs under it): listing sensors does not lock.
+  const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(path, {
     realpath: false,
     // A holder that is alive but stopped (SIGSTOP, a debugger) still loses the lock after this long.
