@@ -1,10 +1,13 @@
 // Creates the pino logger: NDJSON on stdout for journald, pretty output only on a terminal or on request.
 import { createRequire } from 'node:module';
-import { type DestinationStream, type Logger, pino } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import type Pretty from 'pino-pretty';
 
-/** pino-pretty (and its dependencies) loaded only when a terminal gets the pretty form: CLI start-up time. */
-const loadPretty = (): typeof Pretty => createRequire(import.meta.url)('pino-pretty') as typeof Pretty;
+// Both required when a logger is made, not when this module is imported: a CLI command that logs nothing
+// starts without them (pino-pretty only for a terminal). Both are CommonJS, so require() is synchronous.
+const requireHere = createRequire(import.meta.url);
+const loadPino = (): typeof import('pino') => requireHere('pino') as typeof import('pino');
+const loadPretty = (): typeof Pretty => requireHere('pino-pretty') as typeof Pretty;
 
 export type { Logger } from 'pino';
 
@@ -17,6 +20,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions): Logger {
+  const { pino } = loadPino();
   const usePretty = options.format === 'pretty' || (options.format === 'auto' && options.isTty === true);
   const base = {
     level: options.level,

@@ -1,5 +1,6 @@
 // Opens the configured store for one CLI command and releases it when the command is done.
 import type { LoadedConfig } from '../config/load-config.js';
+import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
 import type { CliIo } from './io.js';
 
@@ -14,11 +15,29 @@ export async function withStore<T>(
     import('../store/open-store.js'),
   ]);
   // Only what the operator must see (an unreachable NATS server, a torn segment) reaches stderr.
-  const logger = createLogger({ level: 'warn', format: 'auto', stream: io.stderr, isTty: io.stderr.isTTY });
+  const logger = lazyLogger(() =>
+    createLogger({ level: 'warn', format: 'auto', stream: io.stderr, isTty: io.stderr.isTTY }),
+  );
   const store = await openStore(loaded.config, { dataDir: loaded.dataDir, logger });
   try {
     return await use(store);
   } finally {
     await store.close();
   }
+}
+
+/** The logger, made (and pino loaded) at its first use: most commands log nothing. */
+function lazyLogger(make: () => Logger): Logger {
+  let real: Logger | undefined;
+  const logger = () => {
+    real ??= make();
+    return real;
+  };
+  return new Proxy({} as Logger, {
+    get(_target, prop) {
+      const value: unknown = Reflect.get(logger(), prop);
+      return typeof value === 'function' ? value.bind(logger()) : value;
+    },
+    set: (_target, prop, value) => Reflect.set(logger(), prop, value),
+  });
 }

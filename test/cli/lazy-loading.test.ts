@@ -64,18 +64,26 @@ test('help, a command group, completion and send --help load the definitions onl
   }
 });
 
-test('the recorder sees what a command does load: sensor list loads the config loader and the store', async (t) => {
+test('sensor list loads the config loader and the store, not the logger nor the lock; sensor add locks', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'fw');
-  const urls = await loadedBy(t, ['sensor', 'list', '--data-dir', dataDir]);
-  for (const part of [
-    '/dist/config/load-config.js',
-    'node_modules/lowdb/',
-    '/dist/store/open-store.js',
-    '/dist/log.js',
-  ])
+  const list = await loadedBy(t, ['sensor', 'list', '--data-dir', dataDir]);
+  // What it does load: the recorder sees it (ES modules here).
+  for (const part of ['/dist/config/load-config.js', 'node_modules/lowdb/', '/dist/store/open-store.js'])
     assert.ok(
-      urls.some((u) => u.includes(part)),
-      `${part} not among ${urls.length} modules`,
+      list.some((u) => u.includes(part)),
+      `${part} not among ${list.length} modules`,
+    );
+  // pino is made at the first log line, the lock only by a change: a listing has neither.
+  assert.deepEqual(
+    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
+    [],
+  );
+  // The recorder sees CommonJS modules too: a change loads proper-lockfile and graceful-fs under it.
+  const add = await loadedBy(t, ['sensor', 'add', 'fw2', '--data-dir', dataDir]);
+  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/'])
+    assert.ok(
+      add.some((u) => u.includes(part)),
+      `${part} not among ${add.length} modules`,
     );
 });
