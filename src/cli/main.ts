@@ -1,5 +1,5 @@
-// The command line: answers `--version` at once, else runs argv through the command tree (program.ts) and returns
-// the exit code. Kept small: every command line loads this module, `--version` nothing else.
+// The command line: answers `--version` and `completion SHELL` at once, else runs argv through the command tree
+// (program.ts) and returns the exit code. Kept small: every command line loads this module.
 import { EXIT } from '../errors.js';
 import { type CliIo, processIo, write, writeJson } from './io.js';
 import { isVersionRequest, readVersions, versionText } from './version.js';
@@ -10,6 +10,12 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     const versions = readVersions();
     if (version.json) writeJson(io.stdout, versions);
     else write(io.stdout, versionText(versions));
+    return EXIT.OK;
+  }
+  // Pre-rendered at build time (npm run docs): a shell that sources it waits for no command tree.
+  if (argv.length === 2 && argv[0] === 'completion' && ['bash', 'zsh', 'fish'].includes(argv[1] as string)) {
+    const { COMPLETION_SCRIPTS } = await import('./completion-scripts.js');
+    io.stdout.write(COMPLETION_SCRIPTS[argv[1] as 'bash' | 'zsh' | 'fish']);
     return EXIT.OK;
   }
   const { runProgram } = await import('./program.js');

@@ -44,6 +44,17 @@ test('--version loads neither commander nor a command definition, let alone the 
   }
 });
 
+test('completion SHELL prints its pre-rendered script without commander or the command tree', async (t) => {
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    const urls = await loadedBy(t, ['completion', shell]);
+    assert.deepEqual(
+      urls.filter((u) => HEAVY.test(u) || /node_modules\/commander\/|\/dist\/cli\/(program|manual)/.test(u)),
+      [],
+      shell,
+    );
+  }
+});
+
 test('help, a command group, completion and send --help load the definitions only', async (t) => {
   for (const args of [
     ['--help'],

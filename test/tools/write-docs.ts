@@ -1,11 +1,13 @@
 // Regenerates the documents derived from code: config/threatcol.example.json, the configuration table in
 // docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose),
-// and the configuration's compiled validator, src/config/config-validator.ts.
+// the configuration's compiled validator, src/config/config-validator.ts, and the pre-rendered completion
+// scripts, src/cli/completion-scripts.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
+import { COMPLETION_SCRIPTS_FILE, renderCompletionScripts } from './completion-scripts.js';
 import { CONFIG_VALIDATOR_FILE, renderConfigValidator } from './config-validator.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,6 +27,7 @@ writeFileSync(
 );
 writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
 writeFileSync(`${root}${CONFIG_VALIDATOR_FILE}`, renderConfigValidator());
+writeFileSync(`${root}${COMPLETION_SCRIPTS_FILE}`, renderCompletionScripts());
 console.log(
-  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md and ${CONFIG_VALIDATOR_FILE}`,
+  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md, ${CONFIG_VALIDATOR_FILE} and ${COMPLETION_SCRIPTS_FILE}`,
 );
