@@ -1,8 +1,15 @@
 // Creates the pino logger: NDJSON for log shippers, pretty output on a terminal, and readable lines with their
 // syslog priority when the stream is the systemd journal.
 import { fstatSync } from 'node:fs';
-import { type DestinationStream, type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger } from 'pino';
+import type Pretty from 'pino-pretty';
+
+// Both required when a logger is made, not when this module is imported: a CLI command that logs nothing
+// starts without them (pino-pretty only for a terminal). Both are CommonJS, so require() is synchronous.
+const requireHere = createRequire(import.meta.url);
+const loadPino = (): typeof import('pino') => requireHere('pino') as typeof import('pino');
+const loadPretty = (): typeof Pretty => requireHere('pino-pretty') as typeof Pretty;
 
 export type { Logger } from 'pino';
 
@@ -21,6 +28,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions): Logger {
+  const { pino } = loadPino();
   const usePretty =
     options.format === 'pretty' || (options.format === 'auto' && options.isTty === true && !options.journal);
   const base = {
@@ -34,7 +42,10 @@ export function createLogger(options: LoggerOptions): Logger {
     },
   };
   if (usePretty) {
-    return pino(base, pretty({ destination: options.stream, colorize: options.isTty === true, sync: true }));
+    return pino(
+      base,
+      loadPretty()({ destination: options.stream, colorize: options.isTty === true, sync: true }),
+    );
   }
   if (options.journal) {
     return pino(base, journalDestination(options.stream, options.format === 'json' ? 'json' : 'text'));

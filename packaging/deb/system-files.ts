@@ -5,9 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-import { buildProgram } from '../../src/cli/main.js';
 import { renderCompletion, renderManPages } from '../../src/cli/manual/index.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { renderUnits } from '../../src/cli/systemd-unit.js';
 import { renderConffile } from '../../src/config/describe-config.js';
 import { renderCopyright } from './copyright.js';

@@ -1,22 +1,13 @@
 // `threatcol check [--json]`: validates config, TLS material, data directory, port and running daemon;
 // one OK/WARN/FAIL line per check and a non-zero exit on any FAIL.
 import type { Command } from 'commander';
-import { type CheckResult, checkDataDir, checkTls } from '../check/local-checks.js';
-import {
-  checkDaemon,
-  checkPort,
-  checkReady,
-  connectHost,
-  runningElsewhere,
-} from '../check/network-checks.js';
-import { servedFingerprint } from '../check/tls-probe.js';
+import type { CheckResult } from '../check/local-checks.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
 import { type CliIo, write, writeJson } from './io.js';
-import { checkOutputs } from './outputs/check-outputs.js';
 
 interface CheckOptions extends CommonOptions {
   json?: boolean;
@@ -47,12 +38,24 @@ export function registerCheck(
 }
 
 export async function check(options: CheckOptions, io: CliIo): Promise<number> {
+  // Imported here: the definition above is loaded for every command line, the checks only by `check`.
+  const [
+    { checkDataDir, checkTls },
+    { checkDaemon, checkPort, checkReady, connectHost, runningElsewhere },
+    { servedFingerprint },
+    { checkOutputs },
+  ] = await Promise.all([
+    import('../check/local-checks.js'),
+    import('../check/network-checks.js'),
+    import('../check/tls-probe.js'),
+    import('./outputs/check-outputs.js'),
+  ]);
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
   // A bad --port is a usage error (64), not a failed check.
   const overrides = listenOverrides(options);
   try {
-    loaded = loadFromOptions(options, io, { ...overrides, 'admin.listen': options.adminListen });
+    loaded = await loadFromOptions(options, io, { ...overrides, 'admin.listen': options.adminListen });
     const fromEnv = Object.keys(io.env)
       .filter((name) => name.startsWith('THREATCOL_') && io.env[name] !== undefined)
       .sort();

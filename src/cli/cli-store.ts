@@ -1,7 +1,6 @@
 // Opens the configured store for one CLI command and releases it when the command is done.
 import type { LoadedConfig } from '../config/load-config.js';
-import { createLogger } from '../log.js';
-import { openStore } from '../store/open-store.js';
+import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
 import { type CliIo, logStream } from './io.js';
 
@@ -10,17 +9,35 @@ export async function withStore<T>(
   io: CliIo,
   use: (store: Store) => Promise<T>,
 ): Promise<T> {
+  // Imported here, not at the top: a command's definition is loaded for every command line (main.ts).
+  const [{ createLogger }, { openStore }] = await Promise.all([
+    import('../log.js'),
+    import('../store/open-store.js'),
+  ]);
   // Only what the operator must see (an unreachable NATS server, a torn segment) reaches stderr.
-  const logger = createLogger({
-    level: 'warn',
-    format: 'auto',
-    stream: logStream(io.stderr),
-    isTty: io.stderr.isTTY,
-  });
+  const logger = lazyLogger(() =>
+    createLogger({ level: 'warn', format: 'auto', stream: logStream(io.stderr), isTty: io.stderr.isTTY }),
+  );
   const store = await openStore(loaded.config, { dataDir: loaded.dataDir, logger });
   try {
     return await use(store);
   } finally {
     await store.close();
   }
+}
+
+/** The logger, made (and pino loaded) at its first use: most commands log nothing. */
+function lazyLogger(make: () => Logger): Logger {
+  let real: Logger | undefined;
+  const logger = () => {
+    real ??= make();
+    return real;
+  };
+  return new Proxy({} as Logger, {
+    get(_target, prop) {
+      const value: unknown = Reflect.get(logger(), prop);
+      return typeof value === 'function' ? value.bind(logger()) : value;
+    },
+    set: (_target, prop, value) => Reflect.set(logger(), prop, value),
+  });
 }

@@ -1,6 +1,6 @@
 // Options every command shares (--config, --data-dir) and loading the configuration from them.
 import type { Command } from 'commander';
-import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import type { CliIo } from './io.js';
 
@@ -18,16 +18,28 @@ export function addCommonOptions(command: Command): Command {
     );
 }
 
-export function loadFromOptions(
+/** Async because the loader is imported here, by the commands that read a configuration. */
+export async function loadFromOptions(
   options: CommonOptions,
   io: CliIo,
   overrides: Record<string, unknown> = {},
-): LoadedConfig {
-  return loadConfig({
-    configPath: options.config,
-    env: io.env,
-    overrides: { dataDir: options.dataDir, ...overrides },
-  });
+): Promise<LoadedConfig> {
+  return (await configReader(options, io, overrides))();
+}
+
+/** Reads the configuration as `loadFromOptions` does, again at each call (a reload: synchronous). */
+export async function configReader(
+  options: CommonOptions,
+  io: CliIo,
+  overrides: Record<string, unknown> = {},
+): Promise<() => LoadedConfig> {
+  const { loadConfig } = await import('../config/load-config.js');
+  return () =>
+    loadConfig({
+      configPath: options.config,
+      env: io.env,
+      overrides: { dataDir: options.dataDir, ...overrides },
+    });
 }
 
 /** `--host`/`--port` as config overrides; a port that is not an integer 0-65535 is a USAGE error, as in every flag. */

@@ -1,6 +1,6 @@
 // `threatcol serve`: reads the options, starts the collector (one process, or the primary of --workers, or
 // a worker) and hands it to daemon/run-service.ts, which serves it until SIGTERM/SIGINT.
-import cluster from 'node:cluster';
+import type { Cluster } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
@@ -8,7 +8,7 @@ import type { Service } from '../daemon/run-service.js';
 import { releaseStartupSignals } from '../daemon/startup-signals.js';
 import { ThreatcolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { addCommonOptions, type CommonOptions, listenOverrides, loadFromOptions } from './common-options.js';
+import { addCommonOptions, type CommonOptions, configReader, listenOverrides } from './common-options.js';
 import type { CliIo } from './io.js';
 
 interface ServeOptions extends CommonOptions {
@@ -47,7 +47,7 @@ export function registerServe(
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   // A reload reads the same file, environment and flags as the start (daemon/config-reload.ts).
-  const read = () => loadFromOptions(options, io, serveOverrides(options));
+  const read = await configReader(options, io, serveOverrides(options));
   const loaded = read();
   // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
   const { createLogger, isJournalStream } = await import('../log.js');
@@ -58,7 +58,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     isTty: io.stdout.isTTY === true,
     journal: isJournalStream(io.env.JOURNAL_STREAM, (io.stdout as { fd?: number }).fd),
   });
-  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read);
+  // node:cluster (and child_process under it) loaded here: every other command line loads this definition.
+  const { default: cluster } = await import('node:cluster');
+  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read, cluster);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
@@ -147,6 +149,7 @@ async function serveAsWorker(
   logger: Logger,
   env: Record<string, string | undefined>,
   reread: () => LoadedConfig,
+  cluster: Cluster,
 ): Promise<number> {
   const { runWorker } = await import('../cluster/worker.js');
   const id = Number(env.TC_WORKER_ID);

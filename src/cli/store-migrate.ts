@@ -4,9 +4,7 @@ import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
-import { createLogger } from '../log.js';
-import { type CopyProgress, copyRecords, copySensors } from '../store/copy-store.js';
-import { openStore, redactServer } from '../store/open-store.js';
+import type { CopyProgress } from '../store/copy-store.js';
 import type { Store } from '../store/store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, parentCommand } from './common-options.js';
 import { existingDataDir } from './data-dir-check.js';
@@ -44,7 +42,13 @@ export function registerStoreMigrate(
 }
 
 export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  // Imported here: the definition above is loaded for every command line, this only when migrating.
+  const [{ createLogger }, { copyRecords, copySensors }, { openStore, redactServer }] = await Promise.all([
+    import('../log.js'),
+    import('../store/copy-store.js'),
+    import('../store/open-store.js'),
+  ]);
+  const loaded = await loadFromOptions(options, io);
   const files = withBackend(loaded, 'files');
   existingDataDir(files, options, io);
   const nats = withBackend(loaded, 'nats').config;

@@ -1,12 +1,10 @@
-// Figures 6-7 and the capacity figures: serve's memory under sustained load, CLI start-up, bytes on disk.
-import { spawn } from 'node:child_process';
+// Figure 6 and the capacity figures: serve's memory under sustained load, bytes on disk (7 is figures-startup.ts).
 import { createReadStream, statSync } from 'node:fs';
 import { listSegments, threatsDir } from '../../src/store/files/segments.js';
-import { cleanEnv } from '../helpers/cli.js';
 import type { BenchContext } from './figures-load.js';
 import type { Measured, Workload } from './load.js';
-import { BIN, memory, pinned, ROOT, type ServerUnderTest, type ThreatcolServer } from './processes.js';
-import { fmt, median, type Row } from './report.js';
+import { memory, type ServerUnderTest, type ThreatcolServer } from './processes.js';
+import { fmt, type Row } from './report.js';
 
 export interface MemorySeries {
   windowSeconds: number;
@@ -69,78 +67,6 @@ export function memoryRows(tc: MemorySeries, ref: MemorySeries, quick: boolean):
       pass: quick ? null : tc.growth < 10 * 1024 * 1024,
     },
   ];
-}
-
-/** Wall time of `node ARGS` from spawn to exit, in ms; throws on a non-zero exit. */
-function timeRun(args: string[], cpu: string): Promise<number> {
-  const { cmd, args: argv } = pinned(cpu, args);
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(cmd, argv, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('close', (code) => {
-      if (code === 0) resolve(performance.now() - t0);
-      else reject(new Error(`${args.join(' ')} exited ${code}: ${err.slice(0, 500)}`));
-    });
-  });
-}
-
-async function medianRun(args: string[], cpu: string, n: number): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) times.push(await timeRun(args, cpu));
-  return median(times);
-}
-
-/** Figure 7: CLI start-up, against a bare `node -e 0`. */
-export async function cliStartup(
-  ctx: BenchContext,
-  dataDir: string,
-  bigStore: { dataDir: string; bytes: number },
-  tailAvailable: boolean,
-): Promise<{ rows: Row[]; ms: Record<string, number> }> {
-  const n = ctx.quick ? 5 : 11;
-  const cpu = ctx.pin.pinned ? ctx.pin.loadCpu : '';
-  const bare = await medianRun(['-e', '0'], cpu, n);
-  const list = await medianRun([BIN, 'sensor', 'list', '--data-dir', dataDir], cpu, n);
-  const rows: Row[] = [
-    {
-      figure: '7 CLI `sensor list`, median start-up',
-      generator: `${n} runs`,
-      threatcol: fmt.ms(list),
-      reference: `${fmt.ms(bare)} (node -e 0)`,
-      ratio: fmt.x(list / bare),
-      target: '<= 300 ms',
-      pass: list <= 300,
-    },
-  ];
-  const ms: Record<string, number> = { nodeBare: bare, sensorList: list };
-  const label = `7 CLI \`threats tail -n 10 --no-follow\`, ${fmt.mb(bigStore.bytes)} store`;
-  if (tailAvailable) {
-    const args = [BIN, 'threats', 'tail', '-n', '10', '--no-follow', '--data-dir', bigStore.dataDir];
-    const tail = await medianRun(args, cpu, n);
-    ms.threatsTail = tail;
-    rows.push({
-      figure: label,
-      generator: `${n} runs`,
-      threatcol: fmt.ms(tail),
-      reference: `${fmt.ms(bare)} (node -e 0)`,
-      ratio: fmt.x(tail / bare),
-      target: '<= 500 ms',
-      pass: tail <= 500,
-    });
-  } else {
-    rows.push({
-      figure: label,
-      generator: '-',
-      threatcol: 'not built yet',
-      reference: '',
-      ratio: '',
-      target: '<= 500 ms',
-      pass: null,
-    });
-  }
-  return { rows, ms };
 }
 
 /** Bytes and records (lines) in a data directory's record log. */

@@ -23,7 +23,8 @@ import {
   runCleanups,
   startNatsBackend,
 } from './figures-nats.js';
-import { cliStartup, memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
+import { memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
+import { cliStartup } from './figures-startup.js';
 import { LoadWorker, standardWorkload } from './load.js';
 import { prefillStore } from './prefill.js';
 import {

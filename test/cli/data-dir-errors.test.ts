@@ -18,6 +18,10 @@ test('a data directory this user cannot read or write is PERMISSION_DENIED, neve
   chmodSync(base, 0o755);
   const dir = join(base, 'data');
   await addSensorCli(dir, 'fw'); // created by root, mode 0700: what the service user's directory looks like to others
+  // The reference for "at once": a command that reads the registry, on this machine in this run.
+  const referenceStarted = Date.now();
+  assert.equal((await runCli(['sensor', 'list', '--data-dir', dir])).code, 0);
+  const referenceMs = Date.now() - referenceStarted;
   for (const args of [
     ['sensor', 'list'],
     ['sensor', 'show', 'fw'],
@@ -35,8 +39,9 @@ test('a data directory this user cannot read or write is PERMISSION_DENIED, neve
     assert.match(r.stderr, /^threatcol: PERMISSION_DENIED: cannot .*\/data\b/, label);
     assert.match(r.stderr, /sudo -u threatcol/, label);
     assert.doesNotMatch(r.stderr, /INTERNAL|REGISTRY_(CORRUPT|LOCKED)|\n\s+at /, label);
-    // The lock used to retry EACCES for ~20 s before saying "locked".
-    assert.ok(Date.now() - started < 10_000, `${label} took ${Date.now() - started} ms`);
+    // The lock used to retry EACCES for ~20 s before saying "locked": far beyond a few reference runs.
+    const tookMs = Date.now() - started;
+    assert.ok(tookMs < 4 * referenceMs + 3000, `${label} took ${tookMs} ms (reference ${referenceMs} ms)`);
   }
 });
 

@@ -6,15 +6,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as layout from '../../packaging/deb/layout.js';
-import { buildProgram } from '../../src/cli/main.js';
 import { allCommands, describeProgram } from '../../src/cli/manual/command-model.js';
 import { renderManPages } from '../../src/cli/manual/index.js';
+import { MANUALS } from '../../src/cli/manual/text/index.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { envNameFor, listConfigKeys } from '../../src/config/load-config.js';
 import { CATALOGUE, EXIT } from '../../src/errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const meta = { version: '0.1.0', date: '2026-01-01' };
-const tree = describeProgram(buildProgram());
+const tree = describeProgram(buildProgram(), MANUALS);
 
 /** The page as a reader sees it at 80 columns, and what man and groff warned about. */
 function format(file: string): { text: string; warnings: string } {

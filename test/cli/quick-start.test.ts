@@ -1,7 +1,8 @@
-// The quick start from a checkout: `npx threatcol` runs the CLI, and LISTEN_FAILED's advice works under npm start.
+// The quick start from a checkout: `npx threatcol` runs the CLI (compiling only stale sources, in a copy of the
+// checkout so no other test's dist/ changes under it), and LISTEN_FAILED's advice works under npm start.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -11,10 +12,10 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const isRoot = process.getuid?.() === 0;
 
-function npm(args: string[], options: { uid?: number; home: string }) {
+function npm(args: string[], options: { uid?: number; home: string; cwd?: string }) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn('npm', args, {
-      cwd: ROOT,
+      cwd: options.cwd ?? ROOT,
       env: cleanEnv({ HOME: options.home, npm_config_update_notifier: 'false' }),
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
@@ -32,10 +33,32 @@ function npm(args: string[], options: { uid?: number; home: string }) {
   });
 }
 
-test('npx threatcol runs the CLI of a checkout (threatcol itself is not on PATH after npm ci)', async (t) => {
-  const r = await npm(['exec', '--no-install', '--', 'threatcol', '--version'], { home: makeTempDir(t) });
+/** What `npx` needs of a checkout, copied (node_modules linked): npx runs `prepare`, which may write dist/. */
+function copyCheckout(t: Parameters<typeof makeTempDir>[0]): string {
+  const copy = makeTempDir(t);
+  for (const entry of ['package.json', 'tsconfig.json', 'bin', 'dist', 'src', 'packaging/build-dist.mjs'])
+    cpSync(join(ROOT, entry), join(copy, entry), { recursive: true, preserveTimestamps: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+  return copy;
+}
+
+test('npx threatcol runs the CLI of a checkout and leaves a current dist/ alone; stale sources are compiled', async (t) => {
+  const copy = copyCheckout(t);
+  const main = join(copy, 'dist/cli/main.js');
+  const before = statSync(main);
+  const r = await npm(['exec', '--', 'threatcol', '--version'], { home: makeTempDir(t), cwd: copy });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^threatcol \d+\.\d+\.\d+\n/);
+  // npm runs the linked package's `prepare` on every npx: it must not have rewritten (or replaced) dist/.
+  const after = statSync(main);
+  assert.deepEqual([after.ino, after.mtimeMs], [before.ino, before.mtimeMs], 'dist/ was rebuilt by npx');
+  // A changed source is compiled when npm links the checkout into a (here: new) npx cache, into a new tree
+  // that replaces dist/ whole.
+  appendFileSync(join(copy, 'src/cli/version.ts'), '\nexport const quickStartMarker = 1;\n');
+  const stale = await npm(['exec', '--', 'threatcol', '--version'], { home: makeTempDir(t), cwd: copy });
+  assert.equal(stale.code, 0, stale.stderr);
+  assert.match(readFileSync(join(copy, 'dist/cli/version.js'), 'utf8'), /quickStartMarker/);
+  assert.notEqual(statSync(main).ino, before.ino, 'the new tree replaced dist/ by rename');
 });
 
 test('LISTEN_FAILED says npm start -- --port 8443 under npm start, --port 8443 otherwise', {

@@ -31,6 +31,8 @@ export interface NatsNode {
   url: string;
   storeDir: string;
   readonly running: boolean;
+  /** The process id while it runs (to pause it with SIGSTOP: a server that stalls with publishes on the wire). */
+  readonly pid: number | undefined;
   /** Starts the process (again, on the same port and store directory) and waits until it listens. */
   start(): Promise<void>;
   /** kill -9. */
@@ -51,6 +53,9 @@ function makeNode(name: string, port: number, storeDir: string, extra: () => str
     storeDir,
     get running() {
       return child !== null;
+    },
+    get pid() {
+      return child?.pid;
     },
     start() {
       mkdirSync(storeDir, { recursive: true });

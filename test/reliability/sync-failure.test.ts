@@ -57,8 +57,9 @@ test('sync failure (injected file layer): no request of the failed batch gets 20
   assert.equal(statuses.filter((x) => x === 200).length, 0, `statuses: ${statuses.join(',')}`);
   assert.ok(statuses.includes(503), `the failed batch is answered 503: ${statuses.join(',')}`);
   assert.equal(await s.daemon.done, IOERR);
-  // Stopping must not wait for idle keep-alive or half-open connections (keepAliveTimeoutMs is 60 s).
-  assert.ok(Date.now() - failedAt < 5000, `the daemon took ${Date.now() - failedAt} ms to stop`);
+  // Stopping must not wait for idle keep-alive or half-open connections (keepAliveTimeoutMs is 60 s): the
+  // bound is half that timer, far from it however loaded the machine, not a speed goal.
+  assert.ok(Date.now() - failedAt < 30_000, `the daemon took ${Date.now() - failedAt} ms to stop`);
   assert.ok(s.logs.some((l) => l.level === 60 && l.msg === 'the record store failed to sync; stopping'));
   const stored = readStored(s.dataDir).map((r) => r.threat);
   for (let i = 0; i < 5; i++) assert.ok(stored.includes(`before-${i}`));
@@ -114,7 +115,10 @@ test('sync failure (real binary, fdatasync = EIO injected by strace): no 200 for
   assert.equal(statuses.filter((x) => x === 200).length, 0, `statuses: ${statuses.join(',')}`);
   assert.ok(statuses.includes(503), `statuses: ${statuses.join(',')}`);
   const exit = await serve.exited;
-  assert.ok(Date.now() - failedAt < 5000, `serve took ${Date.now() - failedAt} ms to exit`);
+  assert.ok(
+    Date.now() - failedAt < 30_000,
+    `serve took ${Date.now() - failedAt} ms to exit (keep-alive: 60 s)`,
+  );
   assert.equal(exit.code, IOERR, `exit ${exit.code ?? exit.signal}; stderr: ${serve.stderr()}`);
   assert.ok(serve.logs.some((l) => l.msg === 'the record store failed to sync; stopping'));
   const stored = readStored(dataDir).map((r) => r.threat);

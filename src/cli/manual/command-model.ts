@@ -2,7 +2,9 @@
 // command's reference prose: what the man pages, docs/cli.md and the shell completions are rendered from.
 import type { Argument, Command, Option } from 'commander';
 import type { CommandManual } from './command-manual.js';
-import { MANUALS } from './text/index.js';
+
+/** Each command's reference prose by command path (text/index.ts MANUALS). */
+export type Manuals = Readonly<Record<string, CommandManual>>;
 
 export interface OptionDoc {
   /** As declared: `-n, --lines <n>`. */
@@ -40,13 +42,17 @@ export interface CommandDoc {
   manual: CommandManual | undefined;
 }
 
-export function describeProgram(program: Command): CommandDoc {
-  return describeCommand(program, []);
+/**
+ * `manuals`: the prose (MANUALS) for the man pages and docs/cli.md; the completion passes none, so that
+ * `threatcol completion` does not load the reference text.
+ */
+export function describeProgram(program: Command, manuals: Manuals): CommandDoc {
+  return describeCommand(program, [], manuals);
 }
 
-function describeCommand(cmd: Command, path: string[]): CommandDoc {
+function describeCommand(cmd: Command, path: string[], manuals: Manuals): CommandDoc {
   const help = cmd.createHelp();
-  const manual = MANUALS[path.join(' ')];
+  const manual = manuals[path.join(' ')];
   return {
     path,
     summary: cmd.description(),
@@ -54,7 +60,7 @@ function describeCommand(cmd: Command, path: string[]): CommandDoc {
     arguments: cmd.registeredArguments.map(describeArgument),
     // visibleOptions: declared order, plus the help (and for the program, version) option commander adds.
     options: help.visibleOptions(cmd).map((option) => describeOption(option, manual)),
-    subcommands: cmd.commands.map((sub) => describeCommand(sub, [...path, sub.name()])),
+    subcommands: cmd.commands.map((sub) => describeCommand(sub, [...path, sub.name()], manuals)),
     manual,
   };
 }

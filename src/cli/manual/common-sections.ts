@@ -1,6 +1,6 @@
 // What every command's page shares, derived from the code that decides it: exit statuses from the error
 // catalogue, environment variables from the configuration schema, and the files threatcol reads and writes.
-import { DEFAULT_CONFIG_PATH, envNameFor, listConfigKeys } from '../../config/load-config.js';
+import { DEFAULT_CONFIG_PATH, envNameFor, listConfigKeys } from '../../config/config-keys.js';
 import { REGISTRY_FILE, STATS_FILE, THREATS_DIR } from '../../data-dir/data-layout.js';
 import { CATALOGUE, EXIT } from '../../errors.js';
 

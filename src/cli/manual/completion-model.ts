@@ -1,7 +1,7 @@
 // What the shell completions offer at each command path: subcommands, options, and where a value has a fixed
 // set (choices, the configuration's enums), is a file or directory, or names an existing sensor.
 import type { Command } from 'commander';
-import { listConfigKeys } from '../../config/load-config.js';
+import { listConfigKeys } from '../../config/config-keys.js';
 import { type CommandDoc, describeProgram, type OptionDoc } from './command-model.js';
 
 export type ValueSource =
@@ -85,7 +85,7 @@ export function completionNodes(program: Command): CompletionNode[] {
     });
     doc.subcommands.forEach(visit);
   };
-  visit(describeProgram(program));
+  visit(describeProgram(program, {}));
   // `threatcol help <TAB>` offers the commands.
   const root = nodes[0] as CompletionNode;
   nodes.push({

@@ -20,6 +20,7 @@ import {
 } from './common-sections.js';
 import { escapeText, inlineToRoff, quoteArg } from './roff.js';
 import { entriesToRoff, indentedProse, proseToRoff } from './roff-blocks.js';
+import { MANUALS } from './text/index.js';
 
 export interface ManPage {
   file: string;
@@ -33,7 +34,7 @@ export interface ManMeta {
 }
 
 export function renderManPages(program: Command, meta: ManMeta): ManPage[] {
-  const root = describeProgram(program);
+  const root = describeProgram(program, MANUALS);
   const pages = [
     renderRootPage(root, meta),
     ...root.subcommands.map((cmd) => renderCommandPage(cmd, root, meta)),

@@ -10,9 +10,10 @@ import {
   optionText,
 } from './command-model.js';
 import { baseEnvironmentEntries, type Entry, exitStatusEntries, fileEntries } from './common-sections.js';
+import { MANUALS } from './text/index.js';
 
 export function renderCliMarkdown(program: Command): string {
-  const root = describeProgram(program);
+  const root = describeProgram(program, MANUALS);
   const out = [
     '# Command reference',
     '',

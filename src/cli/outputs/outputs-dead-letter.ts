@@ -2,6 +2,7 @@
 // sends it again; what the receiver refuses again goes back to the dead letters.
 import { renameSync, unlinkSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { LoadedConfig } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
 import {
   appendDeadLetters,
@@ -38,7 +39,7 @@ export function registerOutputsDeadLetter(
 }
 
 export async function deadLetters(name: string, options: DeadLetterOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   if (options.retry) return retry(name, loaded, io);
   const letters = readDeadLetters(loaded.dataDir, name);
   if (options.json) {
@@ -59,7 +60,7 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
   return 0;
 }
 
-async function retry(name: string, loaded: ReturnType<typeof loadFromOptions>, io: CliIo): Promise<number> {
+async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<number> {
   const output = configuredOutput(loaded, name);
   const path = deadLetterPath(loaded.dataDir, name);
   // Taken aside first: the daemon may append new dead letters meanwhile, to a fresh file.

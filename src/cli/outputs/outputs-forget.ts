@@ -21,7 +21,7 @@ export function registerOutputsForget(
 }
 
 export async function forgetOutput(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const forgotten = await withStore(loaded, io, (store) => store.outputs.forget(name));
   if (!forgotten) throw new ThreatcolError('OUTPUT_NOT_FOUND', `output "${name}" has no position to forget`);

@@ -29,7 +29,7 @@ export function registerOutputsList(
 }
 
 export async function listOutputs(options: ListOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io, { 'admin.listen': options.adminListen });
+  const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
   const fromDaemon = await fetchDaemonOutputs(loaded);
   let reports: OutputReport[];
   if (fromDaemon) {

@@ -28,7 +28,7 @@ export function registerOutputsReplay(
 }
 
 export async function replayOutput(name: string, options: ReplayOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const since = sinceOf(options.since, Date.now());
   await withStore(loaded, io, async (store) => {

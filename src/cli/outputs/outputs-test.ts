@@ -42,7 +42,7 @@ export function sampleRecord(now: number): StoredRecord {
 }
 
 export async function testOutput(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   const output = configuredOutput(loaded, name);
   const record = sampleRecord(Date.now());
   const outcome = await sendThrough(

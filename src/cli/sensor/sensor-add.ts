@@ -1,6 +1,5 @@
 // `threatcol sensor add NAME`: issues a sensor and its key; the key is printed once and only its hash stored.
 import type { Command } from 'commander';
-import { isValidTimezone } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
@@ -34,7 +33,9 @@ export function registerSensorAdd(
 }
 
 export async function addSensor(name: string, options: AddOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  // Imported here: the definition above is loaded for every command line.
+  const { isValidTimezone } = await import('../../config/load-config.js');
+  const loaded = await loadFromOptions(options, io);
   const { config } = loaded;
   if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
     throw new ThreatcolError(

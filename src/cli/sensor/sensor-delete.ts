@@ -34,7 +34,7 @@ export async function deleteSensor(name: string, options: DeleteOptions, io: Cli
       `sensor delete removes "${name}" and its keys at once (a running collector refuses it within a second); repeat with --yes`,
     );
   }
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const sensor = await withStore(loaded, io, (store) => store.registry.delete(name));
   if (options.json) {

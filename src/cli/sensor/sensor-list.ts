@@ -24,7 +24,7 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const { sensors, stats } = await withStore(loaded, io, async (store) => ({
     sensors: await store.registry.list(),

@@ -16,7 +16,7 @@ export function registerSensorRevoke(
 }
 
 export async function revokeSensor(name: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const sensor = await withStore(loaded, io, (store) => store.registry.revoke(name));
   write(

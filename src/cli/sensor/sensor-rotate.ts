@@ -36,7 +36,7 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
   if (graceMs === null) {
     throw new ThreatcolError('USAGE', `--grace "${options.grace}" is not a duration (24h, 90m, 30s, 0)`);
   }
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const { sensor, key, oldKeysExpireAt } = await withStore(loaded, io, (store) =>
     store.registry.rotate(name, graceMs),

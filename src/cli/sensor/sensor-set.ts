@@ -1,6 +1,5 @@
 // `threatcol sensor set NAME`: changes a sensor's time zone or description; a running daemon uses it within 1 s.
 import type { Command } from 'commander';
-import { isValidTimezone } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
@@ -32,6 +31,8 @@ export function registerSensorSet(
 }
 
 export async function setSensor(name: string, options: SetOptions, io: CliIo): Promise<number> {
+  // Imported here: the definition above is loaded for every command line.
+  const { isValidTimezone } = await import('../../config/load-config.js');
   if (options.timezone === undefined && options.description === undefined) {
     throw new ThreatcolError('USAGE', 'nothing to change: give --timezone and/or --description');
   }
@@ -46,7 +47,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
       );
     }
   }
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   const { config } = loaded;
   existingDataDir(loaded, options, io);
   const changes: { timezone?: string | null; description?: string } = {};

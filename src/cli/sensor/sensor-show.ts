@@ -27,7 +27,7 @@ export function registerSensorShow(
 }
 
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   const { config } = loaded;
   existingDataDir(loaded, options, io);
   const { sensor, stats } = await withStore(loaded, io, async (store) => ({

@@ -61,7 +61,7 @@ export async function threatsStats(options: StatsOptions, io: CliIo): Promise<nu
   }
   const until = Date.now();
   const since = parseSince(options.since, until);
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const stats = await withStore(loaded, io, (store) =>
     countRecords((from, visit) => store.reader.scan(from, visit), {

@@ -58,7 +58,7 @@ export async function tailThreats(options: TailOptions, io: CliIo): Promise<numb
   if (sensors?.size === 1) filter.sensor = [...sensors][0] as string;
   const match =
     sensors !== null && sensors.size > 1 ? { match: (r: { sensor: string }) => sensors.has(r.sensor) } : {};
-  const loaded = loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   return withStore(loaded, io, ({ reader }) =>
     tail(reader, { limit, filter, ...match, follow: options.follow, json: options.json === true }, io),

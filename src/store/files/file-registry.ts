@@ -3,7 +3,6 @@ import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import type { Logger } from 'pino';
-import lockfile from 'proper-lockfile';
 import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
@@ -28,6 +27,7 @@ import {
 } from '../sensor-changes.js';
 import { createRejectedReport } from '../sensor-entries.js';
 import { RegistryFileAdapter } from './registry-file.js';
+import { lockRegistry } from './registry-lock.js';
 
 export { REGISTRY_FILE };
 
@@ -60,11 +60,7 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       if (isPermissionError(error)) throw permissionDenied(error, options.dataDir, 'change the registry in');
     }
     try {
-      release = await lockfile.lock(path, {
-        realpath: false,
-        stale: 10_000,
-        retries: { retries: 100, minTimeout: 10, maxTimeout: 200, randomize: true },
-      });
+      release = await lockRegistry(path);
     } catch (error) {
       // proper-lockfile creates `sensors.json.lock` in the data directory: EACCES there is not a held lock.
       if (isPermissionError(error)) throw permissionDenied(error, `${path}.lock`, 'create the lock');

@@ -8,16 +8,10 @@ import type { Owner } from '../../data-dir/file-owner.js';
 import type { SensorRegistry } from '../registry.js';
 import { createSkippedRecords } from '../skipped-records.js';
 import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
-import { localDedupeIndex } from './dedupe/dedupe-index.js';
-import { rebuildDedupeWindow } from './dedupe/dedupe-rebuild.js';
-import { withDedupe } from './dedupe/dedupe-record-log.js';
-import { DedupeWindow } from './dedupe/dedupe-window.js';
-import { openFileRecordLog } from './file-record-log.js';
 import { createFileRegistry } from './file-registry.js';
 import { createFileOutputCursors } from './output-cursors.js';
 import { createOutputHold } from './output-holds.js';
 import { createFileRecordReader } from './read-records.js';
-import { startRetention } from './retention.js';
 import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
 
@@ -71,6 +65,12 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
+      // The writer's modules are imported by the writer only: CLI commands open this store to read.
+      const [{ openFileRecordLog }, { withDedupe }, { startRetention }] = await Promise.all([
+        import('./file-record-log.js'),
+        import('./dedupe/dedupe-record-log.js'),
+        import('./retention.js'),
+      ]);
       const log = await openFileRecordLog({
         dataDir,
         segmentMaxBytes: config.store.segmentMaxBytes,
@@ -136,6 +136,11 @@ export async function openDedupeIndex(
 ): Promise<DedupeIndex | null> {
   const windowMs = config.dedupe.windowSeconds * 1000;
   if (windowMs <= 0) return null;
+  const [{ DedupeWindow }, { rebuildDedupeWindow }, { localDedupeIndex }] = await Promise.all([
+    import('./dedupe/dedupe-window.js'),
+    import('./dedupe/dedupe-rebuild.js'),
+    import('./dedupe/dedupe-index.js'),
+  ]);
   const window = new DedupeWindow(windowMs);
   const started = performance.now();
   const keys = await rebuildDedupeWindow(threatsDir(dataDir), window, now());

@@ -7,7 +7,9 @@ import type { StoredRecord } from '../../records/stored-record.js';
 import type { AppendOptions, AppendResult, RecordLog } from '../store.js';
 import { recordSubject } from './names.js';
 import type { NatsLink } from './nats-link.js';
+import { SENDER_RETRY_S } from './nats-setup.js';
 import type { AckTarget, PublishPipeline } from './publish-pipeline.js';
+import { UncertainRequests } from './uncertain-requests.js';
 
 export interface NatsRecordLogOptions {
   link: NatsLink;
@@ -24,6 +26,9 @@ export interface NatsRecordLogOptions {
   onBatchSynced?: (records: number, seconds: number) => void;
 }
 
+/** Requests in doubt remembered at most (a few MB of ids: an outage must not grow memory without end). */
+const UNCERTAIN_MAX = 10_000;
+
 /** Retries wait this long: enough for a reconnect or a stream leader election to make progress. */
 const RETRY_DELAY_MS = 150;
 
@@ -39,7 +44,8 @@ interface BatchContext {
 /**
  * One append: all records published at once, answered when the last is acknowledged (200) or at the first
  * record that cannot be (503: the sender retries the whole request). Every attempt of a record carries the same
- * Nats-Msg-Id, so a retry after a lost ack is answered "duplicate" with the first sequence, not stored twice.
+ * Nats-Msg-Id (its dedupe key, else its record id, or those of an uncertain earlier attempt of the request), so
+ * a retry after a lost ack, ours or the sender's, is answered "duplicate" with the first sequence.
  * It keeps what a retry needs, not the records: the lines in one buffer, the ids, the subjects. With replicas
  * 3 a record waits about a second for its ack, and every object held that long is copied by the young
  * generation's collections and then promoted.
@@ -48,6 +54,10 @@ class Batch implements AckTarget {
   readonly result: Promise<AppendResult>;
   /** Each record's own id; the answer's ids start as these (a duplicate's becomes the first delivery's). */
   private readonly recordIds: string[];
+  /** Per record: the Nats-Msg-Id of every attempt. */
+  readonly msgIds: readonly string[];
+  /** Per record: handed to a connection and not acknowledged yet (it may be stored without our knowing). */
+  private readonly onWire: Uint8Array;
   private readonly ids: string[];
   private readonly subjects: string[];
   /** The records' lines, one after another; record i's ends at ends[i]. */
@@ -66,7 +76,9 @@ class Batch implements AckTarget {
     private readonly ctx: BatchContext,
     records: StoredRecord[],
     /** Per record: the dedupe key (also its message id), or null to use the record id. */
-    private readonly keys: readonly (string | null)[] | null,
+    keys: readonly (string | null)[] | null,
+    /** The message ids of an earlier attempt of this request answered 503 in doubt (UncertainRequests). */
+    earlier: readonly string[] | null,
     private readonly deadline: number,
   ) {
     const n = records.length;
@@ -98,6 +110,8 @@ class Batch implements AckTarget {
       this.ends[i] = at;
     }
     this.ids = this.recordIds.slice();
+    this.msgIds = earlier ?? this.recordIds.map((id, i) => keys?.[i] ?? id);
+    this.onWire = new Uint8Array(n);
     this.left = n;
     this.result = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -106,14 +120,21 @@ class Batch implements AckTarget {
     for (let i = 0; i < n && !this.settled; i++) this.publish(i);
   }
 
+  /** After a failure: whether a record may have been stored all the same. */
+  get inDoubt(): boolean {
+    return this.onWire.includes(1);
+  }
+
   acked(index: number, seq: number, duplicate: boolean): void {
     if (this.settled) return;
+    this.onWire[index] = 0;
     const own = this.recordIds[index] as string;
-    // A duplicate without a dedupe key is our own retry of a record whose ack was lost: stored once.
-    if (!duplicate || (this.keys?.[index] ?? null) === null) {
+    if (!duplicate) {
       this.stored(index, own, false);
       return;
     }
+    // Our own retry of a record whose ack was lost (the stored one is this record), or the record stored
+    // earlier under the same key or by an earlier attempt of the request: answered with the stored id.
     this.ctx.firstDelivery(seq).then(
       (first) => this.stored(index, first.id, first.id !== own),
       (error: Error) => this.fail(`cannot read the first delivery: ${error.message}`),
@@ -122,6 +143,8 @@ class Batch implements AckTarget {
 
   failed(index: number, reason: string, transient: boolean): void {
     if (this.settled) return;
+    // Refused, or no stream listened: not stored. A timeout or a lost link: it may have been.
+    if (!transient || reason === 'no responders') this.onWire[index] = 0;
     this.lastError = reason;
     if (transient) this.retry(index);
     else this.fail(`NATS refused the record: ${reason}`);
@@ -139,10 +162,11 @@ class Batch implements AckTarget {
       this.retry(index);
       return;
     }
+    this.onWire[index] = 1;
     pipeline.publish(
       this.subjects[index] as string,
       this.lines.subarray(index === 0 ? 0 : this.ends[index - 1], this.ends[index]),
-      this.keys?.[index] ?? (this.recordIds[index] as string),
+      this.msgIds[index] as string,
       Math.min(left, this.ctx.attemptMs),
       this,
       index,
@@ -185,6 +209,11 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
   let closed = false;
   const inFlight = new Set<Promise<unknown>>();
   let lastErrorLog = 0;
+  const uncertain = new UncertainRequests(
+    options.publishTimeoutMs + SENDER_RETRY_S * 1000,
+    UNCERTAIN_MAX,
+    now,
+  );
   const ctx: BatchContext = {
     publisher: options.publisher,
     firstDelivery: options.firstDelivery,
@@ -212,14 +241,19 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
       const keys = options.dedupe ? (appendOptions?.dedupeKeys ?? null) : null;
       queued += records.length;
       const started = performance.now();
-      const work = new Batch(ctx, records, keys, now() + options.publishTimeoutMs).result;
+      const earlier = uncertain.idsFor(records);
+      const batch = new Batch(ctx, records, keys, earlier, now() + options.publishTimeoutMs);
+      const work = batch.result;
       inFlight.add(work);
       try {
         const result = await work;
+        if (earlier) uncertain.forget(records);
         options.onBatchSynced?.(records.length, (performance.now() - started) / 1000);
         return result;
       } catch (error) {
         logFailure((error as Error).message);
+        // The 503 must not make the sender's retry a second copy of what may be in the stream already.
+        if (batch.inDoubt) uncertain.remember(records, batch.msgIds);
         throw error;
       } finally {
         queued -= records.length;

@@ -15,15 +15,24 @@ import type { Config } from '../../config/schema.js';
 import { RECORDS_PREFIX } from './names.js';
 
 const DAY_S = 86_400;
+/**
+ * The window covers a sender's retry after a 503 in doubt (its retry reuses the first attempt's message ids:
+ * uncertain-requests.ts) for the publish timeout plus this long, also with dedupe off.
+ */
+export const SENDER_RETRY_S = 60;
 
 /** The stream's limits from `store.retention` and `dedupe.windowSeconds`. */
 export function streamLimits(
   config: Config,
 ): Pick<StreamConfig, 'max_age' | 'max_bytes' | 'duplicate_window'> {
   const { days, maxBytes } = config.store.retention;
-  // Dedupe off still keeps a short window: a publish retried after a lost ack (same record id) must not
-  // be stored twice. It must not exceed max_age (a JetStream rule).
-  const windowS = Math.max(config.dedupe.windowSeconds, Math.ceil(config.nats.publishTimeoutMs / 1000) + 1);
+  // Dedupe off still keeps a window: a publish retried after a lost ack, or a request its sender retried after
+  // a 503 that came while a publish was on the wire, must not be stored twice (record ids are unique, so a
+  // longer window merges nothing else). It must not exceed max_age (a JetStream rule).
+  const windowS = Math.max(
+    config.dedupe.windowSeconds,
+    Math.ceil(config.nats.publishTimeoutMs / 1000) + SENDER_RETRY_S,
+  );
   return {
     max_age: days === null ? 0 : nanos(days * DAY_S * 1000),
     max_bytes: maxBytes ?? -1,

@@ -1,0 +1,92 @@
+// Compiles src/ into dist/ so that no reader ever sees a half-written tree, and (with --if-stale) only when needed.
+//
+// Why both: `npx threatcol` in a checkout installs the checkout into npm's cache as a link, and npm runs the
+// linked package's `prepare` every time. A plain `tsc` there rebuilt dist/ in place on each call (6 s) while
+// other processes ran bin/threatcol from it. So tsc writes a fresh directory beside dist/, which then replaces
+// dist/ by rename (a starting CLI sees the old tree or the new one, never a mix), and `prepare` passes
+// --if-stale: nothing happens when dist/ was built from the same sources, compiler and tsconfig.
+// Plain JavaScript: it runs before anything is compiled, and without tsx's start-up on every npx.
+
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+/** Written last into the new tree: the digest of what it was built from. */
+const STAMP = '.sources-digest';
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+/** Every file under src/, tsconfig.json and the compiler's version, in a fixed order. */
+export function sourcesDigest() {
+  const hash = createHash('sha256');
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+  for (const file of [...files, join(ROOT, 'tsconfig.json')]) {
+    hash.update(`${relative(ROOT, file)}\0`);
+    hash.update(readFileSync(file));
+    hash.update('\0');
+  }
+  hash.update(JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')).version);
+  return hash.digest('hex');
+}
+
+function builtDigest() {
+  try {
+    return readFileSync(join(DIST, STAMP), 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** Moves `fresh` to dist/, the old tree aside first; a concurrent build may swap in between, so retry. */
+function swapIn(fresh) {
+  const old = join(ROOT, `.dist-old-${process.pid}`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      renameSync(DIST, old);
+    } catch (error) {
+      if (error.code !== 'ENOENT') throw error;
+    }
+    try {
+      renameSync(fresh, DIST);
+      break;
+    } catch (error) {
+      // Another build put its tree in place between our two renames: move that one aside too.
+      if ((error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') || attempt > 10) throw error;
+      rmSync(old, { recursive: true, force: true });
+    }
+  }
+  rmSync(old, { recursive: true, force: true });
+}
+
+export function buildDist({ ifStale }) {
+  const digest = sourcesDigest();
+  if (ifStale && builtDigest() === digest) return false;
+  const fresh = join(ROOT, `.dist-build-${process.pid}`);
+  rmSync(fresh, { recursive: true, force: true });
+  try {
+    execFileSync(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.json'), '--outDir', fresh], {
+      stdio: 'inherit',
+    });
+    writeFileSync(join(fresh, STAMP), `${digest}\n`);
+    swapIn(fresh);
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  return true;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    buildDist({ ifStale: process.argv.includes('--if-stale') });
+  } catch (error) {
+    // tsc has printed its diagnostics already; the stack would only hide them.
+    if (error.status === undefined) console.error(error);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,100 @@
+// A command loads only what it runs: which modules the real CLI loads, recorded by a loader hook from outside.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { addSensorCli, BIN, cleanEnv } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const RECORDER = fileURLToPath(new URL('../helpers/record-loads.mjs', import.meta.url));
+
+/** What no command that only prints from its own definitions may load (store-format.js is one constant). */
+const HEAVY =
+  /node_modules\/(pino|pino-pretty|ajv|undici|@nats-io\/[^/]+|lowdb|proper-lockfile|prom-client|@peculiar\/x509|nodemailer)\/|\/dist\/(store\/(?!store-format\.js)|server|daemon\/(?!startup-signals)|admin|cluster|client|check|tls|config\/load-config|log\.js)/;
+
+async function loadedBy(t: Parameters<typeof makeTempDir>[0], args: string[]) {
+  const file = join(makeTempDir(t), 'loaded');
+  const child = spawn(process.execPath, ['--import', RECORDER, BIN, ...args], {
+    env: cleanEnv({ LOADED_MODULES_FILE: file }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stdout.resume();
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, `${args.join(' ')}: ${stderr}`);
+  return readFileSync(file, 'utf8').trim().split('\n');
+}
+
+const heavy = (urls: string[]) => urls.filter((u) => HEAVY.test(u));
+
+test('--version loads neither commander nor a command definition, let alone the heavy modules', async (t) => {
+  for (const args of [['--version'], ['--version', '--json'], ['-V']]) {
+    const urls = await loadedBy(t, args);
+    assert.deepEqual(heavy(urls), [], args.join(' '));
+    assert.deepEqual(
+      urls.filter((u) =>
+        /node_modules\/commander\/|\/dist\/cli\/(program|sensor|threats|send|serve)/.test(u),
+      ),
+      [],
+      args.join(' '),
+    );
+  }
+});
+
+test('completion SHELL prints its pre-rendered script without commander or the command tree', async (t) => {
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    const urls = await loadedBy(t, ['completion', shell]);
+    assert.deepEqual(
+      urls.filter((u) => HEAVY.test(u) || /node_modules\/commander\/|\/dist\/cli\/(program|manual)/.test(u)),
+      [],
+      shell,
+    );
+  }
+});
+
+test('help, a command group, completion and send --help load the definitions only', async (t) => {
+  for (const args of [
+    ['--help'],
+    ['help', 'sensor', 'add'],
+    ['sensor', '--help'],
+    ['send', '--help'],
+    ['completion', 'bash'],
+    ['completion', 'zsh'],
+  ]) {
+    const urls = await loadedBy(t, args);
+    assert.deepEqual(heavy(urls), [], args.join(' '));
+    // The reference prose is for the man pages and docs/cli.md: the help and the completion do without it.
+    assert.deepEqual(
+      urls.filter((u) => u.includes('/dist/cli/manual/text/')),
+      [],
+      args.join(' '),
+    );
+  }
+});
+
+test('sensor list loads the config loader and the store, not the logger nor the lock; sensor add locks', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'fw');
+  const list = await loadedBy(t, ['sensor', 'list', '--data-dir', dataDir]);
+  // What it does load: the recorder sees it (ES modules here).
+  for (const part of ['/dist/config/load-config.js', 'node_modules/lowdb/', '/dist/store/open-store.js'])
+    assert.ok(
+      list.some((u) => u.includes(part)),
+      `${part} not among ${list.length} modules`,
+    );
+  // pino is made at the first log line, the lock only by a change: a listing has neither.
+  assert.deepEqual(
+    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
+    [],
+  );
+  // The recorder sees CommonJS modules too: a change loads proper-lockfile and graceful-fs under it.
+  const add = await loadedBy(t, ['sensor', 'add', 'fw2', '--data-dir', dataDir]);
+  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/'])
+    assert.ok(
+      add.some((u) => u.includes(part)),
+      `${part} not among ${add.length} modules`,
+    );
+});
