@@ -31,7 +31,7 @@ export async function reload(options: ReloadOptions, io: CliIo): Promise<number>
   // says so in its log and status; the exit status makes `systemctl reload` fail with the same reason.
   let invalid: ThreatcolError | null = null;
   try {
-    loadFromOptions(options, io);
+    await loadFromOptions(options, io);
   } catch (error) {
     if (!(error instanceof ThreatcolError)) throw error;
     invalid = error;

@@ -1,7 +1,6 @@
 // Sends records through an output's real receiver once, outside the daemon (`outputs test`, dead letters
 // `--retry`): the receiver's answer is the command's result.
 import type { OutputConfig } from '../../config/outputs-schema.js';
-import { createReceiver } from '../../outputs/receivers/create-receiver.js';
 import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/receiver.js';
 
 export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; error: string };
@@ -12,6 +11,8 @@ export async function sendThrough(
   records: readonly OutgoingRecord[],
   env: Record<string, string | undefined>,
 ): Promise<SendOutcome> {
+  // Imported when sending: the receivers' clients (undici, nodemailer) stay out of every other command line.
+  const { createReceiver } = await import('../../outputs/receivers/create-receiver.js');
   const receiver = createReceiver(name, output, env);
   try {
     const report = await receiver.send(records, AbortSignal.timeout(output.timeoutMs + 1000));
