@@ -6,6 +6,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { assertDataDirSafe } from '../data-dir/data-dir-safety.js';
 import { ensureDataDir } from '../data-dir/ensure-data-dir.js';
 import { ThreatcolError } from '../errors.js';
+import { createSyslogListener, type SyslogListener } from '../inputs/syslog/syslog-listener.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { ActivityLog } from '../server/activity-log.js';
 import { Authenticator } from '../server/auth.js';
@@ -14,6 +15,7 @@ import { type RateLimit, RateLimiter } from '../server/rate-limit.js';
 import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
+import type { Sensor } from '../store/registry.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
 import { loadTlsMaterial, readTlsPair, type TlsMaterial } from '../tls/tls-material.js';
 import { watchTlsFiles } from '../tls/tls-watch.js';
@@ -130,6 +132,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   metrics.sources({ queuedRecords: () => store.queuedRecords });
 
   const auth = new Authenticator();
+  let syslog: SyslogListener | null = null;
+  let lastSensors: Sensor[] = [];
   let known = -1;
   let registryRead: () => void = () => {};
   const firstRead = new Promise<void>((resolve) => {
@@ -138,6 +142,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
+      lastSensors = sensors;
+      syslog?.updateSensors(sensors);
       registryRead();
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
       known = sensors.length;
@@ -186,6 +192,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     try {
       const next = readTlsPair(tls.certPath, tls.keyPath, tls.selfSigned);
       collector.setTls(next);
+      syslog?.setTls(next);
       tls = next;
       logger.info({ reason, sha256: next.fingerprint, notAfter: next.notAfter }, 'reloaded the TLS material');
       expiry.run();
@@ -216,6 +223,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    await syslog?.close();
     tlsWatch.stop();
     expiry.stop();
     watch.stop();
@@ -237,6 +245,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   } catch (error) {
     await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md).
+  if (!worker && (config.syslog.listen !== '' || config.syslog.tcpListen !== '')) {
+    syslog = createSyslogListener({ config, tls, recordLog: store, logger, now });
+    syslog.updateSensors(lastSensors);
+    try {
+      const at = await syslog.listen();
+      logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');
+    } catch (error) {
+      await collector.close(0);
+      await cleanUp();
+      const e = error as NodeJS.ErrnoException;
+      throw new ThreatcolError('LISTEN_FAILED', `cannot open the syslog listener: ${e.message}`, {
+        cause: e,
+      });
+    }
   }
 
   let admin: RunningAdmin | null = null;
