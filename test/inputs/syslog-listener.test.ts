@@ -167,8 +167,27 @@ test('revoking a syslog sensor closes its open connection', async (t) => {
   await closed; // the test's timeout bounds it: the registry watch sees the change within a second
 });
 
-test('sensor add --syslog refuses an incomplete identity', async (t) => {
+test('sensor add --syslog stores the identity sensor show prints; an incomplete one is refused', async (t) => {
   const dataDir = makeTempDir(t);
+  await addSensor(
+    dataDir,
+    'pa',
+    '--syslog',
+    '--format',
+    'panos',
+    '--from',
+    '192.0.2.0/24',
+    '--from',
+    '2001:db8::7',
+  );
+  const json = await runCli(['sensor', 'show', 'pa', '--data-dir', dataDir, '--json']);
+  assert.deepEqual(JSON.parse(json.stdout).syslog, {
+    format: 'panos',
+    from: ['192.0.2.0/24', '2001:db8::7'],
+    client_cert_sha256: [],
+  });
+  const human = await runCli(['sensor', 'show', 'pa', '--data-dir', dataDir]);
+  assert.match(human.stdout, /^Syslog: +panos, from 192\.0\.2\.0\/24 2001:db8::7$/m);
   for (const args of [
     ['--syslog', '--from', '10.0.0.0/8'],
     ['--syslog', '--format', 'cef'],
