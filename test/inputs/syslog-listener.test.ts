@@ -16,9 +16,10 @@ const fixture = (name: string) =>
 async function serveWithSyslog(
   t: test.TestContext,
   dataDir: string,
+  env: Record<string, string> = {},
 ): Promise<{ serve: ServeProcess; tls: number; tcp: number }> {
   const serve = await spawnServe(dataDir, [], {
-    env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0', THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0' },
+    env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0', THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0', ...env },
   });
   t.after(() => serve.stop());
   const line = serve.logs.find((l) => l.msg === 'syslog listening');
@@ -165,6 +166,34 @@ test('revoking a syslog sensor closes its open connection', async (t) => {
   const revoked = await runCli(['sensor', 'revoke', 'fg', '--data-dir', dataDir]);
   assert.equal(revoked.code, 0, revoked.stderr);
   await closed; // the test's timeout bounds it: the registry watch sees the change within a second
+});
+
+test('an over-long message is stored truncated and flagged; a connection past the per-address cap is closed', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensor(dataDir, 'sophos', '--syslog', '--format', 'cef', '--from', '127.0.0.1');
+  const { serve, tcp } = await serveWithSyslog(t, dataDir, {
+    THREATCOL_SYSLOG_MAX_MESSAGE_BYTES: '480',
+    THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '1',
+  });
+  const { createConnection } = await import('node:net');
+  const first = createConnection({ host: '127.0.0.1', port: tcp });
+  first.on('error', () => {});
+  await new Promise<void>((resolve) => first.once('connect', () => resolve()));
+  // The second connection from the same address is over the cap: closed without a byte read.
+  const second = createConnection({ host: '127.0.0.1', port: tcp });
+  second.on('error', () => {});
+  await new Promise<void>((resolve) => second.once('close', () => resolve()));
+  assert.ok(serve.logs.some((l) => String(l.msg).startsWith('too many syslog connections')));
+
+  const long = `<134>CEF:0|Sophos|XG|19.0|2|Virus detected|Medium|src=10.1.1.7 dst=198.51.100.4 dpt=80 proto=TCP msg=${'x'.repeat(1000)}`;
+  first.end(
+    `${long}\n<134>CEF:0|Sophos|XG|19.0|3|Short one|Low|src=10.1.1.8 dst=198.51.100.4 dpt=443 proto=TCP\n`,
+  );
+  const records = await storedSyslog(dataDir, 2);
+  const byThreat = new Map(records.map((r) => [r.threat, r]));
+  assert.equal(byThreat.get('Virus detected')?.truncated, true);
+  assert.equal(byThreat.get('Virus detected')?.original, long.slice(0, 480));
+  assert.equal(byThreat.get('Short one')?.truncated, undefined);
 });
 
 test('sensor add --syslog stores the identity sensor show prints; an incomplete one is refused', async (t) => {

@@ -32,7 +32,6 @@ export interface SyslogListener {
 const REFUSAL_LOG_MS = 60_000;
 /** Connections idle this long are closed (a sender reconnects; syslog has nothing to answer). */
 const IDLE_MS = 10 * 60_000;
-const HANDSHAKE_MS = 10_000;
 
 export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const { config, logger } = deps;
@@ -41,21 +40,54 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const open = new Map<Socket, Sensor>();
   const refusalLogged = new Map<string, number>();
   const servers: Server[] = [];
+  const perAddress = new Map<string, number>();
+  let connections = 0;
+
+  /**
+   * The HTTPS port's caps (server.maxConnections, server.maxConnectionsPerAddress), counted apart for syslog
+   * and per exact address, before any TLS work: a flood of connections is closed as it arrives.
+   */
+  function admit(socket: Socket): boolean {
+    const addr = plainAddress(socket.remoteAddress ?? '');
+    const mine = perAddress.get(addr) ?? 0;
+    if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
+      counts.refused++;
+      logRefusal(
+        addr,
+        'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
+      );
+      socket.destroy();
+      return false;
+    }
+    connections++;
+    perAddress.set(addr, mine + 1);
+    socket.once('close', () => {
+      connections--;
+      const left = (perAddress.get(addr) ?? 1) - 1;
+      if (left > 0) perAddress.set(addr, left);
+      else perAddress.delete(addr);
+    });
+    return true;
+  }
+
+  /** Logs why `addr` was refused, at most once per address and interval. */
+  function logRefusal(addr: string, why: string, details: Record<string, unknown> = {}): void {
+    const last = refusalLogged.get(addr) ?? Number.NEGATIVE_INFINITY;
+    if (deps.now() - last < REFUSAL_LOG_MS) return;
+    if (refusalLogged.size > 10_000) refusalLogged.clear(); // a scan must not grow it without bound
+    refusalLogged.set(addr, deps.now());
+    logger.warn({ remoteAddr: addr, ...details }, why);
+  }
 
   function accept(socket: Socket, fingerprint: string | null, transport: 'tls' | 'tcp'): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
     const sensor = senders.match(remoteAddr, fingerprint);
     if (sensor === null) {
       counts.refused++;
-      const last = refusalLogged.get(remoteAddr) ?? Number.NEGATIVE_INFINITY;
-      if (deps.now() - last >= REFUSAL_LOG_MS) {
-        if (refusalLogged.size > 10_000) refusalLogged.clear(); // a scan must not grow it without bound
-        refusalLogged.set(remoteAddr, deps.now());
-        logger.warn(
-          { remoteAddr, transport, clientCertificate: fingerprint ?? 'none' },
-          'syslog connection matches no active sensor; closed before reading',
-        );
-      }
+      logRefusal(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
+        transport,
+        clientCertificate: fingerprint ?? 'none',
+      });
       socket.destroy();
       return;
     }
@@ -78,7 +110,10 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     // Client certificates are pinned by fingerprint (self-signed ones included), not chained to a CA.
     requestCert: true,
     rejectUnauthorized: false,
-    handshakeTimeout: HANDSHAKE_MS,
+    handshakeTimeout: config.server.handshakeTimeoutMs,
+  });
+  tlsServer.on('connection', (socket: Socket) => {
+    admit(socket);
   });
   tlsServer.on('secureConnection', (socket: TLSSocket) => {
     const cert = socket.getPeerX509Certificate();
@@ -90,7 +125,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       'syslog TLS handshake failed',
     );
   });
-  const tcpServer = createTcpServer((socket) => accept(socket, null, 'tcp'));
+  const tcpServer = createTcpServer((socket) => {
+    if (admit(socket)) accept(socket, null, 'tcp');
+  });
 
   async function start(server: Server, text: string): Promise<AddressInfo | null> {
     const address = parseAdminListen(text);
