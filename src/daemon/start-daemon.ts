@@ -249,7 +249,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md).
   if (!worker && (config.syslog.listen !== '' || config.syslog.tcpListen !== '')) {
-    syslog = createSyslogListener({ config, tls, recordLog: store, logger, now });
+    syslog = createSyslogListener({ config, tls, recordLog: store, stats, logger, now });
     syslog.updateSensors(lastSensors);
     try {
       const at = await syslog.listen();

@@ -78,6 +78,7 @@ test('over the unsynced bound the socket is paused until the store catches up; a
     serveSyslogConnection(socket, sensor, '127.0.0.1', {
       config,
       recordLog: g.gate,
+      stats: store.stats,
       logger: pino({ level: 'silent' }),
       now: Date.now,
       counts,

@@ -73,7 +73,7 @@ async function storedSyslog(dataDir: string, count: number): Promise<Record<stri
 test('logger over plain TCP, octet counting and LF framing: each CEF threat stored once, traffic not stored', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'cp-gw', '--syslog', '--format', 'cef', '--from', '127.0.0.1/32');
-  const { tcp } = await serveWithSyslog(t, dataDir);
+  const { tcp } = await serveWithSyslog(t, dataDir, { THREATCOL_STORE_STATS_INTERVAL_MS: '100' });
   const [checkPoint, escapes, sophos, traffic] = fixture('cef') as [string, string, string, string];
   // logger writes its own header; the CEF text is the message (logger reads it from stdin, one per line).
   const cef = (line: string) => line.slice(line.indexOf('CEF:'));
@@ -96,6 +96,15 @@ test('logger over plain TCP, octet counting and LF framing: each CEF threat stor
     ],
   );
   for (const r of records) assert.match(String(r.original), /^<\d+>.*CEF:0\|/);
+  // Last seen, last address and the record count work as for HTTPS senders.
+  let shown: Record<string, unknown> = {};
+  for (let i = 0; i < 50 && shown.records_received !== 3; i++) {
+    shown = JSON.parse((await runCli(['sensor', 'show', 'cp-gw', '--data-dir', dataDir, '--json'])).stdout);
+    if (shown.records_received !== 3) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(shown.records_received, 3);
+  assert.equal(shown.last_address, '127.0.0.1');
+  assert.equal(typeof shown.last_seen, 'string');
 });
 
 test('TLS with a pinned client certificate: octet-counted EVE alerts stored; no certificate from an unlisted address refused', async (t) => {

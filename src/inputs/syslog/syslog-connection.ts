@@ -6,7 +6,7 @@ import { newRecordId } from '../../records/record-id.js';
 import { isAsciiText } from '../../records/stored-line.js';
 import { type BuiltRecord, buildSyslogRecord, type ReceiptContext } from '../../records/stored-record.js';
 import type { Sensor } from '../../store/registry.js';
-import type { RecordLog } from '../../store/store.js';
+import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { SyslogFramer } from './framer.js';
 import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
 import { parseSyslogHeader } from './syslog-header.js';
@@ -22,6 +22,8 @@ export interface SyslogCounts {
 export interface ConnectionDeps {
   config: Config;
   recordLog: RecordLog;
+  /** Last seen, last address and records received, as for HTTPS senders (counted once durable). */
+  stats: SensorStatsStore;
   logger: Logger;
   now: () => number;
   counts: SyslogCounts;
@@ -60,6 +62,12 @@ export function serveSyslogConnection(
     const attempt = (): void => {
       deps.recordLog.append(records).then(
         () => {
+          deps.stats.recordAccepted(
+            sensor.name,
+            remoteAddr,
+            records.length,
+            new Date(deps.now()).toISOString(),
+          );
           unsynced -= records.length;
           if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
         },

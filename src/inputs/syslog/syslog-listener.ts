@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { parseAdminListen } from '../../config/admin-address.js';
 import type { Config } from '../../config/schema.js';
 import type { Sensor } from '../../store/registry.js';
-import type { RecordLog } from '../../store/store.js';
+import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
 import { type SyslogCounts, serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
@@ -14,6 +14,7 @@ export interface SyslogListenerDeps {
   config: Config;
   tls: TlsMaterial;
   recordLog: RecordLog;
+  stats: SensorStatsStore;
   logger: Logger;
   now: () => number;
 }
@@ -97,6 +98,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     serveSyslogConnection(socket, sensor, remoteAddr, {
       config,
       recordLog: deps.recordLog,
+      stats: deps.stats,
       logger,
       now: deps.now,
       counts,
