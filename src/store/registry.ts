@@ -42,6 +42,8 @@ export interface RegistryData {
 export interface SensorChanges {
   description?: string;
   timezone?: string | null;
+  /** A new syslog identity replacing the old one; null: the sensor no longer sends syslog. */
+  syslog?: SensorSyslog | null;
 }
 
 export interface NewSensor {

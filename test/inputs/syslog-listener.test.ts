@@ -226,6 +226,22 @@ test('sensor add --syslog stores the identity sensor show prints; an incomplete 
   });
   const human = await runCli(['sensor', 'show', 'pa', '--data-dir', dataDir]);
   assert.match(human.stdout, /^Syslog: +panos, from 192\.0\.2\.0\/24 2001:db8::7$/m);
+  const set = async (...args: string[]) => {
+    const r = await runCli(['sensor', 'set', 'pa', '--data-dir', dataDir, ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse((await runCli(['sensor', 'show', 'pa', '--data-dir', dataDir, '--json'])).stdout)
+      .syslog;
+  };
+  assert.deepEqual(await set('--syslog', '--format', 'cef', '--from', '10.0.0.0/8'), {
+    format: 'cef',
+    from: ['10.0.0.0/8'],
+    client_cert_sha256: [],
+  });
+  assert.equal(await set('--no-syslog'), undefined);
+  assert.equal(
+    (await runCli(['sensor', 'set', 'pa', '--data-dir', dataDir, '--no-syslog', '--format', 'cef'])).code,
+    64,
+  );
   for (const args of [
     ['--syslog', '--from', '10.0.0.0/8'],
     ['--syslog', '--format', 'cef'],
