@@ -247,8 +247,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
   }
 
-  // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md).
-  if (!worker && (config.syslog.listen !== '' || config.syslog.tcpListen !== '')) {
+  // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md): said, not silent.
+  const syslogWanted = config.syslog.listen !== '' || config.syslog.tcpListen !== '';
+  if (worker && syslogWanted)
+    logger.warn('syslog.listen/tcpListen are set but serve --workers does not serve syslog yet');
+  if (!worker && syslogWanted) {
     syslog = createSyslogListener({ config, tls, recordLog: store, stats, logger, now });
     syslog.updateSensors(lastSensors);
     try {
