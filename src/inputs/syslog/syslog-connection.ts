@@ -82,6 +82,9 @@ export function serveSyslogConnection(
   };
 
   const take = (frames: ReturnType<SyslogFramer['push']>): void => {
+    // Dropped oversize messages give no frame but are counted all the same.
+    deps.counts.oversize += framer.counts.oversize - reportedOversize;
+    reportedOversize = framer.counts.oversize;
     if (parse === undefined || frames.length === 0) return;
     const nowMs = deps.now();
     const records: BuiltRecord[] = [];
@@ -102,11 +105,6 @@ export function serveSyslogConnection(
         const ascii = isAsciiText(text);
         records.push(buildSyslogRecord(result.fields, format, text, frame.truncated, { ...ctx, ascii }));
       }
-    }
-    const oversize = framer.counts.oversize - reportedOversize;
-    if (oversize > 0) {
-      deps.counts.oversize += oversize;
-      reportedOversize = framer.counts.oversize;
     }
     if (records.length > 0) append(records);
   };
