@@ -251,12 +251,26 @@ function crossChecks(config: Config): ErrorDetail[] {
     problems.push({ path: 'tls.maxVersion', message: 'must not be below tls.minVersion' });
   }
   problems.push(...adminChecks(config.admin));
+  problems.push(...syslogChecks(config.syslog));
   for (const key of Object.keys(config.firewall.criticalityByCategory)) {
     if (key !== key.toLowerCase()) {
       problems.push({
         path: `firewall.criticalityByCategory.${key}`,
         message: 'categories must be lower case',
       });
+    }
+  }
+  return problems;
+}
+
+/** The syslog listeners' addresses are host:port like admin.listen's. */
+function syslogChecks(syslog: Config['syslog']): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  for (const key of ['listen', 'tcpListen'] as const) {
+    try {
+      parseAdminListen(syslog[key]);
+    } catch (error) {
+      problems.push({ path: `syslog.${key}`, message: (error as Error).message });
     }
   }
   return problems;

@@ -86,6 +86,13 @@ export interface Config {
   };
   /** By output name; the keys are in outputs-schema.ts. */
   outputs: Record<string, OutputConfig>;
+  syslog: {
+    listen: string;
+    tcpListen: string;
+    maxMessageBytes: number;
+    oversize: 'truncate' | 'drop';
+    maxUnsyncedMessages: number;
+  };
 }
 
 const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
@@ -470,5 +477,42 @@ export const configSchema = {
       'admin listener (DESIGN 11)',
     ),
     outputs: outputsSchema,
+    syslog: section(
+      {
+        listen: {
+          type: 'string',
+          default: '',
+          description:
+            'syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; "" (the default) turns it off; docs/syslog.md',
+        },
+        tcpListen: {
+          type: 'string',
+          default: '',
+          description:
+            'syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start',
+        },
+        maxMessageBytes: {
+          type: 'integer',
+          minimum: 480,
+          maximum: 16_777_216,
+          default: 65_536,
+          description:
+            'longest syslog message kept; a longer one is truncated or dropped (oversize) and counted',
+        },
+        oversize: {
+          enum: ['truncate', 'drop'],
+          default: 'truncate',
+          description: 'a message over maxMessageBytes: stored cut to it with "truncated": true, or dropped',
+        },
+        maxUnsyncedMessages: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1_000_000,
+          default: 1000,
+          description: 'a connection with this many messages not yet durable is not read until they are',
+        },
+      },
+      'syslog input (DESIGN 14)',
+    ),
   },
 } as const;

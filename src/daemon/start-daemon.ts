@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { createSyslogListener, type SyslogListener } from '../inputs/syslog/syslog-listener.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { type OutputsDeps, type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
@@ -14,6 +15,7 @@ import { type RateLimit, RateLimiter } from '../server/rate-limit.js';
 import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
+import type { Sensor } from '../store/registry.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
 import { prepareDataDirAndTls, startCertificateUpkeep } from './certificate-upkeep.js';
 import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
@@ -144,6 +146,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     : { stop() {} };
 
   const auth = new Authenticator();
+  let syslog: SyslogListener | null = null;
+  let lastSensors: Sensor[] = [];
   let known = -1;
   let registryRead: () => void = () => {};
   const firstRead = new Promise<void>((resolve) => {
@@ -152,6 +156,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const watch = backend.registry.watch(
     (sensors) => {
       auth.update(sensors);
+      lastSensors = sensors;
+      syslog?.updateSensors(sensors);
       registryRead();
       if (sensors.length !== known) logger.info({ sensors: sensors.length }, 'sensor registry loaded');
       known = sensors.length;
@@ -208,11 +214,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       ? {}
       : { expiryCheckIntervalMs: options.expiryCheckIntervalMs }),
     watch: !worker,
-    serve: (next) => collector.setTls(next),
+    serve: (next) => {
+      collector.setTls(next);
+      syslog?.setTls(next);
+    },
   });
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    await syslog?.close();
     configWatch.stop();
     await outputs?.stop();
     certificate.stop();
@@ -235,6 +245,26 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   } catch (error) {
     await cleanUp();
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
+  }
+
+  // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md): said, not silent.
+  const syslogWanted = config.syslog.listen !== '' || config.syslog.tcpListen !== '';
+  if (worker && syslogWanted)
+    logger.warn('syslog.listen/tcpListen are set but serve --workers does not serve syslog yet');
+  if (!worker && syslogWanted) {
+    syslog = createSyslogListener({ config, tls: certificate.tls, recordLog: store, stats, logger, now });
+    syslog.updateSensors(lastSensors);
+    try {
+      const at = await syslog.listen();
+      logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');
+    } catch (error) {
+      await collector.close(0);
+      await cleanUp();
+      const e = error as NodeJS.ErrnoException;
+      throw new ThreatcolError('LISTEN_FAILED', `cannot open the syslog listener: ${e.message}`, {
+        cause: e,
+      });
+    }
   }
 
   let admin: RunningAdmin | null = null;

@@ -19,13 +19,16 @@ export function storedLine(r: StoredRecord): string {
   // Fields the server makes (ids, times, labels) never need escaping, nor, when the body had no escape, the
   // strings taken from it (checking six strings a record was ~0.3 µs of it); the rest go through quote().
   const q = r.hasPlainStrings() ? plain : quote;
-  let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${quoteSensor(r.sensor)},"endpoint":"${r.endpoint}","criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${q(r.src_ip)},"dst_ip":${q(r.dst_ip)}`;
+  let line = `{"id":"${r.id}","received_at":"${r.received_at}","sensor":${quoteSensor(r.sensor)},"endpoint":"${r.endpoint}"`;
+  if (r.format !== undefined) line += `,"format":${quote(r.format)}`;
+  line += `,"criticality":${num(r.criticality)},"severity":"${r.severity}","criticality_source":"${r.criticality_source}","src_ip":${q(r.src_ip)},"dst_ip":${q(r.dst_ip)}`;
   if (r.src_port !== undefined) line += `,"src_port":${num(r.src_port)}`;
   line += `,"dst_port":${num(r.dst_port)},"protocol":${q(r.protocol)},"threat":${q(r.threat)}`;
   if (r.threat_id !== undefined) line += `,"threat_id":${q(r.threat_id)}`;
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
   line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
+  if (r.truncated === true) line += ',"truncated":true';
   if (r.dedupe_key !== undefined) line += `,"dedupe_key":${quote(r.dedupe_key)}`;
   return `${line}}`;
 }

@@ -1,4 +1,4 @@
-// Builds the stored record (DESIGN 3) from a validated firewall or generic record.
+// Builds the stored record (DESIGN 3) from a validated firewall or generic record, or a parsed syslog threat.
 
 import { toInteger } from '../schemas/common.js';
 import type { FirewallRecordInput } from '../schemas/firewall-record.js';
@@ -17,7 +17,9 @@ export interface StoredRecord {
   id: string;
   received_at: string;
   sensor: string;
-  endpoint: 'firewall' | 'generic';
+  endpoint: 'firewall' | 'generic' | 'syslog';
+  /** Syslog only: the sensor's message format (panos, cef, fortinet, suricata). */
+  format?: string;
   criticality: number;
   severity: string;
   criticality_source: CriticalitySource;
@@ -31,7 +33,10 @@ export interface StoredRecord {
   detected_at?: string;
   remote_addr: string;
   repaired?: true;
-  original: Record<string, unknown>;
+  /** Syslog only: the message was longer than syslog.maxMessageBytes; `original` is its beginning. */
+  truncated?: true;
+  /** The record as received: the JSON object, or a syslog message's text. */
+  original: Record<string, unknown> | string;
   /** Files backend: the key that recognises a retried delivery of this record (DESIGN 10), last in the line. */
   dedupe_key?: string;
 }
@@ -73,7 +78,8 @@ export class BuiltRecord implements StoredRecord {
   id = '';
   received_at = '';
   sensor = '';
-  endpoint: 'firewall' | 'generic' = 'firewall';
+  endpoint: 'firewall' | 'generic' | 'syslog' = 'firewall';
+  format: string | undefined = undefined;
   criticality = 0;
   severity = '';
   criticality_source: CriticalitySource = 'sender';
@@ -86,8 +92,9 @@ export class BuiltRecord implements StoredRecord {
   threat_id: string | undefined = undefined;
   detected_at: string | undefined = undefined;
   remote_addr = '';
-  original: Record<string, unknown> = NO_ORIGINAL;
+  original: Record<string, unknown> | string = NO_ORIGINAL;
   repaired: true | undefined = undefined;
+  truncated: true | undefined = undefined;
   dedupe_key: string | undefined = undefined;
   /** The record's JSON text as the sender wrote it (one line), when the parser kept it. */
   #sentText: string | undefined = undefined;
@@ -170,13 +177,50 @@ export function buildGenericRecord(input: GenericRecordInput, ctx: ReceiptContex
   return r;
 }
 
+/** What a syslog format parser read from a threat message (src/inputs/syslog/parsers/). */
+export interface SyslogThreat {
+  criticality: number;
+  criticality_source: CriticalitySource;
+  src_ip: string;
+  dst_ip: string;
+  src_port?: number;
+  dst_port: number;
+  protocol: string;
+  threat: string;
+  threat_id?: string;
+  /** UTC ISO, when the message said when. */
+  detected_at?: string;
+}
+
+/** A syslog threat message's stored record: the parsed fields, the format, and the message text as `original`. */
+export function buildSyslogRecord(
+  threat: SyslogThreat,
+  format: string,
+  message: string,
+  truncated: boolean,
+  ctx: ReceiptContext,
+): BuiltRecord {
+  const r = startRecord(ctx, 'syslog', threat.criticality, threat.criticality_source, message);
+  r.format = format;
+  r.src_ip = threat.src_ip;
+  r.dst_ip = threat.dst_ip;
+  r.src_port = threat.src_port;
+  r.dst_port = threat.dst_port;
+  r.protocol = threat.protocol;
+  r.threat = threat.threat;
+  r.threat_id = threat.threat_id;
+  r.detected_at = threat.detected_at;
+  if (truncated) r.truncated = true;
+  return r;
+}
+
 /** A new record with what every endpoint fills the same way: ids, times, sensor, criticality, the original. */
 function startRecord(
   ctx: ReceiptContext,
-  endpoint: 'firewall' | 'generic',
+  endpoint: StoredRecord['endpoint'],
   criticality: number,
   source: CriticalitySource,
-  original: Record<string, unknown>,
+  original: Record<string, unknown> | string,
 ): BuiltRecord {
   const r = new BuiltRecord(ctx);
   r.id = ctx.id();

@@ -20,6 +20,17 @@ export interface Sensor {
   created_at: string;
   revoked_at: string | null;
   keys: SensorKey[];
+  /** How the sensor sends syslog (docs/syslog.md); absent: it does not. */
+  syslog?: SensorSyslog;
+}
+
+/** A sensor's syslog identity: its message format, and who it is (source networks and/or pinned client certificates). */
+export interface SensorSyslog {
+  format: string;
+  /** CIDRs (`192.0.2.7/32`, `2001:db8::/64`) a connection may come from. */
+  from: string[];
+  /** SHA-256 fingerprints (lower-case hex, no colons) of the client certificates it may present over TLS. */
+  client_cert_sha256: string[];
 }
 
 export interface RegistryData {
@@ -31,12 +42,15 @@ export interface RegistryData {
 export interface SensorChanges {
   description?: string;
   timezone?: string | null;
+  /** A new syslog identity replacing the old one; null: the sensor no longer sends syslog. */
+  syslog?: SensorSyslog | null;
 }
 
 export interface NewSensor {
   name: string;
   description?: string;
   timezone?: string | null;
+  syslog?: SensorSyslog;
 }
 
 /** Read, watch and change sensors. Files are the embedded default; another backend implements the same. */

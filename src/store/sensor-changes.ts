@@ -24,6 +24,7 @@ export function newSensor(input: NewSensor, keyHash: string, at: string): Sensor
     created_at: at,
     revoked_at: null,
     keys: [{ hash: keyHash, created_at: at, expires_at: null }],
+    ...(input.syslog ? { syslog: input.syslog } : {}),
   };
 }
 
@@ -66,5 +67,14 @@ export function canonicalSensor(s: Sensor): Sensor {
     created_at: s.created_at,
     revoked_at: s.revoked_at,
     keys: s.keys.map((k) => ({ hash: k.hash, created_at: k.created_at, expires_at: k.expires_at })),
+    ...(s.syslog
+      ? {
+          syslog: {
+            format: s.syslog.format,
+            from: [...s.syslog.from],
+            client_cert_sha256: [...s.syslog.client_cert_sha256],
+          },
+        }
+      : {}),
   };
 }

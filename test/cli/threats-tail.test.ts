@@ -188,7 +188,7 @@ test('filters: sensor (repeatable), min criticality, endpoint, since; human outp
     tail('--min-criticality', '5'),
     tail('--since', 'yesterday'),
     tail('-n', 'ten'),
-    tail('--endpoint', 'syslog'),
+    tail('--endpoint', 'relp'), // syslog is an endpoint now (docs/syslog.md)
   ]);
   for (const r of bad) {
     assert.equal(r.code, 64, r.stderr);

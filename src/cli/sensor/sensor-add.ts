@@ -7,8 +7,9 @@ import { storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { newKeyText } from './firewall-setup.js';
 import { foreignRegistryWarning } from './registry-location.js';
+import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
 
-interface AddOptions extends CommonOptions {
+interface AddOptions extends CommonOptions, SyslogOptions {
   description?: string;
   timezone?: string;
   json?: boolean;
@@ -19,7 +20,7 @@ export function registerSensorAdd(
   io: CliIo,
   run: (action: () => Promise<number>) => void,
 ): void {
-  addCommonOptions(
+  const command = addCommonOptions(
     parent
       .command('add <name>')
       .description('issue a new sensor and print its key (shown once)')
@@ -29,7 +30,10 @@ export function registerSensorAdd(
         'time zone of the firewall clock, for time_received (default: firewall.defaultTimezone)',
       )
       .option('--json', 'print {"name", "key", ...} as JSON'),
-  ).action((name: string, options: AddOptions) => run(() => addSensor(name, options, io)));
+  );
+  addSyslogOptions(command).action((name: string, options: AddOptions) =>
+    run(() => addSensor(name, options, io)),
+  );
 }
 
 export async function addSensor(name: string, options: AddOptions, io: CliIo): Promise<number> {
@@ -37,6 +41,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
   const { isValidTimezone } = await import('../../config/load-config.js');
   const loaded = await loadFromOptions(options, io);
   const { config } = loaded;
+  const syslog = syslogIdentity(options);
   if (options.timezone !== undefined && !isValidTimezone(options.timezone)) {
     throw new ThreatcolError(
       'USAGE',
@@ -52,12 +57,14 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
       name,
       description: options.description ?? '',
       timezone: options.timezone ?? null,
+      ...(syslog ? { syslog } : {}),
     }),
   );
   if (options.json) {
     const out: Record<string, unknown> = { name: sensor.name, key };
     if (sensor.description) out.description = sensor.description;
     if (sensor.timezone) out.timezone = sensor.timezone;
+    if (sensor.syslog) out.syslog = sensor.syslog;
     out.created_at = sensor.created_at;
     out.data_dir = loaded.dataDir;
     out.store_backend = config.store.backend;

@@ -1,12 +1,14 @@
 // `threatcol sensor set NAME`: changes a sensor's time zone or description; a running daemon uses it within 1 s.
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import type { SensorChanges } from '../../store/registry.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
+import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
 
-interface SetOptions extends CommonOptions {
+interface SetOptions extends CommonOptions, SyslogOptions {
   description?: string;
   timezone?: string;
   json?: boolean;
@@ -17,7 +19,7 @@ export function registerSensorSet(
   io: CliIo,
   run: (action: () => Promise<number>) => void,
 ): void {
-  addCommonOptions(
+  const command = addCommonOptions(
     parent
       .command('set <name>')
       .description("change a sensor's time zone or description (a running collector uses it within 1 s)")
@@ -27,14 +29,26 @@ export function registerSensorSet(
       )
       .option('--description <text>', 'free text shown in "sensor list" and "sensor show"')
       .option('--json', 'print the changed sensor as JSON'),
-  ).action((name: string, options: SetOptions) => run(() => setSensor(name, options, io)));
+  );
+  addSyslogOptions(command)
+    .option('--no-syslog', 'the sensor no longer sends syslog: its syslog connections are closed')
+    .action((name: string, options: SetOptions) => run(() => setSensor(name, options, io)));
 }
 
 export async function setSensor(name: string, options: SetOptions, io: CliIo): Promise<number> {
   // Imported here: the definition above is loaded for every command line.
   const { isValidTimezone } = await import('../../config/load-config.js');
-  if (options.timezone === undefined && options.description === undefined) {
-    throw new ThreatcolError('USAGE', 'nothing to change: give --timezone and/or --description');
+  // --syslog replaces the whole identity (format, networks, certificates); --no-syslog removes it.
+  // --format, --from or --client-cert beside --no-syslog is a usage error (syslogIdentity without --syslog).
+  const syslog =
+    options.syslog === false
+      ? (syslogIdentity({ ...options, syslog: undefined }) ?? null)
+      : syslogIdentity(options);
+  if (options.timezone === undefined && options.description === undefined && syslog === undefined) {
+    throw new ThreatcolError(
+      'USAGE',
+      'nothing to change: give --timezone, --description, --syslog or --no-syslog',
+    );
   }
   let timezone: string | null | undefined;
   if (options.timezone !== undefined) {
@@ -50,7 +64,8 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
   const loaded = await loadFromOptions(options, io);
   const { config } = loaded;
   existingDataDir(loaded, options, io);
-  const changes: { timezone?: string | null; description?: string } = {};
+  const changes: SensorChanges = {};
+  if (syslog !== undefined) changes.syslog = syslog;
   if (timezone !== undefined) changes.timezone = timezone;
   if (options.description !== undefined) changes.description = options.description;
   const sensor = await withStore(loaded, io, (store) => store.registry.set(name, changes));
@@ -61,6 +76,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
       description: sensor.description,
       timezone: sensor.timezone,
       effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
+      ...(sensor.syslog ? { syslog: sensor.syslog } : {}),
       data_dir: loaded.dataDir,
       store_backend: config.store.backend,
     });
@@ -70,6 +86,9 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
     io.stdout,
     [
       `Sensor "${sensor.name}" changed: time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone} (the default)`}, description ${sensor.description ? `"${sensor.description}"` : 'none'}.`,
+      ...(options.syslog === undefined
+        ? []
+        : [sensor.syslog ? `Syslog: ${sensor.syslog.format}.` : 'Syslog: off.']),
       'A running collector uses the change within a second.',
       storeLocationLine(loaded),
     ].join('\n'),

@@ -1,6 +1,7 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import type { SensorSyslog } from '../../store/registry.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -61,6 +62,7 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     requests_rejected: activity?.requests_rejected ?? 0,
     last_rejection_code: activity?.last_rejection_code ?? null,
     last_rejected_at: activity?.last_rejected_at ?? null,
+    ...(sensor.syslog ? { syslog: sensor.syslog } : {}),
   };
   if (options.json) {
     writeJson(io.stdout, view);
@@ -79,6 +81,7 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     ...(view.last_rejection_code
       ? [`Last rejected:  ${view.last_rejected_at} (${view.last_rejection_code})`]
       : []),
+    ...(sensor.syslog ? [`Syslog:         ${syslogSummary(sensor.syslog)}`] : []),
     '',
     view.status === 'revoked'
       ? `To issue the name again: threatcol sensor delete ${view.name} --yes, then threatcol sensor add ${view.name}`
@@ -86,4 +89,13 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   ];
   write(io.stdout, lines.join('\n'));
   return 0;
+}
+
+/** `cef, from 192.0.2.0/24, 1 pinned client certificate`: who the syslog sender is (docs/syslog.md). */
+function syslogSummary(syslog: SensorSyslog): string {
+  const parts = [syslog.format];
+  if (syslog.from.length > 0) parts.push(`from ${syslog.from.join(' ')}`);
+  const pinned = syslog.client_cert_sha256.length;
+  if (pinned > 0) parts.push(`${pinned} pinned client certificate${pinned === 1 ? '' : 's'}`);
+  return parts.join(', ');
 }

@@ -15,7 +15,7 @@ interface TailOptions extends CommonOptions {
   follow: boolean;
   sensor?: string[];
   minCriticality?: string;
-  endpoint?: 'firewall' | 'generic';
+  endpoint?: 'firewall' | 'generic' | 'syslog';
   since?: string;
   json?: boolean;
 }
@@ -38,6 +38,7 @@ export function registerThreatsTail(
         new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
           'firewall',
           'generic',
+          'syslog',
         ]),
       )
       .option('--since <when>', 'only records received since a duration ago (24h, 90m) or an ISO time')

@@ -131,6 +131,8 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
         if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
         if (changes.description !== undefined) sensor.description = changes.description;
         if (changes.timezone !== undefined) sensor.timezone = changes.timezone;
+        if (changes.syslog === null) delete sensor.syslog;
+        else if (changes.syslog !== undefined) sensor.syslog = changes.syslog;
         return sensor;
       });
     },

@@ -153,11 +153,16 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     },
 
     set: (name: string, changes: SensorChanges) =>
-      update(name, (sensor) => ({
-        ...sensor,
-        ...(changes.description !== undefined ? { description: changes.description } : {}),
-        ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
-      })),
+      update(name, (sensor) => {
+        const next: Sensor = {
+          ...sensor,
+          ...(changes.description !== undefined ? { description: changes.description } : {}),
+          ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
+        };
+        if (changes.syslog === null) delete next.syslog;
+        else if (changes.syslog !== undefined) next.syslog = changes.syslog;
+        return next;
+      }),
 
     delete: (name: string) =>
       atRevision(name, async (kv, key, sensor, revision) => {

@@ -1,0 +1,234 @@
+// Splits a syslog TCP byte stream into messages (RFC 6587): octet counting or LF/CRLF/NUL trailers, per frame.
+
+export interface FramerOptions {
+  /** The longest message kept, in bytes; a longer one is truncated to this or dropped (`oversize`). */
+  maxMessageBytes: number;
+  /** What becomes of a message longer than maxMessageBytes: delivered cut to the limit and flagged, or dropped. */
+  oversize: 'truncate' | 'drop';
+}
+
+export interface Frame {
+  /** The message without its length prefix or trailer (cut to maxMessageBytes when `truncated`). */
+  message: Buffer;
+  /** The sender's message was longer than maxMessageBytes and this is its beginning. */
+  truncated: boolean;
+}
+
+/** What the framer saw besides messages, for the operator's counters. */
+export interface FramerCounts {
+  /** Messages longer than maxMessageBytes, delivered truncated or dropped. */
+  oversize: number;
+  /** Bytes skipped between frames: anything before a frame's `<` or length digit (blank lines, stray bytes). */
+  garbageBytes: number;
+  /** An octet-counted frame the stream ended inside of (the sender's connection died mid-message). */
+  incomplete: number;
+}
+
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The most digits a length prefix may have: 9 digits declare up to ~1 GB, far past any limit. A longer digit
+ * run is not taken for a length (it would make the framer skip gigabytes): the frame is read to its trailer.
+ */
+const MAX_LENGTH_DIGITS = 9;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const NUL = 0x00;
+const SP = 0x20;
+const LT = 0x3c;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+type State =
+  | 'between' // at a frame boundary, skipping garbage
+  | 'length' // reading the digits of a length prefix
+  | 'octets' // reading the `remaining` bytes an octet-counted frame declared
+  | 'trailer' // reading a message up to LF or NUL
+  | 'skip-octets' // past maxMessageBytes of an octet-counted frame: discarding the rest it declared
+  | 'skip-trailer'; // past maxMessageBytes of a trailer frame: discarding up to its trailer
+
+/**
+ * A streaming framer: push(chunk) returns the messages completed by that chunk. The same byte stream gives the
+ * same messages however it is split into reads, and the framer never holds more than maxMessageBytes + 1 bytes
+ * of a message (plus its length digits), so a sender cannot make it buffer without bound.
+ */
+export class SyslogFramer {
+  readonly counts: FramerCounts = { oversize: 0, garbageBytes: 0, incomplete: 0 };
+  readonly #max: number;
+  readonly #drop: boolean;
+  #state: State = 'between';
+  /** The message bytes held so far (kept as the chunks' slices, joined once when the frame completes). */
+  #parts: Buffer[] = [];
+  #held = 0;
+  /** 'length': the value of the digits read; 'octets'/'skip-octets': bytes of the frame still to come. */
+  #remaining = 0;
+  #digits = 0;
+
+  constructor(options: FramerOptions) {
+    this.#max = Math.max(1, Math.floor(options.maxMessageBytes));
+    this.#drop = options.oversize === 'drop';
+  }
+
+  push(chunk: Buffer): Frame[] {
+    const out: Frame[] = [];
+    let i = 0;
+    const n = chunk.length;
+    while (i < n) {
+      switch (this.#state) {
+        case 'between': {
+          const b = chunk[i] as number;
+          if (b > ZERO && b <= NINE) {
+            this.#state = 'length';
+            this.#remaining = 0;
+            this.#digits = 0;
+          } else if (b === LT) {
+            this.#state = 'trailer';
+          } else {
+            this.counts.garbageBytes++;
+            i++;
+          }
+          break;
+        }
+        case 'length': {
+          const b = chunk[i] as number;
+          if (b >= ZERO && b <= NINE && this.#digits < MAX_LENGTH_DIGITS) {
+            this.#remaining = this.#remaining * 10 + (b - ZERO);
+            this.#digits++;
+            i++;
+          } else if (b === SP && this.#digits > 0) {
+            i++;
+            this.#state = 'octets';
+            // remaining is at least 1: the first digit is 1-9.
+          } else {
+            // Not a length prefix after all: the digits begin a message read to its trailer.
+            this.#state = 'trailer';
+            this.#hold(Buffer.from(String(this.#remaining), 'latin1'), out);
+          }
+          break;
+        }
+        case 'octets': {
+          const room = this.#max - this.#held;
+          const take = Math.min(this.#remaining, room, n - i);
+          if (take > 0) this.#parts.push(chunk.subarray(i, i + take));
+          this.#held += take;
+          this.#remaining -= take;
+          i += take;
+          if (this.#remaining === 0) {
+            out.push({ message: this.#take(), truncated: false });
+            this.#state = 'between';
+          } else if (this.#held === this.#max) {
+            this.#oversize(out);
+            this.#state = 'skip-octets';
+          }
+          break;
+        }
+        case 'skip-octets': {
+          const take = Math.min(this.#remaining, n - i);
+          this.#remaining -= take;
+          i += take;
+          if (this.#remaining === 0) this.#state = 'between';
+          break;
+        }
+        case 'trailer': {
+          const end = findTrailer(chunk, i);
+          if (end === -1) {
+            this.#hold(chunk.subarray(i), out);
+            i = n;
+            break;
+          }
+          this.#hold(chunk.subarray(i, end), out);
+          i = end + 1;
+          if (this.#state === 'trailer') this.#endTrailerFrame(chunk[end] === LF, out);
+          else this.#state = 'between'; // #hold found it oversize: its trailer ends the skip
+          break;
+        }
+        case 'skip-trailer': {
+          const end = findTrailer(chunk, i);
+          if (end === -1) i = n;
+          else {
+            i = end + 1;
+            this.#state = 'between';
+          }
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The stream ended: a trailer frame without its trailer is still a message; an unfinished octet frame is not. */
+  end(): Frame[] {
+    const out: Frame[] = [];
+    if (this.#state === 'trailer') this.#endTrailerFrame(false, out);
+    else if (this.#state === 'length') this.#endTrailerFrame(false, out, String(this.#remaining));
+    else if (this.#state === 'octets') {
+      this.counts.incomplete++;
+      this.#take();
+    }
+    this.#state = 'between';
+    return out;
+  }
+
+  /**
+   * Holds bytes of a trailer frame. One byte past the limit is held so a CR just before the LF (CRLF) is not
+   * taken for a message byte; anything longer is oversize, and the rest of the frame is skipped.
+   */
+  #hold(bytes: Buffer, out: Frame[]): void {
+    if (bytes.length === 0) return;
+    const room = this.#max + 1 - this.#held;
+    if (bytes.length <= room) {
+      this.#parts.push(bytes);
+      this.#held += bytes.length;
+      if (this.#held === this.#max + 1 && bytes[bytes.length - 1] !== CR) this.#trailerOversize(out);
+      return;
+    }
+    this.#parts.push(bytes.subarray(0, room));
+    this.#held += room;
+    this.#trailerOversize(out);
+  }
+
+  #trailerOversize(out: Frame[]): void {
+    this.#oversize(out);
+    this.#state = 'skip-trailer';
+  }
+
+  #endTrailerFrame(lf: boolean, out: Frame[], digits?: string): void {
+    if (digits !== undefined) this.#parts.push(Buffer.from(digits, 'latin1'));
+    let message = this.#take();
+    if (lf && message.length > 0 && message[message.length - 1] === CR) message = message.subarray(0, -1);
+    if (message.length > this.#max) {
+      // Held one byte past the limit, which was not the CR of a CRLF after all.
+      this.counts.oversize++;
+      if (!this.#drop) out.push({ message: message.subarray(0, this.#max), truncated: true });
+    } else if (message.length > 0) out.push({ message, truncated: false });
+    this.#state = 'between';
+  }
+
+  /** The held message cut to the limit, counted, and delivered flagged unless oversize messages are dropped. */
+  #oversize(out: Frame[]): void {
+    const message = this.#take();
+    this.counts.oversize++;
+    if (!this.#drop) out.push({ message: message.subarray(0, this.#max), truncated: true });
+  }
+
+  /** The held bytes as one buffer of their own (copied: a chunk's slice would pin the whole chunk). */
+  #take(): Buffer {
+    const message =
+      this.#parts.length === 1
+        ? Buffer.from(this.#parts[0] as Buffer)
+        : Buffer.concat(this.#parts, this.#held);
+    this.#parts = [];
+    this.#held = 0;
+    return message;
+  }
+}
+
+/** The index of the next LF or NUL at or after `from`, or -1. */
+function findTrailer(chunk: Buffer, from: number): number {
+  const lf = chunk.indexOf(LF, from);
+  const nul = chunk.indexOf(NUL, from);
+  if (lf === -1) return nul;
+  if (nul === -1) return lf;
+  return Math.min(lf, nul);
+}

@@ -1,0 +1,143 @@
+// ArcSight CEF (`CEF:Version|Vendor|Product|Version|SignatureID|Name|Severity|Extension`), as Check Point,
+// Sophos, FortiGate and many IDSs send it, with the header's `\|` `\\` and the extension's `\=` `\\` escapes.
+import { localTimeToIso } from '../sender-time.js';
+import type { SyslogMessage } from '../syslog-header.js';
+import { completeThreat, type ParseResult, type ParserContext, protocolName } from './parse-result.js';
+
+/** CEF severity (docs/syslog.md, "cef") → criticality: the number 0-10, or its label. */
+const BY_LABEL = new Map([
+  ['unknown', -1],
+  ['low', 1],
+  ['medium', 2],
+  ['high', 3],
+  ['very-high', 4],
+]);
+
+function criticalityOf(severity: string): number | undefined {
+  if (/^\d{1,2}$/.test(severity)) {
+    const n = Number(severity);
+    if (n > 10) return undefined;
+    return n === 0 ? 0 : n <= 3 ? 1 : n <= 6 ? 2 : n <= 8 ? 3 : 4;
+  }
+  const level = BY_LABEL.get(severity.toLowerCase());
+  return level === undefined || level < 0 ? undefined : level;
+}
+
+export function parseCef(message: SyslogMessage, ctx: ParserContext): ParseResult {
+  // A BSD header may have taken `CEF:` for a TAG: look for the marker in the whole content.
+  const start = message.content.indexOf('CEF:');
+  if (start === -1) return { kind: 'invalid', reason: 'no CEF: header' };
+  const header = splitHeader(message.content.slice(start + 4));
+  if (header === undefined) return { kind: 'invalid', reason: 'CEF header has fewer than 8 fields' };
+  const [, , , , signatureId, name, severity, extensionText] = header as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const ext = parseExtension(extensionText);
+  const category = (ext.get('cat') ?? '').toLowerCase();
+  // Firewalls send their traffic and system events as CEF too: those are not threats.
+  if (category.startsWith('traffic') || category.startsWith('event')) return { kind: 'other' };
+  const src = ext.get('src') ?? ext.get('c6a2');
+  const dst = ext.get('dst') ?? ext.get('c6a3');
+  if (src === undefined && dst === undefined) return { kind: 'other' };
+  const level = criticalityOf(severity);
+  const detected = eventTime(ext.get('rt') ?? ext.get('end') ?? ext.get('start'), ctx.timezone);
+  if (detected === null) return { kind: 'invalid', reason: 'rt/end/start is no time' };
+  return completeThreat({
+    criticality: level ?? ctx.defaultCriticality,
+    criticality_source: level === undefined ? 'default' : 'severity',
+    src_ip: src,
+    dst_ip: dst,
+    src_port: ext.get('spt'),
+    dst_port: ext.get('dpt'),
+    protocol: protocolName(ext.get('proto')),
+    threat: name,
+    threat_id: signatureId,
+    detected_at: detected ?? message.timestamp,
+  });
+}
+
+/** The 7 header fields and the extension, unescaped (`\|` and `\\`); undefined when there are fewer. */
+function splitHeader(text: string): string[] | undefined {
+  const fields: string[] = [];
+  let value = '';
+  let i = 0;
+  while (fields.length < 7) {
+    const c = text[i];
+    if (c === undefined) return undefined;
+    if (c === '\\' && (text[i + 1] === '|' || text[i + 1] === '\\')) {
+      value += text[i + 1];
+      i += 2;
+    } else if (c === '|') {
+      fields.push(value);
+      value = '';
+      i++;
+    } else {
+      value += c;
+      i++;
+    }
+  }
+  fields.push(text.slice(i));
+  return fields;
+}
+
+/**
+ * The extension's `key=value` pairs. A value runs to the space before the next `key=` (values may hold
+ * spaces); `\=`, `\\`, `\n` and `\r` are unescaped. The first of a repeated key wins.
+ */
+export function parseExtension(text: string): Map<string, string> {
+  const pairs = new Map<string, string>();
+  // Where each key starts: after a space (or at the start), letters/digits/_/. then an unescaped `=`.
+  const keys = [...text.matchAll(/(?:^|(?<= ))([A-Za-z0-9_.]+)=/g)].filter((m) => !escaped(text, m.index));
+  for (let k = 0; k < keys.length; k++) {
+    const m = keys[k] as RegExpExecArray;
+    const from = (m.index as number) + m[0].length;
+    const next = keys[k + 1];
+    const to = next === undefined ? text.length : (next.index as number) - 1;
+    const key = m[1] as string;
+    if (!pairs.has(key)) pairs.set(key, unescapeValue(text.slice(from, Math.max(from, to)).trimEnd()));
+  }
+  return pairs;
+}
+
+/** Whether the character before `index` is an escaping backslash (an odd run of them). */
+function escaped(text: string, index: number): boolean {
+  let n = 0;
+  for (let i = index - 1; i >= 0 && text[i] === '\\'; i--) n++;
+  return n % 2 === 1;
+}
+
+function unescapeValue(value: string): string {
+  return value.replace(/\\([=\\nr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
+}
+
+const MONTHS = 'JanFebMarAprMayJunJulAugSepOctNovDec';
+const CEF_TIME = /^([A-Z][a-z]{2}) (\d{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{3})?$/;
+
+/**
+ * CEF's time: milliseconds since the epoch, or `MMM dd yyyy HH:mm:ss[.SSS]` in the sensor's zone (CEF allows
+ * a zone name after it, which is not read: the sensor's zone is). UTC ISO, undefined when absent, null when
+ * malformed.
+ */
+function eventTime(text: string | undefined, zone: string): string | undefined | null {
+  if (text === undefined || text === '') return undefined;
+  if (/^\d{1,13}$/.test(text)) return new Date(Number(text)).toISOString();
+  const m = CEF_TIME.exec(text.split(' ').slice(0, 4).join(' '));
+  if (m === null) return null;
+  const month = MONTHS.indexOf(m[1] as string) / 3 + 1;
+  if (!Number.isInteger(month) || month < 1) return null;
+  const [d, y, h, mi, s] = [m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return localTimeToIso(y, month, d, h, mi, s, zone) ?? null;
+}

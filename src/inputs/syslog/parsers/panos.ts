@@ -1,0 +1,100 @@
+// PAN-OS THREAT logs as syslog sends them: CSV in PAN-OS's documented column order, in BSD or IETF syslog.
+import { splitThreatName } from '../../../records/threat-name.js';
+import { localTimeToIso } from '../sender-time.js';
+import type { SyslogMessage } from '../syslog-header.js';
+import { completeThreat, type ParseResult, type ParserContext } from './parse-result.js';
+
+/**
+ * Columns of the THREAT log (PAN-OS 10.x/11.x "Threat Log Fields", 0-based), the ones read. Newer versions add
+ * columns at the end, which are ignored; a row shorter than SEVERITY + 1 is invalid.
+ */
+const TYPE = 3;
+const GENERATED_TIME = 6;
+const SOURCE = 7;
+const DESTINATION = 8;
+const SOURCE_PORT = 24;
+const DESTINATION_PORT = 25;
+const PROTOCOL = 29;
+const THREAT_ID = 32;
+const SEVERITY = 34;
+
+/** PAN-OS severity (docs/syslog.md, "panos") → criticality. */
+const CRITICALITY = new Map([
+  ['informational', 0],
+  ['low', 1],
+  ['medium', 2],
+  ['high', 3],
+  ['critical', 4],
+]);
+
+export function parsePanos(message: SyslogMessage, ctx: ParserContext): ParseResult {
+  const columns = splitCsv(message.msg);
+  if (columns === undefined) return { kind: 'invalid', reason: 'CSV has an unclosed quote' };
+  const type = columns[TYPE];
+  if (type === undefined) return { kind: 'invalid', reason: 'not a PAN-OS log (fewer than 4 columns)' };
+  if (type !== 'THREAT') return { kind: 'other' };
+  if (columns.length <= SEVERITY)
+    return { kind: 'invalid', reason: `THREAT log with ${columns.length} columns` };
+  const severity = CRITICALITY.get((columns[SEVERITY] as string).toLowerCase());
+  // `Eicar File Detected(39040)`: name and id (linear: records/threat-name.ts).
+  const { name, id } = splitThreatName(columns[THREAT_ID] as string);
+  const generated = wallTime(columns[GENERATED_TIME] as string, ctx.timezone);
+  if (generated === null) return { kind: 'invalid', reason: 'generated time is malformed' };
+  return completeThreat({
+    criticality: severity ?? ctx.defaultCriticality,
+    criticality_source: severity === undefined ? 'default' : 'severity',
+    src_ip: columns[SOURCE],
+    dst_ip: columns[DESTINATION],
+    src_port: columns[SOURCE_PORT],
+    dst_port: columns[DESTINATION_PORT],
+    protocol: columns[PROTOCOL],
+    threat: name,
+    threat_id: id ?? undefined,
+    detected_at: generated ?? message.timestamp,
+  });
+}
+
+const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/** PAN-OS `YYYY/MM/DD hh:mm:ss` in the sensor's zone: UTC ISO, undefined when empty, null when malformed. */
+function wallTime(text: string, zone: string): string | undefined | null {
+  if (text === '') return undefined;
+  const m = WALL.exec(text);
+  if (m === null) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  return localTimeToIso(y, mo, d, h, mi, s, zone) ?? null;
+}
+
+/** RFC 4180-style CSV of one line: `"` quotes a field, `""` is a quote in it. undefined on an unclosed quote. */
+export function splitCsv(line: string): string[] | undefined {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (line[i] === '"') {
+      let value = '';
+      i++;
+      for (;;) {
+        const close = line.indexOf('"', i);
+        if (close === -1) return undefined;
+        value += line.slice(i, close);
+        if (line[close + 1] === '"') {
+          value += '"';
+          i = close + 2;
+        } else {
+          i = close + 1;
+          break;
+        }
+      }
+      // Anything between the closing quote and the comma is kept, as PAN-OS never writes it.
+      const comma = line.indexOf(',', i);
+      fields.push(value + line.slice(i, comma === -1 ? line.length : comma));
+      if (comma === -1) return fields;
+      i = comma + 1;
+    } else {
+      const comma = line.indexOf(',', i);
+      fields.push(line.slice(i, comma === -1 ? line.length : comma));
+      if (comma === -1) return fields;
+      i = comma + 1;
+    }
+  }
+}

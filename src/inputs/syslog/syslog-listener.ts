@@ -1,0 +1,189 @@
+// The syslog listeners: TLS (RFC 5425) with threatcol's cipher policy, and plain TCP only when configured.
+import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import { parseAdminListen } from '../../config/admin-address.js';
+import type { Config } from '../../config/schema.js';
+import type { Sensor } from '../../store/registry.js';
+import type { RecordLog, SensorStatsStore } from '../../store/store.js';
+import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
+import { type SyslogCounts, serveSyslogConnection } from './syslog-connection.js';
+import { SyslogSenders } from './syslog-senders.js';
+
+export interface SyslogListenerDeps {
+  config: Config;
+  tls: TlsMaterial;
+  recordLog: RecordLog;
+  stats: SensorStatsStore;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface SyslogListener {
+  /** Starts the configured listeners; their addresses (null: not configured). */
+  listen(): Promise<{ tls: AddressInfo | null; tcp: AddressInfo | null }>;
+  /** The registry changed: new connections are matched against these; connections of a sensor revoked or changed are closed. */
+  updateSensors(sensors: readonly Sensor[]): void;
+  setTls(material: TlsMaterial): void;
+  readonly counts: SyslogCounts & { refused: number };
+  close(): Promise<void>;
+}
+
+/** A refused address is logged at most once per this interval. */
+const REFUSAL_LOG_MS = 60_000;
+/** Connections idle this long are closed (a sender reconnects; syslog has nothing to answer). */
+const IDLE_MS = 10 * 60_000;
+
+export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
+  const { config, logger } = deps;
+  const senders = new SyslogSenders();
+  const counts = { threats: 0, other: 0, invalid: 0, oversize: 0, refused: 0 };
+  const open = new Map<Socket, Sensor>();
+  const refusalLogged = new Map<string, number>();
+  const servers: Server[] = [];
+  const perAddress = new Map<string, number>();
+  let connections = 0;
+
+  /**
+   * The HTTPS port's caps (server.maxConnections, server.maxConnectionsPerAddress), counted apart for syslog
+   * and per exact address, before any TLS work: a flood of connections is closed as it arrives.
+   */
+  function admit(socket: Socket): boolean {
+    const addr = plainAddress(socket.remoteAddress ?? '');
+    const mine = perAddress.get(addr) ?? 0;
+    if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
+      counts.refused++;
+      logRefusal(
+        addr,
+        'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
+      );
+      socket.destroy();
+      return false;
+    }
+    connections++;
+    perAddress.set(addr, mine + 1);
+    socket.once('close', () => {
+      connections--;
+      const left = (perAddress.get(addr) ?? 1) - 1;
+      if (left > 0) perAddress.set(addr, left);
+      else perAddress.delete(addr);
+    });
+    return true;
+  }
+
+  /** Logs why `addr` was refused, at most once per address and interval. */
+  function logRefusal(addr: string, why: string, details: Record<string, unknown> = {}): void {
+    const last = refusalLogged.get(addr) ?? Number.NEGATIVE_INFINITY;
+    if (deps.now() - last < REFUSAL_LOG_MS) return;
+    if (refusalLogged.size > 10_000) refusalLogged.clear(); // a scan must not grow it without bound
+    refusalLogged.set(addr, deps.now());
+    logger.warn({ remoteAddr: addr, ...details }, why);
+  }
+
+  function accept(socket: Socket, fingerprint: string | null, transport: 'tls' | 'tcp'): void {
+    const remoteAddr = plainAddress(socket.remoteAddress ?? '');
+    const sensor = senders.match(remoteAddr, fingerprint);
+    if (sensor === null) {
+      counts.refused++;
+      logRefusal(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
+        transport,
+        clientCertificate: fingerprint ?? 'none',
+      });
+      socket.destroy();
+      return;
+    }
+    open.set(socket, sensor);
+    socket.on('close', () => open.delete(socket));
+    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    serveSyslogConnection(socket, sensor, remoteAddr, {
+      config,
+      recordLog: deps.recordLog,
+      stats: deps.stats,
+      logger,
+      now: deps.now,
+      counts,
+    });
+  }
+
+  const tlsServer = createTlsServer({
+    ...tlsPolicy(config.tls),
+    cert: deps.tls.cert,
+    key: deps.tls.key,
+    // Client certificates are pinned by fingerprint (self-signed ones included), not chained to a CA.
+    requestCert: true,
+    rejectUnauthorized: false,
+    handshakeTimeout: config.server.handshakeTimeoutMs,
+  });
+  tlsServer.on('connection', (socket: Socket) => {
+    admit(socket);
+  });
+  tlsServer.on('secureConnection', (socket: TLSSocket) => {
+    const cert = socket.getPeerX509Certificate();
+    accept(socket, cert?.fingerprint256 ?? null, 'tls');
+  });
+  tlsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    logger.debug(
+      { remoteAddr: socket.remoteAddress, err: error.code ?? error.message },
+      'syslog TLS handshake failed',
+    );
+  });
+  const tcpServer = createTcpServer((socket) => {
+    if (admit(socket)) accept(socket, null, 'tcp');
+  });
+
+  async function start(server: Server, text: string): Promise<AddressInfo | null> {
+    const address = parseAdminListen(text);
+    if (address === null) return null;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(address.port, address.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    servers.push(server);
+    return server.address() as AddressInfo;
+  }
+
+  return {
+    counts,
+    async listen() {
+      const tls = await start(tlsServer, config.syslog.listen);
+      const tcp = await start(tcpServer, config.syslog.tcpListen);
+      if (tcp) {
+        logger.warn(
+          { port: tcp.port },
+          'syslog over plain TCP is on (syslog.tcpListen): messages travel unencrypted and senders are known only by address',
+        );
+      }
+      return { tls, tcp };
+    },
+    updateSensors(sensors) {
+      senders.update(sensors);
+      for (const [socket, sensor] of open) {
+        if (!senders.stillValid(sensor)) {
+          logger.info({ sensor: sensor.name }, 'syslog sensor revoked or changed; closing its connection');
+          socket.destroy();
+        }
+      }
+    },
+    setTls(material) {
+      tlsServer.setSecureContext({ ...tlsPolicy(config.tls), cert: material.cert, key: material.key });
+    },
+    async close() {
+      // server.close waits for open connections: they are closed right after it stops accepting.
+      const closing = servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+          }),
+      );
+      for (const socket of open.keys()) socket.destroy();
+      await Promise.all(closing);
+    },
+  };
+}
+
+function plainAddress(addr: string): string {
+  return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
+}

@@ -1,0 +1,144 @@
+// A syslog connection never reads further than it can store: paused while its messages are not durable, and an
+// append the store refuses is retried, not dropped. Real sockets and the real files record log, behind a gate.
+import assert from 'node:assert/strict';
+import { createConnection, createServer, type Socket } from 'node:net';
+import test from 'node:test';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { type SyslogCounts, serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
+import type { StoredRecord } from '../../src/records/stored-record.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Sensor } from '../../src/store/registry.js';
+import type { RecordLog } from '../../src/store/store.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const sensor: Sensor = {
+  name: 'fg',
+  description: '',
+  timezone: 'UTC',
+  status: 'active',
+  created_at: '2026-11-26T00:00:00.000Z',
+  revoked_at: null,
+  keys: [],
+  syslog: { format: 'fortinet', from: ['127.0.0.1/32'], client_cert_sha256: [] },
+};
+
+const message = (i: number) =>
+  `<185>date=2026-11-26 time=12:00:05 type="utm" subtype="ips" level="alert" severity="high" srcip=10.1.1.5 dstip=203.0.113.9 srcport=${1000 + (i % 60000)} dstport=80 proto=6 attack="Probe ${i}" attackid=${i}`;
+const frame = (i: number) => {
+  const m = message(i);
+  return `${Buffer.byteLength(m)} ${m}`;
+};
+
+/** The real record log, whose appends wait for `open()` (and fail the first `failures` times). */
+function gated(log: RecordLog, failures: number) {
+  let opened = false;
+  const waiting: (() => void)[] = [];
+  let calls = 0;
+  const gate: RecordLog = {
+    get queuedRecords() {
+      return log.queuedRecords;
+    },
+    close: () => log.close(),
+    async append(records: StoredRecord[]) {
+      calls++;
+      if (!opened) await new Promise<void>((resolve) => waiting.push(resolve));
+      if (failures > 0) {
+        failures--;
+        throw new Error('store unavailable (test)');
+      }
+      return log.append(records);
+    },
+  };
+  return {
+    gate,
+    calls: () => calls,
+    open() {
+      opened = true;
+      for (const resolve of waiting.splice(0)) resolve();
+    },
+  };
+}
+
+test('over the unsynced bound the socket is paused until the store catches up; a refused append is retried', async (t) => {
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
+  config.syslog.maxUnsyncedMessages = 50;
+  const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
+  const log = await store.openRecordLog({ retentionIntervalMs: 0 });
+  const g = gated(log, 1);
+  const counts: SyslogCounts = { threats: 0, other: 0, invalid: 0, oversize: 0 };
+  let serverSocket: Socket | undefined;
+  const server = createServer((socket) => {
+    serverSocket = socket;
+    serveSyslogConnection(socket, sensor, '127.0.0.1', {
+      config,
+      recordLog: g.gate,
+      stats: store.stats,
+      logger: pino({ level: 'silent' }),
+      now: Date.now,
+      counts,
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const port = (server.address() as { port: number }).port;
+
+  const client = createConnection({ host: '127.0.0.1', port });
+  client.on('error', () => {});
+  // A failed assertion must not leave appends waiting on the gate and the sockets open.
+  t.after(() => {
+    g.open();
+    client.destroy();
+    serverSocket?.destroy();
+  });
+  await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+  const drainedOrWaited = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 50);
+      client.once('drain', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  // Write until the server has paused and the kernel's buffers are full, so node holds a megabyte at the
+  // sender (loopback buffers hold several megabytes); bounded at 200,000 messages (~40 MB).
+  let i = 0;
+  while (i < 200_000 && !(serverSocket?.isPaused() && client.writableLength > 1_000_000)) {
+    const batch = Array.from({ length: 500 }, (_, k) => frame(i + k)).join('');
+    i += 500;
+    if (!client.write(batch)) await drainedOrWaited();
+  }
+  const total = i;
+  // The server stopped reading: a bounded number of messages read, the rest held by TCP at the sender.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(serverSocket?.isPaused(), true);
+  assert.ok(counts.threats < total, `read ${counts.threats} of ${total} while nothing was durable`);
+  assert.ok(client.writableLength > 0, 'the sender is held back by TCP');
+  const readWhilePaused = counts.threats;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(counts.threats, readWhilePaused, 'nothing more is read while the store has not caught up');
+
+  // Open the store (its first append fails once and is retried): everything arrives, once.
+  g.open();
+  await new Promise<void>((resolve) => client.end(resolve));
+  await new Promise<void>((resolve) => serverSocket?.once('close', () => resolve()));
+  while (log.queuedRecords > 0 || counts.threats < total)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  // Appends still waiting on the retry timer land within a second or so.
+  let stored: string[] = [];
+  for (let tries = 0; tries < 100 && stored.length < total; tries++) {
+    const seen: string[] = [];
+    await store.reader.scan(0, (record) => seen.push(record.threat));
+    stored = seen;
+    if (stored.length < total) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(new Set(stored).size, total);
+  assert.equal(stored.length, total);
+  await log.close();
+  await store.close();
+});

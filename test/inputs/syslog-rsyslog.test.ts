@@ -1,0 +1,139 @@
+// Black box: Debian's rsyslog (rsyslog-gnutls) forwards to `threatcol serve` over TLS with a pinned client
+// certificate, one action octet-counted and one LF-framed; each message is stored once.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import test from 'node:test';
+import { runCli, spawnServe } from '../helpers/cli.js';
+import { freeLoopbackPort } from '../helpers/rsyslog.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+
+const cefLines = readFileSync(new URL('../fixtures/syslog/cef.log', import.meta.url), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => line.slice(line.indexOf('CEF:')));
+
+test('rsyslog forwards over TLS, octet-counted and LF-framed: each threat stored once under the pinned sensor', async (t) => {
+  const dir = makeTempDir(t);
+  const certPath = join(dir, 'client.pem');
+  const keyPath = join(dir, 'client.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+    ].concat(['-subj', '/CN=relay', '-keyout', keyPath, '-out', certPath]),
+    { stdio: 'ignore' },
+  );
+  const added = await runCli([
+    'sensor',
+    'add',
+    'relay',
+    '--data-dir',
+    dir,
+    '--syslog',
+    '--format',
+    'cef',
+    '--client-cert',
+    certPath,
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  const serve = await spawnServe(dir, [], { env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0' } });
+  t.after(() => serve.stop());
+  const tlsPort = serve.logs.find((l) => l.msg === 'syslog listening')?.tlsPort as number;
+
+  const [octetIn, lfIn] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const forward = (framing: string) =>
+    `action(type="omfwd" target="127.0.0.1" port="${tlsPort}" protocol="tcp" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" TCP_Framing="${framing}" template="RSYSLOG_SyslogProtocol23Format")`;
+  const conf = join(dir, 'rsyslog.conf');
+  writeFileSync(
+    conf,
+    [
+      `global(workDirectory="${dir}" defaultNetstreamDriverCAFile="${certPath}" defaultNetstreamDriverCertFile="${certPath}" defaultNetstreamDriverKeyFile="${keyPath}")`,
+      'module(load="imtcp")',
+      `input(type="imtcp" address="127.0.0.1" port="${octetIn}" ruleset="octet")`,
+      `input(type="imtcp" address="127.0.0.1" port="${lfIn}" ruleset="lf")`,
+      `ruleset(name="octet") { ${forward('octet-counted')} }`,
+      `ruleset(name="lf") { ${forward('traditional')} }`,
+      '',
+    ].join('\n'),
+  );
+  let log = '';
+  const rsyslog: ChildProcess = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  rsyslog.stdout?.on('data', (d) => (log += d));
+  rsyslog.stderr?.on('data', (d) => (log += d));
+  t.after(() => rsyslog.kill('SIGTERM'));
+  const listening = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = connect({ host: '127.0.0.1', port }, () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.on('error', () => resolve(false));
+    });
+  await until(
+    async () => {
+      if (rsyslog.exitCode !== null) throw new Error(`rsyslogd exited: ${log}`);
+      return (await listening(octetIn)) && (await listening(lfIn));
+    },
+    15_000,
+    'rsyslogd listening',
+  );
+
+  const send = (port: number, lines: string[]) => {
+    const r = spawnSync(
+      'logger',
+      ['--tcp', '--octet-count', '-n', '127.0.0.1', '-P', String(port), '-t', 'ids'],
+      {
+        input: `${lines.join('\n')}\n`,
+        timeout: 10_000,
+      },
+    );
+    assert.equal(r.status, 0, String(r.stderr));
+  };
+  const [checkPoint, escapes, sophos, traffic] = cefLines as [string, string, string, string];
+  send(octetIn, [checkPoint, traffic, escapes]);
+  send(lfIn, [sophos]);
+
+  let records: Record<string, unknown>[] = [];
+  await until(
+    async () => {
+      const tail = await runCli([
+        'threats',
+        'tail',
+        '--data-dir',
+        dir,
+        '--no-follow',
+        '--json',
+        '--endpoint',
+        'syslog',
+      ]);
+      records = tail.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      return records.length >= 3;
+    },
+    20_000,
+    `three records forwarded by rsyslog (${log})`,
+    100,
+  );
+  assert.deepEqual(records.map((r) => [r.sensor, r.threat]).sort(), [
+    ['relay', 'Virus detected'],
+    ['relay', 'Web Server Enforcement Violation'],
+    ['relay', 'detected a | in packet \\ here'],
+  ]);
+  for (const r of records) assert.match(String(r.original), /^<\d+>1 \S+ \S+ ids /); // rsyslog's RFC 5424 header
+});
