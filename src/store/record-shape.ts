@@ -3,7 +3,7 @@
 import type { StoredRecord } from '../records/stored-record.js';
 import { READABLE_SENSOR_NAME } from './registry.js';
 
-const ENDPOINTS = new Set(['firewall', 'generic']);
+const ENDPOINTS = new Set<string>(['firewall', 'generic', 'syslog'] satisfies StoredRecord['endpoint'][]);
 
 /**
  * The fields every reader, filter and aggregation relies on, with their types. A stream shared with other

@@ -24,7 +24,7 @@ test('record shape: a stored record passes, anything lacking what readers rely o
     { sensor: 'x'.repeat(65) },
     { sensor: 'fw\u202e1' },
     { sensor: 'fw\u001b[2J' },
-    { endpoint: 'syslog' },
+    { endpoint: 'relp' },
     { criticality: 5 },
     { criticality: 2.5 },
     { criticality: '3' },
