@@ -1,12 +1,12 @@
 // One CLI, one set of habits: usage errors in one format and code, one JSON document per --json, send's trust
 // and URL handling, systemd-unit's /tmp warning, check's own-port and environment lines, config hints.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { addSensorCli, type CliResult, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { writeSelfSigned } from '../helpers/self-signed.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -122,27 +122,7 @@ test('send: trusts the local collector by --data-dir, honest hints, URL paths, s
   assert.match(untrusted.stderr, /self-signed: pin it with --fingerprint .* or trust it with --ca/);
   // With --ca given (another certificate), the hint does not suggest --ca again.
   const wrongCa = join(work, 'wrong.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      join(work, 'wrong.key'),
-      '-out',
-      wrongCa,
-      '-subj',
-      '/CN=localhost',
-      '-days',
-      '1',
-    ],
-    { stdio: 'ignore' },
-  );
+  writeSelfSigned(wrongCa, join(work, 'wrong.key'), { cn: 'localhost', days: 1 });
   const withCa = await runCli([...base, '--url', serve.url, '--key', key, '--ca', wrongCa]);
   assert.equal(withCa.code, 69, withCa.stderr);
   assert.doesNotMatch(withCa.stderr, /trust it with --ca|pass (the|that) CA with --ca/);

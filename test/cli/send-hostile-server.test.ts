@@ -1,13 +1,13 @@
 // `threatcol send` against a hostile HTTPS server on loopback: whatever the server answers (its error message,
 // its code, a non-JSON body), no escape sequence, bell or bidi control reaches the admin's terminal.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
+import { writeSelfSigned } from '../helpers/self-signed.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const EVIL = '\u001b]0;EVIL-TITLE\u0007\u001b[2J\u009b31m\u202e\r';
@@ -22,30 +22,7 @@ test('send: a hostile server cannot put escapes on the terminal (message, code, 
   const dir = makeTempDir(t);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-    ].concat([
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ]),
-    { stdio: 'ignore' },
-  );
+  writeSelfSigned(cert, key, { cn: 'localhost', altName: 'IP:127.0.0.1', days: 1 });
   const answers: { status: number; body: string }[] = [
     { status: 401, body: JSON.stringify({ error: { code: 'AUTH_INVALID', message: `bad key ${EVIL}` } }) },
     { status: 502, body: `<h1>proxy ${EVIL}</h1>` },

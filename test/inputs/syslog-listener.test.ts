@@ -1,11 +1,12 @@
 // Black box: `threatcol serve` with the syslog input on, fed by util-linux `logger` over TCP and a node TLS client.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { connect } from 'node:tls';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { writeSelfSigned } from '../helpers/self-signed.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const fixture = (name: string) =>
@@ -111,27 +112,7 @@ test('TLS with a pinned client certificate: octet-counted EVE alerts stored; no 
   const dataDir = makeTempDir(t);
   const certPath = join(dataDir, 'client.pem');
   const keyPath = join(dataDir, 'client.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=opnsense',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-    ],
-    { stdio: 'ignore' },
-  );
+  writeSelfSigned(certPath, keyPath, { cn: 'opnsense' });
   await addSensor(dataDir, 'opnsense', '--syslog', '--format', 'suricata', '--client-cert', certPath);
   const { serve, tls } = await serveWithSyslog(t, dataDir);
   const frames = fixture('suricata')

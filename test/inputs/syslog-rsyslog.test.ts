@@ -1,13 +1,14 @@
 // Black box: Debian's rsyslog (rsyslog-gnutls) forwards to `threatcol serve` over TLS with a pinned client
 // certificate, one action octet-counted and one LF-framed; each message is stored once.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { freeLoopbackPort } from '../helpers/rsyslog.js';
+import { writeSelfSigned } from '../helpers/self-signed.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -20,21 +21,7 @@ test('rsyslog forwards over TLS, octet-counted and LF-framed: each threat stored
   const dir = makeTempDir(t);
   const certPath = join(dir, 'client.pem');
   const keyPath = join(dir, 'client.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-    ].concat(['-subj', '/CN=relay', '-keyout', keyPath, '-out', certPath]),
-    { stdio: 'ignore' },
-  );
+  writeSelfSigned(certPath, keyPath, { cn: 'relay' });
   const added = await runCli([
     'sensor',
     'add',
