@@ -7,7 +7,7 @@ import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import type { OutputCursors, OutputPosition } from '../store/store.js';
 import { type Forwarder, startForwarder } from './forwarder.js';
 import { newStatus, type OutputStatus } from './output-status.js';
-import { isLoopbackHost } from './receivers/http-dispatcher.js';
+import { isLoopbackHost } from './receivers/http-post.js';
 
 export interface OutputsDeps {
   cursors: OutputCursors;

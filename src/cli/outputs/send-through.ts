@@ -1,5 +1,6 @@
 // Sends records through an output's real receiver once, outside the daemon (`outputs test`, dead letters
 // `--retry`): the receiver's answer is the command's result.
+import { pino } from 'pino';
 import type { OutputConfig } from '../../config/outputs-schema.js';
 import { createReceiver } from '../../outputs/receivers/create-receiver.js';
 import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/receiver.js';
@@ -7,12 +8,12 @@ import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/rec
 export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; error: string };
 
 export async function sendThrough(
-  name: string,
   output: OutputConfig,
   records: readonly OutgoingRecord[],
   env: Record<string, string | undefined>,
 ): Promise<SendOutcome> {
-  const receiver = createReceiver(name, output, env);
+  // One sample or a few dead letters: a receiver's warnings reach the user as its answer, not as log lines.
+  const receiver = createReceiver(output, { env, logger: pino({ enabled: false }) });
   try {
     const report = await receiver.send(records, AbortSignal.timeout(output.timeoutMs + 1000));
     return { ok: true, report };
