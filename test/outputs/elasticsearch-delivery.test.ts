@@ -6,14 +6,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startBulkServer } from '../helpers/bulk-server.js';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveWithOutputs } from './output-serve.js';
 
 const RECORDS = 3000;
-const PER_REQUEST = 500;
 
 test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retried, all others created', async (t) => {
   const dir = makeTempDir(t);
@@ -24,37 +22,23 @@ test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retr
   writeFileSync(join(dir, 'es-ca.pem'), bulk.ca);
   // Down (503) until the records are stored, so the 429s can be aimed at ids the store gave.
   for (let i = 0; i < 10_000; i++) bulk.failNext.push({ status: 503, retryAfter: '1' });
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      outputs: {
-        elastic: {
-          type: 'elasticsearch',
-          url: bulk.url,
-          ca: join(dir, 'es-ca.pem'),
-          tokenFile: join(dir, 'es.apikey'),
-          index: 'threats',
-          batch: { maxRecords: 250, maxWaitMs: 100 },
-          retryMaxMs: 1000,
-          startAt: 'oldest',
-        },
-      },
-    }),
+  const { serve, post, deadLetters, testOutput } = await serveWithOutputs(t, dir, {
+    elastic: {
+      type: 'elasticsearch',
+      url: bulk.url,
+      ca: join(dir, 'es-ca.pem'),
+      tokenFile: join(dir, 'es.apikey'),
+      index: 'threats',
+      batch: { maxRecords: 250, maxWaitMs: 100 },
+      retryMaxMs: 1000,
+      startAt: 'oldest',
+    },
+  });
+  await post(
+    Array.from({ length: RECORDS }, (_, i) =>
+      genericRecord({ threat: i % 300 === 7 ? `MAPPING-ERROR ${i}` : `t${i}`, criticality: i % 5 }),
+    ),
   );
-  const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
-  for (let start = 0; start < RECORDS; start += PER_REQUEST) {
-    const body = Array.from({ length: PER_REQUEST }, (_, j) => {
-      const i = start + j;
-      return genericRecord({ threat: i % 300 === 7 ? `MAPPING-ERROR ${i}` : `t${i}`, criticality: i % 5 });
-    });
-    const reply = await post(serve.url, '/generic', body, { agent, sensor: 'fw', key });
-    assert.equal(reply.status, 200, 'ingest never waits for an output that is down');
-  }
   const stored = readStored(dir);
   assert.equal(stored.length, RECORDS);
   const refused = new Set(
@@ -69,13 +53,12 @@ test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retr
   );
   bulk.failNext.length = 0;
 
-  const deadLetters = async () => {
-    const listed = await runCli(['outputs', 'dead-letter', 'elastic', '--json', '--data-dir', dir]);
-    assert.equal(listed.code, 0, listed.stderr);
-    return JSON.parse(listed.stdout) as { record: { id: string }; answer: string }[];
-  };
   await until(() => bulk.docs.size >= RECORDS - refused.size, 60_000, 'every record not refused is created');
-  await until(async () => (await deadLetters()).length >= refused.size, 30_000, 'dead letters written');
+  await until(
+    async () => (await deadLetters('elastic')).length >= refused.size,
+    30_000,
+    'dead letters written',
+  );
 
   const created = new Set([...bulk.docs.keys()].map((k) => k.replace(/^threats\//, '')));
   assert.equal(created.size, RECORDS - refused.size);
@@ -83,7 +66,7 @@ test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retr
     const id = r.id as string;
     assert.equal(created.has(id), !refused.has(id), `record ${id}: created unless refused`);
   }
-  const letters = await deadLetters();
+  const letters = await deadLetters('elastic');
   assert.deepEqual(letters.map((l) => l.record.id).sort(), [...refused].sort());
   assert.ok(
     letters.every((l) => /^400 mapper_parsing_exception/.test(l.answer)),
@@ -94,8 +77,6 @@ test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retr
   const doc = bulk.docs.get(`threats/${stored[0]?.id}`);
   assert.equal(doc?.['@timestamp'], stored[0]?.received_at, 'data streams get @timestamp');
 
-  const sample = await runCli(['outputs', 'test', 'elastic', '--data-dir', dir, '--config', config]);
-  assert.equal(sample.code, 0, sample.stderr);
-  const sampleId = /took the sample record (\S+)\./.exec(sample.stdout)?.[1];
-  assert.ok(bulk.docs.has(`threats/${sampleId}`), sample.stdout);
+  const sampleId = await testOutput('elastic');
+  assert.ok(bulk.docs.has(`threats/${sampleId}`));
 });

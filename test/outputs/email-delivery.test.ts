@@ -4,56 +4,41 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { startSmtpReceiver } from '../helpers/smtp-receiver.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveWithOutputs } from './output-serve.js';
 
 const FLOOD = 500;
-const PER_REQUEST = 50;
 
 test('email: a flood of 500 critical records gives a few digests that together carry every record', async (t) => {
   const dir = makeTempDir(t);
   const smtp = await startSmtpReceiver(t, { implicitTls: false, user: 'threatcol', password: 'pw-0123' });
   writeFileSync(join(dir, 'smtp.password'), 'pw-0123\n');
   writeFileSync(join(dir, 'smtp-ca.pem'), smtp.ca);
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      outputs: {
-        oncall: {
-          type: 'email',
-          host: '127.0.0.1',
-          port: smtp.port,
-          security: 'starttls',
-          ca: join(dir, 'smtp-ca.pem'),
-          username: 'threatcol',
-          passwordFile: join(dir, 'smtp.password'),
-          from: 'threatcol@collector.test',
-          to: ['oncall@example.test'],
-          minIntervalMs: 2000,
-          filter: { minCriticality: 4 },
-          startAt: 'oldest',
-        },
-      },
-    }),
-  );
-  const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
+  const { post, testOutput } = await serveWithOutputs(t, dir, {
+    oncall: {
+      type: 'email',
+      host: '127.0.0.1',
+      port: smtp.port,
+      security: 'starttls',
+      ca: join(dir, 'smtp-ca.pem'),
+      username: 'threatcol',
+      passwordFile: join(dir, 'smtp.password'),
+      from: 'threatcol@collector.test',
+      to: ['oncall@example.test'],
+      minIntervalMs: 2000,
+      filter: { minCriticality: 4 },
+      startAt: 'oldest',
+    },
+  });
   // The flood: critical records, with low ones between them that the filter passes over.
-  for (let start = 0; start < FLOOD; start += PER_REQUEST) {
-    const body = Array.from({ length: PER_REQUEST * 2 }, (_, j) =>
-      genericRecord({ threat: `flood ${start + j}`, criticality: j % 2 === 0 ? 4 : 1 }),
-    );
-    const reply = await post(serve.url, '/generic', body, { agent, sensor: 'fw', key });
-    assert.equal(reply.status, 200);
-  }
+  await post(
+    Array.from({ length: FLOOD * 2 }, (_, i) =>
+      genericRecord({ threat: `flood ${i}`, criticality: i % 2 === 0 ? 4 : 1 }),
+    ),
+  );
   const critical = readStored(dir)
     .filter((r) => r.criticality === 4)
     .map((r) => r.id as string);
@@ -85,9 +70,7 @@ test('email: a flood of 500 critical records gives a few digests that together c
   assert.ok(smtp.mails.every((m) => !/ 1 (low|notice)/.test(m.headers.get('subject') ?? '')));
 
   const before = smtp.mails.length;
-  const sample = await runCli(['outputs', 'test', 'oncall', '--data-dir', dir, '--config', config]);
-  assert.equal(sample.code, 0, sample.stderr);
-  const sampleId = /took the sample record (\S+)\./.exec(sample.stdout)?.[1];
+  const sampleId = await testOutput('oncall');
   assert.equal(smtp.mails.length, before + 1);
   assert.match(smtp.mails.at(-1)?.text ?? '', new RegExp(`threatcol outputs test .* id ${sampleId}`));
 });

@@ -5,15 +5,13 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
 import { startHecServer } from '../helpers/hec-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveWithOutputs } from './output-serve.js';
 
 const RECORDS = 1500;
-const PER_REQUEST = 500;
 
 test('splunk_hec with useAck: acknowledged batches, invalid events dead-lettered, a 503 retried', async (t) => {
   const dir = makeTempDir(t);
@@ -23,59 +21,40 @@ test('splunk_hec with useAck: acknowledged batches, invalid events dead-lettered
   hec.failNext.push({ status: 503, code: 9, text: 'Server is busy', retryAfter: '1' });
   writeFileSync(join(dir, 'hec.token'), `${token}\n`);
   writeFileSync(join(dir, 'hec-ca.pem'), hec.ca);
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      outputs: {
-        siem: {
-          type: 'splunk_hec',
-          url: hec.url,
-          ca: join(dir, 'hec-ca.pem'),
-          tokenFile: join(dir, 'hec.token'),
-          index: 'threats',
-          ackPollIntervalMs: 100,
-          batch: { maxRecords: 250, maxWaitMs: 100 },
-          retryMaxMs: 1000,
-          startAt: 'oldest',
-        },
-      },
-    }),
+  const { post, deadLetters, testOutput } = await serveWithOutputs(t, dir, {
+    siem: {
+      type: 'splunk_hec',
+      url: hec.url,
+      ca: join(dir, 'hec-ca.pem'),
+      tokenFile: join(dir, 'hec.token'),
+      index: 'threats',
+      ackPollIntervalMs: 100,
+      batch: { maxRecords: 250, maxWaitMs: 100 },
+      retryMaxMs: 1000,
+      startAt: 'oldest',
+    },
+  });
+  await post(
+    Array.from({ length: RECORDS }, (_, i) =>
+      genericRecord({ threat: i % 400 === 11 ? `INVALID-EVENT ${i}` : `t${i}`, criticality: i % 5 }),
+    ),
   );
-  const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
-  for (let start = 0; start < RECORDS; start += PER_REQUEST) {
-    const body = Array.from({ length: PER_REQUEST }, (_, j) => {
-      const i = start + j;
-      return genericRecord({ threat: i % 400 === 11 ? `INVALID-EVENT ${i}` : `t${i}`, criticality: i % 5 });
-    });
-    const reply = await post(serve.url, '/generic', body, { agent, sensor: 'fw', key });
-    assert.equal(reply.status, 200);
-  }
   const stored = readStored(dir);
   assert.equal(stored.length, RECORDS);
   const invalid = new Set(
     stored.filter((r) => String(r.threat).startsWith('INVALID-EVENT')).map((r) => r.id as string),
   );
   const indexed = () => new Set(hec.events.map((e) => e.fields?.threatcol_id));
-  const deadLetters = async () => {
-    const listed = await runCli(['outputs', 'dead-letter', 'siem', '--json', '--data-dir', dir]);
-    assert.equal(listed.code, 0, listed.stderr);
-    return JSON.parse(listed.stdout) as { record: { id: string }; answer: string }[];
-  };
   await until(
     async () =>
       stored.every((r) => indexed().has(r.id as string) || invalid.has(r.id as string)) &&
-      (await deadLetters()).length >= invalid.size,
+      (await deadLetters('siem')).length >= invalid.size,
     60_000,
     'every record indexed or dead-lettered',
   );
   const got = indexed();
   for (const id of invalid) assert.ok(!got.has(id), 'an invalid event is never indexed');
-  const letters = await deadLetters();
+  const letters = await deadLetters('siem');
   assert.deepEqual(letters.map((l) => l.record.id).sort(), [...invalid].sort());
   assert.ok(
     letters.every((l) => /code 6/.test(l.answer)),
@@ -93,8 +72,6 @@ test('splunk_hec with useAck: acknowledged batches, invalid events dead-lettered
   const duplicates = hec.events.length - got.size;
   t.diagnostic(`indexed ${got.size}, events ${hec.events.length}, duplicates ${duplicates}`);
 
-  const sample = await runCli(['outputs', 'test', 'siem', '--data-dir', dir, '--config', config]);
-  assert.equal(sample.code, 0, sample.stderr);
-  const sampleId = /took the sample record (\S+)\./.exec(sample.stdout)?.[1];
-  assert.ok(sampleId && indexed().has(sampleId), sample.stdout);
+  const sampleId = await testOutput('siem');
+  assert.ok(indexed().has(sampleId));
 });

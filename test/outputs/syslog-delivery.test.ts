@@ -4,14 +4,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { startRsyslog } from '../helpers/rsyslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
-
-const PER_REQUEST = 500;
+import { serveWithOutputs } from './output-serve.js';
 
 /** The record ids rsyslog wrote, in order: its lines are `threat [threatcol@32473 id="…" …] BODY`. */
 const idsIn = (lines: string[]) =>
@@ -29,39 +26,23 @@ test('syslog over TLS to rsyslog: every record once with its id, across an rsysl
   t.after(() => rsyslog.stop());
   const caPath = join(dir, 'rsyslog-ca.pem');
   writeFileSync(caPath, rsyslog.ca as string);
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      outputs: {
-        siem: {
-          type: 'syslog',
-          host: '127.0.0.1',
-          port: rsyslog.port,
-          ca: caPath,
-          format: 'json',
-          batch: { maxRecords: 200, maxWaitMs: 100 },
-          retryMaxMs: 1000,
-          startAt: 'oldest',
-        },
-      },
-    }),
-  );
-  const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
+  const { serve, post, testOutput } = await serveWithOutputs(t, dir, {
+    siem: {
+      type: 'syslog',
+      host: '127.0.0.1',
+      port: rsyslog.port,
+      ca: caPath,
+      format: 'json',
+      batch: { maxRecords: 200, maxWaitMs: 100 },
+      retryMaxMs: 1000,
+      startAt: 'oldest',
+    },
+  });
   let posted = 0;
-  const postRecords = async (count: number) => {
-    for (let done = 0; done < count; done += PER_REQUEST) {
-      const body = Array.from({ length: PER_REQUEST }, () =>
-        genericRecord({ threat: `t${posted++}`, criticality: posted % 5 }),
-      );
-      const reply = await post(serve.url, '/generic', body, { agent, sensor: 'fw', key });
-      assert.equal(reply.status, 200);
-    }
-  };
+  const postRecords = (count: number) =>
+    post(
+      Array.from({ length: count }, () => genericRecord({ threat: `t${posted}`, criticality: posted++ % 5 })),
+    );
 
   await postRecords(1000);
   await until(() => rsyslog.lines().length >= 1000, 30_000, 'rsyslog wrote the first records');
@@ -82,10 +63,7 @@ test('syslog over TLS to rsyslog: every record once with its id, across an rsysl
   assert.deepEqual(received, stored, 'every record once, in store order: none skipped, none twice');
 
   // `outputs test` sends one marked sample through the same receiver and reports its answer.
-  const sample = await runCli(['outputs', 'test', 'siem', '--data-dir', dir, '--config', config]);
-  assert.equal(sample.code, 0, sample.stderr);
-  const sampleId = /took the sample record (\S+)\./.exec(sample.stdout)?.[1];
-  assert.ok(sampleId, sample.stdout);
+  const sampleId = await testOutput('siem');
   await until(() => idsIn(rsyslog.lines()).includes(sampleId), 30_000, 'the sample arrived');
   assert.match(rsyslog.lines().at(-1) ?? '', /threatcol outputs test \(not a threat\)/);
 });
