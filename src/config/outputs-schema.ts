@@ -70,7 +70,10 @@ const COMMON_KEYS = {
   },
   enabled: { type: 'boolean', description: 'false: not forwarded; retention keeps nothing for it' },
   url: { ...nullableString, description: "the receiver's URL (http:// warns at start unless loopback)" },
-  format: { ...nullableString, description: 'message format, per type (webhook: json or slack)' },
+  format: {
+    ...nullableString,
+    description: 'message format, per type (webhook: json or slack; syslog: json or cef)',
+  },
   filter: {
     type: 'object',
     additionalProperties: false,
@@ -95,10 +98,14 @@ const COMMON_KEYS = {
   },
   tokenFile: {
     ...nullableString,
-    description: 'file holding the token (webhook: sent as Authorization: Bearer)',
+    description:
+      'file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key',
   },
   tokenEnv: { ...envName, description: 'environment variable holding the token (instead of tokenFile)' },
-  passwordFile: { ...nullableString, description: 'file holding the password (types with basic auth)' },
+  passwordFile: {
+    ...nullableString,
+    description: 'file holding the password: elasticsearch basic auth, email SMTP AUTH',
+  },
   passwordEnv: { ...envName, description: 'environment variable holding the password' },
   secretFile: {
     ...nullableString,
@@ -110,7 +117,8 @@ const COMMON_KEYS = {
     type: 'integer',
     minimum: 100,
     maximum: 600_000,
-    description: 'one delivery attempt (connect, answer) must finish within this',
+    description:
+      'bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step',
   },
   retryMaxMs: {
     type: 'integer',
