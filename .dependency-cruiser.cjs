@@ -11,7 +11,15 @@ const layers = [
   ['store', 'tls', 'json', 'metrics'],
   ['records', 'data-dir'],
   ['schemas', 'config'],
-  ['errors.ts', 'log.ts', 'keys.ts', 'watch-files.ts', 'address-group.ts', 'system-cas.ts'],
+  [
+    'errors.ts',
+    'log.ts',
+    'keys.ts',
+    'watch-files.ts',
+    'address-group.ts',
+    'system-cas.ts',
+    'package-version.ts',
+  ],
 ];
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,22 +1,12 @@
-// `threatcol --version [--json]`: the threatcol version (from package.json), the Node.js runtime's and the
+// `threatcol --version [--json]`: the threatcol version (package-version.ts), the Node.js runtime's and the
 // store format's.
-import { readFileSync } from 'node:fs';
+import { threatcolVersion } from '../package-version.js';
 import { STORE_FORMAT_VERSION } from '../store/store-format.js';
 
 export interface Versions {
   threatcol: string;
   node: string;
   storeFormat: number;
-}
-
-/** package.json sits two levels up from both src/cli/ (tsx) and dist/cli/ (the compiled CLI). */
-const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
-
-/** The one place the version comes from: package.json, which npm and the Debian package build both read. */
-export function threatcolVersion(): string {
-  const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version?: unknown };
-  if (typeof pkg.version !== 'string') throw new Error(`${PACKAGE_JSON.pathname} has no version`);
-  return pkg.version;
 }
 
 export function readVersions(): Versions {

@@ -5,7 +5,7 @@ const runtime_ucs2length = ucs2lengthModule.default;
 
 export const validate = validate0;
 export default validate0;
-const schema0 = {"type":"object","additionalProperties":false,"properties":{"$schema":{"type":"string"},"dataDir":{"type":["string","null"],"minLength":1,"default":null,"description":"data directory; null: $STATE_DIRECTORY, else /var/lib/threatcol (root) or ~/.local/state/threatcol"},"server":{"type":"object","description":"HTTPS listener","additionalProperties":false,"default":{},"properties":{"host":{"type":"string","default":"::","description":"listen address; \"::\" is dual-stack IPv6+IPv4"},"port":{"type":"integer","minimum":0,"maximum":65535,"default":443,"description":"listen port (0 = any)"},"maxConnections":{"type":"integer","minimum":1,"default":4096,"description":"open connections, in all"},"maxConnectionsPerAddress":{"type":"integer","minimum":1,"default":256,"description":"open connections from one client address"},"handshakeTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"TLS handshake must finish within this"},"headersTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"request headers must arrive within this"},"requestTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":20000,"description":"the whole request must arrive within this"},"bodyStallTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request body that receives nothing for this long is ended with 408"},"keepAliveTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":60000,"description":"idle keep-alive connections are closed after this"},"maxBodyBytes":{"type":"integer","minimum":1024,"maximum":1073741824,"default":4194304,"description":"largest request body, after gzip decompression"},"maxRecordBytes":{"type":"integer","minimum":2048,"maximum":1048576,"default":16384,"description":"largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)"},"maxRecordsPerRequest":{"type":"integer","minimum":1,"maximum":1000,"default":1000,"description":"largest JSON array of records in one request"},"maxInflightBodyBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once"},"workers":{"type":["integer","string"],"minimum":1,"maximum":1024,"pattern":"^auto$","default":1,"description":"processes that serve requests (node:cluster); 1 = one process, \"auto\" = one per available CPU"}}},"tls":{"type":"object","description":"TLS material and policy","additionalProperties":false,"default":{},"properties":{"cert":{"type":["string","null"],"default":null,"description":"PEM certificate chain; null: self-signed"},"key":{"type":["string","null"],"default":null,"description":"PEM private key; null: self-signed"},"minVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.2","description":"lowest TLS version accepted"},"maxVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.3","description":"highest TLS version offered"},"selfSignedKeyType":{"enum":["ecdsa","rsa"],"default":"ecdsa","description":"key type of the generated certificate (rsa for very old senders)"},"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":10000,"description":"how often the daemon checks the certificate and key files for changes (besides watching them)"},"ticketKeyRotationHours":{"type":"number","minimum":0.001,"maximum":8760,"default":12,"description":"TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)"}}},"store":{"type":"object","description":"record store","additionalProperties":false,"default":{},"properties":{"segmentMaxBytes":{"type":"integer","minimum":4096,"default":67108864,"description":"a record segment is rotated past this size (and at each UTC day)"},"queueMaxRecords":{"type":"integer","minimum":1,"default":100000,"description":"records waiting for disk; past it requests get 503 at once"},"queueMaxBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"size of the records waiting for disk; past it requests get 503 at once"},"statsIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"how often sensor-stats.json is written"},"retention":{"type":"object","description":"retention of record segments (checked at start and hourly)","additionalProperties":false,"default":{},"properties":{"days":{"type":["integer","null"],"minimum":1,"default":90,"description":"segments whose records are all older than this many days are deleted; null: no age bound"},"maxBytes":{"type":["integer","null"],"minimum":4096,"default":null,"description":"the oldest segments are deleted while all segments together exceed this; null: no size bound"}}},"minFreeBytes":{"type":"integer","minimum":0,"default":268435456,"description":"below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)"},"backend":{"enum":["files","nats"],"default":"files","description":"where records, sensors and stats live: files in the data directory, or a NATS JetStream cluster shared by several collectors (nats.*)"}}},"nats":{"type":"object","description":"NATS JetStream backend (store.backend \"nats\")","additionalProperties":false,"default":{},"properties":{"servers":{"type":"array","items":{"type":"string","minLength":1},"minItems":1,"default":["nats://127.0.0.1:4222"],"description":"NATS servers to connect to (nats://host:port; environment: comma-separated)"},"user":{"type":["string","null"],"default":null,"description":"NATS user (with nats.password)"},"password":{"type":["string","null"],"default":null,"description":"NATS password"},"token":{"type":["string","null"],"default":null,"description":"NATS token (instead of user/password)"},"credentialsFile":{"type":["string","null"],"default":null,"description":"NATS credentials file (.creds: JWT and NKey seed)"},"tls":{"type":"object","description":"TLS to the NATS servers","additionalProperties":false,"default":{},"properties":{"ca":{"type":["string","null"],"default":null,"description":"PEM CA bundle to verify the NATS servers with (setting it requires TLS); null: the system CAs (Node's and /etc/ssl/certs), used whenever TLS is required"},"required":{"type":["boolean","null"],"default":null,"description":"refuse a NATS server that offers no TLS, before any credential is sent; null: required when credentials are set and a server is not loopback. A tls:// server URL or nats.tls.ca requires it whatever this says"}}},"stream":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"THREATCOL","description":"JetStream stream holding the records"},"registryBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_sensors","description":"JetStream key-value bucket holding the sensor registry"},"statsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_stats","description":"JetStream key-value bucket holding per-sensor, per-collector stats"},"outputsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_outputs","description":"JetStream key-value bucket holding each output's last acknowledged record and skipped count"},"replicas":{"type":"integer","minimum":1,"maximum":5,"default":1,"description":"replicas of the stream and buckets (3 in a three-node cluster)"},"publishTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request whose records are not acknowledged by NATS within this gets 503"}}},"dedupe":{"type":"object","description":"deduplication of retried deliveries","additionalProperties":false,"default":{},"properties":{"windowSeconds":{"type":"integer","minimum":0,"maximum":86400,"default":120,"description":"a retried delivery within this many seconds is not stored again (/firewall by content, /generic by Idempotency-Key); 0 = off"}}},"rateLimit":{"type":"object","description":"per-sensor rate limit","additionalProperties":false,"default":{},"properties":{"recordsPerSecond":{"type":"integer","minimum":0,"default":5000,"description":"records per second per sensor (0 = unlimited)"},"burst":{"type":"integer","minimum":1000,"default":10000,"description":"records a sensor may send at once above its rate (>= maxRecordsPerRequest)"},"bytesPerSecond":{"type":"integer","minimum":0,"default":8388608,"description":"request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger"}}},"firewall":{"type":"object","description":"firewall endpoint","additionalProperties":false,"default":{},"properties":{"defaultTimezone":{"type":"string","minLength":1,"default":"UTC","description":"IANA zone for time_received when the sensor has none"},"defaultCriticality":{"type":"integer","minimum":0,"maximum":4,"default":2,"description":"criticality when neither severity nor category gives one"},"criticalityByCategory":{"type":"object","default":{},"additionalProperties":{"type":"integer","minimum":0,"maximum":4},"description":"thr_category (lower case) to criticality, used when no severity is sent"}}},"log":{"type":"object","description":"logging","additionalProperties":false,"default":{},"properties":{"level":{"enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info","description":"log level"},"format":{"enum":["auto","json","pretty"],"default":"auto","description":"auto: pretty on a terminal, readable lines in the journal, JSON otherwise; json: JSON everywhere (in the journal with each line's priority)"},"rejectIntervalMs":{"type":"integer","minimum":0,"maximum":86400000,"default":10000,"description":"at most one warn line per sensor (or client address, IPv6 /64) and error code in this interval, and 50 in all"},"summaryIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":60000,"description":"interval of the accepted/rejected summary line"}}},"registry":{"type":"object","description":"sensor registry","additionalProperties":false,"default":{},"properties":{"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":500,"description":"how often the daemon checks the sensor registry for changes (besides watching it)"}}},"admin":{"type":"object","description":"admin listener (DESIGN 11)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"127.0.0.1:9441","description":"admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; \"\" turns it off; port 0 picks a free one"},"token":{"type":["string","null"],"minLength":16,"default":null,"description":"when set, every admin route needs \"Authorization: Bearer <token>\"; required for a non-loopback admin.listen"}}},"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token (webhook: sent as Authorization: Bearer)"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password (types with basic auth)"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"one delivery attempt (connect, answer) must finish within this"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token (webhook: sent as Authorization: Bearer)"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password (types with basic auth)"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"one delivery attempt (connect, answer) must finish within this"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"}},"required":[],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token (webhook: sent as Authorization: Bearer)"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password (types with basic auth)"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"one delivery attempt (connect, answer) must finish within this"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"}},"required":[],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token (webhook: sent as Authorization: Bearer)"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password (types with basic auth)"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"one delivery attempt (connect, answer) must finish within this"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"}},"required":[],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token (webhook: sent as Authorization: Bearer)"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password (types with basic auth)"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"one delivery attempt (connect, answer) must finish within this"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"}},"required":[],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""},"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"}}}}};
+const schema0 = {"type":"object","additionalProperties":false,"properties":{"$schema":{"type":"string"},"dataDir":{"type":["string","null"],"minLength":1,"default":null,"description":"data directory; null: $STATE_DIRECTORY, else /var/lib/threatcol (root) or ~/.local/state/threatcol"},"server":{"type":"object","description":"HTTPS listener","additionalProperties":false,"default":{},"properties":{"host":{"type":"string","default":"::","description":"listen address; \"::\" is dual-stack IPv6+IPv4"},"port":{"type":"integer","minimum":0,"maximum":65535,"default":443,"description":"listen port (0 = any)"},"maxConnections":{"type":"integer","minimum":1,"default":4096,"description":"open connections, in all"},"maxConnectionsPerAddress":{"type":"integer","minimum":1,"default":256,"description":"open connections from one client address"},"handshakeTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"TLS handshake must finish within this"},"headersTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"request headers must arrive within this"},"requestTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":20000,"description":"the whole request must arrive within this"},"bodyStallTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request body that receives nothing for this long is ended with 408"},"keepAliveTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":60000,"description":"idle keep-alive connections are closed after this"},"maxBodyBytes":{"type":"integer","minimum":1024,"maximum":1073741824,"default":4194304,"description":"largest request body, after gzip decompression"},"maxRecordBytes":{"type":"integer","minimum":2048,"maximum":1048576,"default":16384,"description":"largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)"},"maxRecordsPerRequest":{"type":"integer","minimum":1,"maximum":1000,"default":1000,"description":"largest JSON array of records in one request"},"maxInflightBodyBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once"},"workers":{"type":["integer","string"],"minimum":1,"maximum":1024,"pattern":"^auto$","default":1,"description":"processes that serve requests (node:cluster); 1 = one process, \"auto\" = one per available CPU"}}},"tls":{"type":"object","description":"TLS material and policy","additionalProperties":false,"default":{},"properties":{"cert":{"type":["string","null"],"default":null,"description":"PEM certificate chain; null: self-signed"},"key":{"type":["string","null"],"default":null,"description":"PEM private key; null: self-signed"},"minVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.2","description":"lowest TLS version accepted"},"maxVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.3","description":"highest TLS version offered"},"selfSignedKeyType":{"enum":["ecdsa","rsa"],"default":"ecdsa","description":"key type of the generated certificate (rsa for very old senders)"},"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":10000,"description":"how often the daemon checks the certificate and key files for changes (besides watching them)"},"ticketKeyRotationHours":{"type":"number","minimum":0.001,"maximum":8760,"default":12,"description":"TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)"}}},"store":{"type":"object","description":"record store","additionalProperties":false,"default":{},"properties":{"segmentMaxBytes":{"type":"integer","minimum":4096,"default":67108864,"description":"a record segment is rotated past this size (and at each UTC day)"},"queueMaxRecords":{"type":"integer","minimum":1,"default":100000,"description":"records waiting for disk; past it requests get 503 at once"},"queueMaxBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"size of the records waiting for disk; past it requests get 503 at once"},"statsIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"how often sensor-stats.json is written"},"retention":{"type":"object","description":"retention of record segments (checked at start and hourly)","additionalProperties":false,"default":{},"properties":{"days":{"type":["integer","null"],"minimum":1,"default":90,"description":"segments whose records are all older than this many days are deleted; null: no age bound"},"maxBytes":{"type":["integer","null"],"minimum":4096,"default":null,"description":"the oldest segments are deleted while all segments together exceed this; null: no size bound"}}},"minFreeBytes":{"type":"integer","minimum":0,"default":268435456,"description":"below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)"},"backend":{"enum":["files","nats"],"default":"files","description":"where records, sensors and stats live: files in the data directory, or a NATS JetStream cluster shared by several collectors (nats.*)"}}},"nats":{"type":"object","description":"NATS JetStream backend (store.backend \"nats\")","additionalProperties":false,"default":{},"properties":{"servers":{"type":"array","items":{"type":"string","minLength":1},"minItems":1,"default":["nats://127.0.0.1:4222"],"description":"NATS servers to connect to (nats://host:port; environment: comma-separated)"},"user":{"type":["string","null"],"default":null,"description":"NATS user (with nats.password)"},"password":{"type":["string","null"],"default":null,"description":"NATS password"},"token":{"type":["string","null"],"default":null,"description":"NATS token (instead of user/password)"},"credentialsFile":{"type":["string","null"],"default":null,"description":"NATS credentials file (.creds: JWT and NKey seed)"},"tls":{"type":"object","description":"TLS to the NATS servers","additionalProperties":false,"default":{},"properties":{"ca":{"type":["string","null"],"default":null,"description":"PEM CA bundle to verify the NATS servers with (setting it requires TLS); null: the system CAs (Node's and /etc/ssl/certs), used whenever TLS is required"},"required":{"type":["boolean","null"],"default":null,"description":"refuse a NATS server that offers no TLS, before any credential is sent; null: required when credentials are set and a server is not loopback. A tls:// server URL or nats.tls.ca requires it whatever this says"}}},"stream":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"THREATCOL","description":"JetStream stream holding the records"},"registryBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_sensors","description":"JetStream key-value bucket holding the sensor registry"},"statsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_stats","description":"JetStream key-value bucket holding per-sensor, per-collector stats"},"outputsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_outputs","description":"JetStream key-value bucket holding each output's last acknowledged record and skipped count"},"replicas":{"type":"integer","minimum":1,"maximum":5,"default":1,"description":"replicas of the stream and buckets (3 in a three-node cluster)"},"publishTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request whose records are not acknowledged by NATS within this gets 503"}}},"dedupe":{"type":"object","description":"deduplication of retried deliveries","additionalProperties":false,"default":{},"properties":{"windowSeconds":{"type":"integer","minimum":0,"maximum":86400,"default":120,"description":"a retried delivery within this many seconds is not stored again (/firewall by content, /generic by Idempotency-Key); 0 = off"}}},"rateLimit":{"type":"object","description":"per-sensor rate limit","additionalProperties":false,"default":{},"properties":{"recordsPerSecond":{"type":"integer","minimum":0,"default":5000,"description":"records per second per sensor (0 = unlimited)"},"burst":{"type":"integer","minimum":1000,"default":10000,"description":"records a sensor may send at once above its rate (>= maxRecordsPerRequest)"},"bytesPerSecond":{"type":"integer","minimum":0,"default":8388608,"description":"request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger"}}},"firewall":{"type":"object","description":"firewall endpoint","additionalProperties":false,"default":{},"properties":{"defaultTimezone":{"type":"string","minLength":1,"default":"UTC","description":"IANA zone for time_received when the sensor has none"},"defaultCriticality":{"type":"integer","minimum":0,"maximum":4,"default":2,"description":"criticality when neither severity nor category gives one"},"criticalityByCategory":{"type":"object","default":{},"additionalProperties":{"type":"integer","minimum":0,"maximum":4},"description":"thr_category (lower case) to criticality, used when no severity is sent"}}},"log":{"type":"object","description":"logging","additionalProperties":false,"default":{},"properties":{"level":{"enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info","description":"log level"},"format":{"enum":["auto","json","pretty"],"default":"auto","description":"auto: pretty on a terminal, readable lines in the journal, JSON otherwise; json: JSON everywhere (in the journal with each line's priority)"},"rejectIntervalMs":{"type":"integer","minimum":0,"maximum":86400000,"default":10000,"description":"at most one warn line per sensor (or client address, IPv6 /64) and error code in this interval, and 50 in all"},"summaryIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":60000,"description":"interval of the accepted/rejected summary line"}}},"registry":{"type":"object","description":"sensor registry","additionalProperties":false,"default":{},"properties":{"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":500,"description":"how often the daemon checks the sensor registry for changes (besides watching it)"}}},"admin":{"type":"object","description":"admin listener (DESIGN 11)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"127.0.0.1:9441","description":"admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; \"\" turns it off; port 0 picks a free one"},"token":{"type":["string","null"],"minLength":16,"default":null,"description":"when set, every admin route needs \"Authorization: Bearer <token>\"; required for a non-loopback admin.listen"}}},"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"enum":["json","cef",null],"default":"json","description":"message body: the stored record as JSON (null: json), or an ArcSight CEF line"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: syslog receiver host name or address"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"receiver port; null: 6514 for tls (RFC 5425), 514 for tcp"},"transport":{"enum":["tls","tcp"],"default":"tls","description":"tls: RFC 5425, the certificate verified (against ca); tcp: plain, only for a trusted network"},"facility":{"enum":["kern","user","mail","daemon","auth","syslog","lpr","news","uucp","cron","authpriv","ftp","ntp","audit","alert","clock","local0","local1","local2","local3","local4","local5","local6","local7"],"default":"local0","description":"syslog facility of the messages"},"hostname":{"type":["string","null"],"default":null,"description":"HOSTNAME field of the messages; null: this host name"},"sdId":{"type":"string","pattern":"^[^ =\\]\"]{1,32}$","default":"threatcol@32473","description":"structured-data ID carrying the record id (NAME@PEN)"}},"required":["host"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: the HEC base URL (https://splunk.example:8088); the token: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":["string","null"],"default":null,"description":"Splunk index; null: the token's default"},"sourcetype":{"type":"string","minLength":1,"default":"threatcol:threat","description":"sourcetype of the events"},"source":{"type":"string","minLength":1,"default":"threatcol","description":"source of the events"},"host":{"type":["string","null"],"default":null,"description":"the events' host; null: HEC's default"},"ackPollIntervalMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"with indexer acknowledgement: how often to ask whether a batch is indexed"},"ackTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":300000,"description":"with indexer acknowledgement: a batch not indexed within this is sent again"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: Elasticsearch or OpenSearch base URL; an API key: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":"string","minLength":1,"default":"threatcol","description":"index, alias or data stream the records are created in"},"username":{"type":["string","null"],"default":null,"description":"basic authentication user (with passwordFile or passwordEnv)"},"timestampField":{"type":["string","null"],"minLength":1,"default":"@timestamp","description":"field set to the record's received_at (data streams need @timestamp); null: none"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: SMTP server (a relay or submission server)"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"SMTP port; null: 465 for tls, 587 for starttls"},"security":{"enum":["starttls","tls"],"default":"starttls","description":"starttls: upgrade required (never plain text); tls: TLS from the first byte"},"username":{"type":["string","null"],"default":null,"description":"SMTP AUTH user (with passwordFile or passwordEnv); null: no AUTH"},"from":{"type":"string","minLength":3,"description":"required: sender address of the alert mails"},"to":{"type":"array","items":{"type":"string","minLength":3},"minItems":1,"description":"required: recipients of the alert mails"},"subjectPrefix":{"type":"string","default":"[threatcol]","description":"start of every subject"},"minIntervalMs":{"type":"integer","minimum":1000,"maximum":86400000,"default":300000,"description":"at most one mail per this interval; the next carries every record since (batch default: maxRecords 10000, maxWaitMs 10000)"}},"required":["host","from","to"],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""},"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"}}}}};
 const func0 = Object.prototype.hasOwnProperty;
 const func1 = runtime_ucs2length;
 const pattern0 = new RegExp("^auto$", "u");
@@ -13,6 +13,7 @@ const pattern1 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 const pattern6 = new RegExp("^https?://", "u");
 const pattern7 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern10 = new RegExp("^\\d{1,6}[smhd]$", "u");
+const pattern15 = new RegExp("^[^ =\\]\"]{1,32}$", "u");
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2719,9 +2720,26 @@ vErrors = null;
 if(_valid1){
 const _errs219 = errors;
 if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key19 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[1].then.properties, key19))){
-const err209 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(data73.format === undefined){
+data73.format = "json";
+}
+if(data73.port === undefined){
+data73.port = null;
+}
+if(data73.transport === undefined){
+data73.transport = "tls";
+}
+if(data73.facility === undefined){
+data73.facility = "local0";
+}
+if(data73.hostname === undefined){
+data73.hostname = null;
+}
+if(data73.sdId === undefined){
+data73.sdId = "threatcol@32473";
+}
+if(data73.host === undefined){
+const err209 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2730,11 +2748,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data102 = data73.type;
-if(!(((((data102 === "syslog") || (data102 === "splunk_hec")) || (data102 === "elasticsearch")) || (data102 === "webhook")) || (data102 === "email"))){
-const err210 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key19 in data73){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[1].then.properties, key19))){
+const err210 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2744,9 +2760,10 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err211 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data73.type !== undefined){
+let data102 = data73.type;
+if(!(((((data102 === "syslog") || (data102 === "splunk_hec")) || (data102 === "elasticsearch")) || (data102 === "webhook")) || (data102 === "email"))){
+const err211 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2756,10 +2773,9 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data73.url !== undefined){
-let data104 = data73.url;
-if((typeof data104 !== "string") && (data104 !== null)){
-const err212 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
+if(data73.enabled !== undefined){
+if(typeof data73.enabled !== "boolean"){
+const err212 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2768,9 +2784,11 @@ vErrors.push(err212);
 }
 errors++;
 }
-if(typeof data104 === "string"){
-if(func1(data104) < 1){
-const err213 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data73.url !== undefined){
+let data104 = data73.url;
+if((typeof data104 !== "string") && (data104 !== null)){
+const err213 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2779,12 +2797,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-}
-if(data73.format !== undefined){
-let data105 = data73.format;
-if((typeof data105 !== "string") && (data105 !== null)){
-const err214 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.format.type},message:"must be string,null"};
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err214 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2793,9 +2808,11 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(typeof data105 === "string"){
-if(func1(data105) < 1){
-const err215 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+let data105 = data73.format;
+if(!(((data105 === "json") || (data105 === "cef")) || (data105 === null))){
+const err215 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2803,8 +2820,6 @@ else {
 vErrors.push(err215);
 }
 errors++;
-}
-}
 }
 if(data73.filter !== undefined){
 let data106 = data73.filter;
@@ -3365,12 +3380,11 @@ vErrors.push(err260);
 errors++;
 }
 }
-}
-var _valid1 = _errs219 === errors;
-valid28 = _valid1;
-}
-if(!valid28){
-const err261 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data73.host !== undefined){
+let data127 = data73.host;
+if(typeof data127 === "string"){
+if(func1(data127) < 1){
+const err261 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3379,13 +3393,9 @@ vErrors.push(err261);
 }
 errors++;
 }
-const _errs271 = errors;
-let valid37 = true;
-const _errs272 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("splunk_hec" !== data73.type){
-const err262 = {};
+}
+else {
+const err262 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3395,23 +3405,9 @@ vErrors.push(err262);
 errors++;
 }
 }
-}
-var _valid2 = _errs272 === errors;
-errors = _errs271;
-if(vErrors !== null){
-if(_errs271){
-vErrors.length = _errs271;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs274 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key22 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[2].then.properties, key22))){
-const err263 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+let data128 = data73.port;
+if((!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))) && (data128 !== null)){
+const err263 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.port.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3420,11 +3416,9 @@ vErrors.push(err263);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data128 = data73.type;
-if(!(((((data128 === "syslog") || (data128 === "splunk_hec")) || (data128 === "elasticsearch")) || (data128 === "webhook")) || (data128 === "email"))){
-const err264 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data128 == "number"){
+if(data128 > 65535 || isNaN(data128)){
+const err264 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3433,10 +3427,8 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err265 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data128 < 1 || isNaN(data128)){
+const err265 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3446,10 +3438,9 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data73.url !== undefined){
-let data130 = data73.url;
-if((typeof data130 !== "string") && (data130 !== null)){
-const err266 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.url.type},message:"must be string,null"};
+let data129 = data73.transport;
+if(!((data129 === "tls") || (data129 === "tcp"))){
+const err266 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/transport",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/transport/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3458,9 +3449,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(typeof data130 === "string"){
-if(func1(data130) < 1){
-const err267 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data130 = data73.facility;
+if(!((((((((((((((((((((((((data130 === "kern") || (data130 === "user")) || (data130 === "mail")) || (data130 === "daemon")) || (data130 === "auth")) || (data130 === "syslog")) || (data130 === "lpr")) || (data130 === "news")) || (data130 === "uucp")) || (data130 === "cron")) || (data130 === "authpriv")) || (data130 === "ftp")) || (data130 === "ntp")) || (data130 === "audit")) || (data130 === "alert")) || (data130 === "clock")) || (data130 === "local0")) || (data130 === "local1")) || (data130 === "local2")) || (data130 === "local3")) || (data130 === "local4")) || (data130 === "local5")) || (data130 === "local6")) || (data130 === "local7"))){
+const err267 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/facility",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/facility/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.facility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3469,12 +3460,9 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-}
-if(data73.format !== undefined){
-let data131 = data73.format;
+let data131 = data73.hostname;
 if((typeof data131 !== "string") && (data131 !== null)){
-const err268 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
+const err268 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/hostname",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/hostname/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3483,9 +3471,10 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(typeof data131 === "string"){
-if(func1(data131) < 1){
-const err269 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data132 = data73.sdId;
+if(typeof data132 === "string"){
+if(!pattern15.test(data132)){
+const err269 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/pattern",keyword:"pattern",params:{pattern: "^[^ =\\]\"]{1,32}$"},message:"must match pattern \""+"^[^ =\\]\"]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3495,13 +3484,8 @@ vErrors.push(err269);
 errors++;
 }
 }
-}
-if(data73.filter !== undefined){
-let data132 = data73.filter;
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-for(const key23 in data132){
-if(!(((key23 === "minCriticality") || (key23 === "sensors")) || (key23 === "endpoints"))){
-const err270 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+else {
+const err270 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3511,10 +3495,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-if(data132.minCriticality !== undefined){
-let data133 = data132.minCriticality;
-if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
-const err271 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid1 = _errs219 === errors;
+valid28 = _valid1;
+}
+if(!valid28){
+const err271 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3523,9 +3508,13 @@ vErrors.push(err271);
 }
 errors++;
 }
-if(typeof data133 == "number"){
-if(data133 > 4 || isNaN(data133)){
-const err272 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+const _errs280 = errors;
+let valid37 = true;
+const _errs281 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.type !== undefined){
+if("splunk_hec" !== data73.type){
+const err272 = {};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3534,8 +3523,41 @@ vErrors.push(err272);
 }
 errors++;
 }
-if(data133 < 0 || isNaN(data133)){
-const err273 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+var _valid2 = _errs281 === errors;
+errors = _errs280;
+if(vErrors !== null){
+if(_errs280){
+vErrors.length = _errs280;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs283 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.index === undefined){
+data73.index = null;
+}
+if(data73.sourcetype === undefined){
+data73.sourcetype = "threatcol:threat";
+}
+if(data73.source === undefined){
+data73.source = "threatcol";
+}
+if(data73.host === undefined){
+data73.host = null;
+}
+if(data73.ackPollIntervalMs === undefined){
+data73.ackPollIntervalMs = 10000;
+}
+if(data73.ackTimeoutMs === undefined){
+data73.ackTimeoutMs = 300000;
+}
+if(data73.url === undefined){
+const err273 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3544,12 +3566,9 @@ vErrors.push(err273);
 }
 errors++;
 }
-}
-}
-if(data132.sensors !== undefined){
-let data134 = data132.sensors;
-if((!(Array.isArray(data134))) && (data134 !== null)){
-const err274 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+for(const key22 in data73){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[2].then.properties, key22))){
+const err274 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3558,13 +3577,11 @@ vErrors.push(err274);
 }
 errors++;
 }
-if(Array.isArray(data134)){
-const len5 = data134.length;
-for(let i5=0; i5<len5; i5++){
-let data135 = data134[i5];
-if(typeof data135 === "string"){
-if(func1(data135) < 1){
-const err275 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data73.type !== undefined){
+let data134 = data73.type;
+if(!(((((data134 === "syslog") || (data134 === "splunk_hec")) || (data134 === "elasticsearch")) || (data134 === "webhook")) || (data134 === "email"))){
+const err275 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3574,8 +3591,9 @@ vErrors.push(err275);
 errors++;
 }
 }
-else {
-const err276 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.enabled !== undefined){
+if(typeof data73.enabled !== "boolean"){
+const err276 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3585,12 +3603,11 @@ vErrors.push(err276);
 errors++;
 }
 }
-}
-}
-if(data132.endpoints !== undefined){
-let data136 = data132.endpoints;
-if((!(Array.isArray(data136))) && (data136 !== null)){
-const err277 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data73.url !== undefined){
+let data136 = data73.url;
+if(typeof data136 === "string"){
+if(!pattern6.test(data136)){
+const err277 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3599,12 +3616,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-if(Array.isArray(data136)){
-const len6 = data136.length;
-for(let i6=0; i6<len6; i6++){
-let data137 = data136[i6];
-if(!(((data137 === "firewall") || (data137 === "generic")) || (data137 === "syslog"))){
-const err278 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err278 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3614,11 +3628,10 @@ vErrors.push(err278);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err279 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data73.format !== undefined){
+let data137 = data73.format;
+if((typeof data137 !== "string") && (data137 !== null)){
+const err279 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3627,13 +3640,9 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-if(data73.batch !== undefined){
-let data138 = data73.batch;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-for(const key24 in data138){
-if(!(((key24 === "maxRecords") || (key24 === "maxBytes")) || (key24 === "maxWaitMs"))){
-const err280 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(typeof data137 === "string"){
+if(func1(data137) < 1){
+const err280 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -3643,10 +3652,13 @@ vErrors.push(err280);
 errors++;
 }
 }
-if(data138.maxRecords !== undefined){
-let data139 = data138.maxRecords;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
-const err281 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.filter !== undefined){
+let data138 = data73.filter;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+for(const key23 in data138){
+if(!(((key23 === "minCriticality") || (key23 === "sensors")) || (key23 === "endpoints"))){
+const err281 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -3655,9 +3667,11 @@ vErrors.push(err281);
 }
 errors++;
 }
-if(typeof data139 == "number"){
-if(data139 > 100000 || isNaN(data139)){
-const err282 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+if(data138.minCriticality !== undefined){
+let data139 = data138.minCriticality;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+const err282 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -3666,8 +3680,9 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(data139 < 1 || isNaN(data139)){
-const err283 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data139 == "number"){
+if(data139 > 4 || isNaN(data139)){
+const err283 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -3676,12 +3691,8 @@ vErrors.push(err283);
 }
 errors++;
 }
-}
-}
-if(data138.maxBytes !== undefined){
-let data140 = data138.maxBytes;
-if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
-const err284 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data139 < 0 || isNaN(data139)){
+const err284 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -3690,9 +3701,12 @@ vErrors.push(err284);
 }
 errors++;
 }
-if(typeof data140 == "number"){
-if(data140 > 268435456 || isNaN(data140)){
-const err285 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+}
+}
+if(data138.sensors !== undefined){
+let data140 = data138.sensors;
+if((!(Array.isArray(data140))) && (data140 !== null)){
+const err285 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -3701,8 +3715,13 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(data140 < 1024 || isNaN(data140)){
-const err286 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(Array.isArray(data140)){
+const len5 = data140.length;
+for(let i5=0; i5<len5; i5++){
+let data141 = data140[i5];
+if(typeof data141 === "string"){
+if(func1(data141) < 1){
+const err286 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -3712,11 +3731,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-}
-if(data138.maxWaitMs !== undefined){
-let data141 = data138.maxWaitMs;
-if(!((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141)))){
-const err287 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err287 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -3725,9 +3741,13 @@ vErrors.push(err287);
 }
 errors++;
 }
-if(typeof data141 == "number"){
-if(data141 > 3600000 || isNaN(data141)){
-const err288 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+}
+if(data138.endpoints !== undefined){
+let data142 = data138.endpoints;
+if((!(Array.isArray(data142))) && (data142 !== null)){
+const err288 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -3736,8 +3756,12 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(data141 < 0 || isNaN(data141)){
-const err289 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(Array.isArray(data142)){
+const len6 = data142.length;
+for(let i6=0; i6<len6; i6++){
+let data143 = data142[i6];
+if(!(((data143 === "firewall") || (data143 === "generic")) || (data143 === "syslog"))){
+const err289 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -3749,8 +3773,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err290 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err290 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -3760,10 +3785,12 @@ vErrors.push(err290);
 errors++;
 }
 }
-if(data73.tokenFile !== undefined){
-let data142 = data73.tokenFile;
-if((typeof data142 !== "string") && (data142 !== null)){
-const err291 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
+if(data73.batch !== undefined){
+let data144 = data73.batch;
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+for(const key24 in data144){
+if(!(((key24 === "maxRecords") || (key24 === "maxBytes")) || (key24 === "maxWaitMs"))){
+const err291 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -3772,9 +3799,11 @@ vErrors.push(err291);
 }
 errors++;
 }
-if(typeof data142 === "string"){
-if(func1(data142) < 1){
-const err292 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data144.maxRecords !== undefined){
+let data145 = data144.maxRecords;
+if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
+const err292 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -3783,12 +3812,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-if(data73.tokenEnv !== undefined){
-let data143 = data73.tokenEnv;
-if((typeof data143 !== "string") && (data143 !== null)){
-const err293 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
+if(typeof data145 == "number"){
+if(data145 > 100000 || isNaN(data145)){
+const err293 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -3797,9 +3823,8 @@ vErrors.push(err293);
 }
 errors++;
 }
-if(typeof data143 === "string"){
-if(!pattern7.test(data143)){
-const err294 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data145 < 1 || isNaN(data145)){
+const err294 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -3810,10 +3835,10 @@ errors++;
 }
 }
 }
-if(data73.passwordFile !== undefined){
-let data144 = data73.passwordFile;
-if((typeof data144 !== "string") && (data144 !== null)){
-const err295 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
+if(data144.maxBytes !== undefined){
+let data146 = data144.maxBytes;
+if(!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146)))){
+const err295 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -3822,9 +3847,9 @@ vErrors.push(err295);
 }
 errors++;
 }
-if(typeof data144 === "string"){
-if(func1(data144) < 1){
-const err296 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data146 == "number"){
+if(data146 > 268435456 || isNaN(data146)){
+const err296 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -3833,12 +3858,8 @@ vErrors.push(err296);
 }
 errors++;
 }
-}
-}
-if(data73.passwordEnv !== undefined){
-let data145 = data73.passwordEnv;
-if((typeof data145 !== "string") && (data145 !== null)){
-const err297 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
+if(data146 < 1024 || isNaN(data146)){
+const err297 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -3847,9 +3868,12 @@ vErrors.push(err297);
 }
 errors++;
 }
-if(typeof data145 === "string"){
-if(!pattern7.test(data145)){
-const err298 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data144.maxWaitMs !== undefined){
+let data147 = data144.maxWaitMs;
+if(!((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147)))){
+const err298 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -3858,12 +3882,9 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-}
-if(data73.secretFile !== undefined){
-let data146 = data73.secretFile;
-if((typeof data146 !== "string") && (data146 !== null)){
-const err299 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
+if(typeof data147 == "number"){
+if(data147 > 3600000 || isNaN(data147)){
+const err299 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -3872,9 +3893,8 @@ vErrors.push(err299);
 }
 errors++;
 }
-if(typeof data146 === "string"){
-if(func1(data146) < 1){
-const err300 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data147 < 0 || isNaN(data147)){
+const err300 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -3885,10 +3905,9 @@ errors++;
 }
 }
 }
-if(data73.secretEnv !== undefined){
-let data147 = data73.secretEnv;
-if((typeof data147 !== "string") && (data147 !== null)){
-const err301 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
+}
+else {
+const err301 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -3897,9 +3916,11 @@ vErrors.push(err301);
 }
 errors++;
 }
-if(typeof data147 === "string"){
-if(!pattern7.test(data147)){
-const err302 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+if(data73.tokenFile !== undefined){
+let data148 = data73.tokenFile;
+if((typeof data148 !== "string") && (data148 !== null)){
+const err302 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -3908,12 +3929,9 @@ vErrors.push(err302);
 }
 errors++;
 }
-}
-}
-if(data73.ca !== undefined){
-let data148 = data73.ca;
-if((typeof data148 !== "string") && (data148 !== null)){
-const err303 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
+if(typeof data148 === "string"){
+if(func1(data148) < 1){
+const err303 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -3922,9 +3940,12 @@ vErrors.push(err303);
 }
 errors++;
 }
-if(typeof data148 === "string"){
-if(func1(data148) < 1){
-const err304 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data73.tokenEnv !== undefined){
+let data149 = data73.tokenEnv;
+if((typeof data149 !== "string") && (data149 !== null)){
+const err304 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -3933,12 +3954,9 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
-}
-if(data73.timeoutMs !== undefined){
-let data149 = data73.timeoutMs;
-if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
-const err305 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data149 === "string"){
+if(!pattern7.test(data149)){
+const err305 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -3947,9 +3965,12 @@ vErrors.push(err305);
 }
 errors++;
 }
-if(typeof data149 == "number"){
-if(data149 > 600000 || isNaN(data149)){
-const err306 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+}
+if(data73.passwordFile !== undefined){
+let data150 = data73.passwordFile;
+if((typeof data150 !== "string") && (data150 !== null)){
+const err306 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -3958,8 +3979,9 @@ vErrors.push(err306);
 }
 errors++;
 }
-if(data149 < 100 || isNaN(data149)){
-const err307 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data150 === "string"){
+if(func1(data150) < 1){
+const err307 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -3970,10 +3992,10 @@ errors++;
 }
 }
 }
-if(data73.retryMaxMs !== undefined){
-let data150 = data73.retryMaxMs;
-if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
-const err308 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data73.passwordEnv !== undefined){
+let data151 = data73.passwordEnv;
+if((typeof data151 !== "string") && (data151 !== null)){
+const err308 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -3982,9 +4004,9 @@ vErrors.push(err308);
 }
 errors++;
 }
-if(typeof data150 == "number"){
-if(data150 > 3600000 || isNaN(data150)){
-const err309 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(typeof data151 === "string"){
+if(!pattern7.test(data151)){
+const err309 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -3993,8 +4015,12 @@ vErrors.push(err309);
 }
 errors++;
 }
-if(data150 < 1000 || isNaN(data150)){
-const err310 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+}
+if(data73.secretFile !== undefined){
+let data152 = data73.secretFile;
+if((typeof data152 !== "string") && (data152 !== null)){
+const err310 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -4003,12 +4029,9 @@ vErrors.push(err310);
 }
 errors++;
 }
-}
-}
-if(data73.maxLag !== undefined){
-let data151 = data73.maxLag;
-if(((typeof data151 !== "string") && (!((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))))) && (data151 !== null)){
-const err311 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(typeof data152 === "string"){
+if(func1(data152) < 1){
+const err311 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -4017,9 +4040,12 @@ vErrors.push(err311);
 }
 errors++;
 }
-if(typeof data151 == "number"){
-if(data151 < 4096 || isNaN(data151)){
-const err312 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+}
+}
+if(data73.secretEnv !== undefined){
+let data153 = data73.secretEnv;
+if((typeof data153 !== "string") && (data153 !== null)){
+const err312 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -4028,10 +4054,9 @@ vErrors.push(err312);
 }
 errors++;
 }
-}
-if(typeof data151 === "string"){
-if(!pattern10.test(data151)){
-const err313 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(typeof data153 === "string"){
+if(!pattern7.test(data153)){
+const err313 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -4042,10 +4067,10 @@ errors++;
 }
 }
 }
-if(data73.startAt !== undefined){
-let data152 = data73.startAt;
-if(!((data152 === "now") || (data152 === "oldest"))){
-const err314 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data73.ca !== undefined){
+let data154 = data73.ca;
+if((typeof data154 !== "string") && (data154 !== null)){
+const err314 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -4054,13 +4079,9 @@ vErrors.push(err314);
 }
 errors++;
 }
-}
-}
-var _valid2 = _errs274 === errors;
-valid37 = _valid2;
-}
-if(!valid37){
-const err315 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(typeof data154 === "string"){
+if(func1(data154) < 1){
+const err315 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -4069,13 +4090,12 @@ vErrors.push(err315);
 }
 errors++;
 }
-const _errs326 = errors;
-let valid46 = true;
-const _errs327 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("elasticsearch" !== data73.type){
-const err316 = {};
+}
+}
+if(data73.timeoutMs !== undefined){
+let data155 = data73.timeoutMs;
+if(!((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155)))){
+const err316 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -4084,24 +4104,9 @@ vErrors.push(err316);
 }
 errors++;
 }
-}
-}
-var _valid3 = _errs327 === errors;
-errors = _errs326;
-if(vErrors !== null){
-if(_errs326){
-vErrors.length = _errs326;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid3){
-const _errs329 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key25 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[3].then.properties, key25))){
-const err317 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(typeof data155 == "number"){
+if(data155 > 600000 || isNaN(data155)){
+const err317 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -4110,11 +4115,8 @@ vErrors.push(err317);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data154 = data73.type;
-if(!(((((data154 === "syslog") || (data154 === "splunk_hec")) || (data154 === "elasticsearch")) || (data154 === "webhook")) || (data154 === "email"))){
-const err318 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data155 < 100 || isNaN(data155)){
+const err318 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -4124,9 +4126,11 @@ vErrors.push(err318);
 errors++;
 }
 }
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err319 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+if(data73.retryMaxMs !== undefined){
+let data156 = data73.retryMaxMs;
+if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
+const err319 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -4135,11 +4139,9 @@ vErrors.push(err319);
 }
 errors++;
 }
-}
-if(data73.url !== undefined){
-let data156 = data73.url;
-if((typeof data156 !== "string") && (data156 !== null)){
-const err320 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.url.type},message:"must be string,null"};
+if(typeof data156 == "number"){
+if(data156 > 3600000 || isNaN(data156)){
+const err320 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -4148,9 +4150,8 @@ vErrors.push(err320);
 }
 errors++;
 }
-if(typeof data156 === "string"){
-if(func1(data156) < 1){
-const err321 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data156 < 1000 || isNaN(data156)){
+const err321 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -4161,10 +4162,10 @@ errors++;
 }
 }
 }
-if(data73.format !== undefined){
-let data157 = data73.format;
-if((typeof data157 !== "string") && (data157 !== null)){
-const err322 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
+if(data73.maxLag !== undefined){
+let data157 = data73.maxLag;
+if(((typeof data157 !== "string") && (!((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))))) && (data157 !== null)){
+const err322 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -4173,9 +4174,9 @@ vErrors.push(err322);
 }
 errors++;
 }
-if(typeof data157 === "string"){
-if(func1(data157) < 1){
-const err323 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data157 == "number"){
+if(data157 < 4096 || isNaN(data157)){
+const err323 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -4185,13 +4186,9 @@ vErrors.push(err323);
 errors++;
 }
 }
-}
-if(data73.filter !== undefined){
-let data158 = data73.filter;
-if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
-for(const key26 in data158){
-if(!(((key26 === "minCriticality") || (key26 === "sensors")) || (key26 === "endpoints"))){
-const err324 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(typeof data157 === "string"){
+if(!pattern10.test(data157)){
+const err324 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -4201,10 +4198,11 @@ vErrors.push(err324);
 errors++;
 }
 }
-if(data158.minCriticality !== undefined){
-let data159 = data158.minCriticality;
-if(!((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159)))){
-const err325 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.startAt !== undefined){
+let data158 = data73.startAt;
+if(!((data158 === "now") || (data158 === "oldest"))){
+const err325 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -4213,9 +4211,10 @@ vErrors.push(err325);
 }
 errors++;
 }
-if(typeof data159 == "number"){
-if(data159 > 4 || isNaN(data159)){
-const err326 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+}
+let data159 = data73.index;
+if((typeof data159 !== "string") && (data159 !== null)){
+const err326 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/index/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.index.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -4224,8 +4223,10 @@ vErrors.push(err326);
 }
 errors++;
 }
-if(data159 < 0 || isNaN(data159)){
-const err327 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+let data160 = data73.sourcetype;
+if(typeof data160 === "string"){
+if(func1(data160) < 1){
+const err327 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -4235,11 +4236,8 @@ vErrors.push(err327);
 errors++;
 }
 }
-}
-if(data158.sensors !== undefined){
-let data160 = data158.sensors;
-if((!(Array.isArray(data160))) && (data160 !== null)){
-const err328 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+else {
+const err328 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -4248,13 +4246,10 @@ vErrors.push(err328);
 }
 errors++;
 }
-if(Array.isArray(data160)){
-const len7 = data160.length;
-for(let i7=0; i7<len7; i7++){
-let data161 = data160[i7];
+let data161 = data73.source;
 if(typeof data161 === "string"){
 if(func1(data161) < 1){
-const err329 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err329 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -4265,7 +4260,7 @@ errors++;
 }
 }
 else {
-const err330 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err330 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -4274,13 +4269,9 @@ vErrors.push(err330);
 }
 errors++;
 }
-}
-}
-}
-if(data158.endpoints !== undefined){
-let data162 = data158.endpoints;
-if((!(Array.isArray(data162))) && (data162 !== null)){
-const err331 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+let data162 = data73.host;
+if((typeof data162 !== "string") && (data162 !== null)){
+const err331 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/host/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.host.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -4289,12 +4280,9 @@ vErrors.push(err331);
 }
 errors++;
 }
-if(Array.isArray(data162)){
-const len8 = data162.length;
-for(let i8=0; i8<len8; i8++){
-let data163 = data162[i8];
-if(!(((data163 === "firewall") || (data163 === "generic")) || (data163 === "syslog"))){
-const err332 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+let data163 = data73.ackPollIntervalMs;
+if(!((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163)))){
+const err332 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -4303,12 +4291,9 @@ vErrors.push(err332);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err333 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data163 == "number"){
+if(data163 > 86400000 || isNaN(data163)){
+const err333 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -4317,13 +4302,8 @@ vErrors.push(err333);
 }
 errors++;
 }
-}
-if(data73.batch !== undefined){
-let data164 = data73.batch;
-if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
-for(const key27 in data164){
-if(!(((key27 === "maxRecords") || (key27 === "maxBytes")) || (key27 === "maxWaitMs"))){
-const err334 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+if(data163 < 1 || isNaN(data163)){
+const err334 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -4333,10 +4313,9 @@ vErrors.push(err334);
 errors++;
 }
 }
-if(data164.maxRecords !== undefined){
-let data165 = data164.maxRecords;
-if(!((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165)))){
-const err335 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data164 = data73.ackTimeoutMs;
+if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
+const err335 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -4345,9 +4324,9 @@ vErrors.push(err335);
 }
 errors++;
 }
-if(typeof data165 == "number"){
-if(data165 > 100000 || isNaN(data165)){
-const err336 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(typeof data164 == "number"){
+if(data164 > 86400000 || isNaN(data164)){
+const err336 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -4356,8 +4335,8 @@ vErrors.push(err336);
 }
 errors++;
 }
-if(data165 < 1 || isNaN(data165)){
-const err337 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data164 < 1 || isNaN(data164)){
+const err337 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -4368,10 +4347,11 @@ errors++;
 }
 }
 }
-if(data164.maxBytes !== undefined){
-let data166 = data164.maxBytes;
-if(!((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166)))){
-const err338 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid2 = _errs283 === errors;
+valid37 = _valid2;
+}
+if(!valid37){
+const err338 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -4380,9 +4360,13 @@ vErrors.push(err338);
 }
 errors++;
 }
-if(typeof data166 == "number"){
-if(data166 > 268435456 || isNaN(data166)){
-const err339 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+const _errs347 = errors;
+let valid46 = true;
+const _errs348 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.type !== undefined){
+if("elasticsearch" !== data73.type){
+const err339 = {};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -4391,8 +4375,32 @@ vErrors.push(err339);
 }
 errors++;
 }
-if(data166 < 1024 || isNaN(data166)){
-const err340 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+}
+var _valid3 = _errs348 === errors;
+errors = _errs347;
+if(vErrors !== null){
+if(_errs347){
+vErrors.length = _errs347;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs350 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.index === undefined){
+data73.index = "threatcol";
+}
+if(data73.username === undefined){
+data73.username = null;
+}
+if(data73.timestampField === undefined){
+data73.timestampField = "@timestamp";
+}
+if(data73.url === undefined){
+const err340 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -4401,12 +4409,9 @@ vErrors.push(err340);
 }
 errors++;
 }
-}
-}
-if(data164.maxWaitMs !== undefined){
-let data167 = data164.maxWaitMs;
-if(!((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167)))){
-const err341 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key25 in data73){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[3].then.properties, key25))){
+const err341 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -4415,9 +4420,11 @@ vErrors.push(err341);
 }
 errors++;
 }
-if(typeof data167 == "number"){
-if(data167 > 3600000 || isNaN(data167)){
-const err342 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+if(data73.type !== undefined){
+let data166 = data73.type;
+if(!(((((data166 === "syslog") || (data166 === "splunk_hec")) || (data166 === "elasticsearch")) || (data166 === "webhook")) || (data166 === "email"))){
+const err342 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -4426,8 +4433,10 @@ vErrors.push(err342);
 }
 errors++;
 }
-if(data167 < 0 || isNaN(data167)){
-const err343 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data73.enabled !== undefined){
+if(typeof data73.enabled !== "boolean"){
+const err343 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -4437,10 +4446,11 @@ vErrors.push(err343);
 errors++;
 }
 }
-}
-}
-else {
-const err344 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data73.url !== undefined){
+let data168 = data73.url;
+if(typeof data168 === "string"){
+if(!pattern6.test(data168)){
+const err344 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -4450,10 +4460,8 @@ vErrors.push(err344);
 errors++;
 }
 }
-if(data73.tokenFile !== undefined){
-let data168 = data73.tokenFile;
-if((typeof data168 !== "string") && (data168 !== null)){
-const err345 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
+else {
+const err345 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -4462,9 +4470,11 @@ vErrors.push(err345);
 }
 errors++;
 }
-if(typeof data168 === "string"){
-if(func1(data168) < 1){
-const err346 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data73.format !== undefined){
+let data169 = data73.format;
+if((typeof data169 !== "string") && (data169 !== null)){
+const err346 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -4473,12 +4483,9 @@ vErrors.push(err346);
 }
 errors++;
 }
-}
-}
-if(data73.tokenEnv !== undefined){
-let data169 = data73.tokenEnv;
-if((typeof data169 !== "string") && (data169 !== null)){
-const err347 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
+if(typeof data169 === "string"){
+if(func1(data169) < 1){
+const err347 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -4487,9 +4494,14 @@ vErrors.push(err347);
 }
 errors++;
 }
-if(typeof data169 === "string"){
-if(!pattern7.test(data169)){
-const err348 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data73.filter !== undefined){
+let data170 = data73.filter;
+if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
+for(const key26 in data170){
+if(!(((key26 === "minCriticality") || (key26 === "sensors")) || (key26 === "endpoints"))){
+const err348 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -4499,11 +4511,10 @@ vErrors.push(err348);
 errors++;
 }
 }
-}
-if(data73.passwordFile !== undefined){
-let data170 = data73.passwordFile;
-if((typeof data170 !== "string") && (data170 !== null)){
-const err349 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
+if(data170.minCriticality !== undefined){
+let data171 = data170.minCriticality;
+if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
+const err349 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -4512,9 +4523,9 @@ vErrors.push(err349);
 }
 errors++;
 }
-if(typeof data170 === "string"){
-if(func1(data170) < 1){
-const err350 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data171 == "number"){
+if(data171 > 4 || isNaN(data171)){
+const err350 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -4523,12 +4534,8 @@ vErrors.push(err350);
 }
 errors++;
 }
-}
-}
-if(data73.passwordEnv !== undefined){
-let data171 = data73.passwordEnv;
-if((typeof data171 !== "string") && (data171 !== null)){
-const err351 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
+if(data171 < 0 || isNaN(data171)){
+const err351 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -4537,9 +4544,12 @@ vErrors.push(err351);
 }
 errors++;
 }
-if(typeof data171 === "string"){
-if(!pattern7.test(data171)){
-const err352 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data170.sensors !== undefined){
+let data172 = data170.sensors;
+if((!(Array.isArray(data172))) && (data172 !== null)){
+const err352 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -4548,12 +4558,13 @@ vErrors.push(err352);
 }
 errors++;
 }
-}
-}
-if(data73.secretFile !== undefined){
-let data172 = data73.secretFile;
-if((typeof data172 !== "string") && (data172 !== null)){
-const err353 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
+if(Array.isArray(data172)){
+const len7 = data172.length;
+for(let i7=0; i7<len7; i7++){
+let data173 = data172[i7];
+if(typeof data173 === "string"){
+if(func1(data173) < 1){
+const err353 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -4562,9 +4573,9 @@ vErrors.push(err353);
 }
 errors++;
 }
-if(typeof data172 === "string"){
-if(func1(data172) < 1){
-const err354 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err354 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -4575,10 +4586,11 @@ errors++;
 }
 }
 }
-if(data73.secretEnv !== undefined){
-let data173 = data73.secretEnv;
-if((typeof data173 !== "string") && (data173 !== null)){
-const err355 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
+}
+if(data170.endpoints !== undefined){
+let data174 = data170.endpoints;
+if((!(Array.isArray(data174))) && (data174 !== null)){
+const err355 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -4587,9 +4599,12 @@ vErrors.push(err355);
 }
 errors++;
 }
-if(typeof data173 === "string"){
-if(!pattern7.test(data173)){
-const err356 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(Array.isArray(data174)){
+const len8 = data174.length;
+for(let i8=0; i8<len8; i8++){
+let data175 = data174[i8];
+if(!(((data175 === "firewall") || (data175 === "generic")) || (data175 === "syslog"))){
+const err356 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -4600,10 +4615,10 @@ errors++;
 }
 }
 }
-if(data73.ca !== undefined){
-let data174 = data73.ca;
-if((typeof data174 !== "string") && (data174 !== null)){
-const err357 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
+}
+}
+else {
+const err357 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -4612,9 +4627,13 @@ vErrors.push(err357);
 }
 errors++;
 }
-if(typeof data174 === "string"){
-if(func1(data174) < 1){
-const err358 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data73.batch !== undefined){
+let data176 = data73.batch;
+if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+for(const key27 in data176){
+if(!(((key27 === "maxRecords") || (key27 === "maxBytes")) || (key27 === "maxWaitMs"))){
+const err358 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -4624,11 +4643,10 @@ vErrors.push(err358);
 errors++;
 }
 }
-}
-if(data73.timeoutMs !== undefined){
-let data175 = data73.timeoutMs;
-if(!((typeof data175 == "number") && (!(data175 % 1) && !isNaN(data175)))){
-const err359 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data176.maxRecords !== undefined){
+let data177 = data176.maxRecords;
+if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
+const err359 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -4637,9 +4655,9 @@ vErrors.push(err359);
 }
 errors++;
 }
-if(typeof data175 == "number"){
-if(data175 > 600000 || isNaN(data175)){
-const err360 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(typeof data177 == "number"){
+if(data177 > 100000 || isNaN(data177)){
+const err360 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -4648,8 +4666,8 @@ vErrors.push(err360);
 }
 errors++;
 }
-if(data175 < 100 || isNaN(data175)){
-const err361 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(data177 < 1 || isNaN(data177)){
+const err361 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -4660,10 +4678,10 @@ errors++;
 }
 }
 }
-if(data73.retryMaxMs !== undefined){
-let data176 = data73.retryMaxMs;
-if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
-const err362 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data176.maxBytes !== undefined){
+let data178 = data176.maxBytes;
+if(!((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178)))){
+const err362 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -4672,9 +4690,9 @@ vErrors.push(err362);
 }
 errors++;
 }
-if(typeof data176 == "number"){
-if(data176 > 3600000 || isNaN(data176)){
-const err363 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(typeof data178 == "number"){
+if(data178 > 268435456 || isNaN(data178)){
+const err363 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -4683,8 +4701,8 @@ vErrors.push(err363);
 }
 errors++;
 }
-if(data176 < 1000 || isNaN(data176)){
-const err364 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(data178 < 1024 || isNaN(data178)){
+const err364 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -4695,10 +4713,10 @@ errors++;
 }
 }
 }
-if(data73.maxLag !== undefined){
-let data177 = data73.maxLag;
-if(((typeof data177 !== "string") && (!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177))))) && (data177 !== null)){
-const err365 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data176.maxWaitMs !== undefined){
+let data179 = data176.maxWaitMs;
+if(!((typeof data179 == "number") && (!(data179 % 1) && !isNaN(data179)))){
+const err365 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -4707,9 +4725,9 @@ vErrors.push(err365);
 }
 errors++;
 }
-if(typeof data177 == "number"){
-if(data177 < 4096 || isNaN(data177)){
-const err366 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(typeof data179 == "number"){
+if(data179 > 3600000 || isNaN(data179)){
+const err366 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -4718,10 +4736,8 @@ vErrors.push(err366);
 }
 errors++;
 }
-}
-if(typeof data177 === "string"){
-if(!pattern10.test(data177)){
-const err367 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data179 < 0 || isNaN(data179)){
+const err367 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -4732,10 +4748,9 @@ errors++;
 }
 }
 }
-if(data73.startAt !== undefined){
-let data178 = data73.startAt;
-if(!((data178 === "now") || (data178 === "oldest"))){
-const err368 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err368 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -4745,12 +4760,10 @@ vErrors.push(err368);
 errors++;
 }
 }
-}
-var _valid3 = _errs329 === errors;
-valid46 = _valid3;
-}
-if(!valid46){
-const err369 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data73.tokenFile !== undefined){
+let data180 = data73.tokenFile;
+if((typeof data180 !== "string") && (data180 !== null)){
+const err369 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -4759,13 +4772,9 @@ vErrors.push(err369);
 }
 errors++;
 }
-const _errs381 = errors;
-let valid55 = true;
-const _errs382 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("email" !== data73.type){
-const err370 = {};
+if(typeof data180 === "string"){
+if(func1(data180) < 1){
+const err370 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -4776,22 +4785,10 @@ errors++;
 }
 }
 }
-var _valid4 = _errs382 === errors;
-errors = _errs381;
-if(vErrors !== null){
-if(_errs381){
-vErrors.length = _errs381;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid4){
-const _errs384 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key28 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[4].then.properties, key28))){
-const err371 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(data73.tokenEnv !== undefined){
+let data181 = data73.tokenEnv;
+if((typeof data181 !== "string") && (data181 !== null)){
+const err371 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -4800,11 +4797,9 @@ vErrors.push(err371);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data180 = data73.type;
-if(!(((((data180 === "syslog") || (data180 === "splunk_hec")) || (data180 === "elasticsearch")) || (data180 === "webhook")) || (data180 === "email"))){
-const err372 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data181 === "string"){
+if(!pattern7.test(data181)){
+const err372 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -4814,9 +4809,11 @@ vErrors.push(err372);
 errors++;
 }
 }
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err373 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+if(data73.passwordFile !== undefined){
+let data182 = data73.passwordFile;
+if((typeof data182 !== "string") && (data182 !== null)){
+const err373 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -4825,11 +4822,9 @@ vErrors.push(err373);
 }
 errors++;
 }
-}
-if(data73.url !== undefined){
-let data182 = data73.url;
-if((typeof data182 !== "string") && (data182 !== null)){
-const err374 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
+if(typeof data182 === "string"){
+if(func1(data182) < 1){
+const err374 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -4838,9 +4833,12 @@ vErrors.push(err374);
 }
 errors++;
 }
-if(typeof data182 === "string"){
-if(func1(data182) < 1){
-const err375 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data73.passwordEnv !== undefined){
+let data183 = data73.passwordEnv;
+if((typeof data183 !== "string") && (data183 !== null)){
+const err375 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -4849,12 +4847,9 @@ vErrors.push(err375);
 }
 errors++;
 }
-}
-}
-if(data73.format !== undefined){
-let data183 = data73.format;
-if((typeof data183 !== "string") && (data183 !== null)){
-const err376 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
+if(typeof data183 === "string"){
+if(!pattern7.test(data183)){
+const err376 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -4863,9 +4858,12 @@ vErrors.push(err376);
 }
 errors++;
 }
-if(typeof data183 === "string"){
-if(func1(data183) < 1){
-const err377 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data73.secretFile !== undefined){
+let data184 = data73.secretFile;
+if((typeof data184 !== "string") && (data184 !== null)){
+const err377 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -4874,14 +4872,9 @@ vErrors.push(err377);
 }
 errors++;
 }
-}
-}
-if(data73.filter !== undefined){
-let data184 = data73.filter;
-if(data184 && typeof data184 == "object" && !Array.isArray(data184)){
-for(const key29 in data184){
-if(!(((key29 === "minCriticality") || (key29 === "sensors")) || (key29 === "endpoints"))){
-const err378 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
+if(typeof data184 === "string"){
+if(func1(data184) < 1){
+const err378 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -4891,10 +4884,11 @@ vErrors.push(err378);
 errors++;
 }
 }
-if(data184.minCriticality !== undefined){
-let data185 = data184.minCriticality;
-if(!((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185)))){
-const err379 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.secretEnv !== undefined){
+let data185 = data73.secretEnv;
+if((typeof data185 !== "string") && (data185 !== null)){
+const err379 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -4903,9 +4897,9 @@ vErrors.push(err379);
 }
 errors++;
 }
-if(typeof data185 == "number"){
-if(data185 > 4 || isNaN(data185)){
-const err380 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(typeof data185 === "string"){
+if(!pattern7.test(data185)){
+const err380 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -4914,8 +4908,12 @@ vErrors.push(err380);
 }
 errors++;
 }
-if(data185 < 0 || isNaN(data185)){
-const err381 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data73.ca !== undefined){
+let data186 = data73.ca;
+if((typeof data186 !== "string") && (data186 !== null)){
+const err381 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -4924,12 +4922,9 @@ vErrors.push(err381);
 }
 errors++;
 }
-}
-}
-if(data184.sensors !== undefined){
-let data186 = data184.sensors;
-if((!(Array.isArray(data186))) && (data186 !== null)){
-const err382 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(typeof data186 === "string"){
+if(func1(data186) < 1){
+const err382 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -4938,13 +4933,12 @@ vErrors.push(err382);
 }
 errors++;
 }
-if(Array.isArray(data186)){
-const len9 = data186.length;
-for(let i9=0; i9<len9; i9++){
-let data187 = data186[i9];
-if(typeof data187 === "string"){
-if(func1(data187) < 1){
-const err383 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data73.timeoutMs !== undefined){
+let data187 = data73.timeoutMs;
+if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
+const err383 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -4953,9 +4947,9 @@ vErrors.push(err383);
 }
 errors++;
 }
-}
-else {
-const err384 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data187 == "number"){
+if(data187 > 600000 || isNaN(data187)){
+const err384 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err384];
 }
@@ -4964,13 +4958,8 @@ vErrors.push(err384);
 }
 errors++;
 }
-}
-}
-}
-if(data184.endpoints !== undefined){
-let data188 = data184.endpoints;
-if((!(Array.isArray(data188))) && (data188 !== null)){
-const err385 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data187 < 100 || isNaN(data187)){
+const err385 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err385];
 }
@@ -4979,12 +4968,12 @@ vErrors.push(err385);
 }
 errors++;
 }
-if(Array.isArray(data188)){
-const len10 = data188.length;
-for(let i10=0; i10<len10; i10++){
-let data189 = data188[i10];
-if(!(((data189 === "firewall") || (data189 === "generic")) || (data189 === "syslog"))){
-const err386 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data73.retryMaxMs !== undefined){
+let data188 = data73.retryMaxMs;
+if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
+const err386 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err386];
 }
@@ -4993,12 +4982,9 @@ vErrors.push(err386);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err387 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data188 == "number"){
+if(data188 > 3600000 || isNaN(data188)){
+const err387 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err387];
 }
@@ -5007,13 +4993,8 @@ vErrors.push(err387);
 }
 errors++;
 }
-}
-if(data73.batch !== undefined){
-let data190 = data73.batch;
-if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
-for(const key30 in data190){
-if(!(((key30 === "maxRecords") || (key30 === "maxBytes")) || (key30 === "maxWaitMs"))){
-const err388 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
+if(data188 < 1000 || isNaN(data188)){
+const err388 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err388];
 }
@@ -5023,10 +5004,11 @@ vErrors.push(err388);
 errors++;
 }
 }
-if(data190.maxRecords !== undefined){
-let data191 = data190.maxRecords;
-if(!((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191)))){
-const err389 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.maxLag !== undefined){
+let data189 = data73.maxLag;
+if(((typeof data189 !== "string") && (!((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))))) && (data189 !== null)){
+const err389 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err389];
 }
@@ -5035,9 +5017,9 @@ vErrors.push(err389);
 }
 errors++;
 }
-if(typeof data191 == "number"){
-if(data191 > 100000 || isNaN(data191)){
-const err390 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(typeof data189 == "number"){
+if(data189 < 4096 || isNaN(data189)){
+const err390 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err390];
 }
@@ -5046,8 +5028,10 @@ vErrors.push(err390);
 }
 errors++;
 }
-if(data191 < 1 || isNaN(data191)){
-const err391 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(typeof data189 === "string"){
+if(!pattern10.test(data189)){
+const err391 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err391];
 }
@@ -5058,10 +5042,10 @@ errors++;
 }
 }
 }
-if(data190.maxBytes !== undefined){
-let data192 = data190.maxBytes;
-if(!((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192)))){
-const err392 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data73.startAt !== undefined){
+let data190 = data73.startAt;
+if(!((data190 === "now") || (data190 === "oldest"))){
+const err392 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err392];
 }
@@ -5070,9 +5054,11 @@ vErrors.push(err392);
 }
 errors++;
 }
-if(typeof data192 == "number"){
-if(data192 > 268435456 || isNaN(data192)){
-const err393 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+}
+let data191 = data73.index;
+if(typeof data191 === "string"){
+if(func1(data191) < 1){
+const err393 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err393];
 }
@@ -5081,8 +5067,9 @@ vErrors.push(err393);
 }
 errors++;
 }
-if(data192 < 1024 || isNaN(data192)){
-const err394 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+else {
+const err394 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err394];
 }
@@ -5091,12 +5078,9 @@ vErrors.push(err394);
 }
 errors++;
 }
-}
-}
-if(data190.maxWaitMs !== undefined){
-let data193 = data190.maxWaitMs;
-if(!((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193)))){
-const err395 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data192 = data73.username;
+if((typeof data192 !== "string") && (data192 !== null)){
+const err395 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err395];
 }
@@ -5105,9 +5089,9 @@ vErrors.push(err395);
 }
 errors++;
 }
-if(typeof data193 == "number"){
-if(data193 > 3600000 || isNaN(data193)){
-const err396 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+let data193 = data73.timestampField;
+if((typeof data193 !== "string") && (data193 !== null)){
+const err396 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.timestampField.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err396];
 }
@@ -5116,8 +5100,9 @@ vErrors.push(err396);
 }
 errors++;
 }
-if(data193 < 0 || isNaN(data193)){
-const err397 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data193 === "string"){
+if(func1(data193) < 1){
+const err397 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err397];
 }
@@ -5128,9 +5113,11 @@ errors++;
 }
 }
 }
+var _valid3 = _errs350 === errors;
+valid46 = _valid3;
 }
-else {
-const err398 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid46){
+const err398 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err398];
 }
@@ -5139,11 +5126,13 @@ vErrors.push(err398);
 }
 errors++;
 }
-}
-if(data73.tokenFile !== undefined){
-let data194 = data73.tokenFile;
-if((typeof data194 !== "string") && (data194 !== null)){
-const err399 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
+const _errs408 = errors;
+let valid55 = true;
+const _errs409 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.type !== undefined){
+if("email" !== data73.type){
+const err399 = {};
 if(vErrors === null){
 vErrors = [err399];
 }
@@ -5152,9 +5141,38 @@ vErrors.push(err399);
 }
 errors++;
 }
-if(typeof data194 === "string"){
-if(func1(data194) < 1){
-const err400 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+var _valid4 = _errs409 === errors;
+errors = _errs408;
+if(vErrors !== null){
+if(_errs408){
+vErrors.length = _errs408;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs411 = errors;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.port === undefined){
+data73.port = null;
+}
+if(data73.security === undefined){
+data73.security = "starttls";
+}
+if(data73.username === undefined){
+data73.username = null;
+}
+if(data73.subjectPrefix === undefined){
+data73.subjectPrefix = "[threatcol]";
+}
+if(data73.minIntervalMs === undefined){
+data73.minIntervalMs = 300000;
+}
+if(data73.host === undefined){
+const err400 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err400];
 }
@@ -5163,12 +5181,8 @@ vErrors.push(err400);
 }
 errors++;
 }
-}
-}
-if(data73.tokenEnv !== undefined){
-let data195 = data73.tokenEnv;
-if((typeof data195 !== "string") && (data195 !== null)){
-const err401 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
+if(data73.from === undefined){
+const err401 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
 if(vErrors === null){
 vErrors = [err401];
 }
@@ -5177,9 +5191,8 @@ vErrors.push(err401);
 }
 errors++;
 }
-if(typeof data195 === "string"){
-if(!pattern7.test(data195)){
-const err402 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data73.to === undefined){
+const err402 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err402];
 }
@@ -5188,12 +5201,9 @@ vErrors.push(err402);
 }
 errors++;
 }
-}
-}
-if(data73.passwordFile !== undefined){
-let data196 = data73.passwordFile;
-if((typeof data196 !== "string") && (data196 !== null)){
-const err403 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
+for(const key28 in data73){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[4].then.properties, key28))){
+const err403 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err403];
 }
@@ -5202,9 +5212,11 @@ vErrors.push(err403);
 }
 errors++;
 }
-if(typeof data196 === "string"){
-if(func1(data196) < 1){
-const err404 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data73.type !== undefined){
+let data195 = data73.type;
+if(!(((((data195 === "syslog") || (data195 === "splunk_hec")) || (data195 === "elasticsearch")) || (data195 === "webhook")) || (data195 === "email"))){
+const err404 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err404];
 }
@@ -5214,11 +5226,9 @@ vErrors.push(err404);
 errors++;
 }
 }
-}
-if(data73.passwordEnv !== undefined){
-let data197 = data73.passwordEnv;
-if((typeof data197 !== "string") && (data197 !== null)){
-const err405 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
+if(data73.enabled !== undefined){
+if(typeof data73.enabled !== "boolean"){
+const err405 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err405];
 }
@@ -5227,9 +5237,11 @@ vErrors.push(err405);
 }
 errors++;
 }
-if(typeof data197 === "string"){
-if(!pattern7.test(data197)){
-const err406 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+if(data73.url !== undefined){
+let data197 = data73.url;
+if((typeof data197 !== "string") && (data197 !== null)){
+const err406 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err406];
 }
@@ -5238,12 +5250,9 @@ vErrors.push(err406);
 }
 errors++;
 }
-}
-}
-if(data73.secretFile !== undefined){
-let data198 = data73.secretFile;
-if((typeof data198 !== "string") && (data198 !== null)){
-const err407 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
+if(typeof data197 === "string"){
+if(func1(data197) < 1){
+const err407 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err407];
 }
@@ -5252,9 +5261,12 @@ vErrors.push(err407);
 }
 errors++;
 }
-if(typeof data198 === "string"){
-if(func1(data198) < 1){
-const err408 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data73.format !== undefined){
+let data198 = data73.format;
+if((typeof data198 !== "string") && (data198 !== null)){
+const err408 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err408];
 }
@@ -5263,12 +5275,9 @@ vErrors.push(err408);
 }
 errors++;
 }
-}
-}
-if(data73.secretEnv !== undefined){
-let data199 = data73.secretEnv;
-if((typeof data199 !== "string") && (data199 !== null)){
-const err409 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
+if(typeof data198 === "string"){
+if(func1(data198) < 1){
+const err409 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err409];
 }
@@ -5277,9 +5286,14 @@ vErrors.push(err409);
 }
 errors++;
 }
-if(typeof data199 === "string"){
-if(!pattern7.test(data199)){
-const err410 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data73.filter !== undefined){
+let data199 = data73.filter;
+if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
+for(const key29 in data199){
+if(!(((key29 === "minCriticality") || (key29 === "sensors")) || (key29 === "endpoints"))){
+const err410 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err410];
 }
@@ -5289,11 +5303,10 @@ vErrors.push(err410);
 errors++;
 }
 }
-}
-if(data73.ca !== undefined){
-let data200 = data73.ca;
-if((typeof data200 !== "string") && (data200 !== null)){
-const err411 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
+if(data199.minCriticality !== undefined){
+let data200 = data199.minCriticality;
+if(!((typeof data200 == "number") && (!(data200 % 1) && !isNaN(data200)))){
+const err411 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err411];
 }
@@ -5302,9 +5315,9 @@ vErrors.push(err411);
 }
 errors++;
 }
-if(typeof data200 === "string"){
-if(func1(data200) < 1){
-const err412 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data200 == "number"){
+if(data200 > 4 || isNaN(data200)){
+const err412 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err412];
 }
@@ -5313,12 +5326,8 @@ vErrors.push(err412);
 }
 errors++;
 }
-}
-}
-if(data73.timeoutMs !== undefined){
-let data201 = data73.timeoutMs;
-if(!((typeof data201 == "number") && (!(data201 % 1) && !isNaN(data201)))){
-const err413 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data200 < 0 || isNaN(data200)){
+const err413 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err413];
 }
@@ -5327,9 +5336,12 @@ vErrors.push(err413);
 }
 errors++;
 }
-if(typeof data201 == "number"){
-if(data201 > 600000 || isNaN(data201)){
-const err414 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+}
+if(data199.sensors !== undefined){
+let data201 = data199.sensors;
+if((!(Array.isArray(data201))) && (data201 !== null)){
+const err414 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err414];
 }
@@ -5338,8 +5350,13 @@ vErrors.push(err414);
 }
 errors++;
 }
-if(data201 < 100 || isNaN(data201)){
-const err415 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(Array.isArray(data201)){
+const len9 = data201.length;
+for(let i9=0; i9<len9; i9++){
+let data202 = data201[i9];
+if(typeof data202 === "string"){
+if(func1(data202) < 1){
+const err415 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err415];
 }
@@ -5349,11 +5366,8 @@ vErrors.push(err415);
 errors++;
 }
 }
-}
-if(data73.retryMaxMs !== undefined){
-let data202 = data73.retryMaxMs;
-if(!((typeof data202 == "number") && (!(data202 % 1) && !isNaN(data202)))){
-const err416 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err416 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err416];
 }
@@ -5362,9 +5376,13 @@ vErrors.push(err416);
 }
 errors++;
 }
-if(typeof data202 == "number"){
-if(data202 > 3600000 || isNaN(data202)){
-const err417 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+}
+if(data199.endpoints !== undefined){
+let data203 = data199.endpoints;
+if((!(Array.isArray(data203))) && (data203 !== null)){
+const err417 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err417];
 }
@@ -5373,8 +5391,12 @@ vErrors.push(err417);
 }
 errors++;
 }
-if(data202 < 1000 || isNaN(data202)){
-const err418 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(Array.isArray(data203)){
+const len10 = data203.length;
+for(let i10=0; i10<len10; i10++){
+let data204 = data203[i10];
+if(!(((data204 === "firewall") || (data204 === "generic")) || (data204 === "syslog"))){
+const err418 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err418];
 }
@@ -5385,10 +5407,10 @@ errors++;
 }
 }
 }
-if(data73.maxLag !== undefined){
-let data203 = data73.maxLag;
-if(((typeof data203 !== "string") && (!((typeof data203 == "number") && (!(data203 % 1) && !isNaN(data203))))) && (data203 !== null)){
-const err419 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
+}
+}
+else {
+const err419 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err419];
 }
@@ -5397,9 +5419,13 @@ vErrors.push(err419);
 }
 errors++;
 }
-if(typeof data203 == "number"){
-if(data203 < 4096 || isNaN(data203)){
-const err420 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+}
+if(data73.batch !== undefined){
+let data205 = data73.batch;
+if(data205 && typeof data205 == "object" && !Array.isArray(data205)){
+for(const key30 in data205){
+if(!(((key30 === "maxRecords") || (key30 === "maxBytes")) || (key30 === "maxWaitMs"))){
+const err420 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err420];
 }
@@ -5409,9 +5435,10 @@ vErrors.push(err420);
 errors++;
 }
 }
-if(typeof data203 === "string"){
-if(!pattern10.test(data203)){
-const err421 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data205.maxRecords !== undefined){
+let data206 = data205.maxRecords;
+if(!((typeof data206 == "number") && (!(data206 % 1) && !isNaN(data206)))){
+const err421 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err421];
 }
@@ -5420,12 +5447,9 @@ vErrors.push(err421);
 }
 errors++;
 }
-}
-}
-if(data73.startAt !== undefined){
-let data204 = data73.startAt;
-if(!((data204 === "now") || (data204 === "oldest"))){
-const err422 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(typeof data206 == "number"){
+if(data206 > 100000 || isNaN(data206)){
+const err422 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err422];
 }
@@ -5434,13 +5458,8 @@ vErrors.push(err422);
 }
 errors++;
 }
-}
-}
-var _valid4 = _errs384 === errors;
-valid55 = _valid4;
-}
-if(!valid55){
-const err423 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data206 < 1 || isNaN(data206)){
+const err423 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err423];
 }
@@ -5449,9 +5468,12 @@ vErrors.push(err423);
 }
 errors++;
 }
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type === undefined){
-const err424 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+}
+if(data205.maxBytes !== undefined){
+let data207 = data205.maxBytes;
+if(!((typeof data207 == "number") && (!(data207 % 1) && !isNaN(data207)))){
+const err424 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err424];
 }
@@ -5460,10 +5482,9 @@ vErrors.push(err424);
 }
 errors++;
 }
-if(data73.type !== undefined){
-let data205 = data73.type;
-if(!(((((data205 === "syslog") || (data205 === "splunk_hec")) || (data205 === "elasticsearch")) || (data205 === "webhook")) || (data205 === "email"))){
-const err425 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data207 == "number"){
+if(data207 > 268435456 || isNaN(data207)){
+const err425 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err425];
 }
@@ -5472,10 +5493,8 @@ vErrors.push(err425);
 }
 errors++;
 }
-}
-}
-else {
-const err426 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data207 < 1024 || isNaN(data207)){
+const err426 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err426];
 }
@@ -5486,8 +5505,10 @@ errors++;
 }
 }
 }
-else {
-const err427 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data205.maxWaitMs !== undefined){
+let data208 = data205.maxWaitMs;
+if(!((typeof data208 == "number") && (!(data208 % 1) && !isNaN(data208)))){
+const err427 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err427];
 }
@@ -5496,26 +5517,9 @@ vErrors.push(err427);
 }
 errors++;
 }
-let data206 = data.syslog;
-if(data206 && typeof data206 == "object" && !Array.isArray(data206)){
-if(data206.listen === undefined){
-data206.listen = "";
-}
-if(data206.tcpListen === undefined){
-data206.tcpListen = "";
-}
-if(data206.maxMessageBytes === undefined){
-data206.maxMessageBytes = 65536;
-}
-if(data206.oversize === undefined){
-data206.oversize = "truncate";
-}
-if(data206.maxUnsyncedMessages === undefined){
-data206.maxUnsyncedMessages = 1000;
-}
-for(const key31 in data206){
-if(!(((((key31 === "listen") || (key31 === "tcpListen")) || (key31 === "maxMessageBytes")) || (key31 === "oversize")) || (key31 === "maxUnsyncedMessages"))){
-const err428 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(typeof data208 == "number"){
+if(data208 > 3600000 || isNaN(data208)){
+const err428 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err428];
 }
@@ -5524,9 +5528,8 @@ vErrors.push(err428);
 }
 errors++;
 }
-}
-if(typeof data206.listen !== "string"){
-const err429 = {instancePath:instancePath+"/syslog/listen",schemaPath:"#/properties/syslog/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data208 < 0 || isNaN(data208)){
+const err429 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err429];
 }
@@ -5535,8 +5538,11 @@ vErrors.push(err429);
 }
 errors++;
 }
-if(typeof data206.tcpListen !== "string"){
-const err430 = {instancePath:instancePath+"/syslog/tcpListen",schemaPath:"#/properties/syslog/properties/tcpListen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+else {
+const err430 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err430];
 }
@@ -5545,9 +5551,11 @@ vErrors.push(err430);
 }
 errors++;
 }
-let data209 = data206.maxMessageBytes;
-if(!((typeof data209 == "number") && (!(data209 % 1) && !isNaN(data209)))){
-const err431 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.tokenFile !== undefined){
+let data209 = data73.tokenFile;
+if((typeof data209 !== "string") && (data209 !== null)){
+const err431 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err431];
 }
@@ -5556,9 +5564,9 @@ vErrors.push(err431);
 }
 errors++;
 }
-if(typeof data209 == "number"){
-if(data209 > 16777216 || isNaN(data209)){
-const err432 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16777216},message:"must be <= 16777216"};
+if(typeof data209 === "string"){
+if(func1(data209) < 1){
+const err432 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err432];
 }
@@ -5567,8 +5575,12 @@ vErrors.push(err432);
 }
 errors++;
 }
-if(data209 < 480 || isNaN(data209)){
-const err433 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 480},message:"must be >= 480"};
+}
+}
+if(data73.tokenEnv !== undefined){
+let data210 = data73.tokenEnv;
+if((typeof data210 !== "string") && (data210 !== null)){
+const err433 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err433];
 }
@@ -5577,10 +5589,9 @@ vErrors.push(err433);
 }
 errors++;
 }
-}
-let data210 = data206.oversize;
-if(!((data210 === "truncate") || (data210 === "drop"))){
-const err434 = {instancePath:instancePath+"/syslog/oversize",schemaPath:"#/properties/syslog/properties/oversize/enum",keyword:"enum",params:{allowedValues: schema0.properties.syslog.properties.oversize.enum},message:"must be equal to one of the allowed values"};
+if(typeof data210 === "string"){
+if(!pattern7.test(data210)){
+const err434 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err434];
 }
@@ -5589,9 +5600,12 @@ vErrors.push(err434);
 }
 errors++;
 }
-let data211 = data206.maxUnsyncedMessages;
-if(!((typeof data211 == "number") && (!(data211 % 1) && !isNaN(data211)))){
-const err435 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data73.passwordFile !== undefined){
+let data211 = data73.passwordFile;
+if((typeof data211 !== "string") && (data211 !== null)){
+const err435 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err435];
 }
@@ -5600,9 +5614,9 @@ vErrors.push(err435);
 }
 errors++;
 }
-if(typeof data211 == "number"){
-if(data211 > 1000000 || isNaN(data211)){
-const err436 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(typeof data211 === "string"){
+if(func1(data211) < 1){
+const err436 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err436];
 }
@@ -5611,8 +5625,12 @@ vErrors.push(err436);
 }
 errors++;
 }
-if(data211 < 1 || isNaN(data211)){
-const err437 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data73.passwordEnv !== undefined){
+let data212 = data73.passwordEnv;
+if((typeof data212 !== "string") && (data212 !== null)){
+const err437 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err437];
 }
@@ -5621,10 +5639,9 @@ vErrors.push(err437);
 }
 errors++;
 }
-}
-}
-else {
-const err438 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data212 === "string"){
+if(!pattern7.test(data212)){
+const err438 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err438];
 }
@@ -5634,13 +5651,607 @@ vErrors.push(err438);
 errors++;
 }
 }
-else {
-const err439 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(data73.secretFile !== undefined){
+let data213 = data73.secretFile;
+if((typeof data213 !== "string") && (data213 !== null)){
+const err439 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err439];
 }
 else {
 vErrors.push(err439);
+}
+errors++;
+}
+if(typeof data213 === "string"){
+if(func1(data213) < 1){
+const err440 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err440];
+}
+else {
+vErrors.push(err440);
+}
+errors++;
+}
+}
+}
+if(data73.secretEnv !== undefined){
+let data214 = data73.secretEnv;
+if((typeof data214 !== "string") && (data214 !== null)){
+const err441 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err441];
+}
+else {
+vErrors.push(err441);
+}
+errors++;
+}
+if(typeof data214 === "string"){
+if(!pattern7.test(data214)){
+const err442 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(vErrors === null){
+vErrors = [err442];
+}
+else {
+vErrors.push(err442);
+}
+errors++;
+}
+}
+}
+if(data73.ca !== undefined){
+let data215 = data73.ca;
+if((typeof data215 !== "string") && (data215 !== null)){
+const err443 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
+}
+errors++;
+}
+if(typeof data215 === "string"){
+if(func1(data215) < 1){
+const err444 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err444];
+}
+else {
+vErrors.push(err444);
+}
+errors++;
+}
+}
+}
+if(data73.timeoutMs !== undefined){
+let data216 = data73.timeoutMs;
+if(!((typeof data216 == "number") && (!(data216 % 1) && !isNaN(data216)))){
+const err445 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err445];
+}
+else {
+vErrors.push(err445);
+}
+errors++;
+}
+if(typeof data216 == "number"){
+if(data216 > 600000 || isNaN(data216)){
+const err446 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err446];
+}
+else {
+vErrors.push(err446);
+}
+errors++;
+}
+if(data216 < 100 || isNaN(data216)){
+const err447 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err447];
+}
+else {
+vErrors.push(err447);
+}
+errors++;
+}
+}
+}
+if(data73.retryMaxMs !== undefined){
+let data217 = data73.retryMaxMs;
+if(!((typeof data217 == "number") && (!(data217 % 1) && !isNaN(data217)))){
+const err448 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err448];
+}
+else {
+vErrors.push(err448);
+}
+errors++;
+}
+if(typeof data217 == "number"){
+if(data217 > 3600000 || isNaN(data217)){
+const err449 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(vErrors === null){
+vErrors = [err449];
+}
+else {
+vErrors.push(err449);
+}
+errors++;
+}
+if(data217 < 1000 || isNaN(data217)){
+const err450 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err450];
+}
+else {
+vErrors.push(err450);
+}
+errors++;
+}
+}
+}
+if(data73.maxLag !== undefined){
+let data218 = data73.maxLag;
+if(((typeof data218 !== "string") && (!((typeof data218 == "number") && (!(data218 % 1) && !isNaN(data218))))) && (data218 !== null)){
+const err451 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(vErrors === null){
+vErrors = [err451];
+}
+else {
+vErrors.push(err451);
+}
+errors++;
+}
+if(typeof data218 == "number"){
+if(data218 < 4096 || isNaN(data218)){
+const err452 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(vErrors === null){
+vErrors = [err452];
+}
+else {
+vErrors.push(err452);
+}
+errors++;
+}
+}
+if(typeof data218 === "string"){
+if(!pattern10.test(data218)){
+const err453 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(vErrors === null){
+vErrors = [err453];
+}
+else {
+vErrors.push(err453);
+}
+errors++;
+}
+}
+}
+if(data73.startAt !== undefined){
+let data219 = data73.startAt;
+if(!((data219 === "now") || (data219 === "oldest"))){
+const err454 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err454];
+}
+else {
+vErrors.push(err454);
+}
+errors++;
+}
+}
+if(data73.host !== undefined){
+let data220 = data73.host;
+if(typeof data220 === "string"){
+if(func1(data220) < 1){
+const err455 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err455];
+}
+else {
+vErrors.push(err455);
+}
+errors++;
+}
+}
+else {
+const err456 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err456];
+}
+else {
+vErrors.push(err456);
+}
+errors++;
+}
+}
+let data221 = data73.port;
+if((!((typeof data221 == "number") && (!(data221 % 1) && !isNaN(data221)))) && (data221 !== null)){
+const err457 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.port.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err457];
+}
+else {
+vErrors.push(err457);
+}
+errors++;
+}
+if(typeof data221 == "number"){
+if(data221 > 65535 || isNaN(data221)){
+const err458 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err458];
+}
+else {
+vErrors.push(err458);
+}
+errors++;
+}
+if(data221 < 1 || isNaN(data221)){
+const err459 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err459];
+}
+else {
+vErrors.push(err459);
+}
+errors++;
+}
+}
+let data222 = data73.security;
+if(!((data222 === "starttls") || (data222 === "tls"))){
+const err460 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/security",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/security/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.security.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err460];
+}
+else {
+vErrors.push(err460);
+}
+errors++;
+}
+let data223 = data73.username;
+if((typeof data223 !== "string") && (data223 !== null)){
+const err461 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.username.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err461];
+}
+else {
+vErrors.push(err461);
+}
+errors++;
+}
+if(data73.from !== undefined){
+let data224 = data73.from;
+if(typeof data224 === "string"){
+if(func1(data224) < 3){
+const err462 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err462];
+}
+else {
+vErrors.push(err462);
+}
+errors++;
+}
+}
+else {
+const err463 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err463];
+}
+else {
+vErrors.push(err463);
+}
+errors++;
+}
+}
+if(data73.to !== undefined){
+let data225 = data73.to;
+if(Array.isArray(data225)){
+if(data225.length < 1){
+const err464 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err464];
+}
+else {
+vErrors.push(err464);
+}
+errors++;
+}
+const len11 = data225.length;
+for(let i11=0; i11<len11; i11++){
+let data226 = data225[i11];
+if(typeof data226 === "string"){
+if(func1(data226) < 3){
+const err465 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i11,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err465];
+}
+else {
+vErrors.push(err465);
+}
+errors++;
+}
+}
+else {
+const err466 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i11,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err466];
+}
+else {
+vErrors.push(err466);
+}
+errors++;
+}
+}
+}
+else {
+const err467 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err467];
+}
+else {
+vErrors.push(err467);
+}
+errors++;
+}
+}
+if(typeof data73.subjectPrefix !== "string"){
+const err468 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/subjectPrefix",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/subjectPrefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err468];
+}
+else {
+vErrors.push(err468);
+}
+errors++;
+}
+let data228 = data73.minIntervalMs;
+if(!((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228)))){
+const err469 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err469];
+}
+else {
+vErrors.push(err469);
+}
+errors++;
+}
+if(typeof data228 == "number"){
+if(data228 > 86400000 || isNaN(data228)){
+const err470 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err470];
+}
+else {
+vErrors.push(err470);
+}
+errors++;
+}
+if(data228 < 1000 || isNaN(data228)){
+const err471 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err471];
+}
+else {
+vErrors.push(err471);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs411 === errors;
+valid55 = _valid4;
+}
+if(!valid55){
+const err472 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err472];
+}
+else {
+vErrors.push(err472);
+}
+errors++;
+}
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.type === undefined){
+const err473 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err473];
+}
+else {
+vErrors.push(err473);
+}
+errors++;
+}
+if(data73.type !== undefined){
+let data229 = data73.type;
+if(!(((((data229 === "syslog") || (data229 === "splunk_hec")) || (data229 === "elasticsearch")) || (data229 === "webhook")) || (data229 === "email"))){
+const err474 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err474];
+}
+else {
+vErrors.push(err474);
+}
+errors++;
+}
+}
+}
+else {
+const err475 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err475];
+}
+else {
+vErrors.push(err475);
+}
+errors++;
+}
+}
+}
+else {
+const err476 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err476];
+}
+else {
+vErrors.push(err476);
+}
+errors++;
+}
+let data230 = data.syslog;
+if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
+if(data230.listen === undefined){
+data230.listen = "";
+}
+if(data230.tcpListen === undefined){
+data230.tcpListen = "";
+}
+if(data230.maxMessageBytes === undefined){
+data230.maxMessageBytes = 65536;
+}
+if(data230.oversize === undefined){
+data230.oversize = "truncate";
+}
+if(data230.maxUnsyncedMessages === undefined){
+data230.maxUnsyncedMessages = 1000;
+}
+for(const key31 in data230){
+if(!(((((key31 === "listen") || (key31 === "tcpListen")) || (key31 === "maxMessageBytes")) || (key31 === "oversize")) || (key31 === "maxUnsyncedMessages"))){
+const err477 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err477];
+}
+else {
+vErrors.push(err477);
+}
+errors++;
+}
+}
+if(typeof data230.listen !== "string"){
+const err478 = {instancePath:instancePath+"/syslog/listen",schemaPath:"#/properties/syslog/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err478];
+}
+else {
+vErrors.push(err478);
+}
+errors++;
+}
+if(typeof data230.tcpListen !== "string"){
+const err479 = {instancePath:instancePath+"/syslog/tcpListen",schemaPath:"#/properties/syslog/properties/tcpListen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err479];
+}
+else {
+vErrors.push(err479);
+}
+errors++;
+}
+let data233 = data230.maxMessageBytes;
+if(!((typeof data233 == "number") && (!(data233 % 1) && !isNaN(data233)))){
+const err480 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err480];
+}
+else {
+vErrors.push(err480);
+}
+errors++;
+}
+if(typeof data233 == "number"){
+if(data233 > 16777216 || isNaN(data233)){
+const err481 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16777216},message:"must be <= 16777216"};
+if(vErrors === null){
+vErrors = [err481];
+}
+else {
+vErrors.push(err481);
+}
+errors++;
+}
+if(data233 < 480 || isNaN(data233)){
+const err482 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 480},message:"must be >= 480"};
+if(vErrors === null){
+vErrors = [err482];
+}
+else {
+vErrors.push(err482);
+}
+errors++;
+}
+}
+let data234 = data230.oversize;
+if(!((data234 === "truncate") || (data234 === "drop"))){
+const err483 = {instancePath:instancePath+"/syslog/oversize",schemaPath:"#/properties/syslog/properties/oversize/enum",keyword:"enum",params:{allowedValues: schema0.properties.syslog.properties.oversize.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err483];
+}
+else {
+vErrors.push(err483);
+}
+errors++;
+}
+let data235 = data230.maxUnsyncedMessages;
+if(!((typeof data235 == "number") && (!(data235 % 1) && !isNaN(data235)))){
+const err484 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err484];
+}
+else {
+vErrors.push(err484);
+}
+errors++;
+}
+if(typeof data235 == "number"){
+if(data235 > 1000000 || isNaN(data235)){
+const err485 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err485];
+}
+else {
+vErrors.push(err485);
+}
+errors++;
+}
+if(data235 < 1 || isNaN(data235)){
+const err486 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err486];
+}
+else {
+vErrors.push(err486);
+}
+errors++;
+}
+}
+}
+else {
+const err487 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err487];
+}
+else {
+vErrors.push(err487);
+}
+errors++;
+}
+}
+else {
+const err488 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err488];
+}
+else {
+vErrors.push(err488);
 }
 errors++;
 }

@@ -1,5 +1,9 @@
 // The `outputs` section (DESIGN 13): keys every output has, and one fragment of keys per receiver type, so an
 // unknown key of a type is an error naming the output and the key.
+import { ELASTICSEARCH_KEYS, ELASTICSEARCH_REQUIRED } from './output-keys/elasticsearch-keys.js';
+import { EMAIL_BATCHING, EMAIL_KEYS, EMAIL_REQUIRED } from './output-keys/email-keys.js';
+import { SPLUNK_HEC_KEYS, SPLUNK_HEC_REQUIRED } from './output-keys/splunk-hec-keys.js';
+import { SYSLOG_KEYS, SYSLOG_REQUIRED } from './output-keys/syslog-keys.js';
 
 export type OutputType = 'syslog' | 'splunk_hec' | 'elasticsearch' | 'webhook' | 'email';
 
@@ -66,7 +70,10 @@ const COMMON_KEYS = {
   },
   enabled: { type: 'boolean', description: 'false: not forwarded; retention keeps nothing for it' },
   url: { ...nullableString, description: "the receiver's URL (http:// warns at start unless loopback)" },
-  format: { ...nullableString, description: 'message format, per type (webhook: json or slack)' },
+  format: {
+    ...nullableString,
+    description: 'message format, per type (webhook: json or slack; syslog: json or cef)',
+  },
   filter: {
     type: 'object',
     additionalProperties: false,
@@ -91,10 +98,14 @@ const COMMON_KEYS = {
   },
   tokenFile: {
     ...nullableString,
-    description: 'file holding the token (webhook: sent as Authorization: Bearer)',
+    description:
+      'file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key',
   },
   tokenEnv: { ...envName, description: 'environment variable holding the token (instead of tokenFile)' },
-  passwordFile: { ...nullableString, description: 'file holding the password (types with basic auth)' },
+  passwordFile: {
+    ...nullableString,
+    description: 'file holding the password: elasticsearch basic auth, email SMTP AUTH',
+  },
   passwordEnv: { ...envName, description: 'environment variable holding the password' },
   secretFile: {
     ...nullableString,
@@ -106,7 +117,8 @@ const COMMON_KEYS = {
     type: 'integer',
     minimum: 100,
     maximum: 600_000,
-    description: 'one delivery attempt (connect, answer) must finish within this',
+    description:
+      'bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step',
   },
   retryMaxMs: {
     type: 'integer',
@@ -127,7 +139,9 @@ const COMMON_KEYS = {
   },
 } as const;
 
-// Per-type keys. Each receiver's keys are its own fragment; a type with none yet takes only the common keys.
+// Per-type keys. Each receiver's keys are its own fragment (config/output-keys/); a key every output has is
+// defined once, among the common keys, and a fragment only narrows it (webhook and syslog `format`, a `url`
+// that is required).
 // `format` values are checked here too, so a typo in it is a configuration error, not a runtime surprise.
 
 const WEBHOOK_KEYS = {
@@ -145,15 +159,6 @@ const WEBHOOK_KEYS = {
   },
 } as const;
 
-/** syslog: the receivers' fragment (host, port, tls, format json|cef, ...) goes here. */
-const SYSLOG_KEYS = {} as const;
-/** splunk_hec: (index, sourcetype, useAck, ...) goes here. */
-const SPLUNK_HEC_KEYS = {} as const;
-/** elasticsearch: (index, apiKeyFile, username, ...) goes here. */
-const ELASTICSEARCH_KEYS = {} as const;
-/** email: (smtp, to, from, minIntervalMs, ...) goes here. */
-const EMAIL_KEYS = {} as const;
-
 export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
   webhook: WEBHOOK_KEYS,
   syslog: SYSLOG_KEYS,
@@ -163,8 +168,12 @@ export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
 };
 
 /** Keys an output of the type must have (besides `type`). */
-const OUTPUT_TYPE_REQUIRED: Partial<Record<OutputType, string[]>> = {
+const OUTPUT_TYPE_REQUIRED: Record<OutputType, string[]> = {
   webhook: ['url'],
+  syslog: SYSLOG_REQUIRED,
+  splunk_hec: SPLUNK_HEC_REQUIRED,
+  elasticsearch: ELASTICSEARCH_REQUIRED,
+  email: EMAIL_REQUIRED,
 };
 
 /** Every key an output of `type` takes (common first), for the nearest-key hint. */
@@ -204,7 +213,7 @@ const outputSchema = {
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
     then: {
       properties: { ...COMMON_KEYS, ...keys },
-      required: OUTPUT_TYPE_REQUIRED[type as OutputType] ?? [],
+      required: OUTPUT_TYPE_REQUIRED[type as OutputType],
       additionalProperties: false,
     },
   })),
@@ -219,15 +228,30 @@ export const outputsSchema = {
     'where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md "Outputs"',
 } as const;
 
-/** The output with every common default filled in (ajv does not apply defaults inside if/then). */
+/** Batch defaults that differ by type: an email output mails a digest, so it takes a flood in one batch. */
+const TYPE_BATCH_DEFAULTS: Partial<Record<OutputType, Partial<OutputConfig['batch']>>> = {
+  email: EMAIL_BATCHING,
+};
+
+/**
+ * The output with every default filled in, the common ones and its type's (ajv does not apply defaults inside
+ * if/then); the batch keys the operator set win over the type's batch defaults.
+ */
 export function applyOutputDefaults(raw: Record<string, unknown>): OutputConfig {
+  const type = raw.type as OutputType;
   const filter = (raw.filter ?? {}) as Partial<OutputConfig['filter']>;
   const batch = (raw.batch ?? {}) as Partial<OutputConfig['batch']>;
+  const typeDefaults: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(OUTPUT_TYPE_KEYS[type] ?? {})) {
+    const value = (schema as { default?: unknown }).default;
+    if (value !== undefined) typeDefaults[key] = value;
+  }
   return {
     ...OUTPUT_DEFAULTS,
+    ...typeDefaults,
     ...raw,
     filter: { ...OUTPUT_DEFAULTS.filter, ...filter },
-    batch: { ...OUTPUT_DEFAULTS.batch, ...batch },
+    batch: { ...OUTPUT_DEFAULTS.batch, ...TYPE_BATCH_DEFAULTS[type], ...batch },
   } as OutputConfig;
 }
 

@@ -114,7 +114,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     let receiver: Receiver | null = null;
     let feed: OutputFeed | null = null;
     try {
-      receiver = createReceiver(name, output, deps.env);
+      receiver = createReceiver(output, { env: deps.env, logger: log });
       feed = await deps.cursors.openFeed({
         name,
         match: outputMatcher(output.filter),
@@ -123,6 +123,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       if (status.state === 'starting') log.info({ type: output.type }, 'output started');
       status.state = status.failingSince === null ? 'running' : status.state;
       while (!stopping.signal.aborted) {
+        // A receiver that paces itself (email) is given its next batch when it will take it, so that batch
+        // carries every record stored meanwhile: one digest per interval, not a mail per batch.
+        const readyIn = (receiver.readyAt?.() ?? 0) - deps.now();
+        if (readyIn > 0) await sleep(readyIn, stopping.signal);
+        if (stopping.signal.aborted) break;
         const batch: OutputBatch = await feed.next({
           maxRecords: output.batch.maxRecords,
           maxBytes: output.batch.maxBytes,

@@ -7,7 +7,7 @@ import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import type { OutputCursors, OutputPosition } from '../store/store.js';
 import { type Forwarder, startForwarder } from './forwarder.js';
 import { newStatus, type OutputStatus } from './output-status.js';
-import { isLoopbackHost } from './receivers/http-dispatcher.js';
+import { isLoopbackHost } from './receivers/http-post.js';
 
 export interface OutputsDeps {
   cursors: OutputCursors;
@@ -51,7 +51,7 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
       });
       return;
     }
-    warnPlainHttp(name, output, deps.logger);
+    warnPlainTransport(name, output, deps.logger);
     const forwarder = startForwarder({ name, output, ...deps });
     running.set(name, { config: JSON.stringify(output), forwarder, status: forwarder.status });
   };
@@ -124,8 +124,15 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
   };
 }
 
-/** DESIGN 13: plain http:// is allowed, but said out loud unless it stays on this machine. */
-function warnPlainHttp(name: string, output: OutputConfig, logger: Logger): void {
+/** DESIGN 13: plain http:// (or syslog over plain TCP) is allowed, but said out loud unless it stays on this machine. */
+export function warnPlainTransport(name: string, output: OutputConfig, logger: Logger): void {
+  if (output.type === 'syslog' && output.transport === 'tcp' && !isLoopbackHost(String(output.host))) {
+    logger.warn(
+      { output: name, host: output.host },
+      'output sends syslog over plain TCP: records cross the network unencrypted',
+    );
+    return;
+  }
   if (typeof output.url !== 'string') return;
   try {
     const url = new URL(output.url);

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { parseMaxLag } from '../../src/config/outputs-schema.js';
 import { ThreatcolError } from '../../src/errors.js';
 import { createBackoff } from '../../src/outputs/backoff.js';
-import { isLoopbackHost, retryAfterMs } from '../../src/outputs/receivers/http-dispatcher.js';
+import { isLoopbackHost, parseRetryAfter } from '../../src/outputs/receivers/http-post.js';
 import { slackMessage } from '../../src/outputs/receivers/slack-message.js';
 import { idempotencyKey } from '../../src/outputs/receivers/webhook.js';
 import { outputMatcher } from '../../src/outputs/record-match.js';
@@ -130,10 +130,10 @@ test('the slack message counts by criticality and quotes the first records; the 
 });
 
 test('Retry-After in seconds or as a date; loopback hosts need no plain-http warning', () => {
-  assert.equal(retryAfterMs('7'), 7000);
-  assert.equal(retryAfterMs(new Date(61_000).toUTCString(), 1000), 60_000);
-  assert.equal(retryAfterMs('soon'), null);
-  assert.equal(retryAfterMs(undefined), null);
+  assert.equal(parseRetryAfter('7', 0), 7000);
+  assert.equal(parseRetryAfter(new Date(61_000).toUTCString(), 1000), 60_000);
+  assert.equal(parseRetryAfter('soon', 0), null);
+  assert.equal(parseRetryAfter(undefined, 0), null);
   for (const host of ['localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1'])
     assert.equal(isLoopbackHost(host), true, host);
   for (const host of ['example.com', '10.0.0.1', '[2001:db8::1]', '128.0.0.1'])

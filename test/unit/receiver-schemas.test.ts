@@ -1,84 +1,107 @@
-// The receivers' configuration fragments: valid JSON schema (ajv, strict), a description on every key, the
-// defaults filled in, typos refused, and every worked example of docs/outputs.md accepted by its fragment.
+// The receivers' configuration keys as the configuration loader checks them: a description on every key, the
+// type's defaults filled in, typos and a missing required key refused naming the output and the key, every
+// worked example of docs/outputs.md accepted, and an email output's batching unless the operator set `batch`.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { Ajv } from 'ajv';
-import { elasticsearchOutputSchema } from '../../src/outputs/receivers/elasticsearch-receiver.js';
-import { emailOutputSchema } from '../../src/outputs/receivers/email-receiver.js';
-import { splunkHecOutputSchema } from '../../src/outputs/receivers/splunk-hec-receiver.js';
-import { syslogOutputSchema } from '../../src/outputs/receivers/syslog-schema.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { OUTPUT_TYPE_KEYS, outputKeyRows } from '../../src/config/outputs-schema.js';
+import { EMAIL_BATCHING } from '../../src/outputs/receivers/email-receiver.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
-const fragments = {
-  syslog: syslogOutputSchema,
-  splunk_hec: splunkHecOutputSchema,
-  elasticsearch: elasticsearchOutputSchema,
-  email: emailOutputSchema,
-};
+type Outputs = Record<string, Record<string, unknown>>;
 
-/** One output's schema as the outputs schema will have it: the keys every output has are not ours to check here. */
-function outputSchema(type: keyof typeof fragments) {
-  const fragment = fragments[type];
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: ['type', ...fragment.required],
-    properties: { ...fragment.properties, type: { const: type }, filter: { type: 'object' } },
-  };
+function load(t: Parameters<typeof makeTempDir>[0], outputs: Outputs) {
+  const path = join(makeTempDir(t), 'config.json');
+  writeFileSync(path, JSON.stringify({ outputs }));
+  return loadConfig({ configPath: path, env: {} }).config.outputs as Record<string, Record<string, unknown>>;
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+function refusal(t: Parameters<typeof makeTempDir>[0], outputs: Outputs): string {
+  try {
+    load(t, outputs);
+  } catch (error) {
+    assert.equal((error as { code?: string }).code, 'CONFIG_INVALID');
+    return (error as Error).message;
+  }
+  assert.fail('the configuration was accepted');
+}
 
-test('every key has a description, and each fragment compiles under strict mode', () => {
-  for (const [type, fragment] of Object.entries(fragments)) {
-    for (const [key, property] of Object.entries(fragment.properties))
-      assert.ok(
-        typeof (property as { description?: unknown }).description === 'string',
-        `${type}.${key}: no description`,
-      );
-    for (const key of fragment.required)
-      assert.ok(key in fragment.properties, `${type}: ${key} required, not defined`);
-    ajv.compile(outputSchema(type as keyof typeof fragments));
+test('every key has a description, and the common keys are not defined again by a type', () => {
+  for (const row of outputKeyRows()) assert.ok(row.description.length > 0, `${row.type}.${row.key}`);
+  for (const [type, keys] of Object.entries(OUTPUT_TYPE_KEYS)) {
+    for (const key of [
+      'ca',
+      'tokenFile',
+      'passwordFile',
+      'connectTimeoutMs',
+      'headersTimeoutMs',
+      'apiKeyFile',
+    ])
+      assert.ok(!(key in keys), `${type}.${key} duplicates a common key`);
   }
 });
 
-test("docs/outputs.md's worked examples are valid, and get the defaults", () => {
+test("docs/outputs.md's worked examples load, and get their type's defaults", (t) => {
   const markdown = readFileSync(new URL('../../docs/outputs.md', import.meta.url), 'utf8');
   const blocks = [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => match[1] as string);
-  assert.equal(blocks.length, 4);
+  assert.ok(blocks.length >= 4);
   const seen = new Set<string>();
   for (const block of blocks) {
-    const outputs = JSON.parse(`{${block}}`).outputs as Record<string, { type: keyof typeof fragments }>;
-    for (const [name, output] of Object.entries(outputs)) {
-      const validate = ajv.compile(outputSchema(output.type));
-      assert.ok(validate(output), `${name}: ${ajv.errorsText(validate.errors)}`);
-      seen.add(output.type);
+    const outputs = JSON.parse(`{${block}}`).outputs as Outputs;
+    for (const [name, output] of Object.entries(load(t, outputs))) {
+      assert.equal(output.type, outputs[name]?.type);
+      seen.add(output.type as string);
     }
   }
-  assert.deepEqual([...seen].sort(), Object.keys(fragments).sort());
+  assert.deepEqual([...seen].sort(), ['elasticsearch', 'email', 'splunk_hec', 'syslog']);
+  const { siem } = load(t, { siem: { type: 'syslog', host: 'siem.example' } });
+  assert.deepEqual(
+    { ...siem, filter: undefined, batch: undefined },
+    {
+      ...siem,
+      filter: undefined,
+      batch: undefined,
+      port: null,
+      transport: 'tls',
+      format: 'json',
+      facility: 'local0',
+      hostname: null,
+      sdId: 'threatcol@32473',
+      ca: null,
+      timeoutMs: 30_000,
+    },
+  );
 });
 
-test('defaults are filled in, and an unknown key (a typo) is refused', () => {
-  const validate = ajv.compile(outputSchema('syslog'));
-  const output: Record<string, unknown> = { type: 'syslog', host: 'siem.example' };
-  assert.ok(validate(output));
-  assert.deepEqual(output, {
-    type: 'syslog',
-    host: 'siem.example',
-    port: null,
-    transport: 'tls',
-    format: 'json',
-    facility: 'local0',
-    ca: null,
-    hostname: null,
-    sdId: 'threatcol@32473',
-    connectTimeoutMs: 10_000,
-    writeTimeoutMs: 30_000,
+test('a typo or a missing required key is refused, naming the output and the key', (t) => {
+  assert.match(
+    refusal(t, { siem: { type: 'syslog', host: 'siem.example', fromat: 'cef' } }),
+    /outputs\.siem\.fromat: unknown key of the syslog output "siem" \(did you mean format\?\)/,
+  );
+  assert.match(refusal(t, { siem: { type: 'syslog', host: 'x', sdId: 'bad id' } }), /outputs\.siem\.sdId/);
+  assert.match(refusal(t, { siem: { type: 'syslog', format: 'cef' } }), /outputs\.siem.*host/);
+  assert.match(refusal(t, { hec: { type: 'splunk_hec', tokenFile: '/t' } }), /outputs\.hec.*url/);
+  assert.match(refusal(t, { hec: { type: 'splunk_hec', url: 'ftp://x' } }), /outputs\.hec\.url/);
+  assert.match(refusal(t, { es: { type: 'elasticsearch', index: 'x' } }), /outputs\.es.*url/);
+  assert.match(refusal(t, { mail: { type: 'email', host: 'smtp', from: 'a@b.c' } }), /outputs\.mail.*to/);
+  assert.match(
+    refusal(t, { mail: { type: 'email', host: 'smtp', from: 'a@b.c', to: [] } }),
+    /outputs\.mail\.to/,
+  );
+});
+
+test('an email output batches a flood into one digest unless the operator set batch', (t) => {
+  const { mail, paced } = load(t, {
+    mail: { type: 'email', host: 'smtp', from: 'a@b.c', to: ['x@y.z'] },
+    paced: { type: 'email', host: 'smtp', from: 'a@b.c', to: ['x@y.z'], batch: { maxRecords: 20 } },
   });
-  assert.ok(!validate({ type: 'syslog', host: 'siem.example', fromat: 'cef' }));
-  assert.ok(!validate({ type: 'syslog', host: 'siem.example', sdId: 'bad id' }));
-  const email = ajv.compile(outputSchema('email'));
-  assert.ok(!email({ type: 'email', host: 'smtp.example', from: 'a@b.c', to: [] }), 'at least one recipient');
-  const hec = ajv.compile(outputSchema('splunk_hec'));
-  assert.ok(!hec({ type: 'splunk_hec', url: 'ftp://x', tokenFile: '/t' }), 'http(s) URLs only');
+  assert.deepEqual(mail?.batch, { maxBytes: 1_048_576, ...EMAIL_BATCHING });
+  assert.deepEqual(paced?.batch, {
+    maxBytes: 1_048_576,
+    maxWaitMs: EMAIL_BATCHING.maxWaitMs,
+    maxRecords: 20,
+  });
+  assert.equal(mail?.minIntervalMs, 300_000);
 });

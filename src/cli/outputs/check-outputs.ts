@@ -23,7 +23,6 @@ export async function checkOutputs(
     if (options.test) {
       const record = sampleRecord(now);
       const outcome = await sendThrough(
-        name,
         output,
         [{ id: record.id, line: JSON.stringify(record), record }],
         io.env,

@@ -77,7 +77,7 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
     const record = l.record as unknown as StoredRecord;
     return { id: record.id, line: JSON.stringify(l.record), record };
   });
-  const outcome = await sendThrough(name, output, records, io.env);
+  const outcome = await sendThrough(output, records, io.env);
   const again = outcome.ok
     ? [
         ...outcome.report.refused.map((r) => ({ index: r.index, answer: r.answer })),

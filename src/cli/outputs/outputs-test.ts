@@ -46,7 +46,6 @@ export async function testOutput(name: string, options: CommonOptions, io: CliIo
   const output = configuredOutput(loaded, name);
   const record = sampleRecord(Date.now());
   const outcome = await sendThrough(
-    name,
     output,
     [{ id: record.id, line: JSON.stringify(record), record }],
     io.env,

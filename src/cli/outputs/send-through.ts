@@ -6,14 +6,17 @@ import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/rec
 export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; error: string };
 
 export async function sendThrough(
-  name: string,
   output: OutputConfig,
   records: readonly OutgoingRecord[],
   env: Record<string, string | undefined>,
 ): Promise<SendOutcome> {
   // Imported when sending: the receivers' clients (undici, nodemailer) stay out of every other command line.
-  const { createReceiver } = await import('../../outputs/receivers/create-receiver.js');
-  const receiver = createReceiver(name, output, env);
+  const [{ createReceiver }, { pino }] = await Promise.all([
+    import('../../outputs/receivers/create-receiver.js'),
+    import('pino'),
+  ]);
+  // One sample or a few dead letters: a receiver's warnings reach the user as its answer, not as log lines.
+  const receiver = createReceiver(output, { env, logger: pino({ enabled: false }) });
   try {
     const report = await receiver.send(records, AbortSignal.timeout(output.timeoutMs + 1000));
     return { ok: true, report };

@@ -8,13 +8,7 @@
 // refused with the item's error type and reason. Whole-request answers: 401/403 pause the output (auth), 429,
 // 5xx and anything else that is not a bulk answer are transient.
 import type { Logger } from '../../log.js';
-import {
-  brief,
-  createHttpAgent,
-  type HttpReceiverOptions,
-  httpSchemaProperties,
-  postHttp,
-} from './http-post.js';
+import { brief, createHttpAgent, type HttpReceiverOptions, postHttp } from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -118,38 +112,3 @@ export function createElasticsearchReceiver(
     },
   };
 }
-
-/** The keys of `outputs.NAME` when `type` is `elasticsearch` (secrets: `passwordFile`, `apiKeyFile`); files are read by the caller into the options. */
-export const elasticsearchOutputSchema = {
-  required: ['url'],
-  properties: {
-    ...httpSchemaProperties,
-    index: {
-      type: 'string',
-      minLength: 1,
-      default: 'threatcol',
-      description: 'index, alias or data stream the records are created in',
-    },
-    username: {
-      type: ['string', 'null'],
-      default: null,
-      description: 'basic authentication user (with passwordFile)',
-    },
-    passwordFile: {
-      type: ['string', 'null'],
-      default: null,
-      description: 'file holding the basic authentication password',
-    },
-    apiKeyFile: {
-      type: ['string', 'null'],
-      default: null,
-      description: 'file holding an API key (the encoded form), sent as Authorization: ApiKey',
-    },
-    timestampField: {
-      type: ['string', 'null'],
-      minLength: 1,
-      default: '@timestamp',
-      description: "field set to the record's received_at (data streams need @timestamp); null: none",
-    },
-  },
-} as const;

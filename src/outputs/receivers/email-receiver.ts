@@ -16,6 +16,7 @@ import { hostname as osHostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTransport } from 'nodemailer';
 import type { Logger } from '../../log.js';
+import { systemCas } from '../../system-cas.js';
 import { buildDigest } from './email-digest.js';
 import {
   AuthDeliveryError,
@@ -32,7 +33,7 @@ export interface EmailOptions {
   port: number | null;
   /** `starttls`: the upgrade is required, never plain text; `tls`: TLS from the first byte (SMTPS). */
   security: 'starttls' | 'tls';
-  /** PEM text of the CA to verify the server with; null: the system CAs. */
+  /** PEM text of the CA to verify the server with; null: the system CAs (Node's and the distribution's). */
   ca: string | null;
   /** SMTP AUTH (with `password`, read from its file); null: none. */
   username: string | null;
@@ -60,8 +61,8 @@ export interface EmailReceiver extends Receiver {
   readyAt(): number;
 }
 
-/** What the forwarder's batching of an email output should be: a flood is one digest per interval. */
-export const EMAIL_BATCHING = { maxRecords: 10_000, maxWaitMs: 10_000 } as const;
+/** What the forwarder's batching of an email output is unless the operator set `batch` (config/output-keys). */
+export { EMAIL_BATCHING } from '../../config/output-keys/email-keys.js';
 
 interface SmtpError extends Error {
   code?: string;
@@ -105,7 +106,7 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
       ...(options.username !== null
         ? { auth: { user: options.username, pass: options.password ?? '' } }
         : {}),
-      tls: { ...(options.ca !== null ? { ca: options.ca } : {}), rejectUnauthorized: true },
+      tls: { ca: options.ca ?? systemCas(), rejectUnauthorized: true },
       connectionTimeout: options.connectTimeoutMs,
       greetingTimeout: options.socketTimeoutMs,
       socketTimeout: options.socketTimeoutMs,
@@ -159,63 +160,3 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
     async close(): Promise<void> {},
   };
 }
-
-/** The keys of `outputs.NAME` when `type` is `email` (the SMTP password: `passwordFile`); files are read by the caller into the options. */
-export const emailOutputSchema = {
-  required: ['host', 'from', 'to'],
-  properties: {
-    host: { type: 'string', minLength: 1, description: 'SMTP server (a relay or submission server)' },
-    port: {
-      type: ['integer', 'null'],
-      minimum: 1,
-      maximum: 65535,
-      default: null,
-      description: 'SMTP port; null: 465 for tls, 587 for starttls',
-    },
-    security: {
-      enum: ['starttls', 'tls'],
-      default: 'starttls',
-      description: 'starttls: upgrade required (never plain text); tls: TLS from the first byte',
-    },
-    ca: {
-      type: ['string', 'null'],
-      default: null,
-      description: 'PEM CA file to verify the server with; null: the system CAs',
-    },
-    username: {
-      type: ['string', 'null'],
-      default: null,
-      description: 'SMTP AUTH user (with passwordFile); null: no AUTH',
-    },
-    passwordFile: { type: ['string', 'null'], default: null, description: 'file holding the SMTP password' },
-    from: { type: 'string', minLength: 3, description: 'sender address of the alert mails' },
-    to: {
-      type: 'array',
-      items: { type: 'string', minLength: 3 },
-      minItems: 1,
-      description: 'recipients of the alert mails',
-    },
-    subjectPrefix: { type: 'string', default: '[threatcol]', description: 'start of every subject' },
-    minIntervalMs: {
-      type: 'integer',
-      minimum: 1000,
-      maximum: 86_400_000,
-      default: 300_000,
-      description: 'at most one mail per this interval; the next carries every record since',
-    },
-    connectTimeoutMs: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 86_400_000,
-      default: 10_000,
-      description: 'connection to the SMTP server must be up within this',
-    },
-    socketTimeoutMs: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 86_400_000,
-      default: 60_000,
-      description: 'the SMTP server must answer each step within this',
-    },
-  },
-} as const;

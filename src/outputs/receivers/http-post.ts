@@ -1,12 +1,16 @@
-// What the HTTP receivers (splunk_hec, elasticsearch) share: an undici agent per output that verifies the
-// receiver against the system CAs or the output's own CA, bounded waits, and connection failures as transient.
+// The one HTTP client of the HTTP receivers (webhook, splunk_hec, elasticsearch): an undici agent per output that
+// verifies the receiver against the system CAs or the output's own `ca`, bounded waits, Retry-After read, and
+// whatever keeps an answer from arriving reported as a transient failure.
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
+import type { OutputConfig } from '../../config/outputs-schema.js';
+import { systemCas } from '../../system-cas.js';
 import { TransientDeliveryError } from './receiver.js';
 
 export interface HttpReceiverOptions {
   /** Base URL, `https://` (verified) or `http://`. */
   url: string;
-  /** PEM text of the CA to verify the receiver with; null: the system CAs. */
+  /** PEM text of the CA to verify the receiver with; null: the system CAs (Node's and the distribution's). */
   ca: string | null;
   connectTimeoutMs: number;
   /** Until the answer's status line and headers. */
@@ -22,15 +26,27 @@ export interface HttpAnswer {
   retryAfterMs: number | null;
 }
 
+/**
+ * An output's common keys as HTTP options: `ca` is a file read now (at each start of the output: a missing one
+ * pauses it), `timeoutMs` bounds each wait, the connection at most 10 s of it.
+ */
+export function httpOptions(output: OutputConfig): HttpReceiverOptions {
+  return {
+    url: output.url as string,
+    ca: output.ca === null ? null : readFileSync(output.ca, 'utf8'),
+    connectTimeoutMs: Math.min(output.timeoutMs, 10_000),
+    headersTimeoutMs: output.timeoutMs,
+    bodyTimeoutMs: output.timeoutMs,
+  };
+}
+
 export function createHttpAgent(options: HttpReceiverOptions): Agent {
   return new Agent({
-    connect: {
-      timeout: options.connectTimeoutMs,
-      ...(options.ca !== null ? { ca: options.ca } : {}),
-    },
+    connect: { timeout: options.connectTimeoutMs, ca: options.ca ?? systemCas() },
     headersTimeout: options.headersTimeoutMs,
     bodyTimeout: options.bodyTimeoutMs,
     keepAliveTimeout: 30_000,
+    connections: 2,
   });
 }
 
@@ -65,8 +81,8 @@ export async function postHttp(
     };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
-    const cause = (error as { cause?: Error }).cause;
-    const detail = [(error as Error).message, cause?.message].filter(Boolean).join(': ');
+    const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+    const detail = [e.cause?.code ?? e.code, e.message, e.cause?.message].filter(Boolean).join(': ');
     throw new TransientDeliveryError(`${what} ${url.origin}: ${detail}`);
   }
 }
@@ -77,37 +93,8 @@ export function brief(text: string): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
-/** The schema properties every HTTP receiver has (beside the keys every output has). */
-export const httpSchemaProperties = {
-  url: {
-    type: 'string',
-    pattern: '^https?://',
-    description: 'base URL of the receiver (https:// is verified)',
-  },
-  ca: {
-    type: ['string', 'null'],
-    default: null,
-    description: 'PEM CA file to verify the receiver with; null: the system CAs',
-  },
-  connectTimeoutMs: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 86_400_000,
-    default: 10_000,
-    description: 'connection and TLS handshake must finish within this',
-  },
-  headersTimeoutMs: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 86_400_000,
-    default: 60_000,
-    description: "the receiver's answer must begin within this",
-  },
-  bodyTimeoutMs: {
-    type: 'integer',
-    minimum: 1,
-    maximum: 86_400_000,
-    default: 60_000,
-    description: "no gap in the receiver's answer longer than this",
-  },
-} as const;
+/** Whether a host is loopback: plain http:// to it needs no warning. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}

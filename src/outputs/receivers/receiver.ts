@@ -59,6 +59,11 @@ export interface Receiver {
   send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport>;
   /** Releases sockets and timers. */
   close(): Promise<void>;
+  /**
+   * When the receiver will take the next batch (epoch ms), for receivers that pace themselves (email's
+   * minIntervalMs): the forwarder reads the next batch only then, so it carries every record stored meanwhile.
+   */
+  readyAt?(): number;
 }
 
 /** Everything went through. */

@@ -14,13 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.js';
-import {
-  brief,
-  createHttpAgent,
-  type HttpReceiverOptions,
-  httpSchemaProperties,
-  postHttp,
-} from './http-post.js';
+import { brief, createHttpAgent, type HttpReceiverOptions, postHttp } from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -158,39 +152,3 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
     },
   };
 }
-
-/** The keys of `outputs.NAME` when `type` is `splunk_hec` (the token: `tokenFile`); files are read by the caller into the options. */
-export const splunkHecOutputSchema = {
-  required: ['url', 'tokenFile'],
-  properties: {
-    ...httpSchemaProperties,
-    tokenFile: { type: 'string', minLength: 1, description: 'file holding the HEC token' },
-    index: {
-      type: ['string', 'null'],
-      default: null,
-      description: "Splunk index; null: the token's default",
-    },
-    sourcetype: {
-      type: 'string',
-      minLength: 1,
-      default: 'threatcol:threat',
-      description: 'sourcetype of the events',
-    },
-    source: { type: 'string', minLength: 1, default: 'threatcol', description: 'source of the events' },
-    host: { type: ['string', 'null'], default: null, description: "the events' host; null: HEC's default" },
-    ackPollIntervalMs: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 86_400_000,
-      default: 10_000,
-      description: 'with indexer acknowledgement: how often to ask whether a batch is indexed',
-    },
-    ackTimeoutMs: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 86_400_000,
-      default: 300_000,
-      description: 'with indexer acknowledgement: a batch not indexed within this is sent again',
-    },
-  },
-} as const;

@@ -1,33 +1,9 @@
 // One record as an RFC 5424 syslog message, framed by octet counting (RFC 5425 over TLS, RFC 6587 over TCP).
+import { DEFAULT_SD_ID, SYSLOG_FACILITIES } from '../../config/output-keys/syslog-keys.js';
 import type { OutgoingRecord } from './receiver.js';
 
-export const SYSLOG_FACILITIES = [
-  'kern',
-  'user',
-  'mail',
-  'daemon',
-  'auth',
-  'syslog',
-  'lpr',
-  'news',
-  'uucp',
-  'cron',
-  'authpriv',
-  'ftp',
-  'ntp',
-  'audit',
-  'alert',
-  'clock',
-  'local0',
-  'local1',
-  'local2',
-  'local3',
-  'local4',
-  'local5',
-  'local6',
-  'local7',
-] as const;
 export type SyslogFacility = (typeof SYSLOG_FACILITIES)[number];
+export { DEFAULT_SD_ID, SYSLOG_FACILITIES };
 
 /**
  * Criticality 0 (informational) .. 4 (critical) as a syslog severity: 4 is Critical (2), 3 Error (3),
@@ -37,13 +13,6 @@ export function syslogSeverity(criticality: number): number {
   const level = Math.min(4, Math.max(0, Math.trunc(criticality) || 0));
   return 6 - level;
 }
-
-/**
- * The SD-ID under which the record id travels. 32473 is the Private Enterprise Number RFC 5612 reserves for
- * documentation; a site with its own number may set another. The id cannot be the MSGID: a UUID has 36
- * characters and MSGID allows 32.
- */
-export const DEFAULT_SD_ID = 'threatcol@32473';
 
 export interface SyslogHeader {
   facility: SyslogFacility;

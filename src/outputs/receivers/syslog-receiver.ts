@@ -10,6 +10,7 @@ import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { connect as connectTls } from 'node:tls';
 import type { Logger } from '../../log.js';
+import { systemCas } from '../../system-cas.js';
 import { cefMessage } from './cef-message.js';
 import {
   DELIVERED,
@@ -27,7 +28,7 @@ export interface SyslogOptions {
   transport: 'tls' | 'tcp';
   format: 'json' | 'cef';
   facility: SyslogFacility;
-  /** PEM text of the CA to verify the receiver with; null: the system CAs. */
+  /** PEM text of the CA to verify the receiver with; null: the system CAs (Node's and the distribution's). */
   ca: string | null;
   /** HOSTNAME of the messages; null: this host's name. */
   hostname: string | null;
@@ -73,7 +74,7 @@ export function createSyslogReceiver(options: SyslogOptions, deps: SyslogDeps): 
               {
                 host: options.host,
                 port,
-                ...(options.ca !== null ? { ca: options.ca } : {}),
+                ca: options.ca ?? systemCas(),
                 // SNI carries names only; an address is checked against the certificate's IP entries.
                 ...(isIP(options.host) ? {} : { servername: options.host }),
               },

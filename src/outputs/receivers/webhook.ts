@@ -1,10 +1,9 @@
 // The `webhook` receiver: one HTTP POST per batch to any URL, as JSON (`{"records": [...]}`) or as a Slack-style
 // `{"text": ...}` message (Slack, Mattermost, Teams incoming webhooks), signed with HMAC-SHA256 when a secret is set.
 import { createHash, createHmac } from 'node:crypto';
-import type { Pool } from 'undici';
 import type { OutputConfig } from '../../config/outputs-schema.js';
 import { readSecret } from '../secrets.js';
-import { createHttpPool, retryAfterMs } from './http-dispatcher.js';
+import { createHttpAgent, httpOptions, postHttp } from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -22,7 +21,7 @@ export function createWebhookReceiver(
   env: Record<string, string | undefined>,
 ): Receiver {
   const url = new URL(output.url as string);
-  const pool: Pool = createHttpPool(url, { caFile: output.ca, timeoutMs: output.timeoutMs });
+  const agent = createHttpAgent(httpOptions(output));
   const slack = output.format === 'slack';
   const quoted = typeof output.slackMaxRecords === 'number' ? output.slackMaxRecords : 10;
   return {
@@ -44,32 +43,20 @@ export function createWebhookReceiver(
           `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
       }
       if (token !== null) headers.authorization = `Bearer ${token}`;
-      let response: Awaited<ReturnType<Pool['request']>>;
-      try {
-        response = await pool.request({
-          method: 'POST',
-          path: `${url.pathname}${url.search}`,
-          headers,
-          body,
-          signal,
-        });
-      } catch (error) {
-        throw new TransientDeliveryError(`${url.origin}: ${describe(error)}`);
-      }
-      const status = response.statusCode;
-      const text = await response.body.text().catch(() => '');
+      const response = await postHttp(agent, url, headers, body, signal, 'webhook');
+      const { status, text } = response;
       const answer = `HTTP ${status}${text ? `: ${text.slice(0, ANSWER_CHARS).replace(/\s+/g, ' ')}` : ''}`;
       if (status >= 200 && status < 300) return DELIVERED;
       if (status === 401 || status === 403)
         throw new AuthDeliveryError(`${url.origin} refused the credentials: ${answer}`);
       if (status === 408 || status === 425 || status === 429 || status >= 500) {
-        throw new TransientDeliveryError(answer, retryAfterMs(response.headers['retry-after']));
+        throw new TransientDeliveryError(answer, response.retryAfterMs);
       }
       // Any other 4xx refuses the request as a whole: a webhook has no per-record answer, so every record of
       // the batch is dead-lettered with it (re-sent with `outputs dead-letter NAME --retry`).
       return { refused: batch.map((_, index) => ({ index, answer })), retry: [] };
     },
-    close: () => pool.close(),
+    close: () => agent.close(),
   };
 }
 
@@ -78,9 +65,4 @@ export function idempotencyKey(batch: readonly OutgoingRecord[]): string {
   const hash = createHash('sha256');
   for (const r of batch) hash.update(r.id).update('\n');
   return hash.digest('hex').slice(0, 32);
-}
-
-function describe(error: unknown): string {
-  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  return e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(error);
 }
