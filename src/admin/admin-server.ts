@@ -9,6 +9,7 @@ import type { AdminAddress } from '../config/admin-address.js';
 import { AdminConnections } from './admin-connections.js';
 import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
 import type { LiveFeed } from './live-feed.js';
+import { serveSearch } from './search-route.js';
 
 export interface AdminServerDeps {
   address: AdminAddress;
@@ -21,6 +22,8 @@ export interface AdminServerDeps {
   store: DashboardStore;
   feed: LiveFeed;
   defaultTimezone: string;
+  /** The clock the look-up's windows are measured on (tests inject it). */
+  now?: () => number;
 }
 
 export interface AdminServer {
@@ -115,6 +118,9 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         return;
       case '/api/feed':
         await serveFeed(req, res, url.searchParams, deps.store, deps.feed);
+        return;
+      case '/api/search':
+        await serveSearch(res, url.searchParams, deps.store, deps.feed, (deps.now ?? Date.now)());
         return;
     }
     const asset = Object.hasOwn(STATIC, url.pathname) ? STATIC[url.pathname] : undefined;

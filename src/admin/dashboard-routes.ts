@@ -73,6 +73,16 @@ export const FEED_READS_AT_ONCE = 2;
 export const FEED_READS_WAITING = 8;
 const readSlots = new WeakMap<LiveFeed, ReadSlots>();
 
+/** The read slots of one admin listener, shared by its feeds' first reads and its look-ups (search-route.ts). */
+export function storeReadSlots(feed: LiveFeed): ReadSlots {
+  let slots = readSlots.get(feed);
+  if (!slots) {
+    slots = new ReadSlots(FEED_READS_AT_ONCE, FEED_READS_WAITING);
+    readSlots.set(feed, slots);
+  }
+  return slots;
+}
+
 function matches(filter: RecordFilter, r: StoredRecord): boolean {
   return (
     (filter.sensor === undefined || r.sensor === filter.sensor) &&
@@ -100,11 +110,7 @@ export async function serveFeed(
     busy(res, `too many open dashboard feeds (${MAX_STREAMS}); close a tab`);
     return;
   }
-  let slots = readSlots.get(feed);
-  if (!slots) {
-    slots = new ReadSlots(FEED_READS_AT_ONCE, FEED_READS_WAITING);
-    readSlots.set(feed, slots);
-  }
+  const slots = storeReadSlots(feed);
   // A client that hangs up stops its read (a filter matching nothing would otherwise read on for seconds).
   const hangUp = new AbortController();
   const slot = slots.reserve(hangUp.signal);
@@ -176,7 +182,7 @@ export async function serveFeed(
   }
 }
 
-function busy(res: ServerResponse, message: string): void {
+export function busy(res: ServerResponse, message: string): void {
   res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '5' });
   res.end(`${errorBody('DASHBOARD_BUSY', message)}\n`);
 }

@@ -20,11 +20,12 @@ network (and its IPv4-mapped IPv6 form), \`--dst 2001:db8::/32\` every IPv6 dest
 address just that address however it is written (\`2001:db8::1\` and \`2001:0db8:0:0:0:0:0:1\` are one). The
 threat is a substring of the threat name, ignoring case. All given filters must hold.
 
-The store is read back from its newest record, so a look-up that matches rarely reads far. It reads back
-through 1,000,000 records or 512 MiB of stored records at most (the same look-up behind the dashboard's search
-box, docs/operations.md); when that bound stops it before the start of the window, it says so on stderr and
-the page holds what it found: narrow the window (\`--until\`), or add \`--sensor\`, which a NATS store reads
-from that sensor's subject alone. Each page reads back from the newest record again. Ctrl-C stops it.
+The store is read back from its newest record, so a look-up that matches rarely reads far: each page reads
+back through a bounded number of records and bytes (the same look-up as the dashboard's search, bounds in
+[Operations](operations.md#dashboard), "Look-up"). When that bound stops it before the start of the window, it
+says so on stderr and the page holds what it found: narrow the window (\`--until\`), or add \`--sensor\`,
+which a NATS store reads from that sensor's subject alone. Each page reads back from the newest record again.
+Ctrl-C stops it.
 `,
   options: {
     '--src': `only records whose source address is this IPv4 or IPv6 address, or lies in this CIDR network`,
