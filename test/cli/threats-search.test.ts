@@ -220,10 +220,12 @@ test('search refuses an address that is not one, and a window wider than 30 days
     ['--since', '31d'],
     ['--since', '2h', '--until', '3h'],
     ['--before', 'not-an-id'],
+    ['--until', 'soon'],
   ]) {
     const r = await runCli(['threats', 'search', '--data-dir', dataDir, ...args]);
     assert.equal(r.code, 64, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
+    assert.ok(r.stderr.includes(args[0] as string), `${args.join(' ')}: names the flag: ${r.stderr}`);
   }
 });
 

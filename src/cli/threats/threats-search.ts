@@ -64,8 +64,8 @@ export function registerThreatsSearch(
 export async function searchThreats(options: SearchOptions, io: CliIo): Promise<number> {
   const now = Date.now();
   const limit = toInteger(options.limit, '--limit', 1, SEARCH_MAX_LIMIT);
-  const query: SearchQuery = { since: parseSince(options.since, now) };
-  if (options.until !== undefined) query.until = parseSince(options.until, now);
+  const query: SearchQuery = { since: parseWhen(options.since, '--since', now) };
+  if (options.until !== undefined) query.until = parseWhen(options.until, '--until', now);
   if (options.src !== undefined) query.src = options.src.trim();
   if (options.dst !== undefined) query.dst = options.dst.trim();
   if (options.threat !== undefined && options.threat !== '') query.threat = options.threat;
@@ -80,8 +80,13 @@ export async function searchThreats(options: SearchOptions, io: CliIo): Promise<
   const match =
     sensors !== null && sensors.size > 1 ? { match: (r: StoredRecord) => sensors.has(r.sensor) } : {};
   const problem = searchQueryProblem(query, now);
-  if (problem !== null)
-    throw new ThreatcolError('USAGE', `${problem.replace(/^(src|dst|before) /, '--$1 ')}`);
+  if (problem !== null) {
+    // The search's messages name the API's fields; here they are flags.
+    const named = problem
+      .replace(/^(src|dst|before|threat) /, '--$1 ')
+      .replace(/^the window/, '--since/--until: the window');
+    throw new ThreatcolError('USAGE', named);
+  }
   const loaded = loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   const stop = new AbortController();
@@ -112,5 +117,16 @@ export async function searchThreats(options: SearchOptions, io: CliIo): Promise<
     throw error;
   } finally {
     process.off('SIGINT', onSigint);
+  }
+}
+
+/** `--since`/`--until`: a duration ago or an ISO time (parseSince), its error naming the flag given. */
+function parseWhen(text: string, flag: string, now: number): number {
+  try {
+    return parseSince(text, now);
+  } catch (error) {
+    if (error instanceof ThreatcolError)
+      throw new ThreatcolError('USAGE', error.message.replace('--since', flag));
+    throw error;
   }
 }
