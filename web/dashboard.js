@@ -128,7 +128,8 @@ function renderSummary(s) {
       : // Past a few hundred distinct names an hour the counts are estimates (docs/operations.md, Dashboard).
         (key) =>
           list.map((e) => [
-            filterable(cell(e.name, 'wrap'), key, e.name),
+            // A name counted cut (ending in …) filters by its first characters: the threat filter is a substring.
+            filterable(cell(e.name, 'wrap'), key, e.name.replace(/…$/, '')),
             cell(s.topApproximate ? `≈${e.count}` : e.count, 'num'),
           ]);
   fillRows($('#top-threats tbody'), top(s.topThreats)('threat'));
