@@ -1,5 +1,9 @@
 // threatcol dashboard: plain ES module, DOM APIs only. Every value from a sensor is put in the page with
 // textContent (never as HTML), so a threat named <script> is shown as text.
+import { drawHistogram } from './histogram.js';
+import { setUpLookUp } from './look-up.js';
+import { filterable, filterQuery, readFilters, renderChips } from './view-filters.js';
+
 const LABELS = ['informational', 'low', 'medium', 'high', 'critical'];
 const MAX_ROWS = 200;
 const POLL_MS = 2000;
@@ -10,6 +14,9 @@ const filters = $('#filters');
 const connection = $('#connection');
 const shown = new Set();
 let source = null;
+/** The view's filters, kept in the URL (view-filters.js); the histogram's range beside them. */
+let view = readFilters(location.search);
+let range = new URLSearchParams(location.search).get('range') === '7d' ? '7d' : '24h';
 /** After the stream's `ready`: rows that arrive now are new, and are highlighted for a moment. */
 let live = false;
 
@@ -27,8 +34,26 @@ function criticalityCell(level) {
   const n = Number.isInteger(level) && level >= 0 && level <= 4 ? level : 2;
   badge.className = `crit crit-${n}`;
   badge.textContent = `${n} ${LABELS[n]}`;
+  if (n > 0) filterable(badge, 'min', n);
   td.append(badge);
   return td;
+}
+
+/** A feed or look-up row: the values a click can filter by are marked so. */
+function recordRow(r) {
+  const tr = document.createElement('tr');
+  tr.dataset.id = r.id;
+  tr.append(
+    cell(when(r.received_at)),
+    filterable(cell(r.sensor), 'sensor', r.sensor),
+    cell(r.endpoint),
+    criticalityCell(r.criticality),
+    filterable(cell(r.threat, 'wrap threat'), 'threat', r.threat),
+    filterable(cell(hostPort(r.src_ip, r.src_port), 'src'), 'src', r.src_ip),
+    cell(hostPort(r.dst_ip, r.dst_port)),
+    cell(r.protocol),
+  );
+  return tr;
 }
 
 function when(iso) {
@@ -44,19 +69,8 @@ function addRecords(records) {
   for (const r of records) {
     if (shown.has(r.id)) continue;
     shown.add(r.id);
-    const tr = document.createElement('tr');
-    tr.dataset.id = r.id;
+    const tr = recordRow(r);
     if (live) tr.className = 'fresh';
-    tr.append(
-      cell(when(r.received_at)),
-      cell(r.sensor),
-      cell(r.endpoint),
-      criticalityCell(r.criticality),
-      cell(r.threat, 'wrap threat'),
-      cell(hostPort(r.src_ip, r.src_port)),
-      cell(hostPort(r.dst_ip, r.dst_port)),
-      cell(r.protocol),
-    );
     feedBody.prepend(tr); // newest first
   }
   while (feedBody.rows.length > MAX_ROWS) {
@@ -78,10 +92,7 @@ function openFeed() {
   feedBody.replaceChildren();
   shown.clear();
   live = false;
-  const params = new URLSearchParams();
-  for (const [name, value] of new FormData(filters))
-    if (value !== '' && value !== '0') params.set(name, value);
-  source = new EventSource(`/api/feed?${params}`);
+  source = new EventSource(`/api/feed?${filterQuery(view)}`);
   setConnection('connecting', 'connecting…');
   source.addEventListener('records', (event) => addRecords(JSON.parse(event.data)));
   source.addEventListener('ready', () => {
@@ -113,11 +124,16 @@ function renderSummary(s) {
   );
   const top = (list) =>
     list.length === 0
-      ? [[cell('none yet', 'muted'), cell('')]]
+      ? () => [[cell('none yet', 'muted'), cell('')]]
       : // Past a few hundred distinct names an hour the counts are estimates (docs/operations.md, Dashboard).
-        list.map((e) => [cell(e.name, 'wrap'), cell(s.topApproximate ? `≈${e.count}` : e.count, 'num')]);
-  fillRows($('#top-threats tbody'), top(s.topThreats));
-  fillRows($('#top-sources tbody'), top(s.topSources));
+        (key) =>
+          list.map((e) => [
+            // A name counted cut (ending in …) filters by its first characters: the threat filter is a substring.
+            filterable(cell(e.name, 'wrap'), key, e.name.replace(/…$/, '')),
+            cell(s.topApproximate ? `≈${e.count}` : e.count, 'num'),
+          ]);
+  fillRows($('#top-threats tbody'), top(s.topThreats)('threat'));
+  fillRows($('#top-sources tbody'), top(s.topSources)('src'));
   $('#summary-note').textContent = s.complete
     ? ''
     : 'still counting the stored records of the last 24 hours…';
@@ -127,7 +143,7 @@ function renderSensors(sensors) {
   fillRows(
     $('#sensors tbody'),
     sensors.map((s) => [
-      cell(s.name),
+      filterable(cell(s.name), 'sensor', s.name),
       cell(s.status, `status-${s.status}`),
       cell(s.timezone_default ? `${s.timezone} (default)` : s.timezone),
       cell(s.last_seen ? when(s.last_seen) : 'never'),
@@ -141,7 +157,7 @@ function renderSensors(sensors) {
     ]),
   );
   const select = filters.elements.sensor;
-  const chosen = select.value;
+  const chosen = view.sensor ?? '';
   const names = sensors.map((s) => s.name);
   if (chosen && !names.includes(chosen)) names.push(chosen);
   const current = [...select.options].slice(1).map((o) => o.value);
@@ -177,14 +193,16 @@ async function getJson(path) {
 
 async function poll() {
   try {
-    const [summary, sensors, outputs] = await Promise.all([
+    const [summary, sensors, outputs, histogram] = await Promise.all([
       getJson('/api/summary'),
       getJson('/api/sensors'),
       getJson('/api/outputs'),
+      getJson(`/api/histogram?range=${range}`),
     ]);
     renderSummary(summary);
     renderSensors(sensors.sensors);
     renderOutputs(outputs.outputs);
+    drawHistogram($('#histogram'), histogram, Number(view.min ?? 0));
     $('#updated').textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
   } catch (error) {
     $('#updated').textContent = String(error.message);
@@ -193,7 +211,55 @@ async function poll() {
   }
 }
 
-filters.addEventListener('change', openFeed);
+/** Applies a new set of filters: the URL, the chips, the form, the feed and the histogram follow. */
+function setView(next) {
+  view = next;
+  const query = filterQuery(view, range === '7d' ? { range } : {});
+  history.replaceState(null, '', query ? `?${query}` : location.pathname);
+  renderChips($('#chips'), view, (keys) => {
+    const rest = { ...view };
+    for (const key of keys) delete rest[key];
+    setView(rest);
+  });
+  for (const name of ['sensor', 'endpoint', 'min']) {
+    const select = filters.elements[name];
+    const value = view[name] ?? (name === 'min' ? '0' : '');
+    if (name === 'sensor' && value !== '' && ![...select.options].some((o) => o.value === value))
+      select.append(new Option(value, value));
+    select.value = value;
+  }
+  for (const button of document.querySelectorAll('#range button'))
+    button.setAttribute('aria-pressed', String(button.value === range));
+  openFeed();
+  void getJson(`/api/histogram?range=${range}`)
+    .then((h) => drawHistogram($('#histogram'), h, Number(view.min ?? 0)))
+    .catch(() => {});
+}
+
+filters.addEventListener('change', (event) => {
+  const { name, value } = event.target;
+  const next = { ...view };
+  if (value === '' || (name === 'min' && value === '0')) delete next[name];
+  else next[name] = value;
+  setView(next);
+});
 filters.addEventListener('submit', (event) => event.preventDefault());
-openFeed();
+// Click to filter: a value marked filterable anywhere on the page, or a histogram bar (its interval).
+document.addEventListener('click', (event) => {
+  const bar = event.target.closest?.('#histogram .bar');
+  if (bar) {
+    setView({ ...view, from: bar.dataset.from, to: bar.dataset.to });
+    return;
+  }
+  const marked = event.target.closest?.('[data-filter]');
+  if (marked && !marked.closest('form')) setView({ ...view, [marked.dataset.filter]: marked.dataset.value });
+});
+for (const button of document.querySelectorAll('#range button')) {
+  button.addEventListener('click', () => {
+    range = button.value;
+    setView(view);
+  });
+}
+setUpLookUp($('#look-up'), $('#look-up-results tbody'), $('#look-up-note'), $('#look-up-more'), recordRow);
+setView(view);
 poll();

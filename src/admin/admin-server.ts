@@ -6,9 +6,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { AdminAddress } from '../config/admin-address.js';
+import { errorBody } from '../errors.js';
 import { AdminConnections } from './admin-connections.js';
 import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
 import type { LiveFeed } from './live-feed.js';
+import { serveSearch } from './search-route.js';
 
 export interface AdminServerDeps {
   address: AdminAddress;
@@ -25,6 +27,8 @@ export interface AdminServerDeps {
   outputs(): Promise<unknown[]>;
   /** Problems that do not make the collector unready (an output failing for a while): /readyz detail. */
   warnings(): Promise<string[]>;
+  /** The clock the look-up's windows are measured on (tests inject it). */
+  now?: () => number;
 }
 
 export interface AdminServer {
@@ -39,6 +43,9 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
+  '/histogram.js': { file: 'histogram.js', type: 'text/javascript; charset=utf-8' },
+  '/view-filters.js': { file: 'view-filters.js', type: 'text/javascript; charset=utf-8' },
+  '/look-up.js': { file: 'look-up.js', type: 'text/javascript; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
@@ -126,6 +133,16 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         return;
       case '/api/feed':
         await serveFeed(req, res, url.searchParams, deps.store, deps.feed);
+        return;
+      case '/api/histogram': {
+        const range = url.searchParams.get('range') ?? '24h';
+        if (range !== '24h' && range !== '7d')
+          sendJson(res, 400, JSON.parse(errorBody('BAD_REQUEST', 'range: 24h or 7d')));
+        else sendJson(res, 200, { ...deps.feed.counts.histogram(range), complete: deps.feed.warm });
+        return;
+      }
+      case '/api/search':
+        await serveSearch(res, url.searchParams, deps.store, deps.feed, (deps.now ?? Date.now)());
         return;
     }
     const asset = Object.hasOwn(STATIC, url.pathname) ? STATIC[url.pathname] : undefined;

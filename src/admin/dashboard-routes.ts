@@ -3,6 +3,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
 import type { StoredRecord } from '../records/stored-record.js';
+import { parseAddressMatch } from '../store/address-match.js';
+import { recordMatcher } from '../store/record-filter.js';
 import type { RecordFilter, Store } from '../store/store.js';
 import type { LiveFeed } from './live-feed.js';
 import { ReadSlots } from './read-slots.js';
@@ -49,11 +51,24 @@ export function feedRecord(r: StoredRecord): FeedRecord {
   };
 }
 
-/** `?sensor=&endpoint=&min=` to a store filter; unknown or empty values mean "any". */
+/**
+ * `?sensor=&endpoint=&min=&threat=&src=&dst=&from=&to=` (from/to: ISO times, a histogram bar's interval) to a
+ * store filter; unknown, empty or unparsable values mean "any".
+ */
 export function feedFilter(query: URLSearchParams): RecordFilter {
   const filter: RecordFilter = {};
   const sensor = query.get('sensor');
   if (sensor) filter.sensor = sensor;
+  const threat = query.get('threat');
+  if (threat) filter.threat = threat.slice(0, 200);
+  for (const key of ['src', 'dst'] as const) {
+    const value = query.get(key)?.trim();
+    if (value && parseAddressMatch(value) !== null) filter[key] = value;
+  }
+  const from = Date.parse(query.get('from') ?? '');
+  if (!Number.isNaN(from)) filter.since = from;
+  const to = Date.parse(query.get('to') ?? '');
+  if (!Number.isNaN(to)) filter.until = to;
   const endpoint = query.get('endpoint');
   if (endpoint === 'firewall' || endpoint === 'generic') filter.endpoint = endpoint;
   const min = Number(query.get('min'));
@@ -73,13 +88,18 @@ export const FEED_READS_AT_ONCE = 2;
 export const FEED_READS_WAITING = 8;
 const readSlots = new WeakMap<LiveFeed, ReadSlots>();
 
-function matches(filter: RecordFilter, r: StoredRecord): boolean {
-  return (
-    (filter.sensor === undefined || r.sensor === filter.sensor) &&
-    (filter.endpoint === undefined || r.endpoint === filter.endpoint) &&
-    (filter.minCriticality === undefined || r.criticality >= filter.minCriticality)
-  );
+/** The read slots of one admin listener, shared by its feeds' first reads and its look-ups (search-route.ts). */
+export function storeReadSlots(feed: LiveFeed): ReadSlots {
+  let slots = readSlots.get(feed);
+  if (!slots) {
+    slots = new ReadSlots(FEED_READS_AT_ONCE, FEED_READS_WAITING);
+    readSlots.set(feed, slots);
+  }
+  return slots;
 }
+
+/** A histogram bar of the week may be clicked: a feed with an interval looks back that far at most. */
+const FEED_INTERVAL_LOOKBACK_MS = 7 * FEED_LOOKBACK_MS;
 
 /**
  * GET /api/feed: subscribes to the live feed first, then reads the recent records, so nothing stored in
@@ -93,6 +113,7 @@ export async function serveFeed(
   feed: LiveFeed,
 ): Promise<void> {
   const filter = feedFilter(query);
+  const matches = recordMatcher(filter);
   // Event streams hold a socket each: a bounded number, so dashboards cannot use up the descriptors the
   // sensors' port needs.
   const streams = openStreams.get(feed) ?? 0;
@@ -100,11 +121,7 @@ export async function serveFeed(
     busy(res, `too many open dashboard feeds (${MAX_STREAMS}); close a tab`);
     return;
   }
-  let slots = readSlots.get(feed);
-  if (!slots) {
-    slots = new ReadSlots(FEED_READS_AT_ONCE, FEED_READS_WAITING);
-    readSlots.set(feed, slots);
-  }
+  const slots = storeReadSlots(feed);
   // A client that hangs up stops its read (a filter matching nothing would otherwise read on for seconds).
   const hangUp = new AbortController();
   const slot = slots.reserve(hangUp.signal);
@@ -127,7 +144,7 @@ export async function serveFeed(
     res.write(`event: records\ndata: ${JSON.stringify(records.map(feedRecord))}\n\n`);
   };
   const unsubscribe = feed.subscribe((records) => {
-    const kept = records.filter((r) => matches(filter, r));
+    const kept = records.filter(matches);
     if (pending) {
       pending.push(...kept);
       // Arriving while the first read runs: bounded, the oldest go (the client still gets the newest).
@@ -154,10 +171,16 @@ export async function serveFeed(
   if (slot.queued) res.write(': queued behind other feeds\n\n');
   try {
     await slot.granted;
-    // Back 24 h and 64 MiB at most: a filter that matches rarely must not read the whole store for each tab.
+    // Back 24 h (an interval: 7 days) and 64 MiB at most: a filter that matches rarely must not read the whole
+    // store for each tab.
+    const now = Date.now();
+    const since =
+      filter.since === undefined
+        ? now - FEED_LOOKBACK_MS
+        : Math.max(filter.since, now - FEED_INTERVAL_LOOKBACK_MS);
     const { records } = await store.reader.readRecent({
       limit: INITIAL_RECORDS,
-      filter: { ...filter, since: Date.now() - FEED_LOOKBACK_MS },
+      filter: { ...filter, since },
       signal: hangUp.signal,
       maxBytes: FEED_LOOKBACK_BYTES,
     });
@@ -176,7 +199,7 @@ export async function serveFeed(
   }
 }
 
-function busy(res: ServerResponse, message: string): void {
+export function busy(res: ServerResponse, message: string): void {
   res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '5' });
   res.end(`${errorBody('DASHBOARD_BUSY', message)}\n`);
 }

@@ -25,7 +25,7 @@ export interface LiveFeed {
   readonly counts: RecentCounts;
   /** The counts' summary (the top 10), at most SUMMARY_TTL_MS old. */
   summary(): RecentSummary;
-  /** True once the last 24 hours were counted (the summary is partial before). */
+  /** True once the last 7 days were counted (the summary and histograms are partial before). */
   readonly warm: boolean;
   subscribe(listener: FeedListener): () => void;
   start(): void;
@@ -55,7 +55,7 @@ export function createLiveFeed(options: {
       setTimeout(retry, ms).unref();
     });
 
-  /** Counts the last 24 hours and follows new records, until stopped or until reading fails. */
+  /** Counts the last 7 days and follows new records, until stopped or until reading fails. */
   async function run(): Promise<void> {
     warm = false;
     counts.clear();
@@ -82,7 +82,8 @@ export function createLiveFeed(options: {
       });
       const scanning = options.reader
         .scan(
-          now() - 24 * 3_600_000,
+          // Seven days: the dashboard's week histogram; the other counts take only the last 24 hours of it.
+          now() - 7 * 24 * 3_600_000,
           (record) => {
             if (record.received_at < splitIso) counts.add(record);
           },

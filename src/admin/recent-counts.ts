@@ -1,5 +1,5 @@
-// Rolling counts for the dashboard: records by criticality over the last hour and 24 hours (exact, in
-// fixed-size time buckets), top threats and top source addresses over 24 hours (one fixed-size top-K sketch
+// Rolling counts for the dashboard: records by criticality over the last hour, 24 hours (exact, in 10-minute
+// buckets) and 7 days (hourly buckets: the histograms), top threats and top source addresses over 24 hours (one fixed-size top-K sketch
 // per hour), so a summary never rescans the store and no input can make them grow past a fixed size.
 import type { StoredRecord } from '../records/stored-record.js';
 import { type SketchEntry, SpaceSaving } from './space-saving.js';
@@ -8,7 +8,9 @@ const MINUTE = 60_000;
 const TEN_MINUTES = 10 * MINUTE;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
 const HOUR_BUCKETS = 60;
+const WEEK_BUCKETS = 168;
 const DAY_BUCKETS = 144;
 const TOP_HOURS = 25;
 /** Names are counted by their first characters: a 4,096-character threat costs what a 200-character one does. */
@@ -37,9 +39,20 @@ export interface RecentSummary {
   topApproximate: boolean;
 }
 
+/** The histogram of a range: `buckets[i]` counts by criticality 0-4 from `from + i × bucketMs`, oldest first. */
+export interface Histogram {
+  range: HistogramRange;
+  bucketMs: number;
+  from: string;
+  buckets: number[][];
+}
+
+export type HistogramRange = '24h' | '7d';
+
 export class RecentCounts {
   private readonly minutes = new Map<number, number[]>();
   private readonly tens = new Map<number, number[]>();
+  private readonly weekHours = new Map<number, number[]>();
   private readonly hours = new Map<number, HourTop>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -48,7 +61,7 @@ export class RecentCounts {
   add(record: StoredRecord): void {
     const at = Date.parse(record.received_at);
     const now = this.now();
-    if (!(at > now - DAY - HOUR)) return;
+    if (!(at > now - WEEK - HOUR)) return;
     const c =
       Number.isInteger(record.criticality) && record.criticality >= 0 && record.criticality <= 4
         ? record.criticality
@@ -56,6 +69,7 @@ export class RecentCounts {
     if (at > now - HOUR - MINUTE) bump(this.bucket(this.minutes, Math.floor(at / MINUTE), now), c);
     if (at > now - DAY - TEN_MINUTES) bump(this.bucket(this.tens, Math.floor(at / TEN_MINUTES), now), c);
     const h = Math.floor(at / HOUR);
+    bump(this.bucket(this.weekHours, h, now), c);
     if (h < Math.floor((now - DAY) / HOUR)) return;
     let top = this.hours.get(h);
     if (!top) {
@@ -71,7 +85,19 @@ export class RecentCounts {
   clear(): void {
     this.minutes.clear();
     this.tens.clear();
+    this.weekHours.clear();
     this.hours.clear();
+  }
+
+  /** The last 24 hours in 10-minute bars or the last 7 days in hourly bars, the newest (current) one last. */
+  histogram(range: HistogramRange): Histogram {
+    const now = this.now();
+    this.prune(now);
+    const [bucketMs, count, map] =
+      range === '24h' ? [TEN_MINUTES, DAY_BUCKETS, this.tens] : [HOUR, WEEK_BUCKETS, this.weekHours];
+    const first = Math.floor(now / bucketMs) - count + 1;
+    const buckets = Array.from({ length: count }, (_, i) => [...(map.get(first + i) ?? [0, 0, 0, 0, 0])]);
+    return { range, bucketMs, from: new Date(first * bucketMs).toISOString(), buckets };
   }
 
   /** O(hours × TOP_CAPACITY), whatever was counted. */
@@ -109,7 +135,11 @@ export class RecentCounts {
         chars += s.size.chars;
       }
     }
-    return { buckets: this.minutes.size + this.tens.size + this.hours.size, names, chars };
+    return {
+      buckets: this.minutes.size + this.tens.size + this.weekHours.size + this.hours.size,
+      names,
+      chars,
+    };
   }
 
   private bucket(map: Map<number, number[]>, key: number, now: number): number[] {
@@ -127,12 +157,15 @@ export class RecentCounts {
     for (const m of this.minutes.keys()) if (m < oldMinute) this.minutes.delete(m);
     const oldTen = Math.floor((now - DAY) / TEN_MINUTES) - 1;
     for (const t of this.tens.keys()) if (t < oldTen) this.tens.delete(t);
+    const oldWeekHour = Math.floor((now - WEEK) / HOUR) - 1;
+    for (const h of this.weekHours.keys()) if (h < oldWeekHour) this.weekHours.delete(h);
     const oldHour = Math.floor((now - DAY) / HOUR);
     for (const h of this.hours.keys()) if (h < oldHour) this.hours.delete(h);
     // Bounded even if the clock jumps (or records come stamped in the future): never more buckets than the
     // windows hold twice over.
     if (this.minutes.size > HOUR_BUCKETS * 2) this.minutes.clear();
     if (this.tens.size > DAY_BUCKETS * 2) this.tens.clear();
+    if (this.weekHours.size > WEEK_BUCKETS * 2) this.weekHours.clear();
     if (this.hours.size > TOP_HOURS * 2) this.hours.clear();
   }
 }

@@ -50,6 +50,7 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     store,
     feed: createLiveFeed({ reader: store.reader, logger, ...(options.now ? { now: options.now } : {}) }),
     defaultTimezone: config.firewall.defaultTimezone,
+    ...(options.now ? { now: options.now } : {}),
     async notReadyReasons() {
       const extra = options.extraNotReady();
       // Every reason, the store's included (it names an unreachable NATS server).

@@ -22,6 +22,7 @@ import { registerSensorShow } from './sensor/sensor-show.js';
 import { registerServe } from './serve.js';
 import { registerStoreMigrate } from './store-migrate.js';
 import { registerSystemdUnit } from './systemd-unit.js';
+import { registerThreatsSearch } from './threats/threats-search.js';
 import { registerThreatsStats } from './threats/threats-stats.js';
 import { registerThreatsTail } from './threats/threats-tail.js';
 import { readVersions, versionText } from './version.js';
@@ -79,6 +80,7 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   registerSensorDelete(sensor, io, run);
   registerThreatsTail(program, io, run);
   registerThreatsStats(program, io, run);
+  registerThreatsSearch(program, io, run);
   registerSend(program, io, run);
   const outputs = program
     .command('outputs')

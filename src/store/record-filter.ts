@@ -1,16 +1,32 @@
-// One predicate from a reader's RecordFilter (sensor, endpoint, minimum criticality, since) and an extra match.
+// One predicate from a reader's RecordFilter (sensor, endpoint, criticality, time, addresses, threat, page) and
+// an extra match: the feed, `threats tail` and the look-up (search-records.ts) all match records here.
 import type { StoredRecord } from '../records/stored-record.js';
+import { type AddressTest, parseAddressMatch } from './address-match.js';
 import type { RecordFilter } from './store.js';
 
 export function recordMatcher(
   filter: RecordFilter | undefined,
   match?: (record: StoredRecord) => boolean,
 ): (record: StoredRecord) => boolean {
-  const { sensor, endpoint, minCriticality, since } = filter ?? {};
+  const { sensor, endpoint, minCriticality, since, until, before } = filter ?? {};
+  const src = addressTest(filter?.src);
+  const dst = addressTest(filter?.dst);
+  const threat = filter?.threat?.toLowerCase();
   return (record) =>
     (sensor === undefined || record.sensor === sensor) &&
     (endpoint === undefined || record.endpoint === endpoint) &&
     (minCriticality === undefined || record.criticality >= minCriticality) &&
+    (before === undefined || record.id < before) &&
     (since === undefined || Date.parse(record.received_at) >= since) &&
+    (until === undefined || Date.parse(record.received_at) < until) &&
+    (src === undefined || src(record.src_ip)) &&
+    (dst === undefined || dst(record.dst_ip)) &&
+    (threat === undefined || record.threat.toLowerCase().includes(threat)) &&
     (match === undefined || match(record));
+}
+
+/** A filter's address pattern; one that does not parse matches nothing (callers validate it first). */
+function addressTest(text: string | undefined): AddressTest | undefined {
+  if (text === undefined) return undefined;
+  return parseAddressMatch(text) ?? (() => false);
 }

@@ -70,6 +70,16 @@ export interface RecordFilter {
   minCriticality?: number;
   /** Epoch ms: only records received at or after this instant. */
   since?: number;
+  /** Epoch ms: only records received before this instant. */
+  until?: number;
+  /** Only records whose source address is this address or inside this CIDR (IPv4 or IPv6; address-match.ts). */
+  src?: string;
+  /** Only records whose destination address is this address or inside this CIDR. */
+  dst?: string;
+  /** Only records whose threat name contains this, ignoring case. */
+  threat?: string;
+  /** Only records stored before the record with this id (ids are time-ordered UUIDv7): the next page back. */
+  before?: string;
 }
 
 /** Where following resumes. Opaque outside the backend that made it. */
@@ -88,6 +98,16 @@ export interface ReadRecentOptions {
    * found: a filter that matches little must not read the whole store.
    */
   maxBytes?: number;
+  /** Looks back through at most this many stored records, then returns what it found (as `maxBytes`). */
+  maxRecords?: number;
+}
+
+export interface ReadRecentResult {
+  /** The newest matching records, oldest first. */
+  records: RecordLine[];
+  cursor: RecordCursor;
+  /** True when `maxBytes` or `maxRecords` ended the read before `limit` records or the filter's `since`. */
+  bounded?: boolean;
 }
 
 export interface FollowOptions {
@@ -102,7 +122,7 @@ export interface FollowOptions {
 
 /** Reads records back: the last N (oldest first in the result), then follows new ones live. */
 export interface RecordReader {
-  readRecent(options: ReadRecentOptions): Promise<{ records: RecordLine[]; cursor: RecordCursor }>;
+  readRecent(options: ReadRecentOptions): Promise<ReadRecentResult>;
   /** Resolves when `signal` aborts. */
   follow(from: RecordCursor, options: FollowOptions): Promise<void>;
   /**

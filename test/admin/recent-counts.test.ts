@@ -62,11 +62,12 @@ test('500,000 distinct 4,096-character threats over 30 hours: what the counts ho
   t.diagnostic(
     `held at most ${most.names} names, ${most.chars} characters; heap grew by ${heapGrowth} bytes`,
   );
-  // 26 hours x 2 sketches x 256 names of at most 200 characters (+ "…"); minute, 10-minute and hour buckets.
+  // 26 hours x 2 sketches x 256 names of at most 200 characters (+ "…"); minute, 10-minute and hour buckets,
+  // and the week histogram's hours.
   const names = 26 * 2 * TOP_CAPACITY;
   assert.ok(Math.max(most.names, end.names) <= names, `names ${most.names}`);
   assert.ok(Math.max(most.chars, end.chars) <= names * (MAX_NAME_CHARS + 1), `chars ${most.chars}`);
-  assert.ok(Math.max(most.buckets, end.buckets) <= 62 + 146 + 26, `buckets ${most.buckets}`);
+  assert.ok(Math.max(most.buckets, end.buckets) <= 62 + 146 + 26 + 170, `buckets ${most.buckets}`);
   // Held names own their characters: a cut kept as a view of the 4,096-character original would show here.
   assert.ok(heapGrowth < 16 * 1024 * 1024, `heap grew by ${heapGrowth} bytes`);
   const s = counts.summary();
@@ -131,4 +132,48 @@ test('a long name is cut at 200 characters, never inside a surrogate pair', () =
   counts.add(at(60_000, 1, `${'b'.repeat(MAX_NAME_CHARS)}tail`, '192.0.2.1'));
   const names = counts.summary().topThreats.map((e) => e.name);
   assert.deepEqual(names.sort(), [`${'a'.repeat(MAX_NAME_CHARS - 1)}…`, `${'b'.repeat(MAX_NAME_CHARS)}…`]);
+});
+
+test('histograms: 144 ten-minute bars of 24 h and 168 hourly bars of 7 days, exact, the newest last', () => {
+  let now = NOW + 5 * 60_000; // 12:05: the current 10-minute bar started at 12:00
+  const counts = new RecentCounts(() => now);
+  counts.add(at(-4 * 60_000, 4, 'now', '192.0.2.1')); // 12:04
+  counts.add(at(1, 3, 'just before', '192.0.2.1')); // 11:59:59.999
+  counts.add(at(30 * 60_000, 3, 'half an hour', '192.0.2.1')); // 11:30
+  counts.add(at(30 * 60_000, 1, 'half an hour', '192.0.2.1'));
+  counts.add(at(3 * 86_400_000, 2, 'three days', '192.0.2.1'));
+  counts.add(at(8 * 86_400_000, 2, 'eight days', '192.0.2.1'));
+  const day = counts.histogram('24h');
+  assert.equal(day.buckets.length, 144);
+  assert.equal(day.bucketMs, 600_000);
+  assert.equal(day.from, '2026-11-22T12:10:00.000Z');
+  assert.deepEqual(day.buckets.at(-1), [0, 0, 0, 0, 1]);
+  assert.deepEqual(day.buckets.at(-2), [0, 0, 0, 1, 0]);
+  assert.deepEqual(day.buckets.at(-4), [0, 1, 0, 1, 0]);
+  assert.equal(
+    day.buckets.flat().reduce((a, b) => a + b, 0),
+    4,
+    'nothing older than 24 h',
+  );
+  const week = counts.histogram('7d');
+  assert.equal(week.buckets.length, 168);
+  assert.equal(week.from, '2026-11-16T13:00:00.000Z');
+  assert.deepEqual(week.buckets.at(-1), [0, 0, 0, 0, 1]);
+  assert.deepEqual(week.buckets.at(-2), [0, 1, 0, 2, 0]);
+  assert.deepEqual(week.buckets.at(-1 - 72), [0, 0, 1, 0, 0]);
+  assert.equal(
+    week.buckets.flat().reduce((a, b) => a + b, 0),
+    5,
+    'nothing older than 7 days',
+  );
+  // Four days and an hour on, the three-day-old record has left the week; the others are in it still.
+  now += 4 * 86_400_000 + 3_600_000;
+  const total = (range: '24h' | '7d') =>
+    counts
+      .histogram(range)
+      .buckets.flat()
+      .reduce((a, b) => a + b, 0);
+  assert.equal(total('7d'), 4);
+  assert.equal(total('24h'), 0);
+  assert.ok(counts.retained().buckets <= 62 + 146 + 26 + 170);
 });

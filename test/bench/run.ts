@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { NATS_SERVER } from '../helpers/nats-server.js';
+import { lookUpFigure } from './figure-look-up.js';
 import {
   againstBound,
   type BenchContext,
@@ -300,6 +301,13 @@ try {
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);
   rows.push(...cli.rows);
   extra.cliMs = cli.ms;
+  log('figure 7b: the look-up (threats search) on the big store');
+  const lookUp = await lookUpFigure(
+    { dataDir: fullDir, bytes: filled.bytes, records: filled.records },
+    quick ? 1 : 3,
+  );
+  rows.push(...lookUp.rows);
+  extra.lookUp = lookUp.runs;
 
   const perCore = (label: string) =>
     (ctx.runs[label]?.threatcol ?? []).map((m) => m.recordsPerSecond / m.serverCores);

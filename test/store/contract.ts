@@ -18,6 +18,7 @@ import type { Config } from '../../src/config/schema.js';
 import { newRecordId } from '../../src/records/record-id.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import type { Sensor } from '../../src/store/registry.js';
+import { type SearchQuery, searchRecords } from '../../src/store/search-records.js';
 import type { RecordLine, Store } from '../../src/store/store.js';
 
 export interface StoreUnderTest {
@@ -220,6 +221,52 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       threats(records).every((name) => newest.includes(name)),
       threats(records).join(),
     );
+  });
+
+  test(`${backend}: the look-up matches addresses by CIDR, pages with before, and says when its record bound stopped it`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    const sources = ['192.0.2.1', '2001:db8::7', '198.51.100.9', '::ffff:192.0.2.200'];
+    await log.append(
+      Array.from({ length: 20 }, (_, i) =>
+        record({ threat: `t${String(i).padStart(2, '0')}`, src_ip: sources[i % 4] as string }),
+      ),
+    );
+    const reader = (await open()).reader;
+    const since = Date.now() - 3_600_000;
+    const page = (query: Omit<SearchQuery, 'since'>, limit: number, bounds = {}) =>
+      searchRecords(reader, { since, ...query }, { limit, ...bounds });
+    const v4 = await page({ src: '192.0.2.0/24' }, 100);
+    assert.deepEqual(threats(v4.records), [
+      't19',
+      't16',
+      't15',
+      't12',
+      't11',
+      't08',
+      't07',
+      't04',
+      't03',
+      't00',
+    ]);
+    assert.equal(v4.next, null);
+    assert.equal(v4.bounded, null);
+    const first = await page({ src: '192.0.2.0/24' }, 4);
+    assert.deepEqual(threats(first.records), ['t19', 't16', 't15', 't12']);
+    assert.equal(first.next, first.records[3]?.record.id);
+    const second = await page({ src: '192.0.2.0/24', before: first.next as string }, 4);
+    assert.deepEqual(threats(second.records), ['t11', 't08', 't07', 't04']);
+    const v6 = await page({ src: '2001:db8::/32', threat: 'T1' }, 100);
+    assert.deepEqual(threats(v6.records), ['t13', 't17'].reverse());
+    // A bound of 6 records read back: it stops there, says so, and returns the newest matches it saw.
+    const bounded = await page({ src: '2001:db8::/32' }, 100, { maxRecords: 6 });
+    assert.ok(bounded.bounded !== null, 'the bound is reported');
+    assert.ok(
+      threats(bounded.records).every((name) => ['t17', 't13'].includes(name)),
+      threats(bounded.records).join(),
+    );
+    assert.equal((await page({ src: '2001:db8::/32' }, 100, { maxRecords: 100 })).bounded, null);
   });
 
   test(`${backend}: follow delivers new records in store order, filtered, from the cursor on`, async (t) => {

@@ -38,7 +38,11 @@ export const SENSOR_NAME_ARGUMENTS = [
   'sensor delete',
 ];
 /** Options that take an existing sensor's name: `send --sensor` is one on the remote collector, not here. */
-export const SENSOR_NAME_OPTIONS = ['threats tail --sensor', 'threats stats --sensor'];
+export const SENSOR_NAME_OPTIONS = [
+  'threats tail --sensor',
+  'threats stats --sensor',
+  'threats search --sensor',
+];
 
 /**
  * Fixed value sets that commander does not enforce: `serve --log-level` is checked with the rest of the

@@ -118,7 +118,7 @@ export function parseSince(text: string, now: number): number {
   );
 }
 
-function toInteger(text: string, flag: string, min: number, max: number): number {
+export function toInteger(text: string, flag: string, min: number, max: number): number {
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new ThreatcolError('USAGE', `${flag} must be an integer from ${min} to ${max}, not "${text}"`);
@@ -126,7 +126,7 @@ function toInteger(text: string, flag: string, min: number, max: number): number
   return n;
 }
 
-function collect(value: string, previous: string[] = []): string[] {
+export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 

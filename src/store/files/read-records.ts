@@ -60,7 +60,7 @@ export function createFileRecordReader(
   return {
     readRecent: (options) =>
       readRecent(dir, openSegment, options, parse).then(
-        ({ records, cursor }) => ({ records, cursor: { backend: 'files', ...cursor } }),
+        ({ records, cursor, bounded }) => ({ records, cursor: { backend: 'files', ...cursor }, bounded }),
         (error: unknown) => {
           if (options.signal?.aborted && error === options.signal.reason) throw error;
           throw unreadable(dir, error);
@@ -99,7 +99,7 @@ async function readRecent(
   openSegment: (path: string) => Promise<SegmentFile | null>,
   options: ReadRecentOptions,
   parse: ParseStored,
-): Promise<{ records: RecordLine[]; cursor: FileCursor }> {
+): Promise<{ records: RecordLine[]; cursor: FileCursor; bounded: boolean }> {
   const { signal } = options;
   signal?.throwIfAborted();
   const segments = list(dir);
@@ -123,7 +123,7 @@ async function readRecent(
     cursor.file = newest.file;
     cursor.offset = ends.get(newest.file) ?? 0;
   }
-  if (options.limit <= 0) return { records: [], cursor };
+  if (options.limit <= 0) return { records: [], cursor, bounded: false };
 
   const found: RecordLine[] = [];
   const match = recordMatcher(options.filter, options.match);
@@ -131,6 +131,7 @@ async function readRecent(
   const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
   const days = [...new Set(segments.map((s) => s.day))].reverse();
   let budget = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  let recordsLeft = options.maxRecords ?? Number.POSITIVE_INFINITY;
   for (const day of days) {
     const need = options.limit - found.length;
     const ofDay: RecordLine[] = [];
@@ -149,6 +150,8 @@ async function readRecent(
           (line, bytes) => {
             signal?.throwIfAborted();
             budget -= bytes;
+            // The record bound ends the read as the byte bound does (the budget is what both check).
+            if (--recordsLeft <= 0) budget = 0;
             const record = parse(line, segment.file);
             if (!record) return false;
             if (Date.parse(record.received_at) < oldest) return true;
@@ -166,7 +169,7 @@ async function readRecent(
     found.push(...byId(ofDay).slice(-need));
     if (found.length >= options.limit || tooOld || budget <= 0) break;
   }
-  return { records: byId(found), cursor };
+  return { records: byId(found), cursor, bounded: budget <= 0 && found.length < options.limit };
 }
 
 /** The newest segment of every writer's series (see segments.ts). */

@@ -101,7 +101,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   return {
     skippedCount: () => options.skipped?.count ?? 0,
 
-    async readRecent({ limit, filter, match, signal, maxBytes }) {
+    async readRecent({ limit, filter, match, signal, maxBytes, maxRecords }) {
       signal?.throwIfAborted();
       const { first, last } = await lastSeq();
       const cursor: RecordCursor = { backend: 'nats', seq: last };
@@ -112,6 +112,8 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
       let end = last;
       let size = Math.max(FIRST_WINDOW, limit);
       let budget = maxBytes ?? Number.POSITIVE_INFINITY;
+      const recordCap = maxRecords ?? Number.POSITIVE_INFINITY;
+      let bounded = false;
       let read = 0;
       let bytesRead = 0;
       // Walk back window by window (each twice the last) until enough matches or the stream's start.
@@ -121,6 +123,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
         if (read > 0 && Number.isFinite(budget)) {
           size = Math.min(size, Math.max(1, Math.ceil(budget / (bytesRead / read))));
         }
+        if (Number.isFinite(recordCap)) size = Math.min(size, Math.max(1, recordCap - read));
         const from = Math.max(first, end - size + 1);
         const need = limit - found.length;
         const chunk: RecordLine[] = [];
@@ -135,7 +138,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
             read++;
             bytesRead += msg.data.length;
             budget -= msg.data.length;
-            if (budget < 0) stop.abort();
+            if (budget < 0 || read > recordCap) stop.abort();
             const line = toLine(msg);
             if (!line) return;
             oldestReceived = Math.min(oldestReceived, Date.parse(line.record.received_at));
@@ -148,13 +151,20 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
           windowSignal,
         );
         signal?.throwIfAborted();
-        if (stop.signal.aborted) break;
+        if (stop.signal.aborted) {
+          bounded = true;
+          break;
+        }
         found.unshift(...chunk);
         if (filter?.since !== undefined && oldestReceived < filter.since - ORDER_SLACK_MS) break;
+        if ((read >= recordCap || budget <= 0) && from > first) {
+          bounded = true;
+          break;
+        }
         end = from - 1;
         size *= 2;
       }
-      return { records: found.slice(-limit), cursor };
+      return { records: found.slice(-limit), cursor, bounded: bounded && found.length < limit };
     },
 
     async follow(from, { onRecords, signal, filter, match }) {

@@ -25,6 +25,7 @@ import { storeManual } from './store.js';
 import { storeMigrateManual } from './store-migrate.js';
 import { systemdUnitManual } from './systemd-unit.js';
 import { threatsManual } from './threats.js';
+import { threatsSearchManual } from './threats-search.js';
 import { threatsStatsManual } from './threats-stats.js';
 import { threatsTailManual } from './threats-tail.js';
 
@@ -45,6 +46,7 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   threats: threatsManual,
   'threats tail': threatsTailManual,
   'threats stats': threatsStatsManual,
+  'threats search': threatsSearchManual,
   send: sendManual,
   outputs: outputsManual,
   'outputs list': outputsListManual,

@@ -1,0 +1,132 @@
+// `threatcol threats search`: the look-up: stored records matching addresses, a threat, sensors in a window, paged.
+import { type Command, Option } from 'commander';
+import { ThreatcolError } from '../../errors.js';
+import type { StoredRecord } from '../../records/stored-record.js';
+import {
+  SEARCH_MAX_LIMIT,
+  type SearchQuery,
+  searchQueryProblem,
+  searchRecords,
+} from '../../store/search-records.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
+import { existingDataDir } from '../data-dir-check.js';
+import { formatRecordLine, useColour } from '../format-record.js';
+import type { CliIo } from '../io.js';
+import { safeJsonLine } from '../terminal-text.js';
+import { collect, parseSince, toInteger } from './threats-tail.js';
+
+interface SearchOptions extends CommonOptions {
+  src?: string;
+  dst?: string;
+  threat?: string;
+  sensor?: string[];
+  minCriticality?: string;
+  endpoint?: 'firewall' | 'generic';
+  since: string;
+  until?: string;
+  before?: string;
+  limit: string;
+  json?: boolean;
+}
+
+export function registerThreatsSearch(
+  program: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  const threats = threatsCommand(program);
+  addCommonOptions(
+    threats
+      .command('search')
+      .description(
+        'look up stored records by address or CIDR, threat, sensor, in a window; newest first, paged',
+      )
+      .option('--src <address|cidr>', 'only records from this source address or network')
+      .option('--dst <address|cidr>', 'only records to this destination address or network')
+      .option('--threat <text>', 'only records whose threat name contains this (ignoring case)')
+      .option('--sensor <name>', 'only records from this sensor (repeatable)', collect)
+      .option('--min-criticality <0-4>', 'only records at or above this criticality')
+      .addOption(
+        new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
+          'firewall',
+          'generic',
+        ]),
+      )
+      .option('--since <when>', 'start of the window: a duration ago (24h, 7d) or an ISO time', '24h')
+      .option('--until <when>', 'end of the window: a duration ago or an ISO time (default: now)')
+      .option('--before <id>', 'the next page: only records stored before this record id')
+      .option('--limit <n>', `records per page (1-${SEARCH_MAX_LIMIT})`, '50')
+      .option('--json', 'print the stored records as NDJSON (one JSON object per line)'),
+  ).action((options: SearchOptions) => run(() => searchThreats(options, io)));
+}
+
+export async function searchThreats(options: SearchOptions, io: CliIo): Promise<number> {
+  const now = Date.now();
+  const limit = toInteger(options.limit, '--limit', 1, SEARCH_MAX_LIMIT);
+  const query: SearchQuery = { since: parseWhen(options.since, '--since', now) };
+  if (options.until !== undefined) query.until = parseWhen(options.until, '--until', now);
+  if (options.src !== undefined) query.src = options.src.trim();
+  if (options.dst !== undefined) query.dst = options.dst.trim();
+  if (options.threat !== undefined && options.threat !== '') query.threat = options.threat;
+  if (options.before !== undefined) query.before = options.before.trim().toLowerCase();
+  if (options.endpoint !== undefined) query.endpoint = options.endpoint;
+  if (options.minCriticality !== undefined) {
+    const min = toInteger(options.minCriticality, '--min-criticality', 0, 4);
+    if (min > 0) query.minCriticality = min;
+  }
+  const sensors = options.sensor ? new Set(options.sensor) : null;
+  if (sensors?.size === 1) query.sensor = [...sensors][0] as string;
+  const match =
+    sensors !== null && sensors.size > 1 ? { match: (r: StoredRecord) => sensors.has(r.sensor) } : {};
+  const problem = searchQueryProblem(query, now);
+  if (problem !== null) {
+    // The search's messages name the API's fields; here they are flags.
+    const named = problem
+      .replace(/^(src|dst|before|threat) /, '--$1 ')
+      .replace(/^the window/, '--since/--until: the window');
+    throw new ThreatcolError('USAGE', named);
+  }
+  const loaded = await loadFromOptions(options, io);
+  existingDataDir(loaded, options, io);
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    return await withStore(loaded, io, async ({ reader }) => {
+      const page = await searchRecords(reader, query, { limit, ...match, signal: stop.signal });
+      const colour = options.json !== true && useColour(io.stdout, io.env);
+      let text = '';
+      for (const { line, record } of page.records) {
+        text += options.json === true ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
+      }
+      io.stdout.write(text);
+      // Notes go to stderr, so `--json` output stays NDJSON only.
+      if (page.bounded !== null) {
+        const mib = Math.round(page.bounded.maxBytes / 1048576);
+        io.stderr.write(
+          `stopped after reading back ${page.bounded.maxRecords} records or ${mib} MiB (the look-up's bound): older matches may exist; narrow the window with --until/--since or add --sensor\n`,
+        );
+      }
+      if (page.next !== null) io.stderr.write(`more: add --before ${page.next} for the next page\n`);
+      return 0;
+    });
+  } catch (error) {
+    // Ctrl-C ends the look-up quietly, like `threats tail`.
+    if (stop.signal.aborted) return 0;
+    throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** `--since`/`--until`: a duration ago or an ISO time (parseSince), its error naming the flag given. */
+function parseWhen(text: string, flag: string, now: number): number {
+  try {
+    return parseSince(text, now);
+  } catch (error) {
+    if (error instanceof ThreatcolError)
+      throw new ThreatcolError('USAGE', error.message.replace('--since', flag));
+    throw error;
+  }
+}

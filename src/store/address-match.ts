@@ -1,0 +1,34 @@
+// An address or CIDR to match record addresses against, compared on bytes (node:net BlockList), IPv4 and IPv6.
+import { BlockList, isIP } from 'node:net';
+
+/** Matches one address against the parsed pattern; false for a value that is not an address. */
+export type AddressTest = (address: string) => boolean;
+
+/**
+ * `192.0.2.10`, `2001:db8::1`, `198.51.100.0/24` or `2001:db8::/32` to a test; null when the text is neither
+ * an address nor a CIDR. An IPv4 pattern also matches the IPv4-mapped IPv6 form (`::ffff:192.0.2.10`), as a
+ * sensor behind a dual-stack socket may report it.
+ */
+export function parseAddressMatch(text: string): AddressTest | null {
+  const trimmed = text.trim();
+  const slash = trimmed.indexOf('/');
+  const address = slash === -1 ? trimmed : trimmed.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return null;
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const max = family === 4 ? 32 : 128;
+  let prefix = max;
+  if (slash !== -1) {
+    const bits = trimmed.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return null;
+    prefix = Number(bits);
+  }
+  const list = new BlockList();
+  list.addSubnet(address, prefix, type);
+  return (value) => {
+    const valueFamily = isIP(value);
+    if (valueFamily === 0) return false;
+    // BlockList compares across families itself (an IPv4 rule matches ::ffff:a.b.c.d).
+    return list.check(value, valueFamily === 4 ? 'ipv4' : 'ipv6');
+  };
+}

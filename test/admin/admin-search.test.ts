@@ -1,0 +1,162 @@
+// The dashboard's look-up, GET /api/search, against the real admin listener on a real files store: answers by
+// CIDR and threat, pages, refuses a bad address with 400, shares the feed's read slots (503 DASHBOARD_BUSY past
+// them) and stops reading when its client hangs up.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { type IncomingMessage, request } from 'node:http';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { FEED_READS_AT_ONCE, FEED_READS_WAITING } from '../../src/admin/dashboard-routes.js';
+import { newRecordId } from '../../src/records/record-id.js';
+import { threatsDir, utcDay } from '../../src/store/files/segments.js';
+import { type Feed, heldReads, openFeed, startAdmin } from '../helpers/admin-feed.js';
+import { storedGenericRecord } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+
+const SOURCES = ['192.0.2.10', '2001:db8::5', '198.51.100.1', '192.0.2.250'];
+
+/** `count` records over the last hour, oldest first, sources in turn; their ids and bytes. */
+function writeStore(dataDir: string, count: number): { ids: string[]; bytes: number } {
+  mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
+  const now = Date.now();
+  const fd = openSync(join(threatsDir(dataDir), `${utcDay(now)}-000001.ndjson`), 'a', 0o640);
+  const ids: string[] = [];
+  let bytes = 0;
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = now - 3_600_000 + Math.floor((i * 3_500_000) / count);
+    const id = newRecordId(at);
+    ids.push(id);
+    const threat = i % 3 === 0 ? `EICAR test ${i}` : `SSH brute force ${i}`;
+    const src_ip = SOURCES[i % SOURCES.length];
+    lines.push(
+      JSON.stringify(storedGenericRecord({ id, received_at: new Date(at).toISOString(), threat, src_ip })),
+    );
+    if (lines.length === 5000 || i === count - 1) {
+      const text = `${lines.join('\n')}\n`;
+      writeSync(fd, text);
+      bytes += Buffer.byteLength(text);
+      lines.length = 0;
+    }
+  }
+  closeSync(fd);
+  return { ids, bytes };
+}
+
+interface Answer {
+  status: number;
+  body: {
+    records: { id: string; src_ip: string; threat: string }[];
+    next: string | null;
+    error?: { code: string };
+  };
+}
+
+/** A GET whose answer may come much later (a held read): the request at once, the answer as a promise. */
+function startGet(url: string) {
+  const req = request(url, { agent: false });
+  req.on('error', () => {});
+  req.end();
+  const answer = (async (): Promise<Answer> => {
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let text = '';
+    for await (const chunk of res.setEncoding('utf8')) text += chunk;
+    return { status: res.statusCode ?? 0, body: JSON.parse(text) as Answer['body'] };
+  })();
+  answer.catch(() => {});
+  return { req, answer };
+}
+
+test('admin /api/search: records by CIDR and threat, newest first, paged with next; 400 for what is not an address', async (t) => {
+  const dataDir = makeTempDir(t);
+  const { ids } = writeStore(dataDir, 40);
+  const { s, ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  const v4 = ids.filter((_, i) => i % 4 === 0 || i % 4 === 3).reverse();
+  const all = await startGet(`${base}/api/search?src=192.0.2.0%2F24&since=2h&limit=200`).answer;
+  assert.equal(all.status, 200);
+  assert.deepEqual(
+    all.body.records.map((r) => r.id),
+    v4,
+  );
+  assert.equal(all.body.next, null);
+  const paged: string[] = [];
+  let next: string | null = null;
+  do {
+    const page: Answer = await startGet(
+      `${base}/api/search?src=192.0.2.0/24&limit=6${next ? `&before=${next}` : ''}`,
+    ).answer;
+    assert.equal(page.status, 200);
+    paged.push(...page.body.records.map((r) => r.id));
+    next = page.body.next;
+  } while (next !== null && paged.length < 100);
+  assert.deepEqual(paged, v4);
+  const v6 = await startGet(`${base}/api/search?src=2001:db8::/32&threat=eicar`).answer;
+  assert.deepEqual(
+    v6.body.records.map((r) => r.id),
+    ids.filter((_, i) => i % 4 === 1 && i % 3 === 0).reverse(),
+  );
+  for (const query of ['src=192.0.2.300', 'dst=2001:db8::/129', 'since=40d', 'since=soon', 'limit=0']) {
+    const bad = await startGet(`${base}/api/search?${query}`).answer;
+    assert.equal(bad.status, 400, query);
+    assert.equal(bad.body.error?.code, 'BAD_REQUEST', query);
+  }
+  assert.ok(s.bytes > 0);
+});
+
+test('admin /api/search: a look-up whose client hangs up stops reading the store within a read', async (t) => {
+  const dataDir = makeTempDir(t);
+  const { bytes: storeBytes } = writeStore(dataDir, 20_000);
+  const { s, ops } = heldReads();
+  const { base, serverSockets } = await startAdmin(t, dataDir, ops);
+  s.hold();
+  const search = startGet(`${base}/api/search?threat=nothing-matches&since=2h`);
+  await until(() => s.blocked === 1, 20_000, 'the read');
+  const serverSide = serverSockets[0] as Socket;
+  const closed = once(serverSide, 'close');
+  search.req.destroy();
+  await closed;
+  await new Promise((resolve) => setImmediate(resolve));
+  const before = s.bytes;
+  s.release();
+  await until(() => s.openFds === 0, 20_000, 'the read to end');
+  const after = s.bytes - before;
+  t.diagnostic(`store ${storeBytes} bytes; read after the hang-up: ${after} bytes`);
+  assert.ok(storeBytes > 8 * 1024 * 1024, `store of ${storeBytes} bytes`);
+  assert.ok(after <= 128 * 1024, `${after} bytes read after the client hung up`);
+});
+
+test("admin /api/search: look-ups share the feeds' read slots: two reads at once, eight waiting, then 503 DASHBOARD_BUSY", async (t) => {
+  const dataDir = makeTempDir(t);
+  writeStore(dataDir, 2000);
+  const { s, ops } = heldReads();
+  const { base, serverSockets } = await startAdmin(t, dataDir, ops);
+  s.hold();
+  const feeds: Feed[] = [];
+  for (let i = 0; i < FEED_READS_AT_ONCE; i++)
+    feeds.push(await openFeed(`${base}/api/feed?sensor=nosuch${i}`));
+  await until(() => s.blocked === FEED_READS_AT_ONCE, 20_000, 'the feeds’ first reads');
+  const searches = Array.from({ length: FEED_READS_WAITING }, (_, i) =>
+    startGet(`${base}/api/search?sensor=waiting${i}`),
+  );
+  // The queued look-ups hold their places before the next one asks: a request's place is taken in the tick
+  // its bytes arrive.
+  const arrived = FEED_READS_AT_ONCE + FEED_READS_WAITING;
+  await until(
+    () => serverSockets.filter((socket) => socket.bytesRead > 0).length === arrived,
+    20_000,
+    'the look-ups',
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  const refused = await startGet(`${base}/api/search?src=192.0.2.10`).answer;
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body.error?.code, 'DASHBOARD_BUSY');
+  assert.equal(s.openFds, FEED_READS_AT_ONCE, 'reads started past the bound');
+  s.release();
+  for (const search of searches) assert.equal((await search.answer).status, 200);
+  assert.equal(s.maxOpenFds, FEED_READS_AT_ONCE, 'most reads open at once');
+  for (const feed of feeds) feed.req.destroy();
+});
