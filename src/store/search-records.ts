@@ -1,6 +1,7 @@
 // The look-up (`threats search`, the dashboard's /api/search): one page of the newest records matching a filter
 // in a window, read back from the store within a bound of records and bytes, newest first.
 import { parseAddressMatch } from './address-match.js';
+import { SEARCH_MAX_LIMIT } from './search-limits.js';
 import type { RecordFilter, RecordLine, RecordReader } from './store.js';
 
 /** The widest window a look-up may cover (docs/operations.md, "Look-up"). */
@@ -8,7 +9,6 @@ export const SEARCH_MAX_WINDOW_MS = 30 * 86_400_000;
 /** A look-up reads back through at most this many records and bytes, then says it stopped there. */
 export const SEARCH_MAX_RECORDS = 1_000_000;
 export const SEARCH_MAX_BYTES = 512 * 1024 * 1024;
-export const SEARCH_MAX_LIMIT = 1000;
 
 /** A look-up: a filter whose `since` is required (the window's start), `until` optional (default now). */
 export type SearchQuery = RecordFilter & { since: number };
@@ -85,3 +85,5 @@ export async function searchRecords(
     bounded: bounded === true ? { maxRecords, maxBytes } : null,
   };
 }
+
+export { SEARCH_MAX_LIMIT };

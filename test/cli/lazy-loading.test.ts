@@ -10,9 +10,9 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const RECORDER = fileURLToPath(new URL('../helpers/record-loads.mjs', import.meta.url));
 
-/** What no command that only prints from its own definitions may load (store-format.js is one constant). */
+/** What no command that only prints from its own definitions may load (store-format.js and search-limits.js are one constant each). */
 const HEAVY =
-  /node_modules\/(pino|pino-pretty|ajv|undici|@nats-io\/[^/]+|lowdb|proper-lockfile|prom-client|@peculiar\/x509|nodemailer)\/|\/dist\/(store\/(?!store-format\.js)|server|daemon\/(?!startup-signals)|admin|cluster|client|check|tls|config\/load-config|log\.js)/;
+  /node_modules\/(pino|pino-pretty|ajv|undici|@nats-io\/[^/]+|lowdb|proper-lockfile|prom-client|@peculiar\/x509|nodemailer)\/|\/dist\/(store\/(?!store-format\.js|search-limits\.js)|server|daemon\/(?!startup-signals)|admin|cluster|client|check|tls|config\/load-config|log\.js)/;
 
 async function loadedBy(t: Parameters<typeof makeTempDir>[0], args: string[]) {
   const file = join(makeTempDir(t), 'loaded');

@@ -2,12 +2,8 @@
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
 import type { StoredRecord } from '../../records/stored-record.js';
-import {
-  SEARCH_MAX_LIMIT,
-  type SearchQuery,
-  searchQueryProblem,
-  searchRecords,
-} from '../../store/search-records.js';
+import { SEARCH_MAX_LIMIT } from '../../store/search-limits.js';
+import type { SearchQuery } from '../../store/search-records.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -79,6 +75,8 @@ export async function searchThreats(options: SearchOptions, io: CliIo): Promise<
   if (sensors?.size === 1) query.sensor = [...sensors][0] as string;
   const match =
     sensors !== null && sensors.size > 1 ? { match: (r: StoredRecord) => sensors.has(r.sensor) } : {};
+  // Imported here: the definition above is loaded for every command line.
+  const { searchQueryProblem, searchRecords } = await import('../../store/search-records.js');
   const problem = searchQueryProblem(query, now);
   if (problem !== null) {
     // The search's messages name the API's fields; here they are flags.
