@@ -16,7 +16,7 @@ function npm(args: string[], options: { uid?: number; home: string; cwd?: string
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn('npm', args, {
       cwd: options.cwd ?? ROOT,
-      env: cleanEnv({ HOME: options.home, npm_config_update_notifier: 'false' }),
+      env: { ...userEnv(), HOME: options.home, npm_config_update_notifier: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     });
@@ -31,6 +31,14 @@ function npm(args: string[], options: { uid?: number; home: string; cwd?: string
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * The environment of a user at a shell: under `npm test` npm hands its children its own settings (`npm_config_cache`
+ * and the like), which would point the npm run here at the suite's npx cache instead of the fresh HOME's.
+ */
+function userEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => !/^npm_/i.test(k)));
 }
 
 /** What `npx` needs of a checkout, copied (node_modules linked): npx runs `prepare`, which may write dist/. */
