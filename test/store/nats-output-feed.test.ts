@@ -13,7 +13,7 @@ import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
-import { nextBatch, outputFeedContract } from './output-feed-contract.js';
+import { nextBatch, runOutputContract } from './output-contract.js';
 
 const ACK_WAIT_MS = 1000;
 
@@ -51,7 +51,7 @@ async function natsStores(t: { after(fn: () => unknown): void }, overrides: Reco
   return { node, config, open };
 }
 
-outputFeedContract('nats', async (t) => {
+runOutputContract('nats', async (t) => {
   const { open } = await natsStores(t);
   const store = await open();
   return { store, open, cleanup: () => store.close() };
