@@ -219,8 +219,9 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       const before = kept.length;
       sort(puller, fitting, kept);
       for (const msg of kept.slice(before)) used += msg.data.length;
-      // A short answer means the stream is drained or waitMs is over; a full one the filter thinned asks again.
-      if (more.length < want || kept.length === 0) return;
+      // A short answer means the stream is drained or waitMs is over; one cut for room, that the batch is full
+      // in bytes; a full one the filter thinned asks again.
+      if (more.length < want || fitting.length < more.length || kept.length === 0) return;
     }
   }
 
