@@ -51,11 +51,15 @@ async function natsStores(t: { after(fn: () => unknown): void }, overrides: Reco
   return { node, config, open };
 }
 
-runOutputContract('nats', async (t) => {
-  const { open } = await natsStores(t);
-  const store = await open();
-  return { store, open, cleanup: () => store.close() };
-});
+runOutputContract(
+  'nats',
+  async (t, overrides) => {
+    const { open } = await natsStores(t, overrides);
+    const store = await open();
+    return { store, open, cleanup: () => store.close() };
+  },
+  { retention: 'counted' },
+);
 
 const ids = (lines: readonly RecordLine[]) => lines.map((l) => l.record.id);
 

@@ -3,11 +3,12 @@
 // position moves only on ack, past the records its filter refuses too, survives a reopen and another process;
 // list shows the lag, replay moves back, forget deletes. Run by files-contract.test.ts and, against a real
 // nats-server, nats-output-feed.test.ts:
-//   runOutputContract('nats', async (t) => ({ store, open, cleanup }));
+//   runOutputContract('nats', async (t, overrides) => ({ store, open, cleanup }), { retention: 'counted' });
 // The factory returns an open Store, `open()` for another Store on the same data (a restarted collector, the
 // CLI), and `cleanup()`; the suite opens the writer and closes what it opened. What differs by backend on
-// purpose (NATS cannot hold back retention, files' `maxLag`; collectors sharing a consumer) is tested beside the
-// backend, not here: docs/operations.md "Outputs" and its NATS section state it.
+// purpose is a capability (retention: files holds records for an output, NATS counts what its limits removed),
+// as docs/operations.md "Outputs" and its NATS section state; what only one backend has (files' `maxLag`,
+// collectors sharing a NATS consumer) is tested beside it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { OutputFeed, RecordLine, Store } from '../../src/store/store.js';
@@ -19,7 +20,20 @@ export interface OutputStoreUnderTest {
   cleanup(): Promise<void>;
 }
 
-export type OutputStoreFactory = (t: { after(fn: () => unknown): void }) => Promise<OutputStoreUnderTest>;
+/** The factory gets config overrides (dotted keys, as for loadConfig) as the store contract's does. */
+export type OutputStoreFactory = (
+  t: { after(fn: () => unknown): void },
+  overrides?: Record<string, unknown>,
+) => Promise<OutputStoreUnderTest>;
+
+/** What differs by backend on purpose (docs/operations.md, "Outputs" and the NATS section). */
+export interface OutputCapabilities {
+  /**
+   * Records retention would remove before an output passed them: 'held' (files: kept until the output passes
+   * them, unless its maxLag lets them go) or 'counted' (NATS: the stream's limits win; counted as skipped).
+   */
+  retention: 'held' | 'counted';
+}
 
 const threats = (lines: readonly RecordLine[]) => lines.map((l) => l.record.threat);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,8 +54,12 @@ async function nextThreats(feed: OutputFeed, limits = LIMITS) {
   return { threats: threats(batch.records), ack: () => batch.ack(), batch };
 }
 
-async function setUp(t: { after(fn: () => unknown): void }, factory: OutputStoreFactory) {
-  const sut = await factory(t);
+async function setUp(
+  t: { after(fn: () => unknown): void },
+  factory: OutputStoreFactory,
+  overrides?: Record<string, unknown>,
+) {
+  const sut = await factory(t, overrides);
   const closers: (() => Promise<void>)[] = [];
   t.after(async () => {
     for (const close of closers.reverse()) await close();
@@ -79,7 +97,46 @@ async function setUp(t: { after(fn: () => unknown): void }, factory: OutputStore
   return { store: sut.store, log, feed, feedOf, open, append };
 }
 
-export function runOutputContract(backend: string, factory: OutputStoreFactory): void {
+export function runOutputContract(
+  backend: string,
+  factory: OutputStoreFactory,
+  capabilities: OutputCapabilities,
+): void {
+  const retained = capabilities.retention === 'held' ? 'kept for it' : 'counted as skipped, never silent';
+  test(`${backend} outputs: retention past records an output has not passed: ${retained}`, async (t) => {
+    // Small segments and the smallest size bound: retention has to remove most of 20 padded records.
+    const { store, log, feedOf, append } = await setUp(t, factory, {
+      'store.segmentMaxBytes': 4096,
+      'store.retention.maxBytes': 4096,
+      outputs: { siem: { type: 'webhook', url: 'http://127.0.0.1:9/unused' } },
+    });
+    await append(['r0']);
+    const feed = await feedOf(store, 'siem');
+    const started = await nextBatch(feed, 1);
+    await started.ack(); // the output has a position now: retention knows it is behind
+    const names = Array.from({ length: 19 }, (_, i) => `r${i + 1}`);
+    // One append each: a segment rolls over between appends, never inside one.
+    for (const name of names) await append([name], { original: { pad: 'x'.repeat(400) } });
+    // Files apply retention when a writer opens (and hourly); NATS applies the stream's limits as it stores.
+    await log.close();
+    await (await store.openRecordLog()).close();
+    const handed: string[] = [];
+    let skipped = 0;
+    while (handed.length + skipped < names.length) {
+      const batch = await nextBatch(feed, 100);
+      handed.push(...threats(batch.records));
+      await batch.ack();
+      skipped = (await store.outputs.list())[0]?.skippedRecords ?? 0;
+    }
+    if (capabilities.retention === 'held') {
+      assert.equal(skipped, 0);
+      assert.deepEqual(handed, names, 'every record handed over though the size bound was passed');
+    } else {
+      assert.ok(skipped >= 10, `retention removed ${skipped} of 19`);
+      assert.deepEqual(handed, names.slice(skipped), 'the rest, in order, and nothing twice');
+    }
+  });
+
   test(`${backend} outputs: batches in store order; an ack moves the position durably (a reopened store resumes after it)`, async (t) => {
     const { store, feedOf, open, append } = await setUp(t, factory);
     await append(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8']);
