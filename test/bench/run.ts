@@ -25,6 +25,7 @@ import {
   startNatsBackend,
 } from './figures-nats.js';
 import { memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
+import { forwardingRows, outputIngestRows } from './figures-outputs.js';
 import { cliStartup } from './figures-startup.js';
 import { LoadWorker, standardWorkload } from './load.js';
 import { prefillStore } from './prefill.js';
@@ -296,6 +297,11 @@ try {
     await stop(outsideRef);
     await stop(outside);
   }
+
+  log('figure 12: forwarding per second of forwarder CPU (webhook sink; syslog to rsyslogd over TLS)');
+  rows.push(...(await forwardingRows(ctx)));
+  log('figure 13: keep-alive ingest with one output attached against none');
+  rows.push(...(await outputIngestRows(ctx, root)));
 
   log('figure 7: CLI start-up');
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);

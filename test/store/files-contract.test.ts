@@ -50,4 +50,4 @@ const factory: StoreFactory = async (t, overrides = {}) => {
 };
 
 runStoreContract('files', factory);
-runOutputContract('files', factory);
+runOutputContract('files', factory, { retention: 'held' });

@@ -13,7 +13,7 @@ import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
-import { nextBatch, outputFeedContract } from './output-feed-contract.js';
+import { nextBatch, runOutputContract } from './output-contract.js';
 
 const ACK_WAIT_MS = 1000;
 
@@ -51,11 +51,15 @@ async function natsStores(t: { after(fn: () => unknown): void }, overrides: Reco
   return { node, config, open };
 }
 
-outputFeedContract('nats', async (t) => {
-  const { open } = await natsStores(t);
-  const store = await open();
-  return { store, open, cleanup: () => store.close() };
-});
+runOutputContract(
+  'nats',
+  async (t, overrides) => {
+    const { open } = await natsStores(t, overrides);
+    const store = await open();
+    return { store, open, cleanup: () => store.close() };
+  },
+  { retention: 'counted' },
+);
 
 const ids = (lines: readonly RecordLine[]) => lines.map((l) => l.record.id);
 

@@ -108,10 +108,10 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
     return msgs.slice(0, count);
   }
 
-  /** Sorts pulled messages: non-records and non-matching ones are acked as they pass; the rest is the batch. */
-  function sort(puller: OutputPuller, msgs: PulledMsg[]): OutputBatch | null {
-    const kept: PulledMsg[] = [];
-    const records: RecordLine[] = [];
+  /**
+   * Sorts pulled messages into `kept`: non-records and non-matching ones are acked as they pass.
+   */
+  function sort(puller: OutputPuller, msgs: PulledMsg[], kept: PulledMsg[]): void {
     for (const msg of msgs) {
       const line = toRecordLine(msg);
       if (!line) {
@@ -128,10 +128,15 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
         puller.ack(msg);
       } else {
         kept.push(msg);
-        records.push(line);
       }
     }
-    if (kept.length === 0) return null;
+  }
+
+  /** The kept messages as the batch this feed holds (marked in progress) until it is acked or handed back. */
+  function hold(puller: OutputPuller, kept: PulledMsg[]): OutputBatch {
+    // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
+    kept.sort((x, y) => x.seq - y.seq);
+    const records = kept.map((msg) => toRecordLine(msg) as RecordLine);
     const timer = setInterval(
       () => {
         for (const msg of kept) puller.working(msg);
@@ -170,6 +175,56 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
     };
   }
 
+  /**
+   * Pulls behind the first message until the batch holds maxRecords records or maxBytes, or waitMs passed. The
+   * records the filter passes take no room: a filtered output gets full batches like any other, not batches
+   * thinned by what it does not forward (an alert output on a busy stream would send one record at a time).
+   */
+  async function fill(
+    puller: OutputPuller,
+    head: PulledMsg,
+    kept: PulledMsg[],
+    limits: { maxRecords: number; maxBytes: number; waitMs: number; signal: AbortSignal },
+  ): Promise<void> {
+    // The server counts subjects and headers too: ask for the room scaled by the first message's overhead,
+    // then hand back (in order) what does not fit in line bytes.
+    const scale = (head.data.length + head.overhead) / Math.max(1, head.data.length);
+    const until = Date.now() + Math.max(0, limits.waitMs);
+    // The head always fits (one record larger than maxBytes still goes, alone); it counts when it is kept.
+    let used = kept.length > 0 ? head.data.length : 0;
+    let first = true;
+    for (;;) {
+      const want = limits.maxRecords - kept.length;
+      const room = limits.maxBytes - used;
+      if (want <= 0 || room <= 0 || limits.signal.aborted) return;
+      let more: PulledMsg[];
+      try {
+        more = await puller.pull({
+          batch: want,
+          maxBytes: Math.ceil(room * scale),
+          expiresMs: first ? Math.max(0, limits.waitMs) : Math.max(0, until - Date.now()),
+          signal: limits.signal,
+        });
+      } catch (error) {
+        // The first pull's failure is next()'s to handle; a later one ends the filling: what is kept goes.
+        if (first) {
+          for (const msg of kept) puller.nak(msg);
+          throw error;
+        }
+        return;
+      }
+      first = false;
+      const fitting = fit(puller, more, room);
+      if (fitting.length > 0) seenThrough = Math.max(seenThrough, (fitting.at(-1) as PulledMsg).seq);
+      const before = kept.length;
+      sort(puller, fitting, kept);
+      for (const msg of kept.slice(before)) used += msg.data.length;
+      // A short answer means the stream is drained or waitMs is over; one cut for room, that the batch is full
+      // in bytes; a full one the filter thinned asks again.
+      if (more.length < want || fitting.length < more.length || kept.length === 0) return;
+    }
+  }
+
   const empty: OutputBatch = { records: [], ack: async () => {} };
 
   return {
@@ -194,26 +249,11 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
             if (Date.now() - asked < RETRY_MS) await sleep(RETRY_MS / 4, signal);
             continue;
           }
-          const room = maxBytes - head.data.length;
-          // The server counts subjects and headers too: ask for the room scaled by the first message's
-          // overhead, then hand back (in order) what does not fit in line bytes.
-          const scaled = Math.ceil(
-            (room * (head.data.length + head.overhead)) / Math.max(1, head.data.length),
-          );
-          const more =
-            maxRecords > 1 && room > 0
-              ? await puller.pull({
-                  batch: maxRecords - 1,
-                  maxBytes: scaled,
-                  expiresMs: Math.max(0, waitMs),
-                  signal,
-                })
-              : [];
-          // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
-          const pulled = [head, ...fit(puller, more, room)].sort((x, y) => x.seq - y.seq);
-          seenThrough = Math.max(seenThrough, (pulled.at(-1) as PulledMsg).seq);
-          const batch = sort(puller, pulled);
-          if (batch) return batch;
+          const kept: PulledMsg[] = [];
+          seenThrough = Math.max(seenThrough, head.seq);
+          sort(puller, [head], kept);
+          await fill(puller, head, kept, { maxRecords, maxBytes, waitMs, signal });
+          if (kept.length > 0) return hold(puller, kept);
         } catch (error) {
           if (error instanceof ConsumerGoneError) options.consumerGone();
           logger.debug({ output: name, err: (error as Error).message }, 'output pull failed; retrying');
