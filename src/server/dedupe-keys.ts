@@ -17,12 +17,17 @@ function digest(parts: string[]): string {
   return shortKey(parts.join('\0'));
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
 /**
- * The first 128 bits of the SHA-256 of `text`, base64url. Hashed to hex and decoded: on Node 20 the one-shot
- * hash answers a hex string in ~0.3 µs and a Buffer in ~1.2 µs.
+ * The first 128 bits of the SHA-256 of `text`, base64url: the digest's own base64url text, cut to 22
+ * characters. The 22nd carries 2 bits of the 16th byte and 4 of the 17th; those 4 are cleared, so the key
+ * is exactly the encoding of 16 bytes, as stored by earlier versions (a Buffer from hex, then base64url,
+ * cost 0.4 µs more per key on Node 20, where the one-shot hash answers a string faster than a Buffer).
  */
 function shortKey(text: string): string {
-  return Buffer.from(hash('sha256', text, 'hex').slice(0, 32), 'hex').toString('base64url');
+  const full = hash('sha256', text, 'base64url');
+  return full.slice(0, 21) + (BASE64URL[BASE64URL.indexOf(full.charAt(21)) & 0x30] as string);
 }
 
 /**

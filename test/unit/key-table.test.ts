@@ -60,3 +60,26 @@ test('property: any id comes back exactly as added (UUIDs packed in 16 bytes, an
     { seed: 11 },
   );
 });
+
+test('property: a deleted key is gone, every other key still found with its id (the probe runs close up)', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 80 }), fc.boolean()), { minLength: 100, maxLength: 400 }),
+      (ops) => {
+        // A small table and few distinct keys: long probe runs that wrap around, the case deletion can break.
+        const table = new KeyTable(8);
+        const held = new Map<number, string>();
+        for (const [n, add] of ops) {
+          const key = keyBytes(`key-${n}`);
+          if (add) assert.equal(table.add(key, `id-${n}`), !held.has(n));
+          else assert.equal(table.delete(keyBytes(`key-${n}`)), held.delete(n));
+          if (add && !held.has(n)) held.set(n, `id-${n}`);
+          for (let m = 0; m <= 80; m++)
+            assert.equal(table.get(keyBytes(`key-${m}`)), held.get(m), `key-${m}`);
+        }
+        assert.equal(table.size, held.size);
+      },
+    ),
+    { seed: 12 },
+  );
+});

@@ -41,6 +41,14 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+type Settled = NonNullable<AppendOptions['settled']>;
+
+/** An append refused before it was queued: its `settled` hears of it too (a dedupe claim must not stay held). */
+function refuse(error: Error, settled: Settled | undefined): Promise<never> {
+  settled?.(error);
+  return Promise.reject(error);
+}
+
 const SEGMENT_MODE = 0o640;
 /** Syncs allowed at once: one finishing while the next batch is written and synced. */
 const MAX_SYNCS_IN_FLIGHT = 2;
@@ -121,45 +129,54 @@ export class FileRecordLog implements RecordLog {
     }
   }
 
-  append(records: StoredRecord[], _options?: AppendOptions): Promise<AppendResult> {
+  append(records: StoredRecord[], options?: AppendOptions): Promise<AppendResult> {
+    const settled = options?.settled;
     // statfs is asked at most once a second, so only the first request after that waits for it; the others
     // take the synchronous path (no extra promise per request).
     if (this.space && !this.failed && !this.closing) {
-      if (this.space.stale()) return this.space.ensureRoom().then(() => this.enqueue(records));
+      if (this.space.stale()) {
+        return this.space.ensureRoom().then(
+          () => this.enqueue(records, settled),
+          (error: Error) => refuse(error, settled),
+        );
+      }
       try {
         this.space.check();
       } catch (error) {
-        return Promise.reject(error);
+        return refuse(error as Error, settled);
       }
     }
-    return this.enqueue(records);
+    return this.enqueue(records, settled);
   }
 
-  private enqueue(records: StoredRecord[]): Promise<AppendResult> {
+  private enqueue(records: StoredRecord[], settled: Settled | undefined): Promise<AppendResult> {
     if (this.failed || this.closing) {
-      return Promise.reject(
+      return refuse(
         new ThreatcolError('UNAVAILABLE', 'the record store is closed', { headers: retryAfter }),
+        settled,
       );
     }
     if (this.queued + records.length > this.options.queueMaxRecords) {
-      return Promise.reject(
+      return refuse(
         new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
           headers: retryAfter,
         }),
+        settled,
       );
     }
     // Records are bounded in count, and their text in bytes: a few huge records must not exhaust memory.
     const chunk = encodeLines(records);
     if (this.queuedBytes + chunk.length > this.options.queueMaxBytes) {
-      return Promise.reject(
+      return refuse(
         new ThreatcolError('UNAVAILABLE', 'the collector is overloaded; retry shortly', {
           headers: retryAfter,
         }),
+        settled,
       );
     }
     const ids: string[] = new Array(records.length);
     for (let i = 0; i < records.length; i++) ids[i] = (records[i] as StoredRecord).id;
-    return this.wait(chunk, ids);
+    return this.wait(chunk, ids, settled);
   }
 
   /**
@@ -167,9 +184,24 @@ export class FileRecordLog implements RecordLog {
    * ids: made inside enqueue they held its whole scope, the built records with them, until the sync (MBs of
    * young objects the garbage collector copied and promoted under batched load).
    */
-  private wait(chunk: Buffer, ids: string[]): Promise<AppendResult> {
+  private wait(chunk: Buffer, ids: string[], settled: Settled | undefined): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ chunk, count: ids.length, resolve: () => resolve({ ids, duplicates: 0 }), reject });
+      this.queue.push({
+        chunk,
+        count: ids.length,
+        resolve: settled
+          ? () => {
+              settled(null);
+              resolve({ ids, duplicates: 0 });
+            }
+          : () => resolve({ ids, duplicates: 0 }),
+        reject: settled
+          ? (error) => {
+              settled(error);
+              reject(error);
+            }
+          : reject,
+      });
       this.queued += ids.length;
       this.queuedBytes += chunk.length;
       this.schedule();

@@ -10,31 +10,24 @@ export function localDedupeIndex(window: DedupeWindow, now: () => number, logger
   return {
     claim(keys, ids) {
       const at = now();
-      const firstIds: (string | null)[] = [];
-      const reserved: string[] = [];
-      const waits: Promise<void>[] = [];
+      const firstIds: (string | null)[] = new Array(ids.length);
+      let waits: Promise<void>[] | null = null;
       const reservation = new Reservation();
       // One synchronous pass: a delivery only ever waits for reservations made before it, so never in a cycle.
       for (let i = 0; i < ids.length; i++) {
         const key = keys[i] ?? null;
-        const hit = key === null ? null : window.lookup(key, at);
-        if (key === null || hit === null) {
-          if (key !== null) {
-            window.reserve(key, ids[i] as string, reservation);
-            reserved.push(key);
-          }
-          firstIds.push(null);
-          continue;
-        }
-        firstIds.push(hit.id);
+        const hit = key === null ? null : window.claim(key, ids[i] as string, reservation, at);
+        firstIds[i] = hit === null ? null : hit.id;
         // The same record twice in this append: stored once, with this append.
-        if (hit.pending && hit.pending !== reservation) waits.push(hit.pending.wait());
+        if (hit?.pending && hit.pending !== reservation) {
+          waits ??= [];
+          waits.push(hit.pending.wait());
+        }
       }
       const claim: DedupeClaim = {
         firstIds,
         settle(error) {
-          const settledAt = now();
-          for (const key of reserved) window.settle(key, error === null, settledAt);
+          window.release(reservation, error === null);
           reservation.settle(error);
           if (window.evicted > evictedLogged) {
             logger.warn(
@@ -45,7 +38,7 @@ export function localDedupeIndex(window: DedupeWindow, now: () => number, logger
           }
         },
       };
-      if (waits.length === 0) return claim;
+      if (waits === null) return claim;
       // An identical delivery still in flight: answer only once it is durable (its failure is ours).
       return Promise.all(waits).then(
         () => claim,

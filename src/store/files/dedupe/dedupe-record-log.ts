@@ -49,6 +49,9 @@ function appendFresh(
     if (key !== null) record.dedupe_key = key;
     if (duplicates > 0) fresh.push(record);
   }
+  // Nearly always every record is new: the inner append's own promise is the answer (its ids are these), and
+  // the claim is settled through `settled`, not by a second promise per request.
+  if (duplicates === 0) return inner.append(records, { settled: (error) => claim.settle(error) });
   const stored = fresh.length > 0 ? inner.append(fresh) : Promise.resolve();
   return stored.then(
     () => {

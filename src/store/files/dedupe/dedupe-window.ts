@@ -54,9 +54,20 @@ interface Slice {
   keys: KeyTable;
 }
 
+/** An append's keys while they are being stored, for the rare lookup that finds one of them in a table. */
+interface InFlight {
+  keys: string[];
+  reservation: Reservation;
+}
+
 export class DedupeWindow {
   private readonly slices: Slice[] = [];
-  private readonly pending = new Map<string, { id: string; reservation: Reservation }>();
+  /**
+   * Appends not durable yet. A reserved key goes into the tables at once (with its id), so a lookup reads
+   * the tables only; this short list (one entry per append in flight, not a Map entry per record: that
+   * churn cost the young generation) is scanned only when a lookup hits, to tell in flight from stored.
+   */
+  private readonly inFlight: InFlight[] = [];
   private readonly sliceMs: number;
   private count = 0;
   /** Keys forgotten before their time because of the bound (for a warning). */
@@ -69,46 +80,92 @@ export class DedupeWindow {
     this.sliceMs = Math.max(1, Math.ceil(windowMs / SLICES));
   }
 
+  /** Keys held, those in flight included. */
   get size(): number {
-    return this.count + this.pending.size;
+    return this.count;
   }
 
   lookup(key: string, now: number): DedupeHit | null {
-    const inFlight = this.pending.get(key);
-    if (inFlight) return { id: inFlight.id, pending: inFlight.reservation };
     this.expire(now);
-    if (this.slices.length === 0) return null;
+    const id = this.find(keyBytes(key));
+    return id === undefined ? null : { id, pending: this.pendingFor(key) };
+  }
+
+  /**
+   * One pass for an append's key: the first delivery's hit if the key is known, or else null with the key
+   * reserved for `id` (decoded and looked up once, where a lookup and a reserve did it twice).
+   */
+  claim(key: string, id: string, reservation: Reservation, now: number): DedupeHit | null {
+    this.expire(now);
     const bytes = keyBytes(key);
-    for (let i = this.slices.length - 1; i >= 0; i--) {
-      const id = (this.slices[i] as Slice).keys.get(bytes);
-      if (id !== undefined) return { id, pending: null };
-    }
+    const first = this.find(bytes);
+    if (first !== undefined) return { id: first, pending: this.pendingFor(key) };
+    this.add(bytes, id, now);
+    this.holdFor(reservation).keys.push(key);
     return null;
   }
 
-  /** Marks `key` as being stored by the delivery holding `reservation`. */
-  reserve(key: string, id: string, reservation: Reservation): void {
-    this.pending.set(key, { id, reservation });
-  }
-
-  /** The delivery that reserved `key` ended: remembered if it was stored, forgotten (retryable) if not. */
-  settle(key: string, stored: boolean, at: number): void {
-    const entry = this.pending.get(key);
-    if (!entry) return;
-    this.pending.delete(key);
-    if (stored) this.remember(key, entry.id, at);
+  /**
+   * The append holding `reservation` ended: its keys stay remembered (from the time they were reserved) if
+   * it was stored, and are forgotten (retryable) if not.
+   */
+  release(reservation: Reservation, stored: boolean): void {
+    const i = this.inFlight.findIndex((f) => f.reservation === reservation);
+    if (i < 0) return;
+    const entry = this.inFlight[i] as InFlight;
+    // Order does not matter: swap with the last, no shifting.
+    this.inFlight[i] = this.inFlight[this.inFlight.length - 1] as InFlight;
+    this.inFlight.pop();
+    if (stored) return;
+    for (const key of entry.keys) this.forget(key);
   }
 
   /** Remembers a stored key (also used when rebuilding the window from the newest segments, oldest first). */
   remember(key: string, id: string, at: number): void {
+    this.add(keyBytes(key), id, at);
+  }
+
+  private find(bytes: Buffer): string | undefined {
+    for (let i = this.slices.length - 1; i >= 0; i--) {
+      const id = (this.slices[i] as Slice).keys.get(bytes);
+      if (id !== undefined) return id;
+    }
+    return undefined;
+  }
+
+  private add(bytes: Buffer, id: string, at: number): void {
     let last = this.slices.at(-1);
     if (!last || at >= last.start + this.sliceMs) {
       last = { start: at - (at % this.sliceMs), keys: new KeyTable() };
       this.slices.push(last);
     }
-    if (!last.keys.add(keyBytes(key), id)) return;
+    if (!last.keys.add(bytes, id)) return;
     this.count += 1;
     while (this.count > this.maxKeys) this.drop(true);
+  }
+
+  private forget(key: string): void {
+    const bytes = keyBytes(key);
+    for (const slice of this.slices) {
+      if (slice.keys.delete(bytes)) {
+        this.count -= 1;
+        return;
+      }
+    }
+  }
+
+  /** The reservation of the append storing `key`, or null once it is stored (a hit: rare, so a scan). */
+  private pendingFor(key: string): Reservation | null {
+    for (const f of this.inFlight) if (f.keys.includes(key)) return f.reservation;
+    return null;
+  }
+
+  private holdFor(reservation: Reservation): InFlight {
+    const last = this.inFlight.at(-1);
+    if (last?.reservation === reservation) return last;
+    const entry: InFlight = { keys: [], reservation };
+    this.inFlight.push(entry);
+    return entry;
   }
 
   private expire(now: number): void {

@@ -58,6 +58,33 @@ export class KeyTable {
     return true;
   }
 
+  /**
+   * Removes `key` (false when it is not there): a failed append's reservation. The keys after it in its
+   * probe run move back into the gap (no tombstones, so lookups never probe further than before).
+   */
+  delete(key: Buffer): boolean {
+    let gap = this.find(key);
+    if (gap < 0) return false;
+    this.otherIds.delete(gap);
+    const mask = this.capacity - 1;
+    for (let slot = (gap + 1) & mask; this.keys[slot * 4] !== 0; slot = (slot + 1) & mask) {
+      const home = this.home(slot);
+      // A key may fill the gap only if its home is not in the cyclic range (gap, slot].
+      if (((slot - home) & mask) < ((slot - gap) & mask)) continue;
+      this.keys.copyWithin(gap * 4, slot * 4, slot * 4 + 4);
+      this.ids.copyWithin(gap * 16, slot * 16, slot * 16 + 16);
+      const other = this.otherIds.get(slot);
+      if (other !== undefined) {
+        this.otherIds.set(gap, other);
+        this.otherIds.delete(slot);
+      }
+      gap = slot;
+    }
+    this.keys.fill(0, gap * 4, gap * 4 + 4);
+    this.size -= 1;
+    return true;
+  }
+
   /** The key's slot, or -(free slot + 1) where it would go. */
   private find(key: Buffer): number {
     return this.findWords(
@@ -70,11 +97,7 @@ export class KeyTable {
 
   private findWords(k0: number, k1: number, k2: number, k3: number): number {
     const mask = this.capacity - 1;
-    // Keys are hashes, but a caller's own keys need not be random: mix all four words.
-    let h = Math.imul(k0 ^ Math.imul(k1, 0x9e3779b1), 0x85ebca6b);
-    h = Math.imul(h ^ k2 ^ (h >>> 15), 0xc2b2ae35);
-    h = Math.imul(h ^ k3 ^ (h >>> 13), 0x27d4eb2d);
-    for (let slot = (h ^ (h >>> 16)) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = homeSlot(k0, k1, k2, k3, mask); ; slot = (slot + 1) & mask) {
       const at = slot * 4;
       const s0 = this.keys[at];
       if (s0 === 0) return -slot - 1;
@@ -82,6 +105,19 @@ export class KeyTable {
         return slot;
       }
     }
+  }
+
+  /** Where the key held in `slot` would go in an empty table. */
+  private home(slot: number): number {
+    const at = slot * 4;
+    const k = this.keys;
+    return homeSlot(
+      k[at] as number,
+      k[at + 1] as number,
+      k[at + 2] as number,
+      k[at + 3] as number,
+      this.capacity - 1,
+    );
   }
 
   private put(slot: number, key: Buffer, id: string): void {
@@ -115,6 +151,14 @@ export class KeyTable {
       if (other !== undefined) this.otherIds.set(to, other);
     }
   }
+}
+
+function homeSlot(k0: number, k1: number, k2: number, k3: number, mask: number): number {
+  // Keys are hashes, but a caller's own keys need not be random: mix all four words.
+  let h = Math.imul(k0 ^ Math.imul(k1, 0x9e3779b1), 0x85ebca6b);
+  h = Math.imul(h ^ k2 ^ (h >>> 15), 0xc2b2ae35);
+  h = Math.imul(h ^ k3 ^ (h >>> 13), 0x27d4eb2d);
+  return (h ^ (h >>> 16)) & mask;
 }
 
 /** 0 marks a free slot: a key whose first word is 0 is stored as 1 (one bit of 128 lost, harmlessly). */
