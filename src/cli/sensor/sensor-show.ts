@@ -8,10 +8,14 @@ import { existingDataDir } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
 import { showSyslogErrors } from './syslog-errors.js';
+import { syslogSetup, syslogSetupText } from './syslog-setup.js';
+import { syslogTarget } from './syslog-target.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
   json?: boolean;
+  syslog?: boolean;
+  collector?: string;
   syslogErrors?: boolean;
   adminListen?: string;
 }
@@ -26,6 +30,8 @@ export function registerSensorShow(
       .command('show <name>')
       .description('show one sensor (a revoked one has no valid keys); --firewall prints the PAN-OS setup')
       .option('--firewall', 'print the PAN-OS server profile and payload format for this sensor')
+      .option('--syslog', 'print the syslog sender configuration (PAN-OS, FortiGate, rsyslog, syslog-ng)')
+      .option('--collector <host>', "with --syslog: the collector's name or address as the sender reaches it")
       .option(
         '--syslog-errors',
         "print the daemon's syslog counters and latest unreadable messages for this sensor",
@@ -41,10 +47,17 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   existingDataDir(loaded, options, io);
   const { sensor, stats } = await withStore(loaded, io, async (store) => ({
     sensor: (await store.registry.list()).find((s) => s.name === name),
-    stats: options.firewall || options.syslogErrors ? {} : await store.stats.read(),
+    stats: options.firewall || options.syslog || options.syslogErrors ? {} : await store.stats.read(),
   }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.syslogErrors) return showSyslogErrors(loaded, sensor.name, options.json === true, io);
+  if (options.syslog) {
+    const target = syslogTarget(loaded, sensor, options.collector);
+    const setup = syslogSetup(target);
+    if (options.json) writeJson(io.stdout, { ...target, setup });
+    else write(io.stdout, syslogSetupText(target, setup));
+    return 0;
+  }
   if (options.firewall) {
     if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
     else write(io.stdout, firewallSetupText(sensor.name, null));
