@@ -9,7 +9,6 @@ import { type CliIo, write, writeJson } from '../io.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
 import { showSyslogErrors } from './syslog-errors.js';
 import { syslogSetup, syslogSetupText } from './syslog-setup.js';
-import { syslogTarget } from './syslog-target.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
@@ -52,6 +51,8 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.syslogErrors) return showSyslogErrors(loaded, sensor.name, options.json === true, io);
   if (options.syslog) {
+    // Loaded when asked: it reads certificates, which --help and the other views do not need.
+    const { syslogTarget } = await import('./syslog-target.js');
     const target = syslogTarget(loaded, sensor, options.collector);
     const setup = syslogSetup(target);
     if (options.json) writeJson(io.stdout, { ...target, setup });
