@@ -1,6 +1,6 @@
 // `threatcol send firewall|generic|syslog`: the command's definition (its arguments and options); what it does
 // is in send-action.ts (send-syslog-action.ts for syslog), imported when the command runs.
-import { Argument, type Command } from 'commander';
+import { Argument, type Command, Option } from 'commander';
 import type { Endpoint } from '../client/sample-records.js';
 import type { CliIo } from './io.js';
 import type { SendOptions } from './send-action.js';
@@ -21,7 +21,14 @@ export function registerSend(
     )
     .option('--data <json|@file|->', 'the body: inline JSON, @FILE to read a file, or - for standard input')
     .option('--sample', 'send a realistic random record of that kind instead of --data')
-    .option('--format <format>', 'syslog: the message format (panos, cef, fortinet, suricata)')
+    .addOption(
+      new Option('--format <format>', 'syslog: the message format').choices([
+        'panos',
+        'cef',
+        'fortinet',
+        'suricata',
+      ]),
+    )
     .option('--tcp', 'syslog: plain TCP instead of TLS')
     .option(
       '--client-cert <file>',
