@@ -27,6 +27,64 @@ interface Shown {
   setup: { panos: string | null; fortigate: string | null; rsyslog: string; syslog_ng: string };
 }
 
+/** Runs rsyslogd with `conf` until the test ends; resolves once `ready` holds. */
+async function runRsyslog(
+  t: test.TestContext,
+  dir: string,
+  conf: string,
+  ready: () => Promise<boolean>,
+): Promise<() => string> {
+  const path = join(dir, 'rsyslog.conf');
+  writeFileSync(path, conf);
+  let log = '';
+  const rsyslog: ChildProcess = spawn('rsyslogd', ['-n', '-f', path, '-i', join(dir, 'rsyslogd.pid')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  rsyslog.stdout?.on('data', (d) => (log += d));
+  rsyslog.stderr?.on('data', (d) => (log += d));
+  t.after(() => rsyslog.kill('SIGTERM'));
+  await until(
+    async () => {
+      if (rsyslog.exitCode !== null) throw new Error(`rsyslogd exited: ${log}`);
+      return ready();
+    },
+    15_000,
+    'rsyslogd started',
+  );
+  return () => log;
+}
+
+async function storedSyslog(
+  dir: string,
+  count: number,
+  what: () => string,
+): Promise<Record<string, unknown>[]> {
+  let records: Record<string, unknown>[] = [];
+  await until(
+    async () => {
+      const tail = await runCli([
+        'threats',
+        'tail',
+        '--data-dir',
+        dir,
+        '--no-follow',
+        '--json',
+        '--endpoint',
+        'syslog',
+      ]);
+      records = tail.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      return records.length >= count;
+    },
+    20_000,
+    `${count} records forwarded by rsyslog (${what()})`,
+    100,
+  );
+  return records;
+}
+
 test("rsyslog runs the printed omfwd snippet: the collector pinned by fingerprint, the sensor's client certificate presented, threats stored", async (t) => {
   const dir = makeTempDir(t);
   const certPath = join(dir, 'client.pem');
@@ -190,4 +248,61 @@ test('sensor show --syslog: PAN-OS and FortiGate text per format; plain TCP when
   const refused = await runCli(['sensor', 'show', 'web', '--data-dir', dir, '--syslog']);
   assert.equal(refused.code, 65);
   assert.match(refused.stderr, /INVALID_ARGUMENT.*does not send syslog/);
+});
+
+test('Suricata through rsyslog: imfile reads eve.json, the printed omfwd snippet forwards it; alerts stored, other events not', async (t) => {
+  const dir = makeTempDir(t);
+  const added = await runCli([
+    'sensor',
+    'add',
+    'opnsense',
+    '--data-dir',
+    dir,
+    '--syslog',
+    '--format',
+    'suricata',
+    '--from',
+    '127.0.0.1/32',
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  const serve = await spawnServe(dir, [], { env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0' } });
+  t.after(() => serve.stop());
+  const tlsPort = serve.logs.find((l) => l.msg === 'syslog listening')?.tlsPort as number;
+  const shown = await runCli(['sensor', 'show', 'opnsense', '--data-dir', dir, '--syslog', '--json'], {
+    env: { THREATCOL_SYSLOG_LISTEN: `127.0.0.1:${tlsPort}` },
+  });
+  assert.equal(shown.code, 0, shown.stderr);
+  const snippet = (JSON.parse(shown.stdout) as Shown).setup.rsyslog;
+  assert.doesNotMatch(snippet, /CertFile/, 'a sensor known by address presents no certificate');
+
+  // EVE lines as Suricata writes them: two alerts and a flow event, the JSON after the syslog header.
+  const eve = readFileSync(new URL('../fixtures/syslog/suricata.log', import.meta.url), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(line.indexOf('{')));
+  const alerts = eve.filter((l) => l.includes('"event_type":"alert"'));
+  assert.ok(alerts.length >= 2 && alerts.length < eve.length, 'the fixture has alerts and other events');
+  const evePath = join(dir, 'eve.json');
+  writeFileSync(evePath, `${eve.join('\n')}\n`);
+  const log = await runRsyslog(
+    t,
+    dir,
+    [
+      `global(workDirectory="${dir}")`,
+      'module(load="imfile")',
+      `input(type="imfile" File="${evePath}" Tag="suricata" ruleset="fwd")`,
+      'ruleset(name="fwd") {',
+      snippet,
+      '}',
+      '',
+    ].join('\n'),
+    async () => true,
+  );
+  const records = await storedSyslog(dir, alerts.length, log);
+  assert.equal(records.length, alerts.length);
+  assert.ok(records.every((r) => r.sensor === 'opnsense' && r.format === 'suricata'));
+  assert.deepEqual(
+    records.map((r) => r.threat).sort(),
+    alerts.map((a) => (JSON.parse(a) as { alert: { signature: string } }).alert.signature).sort(),
+  );
 });
