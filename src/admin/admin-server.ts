@@ -25,6 +25,8 @@ export interface AdminServerDeps {
   defaultTimezone: string;
   /** `GET /api/outputs`: every output's status and position. */
   outputs(): Promise<unknown[]>;
+  /** `GET /api/syslog-errors?sensor=NAME`: the sensor's syslog counters and unreadable messages; null: syslog is off. */
+  syslogErrors?(sensor: string): unknown;
   /** Problems that do not make the collector unready (an output failing for a while): /readyz detail. */
   warnings(): Promise<string[]>;
   /** The clock the look-up's windows are measured on (tests inject it). */
@@ -48,6 +50,9 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/look-up.js': { file: 'look-up.js', type: 'text/javascript; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
+
+/** Routes the CLI reads: they do not start the dashboard's reader. */
+const CLI_ROUTES = new Set(['/api/outputs', '/api/syslog-errors']);
 
 /** Only files served from this origin, no inline script or style, no framing, no form posts. */
 const SECURITY_HEADERS = {
@@ -101,7 +106,8 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       return;
     }
     // The dashboard's reader starts with its first visitor: a collector nobody watches spends nothing on it.
-    if (url.pathname === '/' || (url.pathname.startsWith('/api/') && url.pathname !== '/api/outputs')) {
+    // The CLI's questions (outputs, syslog errors) do not start it either.
+    if (url.pathname === '/' || (url.pathname.startsWith('/api/') && !CLI_ROUTES.has(url.pathname))) {
       deps.feed.start();
     }
     switch (url.pathname) {
@@ -131,6 +137,13 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       case '/api/outputs':
         sendJson(res, 200, { outputs: await deps.outputs() });
         return;
+      case '/api/syslog-errors': {
+        const report = deps.syslogErrors?.(url.searchParams.get('sensor') ?? '') ?? null;
+        if (report === null)
+          sendJson(res, 404, { error: 'syslog is not listening (syslog.listen, syslog.tcpListen)' });
+        else sendJson(res, 200, report);
+        return;
+      }
       case '/api/feed':
         await serveFeed(req, res, url.searchParams, deps.store, deps.feed);
         return;

@@ -20,6 +20,8 @@ export interface AdminOptions {
   renderMetrics(): Promise<{ contentType: string; body: string }>;
   /** The outputs' status for `GET /api/outputs` and `outputs list` (DESIGN 13); absent: none run here. */
   outputs?: () => Promise<OutputSummary[]>;
+  /** One sensor's syslog counters and unreadable messages for `GET /api/syslog-errors`; absent: no syslog here. */
+  syslogErrors?: (sensor: string) => unknown;
 }
 
 /** What the admin listener needs of an output's status: its name and, when failing, since when and why. */
@@ -59,6 +61,7 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     },
     renderMetrics: options.renderMetrics,
     outputs: async () => (options.outputs ? options.outputs() : []),
+    syslogErrors: (sensor) => options.syslogErrors?.(sensor) ?? null,
     async warnings() {
       const now = (options.now ?? Date.now)();
       const outputs = options.outputs ? await options.outputs() : [];

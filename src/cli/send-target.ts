@@ -64,7 +64,7 @@ function isLocal(url: URL): boolean {
   return LOCAL_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
 }
 
-function chooseTrust(options: TargetOptions, url: URL, io: CliIo): Trust {
+export function chooseTrust(options: TargetOptions, url: URL, io: CliIo): Trust {
   const chosen = [options.ca, options.fingerprint, options.insecure].filter((v) => v !== undefined);
   if (chosen.length > 1) throw usage('use only one of --ca, --fingerprint and --insecure');
   if (options.insecure) return { kind: 'insecure' };

@@ -1,9 +1,10 @@
-// `threatcol send firewall|generic`: the command's definition (its arguments and options); what it does is in
-// send-action.ts, imported when the command runs.
-import { Argument, type Command } from 'commander';
+// `threatcol send firewall|generic|syslog`: the command's definition (its arguments and options); what it does
+// is in send-action.ts (send-syslog-action.ts for syslog), imported when the command runs.
+import { Argument, type Command, Option } from 'commander';
 import type { Endpoint } from '../client/sample-records.js';
 import type { CliIo } from './io.js';
 import type { SendOptions } from './send-action.js';
+import type { SendSyslogOptions } from './send-syslog-action.js';
 
 export function registerSend(
   program: Command,
@@ -13,11 +14,32 @@ export function registerSend(
   program
     .command('send')
     .description('send records to a collector and print its answer; --count makes it a load generator')
-    .addArgument(new Argument('<endpoint>', 'which endpoint to post to').choices(['firewall', 'generic']))
+    .addArgument(
+      new Argument('<endpoint>', 'which endpoint to post to (syslog: octet-counted syslog messages)').choices(
+        ['firewall', 'generic', 'syslog'],
+      ),
+    )
     .option('--data <json|@file|->', 'the body: inline JSON, @FILE to read a file, or - for standard input')
     .option('--sample', 'send a realistic random record of that kind instead of --data')
+    .addOption(
+      new Option('--format <format>', 'syslog: the message format').choices([
+        'panos',
+        'cef',
+        'fortinet',
+        'suricata',
+      ]),
+    )
+    .option('--tcp', 'syslog: plain TCP instead of TLS')
+    .option(
+      '--client-cert <file>',
+      'syslog over TLS: present this PEM client certificate (the sensor pins it)',
+    )
+    .option('--client-key <file>', "syslog over TLS: the client certificate's PEM key")
     .option('--batch <n>', 'with --sample: send a JSON array of n records per request (1-1000)')
-    .option('--url <url>', 'collector base URL (env THREATCOL_URL; default https://localhost:<server.port>)')
+    .option(
+      '--url <url>',
+      'collector base URL (env THREATCOL_URL; default https://localhost:<server.port>); syslog: HOST:PORT (default localhost, syslog.listen or with --tcp syslog.tcpListen)',
+    )
     .option('--sensor <name>', 'sensor name, sent as X-SENSOR_NAME (env THREATCOL_SENSOR)')
     .option('--key <key>', 'sensor key, sent as X-AUTH_KEY (env THREATCOL_KEY); visible to other users in ps')
     .option('--key-file <file>', 'read the sensor key from this file (first line)')
@@ -44,7 +66,11 @@ export function registerSend(
       '--data-dir <dir>',
       'data directory whose tls/cert.pem is trusted by default for a local URL (default: as for serve)',
     )
-    .action((endpoint: Endpoint, options: SendOptions) =>
-      run(async () => (await import('./send-action.js')).send(endpoint, options, io)),
+    .action((endpoint: Endpoint | 'syslog', options: SendOptions & SendSyslogOptions) =>
+      run(async () =>
+        endpoint === 'syslog'
+          ? (await import('./send-syslog-action.js')).sendSyslogAction(options, io)
+          : (await import('./send-action.js')).send(endpoint, options, io),
+      ),
     );
 }

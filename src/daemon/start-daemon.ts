@@ -7,6 +7,7 @@ import { ThreatcolError } from '../errors.js';
 import { createSyslogListener, type SyslogListener } from '../inputs/syslog/syslog-listener.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
+import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { type OutputsDeps, type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { ActivityLog } from '../server/activity-log.js';
 import { Authenticator } from '../server/auth.js';
@@ -254,6 +255,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   if (!worker && syslogWanted) {
     syslog = createSyslogListener({ config, tls: certificate.tls, recordLog: store, stats, logger, now });
     syslog.updateSensors(lastSensors);
+    registerSyslogMetrics(metrics.registry, syslog.tally);
     try {
       const at = await syslog.listen();
       logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');
@@ -285,6 +287,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
                 : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
         ...(outputs ? { outputs: () => outputs.report() } : {}),
+        ...(syslog ? { syslogErrors: (sensor: string) => syslog?.tally.report(sensor) ?? null } : {}),
       });
     }
   } catch (error) {

@@ -68,7 +68,7 @@ test('bash completes commands, subcommands, options and their fixed values', () 
   assert.deepEqual(bashComplete('threatcol', 'serve', '--log-level', '=', 'de'), ['debug']);
   assert.deepEqual(bashComplete('threatcol', 'serve', '--workers', ''), ['auto']);
   assert.deepEqual(bashComplete('threatcol', 'threats', 'stats', '--by', 's'), ['sensor', 'src_ip']);
-  assert.deepEqual(bashComplete('threatcol', 'send', ''), ['firewall', 'generic']);
+  assert.deepEqual(bashComplete('threatcol', 'send', ''), ['firewall', 'generic', 'syslog']);
   assert.deepEqual(bashComplete('threatcol', 'completion', ''), ['bash', 'fish', 'zsh']);
   assert.deepEqual(bashComplete('threatcol', 'help', 'sy'), ['systemd-unit']);
   // A file or a directory where the option takes one; nothing after a command's one argument.
@@ -139,7 +139,7 @@ test('fish: complete -C offers commands with their descriptions, values and sens
   assert.deepEqual(complete('threatcol sens'), ['sensor']);
   assert.deepEqual(complete('threatcol sensor r'), ['revoke', 'rotate']);
   assert.deepEqual(complete('threatcol serve --log-format '), ['auto', 'json', 'pretty']);
-  assert.deepEqual(complete('threatcol send '), ['firewall', 'generic']);
+  assert.deepEqual(complete('threatcol send '), ['firewall', 'generic', 'syslog']);
   assert.deepEqual(complete(`threatcol sensor revoke --data-dir ${dataDir} `), ['fw-berlin', 'fw.hq']);
 });
 

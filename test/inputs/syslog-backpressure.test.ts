@@ -5,7 +5,8 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import test from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
-import { type SyslogCounts, serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
+import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
+import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
@@ -71,7 +72,8 @@ test('over the unsynced bound the socket is paused until the store catches up; a
   const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
   const log = await store.openRecordLog({ retentionIntervalMs: 0 });
   const g = gated(log, 1);
-  const counts: SyslogCounts = { threats: 0, other: 0, invalid: 0, oversize: 0 };
+  const tally = new SyslogTally();
+  const counts = tally.totals;
   let serverSocket: Socket | undefined;
   const server = createServer((socket) => {
     serverSocket = socket;
@@ -81,7 +83,7 @@ test('over the unsynced bound the socket is paused until the store catches up; a
       stats: store.stats,
       logger: pino({ level: 'silent' }),
       now: Date.now,
-      counts,
+      tally,
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -7,10 +7,16 @@ import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common
 import { existingDataDir } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
+import { showSyslogErrors } from './syslog-errors.js';
+import { syslogSetup, syslogSetupText } from './syslog-setup.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
   json?: boolean;
+  syslog?: boolean;
+  collector?: string;
+  syslogErrors?: boolean;
+  adminListen?: string;
 }
 
 export function registerSensorShow(
@@ -23,19 +29,36 @@ export function registerSensorShow(
       .command('show <name>')
       .description('show one sensor (a revoked one has no valid keys); --firewall prints the PAN-OS setup')
       .option('--firewall', 'print the PAN-OS server profile and payload format for this sensor')
+      .option('--syslog', 'print the syslog sender configuration (PAN-OS, FortiGate, rsyslog, syslog-ng)')
+      .option('--collector <host>', "with --syslog: the collector's name or address as the sender reaches it")
+      .option(
+        '--syslog-errors',
+        "print the daemon's syslog counters and latest unreadable messages for this sensor",
+      )
+      .option('--admin-listen <host:port>', 'admin listener of the running daemon (default: admin.listen)')
       .option('--json', 'print the sensor as JSON'),
   ).action((name: string, options: ShowOptions) => run(() => showSensor(name, options, io)));
 }
 
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
-  const loaded = await loadFromOptions(options, io);
+  const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
   const { config } = loaded;
   existingDataDir(loaded, options, io);
   const { sensor, stats } = await withStore(loaded, io, async (store) => ({
     sensor: (await store.registry.list()).find((s) => s.name === name),
-    stats: options.firewall ? {} : await store.stats.read(),
+    stats: options.firewall || options.syslog || options.syslogErrors ? {} : await store.stats.read(),
   }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
+  if (options.syslogErrors) return showSyslogErrors(loaded, sensor.name, options.json === true, io);
+  if (options.syslog) {
+    // Loaded when asked: it reads certificates, which --help and the other views do not need.
+    const { syslogTarget } = await import('./syslog-target.js');
+    const target = syslogTarget(loaded, sensor, options.collector);
+    const setup = syslogSetup(target);
+    if (options.json) writeJson(io.stdout, { ...target, setup });
+    else write(io.stdout, syslogSetupText(target, setup));
+    return 0;
+  }
   if (options.firewall) {
     if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
     else write(io.stdout, firewallSetupText(sensor.name, null));

@@ -10,14 +10,7 @@ import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { SyslogFramer } from './framer.js';
 import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
 import { parseSyslogHeader } from './syslog-header.js';
-
-/** What the syslog input saw, for the log and the operator. */
-export interface SyslogCounts {
-  threats: number;
-  other: number;
-  invalid: number;
-  oversize: number;
-}
+import type { SyslogTally } from './syslog-tally.js';
 
 export interface ConnectionDeps {
   config: Config;
@@ -26,7 +19,8 @@ export interface ConnectionDeps {
   stats: SensorStatsStore;
   logger: Logger;
   now: () => number;
-  counts: SyslogCounts;
+  /** Counters per sensor and format, and the sample of unreadable messages. */
+  tally: SyslogTally;
 }
 
 /** How long a failed append waits before it is tried again (the connection stays paused meanwhile). */
@@ -44,7 +38,8 @@ export function serveSyslogConnection(
   remoteAddr: string,
   deps: ConnectionDeps,
 ): void {
-  const { config, logger } = deps;
+  const { config, logger, tally } = deps;
+  const counts = tally.totals;
   const format = (sensor.syslog?.format ?? '') as SyslogFormat;
   const parse = FORMAT_PARSERS[format];
   const framer = new SyslogFramer({
@@ -68,6 +63,7 @@ export function serveSyslogConnection(
             records.length,
             new Date(deps.now()).toISOString(),
           );
+          tally.count(sensor.name, format, 'stored', records.length);
           unsynced -= records.length;
           if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
         },
@@ -83,7 +79,13 @@ export function serveSyslogConnection(
 
   const take = (frames: ReturnType<SyslogFramer['push']>): void => {
     // Dropped oversize messages give no frame but are counted all the same.
-    deps.counts.oversize += framer.counts.oversize - reportedOversize;
+    const oversize = framer.counts.oversize - reportedOversize;
+    if (oversize > 0) {
+      counts.oversize += oversize;
+      tally.count(sensor.name, format, 'truncated', oversize);
+      // A dropped message gives no frame: it was received all the same.
+      if (config.syslog.oversize === 'drop') tally.count(sensor.name, format, 'received', oversize);
+    }
     reportedOversize = framer.counts.oversize;
     if (parse === undefined || frames.length === 0) return;
     const nowMs = deps.now();
@@ -95,12 +97,21 @@ export function serveSyslogConnection(
       const result = header.ok
         ? parse(header.message, { timezone, defaultCriticality: config.firewall.defaultCriticality })
         : { kind: 'invalid' as const, reason: header.reason };
-      if (result.kind === 'other') deps.counts.other++;
-      else if (result.kind === 'invalid') {
-        deps.counts.invalid++;
+      tally.count(sensor.name, format, 'received');
+      if (result.kind === 'other') {
+        counts.other++;
+        tally.count(sensor.name, format, 'other');
+      } else if (result.kind === 'invalid') {
+        counts.invalid++;
+        tally.count(sensor.name, format, 'invalid');
+        tally.sample(
+          sensor.name,
+          { at: new Date(nowMs).toISOString(), remoteAddr, format, reason: result.reason },
+          frame.message,
+        );
         logger.debug({ sensor: sensor.name, format, reason: result.reason }, 'syslog message not read');
       } else {
-        deps.counts.threats++;
+        counts.threats++;
         ctx ??= receipt(sensor.name, remoteAddr, timezone, nowMs, deps.config);
         const ascii = isAsciiText(text);
         records.push(buildSyslogRecord(result.fields, format, text, frame.truncated, { ...ctx, ascii }));

@@ -7,8 +7,9 @@ import type { Config } from '../../config/schema.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
-import { type SyslogCounts, serveSyslogConnection } from './syslog-connection.js';
+import { serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
+import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
 
 export interface SyslogListenerDeps {
   config: Config;
@@ -25,7 +26,9 @@ export interface SyslogListener {
   /** The registry changed: new connections are matched against these; connections of a sensor revoked or changed are closed. */
   updateSensors(sensors: readonly Sensor[]): void;
   setTls(material: TlsMaterial): void;
-  readonly counts: SyslogCounts & { refused: number };
+  readonly counts: SyslogCounts;
+  /** Per sensor and format, with each sensor's unreadable messages (admin `/api/syslog-errors`, /metrics). */
+  readonly tally: SyslogTally;
   close(): Promise<void>;
 }
 
@@ -37,7 +40,7 @@ const IDLE_MS = 10 * 60_000;
 export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const { config, logger } = deps;
   const senders = new SyslogSenders();
-  const counts = { threats: 0, other: 0, invalid: 0, oversize: 0, refused: 0 };
+  const tally = new SyslogTally();
   const open = new Map<Socket, Sensor>();
   const refusalLogged = new Map<string, number>();
   const servers: Server[] = [];
@@ -52,7 +55,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     const addr = plainAddress(socket.remoteAddress ?? '');
     const mine = perAddress.get(addr) ?? 0;
     if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
-      counts.refused++;
+      tally.refuse('limit');
       logRefusal(
         addr,
         'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
@@ -84,7 +87,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
     const sensor = senders.match(remoteAddr, fingerprint);
     if (sensor === null) {
-      counts.refused++;
+      tally.refuse('no_sensor');
       logRefusal(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
         transport,
         clientCertificate: fingerprint ?? 'none',
@@ -101,7 +104,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       stats: deps.stats,
       logger,
       now: deps.now,
-      counts,
+      tally,
     });
   }
 
@@ -146,7 +149,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   }
 
   return {
-    counts,
+    counts: tally.totals,
+    tally,
     async listen() {
       const tls = await start(tlsServer, config.syslog.listen);
       const tcp = await start(tcpServer, config.syslog.tcpListen);

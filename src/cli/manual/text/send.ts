@@ -8,6 +8,8 @@ threatcol send firewall --sample --url https://collector.example.org --sensor fw
 threatcol send generic --data '{"source_ip":"192.0.2.7","destination_ip":"10.0.0.5","destination_port":22,"protocol":"TCP","threat":"SSH brute force","criticality":3}'
 threatcol send generic --data @records.json        # a file: one record or a JSON array of up to 1000
 some-tool | threatcol send generic --data -        # standard input
+threatcol send syslog --format panos --sample --url collector.example.org:6514 --client-cert fw.pem --client-key fw.key
+threatcol send syslog --format cef --sample --count 1000 --concurrency 4 --tcp --url 127.0.0.1:514
 \`\`\`
 
 Sends one request to \`POST /firewall\` or \`POST /generic\` of a collector, prints the HTTP status and the
@@ -23,12 +25,25 @@ bundled roots plus the distribution's bundle), or, for a collector on this machi
 self-signed \`<data-dir>/tls/cert.pem\` when this user can read it; use at most one of \`--ca\`, \`--fingerprint\`
 and \`--insecure\`.
 
+\`send syslog\` sends \`--sample\` threat messages of \`--format\` (\`panos\`, \`cef\`, \`fortinet\`, \`suricata\`, each
+as that sender writes it, its time the sending time in UTC), octet-counted, to the [syslog listener](syslog.md)
+at \`--url HOST:PORT\` (default: localhost and \`syslog.listen\`'s port): over TLS, verified as above and
+presenting \`--client-cert\`/\`--client-key\` when the sensor pins a certificate, or with \`--tcp\` over plain TCP
+(default port \`syslog.tcpListen\`'s). \`--count N\` sends N distinct messages over \`--concurrency C\`
+connections. Syslog has no answer: it exits 0 once the collector has closed the connections, and prints what
+it sent; whether they were stored shows in \`threats tail --endpoint syslog\` and \`sensor show NAME
+--syslog-errors\` (a connection no sensor matches is closed unread).
+
 **A key given with \`--key\` is visible to every user of the machine** in \`ps\` and \`/proc/PID/cmdline\`, and
 lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
 `,
   options: {
     '--data': `the body, sent exactly as given: inline, read from FILE (\`@FILE\`), or read from standard input (\`-\`)`,
     '--sample': `instead of \`--data\`: a realistic random record of that kind (documentation-range and private addresses, common ports, PAN-OS style threat names such as \`SSH2 Login Attempt(31914)\`, for firewall a \`time_received\` in \`YYYY/MM/DD HH:MM:SS\` and a \`severity\`)`,
+    '--format': `syslog: the message format, \`panos\`, \`cef\`, \`fortinet\` or \`suricata\``,
+    '--tcp': `syslog: plain TCP instead of TLS (the collector's \`syslog.tcpListen\`)`,
+    '--client-cert': `syslog over TLS: present this PEM client certificate (the one the sensor pins)`,
+    '--client-key': `syslog over TLS: the PEM key of \`--client-cert\``,
     '--batch': `with \`--sample\`: a JSON array of N records (1-1000) per request`,
     '--url': `the collector's base URL (environment \`THREATCOL_URL\`); default \`https://localhost:<server.port>\` from the configuration. A URL ending in the endpoint (\`https://host/firewall\` for \`send firewall\`) is used as given, one ending in the other endpoint is refused (USAGE, the URL shown), any other path is a prefix (\`https://proxy/threatcol\` posts to \`/threatcol/firewall\`); only \`https://\`: the key is never sent over plain HTTP`,
     '--sensor': `sensor name, sent as \`X-SENSOR_NAME\` (environment \`THREATCOL_SENSOR\`)`,

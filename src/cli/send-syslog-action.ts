@@ -1,0 +1,125 @@
+// What `threatcol send syslog` does: sends sample threat messages of a format, octet-counted, over TLS (with a
+// client certificate when the sensor pins one) or plain TCP, and prints what it sent. Syslog has no answer:
+// whether they were stored shows in `threats tail --endpoint syslog` and `sensor show NAME --syslog-errors`.
+
+import { connectionError } from '../client/connection-error.js';
+import {
+  SYSLOG_SAMPLE_FORMATS,
+  type SyslogSampleFormat,
+  sampleSyslogMessage,
+} from '../client/syslog-samples.js';
+import { type SyslogDestination, sendSyslog } from '../client/syslog-send.js';
+import { parseAdminListen } from '../config/admin-address.js';
+import { loadConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
+import { type CliIo, write, writeJson } from './io.js';
+import { chooseTrust, readArgumentFile, type TargetOptions } from './send-target.js';
+
+export interface SendSyslogOptions extends TargetOptions {
+  format?: string;
+  sample?: boolean;
+  data?: string;
+  tcp?: boolean;
+  clientCert?: string;
+  clientKey?: string;
+  count?: string;
+  concurrency?: string;
+  json?: boolean;
+}
+
+export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): Promise<number> {
+  const format = options.format as SyslogSampleFormat;
+  if (!SYSLOG_SAMPLE_FORMATS.includes(format)) {
+    throw usage(`send syslog needs --format ${SYSLOG_SAMPLE_FORMATS.join('|')}`);
+  }
+  if (options.sample !== true || options.data !== undefined)
+    throw usage('send syslog sends --sample messages only');
+  if ((options.clientCert === undefined) !== (options.clientKey === undefined)) {
+    throw usage('give --client-cert and --client-key together');
+  }
+  if (
+    options.tcp &&
+    (options.clientCert !== undefined ||
+      options.ca !== undefined ||
+      options.fingerprint !== undefined ||
+      options.insecure)
+  ) {
+    throw usage('--tcp is plain TCP: --client-cert, --ca, --fingerprint and --insecure are for TLS');
+  }
+  const count = integer(options.count ?? '1', '--count', 1, 100_000_000);
+  const concurrency = integer(options.concurrency ?? '1', '--concurrency', 1, 1000);
+  const to = destination(options, io);
+  const where = `${to.tls ? 'tls' : 'tcp'}://${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`;
+  const base = Date.now();
+  let summary: Awaited<ReturnType<typeof sendSyslog>>;
+  try {
+    // Each message a second apart in its own time field: distinct records, never taken for retries.
+    summary = await sendSyslog(to, count, concurrency, (i) =>
+      sampleSyslogMessage(format, base - (count - i) * 1000),
+    );
+  } catch (error) {
+    throw connectionError(error, where, to.tls?.trust);
+  }
+  if (options.json) writeJson(io.stdout, { to: where, format, ...summary });
+  else {
+    write(
+      io.stdout,
+      `sent ${summary.messages} ${format} messages (${summary.bytes} bytes) to ${where} over ${summary.connections} connection${summary.connections === 1 ? '' : 's'} in ${summary.seconds.toFixed(3)} s`,
+    );
+    write(
+      io.stderr,
+      'syslog has no acknowledgement: see threatcol threats tail --endpoint syslog, or sensor show NAME --syslog-errors',
+    );
+  }
+  return 0;
+}
+
+/** --url host:port, else this machine and the port of syslog.listen (with --tcp, syslog.tcpListen). */
+function destination(options: SendSyslogOptions, io: CliIo): SyslogDestination {
+  let host = 'localhost';
+  let port: number;
+  if (options.url !== undefined) {
+    const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(options.url);
+    if (m === null || Number(m[2]) > 65535)
+      throw usage(`send syslog --url is HOST:PORT, not "${options.url}"`);
+    host = m[1] as string;
+    port = Number(m[2]);
+  } else {
+    const { config } = loadConfig({ configPath: options.config, env: io.env });
+    const at = parseAdminListen(options.tcp ? config.syslog.tcpListen : config.syslog.listen);
+    if (at === null || at.port === 0) {
+      throw usage(
+        `no --url and ${options.tcp ? 'syslog.tcpListen' : 'syslog.listen'} gives no port: --url HOST:PORT`,
+      );
+    }
+    port = at.port;
+  }
+  if (options.tcp) return { host, port, tls: null };
+  const trust = chooseTrust(options, new URL(`tls://${host.includes(':') ? `[${host}]` : host}`), io);
+  if (trust.kind === 'insecure')
+    write(io.stderr, "threatcol: warning: --insecure: the collector's certificate is not verified");
+  return {
+    host,
+    port,
+    tls: {
+      trust,
+      ...(options.clientCert !== undefined && options.clientKey !== undefined
+        ? {
+            cert: readArgumentFile(options.clientCert, '--client-cert'),
+            key: readArgumentFile(options.clientKey, '--client-key'),
+          }
+        : {}),
+    },
+  };
+}
+
+function integer(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max)
+    throw usage(`${flag} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function usage(message: string): ThreatcolError {
+  return new ThreatcolError('USAGE', message);
+}
