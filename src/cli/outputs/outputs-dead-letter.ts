@@ -4,13 +4,7 @@ import { renameSync, unlinkSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
-import {
-  appendDeadLetters,
-  type DeadLetter,
-  deadLetterPath,
-  readDeadLetterFile,
-  readDeadLetters,
-} from '../../outputs/dead-letter.js';
+import type { DeadLetter } from '../../outputs/dead-letter.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { type CliIo, write, writeJson } from '../io.js';
@@ -41,6 +35,8 @@ export function registerOutputsDeadLetter(
 export async function deadLetters(name: string, options: DeadLetterOptions, io: CliIo): Promise<number> {
   const loaded = await loadFromOptions(options, io);
   if (options.retry) return retry(name, loaded, io);
+  // Imported here: the definition above is loaded for every command line.
+  const { readDeadLetters } = await import('../../outputs/dead-letter.js');
   const letters = readDeadLetters(loaded.dataDir, name);
   if (options.json) {
     writeJson(io.stdout, letters);
@@ -62,6 +58,9 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
 
 async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<number> {
   const output = configuredOutput(loaded, name);
+  const { appendDeadLetters, deadLetterPath, readDeadLetterFile } = await import(
+    '../../outputs/dead-letter.js'
+  );
   const path = deadLetterPath(loaded.dataDir, name);
   // Taken aside first: the daemon may append new dead letters meanwhile, to a fresh file.
   const aside = `${path}.retrying-${process.pid}`;

@@ -1,7 +1,6 @@
 // `threatcol outputs list`: every output's state, position, lag, last success and error, dead letters; from
 // the running daemon when it answers, else from the cursor files (state "stopped").
 import type { Command } from 'commander';
-import { readDeadLetters } from '../../outputs/dead-letter.js';
 import type { OutputReport } from '../../outputs/start-outputs.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
@@ -30,6 +29,8 @@ export function registerOutputsList(
 
 export async function listOutputs(options: ListOptions, io: CliIo): Promise<number> {
   const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
+  // Imported here: the definition above is loaded for every command line.
+  const { readDeadLetters } = await import('../../outputs/dead-letter.js');
   const fromDaemon = await fetchDaemonOutputs(loaded);
   let reports: OutputReport[];
   if (fromDaemon) {

@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
-import { FORMAT_PARSERS } from '../../inputs/syslog/parsers/format-parsers.js';
+import { SYSLOG_FORMATS } from '../../inputs/syslog/parsers/format-names.js';
 import { normalizeFingerprint, parseCidr } from '../../inputs/syslog/syslog-senders.js';
 import type { SensorSyslog } from '../../store/registry.js';
 
@@ -22,11 +22,7 @@ export function addSyslogOptions(command: Command): Command {
       '--syslog',
       'the sensor also sends syslog (docs/syslog.md): needs --format and --from or --client-cert',
     )
-    .addOption(
-      new Option('--format <format>', 'syslog: how its messages are read').choices(
-        Object.keys(FORMAT_PARSERS),
-      ),
-    )
+    .addOption(new Option('--format <format>', 'syslog: how its messages are read').choices(SYSLOG_FORMATS))
     .option('--from <cidr>', 'syslog: a source network its connections come from (repeatable)', collect)
     .option(
       '--client-cert <file>',

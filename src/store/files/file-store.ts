@@ -5,12 +5,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
+import { lazyOutputCursors } from '../lazy-output-cursors.js';
 import type { SensorRegistry } from '../registry.js';
 import { createSkippedRecords } from '../skipped-records.js';
 import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
 import { createFileRegistry } from './file-registry.js';
-import { createFileOutputCursors } from './output-cursors.js';
-import { createOutputHold } from './output-holds.js';
 import { createFileRecordReader } from './read-records.js';
 import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
@@ -62,15 +61,20 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     registry,
     reader: createFileRecordReader(dataDir, skipped, deps.fileOps),
     stats,
-    outputs: createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger }),
+    outputs: lazyOutputCursors(async () => {
+      const { createFileOutputCursors } = await import('./output-cursors.js');
+      return createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger });
+    }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {
       // The writer's modules are imported by the writer only: CLI commands open this store to read.
-      const [{ openFileRecordLog }, { withDedupe }, { startRetention }] = await Promise.all([
-        import('./file-record-log.js'),
-        import('./dedupe/dedupe-record-log.js'),
-        import('./retention.js'),
-      ]);
+      const [{ openFileRecordLog }, { withDedupe }, { startRetention }, { createOutputHold }] =
+        await Promise.all([
+          import('./file-record-log.js'),
+          import('./dedupe/dedupe-record-log.js'),
+          import('./retention.js'),
+          import('./output-holds.js'),
+        ]);
       const log = await openFileRecordLog({
         dataDir,
         segmentMaxBytes: config.store.segmentMaxBytes,

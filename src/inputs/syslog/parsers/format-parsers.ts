@@ -1,5 +1,6 @@
 // The format parsers by the name a sensor's `--format` gives.
 import { parseCef } from './cef.js';
+import type { SyslogFormat } from './format-names.js';
 import { parseFortinet } from './fortinet.js';
 import { parsePanos } from './panos.js';
 import type { FormatParser } from './parse-result.js';
@@ -10,6 +11,6 @@ export const FORMAT_PARSERS = {
   cef: parseCef,
   fortinet: parseFortinet,
   suricata: parseSuricata,
-} as const satisfies Record<string, FormatParser>;
+} as const satisfies Record<SyslogFormat, FormatParser>;
 
-export type SyslogFormat = keyof typeof FORMAT_PARSERS;
+export type { SyslogFormat } from './format-names.js';
