@@ -65,12 +65,8 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   registerCheck(program, io, run);
   registerReload(program, io, run);
   registerSystemdUnit(program, io, run);
-  const sensor = program
-    .command('sensor')
-    .description('issue, list, change, revoke and delete sensor keys')
-    .hook('preSubcommand', (_parent, sub) => {
-      current = sub;
-    });
+  // Groups: the loop at the end hooks every top-level command, these two among them.
+  const sensor = program.command('sensor').description('issue, list, change, revoke and delete sensor keys');
   registerSensorAdd(sensor, io, run);
   registerSensorList(sensor, io, run);
   registerSensorRevoke(sensor, io, run);
@@ -84,10 +80,7 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
   registerSend(program, io, run);
   const outputs = program
     .command('outputs')
-    .description('where records are forwarded: list, test, replay, forget, dead letters')
-    .hook('preSubcommand', (_parent, sub) => {
-      current = sub;
-    });
+    .description('where records are forwarded: list, test, replay, forget, dead letters');
   registerOutputsList(outputs, io, run);
   registerOutputsTest(outputs, io, run);
   registerOutputsReplay(outputs, io, run);
