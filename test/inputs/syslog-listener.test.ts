@@ -7,6 +7,7 @@ import test from 'node:test';
 import { connect } from 'node:tls';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
+import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const fixture = (name: string) =>
@@ -47,30 +48,6 @@ async function addSensor(dataDir: string, name: string, ...args: string[]): Prom
 }
 
 /** The stored syslog records, once `count` of them are there (bounded wait: the store is polled). */
-async function storedSyslog(dataDir: string, count: number): Promise<Record<string, unknown>[]> {
-  for (let i = 0; i < 100; i++) {
-    const tail = await runCli([
-      'threats',
-      'tail',
-      '--data-dir',
-      dataDir,
-      '--no-follow',
-      '--json',
-      '-n',
-      '100',
-      '--endpoint',
-      'syslog',
-    ]);
-    const records = tail.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    if (records.length >= count) return records;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`fewer than ${count} syslog records were stored`);
-}
-
 test('logger over plain TCP, octet counting and LF framing: each CEF threat stored once, traffic not stored', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'cp-gw', '--syslog', '--format', 'cef', '--from', '127.0.0.1/32');

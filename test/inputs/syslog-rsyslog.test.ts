@@ -9,6 +9,7 @@ import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { freeLoopbackPort } from '../helpers/rsyslog.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
+import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -94,29 +95,7 @@ test('rsyslog forwards over TLS, octet-counted and LF-framed: each threat stored
   send(octetIn, [checkPoint, traffic, escapes]);
   send(lfIn, [sophos]);
 
-  let records: Record<string, unknown>[] = [];
-  await until(
-    async () => {
-      const tail = await runCli([
-        'threats',
-        'tail',
-        '--data-dir',
-        dir,
-        '--no-follow',
-        '--json',
-        '--endpoint',
-        'syslog',
-      ]);
-      records = tail.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return records.length >= 3;
-    },
-    20_000,
-    `three records forwarded by rsyslog (${log})`,
-    100,
-  );
+  const records = await storedSyslog(dir, 3, `three records forwarded by rsyslog (${log})`);
   assert.deepEqual(records.map((r) => [r.sensor, r.threat]).sort(), [
     ['relay', 'Virus detected'],
     ['relay', 'Web Server Enforcement Violation'],

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
+import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -79,31 +80,7 @@ test('send syslog: 60 panos messages over TLS on 4 connections with a client cer
     /^sent 15 cef messages \(\d+ bytes\) to tcp:\/\/127\.0\.0\.1:\d+ over 1 connection/,
   );
 
-  let records: Record<string, unknown>[] = [];
-  await until(
-    async () => {
-      const tail = await runCli([
-        'threats',
-        'tail',
-        '--data-dir',
-        dir,
-        '--no-follow',
-        '--json',
-        '-n',
-        '1000',
-        '--endpoint',
-        'syslog',
-      ]);
-      records = tail.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return records.length >= 75;
-    },
-    30_000,
-    '75 syslog records stored',
-    100,
-  );
+  const records = await storedSyslog(dir, 75, '75 syslog records stored', 30_000);
   const by = (sensor: string) => records.filter((r) => r.sensor === sensor);
   assert.equal(by('pa').length, 60);
   assert.equal(by('cp').length, 15);

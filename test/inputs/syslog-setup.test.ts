@@ -11,6 +11,7 @@ import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { freeLoopbackPort } from '../helpers/rsyslog.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
+import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -52,37 +53,6 @@ async function runRsyslog(
     'rsyslogd started',
   );
   return () => log;
-}
-
-async function storedSyslog(
-  dir: string,
-  count: number,
-  what: () => string,
-): Promise<Record<string, unknown>[]> {
-  let records: Record<string, unknown>[] = [];
-  await until(
-    async () => {
-      const tail = await runCli([
-        'threats',
-        'tail',
-        '--data-dir',
-        dir,
-        '--no-follow',
-        '--json',
-        '--endpoint',
-        'syslog',
-      ]);
-      records = tail.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return records.length >= count;
-    },
-    20_000,
-    `${count} records forwarded by rsyslog (${what()})`,
-    100,
-  );
-  return records;
 }
 
 test("rsyslog runs the printed omfwd snippet: the collector pinned by fingerprint, the sensor's client certificate presented, threats stored", async (t) => {
@@ -175,29 +145,7 @@ test("rsyslog runs the printed omfwd snippet: the collector pinned by fingerprin
   );
   assert.equal(sent.status, 0, String(sent.stderr));
 
-  let records: Record<string, unknown>[] = [];
-  await until(
-    async () => {
-      const tail = await runCli([
-        'threats',
-        'tail',
-        '--data-dir',
-        dir,
-        '--no-follow',
-        '--json',
-        '--endpoint',
-        'syslog',
-      ]);
-      records = tail.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return records.length >= 3;
-    },
-    20_000,
-    `three records forwarded by rsyslog (${log})`,
-    100,
-  );
+  const records = await storedSyslog(dir, 3, `three records forwarded by rsyslog (${log})`);
   assert.deepEqual(records.map((r) => [r.sensor, r.threat]).sort(), [
     ['relay', 'Virus detected'],
     ['relay', 'Web Server Enforcement Violation'],
@@ -298,7 +246,11 @@ test('Suricata through rsyslog: imfile reads eve.json, the printed omfwd snippet
     ].join('\n'),
     async () => true,
   );
-  const records = await storedSyslog(dir, alerts.length, log);
+  const records = await storedSyslog(
+    dir,
+    alerts.length,
+    `${alerts.length} records forwarded by rsyslog (${log()})`,
+  );
   assert.equal(records.length, alerts.length);
   assert.ok(records.every((r) => r.sensor === 'opnsense' && r.format === 'suricata'));
   assert.deepEqual(
