@@ -2,7 +2,7 @@
 // Only what an owner needs to see leaves here: never a key, a key hash or a record's raw `original`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import { isRecordEndpoint, type StoredRecord } from '../records/stored-record.js';
 import { parseAddressMatch } from '../store/address-match.js';
 import { recordMatcher } from '../store/record-filter.js';
 import type { RecordFilter, Store } from '../store/store.js';
@@ -70,7 +70,7 @@ export function feedFilter(query: URLSearchParams): RecordFilter {
   const to = Date.parse(query.get('to') ?? '');
   if (!Number.isNaN(to)) filter.until = to;
   const endpoint = query.get('endpoint');
-  if (endpoint === 'firewall' || endpoint === 'generic') filter.endpoint = endpoint;
+  if (isRecordEndpoint(endpoint)) filter.endpoint = endpoint;
   const min = Number(query.get('min'));
   if (Number.isInteger(min) && min >= 1 && min <= 4) filter.minCriticality = min;
   return filter;

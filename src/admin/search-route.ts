@@ -2,6 +2,7 @@
 // the feed's read slots: two reads at once, a few waiting, 503 DASHBOARD_BUSY past that, aborted on hang-up.
 import type { ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
+import { isRecordEndpoint } from '../records/stored-record.js';
 import { type SearchQuery, searchQueryProblem, searchRecords } from '../store/search-records.js';
 import {
   busy,
@@ -34,7 +35,7 @@ export function searchQueryFrom(params: URLSearchParams, now: number): SearchQue
     if (value) query[key] = value;
   }
   const endpoint = params.get('endpoint');
-  if (endpoint === 'firewall' || endpoint === 'generic') query.endpoint = endpoint;
+  if (isRecordEndpoint(endpoint)) query.endpoint = endpoint;
   const min = Number(params.get('min'));
   if (Number.isInteger(min) && min >= 1 && min <= 4) query.minCriticality = min;
   return searchQueryProblem(query, now) ?? query;

@@ -13,11 +13,19 @@ import { firewallTimeToUtcMs } from './firewall-time.js';
 import { memoIsoTime } from './iso-time.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
+/** Where a record came in: the two HTTPS routes and the syslog input. */
+export const RECORD_ENDPOINTS = ['firewall', 'generic', 'syslog'] as const;
+export type RecordEndpoint = (typeof RECORD_ENDPOINTS)[number];
+
+/** Whether a query parameter names an endpoint (filters ignore anything else). */
+export const isRecordEndpoint = (text: string | null | undefined): text is RecordEndpoint =>
+  (RECORD_ENDPOINTS as readonly unknown[]).includes(text);
+
 export interface StoredRecord {
   id: string;
   received_at: string;
   sensor: string;
-  endpoint: 'firewall' | 'generic' | 'syslog';
+  endpoint: RecordEndpoint;
   /** Syslog only: the sensor's message format (panos, cef, fortinet, suricata). */
   format?: string;
   criticality: number;
@@ -78,7 +86,7 @@ export class BuiltRecord implements StoredRecord {
   id = '';
   received_at = '';
   sensor = '';
-  endpoint: 'firewall' | 'generic' | 'syslog' = 'firewall';
+  endpoint: RecordEndpoint = 'firewall';
   format: string | undefined = undefined;
   criticality = 0;
   severity = '';

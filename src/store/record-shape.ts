@@ -1,9 +1,9 @@
 // What counts as a stored record when reading one back: the one shape check both backends apply to every
 // line or message before a reader, a filter or a printer sees it (anything else is skipped and counted).
-import type { StoredRecord } from '../records/stored-record.js';
+import { RECORD_ENDPOINTS, type StoredRecord } from '../records/stored-record.js';
 import { READABLE_SENSOR_NAME } from './registry.js';
 
-const ENDPOINTS = new Set<string>(['firewall', 'generic', 'syslog'] satisfies StoredRecord['endpoint'][]);
+const ENDPOINTS = new Set<string>(RECORD_ENDPOINTS);
 
 /**
  * The fields every reader, filter and aggregation relies on, with their types. A stream shared with other

@@ -19,7 +19,11 @@ import { until } from '../helpers/until.js';
 const SOURCES = ['192.0.2.10', '2001:db8::5', '198.51.100.1', '192.0.2.250'];
 
 /** `count` records over the last hour, oldest first, sources in turn; their ids and bytes. */
-function writeStore(dataDir: string, count: number): { ids: string[]; bytes: number } {
+function writeStore(
+  dataDir: string,
+  count: number,
+  fields: (i: number) => Record<string, unknown> = () => ({}),
+): { ids: string[]; bytes: number } {
   mkdirSync(threatsDir(dataDir), { recursive: true, mode: 0o700 });
   const now = Date.now();
   const fd = openSync(join(threatsDir(dataDir), `${utcDay(now)}-000001.ndjson`), 'a', 0o640);
@@ -33,7 +37,9 @@ function writeStore(dataDir: string, count: number): { ids: string[]; bytes: num
     const threat = i % 3 === 0 ? `EICAR test ${i}` : `SSH brute force ${i}`;
     const src_ip = SOURCES[i % SOURCES.length];
     lines.push(
-      JSON.stringify(storedGenericRecord({ id, received_at: new Date(at).toISOString(), threat, src_ip })),
+      JSON.stringify(
+        storedGenericRecord({ id, received_at: new Date(at).toISOString(), threat, src_ip, ...fields(i) }),
+      ),
     );
     if (lines.length === 5000 || i === count - 1) {
       const text = `${lines.join('\n')}\n`;
@@ -159,4 +165,23 @@ test("admin /api/search: look-ups share the feeds' read slots: two reads at once
   for (const search of searches) assert.equal((await search.answer).status, 200);
   assert.equal(s.maxOpenFds, FEED_READS_AT_ONCE, 'most reads open at once');
   for (const feed of feeds) feed.req.destroy();
+});
+
+test('admin /api/search and /api/feed: endpoint=syslog keeps only the records the syslog input stored', async (t) => {
+  const dataDir = makeTempDir(t);
+  const isSyslog = (i: number) => i % 3 === 1;
+  const { ids } = writeStore(dataDir, 30, (i) => (isSyslog(i) ? { endpoint: 'syslog', format: 'cef' } : {}));
+  const { ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  const found = await startGet(`${base}/api/search?endpoint=syslog&since=2h&limit=200`).answer;
+  assert.equal(found.status, 200);
+  const syslogIds = ids.filter((_, i) => isSyslog(i));
+  assert.deepEqual(
+    found.body.records.map((r) => r.id),
+    [...syslogIds].reverse(),
+  );
+  const feed = await openFeed(`${base}/api/feed?endpoint=syslog`);
+  t.after(() => feed.req.destroy());
+  await feed.waitFor(syslogIds[0] as string);
+  for (const [i, id] of ids.entries()) assert.equal(feed.text().includes(id), isSyslog(i), id);
 });

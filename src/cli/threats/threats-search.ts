@@ -18,7 +18,7 @@ interface SearchOptions extends CommonOptions {
   threat?: string;
   sensor?: string[];
   minCriticality?: string;
-  endpoint?: 'firewall' | 'generic';
+  endpoint?: 'firewall' | 'generic' | 'syslog';
   since: string;
   until?: string;
   before?: string;
@@ -47,6 +47,7 @@ export function registerThreatsSearch(
         new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
           'firewall',
           'generic',
+          'syslog',
         ]),
       )
       .option('--since <when>', 'start of the window: a duration ago (24h, 7d) or an ISO time', '24h')
