@@ -1,7 +1,8 @@
 // `serve --workers 2` with the syslog input, black box on real processes: util-linux `logger` and TLS clients
 // over many connections, every message stored once by whichever worker read it; counters, samples and
 // metrics summed across workers; revocation closes connections in every worker; the connection cap holds
-// across workers; SIGHUP reloads the syslog certificate in every worker.
+// across workers; SIGHUP reloads the syslog certificate in every worker; a killed worker comes back on the same
+// syslog port with its connections released and its counts kept.
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,7 +18,7 @@ import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { makeCert, writeCert } from '../service/harness.js';
-import { recordsByWorker, waitForLog } from './support.js';
+import { announcedWorkers, recordsByWorker, waitForLog } from './support.js';
 
 const TWO = ['--workers', '2'];
 const SYSLOG_ENV = { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0', THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0' };
@@ -285,6 +286,78 @@ test('two workers: SIGHUP reloads the syslog certificate in every worker', async
   const after = await fromEachWorker('after');
   assert.deepEqual([...after.keys()].sort(), [1, 2]);
   assert.deepEqual([...after.values()], [second.fingerprint, second.fingerprint]);
+});
+
+test('two workers: a worker killed with syslog connections open is restarted on the same syslog port; its connections are released and its counts kept', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
+  const serve = await spawnServe(dataDir, TWO, {
+    env: { ...SYSLOG_ENV, THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '2' },
+  });
+  t.after(() => serve.stop('SIGKILL'));
+  const { tcp } = syslogPorts(serve);
+  const pids = new Map(announcedWorkers(serve).map((w) => [w.id, w.pid]));
+  const admin = (serve.adminUrl as string).replace('http://', '');
+  const stored = async () => {
+    const shown = await runCli([
+      'sensor',
+      'show',
+      'fg',
+      '--data-dir',
+      dataDir,
+      '--syslog-errors',
+      '--json',
+      '--admin-listen',
+      admin,
+    ]);
+    return (JSON.parse(shown.stdout) as { counts: { stored: number }[] }).counts[0]?.stored ?? 0;
+  };
+  /** Two connections (one per worker, round robin), each sending one threat and staying open. */
+  const openTwo = async (tag: string) => {
+    const sockets: { socket: Socket; closed: Promise<void> }[] = [];
+    for (let c = 0; c < 2; c++) {
+      const socket = connectTcp({ host: '127.0.0.1', port: tcp });
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await once(socket, 'connect');
+      socket.write(framed([`<134>${cefThreat(`${tag}-${c}`)}`]));
+      sockets.push({ socket, closed });
+    }
+    t.after(() => {
+      for (const s of sockets) s.socket.destroy();
+    });
+    return sockets;
+  };
+  const holders = (tag: string) =>
+    [...recordsByWorker(dataDir)]
+      .filter(([, records]) => records.some((r) => String(r.threat).startsWith(tag)))
+      .map(([w]) => w as number)
+      .sort();
+
+  const first = await openTwo('first');
+  await until(() => holders('first').length === 2, 20_000, 'both workers stored one', 50);
+  await until(async () => (await stored()) === 2, 20_000, 'the primary counted both', 100);
+
+  const from = serve.logs.length;
+  process.kill(pids.get(2) as number, 'SIGKILL');
+  await waitForLog(serve, (l) => l.msg === 'worker restarted and listening' && l.worker === 2);
+  const relistened = serve.logs.slice(from).find((l) => l.msg === 'syslog listening' && l.worker === 2);
+  assert.equal(relistened?.tcpPort, tcp, 'the restarted worker listens on the same syslog port');
+  // Worker 2's connection died with it; the sender closes the other one.
+  await Promise.race(first.map((s) => s.closed));
+  for (const s of first) s.socket.end();
+  await Promise.all(first.map((s) => s.closed));
+
+  // The primary released the dead worker's connection: two new ones fit under the cap of 2, one per worker.
+  const second = await openTwo('second');
+  await until(() => holders('second').length === 2, 20_000, 'both workers stored again', 50);
+  await until(async () => (await stored()) === 4, 20_000, 'counts from before the kill kept', 100);
+  // By now (the counts come a second later than a refusal would) a stale count would have closed one.
+  assert.equal(second.filter((s) => s.socket.destroyed).length, 0, 'neither refused');
+  assert.equal(
+    await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' }),
+    0,
+  );
 });
 
 function workerOfThreat(dataDir: string, threat: string): number | undefined {
