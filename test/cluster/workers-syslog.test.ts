@@ -9,16 +9,23 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { connect as connectTls } from 'node:tls';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { parseExposition } from '../helpers/prometheus.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
+import { type SyslogErrorsReport, syslogErrors } from '../helpers/syslog-errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { makeCert, writeCert } from '../service/harness.js';
-import { announcedWorkers, recordsByWorker, waitForLog } from './support.js';
+import {
+  announcedWorkers,
+  recordsByWorker,
+  reloadEveryWorker,
+  servedByEachWorker,
+  waitForLog,
+} from './support.js';
 
 const TWO = ['--workers', '2'];
 const SYSLOG_ENV = { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0', THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0' };
@@ -34,6 +41,32 @@ const framed = (messages: string[]) => messages.map((m) => `${Buffer.byteLength(
 async function addSensor(dataDir: string, name: string, ...args: string[]): Promise<void> {
   const added = await runCli(['sensor', 'add', name, '--data-dir', dataDir, '--syslog', ...args]);
   assert.equal(added.code, 0, added.stderr);
+}
+
+/** `serve --workers 2` with both syslog listeners on 127.0.0.1, port 0; stopped after the test. */
+async function serveTwo(
+  t: TestContext,
+  dataDir: string,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<{ serve: ServeProcess; ports: { tls: number; tcp: number } }> {
+  const serve = await spawnServe(dataDir, [...TWO, ...(options.args ?? [])], {
+    env: { ...SYSLOG_ENV, ...options.env },
+  });
+  t.after(() => serve.stop('SIGKILL'));
+  return { serve, ports: syslogPorts(serve) };
+}
+
+/** A plain TCP syslog connection that sends one CEF threat named `name` and stays open. */
+async function openWithThreat(
+  port: number,
+  name: string,
+): Promise<{ socket: Socket; closed: Promise<void> }> {
+  const socket = connectTcp({ host: '127.0.0.1', port });
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await once(socket, 'connect');
+  socket.write(framed([`<134>${cefThreat(name)}`]));
+  return { socket, closed };
 }
 
 /** Both workers said where syslog listens, on the same shared ports (node:cluster hands the listeners out). */
@@ -96,9 +129,7 @@ test('two workers: logger and TLS senders over many connections, each message st
   writeSelfSigned(certPath, keyPath, { cn: 'opnsense' });
   await addSensor(dataDir, 'cp', '--format', 'cef', '--from', '127.0.0.1/32');
   await addSensor(dataDir, 'opn', '--format', 'suricata', '--client-cert', certPath);
-  const serve = await spawnServe(dataDir, TWO, { env: SYSLOG_ENV });
-  t.after(() => serve.stop('SIGKILL'));
-  const ports = syslogPorts(serve);
+  const { serve, ports } = await serveTwo(t, dataDir);
 
   // Eight logger connections (octet-counted and LF-framed), each 5 threats, 1 traffic log, 1 unreadable.
   const expected: string[] = [];
@@ -127,26 +158,10 @@ test('two workers: logger and TLS senders over many connections, each message st
   assert.deepEqual(workersWith(dataDir, 'opn'), [1, 2], 'both workers read TLS connections');
 
   // The primary's tally holds both workers' counts and samples (workers report them every second).
-  const admin = (serve.adminUrl as string).replace('http://', '');
-  let report: { counts: Record<string, unknown>[]; samples: { message: string }[] } = {
-    counts: [],
-    samples: [],
-  };
+  let report: SyslogErrorsReport = { sensor: 'cp', counts: [], samples: [] };
   await until(
     async () => {
-      const shown = await runCli([
-        'sensor',
-        'show',
-        'cp',
-        '--data-dir',
-        dataDir,
-        '--syslog-errors',
-        '--json',
-        '--admin-listen',
-        admin,
-      ]);
-      assert.equal(shown.code, 0, shown.stderr);
-      report = JSON.parse(shown.stdout);
+      report = await syslogErrors(serve, dataDir, 'cp');
       return report.counts[0]?.stored === 40 && report.samples.length === 8;
     },
     20_000,
@@ -187,22 +202,13 @@ test('two workers: logger and TLS senders over many connections, each message st
 test('two workers: revoking a syslog sensor closes its connections in every worker; the per-address cap holds across workers', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
-  const serve = await spawnServe(dataDir, TWO, {
-    env: { ...SYSLOG_ENV, THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4' },
+  const { serve, ports } = await serveTwo(t, dataDir, {
+    env: { THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4' },
   });
-  t.after(() => serve.stop('SIGKILL'));
-  const { tcp } = syslogPorts(serve);
 
   // Six connections from one address, spread over both workers: four stay open, two are closed.
   const sockets: { socket: Socket; closed: Promise<void> }[] = [];
-  for (let c = 0; c < 6; c++) {
-    const socket = connectTcp({ host: '127.0.0.1', port: tcp });
-    socket.on('error', () => {});
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    await once(socket, 'connect');
-    socket.write(framed([`<134>${cefThreat(`open-${c}`)}`]));
-    sockets.push({ socket, closed });
-  }
+  for (let c = 0; c < 6; c++) sockets.push(await openWithThreat(ports.tcp, `open-${c}`));
   t.after(() => {
     for (const s of sockets) s.socket.destroy();
   });
@@ -249,40 +255,17 @@ test('two workers: SIGHUP reloads the syslog certificate in every worker', async
   const keyPath = join(dataDir, 'key.pem');
   const first = await makeCert(30);
   writeCert(first, certPath, keyPath);
-  const serve = await spawnServe(dataDir, [...TWO, '--cert', certPath, '--key', keyPath], {
-    env: SYSLOG_ENV,
-  });
-  t.after(() => serve.stop('SIGKILL'));
-  const { tls } = syslogPorts(serve);
+  const { serve, ports } = await serveTwo(t, dataDir, { args: ['--cert', certPath, '--key', keyPath] });
 
   /** TLS connections until each worker has stored one; what each worker's connection was served. */
-  const fromEachWorker = async (tag: string) => {
-    const seen = new Map<number, string>();
-    for (let i = 0; i < 40 && seen.size < 2; i++) {
-      const marker = `${tag}-${i}`;
-      const fingerprint = await sendTls(tls, framed([`<134>${cefThreat(marker)}`]));
-      await until(() => workerOfThreat(dataDir, marker) !== undefined, 20_000, `${marker} stored`, 50);
-      seen.set(workerOfThreat(dataDir, marker) as number, fingerprint);
-    }
-    return seen;
-  };
+  const fromEachWorker = (tag: string) =>
+    servedByEachWorker(dataDir, tag, (marker) => sendTls(ports.tls, framed([`<134>${cefThreat(marker)}`])));
   const before = await fromEachWorker('before');
   assert.deepEqual([...before.values()], [first.fingerprint, first.fingerprint]);
 
   const second = await makeCert(60);
   writeCert(second, certPath, keyPath);
-  const from = serve.logs.length;
-  serve.child.kill('SIGHUP');
-  for (const worker of [1, 2]) {
-    await waitForLog(
-      serve,
-      (l) =>
-        serve.logs.indexOf(l) >= from &&
-        l.msg === 'reloaded the TLS material' &&
-        l.worker === worker &&
-        l.sha256 === second.fingerprint,
-    );
-  }
+  await reloadEveryWorker(serve, second.fingerprint);
   const after = await fromEachWorker('after');
   assert.deepEqual([...after.keys()].sort(), [1, 2]);
   assert.deepEqual([...after.values()], [second.fingerprint, second.fingerprint]);
@@ -291,38 +274,15 @@ test('two workers: SIGHUP reloads the syslog certificate in every worker', async
 test('two workers: a worker killed with syslog connections open is restarted on the same syslog port; its connections are released and its counts kept', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
-  const serve = await spawnServe(dataDir, TWO, {
-    env: { ...SYSLOG_ENV, THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '2' },
+  const { serve, ports } = await serveTwo(t, dataDir, {
+    env: { THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '2' },
   });
-  t.after(() => serve.stop('SIGKILL'));
-  const { tcp } = syslogPorts(serve);
   const pids = new Map(announcedWorkers(serve).map((w) => [w.id, w.pid]));
-  const admin = (serve.adminUrl as string).replace('http://', '');
-  const stored = async () => {
-    const shown = await runCli([
-      'sensor',
-      'show',
-      'fg',
-      '--data-dir',
-      dataDir,
-      '--syslog-errors',
-      '--json',
-      '--admin-listen',
-      admin,
-    ]);
-    return (JSON.parse(shown.stdout) as { counts: { stored: number }[] }).counts[0]?.stored ?? 0;
-  };
+  const stored = async () => (await syslogErrors(serve, dataDir, 'fg')).counts[0]?.stored ?? 0;
   /** Two connections (one per worker, round robin), each sending one threat and staying open. */
   const openTwo = async (tag: string) => {
     const sockets: { socket: Socket; closed: Promise<void> }[] = [];
-    for (let c = 0; c < 2; c++) {
-      const socket = connectTcp({ host: '127.0.0.1', port: tcp });
-      socket.on('error', () => {});
-      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      await once(socket, 'connect');
-      socket.write(framed([`<134>${cefThreat(`${tag}-${c}`)}`]));
-      sockets.push({ socket, closed });
-    }
+    for (let c = 0; c < 2; c++) sockets.push(await openWithThreat(ports.tcp, `${tag}-${c}`));
     t.after(() => {
       for (const s of sockets) s.socket.destroy();
     });
@@ -342,7 +302,7 @@ test('two workers: a worker killed with syslog connections open is restarted on 
   process.kill(pids.get(2) as number, 'SIGKILL');
   await waitForLog(serve, (l) => l.msg === 'worker restarted and listening' && l.worker === 2);
   const relistened = serve.logs.slice(from).find((l) => l.msg === 'syslog listening' && l.worker === 2);
-  assert.equal(relistened?.tcpPort, tcp, 'the restarted worker listens on the same syslog port');
+  assert.equal(relistened?.tcpPort, ports.tcp, 'the restarted worker listens on the same syslog port');
   // Worker 2's connection died with it; the sender closes the other one.
   await Promise.race(first.map((s) => s.closed));
   for (const s of first) s.socket.end();
@@ -359,10 +319,3 @@ test('two workers: a worker killed with syslog connections open is restarted on 
     0,
   );
 });
-
-function workerOfThreat(dataDir: string, threat: string): number | undefined {
-  for (const [worker, records] of recordsByWorker(dataDir)) {
-    if (records.some((r) => r.threat === threat)) return worker as number;
-  }
-  return undefined;
-}
