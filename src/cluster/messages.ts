@@ -1,5 +1,6 @@
 // The IPC messages between the primary and its workers (`serve --workers`). Every message carries
 // `tc: <kind>`, so messages of other modules on the same channel (prom-client's aggregator) pass by.
+import type { SyslogTallyDelta } from '../inputs/syslog/syslog-tally.js';
 
 /** Per-sensor counters a worker gathered since its last report. */
 export interface StatsDelta {
@@ -16,8 +17,13 @@ export type WorkerMessage =
   /** The worker listens; `address` is the shared listener's. */
   | { tc: 'listening'; address: { address: string; family: string; port: number } }
   | { tc: 'stats'; deltas: StatsDelta[] }
-  /** A new connection from an address group; the primary answers only a refusal (`conn-refused`). */
-  | { tc: 'conn-open'; conn: number; group: string }
+  /** The syslog counts, refusals and unreadable samples since the worker's last report. */
+  | { tc: 'syslog-tally'; delta: SyslogTallyDelta }
+  /**
+   * A new connection from an address group; the primary answers only a refusal (`conn-refused`). Syslog
+   * connections (`ledger: 'syslog'`) are counted apart from HTTPS ones, as in a single process.
+   */
+  | { tc: 'conn-open'; conn: number; group: string; ledger?: 'syslog' }
   | { tc: 'conn-close'; conn: number }
   /** Asks for rate-limit tokens for a sensor: at least `need`, up to `want`. */
   | { tc: 'lease'; req: number; sensor: string; need: number; want: number }

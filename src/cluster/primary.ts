@@ -1,8 +1,8 @@
 // The primary of `serve --workers N`: owns no request. It prepares what must exist once (data directory,
 // self-signed certificate, store), starts the workers that share the listener (worker-pool.ts forks,
 // restarts and stops them), forwards SIGHUP/SIGTERM, and is the single holder of the rate-limit buckets,
-// the connection counts, the dedupe window and sensor-stats.json (stats-merge.ts). It also runs the admin
-// listener (metrics aggregated from the workers). Retention runs in worker 1's writer.
+// the connection counts, the dedupe window, the syslog tally and sensor-stats.json (stats-merge.ts). It also
+// runs the admin listener (metrics aggregated from the workers). Retention runs in worker 1's writer.
 import type { Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -17,8 +17,11 @@ import {
 import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
+import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
+import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
+import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
@@ -73,6 +76,13 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
   const ledger = new ConnectionLedger(config.server.maxConnectionsPerAddress, config.server.maxConnections);
+  /** The syslog listeners' connections, counted apart from HTTPS ones (per exact address), as in one process. */
+  const syslogLedger = new ConnectionLedger(
+    config.server.maxConnectionsPerAddress,
+    config.server.maxConnections,
+  );
+  /** Every worker's syslog counts and samples, summed (null: syslog is off). */
+  const syslogTally = syslogConfigured(config) ? new SyslogTally() : null;
   let store: Store | null = null;
   /** Files backend with dedupe on: the one window every worker claims its keys in. */
   let dedupe: DedupeBroker | null = null;
@@ -105,6 +115,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       started: () => resolveStarted(),
       exited: (worker, slot) => {
         ledger.releaseWorker(worker.id);
+        syslogLedger.releaseWorker(worker.id);
         dedupe?.workerGone(slot);
       },
       failed: (code) => {
@@ -126,12 +137,23 @@ export function createPrimary(options: PrimaryOptions): Primary {
         if (store) for (const delta of message.deltas) mergeStatsDelta(store.stats, delta);
         break;
       case 'conn-open':
-        if (!ledger.acquire(worker.id, message.conn, message.group)) {
+        if (
+          !(message.ledger === 'syslog' ? syslogLedger : ledger).acquire(
+            worker.id,
+            message.conn,
+            message.group,
+          )
+        ) {
           send(worker, { tc: 'conn-refused', conn: message.conn });
         }
         break;
       case 'conn-close':
+        // A worker numbers its connections once over both ledgers: only the one holding it releases it.
         ledger.release(worker.id, message.conn);
+        syslogLedger.release(worker.id, message.conn);
+        break;
+      case 'syslog-tally':
+        syslogTally?.merge(message.delta);
         break;
       case 'lease': {
         const reply = limiter.lease(message.sensor, message.need, message.want, now());
@@ -177,8 +199,9 @@ export function createPrimary(options: PrimaryOptions): Primary {
           : pool.listening < options.workers
             ? [`${pool.listening} of ${options.workers} workers listening`]
             : [],
-      renderMetrics: withOutputMetrics(clusterMetricsRenderer(), () => outputs),
+      renderMetrics: withPrimaryMetrics(clusterMetricsRenderer(), () => outputs, syslogTally),
       outputs: async () => (outputs ? outputs.report() : []),
+      ...(syslogTally ? { syslogErrors: (sensor: string) => syslogTally.report(sensor) } : {}),
     });
   }
 
@@ -291,13 +314,18 @@ export function createPrimary(options: PrimaryOptions): Primary {
   };
 }
 
-/** The workers' metrics and, after them, the outputs' series of the primary (they run only here). */
-function withOutputMetrics(
+/**
+ * The workers' metrics and, after them, the series only the primary holds: the outputs' (they run only here)
+ * and the syslog input's (the workers' tallies summed here).
+ */
+function withPrimaryMetrics(
   render: () => Promise<{ contentType: string; body: string }>,
   outputs: () => RunningOutputs | null,
+  syslogTally: SyslogTally | null,
 ): () => Promise<{ contentType: string; body: string }> {
   const registry = new Registry();
   registerOutputMetrics(registry, async () => (await outputs()?.metricRows()) ?? []);
+  if (syslogTally) registerSyslogMetrics(registry, syslogTally);
   return async () => {
     const cluster = await render();
     return { contentType: cluster.contentType, body: `${cluster.body}\n${await registry.metrics()}` };

@@ -8,6 +8,7 @@ import { startDaemon } from '../daemon/start-daemon.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
+import { reportSyslogTally } from './ipc-syslog-tally.js';
 import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
 import { isPrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -48,12 +49,13 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
-  const sockets = new Map<number, Socket>();
+  const sockets = new Map<number, { socket: Socket; refused?: () => void }>();
   let nextConn = 0;
-  const admitConnection = (socket: Socket, group: string) => {
+  /** HTTPS and syslog connections are counted apart in the primary (`ledger`), numbered here as one. */
+  const admitTo = (ledger: 'https' | 'syslog') => (socket: Socket, group: string, refused?: () => void) => {
     const conn = ++nextConn;
-    sockets.set(conn, socket);
-    send({ tc: 'conn-open', conn, group });
+    sockets.set(conn, refused ? { socket, refused } : { socket });
+    send({ tc: 'conn-open', conn, group, ...(ledger === 'syslog' ? { ledger } : {}) });
     socket.once('close', () => {
       // A refused connection was never counted by the primary.
       if (sockets.delete(conn)) send({ tc: 'conn-close', conn });
@@ -61,6 +63,10 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   };
 
   const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
+  const statsIntervalMs = Math.min(1000, options.loaded.config.store.statsIntervalMs);
+  const syslogTally = reportSyslogTally(options.loaded.config, statsIntervalMs, (delta) =>
+    send({ tc: 'syslog-tally', delta }),
+  );
   // The files backend deduplicates in the primary's one window; the NATS stream does it by itself.
   const { config } = options.loaded;
   const dedupe =
@@ -69,7 +75,16 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     loaded: options.loaded,
     logger,
     ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
-    worker: { id: options.id, workers: options.workers, stats, limiter, admitConnection, dedupe },
+    worker: {
+      id: options.id,
+      workers: options.workers,
+      stats,
+      limiter,
+      admitConnection: admitTo('https'),
+      admitSyslogConnection: admitTo('syslog'),
+      syslogTally: syslogTally?.tally ?? null,
+      dedupe,
+    },
     ...(options.reread ? { reread: options.reread } : {}),
   });
   daemon.onConfigReloaded({
@@ -88,9 +103,10 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
         daemon.stop();
         break;
       case 'conn-refused': {
-        const socket = sockets.get(message.conn);
+        const open = sockets.get(message.conn);
         sockets.delete(message.conn);
-        socket?.destroy();
+        open?.refused?.();
+        open?.socket.destroy();
         break;
       }
       case 'dedupe-claimed':
@@ -113,6 +129,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   send({ tc: 'listening', address: daemon.address });
 
   const code = await daemon.done;
+  syslogTally?.stop();
   // The last counts must reach the primary before the channel closes.
   if (connected) {
     await new Promise<void>((resolve) => channel.send({ tc: 'stats', deltas: [] }, () => resolve()));

@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
-import { createSyslogListener, type SyslogListener } from '../inputs/syslog/syslog-listener.js';
+import {
+  createSyslogListener,
+  type SyslogListener,
+  syslogConfigured,
+} from '../inputs/syslog/syslog-listener.js';
+import type { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
@@ -66,6 +71,10 @@ export interface WorkerRole {
   stats: SensorStatsStore;
   limiter: RateLimit;
   admitConnection: (socket: Socket, group: string) => void;
+  /** The same for the syslog listeners, counted apart; `refused` counts and logs a refusal. */
+  admitSyslogConnection: (socket: Socket, address: string, refused: () => void) => void;
+  /** Where the syslog listener counts (null: syslog is off); the worker reports it to the primary. */
+  syslogTally: SyslogTally | null;
   /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
   dedupe: DedupeIndex | null;
 }
@@ -248,14 +257,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw listenError(error as NodeJS.ErrnoException, config.server.host, config.server.port);
   }
 
-  // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md): said, not silent.
-  const syslogWanted = config.syslog.listen !== '' || config.syslog.tcpListen !== '';
-  if (worker && syslogWanted)
-    logger.warn('syslog.listen/tcpListen are set but serve --workers does not serve syslog yet');
-  if (!worker && syslogWanted) {
-    syslog = createSyslogListener({ config, tls: certificate.tls, recordLog: store, stats, logger, now });
+  // DESIGN 14: off unless configured. Under --workers each worker serves it on the listeners node:cluster
+  // shares, counting for the primary (which serves the tally and its metrics).
+  if (syslogConfigured(config)) {
+    syslog = createSyslogListener({
+      config,
+      tls: certificate.tls,
+      recordLog: store,
+      stats,
+      logger,
+      now,
+      ...(worker?.syslogTally ? { tally: worker.syslogTally } : {}),
+      ...(worker ? { admitConnection: worker.admitSyslogConnection } : {}),
+    });
     syslog.updateSensors(lastSensors);
-    registerSyslogMetrics(metrics.registry, syslog.tally);
+    if (!worker) registerSyslogMetrics(metrics.registry, syslog.tally);
     try {
       const at = await syslog.listen();
       logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');

@@ -5,6 +5,7 @@ import { request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import type { ServeProcess } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 
 export interface FreshReply {
   status: number;
@@ -105,4 +106,44 @@ export function waitForLog(
     };
     look();
   });
+}
+
+/** SIGHUP to the primary; resolves once every worker logged that it serves the certificate `sha256`. */
+export async function reloadEveryWorker(
+  serve: ServeProcess,
+  sha256: string,
+  workers = [1, 2],
+): Promise<void> {
+  const from = serve.logs.length;
+  serve.child.kill('SIGHUP');
+  for (const worker of workers) {
+    await waitForLog(
+      serve,
+      (l) =>
+        serve.logs.indexOf(l) >= from &&
+        l.msg === 'reloaded the TLS material' &&
+        l.worker === worker &&
+        l.sha256 === sha256,
+    );
+  }
+}
+
+/**
+ * Sends on fresh connections (`send` gets a marker to send and answers the certificate it was served) until
+ * each of the two workers has stored one; what each worker's connection was served, by worker.
+ */
+export async function servedByEachWorker(
+  dataDir: string,
+  tag: string,
+  send: (marker: string) => Promise<string>,
+): Promise<Map<number, string>> {
+  const seen = new Map<number, string>();
+  for (let i = 0; i < 40 && seen.size < 2; i++) {
+    const marker = `${tag}-${i}`;
+    const fingerprint = await send(marker);
+    // HTTPS stored it before answering; a syslog message is stored a moment after its connection ended.
+    await until(() => workerOf(dataDir, marker) !== undefined, 20_000, `${marker} stored`, 20);
+    seen.set(workerOf(dataDir, marker) as number, fingerprint);
+  }
+  return seen;
 }

@@ -16,7 +16,15 @@ import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { makeCert, writeCert } from '../service/harness.js';
-import { alive, announcedWorkers, postFresh, recordsByWorker, waitForLog } from './support.js';
+import {
+  alive,
+  announcedWorkers,
+  postFresh,
+  recordsByWorker,
+  reloadEveryWorker,
+  servedByEachWorker,
+  waitForLog,
+} from './support.js';
 
 const TWO = ['--workers', '2'];
 
@@ -216,35 +224,18 @@ test('SIGHUP reloads the certificate in every worker; a revocation is refused by
   const auth = { sensor: 'fw1', key };
 
   /** Fresh connections until each worker has answered one; returns what each worker's connection saw. */
-  const fromEachWorker = async (tag: string) => {
-    const seen = new Map<number, string>();
-    for (let i = 0; i < 40 && seen.size < 2; i++) {
-      const marker = `${tag}-${i}`;
+  const fromEachWorker = (tag: string) =>
+    servedByEachWorker(dataDir, tag, async (marker) => {
       const r = await postFresh(serve.url, '/generic', genericRecord({ threat: marker }), auth);
       assert.equal(r.status, 200, r.body);
-      for (const [worker, records] of recordsByWorker(dataDir)) {
-        if (records.some((rec) => rec.threat === marker)) seen.set(worker as number, r.fingerprint);
-      }
-    }
-    return seen;
-  };
+      return r.fingerprint;
+    });
   const before = await fromEachWorker('before');
   assert.deepEqual([...before.values()], [first.fingerprint, first.fingerprint]);
 
   const second = await makeCert(60);
   writeCert(second, certPath, keyPath);
-  const from = serve.logs.length;
-  serve.child.kill('SIGHUP');
-  for (const worker of [1, 2]) {
-    await waitForLog(
-      serve,
-      (l) =>
-        serve.logs.indexOf(l) >= from &&
-        l.msg === 'reloaded the TLS material' &&
-        l.worker === worker &&
-        l.sha256 === second.fingerprint,
-    );
-  }
+  await reloadEveryWorker(serve, second.fingerprint);
   const after = await fromEachWorker('after');
   assert.equal(after.size, 2);
   assert.deepEqual(

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { parseExposition } from '../helpers/prometheus.js';
+import type { SyslogErrorsReport } from '../helpers/syslog-errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const threat =
@@ -26,19 +27,6 @@ function sendFrames(port: number, messages: string[]): Promise<void> {
     socket.on('close', () => resolve());
     socket.resume();
   });
-}
-
-interface Report {
-  sensor: string;
-  counts: {
-    format: string;
-    received: number;
-    stored: number;
-    other: number;
-    invalid: number;
-    truncated: number;
-  }[];
-  samples: { remoteAddr: string; format: string; reason: string; bytes: number; message: string }[];
 }
 
 test('other and invalid messages are counted per sensor and format; the latest 20 unreadable ones are shown, each cut to 1 KiB', async (t) => {
@@ -79,11 +67,11 @@ test('other and invalid messages are counted per sensor and format; the latest 2
       admin,
       ...extra,
     ]);
-  let report: Report | undefined;
+  let report: SyslogErrorsReport | undefined;
   for (let i = 0; i < 100; i++) {
     const shown = await show('--json');
     assert.equal(shown.code, 0, shown.stderr);
-    report = JSON.parse(shown.stdout) as Report;
+    report = JSON.parse(shown.stdout) as SyslogErrorsReport;
     if (report.counts[0]?.stored === 2) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -6,6 +6,7 @@ import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
+import { type SyslogErrorsReport, syslogErrors } from '../helpers/syslog-errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -102,22 +103,10 @@ test('send syslog: 60 panos messages over TLS on 4 connections with a client cer
     dir,
   ]);
   assert.equal(anonymous.code, 0, anonymous.stderr); // syslog has no answer to refuse with
-  const admin = (serve.adminUrl as string).replace('http://', '');
-  let errors: { counts: { invalid: number }[]; samples: { reason: string }[] } = { counts: [], samples: [] };
+  let errors: SyslogErrorsReport = { sensor: 'cp', counts: [], samples: [] };
   await until(
     async () => {
-      const shown = await runCli([
-        'sensor',
-        'show',
-        'cp',
-        '--data-dir',
-        dir,
-        '--syslog-errors',
-        '--json',
-        '--admin-listen',
-        admin,
-      ]);
-      errors = JSON.parse(shown.stdout);
+      errors = await syslogErrors(serve, dir, 'cp');
       return errors.samples.length > 0;
     },
     10_000,

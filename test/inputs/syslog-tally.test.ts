@@ -50,3 +50,48 @@ test('counts: one row per sensor and format', () => {
     { sensor: 'a', format: 'panos', received: 0, stored: 0, other: 1, invalid: 0, truncated: 0 },
   ]);
 });
+
+test('drain hands over what was gathered and starts afresh; merge sums deltas and keeps samples in time order', () => {
+  const worker1 = new SyslogTally();
+  const worker2 = new SyslogTally();
+  assert.equal(worker1.drain(), null, 'nothing gathered: nothing to report');
+  worker1.count('a', 'cef', 'received', 3);
+  worker1.count('a', 'cef', 'stored', 2);
+  worker1.refuse('limit');
+  worker1.sample('a', { ...entry, at: '2026-11-26T12:00:02.000Z' }, Buffer.from('late'));
+  worker2.count('a', 'cef', 'received', 4);
+  worker2.count('a', 'cef', 'invalid');
+  worker2.refuse('no_sensor');
+  worker2.sample('a', { ...entry, at: '2026-11-26T12:00:01.000Z' }, Buffer.from('early'));
+
+  const primary = new SyslogTally();
+  for (const w of [worker1, worker2]) {
+    const delta = w.drain();
+    assert.ok(delta);
+    // What crosses the IPC channel: JSON-serialisable.
+    primary.merge(JSON.parse(JSON.stringify(delta)));
+    assert.equal(w.drain(), null, 'drained');
+    assert.deepEqual(w.report('a'), { sensor: 'a', counts: [], samples: [] });
+  }
+  assert.deepEqual(primary.report('a').counts, [
+    { sensor: 'a', format: 'cef', received: 7, stored: 2, other: 0, invalid: 1, truncated: 0 },
+  ]);
+  assert.deepEqual(
+    primary.report('a').samples.map((s) => s.message),
+    ['early', 'late'],
+  );
+  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1 });
+
+  // Bounds hold over merged samples: the latest SAMPLES_PER_SENSOR.
+  for (let i = 0; i < SAMPLES_PER_SENSOR + 3; i++) {
+    worker1.sample(
+      'a',
+      { ...entry, at: `2026-11-26T13:00:${String(i).padStart(2, '0')}.000Z` },
+      Buffer.from(`n${i}`),
+    );
+  }
+  primary.merge(worker1.drain() as NonNullable<ReturnType<SyslogTally['drain']>>);
+  const samples = primary.report('a').samples;
+  assert.equal(samples.length, SAMPLES_PER_SENSOR);
+  assert.equal(samples.at(-1)?.message, `n${SAMPLES_PER_SENSOR + 2}`);
+});

@@ -18,6 +18,13 @@ export interface SyslogListenerDeps {
   stats: SensorStatsStore;
   logger: Logger;
   now: () => number;
+  /** Where to count (default: a tally of its own); a `serve --workers` worker's is drained to the primary. */
+  tally?: SyslogTally;
+  /**
+   * `serve --workers`: told of each connection kept (with its exact address), so the caps hold across
+   * workers; `refused` when the primary finds it over a cap (the socket is destroyed for it).
+   */
+  admitConnection?: (socket: Socket, address: string, refused: () => void) => void;
 }
 
 export interface SyslogListener {
@@ -32,6 +39,11 @@ export interface SyslogListener {
   close(): Promise<void>;
 }
 
+/** Whether `serve` listens for syslog at all (DESIGN 14: off unless configured). */
+export function syslogConfigured(config: Config): boolean {
+  return config.syslog.listen !== '' || config.syslog.tcpListen !== '';
+}
+
 /** A refused address is logged at most once per this interval. */
 const REFUSAL_LOG_MS = 60_000;
 /** Connections idle this long are closed (a sender reconnects; syslog has nothing to answer). */
@@ -40,7 +52,7 @@ const IDLE_MS = 10 * 60_000;
 export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const { config, logger } = deps;
   const senders = new SyslogSenders();
-  const tally = new SyslogTally();
+  const tally = deps.tally ?? new SyslogTally();
   const open = new Map<Socket, Sensor>();
   const refusalLogged = new Map<string, number>();
   const servers: Server[] = [];
@@ -54,12 +66,15 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   function admit(socket: Socket): boolean {
     const addr = plainAddress(socket.remoteAddress ?? '');
     const mine = perAddress.get(addr) ?? 0;
-    if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
+    const refused = () => {
       tally.refuse('limit');
       logRefusal(
         addr,
         'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
       );
+    };
+    if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
+      refused();
       socket.destroy();
       return false;
     }
@@ -71,6 +86,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       if (left > 0) perAddress.set(addr, left);
       else perAddress.delete(addr);
     });
+    deps.admitConnection?.(socket, addr, refused);
     return true;
   }
 

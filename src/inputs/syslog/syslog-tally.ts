@@ -21,6 +21,7 @@ export interface SyslogFormatCounts {
 }
 
 export type SyslogCountField = Exclude<keyof SyslogFormatCounts, 'sensor' | 'format'>;
+const COUNT_FIELDS: readonly SyslogCountField[] = ['received', 'stored', 'other', 'invalid', 'truncated'];
 
 /** An unreadable message as the operator sees it: why, from where, and its first bytes. */
 export interface SyslogErrorSample {
@@ -39,6 +40,13 @@ export const SAMPLE_BYTES = 1024;
 export const SAMPLES_IN_ALL = 2000;
 
 export type RefusalReason = 'no_sensor' | 'limit';
+
+/** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
+export interface SyslogTallyDelta {
+  rows: SyslogFormatCounts[];
+  refused: Record<RefusalReason, number>;
+  samples: [sensor: string, samples: SyslogErrorSample[]][];
+}
 
 export class SyslogTally {
   readonly totals: SyslogCounts = { threats: 0, other: 0, invalid: 0, oversize: 0 };
@@ -65,15 +73,46 @@ export class SyslogTally {
 
   /** Keeps `message` (cut to SAMPLE_BYTES) as the sensor's latest unreadable message. */
   sample(sensor: string, entry: Omit<SyslogErrorSample, 'bytes' | 'message'>, message: Buffer): void {
-    const kept: SyslogErrorSample = {
+    this.#keep(sensor, {
       ...entry,
       bytes: message.length,
       message: message.subarray(0, SAMPLE_BYTES).toString('utf8'),
-    };
+    });
+  }
+
+  /** Hands over and forgets the counts, refusals and samples gathered since the last drain; null: none. */
+  drain(): SyslogTallyDelta | null {
+    const refused = { ...this.refused };
+    if (this.#counts.size === 0 && this.#samples.size === 0 && refused.no_sensor + refused.limit === 0)
+      return null;
+    const delta: SyslogTallyDelta = { rows: this.rows(), refused, samples: [...this.#samples] };
+    this.#counts.clear();
+    this.#samples.clear();
+    this.#sampleCount = 0;
+    this.refused.no_sensor = 0;
+    this.refused.limit = 0;
+    return delta;
+  }
+
+  /** Adds another tally's drained delta (the primary of `serve --workers` sums its workers'). */
+  merge(delta: SyslogTallyDelta): void {
+    for (const row of delta.rows) {
+      for (const field of COUNT_FIELDS)
+        if (row[field] > 0) this.count(row.sensor, row.format, field, row[field]);
+    }
+    this.refused.no_sensor += delta.refused.no_sensor;
+    this.refused.limit += delta.refused.limit;
+    for (const [sensor, samples] of delta.samples) for (const s of samples) this.#keep(sensor, s);
+  }
+
+  #keep(sensor: string, kept: SyslogErrorSample): void {
     const list = this.#samples.get(sensor) ?? [];
     this.#samples.delete(sensor);
     this.#samples.set(sensor, list);
     list.push(kept);
+    // Workers' samples arrive a report at a time: kept in time order, so the oldest is the one dropped.
+    if (list.length > 1 && (list.at(-2) as SyslogErrorSample).at > kept.at)
+      list.sort((a, b) => a.at.localeCompare(b.at));
     this.#sampleCount++;
     if (list.length > SAMPLES_PER_SENSOR) {
       list.shift();

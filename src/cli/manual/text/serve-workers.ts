@@ -42,6 +42,9 @@ request; the primary used 0.25 % of the CPU ([docs/performance.md](performance.m
   \`server.maxConnectionsPerAddress\` and \`server.maxConnections\` hold for the daemon (a connection over a cap
   is closed within an IPC round trip of being accepted). The memory bounds \`server.maxInflightBodyBytes\`,
   \`store.queueMaxRecords\` and \`store.queueMaxBytes\` are split evenly between the workers.
+- **Syslog** (\`syslog.listen\`, \`syslog.tcpListen\`): every worker serves it on the shared ports, with
+  the same guarantees as one process; how its caps, counters and samples go through the primary is in
+  [docs/syslog.md](syslog.md#under-serve---workers).
 - **Logs**: workers' lines carry \`worker\` (slot) and \`pid\`; the primary logs \`threatcol is listening\` once
   every worker listens, with the list of workers.
 - **systemd**: the shipped units work unchanged (\`KillMode=control-group\` signals the workers too, which
