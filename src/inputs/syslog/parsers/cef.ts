@@ -42,10 +42,10 @@ export function parseCef(message: SyslogMessage, ctx: ParserContext): ParseResul
   const ext = parseExtension(extensionText);
   const category = (ext.get('cat') ?? '').toLowerCase();
   // Firewalls send their traffic and system events as CEF too: those are not threats.
-  if (category.startsWith('traffic') || category.startsWith('event')) return { kind: 'other' };
+  if (category.startsWith('traffic') || category.startsWith('event')) return { kind: 'other', what: name };
   const src = ext.get('src') ?? ext.get('c6a2');
   const dst = ext.get('dst') ?? ext.get('c6a3');
-  if (src === undefined && dst === undefined) return { kind: 'other' };
+  if (src === undefined && dst === undefined) return { kind: 'other', what: name };
   const level = criticalityOf(severity);
   const detected = eventTime(ext.get('rt') ?? ext.get('end') ?? ext.get('start'), ctx.timezone);
   if (detected === null) return { kind: 'invalid', reason: 'rt/end/start is no time' };

@@ -32,7 +32,7 @@ export function parsePanos(message: SyslogMessage, ctx: ParserContext): ParseRes
   if (columns === undefined) return { kind: 'invalid', reason: 'CSV has an unclosed quote' };
   const type = columns[TYPE];
   if (type === undefined) return { kind: 'invalid', reason: 'not a PAN-OS log (fewer than 4 columns)' };
-  if (type !== 'THREAT') return { kind: 'other' };
+  if (type !== 'THREAT') return { kind: 'other', what: [type, columns[4]].filter(Boolean).join('/') };
   if (columns.length <= SEVERITY)
     return { kind: 'invalid', reason: `THREAT log with ${columns.length} columns` };
   const severity = CRITICALITY.get((columns[SEVERITY] as string).toLowerCase());
