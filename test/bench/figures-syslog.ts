@@ -16,11 +16,11 @@ import { startSyslogNg, unpackSyslogNg } from './syslog-ng.js';
 
 const run = promisify(execFile);
 const TARGET = 100_000;
-const FORMATS = ['cef', 'panos'] as const;
+export const FORMATS = ['cef', 'panos'] as const;
 const CONNECTIONS = 4;
 
 /** A server the load goes to: its pid (CPU), port, and how many messages it has taken in all so far. */
-interface Receiver {
+export interface Receiver {
   name: string;
   pid: number;
   port: number;
@@ -28,7 +28,7 @@ interface Receiver {
 }
 
 /** One run: COUNT messages from the loader (pinned to the load core), then until `to` has taken them all. */
-async function measure(
+export async function measure(
   ctx: BenchContext,
   to: Receiver,
   format: string,
@@ -109,49 +109,68 @@ function storedFrom(adminUrl: string) {
   };
 }
 
+/** Client certificates, one per format, each pinned by its own sensor `syslog-FORMAT`. */
+export function clientCertificates(dir: string): Record<string, { certPath: string; keyPath: string }> {
+  return Object.fromEntries(
+    FORMATS.map((format) => {
+      const cert = { certPath: join(dir, `${format}.pem`), keyPath: join(dir, `${format}.key`) };
+      writeSelfSigned(cert.certPath, cert.keyPath, { cn: `syslog-${format}` });
+      return [format, cert];
+    }),
+  );
+}
+
+/** `serve` (this build, or `bin`) with syslog over TLS and a sensor per format pinning its certificate. */
+export async function startSyslogCollector(
+  ctx: BenchContext,
+  tcDir: string,
+  name: string,
+  certs: Record<string, { certPath: string }>,
+  bin?: string,
+) {
+  for (const format of FORMATS) {
+    const cert = certs[format] as { certPath: string };
+    const r = await runCli([
+      'sensor',
+      'add',
+      `syslog-${format}`,
+      '--syslog',
+      '--format',
+      format,
+      '--client-cert',
+      cert.certPath,
+      '--data-dir',
+      tcDir,
+    ]);
+    if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
+  }
+  const syslogPort = await freeLoopbackPort();
+  const server = await startThreatcol(name, tcDir, ctx.pin, {
+    env: { THREATCOL_SYSLOG_LISTEN: `127.0.0.1:${syslogPort}` },
+    ...(bin === undefined ? {} : { bin }),
+  });
+  const httpsPort = Number(new URL(server.url).port);
+  const adminPort = listeningPorts(server.pid).find((p) => p !== httpsPort && p !== syslogPort);
+  const receiver: Receiver = {
+    name,
+    pid: server.pid,
+    port: syslogPort,
+    taken: storedFrom(`http://127.0.0.1:${adminPort}`),
+  };
+  return { receiver, server, stop: () => server.stop() };
+}
+
 export async function syslogRows(ctx: BenchContext, root: string): Promise<Row[]> {
   const dir = join(root, 'syslog');
   mkdirSync(dir, { recursive: true });
   const count = ctx.quick ? 50_000 : 200_000;
   const stops: (() => unknown)[] = [];
   try {
-    const certs = Object.fromEntries(
-      FORMATS.map((format) => {
-        const cert = { certPath: join(dir, `${format}.pem`), keyPath: join(dir, `${format}.key`) };
-        writeSelfSigned(cert.certPath, cert.keyPath, { cn: `syslog-${format}` });
-        return [format, cert];
-      }),
-    );
-    const tcDir = join(dir, 'threatcol');
-    for (const format of FORMATS) {
-      const cert = certs[format] as { certPath: string };
-      const r = await runCli([
-        'sensor',
-        'add',
-        `syslog-${format}`,
-        '--syslog',
-        '--format',
-        format,
-        '--client-cert',
-        cert.certPath,
-        '--data-dir',
-        tcDir,
-      ]);
-      if (r.code !== 0) throw new Error(`sensor add failed (${r.code}): ${r.stderr}`);
-    }
-    const syslogPort = await freeLoopbackPort();
-    const tc = await startThreatcol('threatcol', tcDir, ctx.pin, {
-      env: { THREATCOL_SYSLOG_LISTEN: `127.0.0.1:${syslogPort}` },
-    });
-    stops.push(() => tc.stop());
-    const httpsPort = Number(new URL(tc.url).port);
-    const adminPort = listeningPorts(tc.pid).find((p) => p !== httpsPort && p !== syslogPort);
-    const threatcol: Receiver = {
-      name: 'threatcol',
-      pid: tc.pid,
-      port: syslogPort,
-      taken: storedFrom(`http://127.0.0.1:${adminPort}`),
-    };
+    const certs = clientCertificates(dir);
+    const collector = await startSyslogCollector(ctx, join(dir, 'threatcol'), 'threatcol', certs);
+    stops.push(collector.stop);
+    const threatcol = collector.receiver;
+    const tc = collector.server;
     const bare = await startReader(ctx, tc.certPath, tc.keyPath);
     stops.push(bare.stop);
     const receivers = [bare.reader, threatcol];

@@ -13,6 +13,10 @@ export function rfc3339ToIso(text: string): string | undefined {
   if (!isWallTime(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s))) return undefined;
   const zone = (m[8] as string).toUpperCase() === 'Z' ? 'Z' : (m[8] as string);
   const fraction = (m[7] ?? '').slice(0, 4); // milliseconds are what Date keeps
+  // UTC already (most senders): the ISO text is the input's, without Date's parse and print (a twelfth of a
+  // message's cost). A leap second (:60) takes the slow path, which refuses it as Date does.
+  if (zone === 'Z' && s !== '60')
+    return `${y}-${mo}-${d}T${h}:${mi}:${s}.${fraction.slice(1).padEnd(3, '0')}Z`;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${zone}`);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
