@@ -37,6 +37,21 @@ export function localTimeToIso(
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
+const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/**
+ * A wall time written `YYYY/MM/DD hh:mm:ss` (PAN-OS) read in the IANA `zone`, as UTC ISO, or undefined when it
+ * is no calendar time: the text as it is goes to the zone conversion, not rebuilt from its numbers.
+ */
+export function wallTextToIso(text: string, zone: string): string | undefined {
+  const m = WALL.exec(text);
+  if (m === null) return undefined;
+  const [, y, mo, d, h, mi, s] = m;
+  if (!isWallTime(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s))) return undefined;
+  const ms = firewallTimeToUtcMs(text, zone);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
 const BSD = /^([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2})$/;
 
 /**
