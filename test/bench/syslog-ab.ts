@@ -2,34 +2,17 @@
 // both collectors running, the same loads alternated A B A B; messages per server CPU second per build and the
 // median of the per-pair ratios:
 //   node --import tsx test/bench/syslog-ab.ts --base /path/to/other/bin/threatcol [--pairs N]   (after a build)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argValue, baseBuilds } from './argv.js';
 import { clientCertificates, FORMATS, measure, startSyslogCollector } from './figures-syslog.js';
-import { LoadWorker } from './load.js';
-import { BIN, detectPinning } from './processes.js';
+import { BIN } from './processes.js';
 import { fmt, median } from './report.js';
+import { standaloneContext } from './standalone-context.js';
 
-const pairs = Number(argValue('--pairs') ?? 7);
 const count = 200_000;
-const started = performance.now();
-const log = (message: string) =>
-  process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
-const pin = detectPinning();
-const worker = new LoadWorker(pin);
-const root = mkdtempSync(join(tmpdir(), 'threatcol-bench-syslog-ab-'));
-const ctx = {
-  quick: false,
-  pin,
-  worker,
-  seconds: 5,
-  pairs,
-  warmupSeconds: 2,
-  sendAvailable: false,
-  log,
-  runs: {},
-};
+const { ctx: base, root, close } = standaloneContext('syslog-ab');
+const ctx = { ...base, pairs: Number(argValue('--pairs') ?? 7) };
+const { pairs, log, pin } = ctx;
 const builds = [{ label: 'this build', bin: BIN }, ...baseBuilds()];
 const stops: (() => Promise<void>)[] = [];
 try {
@@ -71,6 +54,5 @@ try {
   }
 } finally {
   for (const stop of stops) await stop().catch(() => {});
-  worker.close();
-  rmSync(root, { recursive: true, force: true });
+  close();
 }
