@@ -92,6 +92,7 @@ export interface Config {
     maxMessageBytes: number;
     oversize: 'truncate' | 'drop';
     maxUnsyncedMessages: number;
+    keepOther: boolean;
   };
 }
 
@@ -510,6 +511,11 @@ export const configSchema = {
           maximum: 1_000_000,
           default: 1000,
           description: 'a connection with this many messages not yet durable is not read until they are',
+        },
+        keepOther: {
+          type: 'boolean',
+          default: false,
+          description: 'store messages that are not threats too, flagged "other": true (else only counted)',
         },
       },
       'syslog input (DESIGN 14)',

@@ -29,6 +29,7 @@ export function storedLine(r: StoredRecord): string {
   line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.truncated === true) line += ',"truncated":true';
+  if (r.other === true) line += ',"other":true';
   if (r.dedupe_key !== undefined) line += `,"dedupe_key":${quote(r.dedupe_key)}`;
   return `${line}}`;
 }

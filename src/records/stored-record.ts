@@ -43,6 +43,8 @@ export interface StoredRecord {
   repaired?: true;
   /** Syslog only: the message was longer than syslog.maxMessageBytes; `original` is its beginning. */
   truncated?: true;
+  /** Syslog only, with syslog.keepOther: the message is not a threat (a traffic log, a system message). */
+  other?: true;
   /** The record as received: the JSON object, or a syslog message's text. */
   original: Record<string, unknown> | string;
   /** Files backend: the key that recognises a retried delivery of this record (DESIGN 10), last in the line. */
@@ -103,6 +105,7 @@ export class BuiltRecord implements StoredRecord {
   original: Record<string, unknown> | string = NO_ORIGINAL;
   repaired: true | undefined = undefined;
   truncated: true | undefined = undefined;
+  other: true | undefined = undefined;
   dedupe_key: string | undefined = undefined;
   /** The record's JSON text as the sender wrote it (one line), when the parser kept it. */
   #sentText: string | undefined = undefined;

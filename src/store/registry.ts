@@ -24,13 +24,17 @@ export interface Sensor {
   syslog?: SensorSyslog;
 }
 
-/** A sensor's syslog identity: its message format, and who it is (source networks and/or pinned client certificates). */
+/** A sensor's syslog identity: its message format, and who it is (source networks and/or client certificates). */
 export interface SensorSyslog {
   format: string;
   /** CIDRs (`192.0.2.7/32`, `2001:db8::/64`) a connection may come from. */
   from: string[];
   /** SHA-256 fingerprints (lower-case hex, no colons) of the client certificates it may present over TLS. */
   client_cert_sha256: string[];
+  /** PEM of the CA(s) that issue its client certificates (`--client-ca`); with `client_cn`, absent otherwise. */
+  client_ca?: string;
+  /** The subject CN or SAN DNS name its CA-issued certificate must carry (`--client-cn`). */
+  client_cn?: string;
 }
 
 export interface RegistryData {

@@ -73,6 +73,9 @@ export function canonicalSensor(s: Sensor): Sensor {
             format: s.syslog.format,
             from: [...s.syslog.from],
             client_cert_sha256: [...s.syslog.client_cert_sha256],
+            ...(s.syslog.client_ca === undefined
+              ? {}
+              : { client_ca: s.syslog.client_ca, client_cn: s.syslog.client_cn ?? '' }),
           },
         }
       : {}),

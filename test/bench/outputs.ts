@@ -1,31 +1,11 @@
 // Figures 12 and 13 alone (what `npm run bench` runs among the others), for work on the outputs:
 //   node --import tsx test/bench/outputs.ts [--quick]     (after `npm run build`)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { forwardingRows, outputIngestRows } from './figures-outputs.js';
-import { LoadWorker } from './load.js';
-import { detectPinning } from './processes.js';
 import { type Row, textTable } from './report.js';
+import { standaloneContext } from './standalone-context.js';
 
-const quick = process.argv.includes('--quick');
-const started = performance.now();
-const log = (message: string) =>
-  process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
-const pin = detectPinning();
-const worker = new LoadWorker(pin);
-const root = mkdtempSync(join(tmpdir(), 'threatcol-bench-outputs-'));
-const ctx = {
-  quick,
-  pin,
-  worker,
-  seconds: quick ? 0.8 : 5,
-  pairs: quick ? 3 : 5,
-  warmupSeconds: quick ? 0.5 : 2,
-  sendAvailable: false,
-  log,
-  runs: {},
-};
+const { ctx, root, close } = standaloneContext('outputs');
+const { quick, log, pin } = ctx;
 const rows: Row[] = [];
 try {
   log(`outputs figures${quick ? ' --quick' : ''}, ${pin.reason}`);
@@ -34,8 +14,7 @@ try {
   log('figure 13: keep-alive ingest with one output attached against none');
   rows.push(...(await outputIngestRows(ctx, root)));
 } finally {
-  worker.close();
-  rmSync(root, { recursive: true, force: true });
+  close();
 }
 process.stdout.write(`\n${textTable(rows)}\n`);
 process.exitCode = rows.some((r) => r.pass === false) ? 1 : 0;

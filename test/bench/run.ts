@@ -27,6 +27,7 @@ import {
 import { memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
 import { forwardingRows, outputIngestRows } from './figures-outputs.js';
 import { cliStartup } from './figures-startup.js';
+import { syslogRows } from './figures-syslog.js';
 import { LoadWorker, standardWorkload } from './load.js';
 import { prefillStore } from './prefill.js';
 import {
@@ -302,6 +303,8 @@ try {
   rows.push(...(await forwardingRows(ctx)));
   log('figure 13: keep-alive ingest with one output attached against none');
   rows.push(...(await outputIngestRows(ctx, root)));
+  log('figure 14: syslog over TLS per server CPU second, beside a bare node:tls reader and syslog-ng');
+  rows.push(...(await syslogRows(ctx, root)));
 
   log('figure 7: CLI start-up');
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);

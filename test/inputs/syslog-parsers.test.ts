@@ -70,7 +70,7 @@ test('panos: THREAT logs in BSD and IETF syslog by the documented columns; quote
         detected_at: '2026-11-26T11:01:58.000Z',
       },
     },
-    { kind: 'other' },
+    { kind: 'other', what: 'TRAFFIC/end' },
   ]);
 });
 
@@ -121,7 +121,7 @@ test('cef: header and extension escapes, numeric and label severities, epoch and
       detected_at: '2026-11-26T11:00:07.000Z',
     },
   });
-  assert.deepEqual(traffic, { kind: 'other' });
+  assert.deepEqual(traffic, { kind: 'other', what: 'traffic:forward accept' });
 });
 
 test('fortinet: IPS, antivirus and web filter UTM logs, quoted and bare values, the log tz; traffic is other', () => {
@@ -171,7 +171,7 @@ test('fortinet: IPS, antivirus and web filter UTM logs, quoted and bare values, 
       detected_at: '2026-11-26T11:02:00.000Z',
     },
   });
-  assert.deepEqual(traffic, { kind: 'other' });
+  assert.deepEqual(traffic, { kind: 'other', what: 'traffic/forward' });
 });
 
 test('suricata: EVE alerts with and without ports, severity 1-3; a flow event is other', () => {
@@ -205,7 +205,7 @@ test('suricata: EVE alerts with and without ports, severity 1-3; a flow event is
       detected_at: '2026-11-26T12:01:00.000Z',
     },
   });
-  assert.deepEqual(flow, { kind: 'other' });
+  assert.deepEqual(flow, { kind: 'other', what: 'flow' });
 });
 
 test('a threat with a malformed field is invalid with a reason, never stored half-read', () => {

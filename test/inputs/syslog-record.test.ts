@@ -59,6 +59,11 @@ test('a syslog record carries endpoint, format, the message text as original, an
     JSON.parse(storedLine(buildSyslogRecord(threat, 'cef', 'x', false, ctx()))).truncated,
     undefined,
   );
+  // syslog.keepOther's flag, in the same place JSON.stringify puts it.
+  const other = buildSyslogRecord(threat, 'panos', '<14>traffic', true, ctx());
+  other.other = true;
+  assert.equal(storedLine(other), JSON.stringify(other));
+  assert.equal(JSON.parse(storedLine(other)).other, true);
 });
 
 test("property: a syslog record's stored line is exactly JSON.stringify of it, whatever the strings", () => {

@@ -25,7 +25,14 @@ for (const backend of ['files', 'nats'] as const) {
       (await store.registry.list()).find((s) => s.name === name)?.syslog;
     assert.deepEqual(await syslogOf('pa'), identity);
     assert.equal(await syslogOf('https-only'), undefined);
-    const next = { format: 'cef', from: [], client_cert_sha256: ['cd'.repeat(32)] };
+    // A CA-identified sender (--client-ca, --client-cn): its CA's PEM is kept in the registry.
+    const next = {
+      format: 'cef',
+      from: [],
+      client_cert_sha256: ['cd'.repeat(32)],
+      client_ca: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+      client_cn: 'fw.example.org',
+    };
     assert.deepEqual((await store.registry.set('pa', { syslog: next })).syslog, next);
     assert.deepEqual(await syslogOf('pa'), next);
     await store.registry.set('pa', { description: 'kept' });

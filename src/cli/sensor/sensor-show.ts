@@ -120,5 +120,6 @@ function syslogSummary(syslog: SensorSyslog): string {
   if (syslog.from.length > 0) parts.push(`from ${syslog.from.join(' ')}`);
   const pinned = syslog.client_cert_sha256.length;
   if (pinned > 0) parts.push(`${pinned} pinned client certificate${pinned === 1 ? '' : 's'}`);
+  if (syslog.client_ca !== undefined) parts.push(`client certificates for "${syslog.client_cn}" from its CA`);
   return parts.join(', ');
 }

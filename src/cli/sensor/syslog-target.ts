@@ -19,14 +19,14 @@ export function syslogTarget(loaded: LoadedConfig, sensor: Sensor, collector?: s
   if (!syslog) {
     throw new ThreatcolError(
       'INVALID_ARGUMENT',
-      `sensor "${sensor.name}" does not send syslog: give it an identity with threatcol sensor set ${sensor.name} --syslog --format F --from CIDR|--client-cert FILE`,
+      `sensor "${sensor.name}" does not send syslog: give it an identity with threatcol sensor set ${sensor.name} --syslog --format F --from CIDR|--client-cert FILE|--client-ca FILE --client-cn NAME`,
     );
   }
   const tlsAt = parseAdminListen(config.syslog.listen);
   const tcpAt = parseAdminListen(config.syslog.tcpListen);
-  // A pinned certificate needs TLS; otherwise TLS when it listens, plain TCP only when that is all there is.
-  const transport =
-    tlsAt === null && tcpAt !== null && syslog.client_cert_sha256.length === 0 ? 'tcp' : 'tls';
+  // A client certificate needs TLS; otherwise TLS when it listens, plain TCP only when that is all there is.
+  const byCert = syslog.client_cert_sha256.length > 0 || syslog.client_ca !== undefined;
+  const transport = tlsAt === null && tcpAt !== null && !byCert ? 'tcp' : 'tls';
   const at = transport === 'tls' ? tlsAt : tcpAt;
   const wildcard = at === null || at.host === '0.0.0.0' || at.host === '::' || at.host === '';
   const certPath = config.tls.cert ?? selfSignedPaths(loaded.dataDir).certPath;
@@ -44,6 +44,6 @@ export function syslogTarget(loaded: LoadedConfig, sensor: Sensor, collector?: s
     transport,
     sha256: cert?.fingerprint256 ?? null,
     sha1: cert?.fingerprint ?? null,
-    clientCert: syslog.client_cert_sha256.length > 0,
+    clientCert: byCert,
   };
 }

@@ -13,6 +13,10 @@ export function rfc3339ToIso(text: string): string | undefined {
   if (!isWallTime(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s))) return undefined;
   const zone = (m[8] as string).toUpperCase() === 'Z' ? 'Z' : (m[8] as string);
   const fraction = (m[7] ?? '').slice(0, 4); // milliseconds are what Date keeps
+  // UTC already (most senders): the ISO text is the input's, without Date's parse and print (a twelfth of a
+  // message's cost). A leap second (:60) takes the slow path, which refuses it as Date does.
+  if (zone === 'Z' && s !== '60')
+    return `${y}-${mo}-${d}T${h}:${mi}:${s}.${fraction.slice(1).padEnd(3, '0')}Z`;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${zone}`);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
@@ -30,6 +34,21 @@ export function localTimeToIso(
   if (!isWallTime(year, month, day, hour, minute, second)) return undefined;
   const p = (n: number) => String(n).padStart(2, '0');
   const ms = firewallTimeToUtcMs(`${year}/${p(month)}/${p(day)} ${p(hour)}:${p(minute)}:${p(second)}`, zone);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/**
+ * A wall time written `YYYY/MM/DD hh:mm:ss` (PAN-OS) read in the IANA `zone`, as UTC ISO, or undefined when it
+ * is no calendar time: the text as it is goes to the zone conversion, not rebuilt from its numbers.
+ */
+export function wallTextToIso(text: string, zone: string): string | undefined {
+  const m = WALL.exec(text);
+  if (m === null) return undefined;
+  const [, y, mo, d, h, mi, s] = m;
+  if (!isWallTime(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s))) return undefined;
+  const ms = firewallTimeToUtcMs(text, zone);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 

@@ -8,6 +8,7 @@ import { type BuiltRecord, buildSyslogRecord, type ReceiptContext } from '../../
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { SyslogFramer } from './framer.js';
+import { otherFields } from './other-fields.js';
 import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
 import { parseSyslogHeader } from './syslog-header.js';
 import type { SyslogTally } from './syslog-tally.js';
@@ -101,6 +102,21 @@ export function serveSyslogConnection(
       if (result.kind === 'other') {
         counts.other++;
         tally.count(sensor.name, format, 'other');
+        if (config.syslog.keepOther && header.ok) {
+          ctx ??= receipt(sensor.name, remoteAddr, timezone, nowMs, deps.config);
+          const r = buildSyslogRecord(
+            otherFields(header.message, result.what),
+            format,
+            text,
+            frame.truncated,
+            {
+              ...ctx,
+              ascii: isAsciiText(text),
+            },
+          );
+          r.other = true;
+          records.push(r);
+        }
       } else if (result.kind === 'invalid') {
         counts.invalid++;
         tally.count(sensor.name, format, 'invalid');

@@ -7,6 +7,7 @@ import type { Config } from '../../config/schema.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
+import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
 import { serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
@@ -99,14 +100,14 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     logger.warn({ remoteAddr: addr, ...details }, why);
   }
 
-  function accept(socket: Socket, fingerprint: string | null, transport: 'tls' | 'tcp'): void {
+  function accept(socket: Socket, client: ClientCertificate | null, transport: 'tls' | 'tcp'): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
-    const sensor = senders.match(remoteAddr, fingerprint);
+    const sensor = senders.match(remoteAddr, client);
     if (sensor === null) {
       tally.refuse('no_sensor');
       logRefusal(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
         transport,
-        clientCertificate: fingerprint ?? 'none',
+        clientCertificate: client?.fingerprint ?? 'none',
       });
       socket.destroy();
       return;
@@ -124,11 +125,22 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     });
   }
 
-  const tlsServer = createTlsServer({
+  let material = deps.tls;
+  let cas: string[] = [];
+  /**
+   * The certificate, and as trusted CAs the union of the sensors' `--client-ca`s: OpenSSL verifies the chain
+   * against them (and names them to the client); which CA stands for which sensor is checked per connection.
+   */
+  const secureContext = () => ({
     ...tlsPolicy(config.tls),
-    cert: deps.tls.cert,
-    key: deps.tls.key,
-    // Client certificates are pinned by fingerprint (self-signed ones included), not chained to a CA.
+    cert: material.cert,
+    key: material.key,
+    ...(cas.length > 0 ? { ca: cas } : {}),
+  });
+  const tlsServer = createTlsServer({
+    ...secureContext(),
+    // Pinned certificates (self-signed ones included) are not chained to a CA: the handshake takes any, and
+    // who it is decides the sensor, or nothing.
     requestCert: true,
     rejectUnauthorized: false,
     handshakeTimeout: config.server.handshakeTimeoutMs,
@@ -137,8 +149,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     admit(socket);
   });
   tlsServer.on('secureConnection', (socket: TLSSocket) => {
-    const cert = socket.getPeerX509Certificate();
-    accept(socket, cert?.fingerprint256 ?? null, 'tls');
+    accept(socket, clientCertificateOf(socket), 'tls');
   });
   tlsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     logger.debug(
@@ -180,6 +191,11 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     },
     updateSensors(sensors) {
       senders.update(sensors);
+      const next = senders.clientCas();
+      if (next.join('') !== cas.join('')) {
+        cas = next;
+        tlsServer.setSecureContext(secureContext());
+      }
       for (const [socket, sensor] of open) {
         if (!senders.stillValid(sensor)) {
           logger.info({ sensor: sensor.name }, 'syslog sensor revoked or changed; closing its connection');
@@ -187,8 +203,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
         }
       }
     },
-    setTls(material) {
-      tlsServer.setSecureContext({ ...tlsPolicy(config.tls), cert: material.cert, key: material.key });
+    setTls(next) {
+      material = next;
+      tlsServer.setSecureContext(secureContext());
     },
     async close() {
       // server.close waits for open connections: they are closed right after it stops accepting.

@@ -1,6 +1,9 @@
-// Which sensor a syslog connection belongs to: by pinned client-certificate fingerprint or by source network.
+// Which sensor a syslog connection belongs to: by client certificate (pinned, or issued by its CA for its
+// name) or by source network.
+import type { X509Certificate } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Sensor } from '../../store/registry.js';
+import { type ClientCertificate, certificatesOf, issuedBy, namesSender } from './client-ca.js';
 
 /** A CIDR as `sensor add --from` takes it: an address and an optional prefix length (a bare address is /32 or /128). */
 export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
@@ -24,6 +27,9 @@ interface Candidate {
   networks: BlockList;
   hasNetworks: boolean;
   fingerprints: Set<string>;
+  /** `--client-ca` and `--client-cn`: certificates this CA issued for this name. */
+  cas: X509Certificate[];
+  cn: string;
 }
 
 /** The active sensors with a syslog identity, looked up per connection. */
@@ -44,27 +50,43 @@ export class SyslogSenders {
           networks,
           hasNetworks: (sensor.syslog?.from.length ?? 0) > 0,
           fingerprints: new Set((sensor.syslog?.client_cert_sha256 ?? []).map(normalizeFingerprint)),
+          cas: certificatesOf(sensor.syslog?.client_ca ?? ''),
+          cn: sensor.syslog?.client_cn ?? '',
         };
       });
   }
 
   /**
    * The sensor a connection from `address` with this client certificate (null: none) belongs to. A sensor
-   * that pins certificates is matched only by one of them (and, when it also lists networks, from one of
-   * those): an address alone never stands in for its key. Otherwise the sensor whose networks hold the
-   * address; null when none.
+   * that knows its certificates (pinned, or by CA and name) is matched only by one of them (and, when it also
+   * lists networks, from one of those): an address alone never stands in for its key. Otherwise the sensor
+   * whose networks hold the address; null when none.
    */
-  match(address: string, fingerprint: string | null): Sensor | null {
+  match(address: string, client: ClientCertificate | null): Sensor | null {
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    if (fingerprint !== null) {
-      const fp = normalizeFingerprint(fingerprint);
-      const pinned = this.#candidates.find((c) => c.fingerprints.has(fp));
-      if (pinned && (!pinned.hasNetworks || pinned.networks.check(address, family))) return pinned.sensor;
+    if (client !== null) {
+      const fp = normalizeFingerprint(client.fingerprint);
+      for (const c of this.#candidates) {
+        const known =
+          c.fingerprints.has(fp) ||
+          (c.cas.length > 0 &&
+            issuedBy(client, c.cas) &&
+            namesSender(client.chain[0] as X509Certificate, c.cn));
+        if (known && (!c.hasNetworks || c.networks.check(address, family))) return c.sensor;
+      }
     }
     for (const c of this.#candidates) {
-      if (c.fingerprints.size === 0 && c.networks.check(address, family)) return c.sensor;
+      if (c.fingerprints.size === 0 && c.cas.length === 0 && c.networks.check(address, family))
+        return c.sensor;
     }
     return null;
+  }
+
+  /** The CAs of every sensor identified by `--client-ca`, once each (PEM): the TLS listener's trusted CAs. */
+  clientCas(): string[] {
+    const pems = new Map<string, string>();
+    for (const c of this.#candidates) for (const ca of c.cas) pems.set(ca.fingerprint256, ca.toString());
+    return [...pems.values()];
   }
 
   /** Whether `sensor` (as matched earlier) still sends syslog with the same identity. */

@@ -34,7 +34,8 @@ export function parseFortinet(message: SyslogMessage, ctx: ParserContext): Parse
   const type = kv.get('type');
   if (type === undefined) return { kind: 'invalid', reason: 'no type= field' };
   const subtype = type === 'utm' ? kv.get('subtype') : type;
-  if (subtype === undefined || !THREAT_SUBTYPES.has(subtype)) return { kind: 'other' };
+  if (subtype === undefined || !THREAT_SUBTYPES.has(subtype))
+    return { kind: 'other', what: [type, kv.get('subtype')].filter(Boolean).join('/') };
   const severity = BY_SEVERITY.get((kv.get('severity') ?? kv.get('crlevel') ?? '').toLowerCase());
   const level = severity ?? BY_LEVEL.get((kv.get('level') ?? '').toLowerCase());
   const detected = fortiTime(kv, ctx.timezone);

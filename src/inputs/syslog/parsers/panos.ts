@@ -1,6 +1,6 @@
 // PAN-OS THREAT logs as syslog sends them: CSV in PAN-OS's documented column order, in BSD or IETF syslog.
 import { splitThreatName } from '../../../records/threat-name.js';
-import { localTimeToIso } from '../sender-time.js';
+import { wallTextToIso } from '../sender-time.js';
 import type { SyslogMessage } from '../syslog-header.js';
 import { completeThreat, type ParseResult, type ParserContext } from './parse-result.js';
 
@@ -28,11 +28,12 @@ const CRITICALITY = new Map([
 ]);
 
 export function parsePanos(message: SyslogMessage, ctx: ParserContext): ParseResult {
-  const columns = splitCsv(message.msg);
+  // Only the columns read: real THREAT rows have a hundred and more, split for nothing.
+  const columns = splitCsv(message.msg, SEVERITY + 1);
   if (columns === undefined) return { kind: 'invalid', reason: 'CSV has an unclosed quote' };
   const type = columns[TYPE];
   if (type === undefined) return { kind: 'invalid', reason: 'not a PAN-OS log (fewer than 4 columns)' };
-  if (type !== 'THREAT') return { kind: 'other' };
+  if (type !== 'THREAT') return { kind: 'other', what: [type, columns[4]].filter(Boolean).join('/') };
   if (columns.length <= SEVERITY)
     return { kind: 'invalid', reason: `THREAT log with ${columns.length} columns` };
   const severity = CRITICALITY.get((columns[SEVERITY] as string).toLowerCase());
@@ -54,22 +55,20 @@ export function parsePanos(message: SyslogMessage, ctx: ParserContext): ParseRes
   });
 }
 
-const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
-
 /** PAN-OS `YYYY/MM/DD hh:mm:ss` in the sensor's zone: UTC ISO, undefined when empty, null when malformed. */
 function wallTime(text: string, zone: string): string | undefined | null {
   if (text === '') return undefined;
-  const m = WALL.exec(text);
-  if (m === null) return null;
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  return localTimeToIso(y, mo, d, h, mi, s, zone) ?? null;
+  return wallTextToIso(text, zone) ?? null;
 }
 
-/** RFC 4180-style CSV of one line: `"` quotes a field, `""` is a quote in it. undefined on an unclosed quote. */
-export function splitCsv(line: string): string[] | undefined {
+/**
+ * RFC 4180-style CSV of one line: `"` quotes a field, `""` is a quote in it. undefined on an unclosed quote.
+ * At most `limit` fields: the rest of the line is not read.
+ */
+export function splitCsv(line: string, limit = Number.POSITIVE_INFINITY): string[] | undefined {
   const fields: string[] = [];
   let i = 0;
-  for (;;) {
+  while (fields.length < limit) {
     if (line[i] === '"') {
       let value = '';
       i++;
@@ -97,4 +96,5 @@ export function splitCsv(line: string): string[] | undefined {
       i = comma + 1;
     }
   }
+  return fields;
 }

@@ -6,7 +6,8 @@ import type { SyslogMessage } from '../syslog-header.js';
 
 export type ParseResult =
   | { kind: 'threat'; fields: SyslogThreat }
-  | { kind: 'other' }
+  /** Not a threat; `what` names the kind of message as the format does (`TRAFFIC`, `traffic/forward`, `flow`). */
+  | { kind: 'other'; what: string }
   | { kind: 'invalid'; reason: string };
 
 export interface ParserContext {

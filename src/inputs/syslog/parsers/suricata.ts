@@ -23,7 +23,9 @@ export function parseSuricata(message: SyslogMessage, ctx: ParserContext): Parse
   }
   if (!isObject(event)) return { kind: 'invalid', reason: 'EVE JSON is not an object' };
   if (event.event_type !== 'alert')
-    return typeof event.event_type === 'string' ? { kind: 'other' } : invalid('event_type');
+    return typeof event.event_type === 'string'
+      ? { kind: 'other', what: event.event_type }
+      : invalid('event_type');
   const alert = event.alert;
   if (!isObject(alert)) return invalid('alert');
   const level = typeof alert.severity === 'number' ? CRITICALITY.get(alert.severity) : undefined;
