@@ -6,7 +6,7 @@ import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import type { OutputCursors, OutputPosition } from '../store/store.js';
 import { type Forwarder, startForwarder } from './forwarder.js';
-import { newStatus, type OutputStatus } from './output-status.js';
+import { failingWarning, newStatus, type OutputStatus } from './output-status.js';
 import { isLoopbackHost } from './receivers/http-post.js';
 
 export interface OutputsDeps {
@@ -25,6 +25,8 @@ export interface OutputsDeps {
 /** An output's status joined with its position (absent before the output first ran). */
 export interface OutputReport extends OutputStatus {
   position: OutputPosition | null;
+  /** Set when it has failed for over a minute: /readyz lists it (output-status.ts). */
+  warning: string | null;
 }
 
 export interface RunningOutputs {
@@ -84,10 +86,15 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
     async report() {
       const byName = await positions();
       const reports: OutputReport[] = [];
+      const now = deps.now();
       for (const [name, entry] of running)
-        reports.push({ ...entry.status, position: byName.get(name) ?? null });
+        reports.push({
+          ...entry.status,
+          position: byName.get(name) ?? null,
+          warning: failingWarning(entry.status, now),
+        });
       for (const [name, position] of byName) {
-        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'removed'), position });
+        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'removed'), position, warning: null });
       }
       return reports.sort((a, b) => (a.name < b.name ? -1 : 1));
     },
