@@ -8,7 +8,7 @@ import { createBackoff, sleep } from './backoff.js';
 import { appendDeadLetters, lastDeadLetterIds } from './dead-letter.js';
 import { newStatus, type OutputStatus } from './output-status.js';
 import { createReceiver } from './receivers/create-receiver.js';
-import { AuthDeliveryError, type OutgoingRecord, type Receiver } from './receivers/receiver.js';
+import { AuthDeliveryError, type OutgoingRecord, type Pacing, type Receiver } from './receivers/receiver.js';
 import { outputMatcher } from './record-match.js';
 
 export interface ForwarderDeps {
@@ -26,6 +26,8 @@ export interface ForwarderDeps {
   pausedRetryMs?: number;
   /** Called after each acked batch with the records it delivered (metrics). */
   onDelivered?: (records: number) => void;
+  /** The output's pacing (email's last mail), kept by start-outputs across reloads; default: this forwarder's. */
+  pacing?: Pacing;
 }
 
 export interface Forwarder {
@@ -49,6 +51,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     capMs: deps.retryCapMs ?? output.retryMaxMs,
   });
   const iso = () => new Date(deps.now()).toISOString();
+  const pacing = deps.pacing ?? { lastSentAt: Number.NEGATIVE_INFINITY };
   /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
   const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
 
@@ -123,7 +126,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     let receiver: Receiver | null = null;
     let feed: OutputFeed | null = null;
     try {
-      receiver = createReceiver(output, { env: deps.env, logger: log });
+      receiver = createReceiver(output, { env: deps.env, logger: log, pacing });
       feed = await deps.cursors.openFeed({
         name,
         match: outputMatcher(output.filter),

@@ -8,6 +8,7 @@ import type { OutputCursors, OutputPosition } from '../store/store.js';
 import { type Forwarder, startForwarder } from './forwarder.js';
 import { failingWarning, newStatus, type OutputStatus } from './output-status.js';
 import { isLoopbackHost } from './receivers/http-post.js';
+import type { Pacing } from './receivers/receiver.js';
 
 export interface OutputsDeps {
   cursors: OutputCursors;
@@ -43,6 +44,8 @@ export interface RunningOutputs {
 
 export function startOutputs(outputs: Record<string, OutputConfig>, deps: OutputsDeps): RunningOutputs {
   const running = new Map<string, { config: string; forwarder: Forwarder | null; status: OutputStatus }>();
+  /** Per output, when its receiver last sent (email's interval): a reload that restarts it keeps this. */
+  const pacings = new Map<string, Pacing>();
 
   const start = (name: string, output: OutputConfig) => {
     if (!output.enabled) {
@@ -54,7 +57,9 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
       return;
     }
     warnPlainTransport(name, output, deps.logger);
-    const forwarder = startForwarder({ name, output, ...deps });
+    const pacing = pacings.get(name) ?? { lastSentAt: Number.NEGATIVE_INFINITY };
+    pacings.set(name, pacing);
+    const forwarder = startForwarder({ name, output, ...deps, pacing });
     running.set(name, { config: JSON.stringify(output), forwarder, status: forwarder.status });
   };
   for (const [name, output] of Object.entries(outputs)) start(name, output);
