@@ -46,7 +46,8 @@ export interface KillTwiceResult {
   summary: string;
 }
 
-function deadLetterIds(dir: string, name: string): string[] {
+/** The record ids in an output's dead-letter file, in file order (repeats kept). */
+export function deadLetterIds(dir: string, name: string): string[] {
   let text: string;
   try {
     text = readFileSync(join(dir, 'outputs', `${name}.dead-letter.ndjson`), 'utf8');

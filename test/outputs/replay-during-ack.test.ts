@@ -2,18 +2,16 @@
 // (DESIGN 13). strace holds every rename of `serve` for a while, the cursor's atomic write included, and the
 // replay runs inside that window: the daemon's write lands after it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
+import { runCli } from '../helpers/cli.js';
 import { genericRecord } from '../helpers/records.js';
+import { slowRenames, straceMissing, tracedKiller } from '../helpers/slow-renames.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveWithOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
-
-const straceMissing = spawnSync('strace', ['-V']).status !== 0 ? 'strace is not installed' : false;
 
 test('outputs replay during the write of a batch position: the records are sent again', {
   skip: straceMissing,
@@ -21,38 +19,12 @@ test('outputs replay during the write of a batch position: the records are sent 
   const dir = makeTempDir(t);
   const receiver = await startReceiver();
   t.after(() => receiver.close());
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      outputs: { hook: { type: 'webhook', url: receiver.url, batch: { maxWaitMs: 100 }, startAt: 'oldest' } },
-    }),
-  );
-  const key = await addSensorCli(dir, 'fw');
-  const slowRenames = [
-    'strace',
-    '-f',
-    '-qq',
-    '-o',
-    '/dev/null',
-    '-e',
-    'trace=rename',
-    '-e',
-    'inject=rename:delay_enter=4000000',
-  ];
-  const serve = await spawnServe(dir, ['--config', config], { prefix: slowRenames, timeoutMs: 60_000 });
-  t.after(async () => {
-    // The serve process is strace's child: killing strace alone would leave it running, untraced.
-    const children = `/proc/${serve.child.pid}/task/${serve.child.pid}/children`;
-    try {
-      process.kill(Number(readFileSync(children, 'utf8').trim().split(' ')[0]), 'SIGKILL');
-    } catch {}
-    await serve.stop('SIGKILL');
-  });
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
-  const records = Array.from({ length: 5 }, (_, i) => genericRecord({ threat: `t${i}` }));
-  assert.equal((await post(serve.url, '/generic', records, { agent, sensor: 'fw', key })).status, 200);
+  const outputs = {
+    hook: { type: 'webhook', url: receiver.url, batch: { maxWaitMs: 100 }, startAt: 'oldest' },
+  };
+  const { serve, config, post } = await serveWithOutputs(t, dir, outputs, slowRenames(4000));
+  t.after(tracedKiller(serve));
+  await post(Array.from({ length: 5 }, (_, i) => genericRecord({ threat: `t${i}` })));
 
   await until(() => receiver.accepted.size === 5, 30_000, 'the batch delivered');
   const cursor = join(dir, 'outputs', 'hook.cursor.json');
