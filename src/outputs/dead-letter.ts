@@ -32,7 +32,26 @@ export function appendDeadLetters(
   const text = letters
     .map((l) => `{"at":${JSON.stringify(at)},"answer":${JSON.stringify(l.answer)},"record":${l.line}}\n`)
     .join('');
-  appendFileDurably(path, text, 0o640, owner);
+  // A torn last line (a power cut or a full disk mid-append) is ended first: glued to it, the first new letter
+  // would be unreadable too.
+  appendFileDurably(path, endsTorn(path) ? `\n${text}` : text, 0o640, owner);
+}
+
+function endsTorn(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    return size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The largest read when looking for a dead letter's line end from the file's end. */

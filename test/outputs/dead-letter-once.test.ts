@@ -2,7 +2,7 @@
 // position moved: the batch is sent again, refused again, and not written twice (docs/operations.md, Outputs).
 // strace holds every rename for a while, the cursor's atomic write included: the kill lands in that window.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { spawnServe } from '../helpers/cli.js';
@@ -55,4 +55,25 @@ test('dead letters written, then kill -9 before the position moved: each refused
   );
   assert.equal(receiver.bodies.length, 2, 'the batch was sent again after the kill, and refused again');
   assert.deepEqual(deadLetterIds(dir, 'hook'), ids, 'each refused record is dead-lettered once');
+});
+
+test('a dead-letter file left with a torn last line (a power cut mid-append): the next dead letters are whole', async (t) => {
+  const dir = makeTempDir(t);
+  const receiver = await startReceiver({ refuse: () => true });
+  t.after(() => receiver.close());
+  mkdirSync(join(dir, 'outputs'), { recursive: true });
+  writeFileSync(join(dir, 'outputs', 'hook.dead-letter.ndjson'), '{"at":"2026-11-26T00:00:00.000Z","answ');
+  const outputs = {
+    hook: { type: 'webhook', url: receiver.url, batch: { maxWaitMs: 100 }, startAt: 'oldest' },
+  };
+  const { post, deadLetters } = await serveWithOutputs(t, dir, outputs);
+  await post(Array.from({ length: 3 }, (_, i) => genericRecord({ threat: `t${i}` })));
+  const ids = readStored(dir).map((r) => r.id as string);
+  await until(() => receiver.refused.size === 3, 30_000, 'the batch refused');
+  await until(async () => (await deadLetters('hook')).length >= 3, 10_000, 'three dead letters listed');
+  assert.deepEqual(
+    (await deadLetters('hook')).map((l) => l.record.id),
+    ids,
+    'the torn line stays alone, skipped',
+  );
 });
