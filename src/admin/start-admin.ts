@@ -24,15 +24,12 @@ export interface AdminOptions {
   syslogErrors?: (sensor: string) => unknown;
 }
 
-/** What the admin listener needs of an output's status: its name and, when failing, since when and why. */
+/** What the admin listener needs of an output's status: its name and the warning it gives, if any. */
 export interface OutputSummary {
   name: string;
-  failingSince: number | null;
-  lastError: string | null;
+  /** Set by the output when it has failed long enough to warn: a line of /readyz's detail, never its status. */
+  warning: string | null;
 }
-
-/** An output failing this long is a warning in /readyz's detail (never its status). */
-const OUTPUT_FAILING_WARN_MS = 60_000;
 
 export interface RunningAdmin {
   address: AddressInfo;
@@ -63,14 +60,8 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     outputs: async () => (options.outputs ? options.outputs() : []),
     syslogErrors: (sensor) => options.syslogErrors?.(sensor) ?? null,
     async warnings() {
-      const now = (options.now ?? Date.now)();
       const outputs = options.outputs ? await options.outputs() : [];
-      return outputs
-        .filter((o) => o.failingSince !== null && now - o.failingSince > OUTPUT_FAILING_WARN_MS)
-        .map(
-          (o) =>
-            `output ${o.name} has failed for ${Math.round((now - (o.failingSince as number)) / 1000)} s: ${o.lastError}`,
-        );
+      return outputs.flatMap((o) => (o.warning === null ? [] : [o.warning]));
     },
   });
   let address: AddressInfo;

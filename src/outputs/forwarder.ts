@@ -5,10 +5,10 @@ import type { OutputConfig } from '../config/outputs-schema.js';
 import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputBatch, OutputCursors, OutputFeed } from '../store/store.js';
 import { createBackoff, sleep } from './backoff.js';
-import { appendDeadLetters } from './dead-letter.js';
+import { appendDeadLetters, lastDeadLetterIds } from './dead-letter.js';
 import { newStatus, type OutputStatus } from './output-status.js';
 import { createReceiver } from './receivers/create-receiver.js';
-import { AuthDeliveryError, type OutgoingRecord, type Receiver } from './receivers/receiver.js';
+import { AuthDeliveryError, type OutgoingRecord, type Pacing, type Receiver } from './receivers/receiver.js';
 import { outputMatcher } from './record-match.js';
 
 export interface ForwarderDeps {
@@ -26,6 +26,8 @@ export interface ForwarderDeps {
   pausedRetryMs?: number;
   /** Called after each acked batch with the records it delivered (metrics). */
   onDelivered?: (records: number) => void;
+  /** The output's pacing (email's last mail), kept by start-outputs across reloads; default: this forwarder's. */
+  pacing?: Pacing;
 }
 
 export interface Forwarder {
@@ -35,6 +37,8 @@ export interface Forwarder {
   /** Retries a paused or backing-off output now (SIGHUP). */
   poke(): void;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 export function startForwarder(deps: ForwarderDeps): Forwarder {
   const { name, output, logger } = deps;
@@ -47,6 +51,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     capMs: deps.retryCapMs ?? output.retryMaxMs,
   });
   const iso = () => new Date(deps.now()).toISOString();
+  const pacing = deps.pacing ?? { lastSentAt: Number.NEGATIVE_INFINITY };
   /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
   const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
 
@@ -65,17 +70,24 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   /** Waits before the next attempt; a poke (SIGHUP) or stop cuts it short. */
   const pause = (ms: number) => sleep(ms, AbortSignal.any([stopping.signal, poke.signal]));
 
-  /** Sends the batch until every record was taken or refused; false when stopped first. */
-  const deliver = async (receiver: Receiver, records: readonly OutgoingRecord[]): Promise<boolean> => {
+  /**
+   * Sends the batch until every record was taken or refused; false when stopped first. `written`: ids already
+   * dead-lettered by a run that died before its ack (not written again).
+   */
+  const deliver = async (
+    receiver: Receiver,
+    records: readonly OutgoingRecord[],
+    written: () => ReadonlySet<string>,
+  ): Promise<boolean> => {
     let pending = records;
     while (!stopping.signal.aborted) {
       try {
         const report = await receiver.send(pending, stopping.signal);
         if (stopping.signal.aborted) return false;
-        const refused = report.refused.map((r) => ({
-          line: (pending[r.index] as OutgoingRecord).line,
-          answer: r.answer,
-        }));
+        const refused = report.refused
+          .map((r) => ({ record: pending[r.index] as OutgoingRecord, answer: r.answer }))
+          .filter((r) => !written().has(r.record.id))
+          .map((r) => ({ line: r.record.line, answer: r.answer }));
         appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner);
         if (refused.length > 0) {
           status.deadLetters += refused.length;
@@ -84,7 +96,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
             'receiver refused records; dead-lettered',
           );
         }
-        const sent = pending.length - refused.length - report.retry.length;
+        const sent = pending.length - report.refused.length - report.retry.length;
         status.recordsSent += sent;
         if (report.retry.length === 0) return true;
         pending = report.retry.map((i) => pending[i] as OutgoingRecord);
@@ -114,13 +126,22 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     let receiver: Receiver | null = null;
     let feed: OutputFeed | null = null;
     try {
-      receiver = createReceiver(output, { env: deps.env, logger: log });
+      receiver = createReceiver(output, { env: deps.env, logger: log, pacing });
       feed = await deps.cursors.openFeed({
         name,
         match: outputMatcher(output.filter),
         startAt: output.startAt === 'oldest' ? 0 : 'now',
       });
       if (status.state === 'starting') log.info({ type: output.type }, 'output started');
+      // The first batch may be the one in flight when the last run died between writing its dead letters and
+      // its ack: the records refused again are already among the last maxRecords dead letters.
+      let firstBatch = true;
+      let recentDead: ReadonlySet<string> | null = null;
+      const written = (): ReadonlySet<string> => {
+        if (!firstBatch) return NONE;
+        recentDead ??= lastDeadLetterIds(deps.dataDir, name, output.batch.maxRecords);
+        return recentDead;
+      };
       status.state = status.failingSince === null ? 'running' : status.state;
       while (!stopping.signal.aborted) {
         // A receiver that paces itself (email) is given its next batch when it will take it, so that batch
@@ -136,9 +157,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         });
         if (batch.records.length === 0) continue;
         const records = batch.records.map((r) => ({ id: r.record.id, line: r.line, record: r.record }));
-        if (!(await deliver(receiver, records))) return;
+        if (!(await deliver(receiver, records, written))) return;
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();
+        firstBatch = false;
+        recentDead = null;
         status.batches += 1;
         status.state = 'running';
         status.lastSuccessAt = iso();

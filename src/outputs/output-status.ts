@@ -34,5 +34,12 @@ export function newStatus(name: string, type: string, state: OutputState): Outpu
   };
 }
 
-/** An output failing this long turns /readyz detail and `check` to a warning (DESIGN 13). */
+/** An output failing this long turns /readyz detail and `check` to a warning (DESIGN 13): the one home of it. */
 export const FAILING_WARN_MS = 60_000;
+
+/** /readyz's warning for an output failing over FAILING_WARN_MS; null when it is not. */
+export function failingWarning(status: OutputStatus, now: number): string | null {
+  if (status.failingSince === null || now - status.failingSince <= FAILING_WARN_MS) return null;
+  const seconds = Math.round((now - status.failingSince) / 1000);
+  return `output ${status.name} has failed for ${seconds} s: ${status.lastError}`;
+}

@@ -6,8 +6,9 @@ import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import type { OutputCursors, OutputPosition } from '../store/store.js';
 import { type Forwarder, startForwarder } from './forwarder.js';
-import { newStatus, type OutputStatus } from './output-status.js';
+import { failingWarning, newStatus, type OutputStatus } from './output-status.js';
 import { isLoopbackHost } from './receivers/http-post.js';
+import type { Pacing } from './receivers/receiver.js';
 
 export interface OutputsDeps {
   cursors: OutputCursors;
@@ -25,6 +26,8 @@ export interface OutputsDeps {
 /** An output's status joined with its position (absent before the output first ran). */
 export interface OutputReport extends OutputStatus {
   position: OutputPosition | null;
+  /** Set when it has failed for over a minute: /readyz lists it (output-status.ts). */
+  warning: string | null;
 }
 
 export interface RunningOutputs {
@@ -41,6 +44,8 @@ export interface RunningOutputs {
 
 export function startOutputs(outputs: Record<string, OutputConfig>, deps: OutputsDeps): RunningOutputs {
   const running = new Map<string, { config: string; forwarder: Forwarder | null; status: OutputStatus }>();
+  /** Per output, when its receiver last sent (email's interval): a reload that restarts it keeps this. */
+  const pacings = new Map<string, Pacing>();
 
   const start = (name: string, output: OutputConfig) => {
     if (!output.enabled) {
@@ -52,7 +57,9 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
       return;
     }
     warnPlainTransport(name, output, deps.logger);
-    const forwarder = startForwarder({ name, output, ...deps });
+    const pacing = pacings.get(name) ?? { lastSentAt: Number.NEGATIVE_INFINITY };
+    pacings.set(name, pacing);
+    const forwarder = startForwarder({ name, output, ...deps, pacing });
     running.set(name, { config: JSON.stringify(output), forwarder, status: forwarder.status });
   };
   for (const [name, output] of Object.entries(outputs)) start(name, output);
@@ -84,10 +91,15 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
     async report() {
       const byName = await positions();
       const reports: OutputReport[] = [];
+      const now = deps.now();
       for (const [name, entry] of running)
-        reports.push({ ...entry.status, position: byName.get(name) ?? null });
+        reports.push({
+          ...entry.status,
+          position: byName.get(name) ?? null,
+          warning: failingWarning(entry.status, now),
+        });
       for (const [name, position] of byName) {
-        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'removed'), position });
+        if (!running.has(name)) reports.push({ ...newStatus(name, '-', 'removed'), position, warning: null });
       }
       return reports.sort((a, b) => (a.name < b.name ? -1 : 1));
     },

@@ -2,7 +2,7 @@
 // documents: per-item `create` results (201, 409 version_conflict_engine_exception, 400 mapper_parsing_exception,
 // 429 es_rejected_execution_exception), `errors`, whole-request 401 security_exception, 429 and 503.
 import type { ServerResponse } from 'node:http';
-import { answerJson, startHttpsReceiver } from './https-receiver.js';
+import { answerJson, type Handler, startHttpsReceiver } from './https-receiver.js';
 
 export interface BulkServer {
   url: string;
@@ -17,6 +17,14 @@ export interface BulkServer {
   rejectTimes: Map<string, number>;
   /** Documents whose threat contains this text are refused with a mapping error. */
   mappingErrorMarker: string;
+  /** Every request answered 503, as a cluster without its shards. */
+  down: boolean;
+  /** Each answer waits this long (a busy cluster). */
+  delayMs: number;
+  /** Per `_id`: items answered 201 or 409 (already there), i.e. how often the document was taken. */
+  taken: Map<string, number>;
+  /** `_id`s answered 400 (mapping error). */
+  refused: Set<string>;
   close(): Promise<void>;
 }
 
@@ -30,6 +38,10 @@ export async function startBulkServer(
     failNext: [] as BulkServer['failNext'],
     rejectTimes: new Map<string, number>(),
     mappingErrorMarker: 'MAPPING-ERROR',
+    down: false,
+    delayMs: 0,
+    taken: new Map<string, number>(),
+    refused: new Set<string>(),
   };
   const error = (response: ServerResponse, status: number, type: string, reason: string, headers = {}) =>
     answerJson(
@@ -38,7 +50,10 @@ export async function startBulkServer(
       { error: { root_cause: [{ type, reason }], type, reason }, status },
       headers,
     );
-  const receiver = await startHttpsReceiver(t, (request, body, response) => {
+  const receiver = await startHttpsReceiver(t, (request, body, response) =>
+    setTimeout(() => handle(request, body, response), state.delayMs),
+  );
+  const handle: Handler = (request, body, response) => {
     state.requests.push({ path: request.url ?? '', headers: request.headers, body });
     if (request.headers.authorization !== authorization)
       return error(
@@ -47,7 +62,7 @@ export async function startBulkServer(
         'security_exception',
         'unable to authenticate user [elastic] for REST request',
       );
-    const forced = state.failNext.shift();
+    const forced = state.down ? { status: 503, retryAfter: '1' } : state.failNext.shift();
     if (forced !== undefined)
       return error(
         response,
@@ -86,6 +101,7 @@ export async function startBulkServer(
           },
         });
       } else if (String(doc.threat).includes(state.mappingErrorMarker)) {
+        state.refused.add(action._id);
         items.push({
           create: {
             ...base,
@@ -97,6 +113,7 @@ export async function startBulkServer(
           },
         });
       } else if (state.docs.has(key)) {
+        state.taken.set(action._id, (state.taken.get(action._id) ?? 0) + 1);
         items.push({
           create: {
             ...base,
@@ -106,11 +123,12 @@ export async function startBulkServer(
         });
       } else {
         state.docs.set(key, doc);
+        state.taken.set(action._id, 1);
         items.push({ create: { ...base, _version: 1, result: 'created', status: 201 } });
       }
     }
     const errors = items.some((item) => ((item as { create: { status: number } }).create.status ?? 0) >= 300);
     answerJson(response, 200, { took: 3, errors, items });
-  });
+  };
   return Object.assign(state, receiver);
 }

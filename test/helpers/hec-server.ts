@@ -3,7 +3,7 @@
 // /services/collector/ack; failures: 403 code 4 (invalid token), 400 code 6 with `invalid-event-number`,
 // 400 code 7 (incorrect index), 429, 503 code 9 (server busy), 400 code 10 (channel missing).
 import type { IncomingHttpHeaders } from 'node:http';
-import { answerJson, startHttpsReceiver } from './https-receiver.js';
+import { answerJson, type Handler, startHttpsReceiver } from './https-receiver.js';
 
 export interface HecEvent {
   time?: number;
@@ -30,6 +30,14 @@ export interface HecServer {
   invalidMarker: string;
   /** Indexes that exist; an event naming another one is refused with code 7. */
   indexes: Set<string>;
+  /** Every event request answered 503 code 9 (server busy). */
+  down: boolean;
+  /** Each answer waits this long (a busy indexer). */
+  delayMs: number;
+  /** `threatcol_id`s of the events refused as invalid (code 6). */
+  refused: Set<string>;
+  /** Events taken in requests then answered 400: a 400 carries no ackId, so the client sends them again. */
+  takenBeforeRefusal: number;
 }
 
 /** Splits HEC's body, JSON objects one after the other with optional whitespace between. */
@@ -65,8 +73,15 @@ export async function startHecServer(
     failNext: [] as HecServer['failNext'],
     invalidMarker: 'INVALID-EVENT',
     indexes: new Set(['main', 'threats']),
+    down: false,
+    delayMs: 0,
+    refused: new Set<string>(),
+    takenBeforeRefusal: 0,
   };
-  const receiver = await startHttpsReceiver(t, (request, body, response) => {
+  const receiver = await startHttpsReceiver(t, (request, body, response) =>
+    setTimeout(() => handle(request, body, response), state.delayMs),
+  );
+  const handle: Handler = (request, body, response) => {
     const url = new URL(request.url ?? '/', 'https://hec');
     state.requests.push({ path: request.url ?? '', headers: request.headers, body });
     if (request.headers.authorization === undefined)
@@ -90,7 +105,9 @@ export async function startHecServer(
         text: 'The requested URL was not found on this server.',
         code: 404,
       });
-    const forced = state.failNext.shift();
+    const forced = state.down
+      ? { status: 503, code: 9, text: 'Server is busy', retryAfter: '1' }
+      : state.failNext.shift();
     if (forced !== undefined)
       return answerJson(
         response,
@@ -102,8 +119,11 @@ export async function startHecServer(
     for (const [i, event] of events.entries()) {
       if (event.index !== undefined && !state.indexes.has(event.index))
         return answerJson(response, 400, { text: 'Incorrect index', code: 7, 'invalid-event-number': i });
-      if (String(event.event.threat).includes(state.invalidMarker))
+      if (String(event.event.threat).includes(state.invalidMarker)) {
+        state.refused.add(String(event.fields?.threatcol_id));
+        state.takenBeforeRefusal += i;
         return answerJson(response, 400, { text: 'Invalid data format', code: 6, 'invalid-event-number': i });
+      }
       state.events.push(event);
     }
     answerJson(
@@ -111,6 +131,6 @@ export async function startHecServer(
       200,
       state.acks ? { text: 'Success', code: 0, ackId: nextAckId++ } : { text: 'Success', code: 0 },
     );
-  });
+  };
   return Object.assign(state, receiver);
 }

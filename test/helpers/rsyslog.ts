@@ -16,6 +16,8 @@ export interface Rsyslog {
   lines(): string[];
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP or SIGCONT: a stalled receiver whose buffers fill, then one that reads again. */
+  freeze(frozen: boolean): void;
 }
 
 /** A port free at this moment: bound on port 0, then released for rsyslog to take. */
@@ -103,12 +105,16 @@ export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promi
         50,
       );
     },
+    freeze(frozen) {
+      child?.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
+    },
     async stop() {
       const running = child;
       child = null;
       if (running === null || running.exitCode !== null) return;
       const exited = new Promise((resolve) => running.once('exit', resolve));
       running.kill('SIGTERM');
+      running.kill('SIGCONT');
       await exited;
     },
   };

@@ -23,6 +23,14 @@ export interface SmtpReceiver {
   mails: ReceivedMail[];
   /** SMTP answers (code, text) to give to the next DATA commands instead of 250. */
   failData: { code: number; text: string }[];
+  /** Connections are greeted 421 (service not available), as a server in maintenance does. */
+  down: boolean;
+  /** Each DATA answer waits this long (a slow relay). */
+  delayMs: number;
+  /** Mails whose raw text contains this are refused 554 after DATA (a content filter); null: none. */
+  refuseText: string | null;
+  /** The mails refused for their content. */
+  refused: ReceivedMail[];
   close(): Promise<void>;
 }
 
@@ -69,13 +77,24 @@ export async function startSmtpReceiver(
     null,
   );
   const mails: ReceivedMail[] = [];
-  const failData: SmtpReceiver['failData'] = [];
+  const state = {
+    failData: [] as SmtpReceiver['failData'],
+    down: false,
+    delayMs: 0,
+    refuseText: null as string | null,
+    refused: [] as ReceivedMail[],
+  };
   const server = new SMTPServer({
     secure: options.implicitTls,
     key: tls.key,
     cert: tls.cert,
     authMethods: ['PLAIN', 'LOGIN'],
     logger: false,
+    onConnect(_session, callback) {
+      if (state.down)
+        return callback(Object.assign(new Error('Service not available'), { responseCode: 421 }));
+      callback();
+    },
     onAuth(auth, _session, callback) {
       if (auth.username === options.user && auth.password === options.password)
         return callback(null, { user: auth.username });
@@ -93,17 +112,24 @@ export async function startSmtpReceiver(
         raw += chunk;
       });
       stream.on('end', () => {
-        const failure = failData.shift();
-        if (failure !== undefined)
-          return callback(Object.assign(new Error(failure.text), { responseCode: failure.code }));
-        mails.push({
+        const mail = {
           from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
           to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
           secure: session.secure,
           user: session.user as string | undefined,
           ...parseMail(raw),
-        });
-        callback();
+        };
+        const filtered = state.refuseText !== null && mail.text.includes(state.refuseText);
+        const failure = filtered
+          ? { code: 554, text: '5.7.1 Message refused by the content filter' }
+          : state.failData.shift();
+        setTimeout(() => {
+          if (filtered) state.refused.push(mail);
+          if (failure !== undefined)
+            return callback(Object.assign(new Error(failure.text), { responseCode: failure.code }));
+          mails.push(mail);
+          callback();
+        }, state.delayMs);
       });
     },
   });
@@ -113,5 +139,5 @@ export async function startSmtpReceiver(
   const port = (server.server.address() as AddressInfo).port;
   const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   t.after(close);
-  return { port, ca: tls.cert, mails, failData, close };
+  return Object.assign(state, { port, ca: tls.cert, mails, close });
 }

@@ -28,11 +28,13 @@ export async function serveWithOutputs(
   t: { after(fn: () => unknown): void },
   dir: string,
   outputs: Record<string, Record<string, unknown>>,
+  /** A wrapper command in front of node (strace: test/helpers/slow-renames.ts). */
+  prefix?: string[],
 ): Promise<OutputServe> {
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ outputs }));
   const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
+  const serve = await spawnServe(dir, ['--config', config], prefix ? { prefix, timeoutMs: 60_000 } : {});
   t.after(() => serve.stop('SIGKILL'));
   const agent = trustingAgent(dir);
   t.after(() => agent.close());

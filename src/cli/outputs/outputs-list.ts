@@ -53,6 +53,7 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
         retries: 0,
         deadLetters: 0,
         position: positions.find((p) => p.name === name) ?? null,
+        warning: null,
       } as unknown as OutputReport;
     });
   }

@@ -9,7 +9,7 @@ import { readSecret } from '../secrets.js';
 import { createElasticsearchReceiver } from './elasticsearch-receiver.js';
 import { createEmailReceiver } from './email-receiver.js';
 import { httpOptions } from './http-post.js';
-import { AuthDeliveryError, type Receiver } from './receiver.js';
+import { AuthDeliveryError, type Pacing, type Receiver } from './receiver.js';
 import { withSecrets } from './rotating-secrets.js';
 import { createSplunkHecReceiver } from './splunk-hec-receiver.js';
 import type { SyslogFacility } from './syslog-message.js';
@@ -19,6 +19,8 @@ import { createWebhookReceiver } from './webhook.js';
 export interface ReceiverContext {
   env: Record<string, string | undefined>;
   logger: Logger;
+  /** The output's pacing, kept across its receivers (email); absent: this receiver's rebuilds share one. */
+  pacing?: Pacing;
 }
 
 type ReceiverFactory = (output: OutputConfig, context: ReceiverContext) => Receiver;
@@ -94,9 +96,9 @@ const FACTORIES: Record<OutputType, ReceiverFactory> = {
     );
   },
 
-  email: (output, { env, logger }) => {
+  email: (output, { env, logger, pacing = { lastSentAt: Number.NEGATIVE_INFINITY } }) => {
     const ca = caText(output);
-    return withSecrets(
+    const receiver = withSecrets(
       () => [readSecret('password', output.passwordFile, output.passwordEnv, env)],
       ([password]) =>
         createEmailReceiver(
@@ -114,9 +116,11 @@ const FACTORIES: Record<OutputType, ReceiverFactory> = {
             connectTimeoutMs: connectTimeout(output),
             socketTimeoutMs: output.timeoutMs,
           },
-          { logger },
+          { logger, pacing },
         ),
     );
+    // Known before the first send of this receiver too: the output may have mailed moments ago (a reload).
+    return { ...receiver, readyAt: () => pacing.lastSentAt + (output.minIntervalMs as number) };
   },
 };
 

@@ -6,7 +6,8 @@
 // forwarder keeps its cursor while it waits, and the records stored meanwhile go into the next batch, the next
 // mail. For the digest to carry every record since the last mail, the forwarder should read the next batch only
 // when `readyAt()` has come (it may ignore it: the interval still holds), with a large `maxRecords`
-// (EMAIL_BATCHING). The interval is kept in memory: after a restart the first mail may leave sooner.
+// (EMAIL_BATCHING). The interval is kept in memory, by the output (Pacing), so a rotated password or a reload
+// keeps it; after a restart of the daemon the first mail may leave sooner.
 //
 // A batch is acknowledged when the server accepted the mail (250 after DATA). Answers: 535 and other auth
 // failures, and every recipient refused for good (5xx at RCPT: the address is wrong), pause the output; a 5xx
@@ -23,6 +24,7 @@ import {
   DELIVERED,
   type DeliveryReport,
   type OutgoingRecord,
+  type Pacing,
   type Receiver,
   TransientDeliveryError,
 } from './receiver.js';
@@ -54,6 +56,8 @@ export interface EmailDeps {
   wait?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Names this collector in the digest; default: the host name. */
   collector?: string;
+  /** When the last mail left, shared with the receivers built before and after this one (default: its own). */
+  pacing?: Pacing;
 }
 
 export interface EmailReceiver extends Receiver {
@@ -83,7 +87,7 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
   const wait = deps.wait ?? defaultWait;
   const collector = deps.collector ?? osHostname();
   const port = options.port ?? (options.security === 'tls' ? 465 : 587);
-  let lastMailAt = Number.NEGATIVE_INFINITY;
+  const pacing = deps.pacing ?? { lastSentAt: Number.NEGATIVE_INFINITY };
   const where = `email ${options.host}:${port}`;
 
   const classify = (error: SmtpError): Error => {
@@ -145,16 +149,16 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
   };
 
   return {
-    readyAt: () => lastMailAt + options.minIntervalMs,
+    readyAt: () => pacing.lastSentAt + options.minIntervalMs,
     async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {
       signal.throwIfAborted();
       if (batch.length === 0) return DELIVERED;
-      const left = lastMailAt + options.minIntervalMs - now();
+      const left = pacing.lastSentAt + options.minIntervalMs - now();
       if (left > 0) await wait(left, signal);
       signal.throwIfAborted();
       const report = await mail(batch, signal);
       // A refused mail left too: it counts against the interval like an accepted one.
-      lastMailAt = now();
+      pacing.lastSentAt = now();
       return report;
     },
     async close(): Promise<void> {},

@@ -66,5 +66,13 @@ export interface Receiver {
   readyAt?(): number;
 }
 
+/**
+ * When a receiver that paces itself (email) last sent, held by its output rather than by one receiver: a
+ * rotated secret builds a new receiver, a reload a new forwarder, and neither may let a mail out early.
+ */
+export interface Pacing {
+  lastSentAt: number;
+}
+
 /** Everything went through. */
 export const DELIVERED: DeliveryReport = Object.freeze({ refused: [], retry: [] });

@@ -1,7 +1,7 @@
 // The files backend's OutputCursors: one cursor file per output in `<dataDir>/outputs/`, kept when the output
 // leaves the configuration until `outputs forget` (DESIGN 13).
 import { randomUUID } from 'node:crypto';
-import { readdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { syncDir } from '../../data-dir/file-owner.js';
@@ -10,6 +10,7 @@ import { openFileOutputFeed } from './output-feed.js';
 import { skippedRecords } from './output-holds.js';
 import { measureLag } from './output-lag.js';
 import { cursorPath, outputsDir, positionsAt, readCursor, writeCursor } from './output-positions.js';
+import { removeReplay, writeReplay } from './output-replay.js';
 import { threatsDir } from './segments.js';
 
 export function createFileOutputCursors(options: {
@@ -55,22 +56,29 @@ export function createFileOutputCursors(options: {
 
     async replay(name, since) {
       const previous = readCursor(dataDir, name);
+      const series = await positionsAt(threats, since);
+      // Not any feed's id: a running feed sees a foreign write and takes these positions at its next batch.
+      const id = `replay-${randomUUID()}`;
+      const at = new Date(now()).toISOString();
+      mkdirSync(outputsDir(dataDir), { recursive: true, mode: 0o750 });
+      writeReplay(dataDir, name, { id, series, at }, options.owner());
       writeCursor(
         dataDir,
         {
           version: 1,
           name,
-          series: await positionsAt(threats, since),
+          series,
           lastId: previous?.lastId ?? null,
-          updatedAt: new Date(now()).toISOString(),
-          // Not any feed's id: a running feed sees a foreign write and takes these positions at its next batch.
-          writer: `replay-${randomUUID()}`,
+          updatedAt: at,
+          writer: id,
+          replayId: id,
         },
         options.owner(),
       );
     },
 
     async forget(name) {
+      removeReplay(dataDir, name);
       try {
         unlinkSync(cursorPath(dataDir, name));
       } catch (error) {

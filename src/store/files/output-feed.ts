@@ -17,6 +17,7 @@ import {
   writeCursor,
   writeCursorAsync,
 } from './output-positions.js';
+import { readReplay } from './output-replay.js';
 
 /** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
 const FILL_PAUSE_MS = 50;
@@ -84,7 +85,15 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
 
   /** Takes the positions `outputs replay` wrote while this feed ran; true when there were any. */
   const adoptForeign = (): boolean => {
+    const replay = readReplay(dataDir, name);
     const onDisk = readCursor(dataDir, name);
+    if (replay !== null && replay.id !== durable.replayId) {
+      // Asked for and not taken yet: our own cursor write may have landed over the one the replay wrote.
+      durable = { ...durable, series: replay.series, replayId: replay.id };
+      if (onDisk) seen = stampOf(onDisk);
+      passed = toMap(replay.series);
+      return true;
+    }
     if (!onDisk || stampOf(onDisk) === seen) return false;
     durable = onDisk;
     seen = stampOf(onDisk);
@@ -102,6 +111,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       lastId: lastId ?? durable.lastId,
       updatedAt: new Date(options.now()).toISOString(),
       writer,
+      ...(durable.replayId === undefined ? {} : { replayId: durable.replayId }),
     };
     await writeCursorAsync(dataDir, durable, options.owner());
     seen = stampOf(durable);

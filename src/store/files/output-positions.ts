@@ -24,6 +24,8 @@ export interface CursorFile {
   updatedAt: string;
   /** Who wrote it last (a feed, or `outputs replay`): a feed adopts positions it did not write itself. */
   writer: string;
+  /** The id of the last `outputs replay` these positions took (output-replay.ts). */
+  replayId?: string;
 }
 
 const CHUNK = 1024 * 1024;
