@@ -1,5 +1,5 @@
 // The dedupe window's compact key table: every key found with its id after growth, regular (non-random)
-// keys do not degrade it, ids that are not UUIDs survive, and the window forgets slices past its time.
+// keys do not degrade it, ids that are not UUIDs survive; the window answers as a model of its slices would.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -116,5 +116,48 @@ test('property: a deleted key is gone, every other key still found with its id (
       },
     ),
     { seed: 12 },
+  );
+});
+
+test('property: the window answers as a model of keys remembered from their slice for the window', () => {
+  const WINDOW = 8000;
+  const SLICE = 1000; // the window's own: 1/8 of it
+  const op = fc.oneof(
+    // A delivery of key k, stored or failed, `step` ms after the previous operation: several keys a slice, so
+    // an expired slice still has keys to delete when the next calls come (two are deleted a call).
+    fc.record({ k: fc.nat(30), stored: fc.boolean(), step: fc.integer({ min: 20, max: 150 }) }),
+    // A quiet spell: the time moves on with lookups only.
+    fc.record({ k: fc.nat(30), step: fc.integer({ min: 700, max: 4000 }) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 200, maxLength: 400 }), (ops) => {
+      const window = new DedupeWindow(WINDOW);
+      const model = new Map<string, { id: string; start: number }>();
+      let now = 0;
+      let serial = 0;
+      const expected = (key: string) => {
+        const m = model.get(key);
+        return m !== undefined && m.start + SLICE > now - WINDOW ? m.id : null;
+      };
+      for (const o of ops) {
+        now += o.step;
+        const key = `k${o.k}`;
+        if (!('stored' in o)) {
+          assert.equal(window.lookup(key, now)?.id ?? null, expected(key), `lookup ${key} at ${now}`);
+          continue;
+        }
+        const id = `id-${serial++}`;
+        const r = new Reservation();
+        const hit = window.claim(key, id, r, now);
+        assert.equal(hit?.id ?? null, expected(key), `claim ${key} at ${now}`);
+        window.release(r, o.stored);
+        if (hit === null && o.stored) model.set(key, { id, start: now - (now % SLICE) });
+        if (hit === null && !o.stored) model.delete(key);
+      }
+      for (let k = 0; k <= 30; k++) {
+        assert.equal(window.lookup(`k${k}`, now)?.id ?? null, expected(`k${k}`), `k${k} at the end`);
+      }
+    }),
+    { numRuns: 300 },
   );
 });
