@@ -20,12 +20,27 @@ const DUMMY_KEYS = [{ digest: keyDigest('threatcol-dummy-key'), expiresAt: Numbe
 const KEY_HEADERS = ['x-auth_key', 'x-auth-key'] as const;
 const NAME_HEADERS = ['x-sensor_name', 'x-sensor-name'] as const;
 
+/**
+ * What a connection proved: the headers it sent and the registry entry they matched. A keep-alive connection's
+ * next request with the same headers is that sensor without hashing the key again, as long as the entry is
+ * the same object (every registry change to the sensor, a revoke or a key rotated, makes a new one) and the
+ * matched key has not expired. The headers are compared as plain strings: the connection sent them itself.
+ */
+interface Proven {
+  key: string;
+  name: string;
+  sensor: AuthenticatedSensor;
+  expiresAt: number;
+}
+
 /** Until the registry has been read once, no key can be judged: the sender is told to retry, not that it is wrong. */
 const NOT_LOADED = { headers: { 'Retry-After': '1' } };
 
 export class Authenticator {
   private sensors = new Map<string, AuthenticatedSensor>();
   private read = false;
+  /** By connection (its socket), so a closed connection's entry goes with it. */
+  private readonly proven = new WeakMap<object, Proven>();
 
   /** Whether the registry has been read at least once (until then every key is answered 503). */
   get loaded(): boolean {
@@ -77,10 +92,23 @@ export class Authenticator {
     return typeof name === 'string' && this.sensors.has(name) ? name : null;
   }
 
-  /** The sensor a request comes from, or throws AUTH_MISSING / AUTH_INVALID / SENSOR_REVOKED. */
-  authenticate(headers: IncomingHttpHeaders, now: number): AuthenticatedSensor {
+  /**
+   * The sensor a request comes from, or throws AUTH_MISSING / AUTH_INVALID / SENSOR_REVOKED. `connection`:
+   * the request's socket, whose earlier proof of the same key spares the hash (see Proven).
+   */
+  authenticate(headers: IncomingHttpHeaders, now: number, connection?: object): AuthenticatedSensor {
     const key = pickHeader(headers, KEY_HEADERS);
     const name = pickHeader(headers, NAME_HEADERS);
+    const proof = connection === undefined ? undefined : this.proven.get(connection);
+    if (
+      proof !== undefined &&
+      proof.key === key &&
+      proof.name === name &&
+      proof.expiresAt > now &&
+      this.sensors.get(proof.name) === proof.sensor
+    ) {
+      return proof.sensor;
+    }
     if (key === undefined || name === undefined) {
       const missing = [key === undefined ? 'X-AUTH_KEY' : null, name === undefined ? 'X-SENSOR_NAME' : null]
         .filter(Boolean)
@@ -99,14 +127,15 @@ export class Authenticator {
     }
     const sensor = name === null ? undefined : this.sensors.get(name);
     const presented = key !== null && key.length <= MAX_KEY_LENGTH ? keyDigest(key) : keyDigest('');
-    let match = false;
+    let expiresAt = 0;
     // Every candidate is compared, in constant time, whether or not an earlier one matched.
     for (const candidate of sensor?.keys ?? DUMMY_KEYS) {
       const equal = digestsEqual(presented, candidate.digest);
-      match = (equal && candidate.expiresAt > now) || match;
+      if (equal && candidate.expiresAt > now) expiresAt = Math.max(expiresAt, candidate.expiresAt);
     }
-    if (!sensor || !match || key === null) throw new ThreatcolError('AUTH_INVALID');
+    if (!sensor || expiresAt === 0 || key === null || name === null) throw new ThreatcolError('AUTH_INVALID');
     if (sensor.revoked) throw new ThreatcolError('SENSOR_REVOKED');
+    if (connection !== undefined) this.proven.set(connection, { key, name, sensor, expiresAt });
     return sensor;
   }
 }

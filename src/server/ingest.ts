@@ -56,7 +56,7 @@ export async function handleIngest(
   let bodyRead = false;
   try {
     const now = deps.now();
-    let who = deps.auth.authenticate(req.headers, now);
+    let who = deps.auth.authenticate(req.headers, now, req.socket);
     sensor = who.name;
     // Checked before the body is read: a malformed header fails fast.
     const idempotencyKey =

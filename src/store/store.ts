@@ -36,11 +36,11 @@ export interface AppendOptions {
    */
   dedupeKeys?: readonly (string | null)[];
   /**
-   * Called once, just before the returned promise settles: null when the records are durable, else the error.
-   * The dedupe wrapper settles its claim here rather than with a promise of its own per request, so a
-   * RecordLog it wraps must call it on every path (the files backend's does; the NATS backend dedupes itself).
+   * Its `settle` is called once, just before the returned promise settles: null when the records are durable,
+   * else the error. The dedupe wrapper passes its claim itself (no closure, no second promise per request), so
+   * a RecordLog it wraps must call it on every path (the files backend's does; the NATS backend dedupes itself).
    */
-  settled?: (error: Error | null) => void;
+  settled?: { settle(error: Error | null): void };
 }
 
 export interface AppendResult {

@@ -1,10 +1,11 @@
 // `node --import tsx test/bench/build-ab.ts --base [LABEL=]BIN... [--batched] [--utc] [--dedupe] [--seconds S]
-// [--rotations N] [--each] [--dedupe-too] [--together]`: the keep-alive (a sensor in Europe/Berlin; --utc: a UTC
+// [--rotations N] [--each] [--dedupe-too] [--together] [--outsider]`: the keep-alive (a sensor in Europe/Berlin; --utc: a UTC
 // one) or batched load against the reference, the measured bound (bound-server.mjs), the contract bound
 // (contract-bound-server.mjs), other builds (`--base`, repeatable: another checkout's bin/threatcol) and this
 // one, rotated in one run, so a hot-path change is measured before/after on the same box in the same minutes.
 // Files backend, rate limit and dedupe off, as figures 2 and 4 (--dedupe: on, as shipped). Run it under
-// `flock /tmp/threatcol-bench.lock` so two benchmarks do not share the cores.
+// `flock /tmp/threatcol-bench.lock` so two benchmarks do not share the cores. --outsider: figure 10's setting
+// (nothing pinned, 8 s runs, dedupe on, `--log-level warn`) for its before/after.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,10 +26,11 @@ import { fmt, median } from './report.js';
 const batched = process.argv.includes('--batched');
 const utc = process.argv.includes('--utc');
 // --dedupe: retry dedupe on, as shipped (figure 10), instead of off as figures 2 and 4.
-const dedupe = process.argv.includes('--dedupe');
-const seconds = Number(argValue('--seconds') ?? 4);
+const outsider = process.argv.includes('--outsider');
+const dedupe = outsider || process.argv.includes('--dedupe');
+const seconds = Number(argValue('--seconds') ?? (outsider ? 8 : 4));
 const rotations = Number(argValue('--rotations') ?? 3);
-const pin = detectPinning();
+const pin = outsider ? { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned' } : detectPinning();
 const worker = new LoadWorker(pin);
 const w = standardWorkload(batched ? 'generic' : 'firewall', seconds);
 const root = mkdtempSync(join(tmpdir(), 'threatcol-build-ab-'));
@@ -46,6 +48,7 @@ try {
     const s = await startThreatcol(b.label, join(root, `tc-${servers.length}`), pin, {
       ...(b.bin ? { bin: b.bin } : {}),
       ...(dedupe || b.dedupe ? { env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' } } : {}),
+      ...(outsider ? { args: ['--log-level', 'warn'], quiet: true } : {}),
     });
     const auth = batched || utc ? s : await zonedSensor(s, 'Europe/Berlin');
     first ??= s;

@@ -1,10 +1,10 @@
 // The dedupe window's compact key table: every key found with its id after growth, regular (non-random)
-// keys do not degrade it, ids that are not UUIDs survive, and the window forgets slices past its time.
+// keys do not degrade it, ids that are not UUIDs survive; the window answers as a model of its slices would.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { newRecordId } from '../../src/records/record-id.js';
-import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
+import { DedupeWindow, Reservation } from '../../src/store/files/dedupe/dedupe-window.js';
 import { KeyTable, keyBytes } from '../../src/store/files/dedupe/key-table.js';
 
 test('key table: 50k regular keys, found after growth with their ids, in linear time', () => {
@@ -37,6 +37,41 @@ test('dedupe window: a key is remembered for the window and forgotten within 9/8
   assert.ok(window.size <= 1000, `${window.size} keys held`);
   assert.ok(window.evicted > 0);
   assert.equal(window.lookup('k1499', 25_000)?.id, 'id-1499');
+});
+
+test('dedupe window: a key a failed append released and a later one stored outlives the slice that first held it', () => {
+  const window = new DedupeWindow(8000, 1000); // slices of 1,000 ms
+  const failed = new Reservation();
+  assert.equal(window.claim('k', 'id-1', failed, 0), null);
+  window.release(failed, false);
+  assert.equal(window.lookup('k', 100), null, 'released: a retry is stored');
+  for (const [id, at] of [
+    ['id-2', 200],
+    ['id-3', 5000],
+  ] as const) {
+    // The first retry fails too (in the first slice again), the second is stored in a later slice.
+    const r = new Reservation();
+    assert.equal(window.claim('k', id, r, at), null);
+    window.release(r, id === 'id-3');
+  }
+  // The first slice expires at 9,000 and logged 'k' twice; the stored delivery's slice (5,000) holds it to 14,000.
+  assert.equal(window.lookup('k', 12_000)?.id, 'id-3');
+  assert.equal(window.size, 1);
+  assert.equal(window.lookup('k', 14_000), null);
+  assert.equal(window.size, 0);
+});
+
+test('dedupe window: an expired key not yet deleted (a few are per call) is no hit, and is claimed anew', () => {
+  const window = new DedupeWindow(8000, 1000);
+  for (let i = 0; i < 10; i++) window.remember(`k${i}`, `id-${i}`, i);
+  // Expired at 9,000; two keys are deleted per call, so k9 is still in the table at the first call.
+  const r = new Reservation();
+  assert.equal(window.claim('k9', 'id-new', r, 9000), null, 'expired: stored again');
+  window.release(r, true);
+  assert.equal(window.lookup('k9', 9001)?.id, 'id-new');
+  assert.equal(window.lookup('k8', 9002), null);
+  for (let at = 9003; at < 9010; at++) window.lookup('x', at);
+  assert.equal(window.size, 1, 'the expired keys are deleted, the new one kept');
 });
 
 test('property: any id comes back exactly as added (UUIDs packed in 16 bytes, anything else kept aside)', () => {
@@ -81,5 +116,48 @@ test('property: a deleted key is gone, every other key still found with its id (
       },
     ),
     { seed: 12 },
+  );
+});
+
+test('property: the window answers as a model of keys remembered from their slice for the window', () => {
+  const WINDOW = 8000;
+  const SLICE = 1000; // the window's own: 1/8 of it
+  const op = fc.oneof(
+    // A delivery of key k, stored or failed, `step` ms after the previous operation: several keys a slice, so
+    // an expired slice still has keys to delete when the next calls come (two are deleted a call).
+    fc.record({ k: fc.nat(30), stored: fc.boolean(), step: fc.integer({ min: 20, max: 150 }) }),
+    // A quiet spell: the time moves on with lookups only.
+    fc.record({ k: fc.nat(30), step: fc.integer({ min: 700, max: 4000 }) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 200, maxLength: 400 }), (ops) => {
+      const window = new DedupeWindow(WINDOW);
+      const model = new Map<string, { id: string; start: number }>();
+      let now = 0;
+      let serial = 0;
+      const expected = (key: string) => {
+        const m = model.get(key);
+        return m !== undefined && m.start + SLICE > now - WINDOW ? m.id : null;
+      };
+      for (const o of ops) {
+        now += o.step;
+        const key = `k${o.k}`;
+        if (!('stored' in o)) {
+          assert.equal(window.lookup(key, now)?.id ?? null, expected(key), `lookup ${key} at ${now}`);
+          continue;
+        }
+        const id = `id-${serial++}`;
+        const r = new Reservation();
+        const hit = window.claim(key, id, r, now);
+        assert.equal(hit?.id ?? null, expected(key), `claim ${key} at ${now}`);
+        window.release(r, o.stored);
+        if (hit === null && o.stored) model.set(key, { id, start: now - (now % SLICE) });
+        if (hit === null && !o.stored) model.delete(key);
+      }
+      for (let k = 0; k <= 30; k++) {
+        assert.equal(window.lookup(`k${k}`, now)?.id ?? null, expected(`k${k}`), `k${k} at the end`);
+      }
+    }),
+    { numRuns: 300 },
   );
 });

@@ -36,16 +36,18 @@ export interface FileRecordLogOptions {
 interface Pending {
   /** The records' lines, UTF-8: off the JS heap while they wait for the sync, so GC never copies them. */
   chunk: Buffer;
-  count: number;
-  resolve: () => void;
+  ids: string[];
+  /** The promise's own functions, called by `finish`: no wrapper closures per append living to the sync. */
+  resolve: (result: AppendResult) => void;
   reject: (error: Error) => void;
+  settled: Settled | undefined;
 }
 
 type Settled = NonNullable<AppendOptions['settled']>;
 
 /** An append refused before it was queued: its `settled` hears of it too (a dedupe claim must not stay held). */
 function refuse(error: Error, settled: Settled | undefined): Promise<never> {
-  settled?.(error);
+  settled?.settle(error);
   return Promise.reject(error);
 }
 
@@ -186,22 +188,7 @@ export class FileRecordLog implements RecordLog {
    */
   private wait(chunk: Buffer, ids: string[], settled: Settled | undefined): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({
-        chunk,
-        count: ids.length,
-        resolve: settled
-          ? () => {
-              settled(null);
-              resolve({ ids, duplicates: 0 });
-            }
-          : () => resolve({ ids, duplicates: 0 }),
-        reject: settled
-          ? (error) => {
-              settled(error);
-              reject(error);
-            }
-          : reject,
-      });
+      this.queue.push({ chunk, ids, resolve, reject, settled });
       this.queued += ids.length;
       this.queuedBytes += chunk.length;
       this.schedule();
@@ -272,7 +259,7 @@ export class FileRecordLog implements RecordLog {
     let bytes = 0;
     for (const p of batch) {
       bytes += p.chunk.length;
-      count += p.count;
+      count += p.ids.length;
     }
     // One vectored write of the requests' chunks as they are: no copy of the batch into one buffer.
     let chunks: Buffer[] = batch.map((p) => p.chunk);
@@ -336,10 +323,11 @@ export class FileRecordLog implements RecordLog {
 
   private finish(batch: Pending[], error: Error | null): void {
     for (const p of batch) {
-      this.queued -= p.count;
+      this.queued -= p.ids.length;
       this.queuedBytes -= p.chunk.length;
+      p.settled?.settle(error);
       if (error) p.reject(error);
-      else p.resolve();
+      else p.resolve({ ids: p.ids, duplicates: 0 });
     }
   }
 

@@ -16,6 +16,8 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   \`X-SENSOR-NAME\` are accepted too (nginx and Apache drop header names with underscores by default). If both
   spellings are sent with different values, or a header is repeated with different values, the request is
   refused (\`AUTH_INVALID\`). An \`Authorization\` header (the firewall's dummy username/password) is ignored.
+  A keep-alive connection's later requests with the same two headers are not hashed again: they are judged by
+  what the connection proved, until the sensor is revoked, its keys change or the proven key expires.
 - **Batches**: the body is one record or a JSON array of 1 to 1000 records (\`server.maxRecordsPerRequest\`);
   all or nothing: one bad record rejects the request, \`details\` names its index (\`/3/src\`), nothing is stored.
 - **gzip**: \`Content-Encoding: gzip\` is accepted; the size limit applies after decompression.

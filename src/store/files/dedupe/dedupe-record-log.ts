@@ -51,7 +51,7 @@ function appendFresh(
   }
   // Nearly always every record is new: the inner append's own promise is the answer (its ids are these), and
   // the claim is settled through `settled`, not by a second promise per request.
-  if (duplicates === 0) return inner.append(records, { settled: (error) => claim.settle(error) });
+  if (duplicates === 0) return inner.append(records, { settled: claim });
   const stored = fresh.length > 0 ? inner.append(fresh) : Promise.resolve();
   return stored.then(
     () => {

@@ -1,14 +1,16 @@
 // The files backend's memory of recent dedupe keys (DESIGN 10): key -> id of the record stored first, for
 // `dedupe.windowSeconds`, plus the keys whose first delivery is still being written. Bounded: MAX_DEDUPE_KEYS.
 //
-// Keys live in time slices of 1/8 of the window; a whole slice is forgotten once it is older than the
-// window, so a key is remembered between the window and 9/8 of it, and expiry costs nothing per key.
+// Every key is in one table, so a lookup is one probe run (one cache miss on a large window, where a table
+// per time slice cost up to nine). Time slices of 1/8 of the window log the keys they added; a slice older
+// than the window is expired at once (its keys no longer count) and its keys deleted a few per call, so a key
+// is remembered between the window and 9/8 of it, and no call pays for a whole slice.
 import { KeyTable, keyBytes } from './key-table.js';
 
 /**
- * At most this many keys are held: 32 bytes each in typed arrays, at most 64 with the tables' free slots,
- * so 64 MB at most; that is the default 120 s window at a sustained 8,000 records/s. Past it the oldest
- * slice is forgotten early (logged).
+ * At most this many keys are held: 36 bytes a slot in the table (key, id, slice), at most 2^21 slots for a
+ * million keys, plus 16 bytes a key in its slice's log: 92 MB at most; that is the default 120 s window at a
+ * sustained 8,000 records/s. Past it the oldest slice is forgotten early (logged).
  */
 export const MAX_DEDUPE_KEYS = 1_000_000;
 const SLICES = 8;
@@ -21,14 +23,17 @@ export interface DedupeHit {
 }
 
 /**
- * One append's hold on the keys it is storing. A promise is made only when another delivery of the same
- * record has to wait for it (rare: a retry racing its first delivery), not for every append.
+ * One append's hold on the keys it is storing, while it is in flight. A promise is made only when another
+ * delivery of the same record has to wait for it (rare: a retry racing its first delivery), not for every
+ * append. It lives until the sync, so it is one object (no closures, no entry beside it in the window).
  */
 export class Reservation {
+  /** The keys this append added to the window (not those it found there): released if it fails. */
+  readonly keys: string[] = [];
   private outcome: 'pending' | 'stored' | Error = 'pending';
   private waiting: Promise<void> | null = null;
-  private resolve: () => void = () => {};
-  private reject: (error: Error) => void = () => {};
+  private resolve: (() => void) | null = null;
+  private reject: ((error: Error) => void) | null = null;
 
   /** Settles when the append is durable; rejects with its error if it failed. */
   wait(): Promise<void> {
@@ -44,32 +49,41 @@ export class Reservation {
   settle(error: Error | null): void {
     if (this.outcome !== 'pending') return;
     this.outcome = error ?? 'stored';
-    if (error) this.reject(error);
-    else this.resolve();
+    if (error) this.reject?.(error);
+    else this.resolve?.();
   }
 }
 
 interface Slice {
   start: number;
-  keys: KeyTable;
+  /** Tags this slice's keys in the table: a key deleted (a failed append) and added again later is not its. */
+  tag: number;
+  /** The four words of each key this slice added, to delete them when it expires. */
+  log: Uint32Array;
+  logged: number;
+  /** Keys of the log deleted so far, once it expired. */
+  drained: number;
 }
 
-/** An append's keys while they are being stored, for the rare lookup that finds one of them in a table. */
-interface InFlight {
-  keys: string[];
-  reservation: Reservation;
-}
+/**
+ * Expired keys deleted per lookup or claim: twice the rate they were added at, so an expired slice is gone
+ * before the next one expires (one slice's keys at once took 57 ms at 120,000 keys: a stall in every answer).
+ */
+const DRAIN_PER_CALL = 2;
 
 export class DedupeWindow {
+  private readonly table = new KeyTable();
   private readonly slices: Slice[] = [];
+  /** Expired slices whose keys are still being deleted, oldest first: their keys are found but not hits. */
+  private readonly dying: Slice[] = [];
+  private nextTag = 0;
   /**
    * Appends not durable yet. A reserved key goes into the tables at once (with its id), so a lookup reads
    * the tables only; this short list (one entry per append in flight, not a Map entry per record: that
    * churn cost the young generation) is scanned only when a lookup hits, to tell in flight from stored.
    */
-  private readonly inFlight: InFlight[] = [];
+  private readonly inFlight: Reservation[] = [];
   private readonly sliceMs: number;
-  private count = 0;
   /** Keys forgotten before their time because of the bound (for a warning). */
   evicted = 0;
 
@@ -80,9 +94,9 @@ export class DedupeWindow {
     this.sliceMs = Math.max(1, Math.ceil(windowMs / SLICES));
   }
 
-  /** Keys held, those in flight included. */
+  /** Keys in the table: those in flight included, and expired ones not yet deleted. */
   get size(): number {
-    return this.count;
+    return this.table.size;
   }
 
   lookup(key: string, now: number): DedupeHit | null {
@@ -101,7 +115,8 @@ export class DedupeWindow {
     const first = this.find(bytes);
     if (first !== undefined) return { id: first, pending: this.pendingFor(key) };
     this.add(bytes, id, now);
-    this.holdFor(reservation).keys.push(key);
+    if (reservation.keys.length === 0) this.inFlight.push(reservation);
+    reservation.keys.push(key);
     return null;
   }
 
@@ -110,14 +125,13 @@ export class DedupeWindow {
    * it was stored, and are forgotten (retryable) if not.
    */
   release(reservation: Reservation, stored: boolean): void {
-    const i = this.inFlight.findIndex((f) => f.reservation === reservation);
+    const i = this.inFlight.indexOf(reservation);
     if (i < 0) return;
-    const entry = this.inFlight[i] as InFlight;
     // Order does not matter: swap with the last, no shifting.
-    this.inFlight[i] = this.inFlight[this.inFlight.length - 1] as InFlight;
+    this.inFlight[i] = this.inFlight[this.inFlight.length - 1] as Reservation;
     this.inFlight.pop();
     if (stored) return;
-    for (const key of entry.keys) this.forget(key);
+    for (const key of reservation.keys) this.forget(key);
   }
 
   /** Remembers a stored key (also used when rebuilding the window from the newest segments, oldest first). */
@@ -126,58 +140,81 @@ export class DedupeWindow {
   }
 
   private find(bytes: Buffer): string | undefined {
-    for (let i = this.slices.length - 1; i >= 0; i--) {
-      const id = (this.slices[i] as Slice).keys.get(bytes);
-      if (id !== undefined) return id;
+    const slot = this.table.slotOf(bytes);
+    if (slot < 0) return undefined;
+    // Tags grow with time: below the oldest live slice's, the key's slice has expired (not yet drained).
+    if (this.table.tagAt(slot) < (this.slices[0]?.tag ?? this.nextTag)) {
+      this.table.deleteSlot(slot);
+      return undefined;
     }
-    return undefined;
+    return this.table.idAt(slot);
   }
 
   private add(bytes: Buffer, id: string, at: number): void {
     let last = this.slices.at(-1);
     if (!last || at >= last.start + this.sliceMs) {
-      last = { start: at - (at % this.sliceMs), keys: new KeyTable() };
+      last = {
+        start: at - (at % this.sliceMs),
+        tag: this.nextTag++,
+        log: new Uint32Array(4096),
+        logged: 0,
+        drained: 0,
+      };
       this.slices.push(last);
     }
-    if (!last.keys.add(bytes, id)) return;
-    this.count += 1;
-    while (this.count > this.maxKeys) this.drop(true);
+    if (!this.table.add(bytes, id, last.tag)) return;
+    if ((last.logged + 1) * 4 > last.log.length) {
+      const log = new Uint32Array(last.log.length * 2);
+      log.set(last.log);
+      last.log = log;
+    }
+    this.table.words(bytes, last.log, last.logged * 4);
+    last.logged += 1;
+    if (this.table.size > this.maxKeys) this.evict();
   }
 
+  /** A failed append's key: deleted from the table now; its slice's log entry then finds nothing to delete. */
   private forget(key: string): void {
-    const bytes = keyBytes(key);
-    for (const slice of this.slices) {
-      if (slice.keys.delete(bytes)) {
-        this.count -= 1;
-        return;
-      }
-    }
+    this.table.delete(keyBytes(key));
   }
 
   /** The reservation of the append storing `key`, or null once it is stored (a hit: rare, so a scan). */
   private pendingFor(key: string): Reservation | null {
-    for (const f of this.inFlight) if (f.keys.includes(key)) return f.reservation;
+    for (const r of this.inFlight) if (r.keys.includes(key)) return r;
     return null;
-  }
-
-  private holdFor(reservation: Reservation): InFlight {
-    const last = this.inFlight.at(-1);
-    if (last?.reservation === reservation) return last;
-    const entry: InFlight = { keys: [], reservation };
-    this.inFlight.push(entry);
-    return entry;
   }
 
   private expire(now: number): void {
     while (this.slices.length > 0 && (this.slices[0] as Slice).start + this.sliceMs <= now - this.windowMs) {
-      this.drop(false);
+      this.dying.push(this.slices.shift() as Slice);
     }
+    if (this.dying.length > 0) this.drain(DRAIN_PER_CALL);
   }
 
-  private drop(early: boolean): void {
-    const first = this.slices.shift();
-    if (!first) return;
-    this.count -= first.keys.size;
-    if (early) this.evicted += first.keys.size;
+  /** Deletes up to `limit` keys of the expired slices; returns how many it deleted. */
+  private drain(limit: number): number {
+    let deleted = 0;
+    let left = limit;
+    while (left > 0 && this.dying.length > 0) {
+      const slice = this.dying[0] as Slice;
+      const { log, tag } = slice;
+      for (; left > 0 && slice.drained < slice.logged; left--, slice.drained++) {
+        const at = slice.drained * 4;
+        const k0 = log[at] as number;
+        const k1 = log[at + 1] as number;
+        if (this.table.deleteTagged(k0, k1, log[at + 2] as number, log[at + 3] as number, tag)) deleted += 1;
+      }
+      if (slice.drained === slice.logged) this.dying.shift();
+    }
+    return deleted;
+  }
+
+  /** Over the bound: the expired keys go first, then the oldest slices before their time (counted, logged). */
+  private evict(): void {
+    this.drain(Number.POSITIVE_INFINITY);
+    while (this.table.size > this.maxKeys && this.slices.length > 0) {
+      this.dying.push(this.slices.shift() as Slice);
+      this.evicted += this.drain(Number.POSITIVE_INFINITY);
+    }
   }
 }

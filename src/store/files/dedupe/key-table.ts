@@ -1,6 +1,6 @@
-// A compact hash set of 128-bit dedupe keys with a 128-bit record id each, in typed arrays: no object per
-// key, so a window of a million keys costs the garbage collector nothing to trace (a Map of strings made
-// dedupe cost 30% more CPU per request, mostly in GC). Open addressing, linear probing, grows by doubling.
+// A compact hash set of 128-bit dedupe keys with a 128-bit record id and a 32-bit tag each, in typed arrays:
+// no object per key, so a window of a million keys costs the garbage collector nothing to trace (a Map of
+// strings made dedupe cost 30% more CPU per request, mostly in GC). Open addressing, linear probing.
 import { createHash } from 'node:crypto';
 
 /** Exactly 16 bytes in base64url (the last character carries 2 bits and 4 zero bits): decoded as it is. */
@@ -24,6 +24,8 @@ export class KeyTable {
   private capacity: number;
   private keys: Uint32Array;
   private ids: Uint8Array;
+  /** The caller's tag per slot (the window's time slice), so a key is deleted only by the slice that added it. */
+  private tags: Uint32Array;
   /** `ids` as a Buffer, to write hex into it without copies. */
   private idView: Buffer;
   /** Ids that are not UUIDs (never made by this collector, but allowed by the interface): by slot. */
@@ -34,26 +36,45 @@ export class KeyTable {
     this.capacity = initialCapacity;
     this.keys = new Uint32Array(this.capacity * 4);
     this.ids = new Uint8Array(this.capacity * 16);
+    this.tags = new Uint32Array(this.capacity);
     this.idView = Buffer.from(this.ids.buffer);
   }
 
   /** Bytes held (for the bound's documentation and tests). */
   get bytes(): number {
-    return this.keys.byteLength + this.ids.byteLength;
+    return this.keys.byteLength + this.ids.byteLength + this.tags.byteLength;
   }
 
   get(key: Buffer): string | undefined {
     const slot = this.find(key);
-    if (slot < 0) return undefined;
+    return slot < 0 ? undefined : this.idAt(slot);
+  }
+
+  /** The key's slot, or -1: for a caller that reads its tag before its id (valid until the next change). */
+  slotOf(key: Buffer): number {
+    const slot = this.find(key);
+    return slot < 0 ? -1 : slot;
+  }
+
+  idAt(slot: number): string {
     return this.otherIds.get(slot) ?? formatUuid(this.ids.subarray(slot * 16, slot * 16 + 16));
   }
 
+  tagAt(slot: number): number {
+    return this.tags[slot] as number;
+  }
+
+  /** Removes the key in `slot` (from slotOf). */
+  deleteSlot(slot: number): void {
+    this.deleteAt(slot);
+  }
+
   /** Adds `key` (false when it is already there). */
-  add(key: Buffer, id: string): boolean {
+  add(key: Buffer, id: string, tag = 0): boolean {
     if ((this.size + 1) / this.capacity > MAX_LOAD) this.grow();
     const slot = this.find(key);
     if (slot >= 0) return false;
-    this.put(-slot - 1, key, id);
+    this.put(-slot - 1, key, id, tag);
     this.size += 1;
     return true;
   }
@@ -63,7 +84,25 @@ export class KeyTable {
    * probe run move back into the gap (no tombstones, so lookups never probe further than before).
    */
   delete(key: Buffer): boolean {
-    let gap = this.find(key);
+    return this.deleteAt(this.find(key));
+  }
+
+  /** Removes the key given as its four words (as `words` copied them) if it carries `tag`. */
+  deleteTagged(k0: number, k1: number, k2: number, k3: number, tag: number): boolean {
+    const slot = this.findWords(k0, k1, k2, k3);
+    return slot >= 0 && this.tags[slot] === tag && this.deleteAt(slot);
+  }
+
+  /** Copies the key's four stored words into `into` at `offset` (for a caller's log of what it added). */
+  words(key: Buffer, into: Uint32Array, offset: number): void {
+    into[offset] = nonZero(key.readUInt32LE(0));
+    into[offset + 1] = key.readUInt32LE(4);
+    into[offset + 2] = key.readUInt32LE(8);
+    into[offset + 3] = key.readUInt32LE(12);
+  }
+
+  private deleteAt(found: number): boolean {
+    let gap = found;
     if (gap < 0) return false;
     this.otherIds.delete(gap);
     const mask = this.capacity - 1;
@@ -73,6 +112,7 @@ export class KeyTable {
       if (((slot - home) & mask) < ((slot - gap) & mask)) continue;
       this.keys.copyWithin(gap * 4, slot * 4, slot * 4 + 4);
       this.ids.copyWithin(gap * 16, slot * 16, slot * 16 + 16);
+      this.tags[gap] = this.tags[slot] as number;
       const other = this.otherIds.get(slot);
       if (other !== undefined) {
         this.otherIds.set(gap, other);
@@ -120,21 +160,25 @@ export class KeyTable {
     );
   }
 
-  private put(slot: number, key: Buffer, id: string): void {
-    const at = slot * 4;
-    this.keys[at] = nonZero(key.readUInt32LE(0));
-    this.keys[at + 1] = key.readUInt32LE(4);
-    this.keys[at + 2] = key.readUInt32LE(8);
-    this.keys[at + 3] = key.readUInt32LE(12);
+  private put(slot: number, key: Buffer, id: string, tag: number): void {
+    this.words(key, this.keys, slot * 4);
+    this.tags[slot] = tag;
     if (!writeUuid(this.idView, id, slot * 16)) this.otherIds.set(slot, id);
   }
 
   /** Doubles the table, moving each key's words and id bytes as they are. */
   private grow(): void {
-    const old = { keys: this.keys, ids: this.ids, capacity: this.capacity, otherIds: this.otherIds };
+    const old = {
+      keys: this.keys,
+      ids: this.ids,
+      tags: this.tags,
+      capacity: this.capacity,
+      otherIds: this.otherIds,
+    };
     this.capacity *= 2;
     this.keys = new Uint32Array(this.capacity * 4);
     this.ids = new Uint8Array(this.capacity * 16);
+    this.tags = new Uint32Array(this.capacity);
     this.idView = Buffer.from(this.ids.buffer);
     this.otherIds = new Map();
     for (let slot = 0; slot < old.capacity; slot++) {
@@ -147,6 +191,7 @@ export class KeyTable {
       const to = -this.findWords(k0, k1, k2, k3) - 1;
       this.keys.set([k0, k1, k2, k3], to * 4);
       this.ids.set(old.ids.subarray(slot * 16, slot * 16 + 16), to * 16);
+      this.tags[to] = old.tags[slot] as number;
       const other = old.otherIds.get(slot);
       if (other !== undefined) this.otherIds.set(to, other);
     }
