@@ -249,16 +249,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 
   // DESIGN 14: off unless configured. Not served under --workers yet (docs/syslog.md): said, not silent.
-  const syslogWanted = config.syslog.listen !== '' || config.syslog.tcpListen !== '';
+  const syslogWanted =
+    config.syslog.listen !== '' || config.syslog.tcpListen !== '' || config.syslog.relpListen !== '';
   if (worker && syslogWanted)
-    logger.warn('syslog.listen/tcpListen are set but serve --workers does not serve syslog yet');
+    logger.warn('syslog.listen/tcpListen/relpListen are set but serve --workers does not serve syslog yet');
   if (!worker && syslogWanted) {
     syslog = createSyslogListener({ config, tls: certificate.tls, recordLog: store, stats, logger, now });
     syslog.updateSensors(lastSensors);
     registerSyslogMetrics(metrics.registry, syslog.tally);
     try {
       const at = await syslog.listen();
-      logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');
+      logger.info(
+        { tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null, relpPort: at.relp?.port ?? null },
+        'syslog listening',
+      );
     } catch (error) {
       await collector.close(0);
       await cleanUp();
