@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/inputs/syslog/relp-frames.js';
+import { splitReads as split } from '../helpers/split-reads.js';
 
 const SEED = 20261126;
 
@@ -15,19 +16,6 @@ function readAll(reads: readonly Buffer[], max: number): { frames: RelpFrame[]; 
 
 const plain = (frames: readonly RelpFrame[]) =>
   frames.map((f) => [f.txnr, f.command, f.data.toString('latin1'), f.truncated]);
-
-/** Splits `bytes` at the given cut points (taken modulo the length). */
-function split(bytes: Buffer, cuts: readonly number[]): Buffer[] {
-  const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y);
-  const reads: Buffer[] = [];
-  let from = 0;
-  for (const cut of at) {
-    reads.push(bytes.subarray(from, cut));
-    from = cut;
-  }
-  reads.push(bytes.subarray(from));
-  return reads;
-}
 
 test('the frames omrelp sends: open with its offers, syslog with LF inside the data, close without data', () => {
   const offers = 'relp_version=0\nrelp_software=librelp,1.11.0,http://librelp.adiscon.com\ncommands=syslog';
