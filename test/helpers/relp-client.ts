@@ -2,7 +2,7 @@
 // the server's answers, so a test sees exactly which transaction was acknowledged and when.
 import { once } from 'node:events';
 import { connect, type TLSSocket } from 'node:tls';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/inputs/syslog/relp-frames.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/relp-frames.js';
 import { until } from './until.js';
 
 export interface RelpTestClient {

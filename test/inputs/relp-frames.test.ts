@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/inputs/syslog/relp-frames.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/relp-frames.js';
 import { splitReads as split } from '../helpers/split-reads.js';
 
 const SEED = 20261126;

@@ -257,3 +257,48 @@ test('rsyslog omrelp, sensor known by address, while serve is killed -9 and rest
   );
   assert.ok(second.serve.logs.some((l) => l.msg === 'syslog listening'));
 });
+
+test('send syslog --relp: every sample answered 200 OK and stored once; with a certificate no sensor pins it exits 69', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await relpSensor(dataDir, 'relay');
+  const { relp } = await serveRelp(t, dataDir);
+  const send = (certPath: string, keyPath: string) =>
+    runCli([
+      'send',
+      'syslog',
+      '--relp',
+      '--format',
+      'cef',
+      '--sample',
+      '--count',
+      '300',
+      '--concurrency',
+      '2',
+      '--url',
+      `127.0.0.1:${relp}`,
+      '--client-cert',
+      certPath,
+      '--client-key',
+      keyPath,
+      '--insecure',
+      '--json',
+    ]);
+  const sent = await send(relay.certPath, relay.keyPath);
+  assert.equal(sent.code, 0, sent.stderr);
+  const summary = JSON.parse(sent.stdout) as Record<string, unknown>;
+  assert.deepEqual(
+    [summary.to, summary.messages, summary.acknowledged, summary.refused, summary.connections],
+    [`relp://127.0.0.1:${relp}`, 300, 300, 0, 2],
+  );
+  // Answered means stored: read at once, all 300 are there, each once.
+  const records = await readStoredSyslog(dataDir);
+  assert.equal(records.length, 300);
+  assert.equal(new Set(records.map((r) => r.original)).size, 300);
+
+  const stranger = join(dataDir, 'stranger');
+  writeSelfSigned(`${stranger}.pem`, `${stranger}.key`, { cn: 'stranger' });
+  const refused = await send(`${stranger}.pem`, `${stranger}.key`);
+  assert.equal(refused.code, 69, refused.stderr);
+  assert.match(refused.stderr, /CONNECTION_FAILED.*refused the RELP session: connection closed/);
+  assert.equal((await readStoredSyslog(dataDir)).length, 300);
+});

@@ -1,8 +1,8 @@
 // One identified RELP session (rsyslog's omrelp): each syslog message is answered `200 OK` only once it is durable.
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../relp-frames.js';
 import type { Sensor } from '../../store/registry.js';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from './relp-frames.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 /** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
