@@ -140,7 +140,9 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       case '/api/syslog-errors': {
         const report = deps.syslogErrors?.(url.searchParams.get('sensor') ?? '') ?? null;
         if (report === null)
-          sendJson(res, 404, { error: 'syslog is not listening (syslog.listen, syslog.tcpListen)' });
+          sendJson(res, 404, {
+            error: 'syslog is not listening (syslog.listen, syslog.tcpListen, syslog.relpListen)',
+          });
         else sendJson(res, 200, report);
         return;
       }

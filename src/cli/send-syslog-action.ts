@@ -20,6 +20,7 @@ export interface SendSyslogOptions extends TargetOptions {
   sample?: boolean;
   data?: string;
   tcp?: boolean;
+  relp?: boolean;
   clientCert?: string;
   clientKey?: string;
   count?: string;
@@ -46,17 +47,20 @@ export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): P
   ) {
     throw usage('--tcp is plain TCP: --client-cert, --ca, --fingerprint and --insecure are for TLS');
   }
+  if (options.tcp && options.relp) throw usage('--tcp and --relp exclude each other: RELP runs over TLS');
   const count = integer(options.count ?? '1', '--count', 1, 100_000_000);
   const concurrency = integer(options.concurrency ?? '1', '--concurrency', 1, 1000);
   const to = destination(options, io);
-  const where = `${to.tls ? 'tls' : 'tcp'}://${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`;
+  const scheme = options.relp ? 'relp' : to.tls ? 'tls' : 'tcp';
+  const where = `${scheme}://${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`;
   const base = Date.now();
+  // Each message a second apart in its own time field: distinct records, never taken for retries.
+  const next = (i: number) => sampleSyslogMessage(format, base - (count - i) * 1000);
+  if (options.relp)
+    return sendRelpAction(to, where, { format, count, concurrency, json: options.json }, next, io);
   let summary: Awaited<ReturnType<typeof sendSyslog>>;
   try {
-    // Each message a second apart in its own time field: distinct records, never taken for retries.
-    summary = await sendSyslog(to, count, concurrency, (i) =>
-      sampleSyslogMessage(format, base - (count - i) * 1000),
-    );
+    summary = await sendSyslog(to, count, concurrency, next);
   } catch (error) {
     throw connectionError(error, where, to.tls?.trust);
   }
@@ -74,7 +78,38 @@ export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): P
   return 0;
 }
 
-/** --url host:port, else this machine and the port of syslog.listen (with --tcp, syslog.tcpListen). */
+/** `send syslog --relp`: every message answered; exits UNAVAILABLE unless each was answered 200 OK. */
+async function sendRelpAction(
+  to: SyslogDestination,
+  where: string,
+  run: { format: string; count: number; concurrency: number; json?: boolean },
+  next: (i: number) => string,
+  io: CliIo,
+): Promise<number> {
+  const { sendRelp } = await import('../client/relp-send.js');
+  let summary: Awaited<ReturnType<typeof sendRelp>>;
+  try {
+    summary = await sendRelp(to, run.count, run.concurrency, next);
+  } catch (error) {
+    throw connectionError(error, where, to.tls?.trust);
+  }
+  if (run.json) writeJson(io.stdout, { to: where, format: run.format, ...summary });
+  else {
+    write(
+      io.stdout,
+      `sent ${summary.messages} ${run.format} messages (${summary.bytes} bytes) to ${where} over ${summary.connections} RELP session${summary.connections === 1 ? '' : 's'} in ${summary.seconds.toFixed(3)} s: ${summary.acknowledged} answered 200 OK (stored)`,
+    );
+  }
+  if (summary.refused > 0) {
+    throw new ThreatcolError(
+      'UNAVAILABLE',
+      `${summary.refused} of ${summary.messages} messages were not answered 200 OK: send them again`,
+    );
+  }
+  return 0;
+}
+
+/** --url host:port, else this machine and the port of syslog.listen (with --tcp, syslog.tcpListen; --relp, syslog.relpListen). */
 function destination(options: SendSyslogOptions, io: CliIo): SyslogDestination {
   let host = 'localhost';
   let port: number;
@@ -86,12 +121,10 @@ function destination(options: SendSyslogOptions, io: CliIo): SyslogDestination {
     port = Number(m[2]);
   } else {
     const { config } = loadConfig({ configPath: options.config, env: io.env });
-    const at = parseAdminListen(options.tcp ? config.syslog.tcpListen : config.syslog.listen);
-    if (at === null || at.port === 0) {
-      throw usage(
-        `no --url and ${options.tcp ? 'syslog.tcpListen' : 'syslog.listen'} gives no port: --url HOST:PORT`,
-      );
-    }
+    const key = options.tcp ? 'tcpListen' : options.relp ? 'relpListen' : 'listen';
+    const at = parseAdminListen(config.syslog[key]);
+    if (at === null || at.port === 0)
+      throw usage(`no --url and syslog.${key} gives no port: --url HOST:PORT`);
     port = at.port;
   }
   if (options.tcp) return { host, port, tls: null };

@@ -30,6 +30,7 @@ export function registerSend(
       ]),
     )
     .option('--tcp', 'syslog: plain TCP instead of TLS')
+    .option('--relp', 'syslog: RELP over TLS, each message answered once stored')
     .option(
       '--client-cert <file>',
       'syslog over TLS: present this PEM client certificate (the sensor pins it)',
@@ -38,7 +39,7 @@ export function registerSend(
     .option('--batch <n>', 'with --sample: send a JSON array of n records per request (1-1000)')
     .option(
       '--url <url>',
-      'collector base URL (env THREATCOL_URL; default https://localhost:<server.port>); syslog: HOST:PORT (default localhost, syslog.listen or with --tcp syslog.tcpListen)',
+      'collector base URL (env THREATCOL_URL; default https://localhost:<server.port>); syslog: HOST:PORT (default localhost, syslog.listen, or syslog.tcpListen with --tcp, syslog.relpListen with --relp)',
     )
     .option('--sensor <name>', 'sensor name, sent as X-SENSOR_NAME (env THREATCOL_SENSOR)')
     .option('--key <key>', 'sensor key, sent as X-AUTH_KEY (env THREATCOL_KEY); visible to other users in ps')

@@ -26,7 +26,8 @@ export class SyslogFingerprintError extends Error {
   readonly code = 'FINGERPRINT_MISMATCH';
 }
 
-async function open(to: SyslogDestination): Promise<Socket> {
+/** A connection to the collector: plain TCP, or TLS checked as `to.tls.trust` says (with a client certificate). */
+export async function openSyslogSocket(to: SyslogDestination): Promise<Socket> {
   if (to.tls === null) {
     const socket = connectTcp({ host: to.host, port: to.port });
     await once(socket, 'connect');
@@ -63,7 +64,9 @@ export async function sendSyslog(
   next: (i: number) => string,
 ): Promise<SyslogSendSummary> {
   const started = process.hrtime.bigint();
-  const sockets = await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => open(to)));
+  const sockets = await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, () => openSyslogSocket(to)),
+  );
   // Nothing is expected back; reading lets the collector's close arrive.
   for (const socket of sockets) socket.resume();
   let sent = 0;

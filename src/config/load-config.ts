@@ -266,7 +266,7 @@ function crossChecks(config: Config): ErrorDetail[] {
 /** The syslog listeners' addresses are host:port like admin.listen's. */
 function syslogChecks(syslog: Config['syslog']): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  for (const key of ['listen', 'tcpListen'] as const) {
+  for (const key of ['listen', 'tcpListen', 'relpListen'] as const) {
     try {
       parseAdminListen(syslog[key]);
     } catch (error) {

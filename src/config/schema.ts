@@ -89,6 +89,7 @@ export interface Config {
   syslog: {
     listen: string;
     tcpListen: string;
+    relpListen: string;
     maxMessageBytes: number;
     oversize: 'truncate' | 'drop';
     maxUnsyncedMessages: number;
@@ -491,6 +492,12 @@ export const configSchema = {
           default: '',
           description:
             'syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start',
+        },
+        relpListen: {
+          type: 'string',
+          default: '',
+          description:
+            'RELP over TLS (rsyslog omrelp) as host:port, e.g. 0.0.0.0:2514; each message acknowledged once durable; "" (the default) turns it off',
         },
         maxMessageBytes: {
           type: 'integer',

@@ -274,7 +274,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (!worker) registerSyslogMetrics(metrics.registry, syslog.tally);
     try {
       const at = await syslog.listen();
-      logger.info({ tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null }, 'syslog listening');
+      logger.info(
+        { tlsPort: at.tls?.port ?? null, tcpPort: at.tcp?.port ?? null, relpPort: at.relp?.port ?? null },
+        'syslog listening',
+      );
     } catch (error) {
       await collector.close(0);
       await cleanUp();

@@ -47,7 +47,7 @@ export function registerSyslogMetrics(registry: Registry, tally: SyslogMetricSou
   }
   new Counter({
     name: 'threatcol_syslog_connections_refused_total',
-    help: 'syslog connections closed unread: matching no active sensor, or over a connection cap',
+    help: 'syslog connections threatcol closed: matching no active sensor, over a connection cap, or a RELP sender breaking the protocol',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

@@ -1,5 +1,5 @@
 // A real rsyslogd (Debian's rsyslog + rsyslog-gnutls) on a loopback port with its own configuration, for the
-// syslog receiver's tests: it writes every message it receives to a file, one line each.
+// syslog receiver's tests (it writes every message it receives to a file, one line each), and as a sender.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -28,6 +28,61 @@ export async function freeLoopbackPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/** Whether something accepts TCP connections on the loopback `port`. */
+export function listening(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const probe = connect({ host: '127.0.0.1', port }, () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.on('error', () => resolve(false));
+  });
+}
+
+export interface RsyslogProcess {
+  child: ChildProcess;
+  /** What rsyslogd printed (its errors name the cause of a refused TLS handshake). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `rsyslogd -n` with the configuration `lines` (written to `dir`) until the test ends, once it listens on
+ * each of `ports` (its imtcp inputs): a sender for the syslog input's tests.
+ */
+export async function spawnRsyslogd(
+  t: { after(fn: () => unknown): void },
+  dir: string,
+  lines: string[],
+  ports: number[],
+): Promise<RsyslogProcess> {
+  const conf = join(dir, 'rsyslog.conf');
+  writeFileSync(conf, `${lines.join('\n')}\n`);
+  let log = '';
+  const child = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => (log += d));
+  child.stderr?.on('data', (d) => (log += d));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  t.after(stop);
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`rsyslogd exited: ${log}`);
+      for (const port of ports) if (!(await listening(port))) return false;
+      return true;
+    },
+    15_000,
+    'rsyslogd listening',
+  );
+  return { child, log: () => log, stop };
 }
 
 export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promise<Rsyslog> {
@@ -92,13 +147,7 @@ export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promi
           if (spawnError !== null)
             throw new Error(`rsyslogd cannot start (apt install rsyslog rsyslog-gnutls): ${spawnError}`);
           if (started.exitCode !== null) throw new Error(`rsyslogd exited ${started.exitCode}: ${log}`);
-          return await new Promise<boolean>((resolve) => {
-            const probe = connect({ host: '127.0.0.1', port }, () => {
-              probe.destroy();
-              resolve(true);
-            });
-            probe.on('error', () => resolve(false));
-          });
+          return await listening(port);
         },
         15_000,
         'rsyslogd listening',

@@ -3,6 +3,26 @@
 import { runCli } from './cli.js';
 import { until } from './until.js';
 
+/** Every stored syslog record (the last `lines`), read back as `threats tail --json` prints them. */
+export async function readStoredSyslog(dataDir: string, lines = 1000): Promise<Record<string, unknown>[]> {
+  const tail = await runCli([
+    'threats',
+    'tail',
+    '--data-dir',
+    dataDir,
+    '--no-follow',
+    '--json',
+    '-n',
+    String(lines),
+    '--endpoint',
+    'syslog',
+  ]);
+  return tail.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 export async function storedSyslog(
   dataDir: string,
   count: number,
@@ -12,22 +32,7 @@ export async function storedSyslog(
   let records: Record<string, unknown>[] = [];
   await until(
     async () => {
-      const tail = await runCli([
-        'threats',
-        'tail',
-        '--data-dir',
-        dataDir,
-        '--no-follow',
-        '--json',
-        '-n',
-        '1000',
-        '--endpoint',
-        'syslog',
-      ]);
-      records = tail.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      records = await readStoredSyslog(dataDir);
       return records.length >= count;
     },
     limitMs,

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 import { type Frame, type FramerOptions, SyslogFramer } from '../../src/inputs/syslog/framer.js';
+import { splitReads as split } from '../helpers/split-reads.js';
 
 const SEED = 20261126;
 
@@ -24,21 +25,6 @@ const opts = (maxMessageBytes = 64 * 1024, oversize: 'truncate' | 'drop' = 'trun
   oversize,
 });
 const b = (text: string) => Buffer.from(text, 'latin1');
-
-/** Splits `bytes` at the given cut points (any numbers, taken modulo the length). */
-function split(bytes: Buffer, cuts: readonly number[]): Buffer[] {
-  const at = [...new Set(cuts.map((c) => (bytes.length === 0 ? 0 : c % (bytes.length + 1))))].sort(
-    (x, y) => x - y,
-  );
-  const reads: Buffer[] = [];
-  let from = 0;
-  for (const cut of at) {
-    reads.push(bytes.subarray(from, cut));
-    from = cut;
-  }
-  reads.push(bytes.subarray(from));
-  return reads;
-}
 
 test('octet counting and each trailer are recognised per frame, in one stream', () => {
   const msg = '<34>1 2026-11-26T10:00:00Z host app - - - hello';

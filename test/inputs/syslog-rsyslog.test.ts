@@ -2,17 +2,15 @@
 // certificate, one action octet-counted and one LF-framed; each message is stored once, by one process and by
 // `serve --workers 2`.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
-import { freeLoopbackPort } from '../helpers/rsyslog.js';
+import { freeLoopbackPort, spawnRsyslogd } from '../helpers/rsyslog.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
 
 const cefLines = readFileSync(new URL('../fixtures/syslog/cef.log', import.meta.url), 'utf8')
   .split('\n')
@@ -48,9 +46,9 @@ for (const workers of ['1', '2'])
     const [octetIn, lfIn] = [await freeLoopbackPort(), await freeLoopbackPort()];
     const forward = (framing: string) =>
       `action(type="omfwd" target="127.0.0.1" port="${tlsPort}" protocol="tcp" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" TCP_Framing="${framing}" template="RSYSLOG_SyslogProtocol23Format")`;
-    const conf = join(dir, 'rsyslog.conf');
-    writeFileSync(
-      conf,
+    const rsyslog = await spawnRsyslogd(
+      t,
+      dir,
       [
         `global(workDirectory="${dir}" defaultNetstreamDriverCAFile="${certPath}" defaultNetstreamDriverCertFile="${certPath}" defaultNetstreamDriverKeyFile="${keyPath}")`,
         'module(load="imtcp")',
@@ -58,31 +56,8 @@ for (const workers of ['1', '2'])
         `input(type="imtcp" address="127.0.0.1" port="${lfIn}" ruleset="lf")`,
         `ruleset(name="octet") { ${forward('octet-counted')} }`,
         `ruleset(name="lf") { ${forward('traditional')} }`,
-        '',
-      ].join('\n'),
-    );
-    let log = '';
-    const rsyslog: ChildProcess = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    rsyslog.stdout?.on('data', (d) => (log += d));
-    rsyslog.stderr?.on('data', (d) => (log += d));
-    t.after(() => rsyslog.kill('SIGTERM'));
-    const listening = (port: number) =>
-      new Promise<boolean>((resolve) => {
-        const probe = connect({ host: '127.0.0.1', port }, () => {
-          probe.destroy();
-          resolve(true);
-        });
-        probe.on('error', () => resolve(false));
-      });
-    await until(
-      async () => {
-        if (rsyslog.exitCode !== null) throw new Error(`rsyslogd exited: ${log}`);
-        return (await listening(octetIn)) && (await listening(lfIn));
-      },
-      15_000,
-      'rsyslogd listening',
+      ],
+      [octetIn, lfIn],
     );
 
     const send = (port: number, lines: string[]) => {
@@ -100,7 +75,7 @@ for (const workers of ['1', '2'])
     send(octetIn, [checkPoint, traffic, escapes]);
     send(lfIn, [sophos]);
 
-    const records = await storedSyslog(dir, 3, `three records forwarded by rsyslog (${log})`);
+    const records = await storedSyslog(dir, 3, `three records forwarded by rsyslog (${rsyslog.log()})`);
     assert.deepEqual(records.map((r) => [r.sensor, r.threat]).sort(), [
       ['relay', 'Virus detected'],
       ['relay', 'Web Server Enforcement Violation'],

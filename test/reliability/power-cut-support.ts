@@ -111,3 +111,20 @@ export function distinctBody(endpoint: 'firewall' | 'generic', tag: string, n: n
   if (n % 4 !== 3) return genericRecord({ threat: `power cut ${tag}-${n}` });
   return Array.from({ length: 25 }, (_, i) => genericRecord({ threat: `power cut ${tag}-${n}-${i}` }));
 }
+
+/** The threat names of sensor `sensor` on the disk, read from the backing directory while unmounted. */
+export function storedThreats(dataDir: string, sensor: string): string[] {
+  const threats: string[] = [];
+  for (const segment of listSegments(threatsDir(dataDir))) {
+    for (const line of readFileSync(segment.path, 'utf8').split('\n')) {
+      let record: { sensor?: string; threat?: string };
+      try {
+        record = JSON.parse(line) as typeof record;
+      } catch {
+        continue; // a torn last line: what the cut tore, cut off at the next start
+      }
+      if (record.sensor === sensor && typeof record.threat === 'string') threats.push(record.threat);
+    }
+  }
+  return threats;
+}

@@ -1,15 +1,13 @@
 // Power cuts (LazyFS drops every byte not fsynced) under a syslog sender, 3 times: no message the daemon had
 // made durable before the cut is lost, none is stored twice, and the store restarts clean.
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { findLazyfs, mountLazyfs } from '../helpers/lazyfs.js';
 import { until } from '../helpers/until.js';
-import { LAZYFS_ENV } from './power-cut-support.js';
+import { LAZYFS_ENV, storedThreats } from './power-cut-support.js';
 import { soak, stopAfter } from './support.js';
 
 const CYCLES = 3;
@@ -19,23 +17,6 @@ const lazyfs = await findLazyfs();
 
 const message = (cycle: number, n: number) =>
   `<134>1 2026-11-26T12:00:00Z ids - - - - CEF:0|t|ids|1|${n}|Power cut ${cycle}-${n}|5|src=10.0.${(n >> 8) & 255}.${n & 255} dst=192.0.2.1 spt=${1024 + (n % 60_000)} dpt=80 proto=TCP`;
-
-/** The threat names of sensor `sensor` on the disk, read from the backing directory while unmounted. */
-function storedThreats(dataDir: string, sensor: string): string[] {
-  const threats: string[] = [];
-  for (const segment of listSegments(threatsDir(dataDir))) {
-    for (const line of readFileSync(segment.path, 'utf8').split('\n')) {
-      let record: { sensor?: string; threat?: string };
-      try {
-        record = JSON.parse(line) as typeof record;
-      } catch {
-        continue; // a torn last line: what the cut tore, cut off at the next start
-      }
-      if (record.sensor === sensor && typeof record.threat === 'string') threats.push(record.threat);
-    }
-  }
-  return threats;
-}
 
 test(`syslog power cut: ${CYCLES} cuts under an octet-counted sender lose no message made durable before the cut`, {
   skip: 'skip' in lazyfs ? lazyfs.skip : false,

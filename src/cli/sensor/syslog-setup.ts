@@ -8,6 +8,8 @@ export interface SyslogTarget {
   host: string;
   port: number;
   transport: 'tls' | 'tcp';
+  /** The port of syslog.relpListen (RELP over TLS); null: not listening. */
+  relpPort: number | null;
   /** The collector's certificate, colon-separated hex (null: unknown, e.g. not created yet). */
   sha256: string | null;
   sha1: string | null;
@@ -19,6 +21,8 @@ export interface SyslogSetup {
   panos: string | null;
   fortigate: string | null;
   rsyslog: string;
+  /** rsyslog's omrelp, when syslog.relpListen is set. */
+  rsyslog_relp: string | null;
   syslog_ng: string;
 }
 
@@ -30,6 +34,7 @@ export function syslogSetup(t: SyslogTarget): SyslogSetup {
     panos: t.format === 'panos' ? panos(t) : null,
     fortigate: t.format === 'fortinet' || t.format === 'cef' ? fortigate(t) : null,
     rsyslog: rsyslog(t),
+    rsyslog_relp: t.relpPort === null ? null : rsyslogRelp(t, t.relpPort),
     syslog_ng: syslogNg(t),
   };
 }
@@ -103,6 +108,31 @@ function rsyslog(t: SyslogTarget): string {
   return lines.join('\n');
 }
 
+/**
+ * rsyslog's omrelp (Debian: rsyslog-relp): each message is kept until threatcol answers that it is stored. The
+ * collector is pinned by its SHA-256; librelp needs a certificate of its own for TLS, so one is always named.
+ */
+function rsyslogRelp(t: SyslogTarget, port: number): string {
+  return [
+    `# /etc/rsyslog.d/60-threatcol.conf: forward to threatcol by RELP (sensor ${t.sensor}, format ${t.format})`,
+    ...(t.clientCert
+      ? []
+      : [
+          '# librelp needs a certificate of its own; the sensor is known by its address, so any will do:',
+          `#   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj /CN=${t.sensor} \\`,
+          `#     -keyout /etc/rsyslog.d/${CLIENT_KEY} -out /etc/rsyslog.d/${CLIENT_PEM}`,
+        ]),
+    'module(load="omrelp")',
+    `action(type="omrelp" target="${t.host}" port="${port}" tls="on"`,
+    `       tls.authMode="fingerprint" tls.permittedPeer=["SHA256:${t.sha256 ?? '<collector SHA-256>'}"]`,
+    `       tls.myCert="/etc/rsyslog.d/${CLIENT_PEM}" tls.myPrivKey="/etc/rsyslog.d/${CLIENT_KEY}"`,
+    // A memory queue alone discards what does not fit while the collector is away (queue.size 1000, after
+    // queue.timeoutEnqueue): disk-assisted, it spills to the work directory and keeps them across restarts.
+    `       queue.type="LinkedList" queue.filename="threatcol-${t.sensor}" queue.maxDiskSpace="1g"`,
+    '       queue.saveOnShutdown="on" action.resumeRetryCount="-1")',
+  ].join('\n');
+}
+
 /** syslog-ng's syslog() driver (RFC 5425 framing: octet counting), not network() (newline framing). */
 function syslogNg(t: SyslogTarget): string {
   const tls = t.transport === 'tls';
@@ -144,6 +174,13 @@ export function syslogSetupText(t: SyslogTarget, setup: SyslogSetup): string {
   if (setup.panos) sections.push('', 'PAN-OS:', setup.panos);
   if (setup.fortigate) sections.push('', 'FortiGate (CLI):', setup.fortigate);
   sections.push('', 'rsyslog (a relay, or Suricata via imfile):', setup.rsyslog);
+  if (setup.rsyslog_relp) {
+    sections.push(
+      '',
+      `rsyslog by RELP to port ${t.relpPort} (acknowledged once stored; Debian: rsyslog-relp):`,
+      setup.rsyslog_relp,
+    );
+  }
   sections.push('', 'syslog-ng:', setup.syslog_ng);
   return sections.join('\n');
 }

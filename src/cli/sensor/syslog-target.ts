@@ -1,4 +1,4 @@
-// Where a syslog sensor sends: the collector's address, port and transport from syslog.listen/tcpListen, and
+// Where a syslog sensor sends: the collector's address, port and transport from syslog.listen/tcpListen/relpListen, and
 // its certificate's fingerprints, for `sensor show NAME --syslog`.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -28,7 +28,10 @@ export function syslogTarget(loaded: LoadedConfig, sensor: Sensor, collector?: s
   const byCert = syslog.client_cert_sha256.length > 0 || syslog.client_ca !== undefined;
   const transport = tlsAt === null && tcpAt !== null && !byCert ? 'tcp' : 'tls';
   const at = transport === 'tls' ? tlsAt : tcpAt;
-  const wildcard = at === null || at.host === '0.0.0.0' || at.host === '::' || at.host === '';
+  const relpAt = parseAdminListen(config.syslog.relpListen);
+  // The address senders reach: the listener's, or RELP's when it is the only one.
+  const hostAt = at ?? relpAt;
+  const wildcard = hostAt === null || hostAt.host === '0.0.0.0' || hostAt.host === '::' || hostAt.host === '';
   const certPath = config.tls.cert ?? selfSignedPaths(loaded.dataDir).certPath;
   let cert: X509Certificate | null = null;
   try {
@@ -39,9 +42,10 @@ export function syslogTarget(loaded: LoadedConfig, sensor: Sensor, collector?: s
   return {
     sensor: sensor.name,
     format: syslog.format,
-    host: collector ?? (wildcard ? hostname() : (at?.host as string)),
+    host: collector ?? (wildcard ? hostname() : (hostAt?.host as string)),
     port: at?.port ?? DEFAULT_TLS_PORT,
     transport,
+    relpPort: relpAt?.port ?? null,
     sha256: cert?.fingerprint256 ?? null,
     sha1: cert?.fingerprint ?? null,
     clientCert: byCert,

@@ -1,4 +1,4 @@
-// The syslog listeners: TLS (RFC 5425) with threatcol's cipher policy, and plain TCP only when configured.
+// The syslog listeners: TLS (RFC 5425) and RELP over TLS with threatcol's cipher policy, plain TCP only when configured.
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
@@ -8,6 +8,7 @@ import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
 import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
+import { serveRelpSession } from './relp-session.js';
 import { serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
@@ -30,7 +31,7 @@ export interface SyslogListenerDeps {
 
 export interface SyslogListener {
   /** Starts the configured listeners; their addresses (null: not configured). */
-  listen(): Promise<{ tls: AddressInfo | null; tcp: AddressInfo | null }>;
+  listen(): Promise<{ tls: AddressInfo | null; tcp: AddressInfo | null; relp: AddressInfo | null }>;
   /** The registry changed: new connections are matched against these; connections of a sensor revoked or changed are closed. */
   updateSensors(sensors: readonly Sensor[]): void;
   setTls(material: TlsMaterial): void;
@@ -42,7 +43,7 @@ export interface SyslogListener {
 
 /** Whether `serve` listens for syslog at all (DESIGN 14: off unless configured). */
 export function syslogConfigured(config: Config): boolean {
-  return config.syslog.listen !== '' || config.syslog.tcpListen !== '';
+  return config.syslog.listen !== '' || config.syslog.tcpListen !== '' || config.syslog.relpListen !== '';
 }
 
 /** A refused address is logged at most once per this interval. */
@@ -100,7 +101,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     logger.warn({ remoteAddr: addr, ...details }, why);
   }
 
-  function accept(socket: Socket, client: ClientCertificate | null, transport: 'tls' | 'tcp'): void {
+  function accept(socket: Socket, client: ClientCertificate | null, transport: 'tls' | 'tcp' | 'relp'): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
     const sensor = senders.match(remoteAddr, client);
     if (sensor === null) {
@@ -115,7 +116,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     open.set(socket, sensor);
     socket.on('close', () => open.delete(socket));
     socket.setTimeout(IDLE_MS, () => socket.destroy());
-    serveSyslogConnection(socket, sensor, remoteAddr, {
+    const serve = transport === 'relp' ? serveRelpSession : serveSyslogConnection;
+    serve(socket, sensor, remoteAddr, {
       config,
       recordLog: deps.recordLog,
       stats: deps.stats,
@@ -137,26 +139,32 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     key: material.key,
     ...(cas.length > 0 ? { ca: cas } : {}),
   });
-  const tlsServer = createTlsServer({
-    ...secureContext(),
-    // Pinned certificates (self-signed ones included) are not chained to a CA: the handshake takes any, and
-    // who it is decides the sensor, or nothing.
-    requestCert: true,
-    rejectUnauthorized: false,
-    handshakeTimeout: config.server.handshakeTimeoutMs,
-  });
-  tlsServer.on('connection', (socket: Socket) => {
-    admit(socket);
-  });
-  tlsServer.on('secureConnection', (socket: TLSSocket) => {
-    accept(socket, clientCertificateOf(socket), 'tls');
-  });
-  tlsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    logger.debug(
-      { remoteAddr: socket.remoteAddress, err: error.code ?? error.message },
-      'syslog TLS handshake failed',
-    );
-  });
+  /** A TLS listener (syslog or RELP: the same certificate, policy and identity check). */
+  function tlsListener(transport: 'tls' | 'relp') {
+    const server = createTlsServer({
+      ...secureContext(),
+      // Pinned certificates (self-signed ones included) are not chained to a CA: the handshake takes any, and
+      // who it is decides the sensor, or nothing.
+      requestCert: true,
+      rejectUnauthorized: false,
+      handshakeTimeout: config.server.handshakeTimeoutMs,
+    });
+    server.on('connection', (socket: Socket) => {
+      admit(socket);
+    });
+    server.on('secureConnection', (socket: TLSSocket) => {
+      accept(socket, clientCertificateOf(socket), transport);
+    });
+    server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+      logger.debug(
+        { remoteAddr: socket.remoteAddress, err: error.code ?? error.message, transport },
+        'syslog TLS handshake failed',
+      );
+    });
+    return server;
+  }
+  const tlsServer = tlsListener('tls');
+  const relpServer = tlsListener('relp');
   const tcpServer = createTcpServer((socket) => {
     if (admit(socket)) accept(socket, null, 'tcp');
   });
@@ -181,13 +189,14 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     async listen() {
       const tls = await start(tlsServer, config.syslog.listen);
       const tcp = await start(tcpServer, config.syslog.tcpListen);
+      const relp = await start(relpServer, config.syslog.relpListen);
       if (tcp) {
         logger.warn(
           { port: tcp.port },
           'syslog over plain TCP is on (syslog.tcpListen): messages travel unencrypted and senders are known only by address',
         );
       }
-      return { tls, tcp };
+      return { tls, tcp, relp };
     },
     updateSensors(sensors) {
       senders.update(sensors);
@@ -195,6 +204,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       if (next.join('') !== cas.join('')) {
         cas = next;
         tlsServer.setSecureContext(secureContext());
+        relpServer.setSecureContext(secureContext());
       }
       for (const [socket, sensor] of open) {
         if (!senders.stillValid(sensor)) {
@@ -206,6 +216,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     setTls(next) {
       material = next;
       tlsServer.setSecureContext(secureContext());
+      relpServer.setSecureContext(secureContext());
     },
     async close() {
       // server.close waits for open connections: they are closed right after it stops accepting.

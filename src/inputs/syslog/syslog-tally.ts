@@ -39,7 +39,8 @@ export const SAMPLES_PER_SENSOR = 20;
 export const SAMPLE_BYTES = 1024;
 export const SAMPLES_IN_ALL = 2000;
 
-export type RefusalReason = 'no_sensor' | 'limit';
+/** Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol. */
+export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol';
 
 /** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
 export interface SyslogTallyDelta {
@@ -50,7 +51,7 @@ export interface SyslogTallyDelta {
 
 export class SyslogTally {
   readonly totals: SyslogCounts = { threats: 0, other: 0, invalid: 0, oversize: 0 };
-  readonly refused: Record<RefusalReason, number> = { no_sensor: 0, limit: 0 };
+  readonly refused: Record<RefusalReason, number> = { no_sensor: 0, limit: 0, relp_protocol: 0 };
   readonly #counts = new Map<string, SyslogFormatCounts>();
   // Ordered by last sample: the least recently failing sensor gives up its oldest samples first, so one noisy
   // sender cannot push the bound over SAMPLES_IN_ALL nor erase every other sensor's evidence at once.

@@ -32,7 +32,10 @@ presenting \`--client-cert\`/\`--client-key\` when the sensor pins a certificate
 (default port \`syslog.tcpListen\`'s). \`--count N\` sends N distinct messages over \`--concurrency C\`
 connections. Syslog has no answer: it exits 0 once the collector has closed the connections, and prints what
 it sent; whether they were stored shows in \`threats tail --endpoint syslog\` and \`sensor show NAME
---syslog-errors\` (a connection no sensor matches is closed unread).
+--syslog-errors\` (a connection no sensor matches is closed unread). With \`--relp\` it speaks RELP over TLS
+(default port \`syslog.relpListen\`'s), up to 128 messages unanswered per session, and prints how many the
+collector answered 200 OK (stored, or counted as not a threat); any other answer, or none, exits 69
+(UNAVAILABLE).
 
 **A key given with \`--key\` is visible to every user of the machine** in \`ps\` and \`/proc/PID/cmdline\`, and
 lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
@@ -42,6 +45,7 @@ lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
     '--sample': `instead of \`--data\`: a realistic random record of that kind (documentation-range and private addresses, common ports, PAN-OS style threat names such as \`SSH2 Login Attempt(31914)\`, for firewall a \`time_received\` in \`YYYY/MM/DD HH:MM:SS\` and a \`severity\`)`,
     '--format': `syslog: the message format, \`panos\`, \`cef\`, \`fortinet\` or \`suricata\``,
     '--tcp': `syslog: plain TCP instead of TLS (the collector's \`syslog.tcpListen\`)`,
+    '--relp': `syslog: RELP over TLS (the collector's \`syslog.relpListen\`): each message is answered once stored`,
     '--client-cert': `syslog over TLS: present this PEM client certificate (the one the sensor pins)`,
     '--client-key': `syslog over TLS: the PEM key of \`--client-cert\``,
     '--batch': `with \`--sample\`: a JSON array of N records (1-1000) per request`,

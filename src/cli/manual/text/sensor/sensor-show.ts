@@ -19,7 +19,8 @@ it) and the payload template (see [Firewall setup](firewall-setup.md)).
 \`--syslog\` prints, for a sensor with a syslog identity, the sender configuration with the collector's address
 (\`--collector\`, else \`syslog.listen\`'s host, else this machine's name), port and certificate fingerprint:
 the PAN-OS syslog server profile (format \`panos\`), FortiGate's \`config log syslogd setting\` (\`fortinet\`,
-\`cef\`), rsyslog's \`omfwd\` and syslog-ng's \`syslog()\` destination (see [Firewall setup](firewall-setup.md#syslog-senders)).
+\`cef\`), rsyslog's \`omfwd\` (and \`omrelp\` when \`syslog.relpListen\` is set) and syslog-ng's \`syslog()\`
+destination (see [Firewall setup](firewall-setup.md#syslog-senders)).
 
 \`--syslog-errors\` asks the running daemon (its admin listener, \`admin.listen\` or \`--admin-listen\`) for the
 sensor's syslog messages since it started, per format: received, stored, not threats, unreadable, over the

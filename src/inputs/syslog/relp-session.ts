@@ -1,0 +1,146 @@
+// One identified RELP session (rsyslog's omrelp): each syslog message is answered `200 OK` only once it is durable.
+import type { Socket } from 'node:net';
+import type { BuiltRecord } from '../../records/stored-record.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../relp-frames.js';
+import type { Sensor } from '../../store/registry.js';
+import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
+
+/** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
+const OFFERS = 'relp_version=0\nrelp_software=threatcol\ncommands=syslog';
+
+/** An answer waiting for its turn: RELP answers go out in the order the frames came. */
+interface Pending {
+  txnr: number;
+  /** The answer's data; null while the message's append is not yet settled. */
+  answer: string | null;
+  /** The `close` answer: the session ends once it is written. */
+  last?: boolean;
+}
+
+/**
+ * Serves `socket` as a RELP server for `sensor` until it closes. The `syslog` frames of one read are appended in
+ * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves, or
+ * `rsp 500` when the store refuses it (the sender keeps the message and sends it again). A message that is not a
+ * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
+ * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses.
+ */
+export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: string, deps: IntakeDeps): void {
+  const { config, logger, tally } = deps;
+  const intake = createSyslogIntake(sensor, remoteAddr, deps);
+  const reader = new RelpFrameReader(config.syslog.maxMessageBytes);
+  const pending: Pending[] = [];
+  let opened = false;
+  let ending = false;
+  /** The sender half-closed: the session ends once every answer it waits for is written. */
+  let drained = false;
+
+  const flush = (): void => {
+    let out = '';
+    while (pending.length > 0 && (pending[0] as Pending).answer !== null) {
+      const done = pending.shift() as Pending;
+      out += encodeRelpFrame(done.txnr, 'rsp', done.answer as string).toString('utf8');
+      if (done.last || (drained && pending.length === 0)) {
+        ending = true;
+        if (!socket.destroyed) socket.end(out);
+        return;
+      }
+    }
+    if (out !== '' && !socket.destroyed) socket.write(out);
+    if (!ending && pending.length < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
+  };
+
+  const broken = (reason: string): void => {
+    tally.refuse('relp_protocol');
+    logger.warn(
+      { sensor: sensor.name, remoteAddr, reason },
+      'RELP session closed: the sender broke the protocol',
+    );
+    ending = true;
+    socket.destroy();
+  };
+
+  /** The record a `syslog` frame becomes; null: nothing to append, answered at once. */
+  const readMessage = (frame: RelpFrame, nowMs: number): BuiltRecord | null => {
+    if (frame.truncated) {
+      intake.countOversize(1, config.syslog.oversize === 'drop');
+      if (config.syslog.oversize === 'drop') return null;
+    }
+    return intake.read(frame.data, frame.truncated, nowMs);
+  };
+
+  const take = (frames: RelpFrame[]): void => {
+    const nowMs = deps.now();
+    const records: BuiltRecord[] = [];
+    const waiting: Pending[] = [];
+    for (const frame of frames) {
+      if (ending) return;
+      if (frame.txnr === 0) continue; // a hint; a client sends none we act on
+      const entry: Pending = { txnr: frame.txnr, answer: '200 OK' };
+      if (frame.command === 'open') {
+        const offered = frame.data.toString('utf8');
+        if (!/^commands=(?:.*,)?syslog(?:,|$)/m.test(offered)) {
+          entry.answer = '500 required command not supported by client';
+          entry.last = true;
+        } else if (!opened) {
+          entry.answer = `200 OK\n${OFFERS}`;
+        }
+        opened = true;
+      } else if (frame.command === 'close') {
+        entry.answer = '';
+        entry.last = true;
+      } else if (!opened) {
+        broken(`${frame.command} before open`);
+        return;
+      } else if (frame.command === 'syslog') {
+        const record = readMessage(frame, nowMs);
+        if (record !== null) {
+          records.push(record);
+          entry.answer = null;
+          waiting.push(entry);
+        }
+      } else {
+        entry.answer = '500 command not supported';
+      }
+      pending.push(entry);
+      if (entry.last) break;
+    }
+    if (records.length > 0) {
+      intake.store(records).then(
+        () => {
+          for (const entry of waiting) entry.answer = '200 OK';
+          flush();
+        },
+        (error: Error) => {
+          logger.error(
+            { sensor: sensor.name, err: error.message },
+            'cannot store RELP messages; answered 500',
+          );
+          for (const entry of waiting) entry.answer = '500 cannot store the message now';
+          flush();
+        },
+      );
+    }
+    flush();
+    if (!ending && pending.length >= config.syslog.maxUnsyncedMessages) socket.pause();
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    if (ending) return;
+    const frames = reader.push(chunk);
+    take(frames);
+    if (reader.error !== null && !ending) broken(reader.error.reason);
+  });
+  socket.on('end', () => {
+    drained = true;
+    if (pending.length === 0) {
+      ending = true;
+      socket.end();
+    }
+  });
+  socket.on('error', (error: NodeJS.ErrnoException) => {
+    logger.debug(
+      { sensor: sensor.name, remoteAddr, err: error.code ?? error.message },
+      'RELP connection error',
+    );
+  });
+}

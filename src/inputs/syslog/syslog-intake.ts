@@ -1,0 +1,121 @@
+// What every syslog transport (TCP, TLS, RELP) does alike with one sender's messages: read, count, store durably.
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { newRecordId } from '../../records/record-id.js';
+import { isAsciiText } from '../../records/stored-line.js';
+import { type BuiltRecord, buildSyslogRecord, type ReceiptContext } from '../../records/stored-record.js';
+import type { Sensor } from '../../store/registry.js';
+import type { RecordLog, SensorStatsStore } from '../../store/store.js';
+import { otherFields } from './other-fields.js';
+import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
+import { parseSyslogHeader } from './syslog-header.js';
+import type { SyslogTally } from './syslog-tally.js';
+
+export interface IntakeDeps {
+  config: Config;
+  recordLog: RecordLog;
+  /** Last seen, last address and records received, as for HTTPS senders (counted once durable). */
+  stats: SensorStatsStore;
+  logger: Logger;
+  now: () => number;
+  /** Counters per sensor and format, and the sample of unreadable messages. */
+  tally: SyslogTally;
+}
+
+export interface SyslogIntake {
+  /** The record a message becomes, or null (not a threat, unreadable, or no parser): counted either way. */
+  read(message: Buffer, truncated: boolean, nowMs: number): BuiltRecord | null;
+  /** Messages over syslog.maxMessageBytes (`dropped`: no frame was given for them). */
+  countOversize(n: number, dropped: boolean): void;
+  /** Appends `records` (group commit); resolves once durable, having counted them stored. */
+  store(records: BuiltRecord[]): Promise<void>;
+}
+
+export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: IntakeDeps): SyslogIntake {
+  const { config, logger, tally } = deps;
+  const counts = tally.totals;
+  const format = (sensor.syslog?.format ?? '') as SyslogFormat;
+  const parse = FORMAT_PARSERS[format];
+  const timezone = sensor.timezone ?? config.firewall.defaultTimezone;
+  let ctx: ReceiptContext | undefined;
+  let ctxMs = Number.NaN;
+  // One receipt per read time: the messages of one chunk share it, as an HTTPS batch does.
+  const receiptAt = (nowMs: number): ReceiptContext => {
+    if (ctx === undefined || ctxMs !== nowMs) {
+      ctx = receipt(sensor.name, remoteAddr, timezone, nowMs, config);
+      ctxMs = nowMs;
+    }
+    return ctx;
+  };
+
+  return {
+    read(message, truncated, nowMs) {
+      if (parse === undefined) return null;
+      const text = message.toString('utf8');
+      const header = parseSyslogHeader(text, { timezone, nowMs });
+      const result = header.ok
+        ? parse(header.message, { timezone, defaultCriticality: config.firewall.defaultCriticality })
+        : { kind: 'invalid' as const, reason: header.reason };
+      tally.count(sensor.name, format, 'received');
+      if (result.kind === 'other') {
+        counts.other++;
+        tally.count(sensor.name, format, 'other');
+        if (!config.syslog.keepOther || !header.ok) return null;
+        // syslog.keepOther: stored as a record of the same shape, flagged (other-fields.ts).
+        const r = buildSyslogRecord(otherFields(header.message, result.what), format, text, truncated, {
+          ...receiptAt(nowMs),
+          ascii: isAsciiText(text),
+        });
+        r.other = true;
+        return r;
+      }
+      if (result.kind === 'invalid') {
+        counts.invalid++;
+        tally.count(sensor.name, format, 'invalid');
+        tally.sample(
+          sensor.name,
+          { at: new Date(nowMs).toISOString(), remoteAddr, format, reason: result.reason },
+          message,
+        );
+        logger.debug({ sensor: sensor.name, format, reason: result.reason }, 'syslog message not read');
+        return null;
+      }
+      counts.threats++;
+      return buildSyslogRecord(result.fields, format, text, truncated, {
+        ...receiptAt(nowMs),
+        ascii: isAsciiText(text),
+      });
+    },
+    countOversize(n, dropped) {
+      counts.oversize += n;
+      tally.count(sensor.name, format, 'truncated', n);
+      // A dropped message gives no frame: it was received all the same.
+      if (dropped) tally.count(sensor.name, format, 'received', n);
+    },
+    async store(records) {
+      await deps.recordLog.append(records);
+      deps.stats.recordAccepted(sensor.name, remoteAddr, records.length, new Date(deps.now()).toISOString());
+      tally.count(sensor.name, format, 'stored', records.length);
+    },
+  };
+}
+
+function receipt(
+  sensor: string,
+  remoteAddr: string,
+  timezone: string,
+  nowMs: number,
+  config: Config,
+): ReceiptContext {
+  return {
+    id: () => newRecordId(nowMs),
+    receivedAt: new Date(nowMs).toISOString(),
+    sensor,
+    remoteAddr,
+    timezone,
+    repaired: false,
+    rules: config.firewall,
+    ascii: false,
+    plainStrings: false,
+  };
+}

@@ -1,0 +1,149 @@
+// Splits a RELP byte stream (librelp's framing: `TXNR SP COMMAND SP DATALEN [SP DATA] LF`) into frames.
+
+export interface RelpFrame {
+  /** 0 only for hints; 1-999999999 otherwise (the sender's number, echoed in the answer). */
+  txnr: number;
+  /** 1-32 ASCII letters: `open`, `syslog`, `close`, ... */
+  command: string;
+  /** The data, cut to maxDataBytes when `truncated`. */
+  data: Buffer;
+  /** DATALEN was over maxDataBytes: `data` is its beginning, the rest was read past without being kept. */
+  truncated: boolean;
+}
+
+/** A stream that breaks the framing: the session cannot resynchronise (RELP has no frame marker) and ends. */
+export interface RelpFrameError {
+  reason: string;
+}
+
+/** librelp's limits: 9 digits each for TXNR and DATALEN, 32 letters for a command. */
+const MAX_DIGITS = 9;
+const MAX_COMMAND = 32;
+
+const LF = 0x0a;
+const SP = 0x20;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+type State = 'txnr' | 'command' | 'datalen' | 'data' | 'trailer' | 'broken';
+
+const isLetter = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
+
+/**
+ * A streaming reader: push(chunk) gives the frames that chunk completed, and the reason the stream broke, if it
+ * did (nothing is read after that). The same bytes give the same frames however they are split into reads, and
+ * at most maxDataBytes of a frame's data are held: a larger DATALEN is read through, not buffered.
+ */
+export class RelpFrameReader {
+  readonly #max: number;
+  #state: State = 'txnr';
+  #txnr = 0;
+  #command = '';
+  #datalen = 0;
+  #digits = 0;
+  #parts: Buffer[] = [];
+  #held = 0;
+  /** Data bytes of the current frame still to come (kept or read past). */
+  #remaining = 0;
+  #error: RelpFrameError | null = null;
+
+  constructor(maxDataBytes: number) {
+    this.#max = Math.max(0, Math.floor(maxDataBytes));
+  }
+
+  get error(): RelpFrameError | null {
+    return this.#error;
+  }
+
+  push(chunk: Buffer): RelpFrame[] {
+    const out: RelpFrame[] = [];
+    let i = 0;
+    while (i < chunk.length && this.#state !== 'broken') {
+      if (this.#state === 'data') {
+        const take = Math.min(this.#remaining, chunk.length - i);
+        const keep = Math.min(take, this.#max - this.#held);
+        if (keep > 0) {
+          this.#parts.push(chunk.subarray(i, i + keep));
+          this.#held += keep;
+        }
+        this.#remaining -= take;
+        i += take;
+        if (this.#remaining === 0) this.#state = 'trailer';
+        continue;
+      }
+      const b = chunk[i++] as number;
+      switch (this.#state) {
+        case 'txnr':
+          if (b >= ZERO && b <= NINE && this.#digits < MAX_DIGITS) {
+            this.#txnr = this.#txnr * 10 + b - ZERO;
+            this.#digits++;
+          } else if (b === SP && this.#digits > 0) {
+            this.#state = 'command';
+          } else {
+            this.#fail(this.#digits === 0 ? 'a frame must start with its TXNR' : 'bad TXNR');
+          }
+          break;
+        case 'command':
+          if (isLetter(b) && this.#command.length < MAX_COMMAND) {
+            this.#command += String.fromCharCode(b);
+          } else if (b === SP && this.#command !== '') {
+            this.#state = 'datalen';
+            this.#digits = 0;
+          } else {
+            this.#fail('bad COMMAND');
+          }
+          break;
+        case 'datalen':
+          if (b >= ZERO && b <= NINE && this.#digits < MAX_DIGITS) {
+            this.#datalen = this.#datalen * 10 + b - ZERO;
+            this.#digits++;
+          } else if (this.#digits > 0 && this.#datalen === 0 && b === LF) {
+            out.push(this.#complete());
+          } else if (this.#digits > 0 && this.#datalen > 0 && b === SP) {
+            this.#state = 'data';
+            this.#remaining = this.#datalen;
+          } else {
+            this.#fail('bad DATALEN');
+          }
+          break;
+        case 'trailer':
+          if (b === LF) out.push(this.#complete());
+          else this.#fail('DATALEN does not match the data: no LF after it');
+          break;
+      }
+    }
+    return out;
+  }
+
+  #complete(): RelpFrame {
+    const frame: RelpFrame = {
+      txnr: this.#txnr,
+      command: this.#command,
+      data: this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#held),
+      truncated: this.#datalen > this.#held,
+    };
+    this.#state = 'txnr';
+    this.#txnr = 0;
+    this.#command = '';
+    this.#datalen = 0;
+    this.#digits = 0;
+    this.#parts = [];
+    this.#held = 0;
+    return frame;
+  }
+
+  #fail(reason: string): void {
+    this.#state = 'broken';
+    this.#parts = [];
+    this.#error = { reason };
+  }
+}
+
+/** One frame as sent: `TXNR SP COMMAND SP DATALEN [SP DATA] LF` (no SP and no data when DATALEN is 0). */
+export function encodeRelpFrame(txnr: number, command: string, data: string | Buffer = ''): Buffer {
+  const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const head = `${txnr} ${command} ${body.length}`;
+  return body.length === 0
+    ? Buffer.from(`${head}\n`, 'latin1')
+    : Buffer.concat([Buffer.from(`${head} `, 'latin1'), body, Buffer.from('\n', 'latin1')]);
+}

@@ -1,0 +1,122 @@
+// The RELP frame reader: librelp's framing, any split of reads, DATALEN over the limit, garbage.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import fc from 'fast-check';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/relp-frames.js';
+import { splitReads as split } from '../helpers/split-reads.js';
+
+const SEED = 20261126;
+
+function readAll(reads: readonly Buffer[], max: number): { frames: RelpFrame[]; error: string | null } {
+  const reader = new RelpFrameReader(max);
+  const frames: RelpFrame[] = [];
+  for (const read of reads) frames.push(...reader.push(read));
+  return { frames, error: reader.error?.reason ?? null };
+}
+
+const plain = (frames: readonly RelpFrame[]) =>
+  frames.map((f) => [f.txnr, f.command, f.data.toString('latin1'), f.truncated]);
+
+test('the frames omrelp sends: open with its offers, syslog with LF inside the data, close without data', () => {
+  const offers = 'relp_version=0\nrelp_software=librelp,1.11.0,http://librelp.adiscon.com\ncommands=syslog';
+  const msg = '<134>Nov 26 12:00:05 gw ids: CEF:0|a|b|1|2|line\nbreak|5|';
+  const stream = Buffer.concat([
+    encodeRelpFrame(1, 'open', offers),
+    encodeRelpFrame(2, 'syslog', msg),
+    encodeRelpFrame(3, 'close'),
+  ]);
+  assert.equal(stream.toString('latin1').split('\n').at(-2), '3 close 0');
+  const { frames, error } = readAll([stream], 64 * 1024);
+  assert.equal(error, null);
+  assert.deepEqual(plain(frames), [
+    [1, 'open', offers, false],
+    [2, 'syslog', msg, false],
+    [3, 'close', '', false],
+  ]);
+});
+
+test('DATALEN counts bytes, not characters', () => {
+  const msg = Buffer.from('<14>é ü – done', 'utf8');
+  const { frames } = readAll([encodeRelpFrame(7, 'syslog', msg)], 1024);
+  assert.deepEqual(frames[0]?.data, msg);
+});
+
+test('a DATALEN over the limit is read through, keeping its beginning, and the next frame is read', () => {
+  const big = 'x'.repeat(5000);
+  const stream = Buffer.concat([encodeRelpFrame(1, 'syslog', big), encodeRelpFrame(2, 'syslog', 'after')]);
+  const { frames, error } = readAll(split(stream, [3, 100, 4000]), 480);
+  assert.equal(error, null);
+  assert.deepEqual(plain(frames), [
+    [1, 'syslog', 'x'.repeat(480), true],
+    [2, 'syslog', 'after', false],
+  ]);
+});
+
+test('broken framing ends the stream with a reason and nothing after it', () => {
+  const cases: [string, string][] = [
+    ['hello world\n', 'a frame must start with its TXNR'],
+    ['1234567890 syslog 1 x\n', 'bad TXNR'],
+    ['1 sys-log 1 x\n', 'bad COMMAND'],
+    [`1 ${'a'.repeat(33)} 0\n`, 'bad COMMAND'],
+    ['1 syslog 1234567890 x\n', 'bad DATALEN'],
+    ['1 syslog 0 \n', 'bad DATALEN'],
+    ['1 syslog 3 abcd\n', 'DATALEN does not match the data: no LF after it'],
+  ];
+  for (const [text, reason] of cases) {
+    const { frames, error } = readAll([Buffer.from(`${text}2 syslog 1 y\n`, 'latin1')], 1024);
+    assert.deepEqual([frames.length, error], [0, reason], text);
+  }
+  // Frames before the break are given.
+  const { frames, error } = readAll([Buffer.from('1 syslog 1 a\n\n2 syslog 1 b\n', 'latin1')], 1024);
+  assert.deepEqual([plain(frames), error], [[[1, 'syslog', 'a', false]], 'a frame must start with its TXNR']);
+});
+
+const frameArb = fc.record({
+  txnr: fc.integer({ min: 0, max: 999_999_999 }),
+  command: fc.stringMatching(/^[a-zA-Z]{1,32}$/),
+  data: fc.uint8Array({ maxLength: 300 }),
+});
+
+test('property: any split of a stream of frames into reads gives the same frames', () => {
+  fc.assert(
+    fc.property(
+      fc.array(frameArb, { maxLength: 12 }),
+      fc.array(fc.nat(), { maxLength: 20 }),
+      fc.integer({ min: 0, max: 400 }),
+      (sent, cuts, max) => {
+        const stream = Buffer.concat(
+          sent.map((f) => encodeRelpFrame(f.txnr, f.command, Buffer.from(f.data))),
+        );
+        const whole = readAll([stream], max);
+        const pieces = readAll(split(stream, cuts), max);
+        assert.deepEqual(plain(pieces.frames), plain(whole.frames));
+        assert.equal(whole.error, null);
+        assert.deepEqual(
+          plain(whole.frames),
+          sent.map((f) => {
+            const data = Buffer.from(f.data);
+            return [f.txnr, f.command, data.subarray(0, max).toString('latin1'), data.length > max];
+          }),
+        );
+      },
+    ),
+    { seed: SEED, numRuns: 400 },
+  );
+});
+
+test('property: garbage never throws; the reader gives frames only up to where the stream broke', () => {
+  fc.assert(
+    fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 10 }), (reads) => {
+      const reader = new RelpFrameReader(128);
+      let afterError = 0;
+      for (const read of reads) {
+        const before = reader.error;
+        const frames = reader.push(Buffer.from(read));
+        if (before !== null) afterError += frames.length;
+        for (const f of frames) assert.ok(f.data.length <= 128 && /^[a-zA-Z]{1,32}$/.test(f.command));
+      }
+      assert.equal(afterError, 0);
+    }),
+    { seed: SEED, numRuns: 500 },
+  );
+});
