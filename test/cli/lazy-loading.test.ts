@@ -75,6 +75,38 @@ test('help, a command group, completion and send --help load the definitions onl
   }
 });
 
+/** The modules that define commands (one per command), and whole-program.ts, which loads them all. */
+const DEFINITION =
+  /\/dist\/cli\/(serve|check|reload|systemd-unit|send|store-migrate|completion|whole-program|sensor\/sensor-[a-z]+|threats\/threats-[a-z]+|outputs\/outputs-[a-z-]+)\.js$/;
+const definitions = (urls: string[]) =>
+  urls.filter((u) => DEFINITION.test(u)).map((u) => u.replace(/^.*\/dist\/cli\//, ''));
+
+test('the program’s help loads no command definition: its outline answers', async (t) => {
+  for (const args of [['--help'], ['-h'], ['help']]) {
+    const urls = await loadedBy(t, args);
+    assert.ok(
+      urls.some((u) => u.endsWith('/dist/cli/help-outline.js')),
+      args.join(' '),
+    );
+    assert.deepEqual(definitions(urls), [], args.join(' '));
+  }
+});
+
+test('a command loads its own definition, not the other commands’', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'fw');
+  const cases: [string[], string[]][] = [
+    [['sensor', 'list', '--json', '--data-dir', dataDir], ['sensor/sensor-list.js']],
+    [['threats', 'tail', '-n', '10', '--no-follow', '--data-dir', dataDir], ['threats/threats-tail.js']],
+    [['serve', '--help'], ['serve.js']],
+    [['help', 'outputs', 'list'], ['outputs/outputs-list.js']],
+  ];
+  for (const [args, own] of cases) {
+    const urls = await loadedBy(t, args);
+    assert.deepEqual(definitions(urls), own, args.join(' '));
+  }
+});
+
 test('sensor list loads the config loader and the store, not the logger nor the lock; sensor add locks', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'fw');
