@@ -122,6 +122,14 @@ test('sensor list loads the config loader and the store, not the logger nor the 
     list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
     [],
   );
+  // The segment readers are the records' (threats tail reads them), not the sensors'.
+  const readers = /\/dist\/store\/files\/(read-records|scan-records|segment-lines)\.js$/;
+  assert.deepEqual(
+    list.filter((u) => readers.test(u)),
+    [],
+  );
+  const tail = await loadedBy(t, ['threats', 'tail', '-n', '1', '--no-follow', '--data-dir', dataDir]);
+  assert.ok(tail.some((u) => readers.test(u)));
   // The recorder sees CommonJS modules too: a change loads proper-lockfile and graceful-fs under it.
   const add = await loadedBy(t, ['sensor', 'add', 'fw2', '--data-dir', dataDir]);
   for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/'])
