@@ -3,61 +3,14 @@
 import ucs2lengthModule from 'ajv/dist/runtime/ucs2length.js';
 const runtime_ucs2length = ucs2lengthModule.default;
 
-export const validate = validate0;
-export default validate0;
-const schema0 = {"type":"object","additionalProperties":false,"properties":{"$schema":{"type":"string"},"dataDir":{"type":["string","null"],"minLength":1,"default":null,"description":"data directory; null: $STATE_DIRECTORY, else /var/lib/threatcol (root) or ~/.local/state/threatcol"},"server":{"type":"object","description":"HTTPS listener","additionalProperties":false,"default":{},"properties":{"host":{"type":"string","default":"::","description":"listen address; \"::\" is dual-stack IPv6+IPv4"},"port":{"type":"integer","minimum":0,"maximum":65535,"default":443,"description":"listen port (0 = any)"},"maxConnections":{"type":"integer","minimum":1,"default":4096,"description":"open connections, in all"},"maxConnectionsPerAddress":{"type":"integer","minimum":1,"default":256,"description":"open connections from one client address"},"handshakeTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"TLS handshake must finish within this"},"headersTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"request headers must arrive within this"},"requestTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":20000,"description":"the whole request must arrive within this"},"bodyStallTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request body that receives nothing for this long is ended with 408"},"keepAliveTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":60000,"description":"idle keep-alive connections are closed after this"},"maxBodyBytes":{"type":"integer","minimum":1024,"maximum":1073741824,"default":4194304,"description":"largest request body, after gzip decompression"},"maxRecordBytes":{"type":"integer","minimum":2048,"maximum":1048576,"default":16384,"description":"largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)"},"maxRecordsPerRequest":{"type":"integer","minimum":1,"maximum":1000,"default":1000,"description":"largest JSON array of records in one request"},"maxInflightBodyBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once"},"workers":{"type":["integer","string"],"minimum":1,"maximum":1024,"pattern":"^auto$","default":1,"description":"processes that serve requests (node:cluster); 1 = one process, \"auto\" = one per available CPU"}}},"tls":{"type":"object","description":"TLS material and policy","additionalProperties":false,"default":{},"properties":{"cert":{"type":["string","null"],"default":null,"description":"PEM certificate chain; null: self-signed"},"key":{"type":["string","null"],"default":null,"description":"PEM private key; null: self-signed"},"minVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.2","description":"lowest TLS version accepted"},"maxVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.3","description":"highest TLS version offered"},"selfSignedKeyType":{"enum":["ecdsa","rsa"],"default":"ecdsa","description":"key type of the generated certificate (rsa for very old senders)"},"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":10000,"description":"how often the daemon checks the certificate and key files for changes (besides watching them)"},"ticketKeyRotationHours":{"type":"number","minimum":0.001,"maximum":8760,"default":12,"description":"TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)"}}},"store":{"type":"object","description":"record store","additionalProperties":false,"default":{},"properties":{"segmentMaxBytes":{"type":"integer","minimum":4096,"default":67108864,"description":"a record segment is rotated past this size (and at each UTC day)"},"queueMaxRecords":{"type":"integer","minimum":1,"default":100000,"description":"records waiting for disk; past it requests get 503 at once"},"queueMaxBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"size of the records waiting for disk; past it requests get 503 at once"},"statsIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"how often sensor-stats.json is written"},"retention":{"type":"object","description":"retention of record segments (checked at start and hourly)","additionalProperties":false,"default":{},"properties":{"days":{"type":["integer","null"],"minimum":1,"default":90,"description":"segments whose records are all older than this many days are deleted; null: no age bound"},"maxBytes":{"type":["integer","null"],"minimum":4096,"default":null,"description":"the oldest segments are deleted while all segments together exceed this; null: no size bound"}}},"minFreeBytes":{"type":"integer","minimum":0,"default":268435456,"description":"below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)"},"backend":{"enum":["files","nats"],"default":"files","description":"where records, sensors and stats live: files in the data directory, or a NATS JetStream cluster shared by several collectors (nats.*)"}}},"nats":{"type":"object","description":"NATS JetStream backend (store.backend \"nats\")","additionalProperties":false,"default":{},"properties":{"servers":{"type":"array","items":{"type":"string","minLength":1},"minItems":1,"default":["nats://127.0.0.1:4222"],"description":"NATS servers to connect to (nats://host:port; environment: comma-separated)"},"user":{"type":["string","null"],"default":null,"description":"NATS user (with nats.password)"},"password":{"type":["string","null"],"default":null,"description":"NATS password"},"token":{"type":["string","null"],"default":null,"description":"NATS token (instead of user/password)"},"credentialsFile":{"type":["string","null"],"default":null,"description":"NATS credentials file (.creds: JWT and NKey seed)"},"tls":{"type":"object","description":"TLS to the NATS servers","additionalProperties":false,"default":{},"properties":{"ca":{"type":["string","null"],"default":null,"description":"PEM CA bundle to verify the NATS servers with (setting it requires TLS); null: the system CAs (Node's and /etc/ssl/certs), used whenever TLS is required"},"required":{"type":["boolean","null"],"default":null,"description":"refuse a NATS server that offers no TLS, before any credential is sent; null: required when credentials are set and a server is not loopback. A tls:// server URL or nats.tls.ca requires it whatever this says"}}},"stream":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"THREATCOL","description":"JetStream stream holding the records"},"registryBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_sensors","description":"JetStream key-value bucket holding the sensor registry"},"statsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_stats","description":"JetStream key-value bucket holding per-sensor, per-collector stats"},"outputsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_outputs","description":"JetStream key-value bucket holding each output's last acknowledged record and skipped count"},"replicas":{"type":"integer","minimum":1,"maximum":5,"default":1,"description":"replicas of the stream and buckets (3 in a three-node cluster)"},"publishTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request whose records are not acknowledged by NATS within this gets 503"}}},"dedupe":{"type":"object","description":"deduplication of retried deliveries","additionalProperties":false,"default":{},"properties":{"windowSeconds":{"type":"integer","minimum":0,"maximum":86400,"default":120,"description":"a retried delivery within this many seconds is not stored again (/firewall by content, /generic by Idempotency-Key); 0 = off"}}},"rateLimit":{"type":"object","description":"per-sensor rate limit","additionalProperties":false,"default":{},"properties":{"recordsPerSecond":{"type":"integer","minimum":0,"default":5000,"description":"records per second per sensor (0 = unlimited)"},"burst":{"type":"integer","minimum":1000,"default":10000,"description":"records a sensor may send at once above its rate (>= maxRecordsPerRequest)"},"bytesPerSecond":{"type":"integer","minimum":0,"default":8388608,"description":"request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger"}}},"firewall":{"type":"object","description":"firewall endpoint","additionalProperties":false,"default":{},"properties":{"defaultTimezone":{"type":"string","minLength":1,"default":"UTC","description":"IANA zone for time_received when the sensor has none"},"defaultCriticality":{"type":"integer","minimum":0,"maximum":4,"default":2,"description":"criticality when neither severity nor category gives one"},"criticalityByCategory":{"type":"object","default":{},"additionalProperties":{"type":"integer","minimum":0,"maximum":4},"description":"thr_category (lower case) to criticality, used when no severity is sent"}}},"log":{"type":"object","description":"logging","additionalProperties":false,"default":{},"properties":{"level":{"enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info","description":"log level"},"format":{"enum":["auto","json","pretty"],"default":"auto","description":"auto: pretty on a terminal, readable lines in the journal, JSON otherwise; json: JSON everywhere (in the journal with each line's priority)"},"rejectIntervalMs":{"type":"integer","minimum":0,"maximum":86400000,"default":10000,"description":"at most one warn line per sensor (or client address, IPv6 /64) and error code in this interval, and 50 in all"},"summaryIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":60000,"description":"interval of the accepted/rejected summary line"}}},"registry":{"type":"object","description":"sensor registry","additionalProperties":false,"default":{},"properties":{"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":500,"description":"how often the daemon checks the sensor registry for changes (besides watching it)"}}},"admin":{"type":"object","description":"admin listener (DESIGN 11)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"127.0.0.1:9441","description":"admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; \"\" turns it off; port 0 picks a free one"},"token":{"type":["string","null"],"minLength":16,"default":null,"description":"when set, every admin route needs \"Authorization: Bearer <token>\"; required for a non-loopback admin.listen"}}},"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"enum":["json","cef",null],"default":"json","description":"message body: the stored record as JSON (null: json), or an ArcSight CEF line"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: syslog receiver host name or address"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"receiver port; null: 6514 for tls (RFC 5425), 514 for tcp"},"transport":{"enum":["tls","tcp"],"default":"tls","description":"tls: RFC 5425, the certificate verified (against ca); tcp: plain, only for a trusted network"},"facility":{"enum":["kern","user","mail","daemon","auth","syslog","lpr","news","uucp","cron","authpriv","ftp","ntp","audit","alert","clock","local0","local1","local2","local3","local4","local5","local6","local7"],"default":"local0","description":"syslog facility of the messages"},"hostname":{"type":["string","null"],"default":null,"description":"HOSTNAME field of the messages; null: this host name"},"sdId":{"type":"string","pattern":"^[^ =\\]\"]{1,32}$","default":"threatcol@32473","description":"structured-data ID carrying the record id (NAME@PEN)"}},"required":["host"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: the HEC base URL (https://splunk.example:8088); the token: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":["string","null"],"default":null,"description":"Splunk index; null: the token's default"},"sourcetype":{"type":"string","minLength":1,"default":"threatcol:threat","description":"sourcetype of the events"},"source":{"type":"string","minLength":1,"default":"threatcol","description":"source of the events"},"host":{"type":["string","null"],"default":null,"description":"the events' host; null: HEC's default"},"ackPollIntervalMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"with indexer acknowledgement: how often to ask whether a batch is indexed"},"ackTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":300000,"description":"with indexer acknowledgement: a batch not indexed within this is sent again"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: Elasticsearch or OpenSearch base URL; an API key: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":"string","minLength":1,"default":"threatcol","description":"index, alias or data stream the records are created in"},"username":{"type":["string","null"],"default":null,"description":"basic authentication user (with passwordFile or passwordEnv)"},"timestampField":{"type":["string","null"],"minLength":1,"default":"@timestamp","description":"field set to the record's received_at (data streams need @timestamp); null: none"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: SMTP server (a relay or submission server)"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"SMTP port; null: 465 for tls, 587 for starttls"},"security":{"enum":["starttls","tls"],"default":"starttls","description":"starttls: upgrade required (never plain text); tls: TLS from the first byte"},"username":{"type":["string","null"],"default":null,"description":"SMTP AUTH user (with passwordFile or passwordEnv); null: no AUTH"},"from":{"type":"string","minLength":3,"description":"required: sender address of the alert mails"},"to":{"type":"array","items":{"type":"string","minLength":3},"minItems":1,"description":"required: recipients of the alert mails"},"subjectPrefix":{"type":"string","default":"[threatcol]","description":"start of every subject"},"minIntervalMs":{"type":"integer","minimum":1000,"maximum":86400000,"default":300000,"description":"at most one mail per this interval; the next carries every record since (batch default: maxRecords 10000, maxWaitMs 10000)"}},"required":["host","from","to"],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""},"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"}}}}};
+export const root = validate0;
+const schema0 = {"type":"object","additionalProperties":false,"properties":{"$schema":true,"dataDir":true,"server":true,"tls":true,"store":true,"nats":true,"dedupe":true,"rateLimit":true,"firewall":true,"log":true,"registry":true,"admin":true,"outputs":true,"syslog":true}};
 const func0 = Object.prototype.hasOwnProperty;
-const func1 = runtime_ucs2length;
-const pattern0 = new RegExp("^auto$", "u");
-const pattern1 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
-const pattern6 = new RegExp("^https?://", "u");
-const pattern7 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern10 = new RegExp("^\\d{1,6}[smhd]$", "u");
-const pattern15 = new RegExp("^[^ =\\]\"]{1,32}$", "u");
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.dataDir === undefined){
-data.dataDir = null;
-}
-if(data.server === undefined){
-data.server = {};
-}
-if(data.tls === undefined){
-data.tls = {};
-}
-if(data.store === undefined){
-data.store = {};
-}
-if(data.nats === undefined){
-data.nats = {};
-}
-if(data.dedupe === undefined){
-data.dedupe = {};
-}
-if(data.rateLimit === undefined){
-data.rateLimit = {};
-}
-if(data.firewall === undefined){
-data.firewall = {};
-}
-if(data.log === undefined){
-data.log = {};
-}
-if(data.registry === undefined){
-data.registry = {};
-}
-if(data.admin === undefined){
-data.admin = {};
-}
-if(data.outputs === undefined){
-data.outputs = {};
-}
-if(data.syslog === undefined){
-data.syslog = {};
-}
 for(const key0 in data){
 if(!(func0.call(schema0.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
@@ -70,9 +23,80 @@ vErrors.push(err0);
 errors++;
 }
 }
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate0.errors = vErrors;
+return errors === 0;
+}
+
+export const key0 = validate1;
+const schema1 = {"type":"object","properties":{"$schema":{"type":"string"}}};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.$schema !== undefined){
 if(typeof data.$schema !== "string"){
-const err1 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+
+export const key1 = validate2;
+const schema2 = {"type":"object","properties":{"dataDir":{"type":["string","null"],"minLength":1,"default":null,"description":"data directory; null: $STATE_DIRECTORY, else /var/lib/threatcol (root) or ~/.local/state/threatcol"}}};
+const func1 = runtime_ucs2length;
+
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.dataDir === undefined){
+data.dataDir = null;
+}
+let data0 = data.dataDir;
+if((typeof data0 !== "string") && (data0 !== null)){
+const err0 = {instancePath:instancePath+"/dataDir",schemaPath:"#/properties/dataDir/type",keyword:"type",params:{type: schema2.properties.dataDir.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/dataDir",schemaPath:"#/properties/dataDir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -82,9 +106,9 @@ vErrors.push(err1);
 errors++;
 }
 }
-let data1 = data.dataDir;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err2 = {instancePath:instancePath+"/dataDir",schemaPath:"#/properties/dataDir/type",keyword:"type",params:{type: schema0.properties.dataDir.type},message:"must be string,null"};
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -93,9 +117,101 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(typeof data1 === "string"){
-if(func1(data1) < 1){
-const err3 = {instancePath:instancePath+"/dataDir",schemaPath:"#/properties/dataDir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+validate2.errors = vErrors;
+return errors === 0;
+}
+
+export const key2 = validate3;
+const schema3 = {"type":"object","properties":{"server":{"type":"object","description":"HTTPS listener","additionalProperties":false,"default":{},"properties":{"host":{"type":"string","default":"::","description":"listen address; \"::\" is dual-stack IPv6+IPv4"},"port":{"type":"integer","minimum":0,"maximum":65535,"default":443,"description":"listen port (0 = any)"},"maxConnections":{"type":"integer","minimum":1,"default":4096,"description":"open connections, in all"},"maxConnectionsPerAddress":{"type":"integer","minimum":1,"default":256,"description":"open connections from one client address"},"handshakeTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"TLS handshake must finish within this"},"headersTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"request headers must arrive within this"},"requestTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":20000,"description":"the whole request must arrive within this"},"bodyStallTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request body that receives nothing for this long is ended with 408"},"keepAliveTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":60000,"description":"idle keep-alive connections are closed after this"},"maxBodyBytes":{"type":"integer","minimum":1024,"maximum":1073741824,"default":4194304,"description":"largest request body, after gzip decompression"},"maxRecordBytes":{"type":"integer","minimum":2048,"maximum":1048576,"default":16384,"description":"largest record, as its JSON text in the body; a larger one is refused (400 VALIDATION_FAILED)"},"maxRecordsPerRequest":{"type":"integer","minimum":1,"maximum":1000,"default":1000,"description":"largest JSON array of records in one request"},"maxInflightBodyBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once"},"workers":{"type":["integer","string"],"minimum":1,"maximum":1024,"pattern":"^auto$","default":1,"description":"processes that serve requests (node:cluster); 1 = one process, \"auto\" = one per available CPU"}}}}};
+const pattern0 = new RegExp("^auto$", "u");
+
+function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.server === undefined){
+data.server = {};
+}
+let data0 = data.server;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.host === undefined){
+data0.host = "::";
+}
+if(data0.port === undefined){
+data0.port = 443;
+}
+if(data0.maxConnections === undefined){
+data0.maxConnections = 4096;
+}
+if(data0.maxConnectionsPerAddress === undefined){
+data0.maxConnectionsPerAddress = 256;
+}
+if(data0.handshakeTimeoutMs === undefined){
+data0.handshakeTimeoutMs = 10000;
+}
+if(data0.headersTimeoutMs === undefined){
+data0.headersTimeoutMs = 10000;
+}
+if(data0.requestTimeoutMs === undefined){
+data0.requestTimeoutMs = 20000;
+}
+if(data0.bodyStallTimeoutMs === undefined){
+data0.bodyStallTimeoutMs = 5000;
+}
+if(data0.keepAliveTimeoutMs === undefined){
+data0.keepAliveTimeoutMs = 60000;
+}
+if(data0.maxBodyBytes === undefined){
+data0.maxBodyBytes = 4194304;
+}
+if(data0.maxRecordBytes === undefined){
+data0.maxRecordBytes = 16384;
+}
+if(data0.maxRecordsPerRequest === undefined){
+data0.maxRecordsPerRequest = 1000;
+}
+if(data0.maxInflightBodyBytes === undefined){
+data0.maxInflightBodyBytes = 268435456;
+}
+if(data0.workers === undefined){
+data0.workers = 1;
+}
+for(const key0 in data0){
+if(!(func0.call(schema3.properties.server.properties, key0))){
+const err0 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(typeof data0.host !== "string"){
+const err1 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+let data2 = data0.port;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+const err2 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(typeof data2 == "number"){
+if(data2 > 65535 || isNaN(data2)){
+const err3 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -104,54 +220,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-let data2 = data.server;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.host === undefined){
-data2.host = "::";
-}
-if(data2.port === undefined){
-data2.port = 443;
-}
-if(data2.maxConnections === undefined){
-data2.maxConnections = 4096;
-}
-if(data2.maxConnectionsPerAddress === undefined){
-data2.maxConnectionsPerAddress = 256;
-}
-if(data2.handshakeTimeoutMs === undefined){
-data2.handshakeTimeoutMs = 10000;
-}
-if(data2.headersTimeoutMs === undefined){
-data2.headersTimeoutMs = 10000;
-}
-if(data2.requestTimeoutMs === undefined){
-data2.requestTimeoutMs = 20000;
-}
-if(data2.bodyStallTimeoutMs === undefined){
-data2.bodyStallTimeoutMs = 5000;
-}
-if(data2.keepAliveTimeoutMs === undefined){
-data2.keepAliveTimeoutMs = 60000;
-}
-if(data2.maxBodyBytes === undefined){
-data2.maxBodyBytes = 4194304;
-}
-if(data2.maxRecordBytes === undefined){
-data2.maxRecordBytes = 16384;
-}
-if(data2.maxRecordsPerRequest === undefined){
-data2.maxRecordsPerRequest = 1000;
-}
-if(data2.maxInflightBodyBytes === undefined){
-data2.maxInflightBodyBytes = 268435456;
-}
-if(data2.workers === undefined){
-data2.workers = 1;
-}
-for(const key1 in data2){
-if(!(func0.call(schema0.properties.server.properties, key1))){
-const err4 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2 < 0 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -161,8 +231,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(typeof data2.host !== "string"){
-const err5 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data3 = data0.maxConnections;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+const err5 = {instancePath:instancePath+"/server/maxConnections",schemaPath:"#/properties/server/properties/maxConnections/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -171,9 +242,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-let data4 = data2.port;
-if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-const err6 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data3 == "number"){
+if(data3 < 1 || isNaN(data3)){
+const err6 = {instancePath:instancePath+"/server/maxConnections",schemaPath:"#/properties/server/properties/maxConnections/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -182,9 +253,10 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(typeof data4 == "number"){
-if(data4 > 65535 || isNaN(data4)){
-const err7 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+let data4 = data0.maxConnectionsPerAddress;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+const err7 = {instancePath:instancePath+"/server/maxConnectionsPerAddress",schemaPath:"#/properties/server/properties/maxConnectionsPerAddress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -193,8 +265,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data4 < 0 || isNaN(data4)){
-const err8 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data4 == "number"){
+if(data4 < 1 || isNaN(data4)){
+const err8 = {instancePath:instancePath+"/server/maxConnectionsPerAddress",schemaPath:"#/properties/server/properties/maxConnectionsPerAddress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -204,9 +277,9 @@ vErrors.push(err8);
 errors++;
 }
 }
-let data5 = data2.maxConnections;
+let data5 = data0.handshakeTimeoutMs;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-const err9 = {instancePath:instancePath+"/server/maxConnections",schemaPath:"#/properties/server/properties/maxConnections/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err9 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -216,8 +289,499 @@ vErrors.push(err9);
 errors++;
 }
 if(typeof data5 == "number"){
+if(data5 > 86400000 || isNaN(data5)){
+const err10 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
 if(data5 < 1 || isNaN(data5)){
-const err10 = {instancePath:instancePath+"/server/maxConnections",schemaPath:"#/properties/server/properties/maxConnections/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err11 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+let data6 = data0.headersTimeoutMs;
+if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+const err12 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(typeof data6 == "number"){
+if(data6 > 86400000 || isNaN(data6)){
+const err13 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data6 < 1 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+let data7 = data0.requestTimeoutMs;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+const err15 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(typeof data7 == "number"){
+if(data7 > 86400000 || isNaN(data7)){
+const err16 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err17 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+let data8 = data0.bodyStallTimeoutMs;
+if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
+const err18 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(typeof data8 == "number"){
+if(data8 > 86400000 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data8 < 100 || isNaN(data8)){
+const err20 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+let data9 = data0.keepAliveTimeoutMs;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+const err21 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(typeof data9 == "number"){
+if(data9 > 86400000 || isNaN(data9)){
+const err22 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data9 < 1 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let data10 = data0.maxBodyBytes;
+if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
+const err24 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data10 == "number"){
+if(data10 > 1073741824 || isNaN(data10)){
+const err25 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data10 < 1024 || isNaN(data10)){
+const err26 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+let data11 = data0.maxRecordBytes;
+if(!((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11)))){
+const err27 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(typeof data11 == "number"){
+if(data11 > 1048576 || isNaN(data11)){
+const err28 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data11 < 2048 || isNaN(data11)){
+const err29 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2048},message:"must be >= 2048"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+let data12 = data0.maxRecordsPerRequest;
+if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
+const err30 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(typeof data12 == "number"){
+if(data12 > 1000 || isNaN(data12)){
+const err31 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data12 < 1 || isNaN(data12)){
+const err32 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+let data13 = data0.maxInflightBodyBytes;
+if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
+const err33 = {instancePath:instancePath+"/server/maxInflightBodyBytes",schemaPath:"#/properties/server/properties/maxInflightBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(typeof data13 == "number"){
+if(data13 < 65536 || isNaN(data13)){
+const err34 = {instancePath:instancePath+"/server/maxInflightBodyBytes",schemaPath:"#/properties/server/properties/maxInflightBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+let data14 = data0.workers;
+if((!((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14)))) && (typeof data14 !== "string")){
+const err35 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/type",keyword:"type",params:{type: schema3.properties.server.properties.workers.type},message:"must be integer,string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(typeof data14 == "number"){
+if(data14 > 1024 || isNaN(data14)){
+const err36 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data14 < 1 || isNaN(data14)){
+const err37 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(typeof data14 === "string"){
+if(!pattern0.test(data14)){
+const err38 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/pattern",keyword:"pattern",params:{pattern: "^auto$"},message:"must match pattern \""+"^auto$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+validate3.errors = vErrors;
+return errors === 0;
+}
+
+export const key3 = validate4;
+const schema4 = {"type":"object","properties":{"tls":{"type":"object","description":"TLS material and policy","additionalProperties":false,"default":{},"properties":{"cert":{"type":["string","null"],"default":null,"description":"PEM certificate chain; null: self-signed"},"key":{"type":["string","null"],"default":null,"description":"PEM private key; null: self-signed"},"minVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.2","description":"lowest TLS version accepted"},"maxVersion":{"enum":["TLSv1.2","TLSv1.3"],"default":"TLSv1.3","description":"highest TLS version offered"},"selfSignedKeyType":{"enum":["ecdsa","rsa"],"default":"ecdsa","description":"key type of the generated certificate (rsa for very old senders)"},"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":10000,"description":"how often the daemon checks the certificate and key files for changes (besides watching them)"},"ticketKeyRotationHours":{"type":"number","minimum":0.001,"maximum":8760,"default":12,"description":"TLS session-ticket keys are replaced this often (a leaked key decrypts recorded TLS 1.2 sessions that used it)"}}}}};
+
+function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.tls === undefined){
+data.tls = {};
+}
+let data0 = data.tls;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.cert === undefined){
+data0.cert = null;
+}
+if(data0.key === undefined){
+data0.key = null;
+}
+if(data0.minVersion === undefined){
+data0.minVersion = "TLSv1.2";
+}
+if(data0.maxVersion === undefined){
+data0.maxVersion = "TLSv1.3";
+}
+if(data0.selfSignedKeyType === undefined){
+data0.selfSignedKeyType = "ecdsa";
+}
+if(data0.pollIntervalMs === undefined){
+data0.pollIntervalMs = 10000;
+}
+if(data0.ticketKeyRotationHours === undefined){
+data0.ticketKeyRotationHours = 12;
+}
+for(const key0 in data0){
+if(!(((((((key0 === "cert") || (key0 === "key")) || (key0 === "minVersion")) || (key0 === "maxVersion")) || (key0 === "selfSignedKeyType")) || (key0 === "pollIntervalMs")) || (key0 === "ticketKeyRotationHours"))){
+const err0 = {instancePath:instancePath+"/tls",schemaPath:"#/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.cert;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err1 = {instancePath:instancePath+"/tls/cert",schemaPath:"#/properties/tls/properties/cert/type",keyword:"type",params:{type: schema4.properties.tls.properties.cert.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+let data2 = data0.key;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err2 = {instancePath:instancePath+"/tls/key",schemaPath:"#/properties/tls/properties/key/type",keyword:"type",params:{type: schema4.properties.tls.properties.key.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+let data3 = data0.minVersion;
+if(!((data3 === "TLSv1.2") || (data3 === "TLSv1.3"))){
+const err3 = {instancePath:instancePath+"/tls/minVersion",schemaPath:"#/properties/tls/properties/minVersion/enum",keyword:"enum",params:{allowedValues: schema4.properties.tls.properties.minVersion.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+let data4 = data0.maxVersion;
+if(!((data4 === "TLSv1.2") || (data4 === "TLSv1.3"))){
+const err4 = {instancePath:instancePath+"/tls/maxVersion",schemaPath:"#/properties/tls/properties/maxVersion/enum",keyword:"enum",params:{allowedValues: schema4.properties.tls.properties.maxVersion.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+let data5 = data0.selfSignedKeyType;
+if(!((data5 === "ecdsa") || (data5 === "rsa"))){
+const err5 = {instancePath:instancePath+"/tls/selfSignedKeyType",schemaPath:"#/properties/tls/properties/selfSignedKeyType/enum",keyword:"enum",params:{allowedValues: schema4.properties.tls.properties.selfSignedKeyType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+let data6 = data0.pollIntervalMs;
+if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+const err6 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(typeof data6 == "number"){
+if(data6 > 86400000 || isNaN(data6)){
+const err7 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data6 < 50 || isNaN(data6)){
+const err8 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+let data7 = data0.ticketKeyRotationHours;
+if(typeof data7 == "number"){
+if(data7 > 8760 || isNaN(data7)){
+const err9 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8760},message:"must be <= 8760"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data7 < 0.001 || isNaN(data7)){
+const err10 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.001},message:"must be >= 0.001"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -227,9 +791,212 @@ vErrors.push(err10);
 errors++;
 }
 }
-let data6 = data2.maxConnectionsPerAddress;
-if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-const err11 = {instancePath:instancePath+"/server/maxConnectionsPerAddress",schemaPath:"#/properties/server/properties/maxConnectionsPerAddress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err11 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/tls",schemaPath:"#/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate4.errors = vErrors;
+return errors === 0;
+}
+
+export const key4 = validate5;
+const schema5 = {"type":"object","properties":{"store":{"type":"object","description":"record store","additionalProperties":false,"default":{},"properties":{"segmentMaxBytes":{"type":"integer","minimum":4096,"default":67108864,"description":"a record segment is rotated past this size (and at each UTC day)"},"queueMaxRecords":{"type":"integer","minimum":1,"default":100000,"description":"records waiting for disk; past it requests get 503 at once"},"queueMaxBytes":{"type":"integer","minimum":65536,"default":268435456,"description":"size of the records waiting for disk; past it requests get 503 at once"},"statsIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"how often sensor-stats.json is written"},"retention":{"type":"object","description":"retention of record segments (checked at start and hourly)","additionalProperties":false,"default":{},"properties":{"days":{"type":["integer","null"],"minimum":1,"default":90,"description":"segments whose records are all older than this many days are deleted; null: no age bound"},"maxBytes":{"type":["integer","null"],"minimum":4096,"default":null,"description":"the oldest segments are deleted while all segments together exceed this; null: no size bound"}}},"minFreeBytes":{"type":"integer","minimum":0,"default":268435456,"description":"below this much free space on the data directory's filesystem, requests get 503 instead of being written (0 = no floor)"},"backend":{"enum":["files","nats"],"default":"files","description":"where records, sensors and stats live: files in the data directory, or a NATS JetStream cluster shared by several collectors (nats.*)"}}}}};
+
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.store === undefined){
+data.store = {};
+}
+let data0 = data.store;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.segmentMaxBytes === undefined){
+data0.segmentMaxBytes = 67108864;
+}
+if(data0.queueMaxRecords === undefined){
+data0.queueMaxRecords = 100000;
+}
+if(data0.queueMaxBytes === undefined){
+data0.queueMaxBytes = 268435456;
+}
+if(data0.statsIntervalMs === undefined){
+data0.statsIntervalMs = 5000;
+}
+if(data0.retention === undefined){
+data0.retention = {};
+}
+if(data0.minFreeBytes === undefined){
+data0.minFreeBytes = 268435456;
+}
+if(data0.backend === undefined){
+data0.backend = "files";
+}
+for(const key0 in data0){
+if(!(((((((key0 === "segmentMaxBytes") || (key0 === "queueMaxRecords")) || (key0 === "queueMaxBytes")) || (key0 === "statsIntervalMs")) || (key0 === "retention")) || (key0 === "minFreeBytes")) || (key0 === "backend"))){
+const err0 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.segmentMaxBytes;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+const err1 = {instancePath:instancePath+"/store/segmentMaxBytes",schemaPath:"#/properties/store/properties/segmentMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data1 == "number"){
+if(data1 < 4096 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/store/segmentMaxBytes",schemaPath:"#/properties/store/properties/segmentMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+let data2 = data0.queueMaxRecords;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+const err3 = {instancePath:instancePath+"/store/queueMaxRecords",schemaPath:"#/properties/store/properties/queueMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(typeof data2 == "number"){
+if(data2 < 1 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/store/queueMaxRecords",schemaPath:"#/properties/store/properties/queueMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+let data3 = data0.queueMaxBytes;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+const err5 = {instancePath:instancePath+"/store/queueMaxBytes",schemaPath:"#/properties/store/properties/queueMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(typeof data3 == "number"){
+if(data3 < 65536 || isNaN(data3)){
+const err6 = {instancePath:instancePath+"/store/queueMaxBytes",schemaPath:"#/properties/store/properties/queueMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+let data4 = data0.statsIntervalMs;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+const err7 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data4 == "number"){
+if(data4 > 86400000 || isNaN(data4)){
+const err8 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data4 < 100 || isNaN(data4)){
+const err9 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+let data5 = data0.retention;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.days === undefined){
+data5.days = 90;
+}
+if(data5.maxBytes === undefined){
+data5.maxBytes = null;
+}
+for(const key1 in data5){
+if(!((key1 === "days") || (key1 === "maxBytes"))){
+const err10 = {instancePath:instancePath+"/store/retention",schemaPath:"#/properties/store/properties/retention/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+let data6 = data5.days;
+if((!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/store/retention/days",schemaPath:"#/properties/store/properties/retention/properties/days/type",keyword:"type",params:{type: schema5.properties.store.properties.retention.properties.days.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -240,7 +1007,7 @@ errors++;
 }
 if(typeof data6 == "number"){
 if(data6 < 1 || isNaN(data6)){
-const err12 = {instancePath:instancePath+"/server/maxConnectionsPerAddress",schemaPath:"#/properties/server/properties/maxConnectionsPerAddress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err12 = {instancePath:instancePath+"/store/retention/days",schemaPath:"#/properties/store/properties/retention/properties/days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -250,9 +1017,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-let data7 = data2.handshakeTimeoutMs;
-if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-const err13 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data7 = data5.maxBytes;
+if((!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))) && (data7 !== null)){
+const err13 = {instancePath:instancePath+"/store/retention/maxBytes",schemaPath:"#/properties/store/properties/retention/properties/maxBytes/type",keyword:"type",params:{type: schema5.properties.store.properties.retention.properties.maxBytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -262,8 +1029,8 @@ vErrors.push(err13);
 errors++;
 }
 if(typeof data7 == "number"){
-if(data7 > 86400000 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(data7 < 4096 || isNaN(data7)){
+const err14 = {instancePath:instancePath+"/store/retention/maxBytes",schemaPath:"#/properties/store/properties/retention/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -272,8 +1039,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err15 = {instancePath:instancePath+"/server/handshakeTimeoutMs",schemaPath:"#/properties/server/properties/handshakeTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/store/retention",schemaPath:"#/properties/store/properties/retention/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -282,10 +1051,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-let data8 = data2.headersTimeoutMs;
+let data8 = data0.minFreeBytes;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-const err16 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err16 = {instancePath:instancePath+"/store/minFreeBytes",schemaPath:"#/properties/store/properties/minFreeBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -295,8 +1063,8 @@ vErrors.push(err16);
 errors++;
 }
 if(typeof data8 == "number"){
-if(data8 > 86400000 || isNaN(data8)){
-const err17 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(data8 < 0 || isNaN(data8)){
+const err17 = {instancePath:instancePath+"/store/minFreeBytes",schemaPath:"#/properties/store/properties/minFreeBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -305,8 +1073,10 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data8 < 1 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/server/headersTimeoutMs",schemaPath:"#/properties/server/properties/headersTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+let data9 = data0.backend;
+if(!((data9 === "files") || (data9 === "nats"))){
+const err18 = {instancePath:instancePath+"/store/backend",schemaPath:"#/properties/store/properties/backend/enum",keyword:"enum",params:{allowedValues: schema5.properties.store.properties.backend.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -316,9 +1086,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-let data9 = data2.requestTimeoutMs;
-if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-const err19 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err19 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -327,9 +1096,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data9 == "number"){
-if(data9 > 86400000 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -338,8 +1107,312 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data9 < 1 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/server/requestTimeoutMs",schemaPath:"#/properties/server/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+validate5.errors = vErrors;
+return errors === 0;
+}
+
+export const key5 = validate6;
+const schema6 = {"type":"object","properties":{"nats":{"type":"object","description":"NATS JetStream backend (store.backend \"nats\")","additionalProperties":false,"default":{},"properties":{"servers":{"type":"array","items":{"type":"string","minLength":1},"minItems":1,"default":["nats://127.0.0.1:4222"],"description":"NATS servers to connect to (nats://host:port; environment: comma-separated)"},"user":{"type":["string","null"],"default":null,"description":"NATS user (with nats.password)"},"password":{"type":["string","null"],"default":null,"description":"NATS password"},"token":{"type":["string","null"],"default":null,"description":"NATS token (instead of user/password)"},"credentialsFile":{"type":["string","null"],"default":null,"description":"NATS credentials file (.creds: JWT and NKey seed)"},"tls":{"type":"object","description":"TLS to the NATS servers","additionalProperties":false,"default":{},"properties":{"ca":{"type":["string","null"],"default":null,"description":"PEM CA bundle to verify the NATS servers with (setting it requires TLS); null: the system CAs (Node's and /etc/ssl/certs), used whenever TLS is required"},"required":{"type":["boolean","null"],"default":null,"description":"refuse a NATS server that offers no TLS, before any credential is sent; null: required when credentials are set and a server is not loopback. A tls:// server URL or nats.tls.ca requires it whatever this says"}}},"stream":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"THREATCOL","description":"JetStream stream holding the records"},"registryBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_sensors","description":"JetStream key-value bucket holding the sensor registry"},"statsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_stats","description":"JetStream key-value bucket holding per-sensor, per-collector stats"},"outputsBucket":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","default":"threatcol_outputs","description":"JetStream key-value bucket holding each output's last acknowledged record and skipped count"},"replicas":{"type":"integer","minimum":1,"maximum":5,"default":1,"description":"replicas of the stream and buckets (3 in a three-node cluster)"},"publishTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":5000,"description":"a request whose records are not acknowledged by NATS within this gets 503"}}}}};
+const pattern1 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+
+function validate6(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.nats === undefined){
+data.nats = {};
+}
+let data0 = data.nats;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.servers === undefined){
+data0.servers = ["nats://127.0.0.1:4222"];
+}
+if(data0.user === undefined){
+data0.user = null;
+}
+if(data0.password === undefined){
+data0.password = null;
+}
+if(data0.token === undefined){
+data0.token = null;
+}
+if(data0.credentialsFile === undefined){
+data0.credentialsFile = null;
+}
+if(data0.tls === undefined){
+data0.tls = {};
+}
+if(data0.stream === undefined){
+data0.stream = "THREATCOL";
+}
+if(data0.registryBucket === undefined){
+data0.registryBucket = "threatcol_sensors";
+}
+if(data0.statsBucket === undefined){
+data0.statsBucket = "threatcol_stats";
+}
+if(data0.outputsBucket === undefined){
+data0.outputsBucket = "threatcol_outputs";
+}
+if(data0.replicas === undefined){
+data0.replicas = 1;
+}
+if(data0.publishTimeoutMs === undefined){
+data0.publishTimeoutMs = 5000;
+}
+for(const key0 in data0){
+if(!(func0.call(schema6.properties.nats.properties, key0))){
+const err0 = {instancePath:instancePath+"/nats",schemaPath:"#/properties/nats/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.servers;
+if(Array.isArray(data1)){
+if(data1.length < 1){
+const err1 = {instancePath:instancePath+"/nats/servers",schemaPath:"#/properties/nats/properties/servers/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(func1(data2) < 1){
+const err2 = {instancePath:instancePath+"/nats/servers/" + i0,schemaPath:"#/properties/nats/properties/servers/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/nats/servers/" + i0,schemaPath:"#/properties/nats/properties/servers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/nats/servers",schemaPath:"#/properties/nats/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+let data3 = data0.user;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err5 = {instancePath:instancePath+"/nats/user",schemaPath:"#/properties/nats/properties/user/type",keyword:"type",params:{type: schema6.properties.nats.properties.user.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+let data4 = data0.password;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err6 = {instancePath:instancePath+"/nats/password",schemaPath:"#/properties/nats/properties/password/type",keyword:"type",params:{type: schema6.properties.nats.properties.password.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+let data5 = data0.token;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err7 = {instancePath:instancePath+"/nats/token",schemaPath:"#/properties/nats/properties/token/type",keyword:"type",params:{type: schema6.properties.nats.properties.token.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+let data6 = data0.credentialsFile;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err8 = {instancePath:instancePath+"/nats/credentialsFile",schemaPath:"#/properties/nats/properties/credentialsFile/type",keyword:"type",params:{type: schema6.properties.nats.properties.credentialsFile.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+let data7 = data0.tls;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.ca === undefined){
+data7.ca = null;
+}
+if(data7.required === undefined){
+data7.required = null;
+}
+for(const key1 in data7){
+if(!((key1 === "ca") || (key1 === "required"))){
+const err9 = {instancePath:instancePath+"/nats/tls",schemaPath:"#/properties/nats/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+let data8 = data7.ca;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err10 = {instancePath:instancePath+"/nats/tls/ca",schemaPath:"#/properties/nats/properties/tls/properties/ca/type",keyword:"type",params:{type: schema6.properties.nats.properties.tls.properties.ca.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+let data9 = data7.required;
+if((typeof data9 !== "boolean") && (data9 !== null)){
+const err11 = {instancePath:instancePath+"/nats/tls/required",schemaPath:"#/properties/nats/properties/tls/properties/required/type",keyword:"type",params:{type: schema6.properties.nats.properties.tls.properties.required.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/nats/tls",schemaPath:"#/properties/nats/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+let data10 = data0.stream;
+if(typeof data10 === "string"){
+if(!pattern1.test(data10)){
+const err13 = {instancePath:instancePath+"/nats/stream",schemaPath:"#/properties/nats/properties/stream/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/nats/stream",schemaPath:"#/properties/nats/properties/stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+let data11 = data0.registryBucket;
+if(typeof data11 === "string"){
+if(!pattern1.test(data11)){
+const err15 = {instancePath:instancePath+"/nats/registryBucket",schemaPath:"#/properties/nats/properties/registryBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/nats/registryBucket",schemaPath:"#/properties/nats/properties/registryBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+let data12 = data0.statsBucket;
+if(typeof data12 === "string"){
+if(!pattern1.test(data12)){
+const err17 = {instancePath:instancePath+"/nats/statsBucket",schemaPath:"#/properties/nats/properties/statsBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/nats/statsBucket",schemaPath:"#/properties/nats/properties/statsBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+let data13 = data0.outputsBucket;
+if(typeof data13 === "string"){
+if(!pattern1.test(data13)){
+const err19 = {instancePath:instancePath+"/nats/outputsBucket",schemaPath:"#/properties/nats/properties/outputsBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/nats/outputsBucket",schemaPath:"#/properties/nats/properties/outputsBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+let data14 = data0.replicas;
+if(!((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14)))){
+const err21 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -348,10 +1421,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-let data10 = data2.bodyStallTimeoutMs;
-if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-const err22 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data14 == "number"){
+if(data14 > 5 || isNaN(data14)){
+const err22 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -360,9 +1432,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(typeof data10 == "number"){
-if(data10 > 86400000 || isNaN(data10)){
-const err23 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(data14 < 1 || isNaN(data14)){
+const err23 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -371,8 +1442,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data10 < 100 || isNaN(data10)){
-const err24 = {instancePath:instancePath+"/server/bodyStallTimeoutMs",schemaPath:"#/properties/server/properties/bodyStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+let data15 = data0.publishTimeoutMs;
+if(!((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15)))){
+const err24 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -381,10 +1454,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-let data11 = data2.keepAliveTimeoutMs;
-if(!((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11)))){
-const err25 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data15 == "number"){
+if(data15 > 86400000 || isNaN(data15)){
+const err25 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -393,9 +1465,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(typeof data11 == "number"){
-if(data11 > 86400000 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(data15 < 100 || isNaN(data15)){
+const err26 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -404,8 +1475,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data11 < 1 || isNaN(data11)){
-const err27 = {instancePath:instancePath+"/server/keepAliveTimeoutMs",schemaPath:"#/properties/server/properties/keepAliveTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/nats",schemaPath:"#/properties/nats/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -415,9 +1488,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-let data12 = data2.maxBodyBytes;
-if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
-const err28 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -426,9 +1498,1116 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(typeof data12 == "number"){
-if(data12 > 1073741824 || isNaN(data12)){
-const err29 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"};
+validate6.errors = vErrors;
+return errors === 0;
+}
+
+export const key6 = validate7;
+const schema7 = {"type":"object","properties":{"dedupe":{"type":"object","description":"deduplication of retried deliveries","additionalProperties":false,"default":{},"properties":{"windowSeconds":{"type":"integer","minimum":0,"maximum":86400,"default":120,"description":"a retried delivery within this many seconds is not stored again (/firewall by content, /generic by Idempotency-Key); 0 = off"}}}}};
+
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.dedupe === undefined){
+data.dedupe = {};
+}
+let data0 = data.dedupe;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.windowSeconds === undefined){
+data0.windowSeconds = 120;
+}
+for(const key0 in data0){
+if(!(key0 === "windowSeconds")){
+const err0 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.windowSeconds;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+const err1 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data1 == "number"){
+if(data1 > 86400 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err3 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate7.errors = vErrors;
+return errors === 0;
+}
+
+export const key7 = validate8;
+const schema8 = {"type":"object","properties":{"rateLimit":{"type":"object","description":"per-sensor rate limit","additionalProperties":false,"default":{},"properties":{"recordsPerSecond":{"type":"integer","minimum":0,"default":5000,"description":"records per second per sensor (0 = unlimited)"},"burst":{"type":"integer","minimum":1000,"default":10000,"description":"records a sensor may send at once above its rate (>= maxRecordsPerRequest)"},"bytesPerSecond":{"type":"integer","minimum":0,"default":8388608,"description":"request body bytes (after gzip) per second per sensor, failed requests included (0 = unlimited); bursts up to server.maxBodyBytes or one second of it, whichever is larger"}}}}};
+
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.rateLimit === undefined){
+data.rateLimit = {};
+}
+let data0 = data.rateLimit;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.recordsPerSecond === undefined){
+data0.recordsPerSecond = 5000;
+}
+if(data0.burst === undefined){
+data0.burst = 10000;
+}
+if(data0.bytesPerSecond === undefined){
+data0.bytesPerSecond = 8388608;
+}
+for(const key0 in data0){
+if(!(((key0 === "recordsPerSecond") || (key0 === "burst")) || (key0 === "bytesPerSecond"))){
+const err0 = {instancePath:instancePath+"/rateLimit",schemaPath:"#/properties/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.recordsPerSecond;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+const err1 = {instancePath:instancePath+"/rateLimit/recordsPerSecond",schemaPath:"#/properties/rateLimit/properties/recordsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data1 == "number"){
+if(data1 < 0 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/rateLimit/recordsPerSecond",schemaPath:"#/properties/rateLimit/properties/recordsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+let data2 = data0.burst;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+const err3 = {instancePath:instancePath+"/rateLimit/burst",schemaPath:"#/properties/rateLimit/properties/burst/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(typeof data2 == "number"){
+if(data2 < 1000 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/rateLimit/burst",schemaPath:"#/properties/rateLimit/properties/burst/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+let data3 = data0.bytesPerSecond;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+const err5 = {instancePath:instancePath+"/rateLimit/bytesPerSecond",schemaPath:"#/properties/rateLimit/properties/bytesPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(typeof data3 == "number"){
+if(data3 < 0 || isNaN(data3)){
+const err6 = {instancePath:instancePath+"/rateLimit/bytesPerSecond",schemaPath:"#/properties/rateLimit/properties/bytesPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/rateLimit",schemaPath:"#/properties/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate8.errors = vErrors;
+return errors === 0;
+}
+
+export const key8 = validate9;
+const schema9 = {"type":"object","properties":{"firewall":{"type":"object","description":"firewall endpoint","additionalProperties":false,"default":{},"properties":{"defaultTimezone":{"type":"string","minLength":1,"default":"UTC","description":"IANA zone for time_received when the sensor has none"},"defaultCriticality":{"type":"integer","minimum":0,"maximum":4,"default":2,"description":"criticality when neither severity nor category gives one"},"criticalityByCategory":{"type":"object","default":{},"additionalProperties":{"type":"integer","minimum":0,"maximum":4},"description":"thr_category (lower case) to criticality, used when no severity is sent"}}}}};
+
+function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.firewall === undefined){
+data.firewall = {};
+}
+let data0 = data.firewall;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.defaultTimezone === undefined){
+data0.defaultTimezone = "UTC";
+}
+if(data0.defaultCriticality === undefined){
+data0.defaultCriticality = 2;
+}
+if(data0.criticalityByCategory === undefined){
+data0.criticalityByCategory = {};
+}
+for(const key0 in data0){
+if(!(((key0 === "defaultTimezone") || (key0 === "defaultCriticality")) || (key0 === "criticalityByCategory"))){
+const err0 = {instancePath:instancePath+"/firewall",schemaPath:"#/properties/firewall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.defaultTimezone;
+if(typeof data1 === "string"){
+if(func1(data1) < 1){
+const err1 = {instancePath:instancePath+"/firewall/defaultTimezone",schemaPath:"#/properties/firewall/properties/defaultTimezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/firewall/defaultTimezone",schemaPath:"#/properties/firewall/properties/defaultTimezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+let data2 = data0.defaultCriticality;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+const err3 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(typeof data2 == "number"){
+if(data2 > 4 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err5 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+let data3 = data0.criticalityByCategory;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+let data4 = data3[key1];
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+const err6 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(typeof data4 == "number"){
+if(data4 > 4 || isNaN(data4)){
+const err7 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err8 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/firewall/criticalityByCategory",schemaPath:"#/properties/firewall/properties/criticalityByCategory/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/firewall",schemaPath:"#/properties/firewall/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate9.errors = vErrors;
+return errors === 0;
+}
+
+export const key9 = validate10;
+const schema10 = {"type":"object","properties":{"log":{"type":"object","description":"logging","additionalProperties":false,"default":{},"properties":{"level":{"enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info","description":"log level"},"format":{"enum":["auto","json","pretty"],"default":"auto","description":"auto: pretty on a terminal, readable lines in the journal, JSON otherwise; json: JSON everywhere (in the journal with each line's priority)"},"rejectIntervalMs":{"type":"integer","minimum":0,"maximum":86400000,"default":10000,"description":"at most one warn line per sensor (or client address, IPv6 /64) and error code in this interval, and 50 in all"},"summaryIntervalMs":{"type":"integer","minimum":100,"maximum":86400000,"default":60000,"description":"interval of the accepted/rejected summary line"}}}}};
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.log === undefined){
+data.log = {};
+}
+let data0 = data.log;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.level === undefined){
+data0.level = "info";
+}
+if(data0.format === undefined){
+data0.format = "auto";
+}
+if(data0.rejectIntervalMs === undefined){
+data0.rejectIntervalMs = 10000;
+}
+if(data0.summaryIntervalMs === undefined){
+data0.summaryIntervalMs = 60000;
+}
+for(const key0 in data0){
+if(!((((key0 === "level") || (key0 === "format")) || (key0 === "rejectIntervalMs")) || (key0 === "summaryIntervalMs"))){
+const err0 = {instancePath:instancePath+"/log",schemaPath:"#/properties/log/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.level;
+if(!(((((((data1 === "fatal") || (data1 === "error")) || (data1 === "warn")) || (data1 === "info")) || (data1 === "debug")) || (data1 === "trace")) || (data1 === "silent"))){
+const err1 = {instancePath:instancePath+"/log/level",schemaPath:"#/properties/log/properties/level/enum",keyword:"enum",params:{allowedValues: schema10.properties.log.properties.level.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+let data2 = data0.format;
+if(!(((data2 === "auto") || (data2 === "json")) || (data2 === "pretty"))){
+const err2 = {instancePath:instancePath+"/log/format",schemaPath:"#/properties/log/properties/format/enum",keyword:"enum",params:{allowedValues: schema10.properties.log.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+let data3 = data0.rejectIntervalMs;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+const err3 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(typeof data3 == "number"){
+if(data3 > 86400000 || isNaN(data3)){
+const err4 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err5 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+let data4 = data0.summaryIntervalMs;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+const err6 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(typeof data4 == "number"){
+if(data4 > 86400000 || isNaN(data4)){
+const err7 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4 < 100 || isNaN(data4)){
+const err8 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/log",schemaPath:"#/properties/log/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+export const key10 = validate11;
+const schema11 = {"type":"object","properties":{"registry":{"type":"object","description":"sensor registry","additionalProperties":false,"default":{},"properties":{"pollIntervalMs":{"type":"integer","minimum":50,"maximum":86400000,"default":500,"description":"how often the daemon checks the sensor registry for changes (besides watching it)"}}}}};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.registry === undefined){
+data.registry = {};
+}
+let data0 = data.registry;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.pollIntervalMs === undefined){
+data0.pollIntervalMs = 500;
+}
+for(const key0 in data0){
+if(!(key0 === "pollIntervalMs")){
+const err0 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data1 = data0.pollIntervalMs;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+const err1 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data1 == "number"){
+if(data1 > 86400000 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1 < 50 || isNaN(data1)){
+const err3 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+export const key11 = validate12;
+const schema12 = {"type":"object","properties":{"admin":{"type":"object","description":"admin listener (DESIGN 11)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"127.0.0.1:9441","description":"admin listener (plain HTTP: dashboard, /metrics, /healthz, /readyz) as host:port; \"\" turns it off; port 0 picks a free one"},"token":{"type":["string","null"],"minLength":16,"default":null,"description":"when set, every admin route needs \"Authorization: Bearer <token>\"; required for a non-loopback admin.listen"}}}}};
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.admin === undefined){
+data.admin = {};
+}
+let data0 = data.admin;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.listen === undefined){
+data0.listen = "127.0.0.1:9441";
+}
+if(data0.token === undefined){
+data0.token = null;
+}
+for(const key0 in data0){
+if(!((key0 === "listen") || (key0 === "token"))){
+const err0 = {instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(typeof data0.listen !== "string"){
+const err1 = {instancePath:instancePath+"/admin/listen",schemaPath:"#/properties/admin/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+let data2 = data0.token;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err2 = {instancePath:instancePath+"/admin/token",schemaPath:"#/properties/admin/properties/token/type",keyword:"type",params:{type: schema12.properties.admin.properties.token.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) < 16){
+const err3 = {instancePath:instancePath+"/admin/token",schemaPath:"#/properties/admin/properties/token/minLength",keyword:"minLength",params:{limit: 16},message:"must NOT have fewer than 16 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+export const key12 = validate13;
+const schema13 = {"type":"object","properties":{"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"enum":["json","cef",null],"default":"json","description":"message body: the stored record as JSON (null: json), or an ArcSight CEF line"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: syslog receiver host name or address"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"receiver port; null: 6514 for tls (RFC 5425), 514 for tcp"},"transport":{"enum":["tls","tcp"],"default":"tls","description":"tls: RFC 5425, the certificate verified (against ca); tcp: plain, only for a trusted network"},"facility":{"enum":["kern","user","mail","daemon","auth","syslog","lpr","news","uucp","cron","authpriv","ftp","ntp","audit","alert","clock","local0","local1","local2","local3","local4","local5","local6","local7"],"default":"local0","description":"syslog facility of the messages"},"hostname":{"type":["string","null"],"default":null,"description":"HOSTNAME field of the messages; null: this host name"},"sdId":{"type":"string","pattern":"^[^ =\\]\"]{1,32}$","default":"threatcol@32473","description":"structured-data ID carrying the record id (NAME@PEN)"}},"required":["host"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: the HEC base URL (https://splunk.example:8088); the token: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":["string","null"],"default":null,"description":"Splunk index; null: the token's default"},"sourcetype":{"type":"string","minLength":1,"default":"threatcol:threat","description":"sourcetype of the events"},"source":{"type":"string","minLength":1,"default":"threatcol","description":"source of the events"},"host":{"type":["string","null"],"default":null,"description":"the events' host; null: HEC's default"},"ackPollIntervalMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"with indexer acknowledgement: how often to ask whether a batch is indexed"},"ackTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":300000,"description":"with indexer acknowledgement: a batch not indexed within this is sent again"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: Elasticsearch or OpenSearch base URL; an API key: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":"string","minLength":1,"default":"threatcol","description":"index, alias or data stream the records are created in"},"username":{"type":["string","null"],"default":null,"description":"basic authentication user (with passwordFile or passwordEnv)"},"timestampField":{"type":["string","null"],"minLength":1,"default":"@timestamp","description":"field set to the record's received_at (data streams need @timestamp); null: none"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: SMTP server (a relay or submission server)"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"SMTP port; null: 465 for tls, 587 for starttls"},"security":{"enum":["starttls","tls"],"default":"starttls","description":"starttls: upgrade required (never plain text); tls: TLS from the first byte"},"username":{"type":["string","null"],"default":null,"description":"SMTP AUTH user (with passwordFile or passwordEnv); null: no AUTH"},"from":{"type":"string","minLength":3,"description":"required: sender address of the alert mails"},"to":{"type":"array","items":{"type":"string","minLength":3},"minItems":1,"description":"required: recipients of the alert mails"},"subjectPrefix":{"type":"string","default":"[threatcol]","description":"start of every subject"},"minIntervalMs":{"type":"integer","minimum":1000,"maximum":86400000,"default":300000,"description":"at most one mail per this interval; the next carries every record since (batch default: maxRecords 10000, maxWaitMs 10000)"}},"required":["host","from","to"],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""}}};
+const pattern6 = new RegExp("^https?://", "u");
+const pattern7 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern10 = new RegExp("^\\d{1,6}[smhd]$", "u");
+const pattern15 = new RegExp("^[^ =\\]\"]{1,32}$", "u");
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.outputs === undefined){
+data.outputs = {};
+}
+let data0 = data.outputs;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const _errs3 = errors;
+if(typeof key0 === "string"){
+if(!pattern1.test(key0)){
+const err0 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+const err1 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+for(const key1 in data0){
+let data1 = data0[key1];
+const _errs8 = errors;
+let valid4 = true;
+const _errs9 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("webhook" !== data1.type){
+const err2 = {};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs9 === errors;
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid0){
+const _errs11 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.slackMaxRecords === undefined){
+data1.slackMaxRecords = 10;
+}
+if(data1.url === undefined){
+const err3 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key2 in data1){
+if(!(func0.call(schema13.properties.outputs.additionalProperties.allOf[0].then.properties, key2))){
+const err4 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data1.type !== undefined){
+let data3 = data1.type;
+if(!(((((data3 === "syslog") || (data3 === "splunk_hec")) || (data3 === "elasticsearch")) || (data3 === "webhook")) || (data3 === "email"))){
+const err5 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err6 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.url !== undefined){
+let data5 = data1.url;
+if(typeof data5 === "string"){
+if(!pattern6.test(data5)){
+const err7 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.format !== undefined){
+let data6 = data1.format;
+if(!(((data6 === "json") || (data6 === "slack")) || (data6 === null))){
+const err9 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.filter !== undefined){
+let data7 = data1.filter;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key3 in data7){
+if(!(((key3 === "minCriticality") || (key3 === "sensors")) || (key3 === "endpoints"))){
+const err10 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data7.minCriticality !== undefined){
+let data8 = data7.minCriticality;
+if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
+const err11 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(typeof data8 == "number"){
+if(data8 > 4 || isNaN(data8)){
+const err12 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data8 < 0 || isNaN(data8)){
+const err13 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data7.sensors !== undefined){
+let data9 = data7.sensors;
+if((!(Array.isArray(data9))) && (data9 !== null)){
+const err14 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) < 1){
+const err15 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i0,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i0,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+}
+if(data7.endpoints !== undefined){
+let data11 = data7.endpoints;
+if((!(Array.isArray(data11))) && (data11 !== null)){
+const err17 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(!(((data12 === "firewall") || (data12 === "generic")) || (data12 === "syslog"))){
+const err18 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i1,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.batch !== undefined){
+let data13 = data1.batch;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key4 in data13){
+if(!(((key4 === "maxRecords") || (key4 === "maxBytes")) || (key4 === "maxWaitMs"))){
+const err20 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data13.maxRecords !== undefined){
+let data14 = data13.maxRecords;
+if(!((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14)))){
+const err21 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(typeof data14 == "number"){
+if(data14 > 100000 || isNaN(data14)){
+const err22 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data14 < 1 || isNaN(data14)){
+const err23 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data13.maxBytes !== undefined){
+let data15 = data13.maxBytes;
+if(!((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15)))){
+const err24 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data15 == "number"){
+if(data15 > 268435456 || isNaN(data15)){
+const err25 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data15 < 1024 || isNaN(data15)){
+const err26 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data13.maxWaitMs !== undefined){
+let data16 = data13.maxWaitMs;
+if(!((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16)))){
+const err27 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(typeof data16 == "number"){
+if(data16 > 3600000 || isNaN(data16)){
+const err28 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data16 < 0 || isNaN(data16)){
+const err29 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -437,8 +2616,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data12 < 1024 || isNaN(data12)){
-const err30 = {instancePath:instancePath+"/server/maxBodyBytes",schemaPath:"#/properties/server/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -448,9 +2630,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-let data13 = data2.maxRecordBytes;
-if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
-const err31 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.tokenFile !== undefined){
+let data17 = data1.tokenFile;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err31 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -459,9 +2642,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(typeof data13 == "number"){
-if(data13 > 1048576 || isNaN(data13)){
-const err32 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"};
+if(typeof data17 === "string"){
+if(func1(data17) < 1){
+const err32 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -470,8 +2653,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data13 < 2048 || isNaN(data13)){
-const err33 = {instancePath:instancePath+"/server/maxRecordBytes",schemaPath:"#/properties/server/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2048},message:"must be >= 2048"};
+}
+}
+if(data1.tokenEnv !== undefined){
+let data18 = data1.tokenEnv;
+if((typeof data18 !== "string") && (data18 !== null)){
+const err33 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -480,10 +2667,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-let data14 = data2.maxRecordsPerRequest;
-if(!((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14)))){
-const err34 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data18 === "string"){
+if(!pattern7.test(data18)){
+const err34 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -492,9 +2678,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(typeof data14 == "number"){
-if(data14 > 1000 || isNaN(data14)){
-const err35 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+}
+}
+if(data1.passwordFile !== undefined){
+let data19 = data1.passwordFile;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err35 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -503,8 +2692,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data14 < 1 || isNaN(data14)){
-const err36 = {instancePath:instancePath+"/server/maxRecordsPerRequest",schemaPath:"#/properties/server/properties/maxRecordsPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data19 === "string"){
+if(func1(data19) < 1){
+const err36 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -514,9 +2704,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-let data15 = data2.maxInflightBodyBytes;
-if(!((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15)))){
-const err37 = {instancePath:instancePath+"/server/maxInflightBodyBytes",schemaPath:"#/properties/server/properties/maxInflightBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data1.passwordEnv !== undefined){
+let data20 = data1.passwordEnv;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err37 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -525,9 +2717,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(typeof data15 == "number"){
-if(data15 < 65536 || isNaN(data15)){
-const err38 = {instancePath:instancePath+"/server/maxInflightBodyBytes",schemaPath:"#/properties/server/properties/maxInflightBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+if(typeof data20 === "string"){
+if(!pattern7.test(data20)){
+const err38 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -537,9 +2729,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-let data16 = data2.workers;
-if((!((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16)))) && (typeof data16 !== "string")){
-const err39 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/type",keyword:"type",params:{type: schema0.properties.server.properties.workers.type},message:"must be integer,string"};
+}
+if(data1.secretFile !== undefined){
+let data21 = data1.secretFile;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err39 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -548,9 +2742,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(typeof data16 == "number"){
-if(data16 > 1024 || isNaN(data16)){
-const err40 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024"};
+if(typeof data21 === "string"){
+if(func1(data21) < 1){
+const err40 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -559,8 +2753,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data16 < 1 || isNaN(data16)){
-const err41 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data1.secretEnv !== undefined){
+let data22 = data1.secretEnv;
+if((typeof data22 !== "string") && (data22 !== null)){
+const err41 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -569,10 +2767,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(typeof data16 === "string"){
-if(!pattern0.test(data16)){
-const err42 = {instancePath:instancePath+"/server/workers",schemaPath:"#/properties/server/properties/workers/pattern",keyword:"pattern",params:{pattern: "^auto$"},message:"must match pattern \""+"^auto$"+"\""};
+if(typeof data22 === "string"){
+if(!pattern7.test(data22)){
+const err42 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -583,8 +2780,10 @@ errors++;
 }
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.ca !== undefined){
+let data23 = data1.ca;
+if((typeof data23 !== "string") && (data23 !== null)){
+const err43 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/ca/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -593,32 +2792,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-let data17 = data.tls;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.cert === undefined){
-data17.cert = null;
-}
-if(data17.key === undefined){
-data17.key = null;
-}
-if(data17.minVersion === undefined){
-data17.minVersion = "TLSv1.2";
-}
-if(data17.maxVersion === undefined){
-data17.maxVersion = "TLSv1.3";
-}
-if(data17.selfSignedKeyType === undefined){
-data17.selfSignedKeyType = "ecdsa";
-}
-if(data17.pollIntervalMs === undefined){
-data17.pollIntervalMs = 10000;
-}
-if(data17.ticketKeyRotationHours === undefined){
-data17.ticketKeyRotationHours = 12;
-}
-for(const key2 in data17){
-if(!(((((((key2 === "cert") || (key2 === "key")) || (key2 === "minVersion")) || (key2 === "maxVersion")) || (key2 === "selfSignedKeyType")) || (key2 === "pollIntervalMs")) || (key2 === "ticketKeyRotationHours"))){
-const err44 = {instancePath:instancePath+"/tls",schemaPath:"#/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err44 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -628,9 +2804,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-let data18 = data17.cert;
-if((typeof data18 !== "string") && (data18 !== null)){
-const err45 = {instancePath:instancePath+"/tls/cert",schemaPath:"#/properties/tls/properties/cert/type",keyword:"type",params:{type: schema0.properties.tls.properties.cert.type},message:"must be string,null"};
+}
+if(data1.timeoutMs !== undefined){
+let data24 = data1.timeoutMs;
+if(!((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24)))){
+const err45 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -639,9 +2817,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-let data19 = data17.key;
-if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/tls/key",schemaPath:"#/properties/tls/properties/key/type",keyword:"type",params:{type: schema0.properties.tls.properties.key.type},message:"must be string,null"};
+if(typeof data24 == "number"){
+if(data24 > 600000 || isNaN(data24)){
+const err46 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -650,9 +2828,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-let data20 = data17.minVersion;
-if(!((data20 === "TLSv1.2") || (data20 === "TLSv1.3"))){
-const err47 = {instancePath:instancePath+"/tls/minVersion",schemaPath:"#/properties/tls/properties/minVersion/enum",keyword:"enum",params:{allowedValues: schema0.properties.tls.properties.minVersion.enum},message:"must be equal to one of the allowed values"};
+if(data24 < 100 || isNaN(data24)){
+const err47 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -661,9 +2838,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-let data21 = data17.maxVersion;
-if(!((data21 === "TLSv1.2") || (data21 === "TLSv1.3"))){
-const err48 = {instancePath:instancePath+"/tls/maxVersion",schemaPath:"#/properties/tls/properties/maxVersion/enum",keyword:"enum",params:{allowedValues: schema0.properties.tls.properties.maxVersion.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data1.retryMaxMs !== undefined){
+let data25 = data1.retryMaxMs;
+if(!((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25)))){
+const err48 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -672,9 +2852,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-let data22 = data17.selfSignedKeyType;
-if(!((data22 === "ecdsa") || (data22 === "rsa"))){
-const err49 = {instancePath:instancePath+"/tls/selfSignedKeyType",schemaPath:"#/properties/tls/properties/selfSignedKeyType/enum",keyword:"enum",params:{allowedValues: schema0.properties.tls.properties.selfSignedKeyType.enum},message:"must be equal to one of the allowed values"};
+if(typeof data25 == "number"){
+if(data25 > 3600000 || isNaN(data25)){
+const err49 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -683,9 +2863,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-let data23 = data17.pollIntervalMs;
-if(!((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23)))){
-const err50 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data25 < 1000 || isNaN(data25)){
+const err50 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -694,9 +2873,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(typeof data23 == "number"){
-if(data23 > 86400000 || isNaN(data23)){
-const err51 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+}
+if(data1.maxLag !== undefined){
+let data26 = data1.maxLag;
+if(((typeof data26 !== "string") && (!((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))))) && (data26 !== null)){
+const err51 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -705,8 +2887,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data23 < 50 || isNaN(data23)){
-const err52 = {instancePath:instancePath+"/tls/pollIntervalMs",schemaPath:"#/properties/tls/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"};
+if(typeof data26 == "number"){
+if(data26 < 4096 || isNaN(data26)){
+const err52 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -716,10 +2899,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-let data24 = data17.ticketKeyRotationHours;
-if(typeof data24 == "number"){
-if(data24 > 8760 || isNaN(data24)){
-const err53 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8760},message:"must be <= 8760"};
+if(typeof data26 === "string"){
+if(!pattern10.test(data26)){
+const err53 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -728,8 +2910,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data24 < 0.001 || isNaN(data24)){
-const err54 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.001},message:"must be >= 0.001"};
+}
+}
+if(data1.startAt !== undefined){
+let data27 = data1.startAt;
+if(!((data27 === "now") || (data27 === "oldest"))){
+const err54 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[0].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -739,8 +2925,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-else {
-const err55 = {instancePath:instancePath+"/tls/ticketKeyRotationHours",schemaPath:"#/properties/tls/properties/ticketKeyRotationHours/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let data28 = data1.slackMaxRecords;
+if(!((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28)))){
+const err55 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -749,9 +2936,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/tls",schemaPath:"#/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data28 == "number"){
+if(data28 > 100 || isNaN(data28)){
+const err56 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -760,32 +2947,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-let data25 = data.store;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.segmentMaxBytes === undefined){
-data25.segmentMaxBytes = 67108864;
-}
-if(data25.queueMaxRecords === undefined){
-data25.queueMaxRecords = 100000;
-}
-if(data25.queueMaxBytes === undefined){
-data25.queueMaxBytes = 268435456;
-}
-if(data25.statsIntervalMs === undefined){
-data25.statsIntervalMs = 5000;
-}
-if(data25.retention === undefined){
-data25.retention = {};
-}
-if(data25.minFreeBytes === undefined){
-data25.minFreeBytes = 268435456;
-}
-if(data25.backend === undefined){
-data25.backend = "files";
-}
-for(const key3 in data25){
-if(!(((((((key3 === "segmentMaxBytes") || (key3 === "queueMaxRecords")) || (key3 === "queueMaxBytes")) || (key3 === "statsIntervalMs")) || (key3 === "retention")) || (key3 === "minFreeBytes")) || (key3 === "backend"))){
-const err57 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data28 < 0 || isNaN(data28)){
+const err57 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -795,9 +2958,12 @@ vErrors.push(err57);
 errors++;
 }
 }
-let data26 = data25.segmentMaxBytes;
-if(!((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26)))){
-const err58 = {instancePath:instancePath+"/store/segmentMaxBytes",schemaPath:"#/properties/store/properties/segmentMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+var _valid0 = _errs11 === errors;
+valid4 = _valid0;
+}
+if(!valid4){
+const err58 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -806,9 +2972,13 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(typeof data26 == "number"){
-if(data26 < 4096 || isNaN(data26)){
-const err59 = {instancePath:instancePath+"/store/segmentMaxBytes",schemaPath:"#/properties/store/properties/segmentMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+const _errs64 = errors;
+let valid13 = true;
+const _errs65 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("syslog" !== data1.type){
+const err59 = {};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -818,9 +2988,40 @@ vErrors.push(err59);
 errors++;
 }
 }
-let data27 = data25.queueMaxRecords;
-if(!((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27)))){
-const err60 = {instancePath:instancePath+"/store/queueMaxRecords",schemaPath:"#/properties/store/properties/queueMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+var _valid1 = _errs65 === errors;
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs67 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.format === undefined){
+data1.format = "json";
+}
+if(data1.port === undefined){
+data1.port = null;
+}
+if(data1.transport === undefined){
+data1.transport = "tls";
+}
+if(data1.facility === undefined){
+data1.facility = "local0";
+}
+if(data1.hostname === undefined){
+data1.hostname = null;
+}
+if(data1.sdId === undefined){
+data1.sdId = "threatcol@32473";
+}
+if(data1.host === undefined){
+const err60 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -829,9 +3030,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(typeof data27 == "number"){
-if(data27 < 1 || isNaN(data27)){
-const err61 = {instancePath:instancePath+"/store/queueMaxRecords",schemaPath:"#/properties/store/properties/queueMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+for(const key5 in data1){
+if(!(func0.call(schema13.properties.outputs.additionalProperties.allOf[1].then.properties, key5))){
+const err61 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -841,9 +3042,10 @@ vErrors.push(err61);
 errors++;
 }
 }
-let data28 = data25.queueMaxBytes;
-if(!((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28)))){
-const err62 = {instancePath:instancePath+"/store/queueMaxBytes",schemaPath:"#/properties/store/properties/queueMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.type !== undefined){
+let data30 = data1.type;
+if(!(((((data30 === "syslog") || (data30 === "splunk_hec")) || (data30 === "elasticsearch")) || (data30 === "webhook")) || (data30 === "email"))){
+const err62 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -852,9 +3054,10 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(typeof data28 == "number"){
-if(data28 < 65536 || isNaN(data28)){
-const err63 = {instancePath:instancePath+"/store/queueMaxBytes",schemaPath:"#/properties/store/properties/queueMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+}
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err63 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -864,9 +3067,10 @@ vErrors.push(err63);
 errors++;
 }
 }
-let data29 = data25.statsIntervalMs;
-if(!((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29)))){
-const err64 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.url !== undefined){
+let data32 = data1.url;
+if((typeof data32 !== "string") && (data32 !== null)){
+const err64 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -875,9 +3079,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(typeof data29 == "number"){
-if(data29 > 86400000 || isNaN(data29)){
-const err65 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(typeof data32 === "string"){
+if(func1(data32) < 1){
+const err65 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -886,8 +3090,11 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data29 < 100 || isNaN(data29)){
-const err66 = {instancePath:instancePath+"/store/statsIntervalMs",schemaPath:"#/properties/store/properties/statsIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+let data33 = data1.format;
+if(!(((data33 === "json") || (data33 === "cef")) || (data33 === null))){
+const err66 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -896,18 +3103,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-let data30 = data25.retention;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.days === undefined){
-data30.days = 90;
-}
-if(data30.maxBytes === undefined){
-data30.maxBytes = null;
-}
-for(const key4 in data30){
-if(!((key4 === "days") || (key4 === "maxBytes"))){
-const err67 = {instancePath:instancePath+"/store/retention",schemaPath:"#/properties/store/properties/retention/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data1.filter !== undefined){
+let data34 = data1.filter;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key6 in data34){
+if(!(((key6 === "minCriticality") || (key6 === "sensors")) || (key6 === "endpoints"))){
+const err67 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -917,9 +3118,10 @@ vErrors.push(err67);
 errors++;
 }
 }
-let data31 = data30.days;
-if((!((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31)))) && (data31 !== null)){
-const err68 = {instancePath:instancePath+"/store/retention/days",schemaPath:"#/properties/store/properties/retention/properties/days/type",keyword:"type",params:{type: schema0.properties.store.properties.retention.properties.days.type},message:"must be integer,null"};
+if(data34.minCriticality !== undefined){
+let data35 = data34.minCriticality;
+if(!((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35)))){
+const err68 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -928,9 +3130,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(typeof data31 == "number"){
-if(data31 < 1 || isNaN(data31)){
-const err69 = {instancePath:instancePath+"/store/retention/days",schemaPath:"#/properties/store/properties/retention/properties/days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data35 == "number"){
+if(data35 > 4 || isNaN(data35)){
+const err69 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -939,10 +3141,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-let data32 = data30.maxBytes;
-if((!((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32)))) && (data32 !== null)){
-const err70 = {instancePath:instancePath+"/store/retention/maxBytes",schemaPath:"#/properties/store/properties/retention/properties/maxBytes/type",keyword:"type",params:{type: schema0.properties.store.properties.retention.properties.maxBytes.type},message:"must be integer,null"};
+if(data35 < 0 || isNaN(data35)){
+const err70 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -951,9 +3151,12 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(typeof data32 == "number"){
-if(data32 < 4096 || isNaN(data32)){
-const err71 = {instancePath:instancePath+"/store/retention/maxBytes",schemaPath:"#/properties/store/properties/retention/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+}
+}
+if(data34.sensors !== undefined){
+let data36 = data34.sensors;
+if((!(Array.isArray(data36))) && (data36 !== null)){
+const err71 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -962,10 +3165,13 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/store/retention",schemaPath:"#/properties/store/properties/retention/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(Array.isArray(data36)){
+const len2 = data36.length;
+for(let i2=0; i2<len2; i2++){
+let data37 = data36[i2];
+if(typeof data37 === "string"){
+if(func1(data37) < 1){
+const err72 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -974,9 +3180,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-let data33 = data25.minFreeBytes;
-if(!((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33)))){
-const err73 = {instancePath:instancePath+"/store/minFreeBytes",schemaPath:"#/properties/store/properties/minFreeBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err73 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -985,9 +3191,13 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(typeof data33 == "number"){
-if(data33 < 0 || isNaN(data33)){
-const err74 = {instancePath:instancePath+"/store/minFreeBytes",schemaPath:"#/properties/store/properties/minFreeBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+if(data34.endpoints !== undefined){
+let data38 = data34.endpoints;
+if((!(Array.isArray(data38))) && (data38 !== null)){
+const err74 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -996,10 +3206,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-let data34 = data25.backend;
-if(!((data34 === "files") || (data34 === "nats"))){
-const err75 = {instancePath:instancePath+"/store/backend",schemaPath:"#/properties/store/properties/backend/enum",keyword:"enum",params:{allowedValues: schema0.properties.store.properties.backend.enum},message:"must be equal to one of the allowed values"};
+if(Array.isArray(data38)){
+const len3 = data38.length;
+for(let i3=0; i3<len3; i3++){
+let data39 = data38[i3];
+if(!(((data39 === "firewall") || (data39 === "generic")) || (data39 === "syslog"))){
+const err75 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i3,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1009,8 +3221,11 @@ vErrors.push(err75);
 errors++;
 }
 }
+}
+}
+}
 else {
-const err76 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err76 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1019,47 +3234,13 @@ vErrors.push(err76);
 }
 errors++;
 }
-let data35 = data.nats;
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-if(data35.servers === undefined){
-data35.servers = ["nats://127.0.0.1:4222"];
 }
-if(data35.user === undefined){
-data35.user = null;
-}
-if(data35.password === undefined){
-data35.password = null;
-}
-if(data35.token === undefined){
-data35.token = null;
-}
-if(data35.credentialsFile === undefined){
-data35.credentialsFile = null;
-}
-if(data35.tls === undefined){
-data35.tls = {};
-}
-if(data35.stream === undefined){
-data35.stream = "THREATCOL";
-}
-if(data35.registryBucket === undefined){
-data35.registryBucket = "threatcol_sensors";
-}
-if(data35.statsBucket === undefined){
-data35.statsBucket = "threatcol_stats";
-}
-if(data35.outputsBucket === undefined){
-data35.outputsBucket = "threatcol_outputs";
-}
-if(data35.replicas === undefined){
-data35.replicas = 1;
-}
-if(data35.publishTimeoutMs === undefined){
-data35.publishTimeoutMs = 5000;
-}
-for(const key5 in data35){
-if(!(func0.call(schema0.properties.nats.properties, key5))){
-const err77 = {instancePath:instancePath+"/nats",schemaPath:"#/properties/nats/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data1.batch !== undefined){
+let data40 = data1.batch;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key7 in data40){
+if(!(((key7 === "maxRecords") || (key7 === "maxBytes")) || (key7 === "maxWaitMs"))){
+const err77 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1069,10 +3250,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-let data36 = data35.servers;
-if(Array.isArray(data36)){
-if(data36.length < 1){
-const err78 = {instancePath:instancePath+"/nats/servers",schemaPath:"#/properties/nats/properties/servers/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(data40.maxRecords !== undefined){
+let data41 = data40.maxRecords;
+if(!((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41)))){
+const err78 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1081,12 +3262,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-const len0 = data36.length;
-for(let i0=0; i0<len0; i0++){
-let data37 = data36[i0];
-if(typeof data37 === "string"){
-if(func1(data37) < 1){
-const err79 = {instancePath:instancePath+"/nats/servers/" + i0,schemaPath:"#/properties/nats/properties/servers/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data41 == "number"){
+if(data41 > 100000 || isNaN(data41)){
+const err79 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1095,9 +3273,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-else {
-const err80 = {instancePath:instancePath+"/nats/servers/" + i0,schemaPath:"#/properties/nats/properties/servers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data41 < 1 || isNaN(data41)){
+const err80 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1108,8 +3285,10 @@ errors++;
 }
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/nats/servers",schemaPath:"#/properties/nats/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data40.maxBytes !== undefined){
+let data42 = data40.maxBytes;
+if(!((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42)))){
+const err81 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1118,9 +3297,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-let data38 = data35.user;
-if((typeof data38 !== "string") && (data38 !== null)){
-const err82 = {instancePath:instancePath+"/nats/user",schemaPath:"#/properties/nats/properties/user/type",keyword:"type",params:{type: schema0.properties.nats.properties.user.type},message:"must be string,null"};
+if(typeof data42 == "number"){
+if(data42 > 268435456 || isNaN(data42)){
+const err82 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1129,9 +3308,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-let data39 = data35.password;
-if((typeof data39 !== "string") && (data39 !== null)){
-const err83 = {instancePath:instancePath+"/nats/password",schemaPath:"#/properties/nats/properties/password/type",keyword:"type",params:{type: schema0.properties.nats.properties.password.type},message:"must be string,null"};
+if(data42 < 1024 || isNaN(data42)){
+const err83 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1140,9 +3318,12 @@ vErrors.push(err83);
 }
 errors++;
 }
-let data40 = data35.token;
-if((typeof data40 !== "string") && (data40 !== null)){
-const err84 = {instancePath:instancePath+"/nats/token",schemaPath:"#/properties/nats/properties/token/type",keyword:"type",params:{type: schema0.properties.nats.properties.token.type},message:"must be string,null"};
+}
+}
+if(data40.maxWaitMs !== undefined){
+let data43 = data40.maxWaitMs;
+if(!((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43)))){
+const err84 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1151,9 +3332,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-let data41 = data35.credentialsFile;
-if((typeof data41 !== "string") && (data41 !== null)){
-const err85 = {instancePath:instancePath+"/nats/credentialsFile",schemaPath:"#/properties/nats/properties/credentialsFile/type",keyword:"type",params:{type: schema0.properties.nats.properties.credentialsFile.type},message:"must be string,null"};
+if(typeof data43 == "number"){
+if(data43 > 3600000 || isNaN(data43)){
+const err85 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1162,17 +3343,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-let data42 = data35.tls;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.ca === undefined){
-data42.ca = null;
-}
-if(data42.required === undefined){
-data42.required = null;
-}
-for(const key6 in data42){
-if(!((key6 === "ca") || (key6 === "required"))){
-const err86 = {instancePath:instancePath+"/nats/tls",schemaPath:"#/properties/nats/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data43 < 0 || isNaN(data43)){
+const err86 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1182,9 +3354,10 @@ vErrors.push(err86);
 errors++;
 }
 }
-let data43 = data42.ca;
-if((typeof data43 !== "string") && (data43 !== null)){
-const err87 = {instancePath:instancePath+"/nats/tls/ca",schemaPath:"#/properties/nats/properties/tls/properties/ca/type",keyword:"type",params:{type: schema0.properties.nats.properties.tls.properties.ca.type},message:"must be string,null"};
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1193,9 +3366,11 @@ vErrors.push(err87);
 }
 errors++;
 }
-let data44 = data42.required;
-if((typeof data44 !== "boolean") && (data44 !== null)){
-const err88 = {instancePath:instancePath+"/nats/tls/required",schemaPath:"#/properties/nats/properties/tls/properties/required/type",keyword:"type",params:{type: schema0.properties.nats.properties.tls.properties.required.type},message:"must be boolean,null"};
+}
+if(data1.tokenFile !== undefined){
+let data44 = data1.tokenFile;
+if((typeof data44 !== "string") && (data44 !== null)){
+const err88 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1204,9 +3379,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/nats/tls",schemaPath:"#/properties/nats/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data44 === "string"){
+if(func1(data44) < 1){
+const err89 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1215,10 +3390,12 @@ vErrors.push(err89);
 }
 errors++;
 }
-let data45 = data35.stream;
-if(typeof data45 === "string"){
-if(!pattern1.test(data45)){
-const err90 = {instancePath:instancePath+"/nats/stream",schemaPath:"#/properties/nats/properties/stream/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+}
+}
+if(data1.tokenEnv !== undefined){
+let data45 = data1.tokenEnv;
+if((typeof data45 !== "string") && (data45 !== null)){
+const err90 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1227,9 +3404,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/nats/stream",schemaPath:"#/properties/nats/properties/stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data45 === "string"){
+if(!pattern7.test(data45)){
+const err91 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1238,10 +3415,12 @@ vErrors.push(err91);
 }
 errors++;
 }
-let data46 = data35.registryBucket;
-if(typeof data46 === "string"){
-if(!pattern1.test(data46)){
-const err92 = {instancePath:instancePath+"/nats/registryBucket",schemaPath:"#/properties/nats/properties/registryBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+}
+}
+if(data1.passwordFile !== undefined){
+let data46 = data1.passwordFile;
+if((typeof data46 !== "string") && (data46 !== null)){
+const err92 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1250,9 +3429,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/nats/registryBucket",schemaPath:"#/properties/nats/properties/registryBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data46 === "string"){
+if(func1(data46) < 1){
+const err93 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1261,10 +3440,12 @@ vErrors.push(err93);
 }
 errors++;
 }
-let data47 = data35.statsBucket;
-if(typeof data47 === "string"){
-if(!pattern1.test(data47)){
-const err94 = {instancePath:instancePath+"/nats/statsBucket",schemaPath:"#/properties/nats/properties/statsBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+}
+}
+if(data1.passwordEnv !== undefined){
+let data47 = data1.passwordEnv;
+if((typeof data47 !== "string") && (data47 !== null)){
+const err94 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1273,9 +3454,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-else {
-const err95 = {instancePath:instancePath+"/nats/statsBucket",schemaPath:"#/properties/nats/properties/statsBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data47 === "string"){
+if(!pattern7.test(data47)){
+const err95 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1284,10 +3465,12 @@ vErrors.push(err95);
 }
 errors++;
 }
-let data48 = data35.outputsBucket;
-if(typeof data48 === "string"){
-if(!pattern1.test(data48)){
-const err96 = {instancePath:instancePath+"/nats/outputsBucket",schemaPath:"#/properties/nats/properties/outputsBucket/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+}
+}
+if(data1.secretFile !== undefined){
+let data48 = data1.secretFile;
+if((typeof data48 !== "string") && (data48 !== null)){
+const err96 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1296,9 +3479,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/nats/outputsBucket",schemaPath:"#/properties/nats/properties/outputsBucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data48 === "string"){
+if(func1(data48) < 1){
+const err97 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1307,9 +3490,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-let data49 = data35.replicas;
-if(!((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49)))){
-const err98 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data1.secretEnv !== undefined){
+let data49 = data1.secretEnv;
+if((typeof data49 !== "string") && (data49 !== null)){
+const err98 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1318,9 +3504,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(typeof data49 == "number"){
-if(data49 > 5 || isNaN(data49)){
-const err99 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
+if(typeof data49 === "string"){
+if(!pattern7.test(data49)){
+const err99 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1329,8 +3515,12 @@ vErrors.push(err99);
 }
 errors++;
 }
-if(data49 < 1 || isNaN(data49)){
-const err100 = {instancePath:instancePath+"/nats/replicas",schemaPath:"#/properties/nats/properties/replicas/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data1.ca !== undefined){
+let data50 = data1.ca;
+if((typeof data50 !== "string") && (data50 !== null)){
+const err100 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1339,10 +3529,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-let data50 = data35.publishTimeoutMs;
-if(!((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50)))){
-const err101 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data50 === "string"){
+if(func1(data50) < 1){
+const err101 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1351,9 +3540,12 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(typeof data50 == "number"){
-if(data50 > 86400000 || isNaN(data50)){
-const err102 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+}
+if(data1.timeoutMs !== undefined){
+let data51 = data1.timeoutMs;
+if(!((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51)))){
+const err102 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1362,8 +3554,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(data50 < 100 || isNaN(data50)){
-const err103 = {instancePath:instancePath+"/nats/publishTimeoutMs",schemaPath:"#/properties/nats/properties/publishTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data51 == "number"){
+if(data51 > 600000 || isNaN(data51)){
+const err103 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1372,10 +3565,8 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-}
-else {
-const err104 = {instancePath:instancePath+"/nats",schemaPath:"#/properties/nats/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data51 < 100 || isNaN(data51)){
+const err104 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1384,14 +3575,12 @@ vErrors.push(err104);
 }
 errors++;
 }
-let data51 = data.dedupe;
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-if(data51.windowSeconds === undefined){
-data51.windowSeconds = 120;
 }
-for(const key7 in data51){
-if(!(key7 === "windowSeconds")){
-const err105 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+if(data1.retryMaxMs !== undefined){
+let data52 = data1.retryMaxMs;
+if(!((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52)))){
+const err105 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1400,10 +3589,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-}
-let data52 = data51.windowSeconds;
-if(!((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52)))){
-const err106 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data52 == "number"){
+if(data52 > 3600000 || isNaN(data52)){
+const err106 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1412,9 +3600,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(typeof data52 == "number"){
-if(data52 > 86400 || isNaN(data52)){
-const err107 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(data52 < 1000 || isNaN(data52)){
+const err107 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1423,8 +3610,12 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data52 < 0 || isNaN(data52)){
-const err108 = {instancePath:instancePath+"/dedupe/windowSeconds",schemaPath:"#/properties/dedupe/properties/windowSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data1.maxLag !== undefined){
+let data53 = data1.maxLag;
+if(((typeof data53 !== "string") && (!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))))) && (data53 !== null)){
+const err108 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1433,10 +3624,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-else {
-const err109 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data53 == "number"){
+if(data53 < 4096 || isNaN(data53)){
+const err109 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1445,20 +3635,10 @@ vErrors.push(err109);
 }
 errors++;
 }
-let data53 = data.rateLimit;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.recordsPerSecond === undefined){
-data53.recordsPerSecond = 5000;
 }
-if(data53.burst === undefined){
-data53.burst = 10000;
-}
-if(data53.bytesPerSecond === undefined){
-data53.bytesPerSecond = 8388608;
-}
-for(const key8 in data53){
-if(!(((key8 === "recordsPerSecond") || (key8 === "burst")) || (key8 === "bytesPerSecond"))){
-const err110 = {instancePath:instancePath+"/rateLimit",schemaPath:"#/properties/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(typeof data53 === "string"){
+if(!pattern10.test(data53)){
+const err110 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1468,9 +3648,11 @@ vErrors.push(err110);
 errors++;
 }
 }
-let data54 = data53.recordsPerSecond;
-if(!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54)))){
-const err111 = {instancePath:instancePath+"/rateLimit/recordsPerSecond",schemaPath:"#/properties/rateLimit/properties/recordsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data1.startAt !== undefined){
+let data54 = data1.startAt;
+if(!((data54 === "now") || (data54 === "oldest"))){
+const err111 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1479,9 +3661,12 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(typeof data54 == "number"){
-if(data54 < 0 || isNaN(data54)){
-const err112 = {instancePath:instancePath+"/rateLimit/recordsPerSecond",schemaPath:"#/properties/rateLimit/properties/recordsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.host !== undefined){
+let data55 = data1.host;
+if(typeof data55 === "string"){
+if(func1(data55) < 1){
+const err112 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1491,9 +3676,8 @@ vErrors.push(err112);
 errors++;
 }
 }
-let data55 = data53.burst;
-if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
-const err113 = {instancePath:instancePath+"/rateLimit/burst",schemaPath:"#/properties/rateLimit/properties/burst/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err113 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1502,9 +3686,10 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(typeof data55 == "number"){
-if(data55 < 1000 || isNaN(data55)){
-const err114 = {instancePath:instancePath+"/rateLimit/burst",schemaPath:"#/properties/rateLimit/properties/burst/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+let data56 = data1.port;
+if((!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))) && (data56 !== null)){
+const err114 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.port.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1513,10 +3698,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-let data56 = data53.bytesPerSecond;
-if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
-const err115 = {instancePath:instancePath+"/rateLimit/bytesPerSecond",schemaPath:"#/properties/rateLimit/properties/bytesPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data56 == "number"){
+if(data56 > 65535 || isNaN(data56)){
+const err115 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1525,9 +3709,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(typeof data56 == "number"){
-if(data56 < 0 || isNaN(data56)){
-const err116 = {instancePath:instancePath+"/rateLimit/bytesPerSecond",schemaPath:"#/properties/rateLimit/properties/bytesPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data56 < 1 || isNaN(data56)){
+const err116 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1537,9 +3720,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-else {
-const err117 = {instancePath:instancePath+"/rateLimit",schemaPath:"#/properties/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data57 = data1.transport;
+if(!((data57 === "tls") || (data57 === "tcp"))){
+const err117 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/transport",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/transport/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1548,20 +3731,9 @@ vErrors.push(err117);
 }
 errors++;
 }
-let data57 = data.firewall;
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-if(data57.defaultTimezone === undefined){
-data57.defaultTimezone = "UTC";
-}
-if(data57.defaultCriticality === undefined){
-data57.defaultCriticality = 2;
-}
-if(data57.criticalityByCategory === undefined){
-data57.criticalityByCategory = {};
-}
-for(const key9 in data57){
-if(!(((key9 === "defaultTimezone") || (key9 === "defaultCriticality")) || (key9 === "criticalityByCategory"))){
-const err118 = {instancePath:instancePath+"/firewall",schemaPath:"#/properties/firewall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+let data58 = data1.facility;
+if(!((((((((((((((((((((((((data58 === "kern") || (data58 === "user")) || (data58 === "mail")) || (data58 === "daemon")) || (data58 === "auth")) || (data58 === "syslog")) || (data58 === "lpr")) || (data58 === "news")) || (data58 === "uucp")) || (data58 === "cron")) || (data58 === "authpriv")) || (data58 === "ftp")) || (data58 === "ntp")) || (data58 === "audit")) || (data58 === "alert")) || (data58 === "clock")) || (data58 === "local0")) || (data58 === "local1")) || (data58 === "local2")) || (data58 === "local3")) || (data58 === "local4")) || (data58 === "local5")) || (data58 === "local6")) || (data58 === "local7"))){
+const err118 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/facility",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/facility/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.facility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1570,11 +3742,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-let data58 = data57.defaultTimezone;
-if(typeof data58 === "string"){
-if(func1(data58) < 1){
-const err119 = {instancePath:instancePath+"/firewall/defaultTimezone",schemaPath:"#/properties/firewall/properties/defaultTimezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data59 = data1.hostname;
+if((typeof data59 !== "string") && (data59 !== null)){
+const err119 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/hostname",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/hostname/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[1].then.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1583,9 +3753,10 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-else {
-const err120 = {instancePath:instancePath+"/firewall/defaultTimezone",schemaPath:"#/properties/firewall/properties/defaultTimezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data60 = data1.sdId;
+if(typeof data60 === "string"){
+if(!pattern15.test(data60)){
+const err120 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/pattern",keyword:"pattern",params:{pattern: "^[^ =\\]\"]{1,32}$"},message:"must match pattern \""+"^[^ =\\]\"]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1594,9 +3765,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-let data59 = data57.defaultCriticality;
-if(!((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59)))){
-const err121 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err121 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1605,9 +3776,12 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(typeof data59 == "number"){
-if(data59 > 4 || isNaN(data59)){
-const err122 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+}
+var _valid1 = _errs67 === errors;
+valid13 = _valid1;
+}
+if(!valid13){
+const err122 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1616,8 +3790,13 @@ vErrors.push(err122);
 }
 errors++;
 }
-if(data59 < 0 || isNaN(data59)){
-const err123 = {instancePath:instancePath+"/firewall/defaultCriticality",schemaPath:"#/properties/firewall/properties/defaultCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const _errs128 = errors;
+let valid22 = true;
+const _errs129 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("splunk_hec" !== data1.type){
+const err123 = {};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1627,12 +3806,40 @@ vErrors.push(err123);
 errors++;
 }
 }
-let data60 = data57.criticalityByCategory;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-for(const key10 in data60){
-let data61 = data60[key10];
-if(!((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61)))){
-const err124 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+var _valid2 = _errs129 === errors;
+errors = _errs128;
+if(vErrors !== null){
+if(_errs128){
+vErrors.length = _errs128;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs131 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.index === undefined){
+data1.index = null;
+}
+if(data1.sourcetype === undefined){
+data1.sourcetype = "threatcol:threat";
+}
+if(data1.source === undefined){
+data1.source = "threatcol";
+}
+if(data1.host === undefined){
+data1.host = null;
+}
+if(data1.ackPollIntervalMs === undefined){
+data1.ackPollIntervalMs = 10000;
+}
+if(data1.ackTimeoutMs === undefined){
+data1.ackTimeoutMs = 300000;
+}
+if(data1.url === undefined){
+const err124 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1641,9 +3848,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(typeof data61 == "number"){
-if(data61 > 4 || isNaN(data61)){
-const err125 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+for(const key8 in data1){
+if(!(func0.call(schema13.properties.outputs.additionalProperties.allOf[2].then.properties, key8))){
+const err125 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1652,8 +3859,11 @@ vErrors.push(err125);
 }
 errors++;
 }
-if(data61 < 0 || isNaN(data61)){
-const err126 = {instancePath:instancePath+"/firewall/criticalityByCategory/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/firewall/properties/criticalityByCategory/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.type !== undefined){
+let data62 = data1.type;
+if(!(((((data62 === "syslog") || (data62 === "splunk_hec")) || (data62 === "elasticsearch")) || (data62 === "webhook")) || (data62 === "email"))){
+const err126 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1663,10 +3873,9 @@ vErrors.push(err126);
 errors++;
 }
 }
-}
-}
-else {
-const err127 = {instancePath:instancePath+"/firewall/criticalityByCategory",schemaPath:"#/properties/firewall/properties/criticalityByCategory/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err127 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1676,8 +3885,11 @@ vErrors.push(err127);
 errors++;
 }
 }
-else {
-const err128 = {instancePath:instancePath+"/firewall",schemaPath:"#/properties/firewall/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.url !== undefined){
+let data64 = data1.url;
+if(typeof data64 === "string"){
+if(!pattern6.test(data64)){
+const err128 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1686,23 +3898,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-let data62 = data.log;
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-if(data62.level === undefined){
-data62.level = "info";
 }
-if(data62.format === undefined){
-data62.format = "auto";
-}
-if(data62.rejectIntervalMs === undefined){
-data62.rejectIntervalMs = 10000;
-}
-if(data62.summaryIntervalMs === undefined){
-data62.summaryIntervalMs = 60000;
-}
-for(const key11 in data62){
-if(!((((key11 === "level") || (key11 === "format")) || (key11 === "rejectIntervalMs")) || (key11 === "summaryIntervalMs"))){
-const err129 = {instancePath:instancePath+"/log",schemaPath:"#/properties/log/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+else {
+const err129 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1712,9 +3910,10 @@ vErrors.push(err129);
 errors++;
 }
 }
-let data63 = data62.level;
-if(!(((((((data63 === "fatal") || (data63 === "error")) || (data63 === "warn")) || (data63 === "info")) || (data63 === "debug")) || (data63 === "trace")) || (data63 === "silent"))){
-const err130 = {instancePath:instancePath+"/log/level",schemaPath:"#/properties/log/properties/level/enum",keyword:"enum",params:{allowedValues: schema0.properties.log.properties.level.enum},message:"must be equal to one of the allowed values"};
+if(data1.format !== undefined){
+let data65 = data1.format;
+if((typeof data65 !== "string") && (data65 !== null)){
+const err130 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1723,9 +3922,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-let data64 = data62.format;
-if(!(((data64 === "auto") || (data64 === "json")) || (data64 === "pretty"))){
-const err131 = {instancePath:instancePath+"/log/format",schemaPath:"#/properties/log/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.log.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(typeof data65 === "string"){
+if(func1(data65) < 1){
+const err131 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1734,9 +3933,14 @@ vErrors.push(err131);
 }
 errors++;
 }
-let data65 = data62.rejectIntervalMs;
-if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
-const err132 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data1.filter !== undefined){
+let data66 = data1.filter;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+for(const key9 in data66){
+if(!(((key9 === "minCriticality") || (key9 === "sensors")) || (key9 === "endpoints"))){
+const err132 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1745,9 +3949,11 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(typeof data65 == "number"){
-if(data65 > 86400000 || isNaN(data65)){
-const err133 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+if(data66.minCriticality !== undefined){
+let data67 = data66.minCriticality;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+const err133 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1756,8 +3962,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data65 < 0 || isNaN(data65)){
-const err134 = {instancePath:instancePath+"/log/rejectIntervalMs",schemaPath:"#/properties/log/properties/rejectIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data67 == "number"){
+if(data67 > 4 || isNaN(data67)){
+const err134 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1766,10 +3973,8 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-let data66 = data62.summaryIntervalMs;
-if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
-const err135 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data67 < 0 || isNaN(data67)){
+const err135 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1778,9 +3983,12 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(typeof data66 == "number"){
-if(data66 > 86400000 || isNaN(data66)){
-const err136 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+}
+if(data66.sensors !== undefined){
+let data68 = data66.sensors;
+if((!(Array.isArray(data68))) && (data68 !== null)){
+const err136 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1789,8 +3997,13 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data66 < 100 || isNaN(data66)){
-const err137 = {instancePath:instancePath+"/log/summaryIntervalMs",schemaPath:"#/properties/log/properties/summaryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(Array.isArray(data68)){
+const len4 = data68.length;
+for(let i4=0; i4<len4; i4++){
+let data69 = data68[i4];
+if(typeof data69 === "string"){
+if(func1(data69) < 1){
+const err137 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1800,9 +4013,8 @@ vErrors.push(err137);
 errors++;
 }
 }
-}
 else {
-const err138 = {instancePath:instancePath+"/log",schemaPath:"#/properties/log/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err138 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1811,14 +4023,13 @@ vErrors.push(err138);
 }
 errors++;
 }
-let data67 = data.registry;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.pollIntervalMs === undefined){
-data67.pollIntervalMs = 500;
 }
-for(const key12 in data67){
-if(!(key12 === "pollIntervalMs")){
-const err139 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+}
+if(data66.endpoints !== undefined){
+let data70 = data66.endpoints;
+if((!(Array.isArray(data70))) && (data70 !== null)){
+const err139 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1827,10 +4038,12 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-let data68 = data67.pollIntervalMs;
-if(!((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68)))){
-const err140 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data70)){
+const len5 = data70.length;
+for(let i5=0; i5<len5; i5++){
+let data71 = data70[i5];
+if(!(((data71 === "firewall") || (data71 === "generic")) || (data71 === "syslog"))){
+const err140 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1839,9 +4052,12 @@ vErrors.push(err140);
 }
 errors++;
 }
-if(typeof data68 == "number"){
-if(data68 > 86400000 || isNaN(data68)){
-const err141 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+}
+}
+}
+else {
+const err141 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1850,8 +4066,13 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data68 < 50 || isNaN(data68)){
-const err142 = {instancePath:instancePath+"/registry/pollIntervalMs",schemaPath:"#/properties/registry/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"};
+}
+if(data1.batch !== undefined){
+let data72 = data1.batch;
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+for(const key10 in data72){
+if(!(((key10 === "maxRecords") || (key10 === "maxBytes")) || (key10 === "maxWaitMs"))){
+const err142 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1861,9 +4082,10 @@ vErrors.push(err142);
 errors++;
 }
 }
-}
-else {
-const err143 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data72.maxRecords !== undefined){
+let data73 = data72.maxRecords;
+if(!((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73)))){
+const err143 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1872,17 +4094,9 @@ vErrors.push(err143);
 }
 errors++;
 }
-let data69 = data.admin;
-if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
-if(data69.listen === undefined){
-data69.listen = "127.0.0.1:9441";
-}
-if(data69.token === undefined){
-data69.token = null;
-}
-for(const key13 in data69){
-if(!((key13 === "listen") || (key13 === "token"))){
-const err144 = {instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(typeof data73 == "number"){
+if(data73 > 100000 || isNaN(data73)){
+const err144 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1891,9 +4105,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-if(typeof data69.listen !== "string"){
-const err145 = {instancePath:instancePath+"/admin/listen",schemaPath:"#/properties/admin/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73 < 1 || isNaN(data73)){
+const err145 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1902,9 +4115,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-let data71 = data69.token;
-if((typeof data71 !== "string") && (data71 !== null)){
-const err146 = {instancePath:instancePath+"/admin/token",schemaPath:"#/properties/admin/properties/token/type",keyword:"type",params:{type: schema0.properties.admin.properties.token.type},message:"must be string,null"};
+}
+}
+if(data72.maxBytes !== undefined){
+let data74 = data72.maxBytes;
+if(!((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74)))){
+const err146 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1913,9 +4129,9 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(typeof data71 === "string"){
-if(func1(data71) < 16){
-const err147 = {instancePath:instancePath+"/admin/token",schemaPath:"#/properties/admin/properties/token/minLength",keyword:"minLength",params:{limit: 16},message:"must NOT have fewer than 16 characters"};
+if(typeof data74 == "number"){
+if(data74 > 268435456 || isNaN(data74)){
+const err147 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1924,10 +4140,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-}
-else {
-const err148 = {instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data74 < 1024 || isNaN(data74)){
+const err148 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1936,13 +4150,12 @@ vErrors.push(err148);
 }
 errors++;
 }
-let data72 = data.outputs;
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-for(const key14 in data72){
-const _errs155 = errors;
-if(typeof key14 === "string"){
-if(!pattern1.test(key14)){
-const err149 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\"",propertyName:key14};
+}
+}
+if(data72.maxWaitMs !== undefined){
+let data75 = data72.maxWaitMs;
+if(!((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75)))){
+const err149 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1951,10 +4164,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-var valid16 = _errs155 === errors;
-if(!valid16){
-const err150 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
+if(typeof data75 == "number"){
+if(data75 > 3600000 || isNaN(data75)){
+const err150 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -1963,16 +4175,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-for(const key15 in data72){
-let data73 = data72[key15];
-const _errs160 = errors;
-let valid19 = true;
-const _errs161 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("webhook" !== data73.type){
-const err151 = {};
+if(data75 < 0 || isNaN(data75)){
+const err151 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -1983,24 +4187,9 @@ errors++;
 }
 }
 }
-var _valid0 = _errs161 === errors;
-errors = _errs160;
-if(vErrors !== null){
-if(_errs160){
-vErrors.length = _errs160;
 }
 else {
-vErrors = null;
-}
-}
-if(_valid0){
-const _errs163 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.slackMaxRecords === undefined){
-data73.slackMaxRecords = 10;
-}
-if(data73.url === undefined){
-const err152 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+const err152 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2009,9 +4198,11 @@ vErrors.push(err152);
 }
 errors++;
 }
-for(const key16 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[0].then.properties, key16))){
-const err153 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(data1.tokenFile !== undefined){
+let data76 = data1.tokenFile;
+if((typeof data76 !== "string") && (data76 !== null)){
+const err153 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2020,11 +4211,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data75 = data73.type;
-if(!(((((data75 === "syslog") || (data75 === "splunk_hec")) || (data75 === "elasticsearch")) || (data75 === "webhook")) || (data75 === "email"))){
-const err154 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data76 === "string"){
+if(func1(data76) < 1){
+const err154 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2034,9 +4223,11 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err155 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+if(data1.tokenEnv !== undefined){
+let data77 = data1.tokenEnv;
+if((typeof data77 !== "string") && (data77 !== null)){
+const err155 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2045,12 +4236,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-if(data73.url !== undefined){
-let data77 = data73.url;
 if(typeof data77 === "string"){
-if(!pattern6.test(data77)){
-const err156 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(!pattern7.test(data77)){
+const err156 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2060,8 +4248,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-else {
-const err157 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.passwordFile !== undefined){
+let data78 = data1.passwordFile;
+if((typeof data78 !== "string") && (data78 !== null)){
+const err157 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2070,11 +4261,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-if(data73.format !== undefined){
-let data78 = data73.format;
-if(!(((data78 === "json") || (data78 === "slack")) || (data78 === null))){
-const err158 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(typeof data78 === "string"){
+if(func1(data78) < 1){
+const err158 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2084,12 +4273,11 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data73.filter !== undefined){
-let data79 = data73.filter;
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-for(const key17 in data79){
-if(!(((key17 === "minCriticality") || (key17 === "sensors")) || (key17 === "endpoints"))){
-const err159 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+if(data1.passwordEnv !== undefined){
+let data79 = data1.passwordEnv;
+if((typeof data79 !== "string") && (data79 !== null)){
+const err159 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2098,11 +4286,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-if(data79.minCriticality !== undefined){
-let data80 = data79.minCriticality;
-if(!((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80)))){
-const err160 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data79 === "string"){
+if(!pattern7.test(data79)){
+const err160 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2111,9 +4297,12 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(typeof data80 == "number"){
-if(data80 > 4 || isNaN(data80)){
-const err161 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+}
+}
+if(data1.secretFile !== undefined){
+let data80 = data1.secretFile;
+if((typeof data80 !== "string") && (data80 !== null)){
+const err161 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2122,8 +4311,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(data80 < 0 || isNaN(data80)){
-const err162 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data80 === "string"){
+if(func1(data80) < 1){
+const err162 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2134,10 +4324,10 @@ errors++;
 }
 }
 }
-if(data79.sensors !== undefined){
-let data81 = data79.sensors;
-if((!(Array.isArray(data81))) && (data81 !== null)){
-const err163 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data1.secretEnv !== undefined){
+let data81 = data1.secretEnv;
+if((typeof data81 !== "string") && (data81 !== null)){
+const err163 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2146,13 +4336,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(Array.isArray(data81)){
-const len1 = data81.length;
-for(let i1=0; i1<len1; i1++){
-let data82 = data81[i1];
-if(typeof data82 === "string"){
-if(func1(data82) < 1){
-const err164 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i1,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data81 === "string"){
+if(!pattern7.test(data81)){
+const err164 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2162,8 +4348,11 @@ vErrors.push(err164);
 errors++;
 }
 }
-else {
-const err165 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i1,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.ca !== undefined){
+let data82 = data1.ca;
+if((typeof data82 !== "string") && (data82 !== null)){
+const err165 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2172,13 +4361,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-}
-}
-if(data79.endpoints !== undefined){
-let data83 = data79.endpoints;
-if((!(Array.isArray(data83))) && (data83 !== null)){
-const err166 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(typeof data82 === "string"){
+if(func1(data82) < 1){
+const err166 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2187,12 +4372,12 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(Array.isArray(data83)){
-const len2 = data83.length;
-for(let i2=0; i2<len2; i2++){
-let data84 = data83[i2];
-if(!(((data84 === "firewall") || (data84 === "generic")) || (data84 === "syslog"))){
-const err167 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data1.timeoutMs !== undefined){
+let data83 = data1.timeoutMs;
+if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
+const err167 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2201,12 +4386,9 @@ vErrors.push(err167);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err168 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data83 == "number"){
+if(data83 > 600000 || isNaN(data83)){
+const err168 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2215,13 +4397,8 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-if(data73.batch !== undefined){
-let data85 = data73.batch;
-if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
-for(const key18 in data85){
-if(!(((key18 === "maxRecords") || (key18 === "maxBytes")) || (key18 === "maxWaitMs"))){
-const err169 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(data83 < 100 || isNaN(data83)){
+const err169 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2231,10 +4408,11 @@ vErrors.push(err169);
 errors++;
 }
 }
-if(data85.maxRecords !== undefined){
-let data86 = data85.maxRecords;
-if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
-const err170 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data1.retryMaxMs !== undefined){
+let data84 = data1.retryMaxMs;
+if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
+const err170 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2243,9 +4421,9 @@ vErrors.push(err170);
 }
 errors++;
 }
-if(typeof data86 == "number"){
-if(data86 > 100000 || isNaN(data86)){
-const err171 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(typeof data84 == "number"){
+if(data84 > 3600000 || isNaN(data84)){
+const err171 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2254,8 +4432,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data86 < 1 || isNaN(data86)){
-const err172 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data84 < 1000 || isNaN(data84)){
+const err172 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2266,10 +4444,10 @@ errors++;
 }
 }
 }
-if(data85.maxBytes !== undefined){
-let data87 = data85.maxBytes;
-if(!((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87)))){
-const err173 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.maxLag !== undefined){
+let data85 = data1.maxLag;
+if(((typeof data85 !== "string") && (!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))))) && (data85 !== null)){
+const err173 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2278,9 +4456,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(typeof data87 == "number"){
-if(data87 > 268435456 || isNaN(data87)){
-const err174 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+if(typeof data85 == "number"){
+if(data85 < 4096 || isNaN(data85)){
+const err174 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2289,8 +4467,10 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data87 < 1024 || isNaN(data87)){
-const err175 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+if(typeof data85 === "string"){
+if(!pattern10.test(data85)){
+const err175 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2301,10 +4481,10 @@ errors++;
 }
 }
 }
-if(data85.maxWaitMs !== undefined){
-let data88 = data85.maxWaitMs;
-if(!((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88)))){
-const err176 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.startAt !== undefined){
+let data86 = data1.startAt;
+if(!((data86 === "now") || (data86 === "oldest"))){
+const err176 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2313,9 +4493,10 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(typeof data88 == "number"){
-if(data88 > 3600000 || isNaN(data88)){
-const err177 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+let data87 = data1.index;
+if((typeof data87 !== "string") && (data87 !== null)){
+const err177 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/index/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.index.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2324,8 +4505,10 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data88 < 0 || isNaN(data88)){
-const err178 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+let data88 = data1.sourcetype;
+if(typeof data88 === "string"){
+if(func1(data88) < 1){
+const err178 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2335,10 +4518,8 @@ vErrors.push(err178);
 errors++;
 }
 }
-}
-}
 else {
-const err179 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err179 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2347,11 +4528,10 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-if(data73.tokenFile !== undefined){
-let data89 = data73.tokenFile;
-if((typeof data89 !== "string") && (data89 !== null)){
-const err180 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.tokenFile.type},message:"must be string,null"};
+let data89 = data1.source;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err180 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2360,9 +4540,9 @@ vErrors.push(err180);
 }
 errors++;
 }
-if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err181 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err181 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2371,12 +4551,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-}
-if(data73.tokenEnv !== undefined){
-let data90 = data73.tokenEnv;
+let data90 = data1.host;
 if((typeof data90 !== "string") && (data90 !== null)){
-const err182 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.tokenEnv.type},message:"must be string,null"};
+const err182 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/host/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[2].then.properties.host.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2385,9 +4562,9 @@ vErrors.push(err182);
 }
 errors++;
 }
-if(typeof data90 === "string"){
-if(!pattern7.test(data90)){
-const err183 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+let data91 = data1.ackPollIntervalMs;
+if(!((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91)))){
+const err183 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2396,12 +4573,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-}
-if(data73.passwordFile !== undefined){
-let data91 = data73.passwordFile;
-if((typeof data91 !== "string") && (data91 !== null)){
-const err184 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.passwordFile.type},message:"must be string,null"};
+if(typeof data91 == "number"){
+if(data91 > 86400000 || isNaN(data91)){
+const err184 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2410,9 +4584,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-if(typeof data91 === "string"){
-if(func1(data91) < 1){
-const err185 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data91 < 1 || isNaN(data91)){
+const err185 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2422,11 +4595,9 @@ vErrors.push(err185);
 errors++;
 }
 }
-}
-if(data73.passwordEnv !== undefined){
-let data92 = data73.passwordEnv;
-if((typeof data92 !== "string") && (data92 !== null)){
-const err186 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.passwordEnv.type},message:"must be string,null"};
+let data92 = data1.ackTimeoutMs;
+if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
+const err186 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2435,9 +4606,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(typeof data92 === "string"){
-if(!pattern7.test(data92)){
-const err187 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data92 == "number"){
+if(data92 > 86400000 || isNaN(data92)){
+const err187 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2446,12 +4617,8 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-}
-if(data73.secretFile !== undefined){
-let data93 = data73.secretFile;
-if((typeof data93 !== "string") && (data93 !== null)){
-const err188 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.secretFile.type},message:"must be string,null"};
+if(data92 < 1 || isNaN(data92)){
+const err188 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2460,9 +4627,13 @@ vErrors.push(err188);
 }
 errors++;
 }
-if(typeof data93 === "string"){
-if(func1(data93) < 1){
-const err189 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+var _valid2 = _errs131 === errors;
+valid22 = _valid2;
+}
+if(!valid22){
+const err189 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2471,12 +4642,13 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-if(data73.secretEnv !== undefined){
-let data94 = data73.secretEnv;
-if((typeof data94 !== "string") && (data94 !== null)){
-const err190 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.secretEnv.type},message:"must be string,null"};
+const _errs195 = errors;
+let valid31 = true;
+const _errs196 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("elasticsearch" !== data1.type){
+const err190 = {};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2485,9 +4657,32 @@ vErrors.push(err190);
 }
 errors++;
 }
-if(typeof data94 === "string"){
-if(!pattern7.test(data94)){
-const err191 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+var _valid3 = _errs196 === errors;
+errors = _errs195;
+if(vErrors !== null){
+if(_errs195){
+vErrors.length = _errs195;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs198 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.index === undefined){
+data1.index = "threatcol";
+}
+if(data1.username === undefined){
+data1.username = null;
+}
+if(data1.timestampField === undefined){
+data1.timestampField = "@timestamp";
+}
+if(data1.url === undefined){
+const err191 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2496,12 +4691,9 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-}
-if(data73.ca !== undefined){
-let data95 = data73.ca;
-if((typeof data95 !== "string") && (data95 !== null)){
-const err192 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.ca.type},message:"must be string,null"};
+for(const key11 in data1){
+if(!(func0.call(schema13.properties.outputs.additionalProperties.allOf[3].then.properties, key11))){
+const err192 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -2510,9 +4702,11 @@ vErrors.push(err192);
 }
 errors++;
 }
-if(typeof data95 === "string"){
-if(func1(data95) < 1){
-const err193 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.type !== undefined){
+let data94 = data1.type;
+if(!(((((data94 === "syslog") || (data94 === "splunk_hec")) || (data94 === "elasticsearch")) || (data94 === "webhook")) || (data94 === "email"))){
+const err193 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2522,11 +4716,9 @@ vErrors.push(err193);
 errors++;
 }
 }
-}
-if(data73.timeoutMs !== undefined){
-let data96 = data73.timeoutMs;
-if(!((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96)))){
-const err194 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err194 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2535,9 +4727,12 @@ vErrors.push(err194);
 }
 errors++;
 }
-if(typeof data96 == "number"){
-if(data96 > 600000 || isNaN(data96)){
-const err195 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+if(data1.url !== undefined){
+let data96 = data1.url;
+if(typeof data96 === "string"){
+if(!pattern6.test(data96)){
+const err195 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2546,8 +4741,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data96 < 100 || isNaN(data96)){
-const err196 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+else {
+const err196 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2557,11 +4753,10 @@ vErrors.push(err196);
 errors++;
 }
 }
-}
-if(data73.retryMaxMs !== undefined){
-let data97 = data73.retryMaxMs;
-if(!((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97)))){
-const err197 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.format !== undefined){
+let data97 = data1.format;
+if((typeof data97 !== "string") && (data97 !== null)){
+const err197 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2570,9 +4765,9 @@ vErrors.push(err197);
 }
 errors++;
 }
-if(typeof data97 == "number"){
-if(data97 > 3600000 || isNaN(data97)){
-const err198 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(typeof data97 === "string"){
+if(func1(data97) < 1){
+const err198 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2581,8 +4776,14 @@ vErrors.push(err198);
 }
 errors++;
 }
-if(data97 < 1000 || isNaN(data97)){
-const err199 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+}
+if(data1.filter !== undefined){
+let data98 = data1.filter;
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+for(const key12 in data98){
+if(!(((key12 === "minCriticality") || (key12 === "sensors")) || (key12 === "endpoints"))){
+const err199 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2592,11 +4793,10 @@ vErrors.push(err199);
 errors++;
 }
 }
-}
-if(data73.maxLag !== undefined){
-let data98 = data73.maxLag;
-if(((typeof data98 !== "string") && (!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))))) && (data98 !== null)){
-const err200 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data98.minCriticality !== undefined){
+let data99 = data98.minCriticality;
+if(!((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99)))){
+const err200 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2605,9 +4805,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(typeof data98 == "number"){
-if(data98 < 4096 || isNaN(data98)){
-const err201 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(typeof data99 == "number"){
+if(data99 > 4 || isNaN(data99)){
+const err201 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2616,10 +4816,8 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-if(typeof data98 === "string"){
-if(!pattern10.test(data98)){
-const err202 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data99 < 0 || isNaN(data99)){
+const err202 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2630,10 +4828,10 @@ errors++;
 }
 }
 }
-if(data73.startAt !== undefined){
-let data99 = data73.startAt;
-if(!((data99 === "now") || (data99 === "oldest"))){
-const err203 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[0].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data98.sensors !== undefined){
+let data100 = data98.sensors;
+if((!(Array.isArray(data100))) && (data100 !== null)){
+const err203 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2642,10 +4840,13 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-let data100 = data73.slackMaxRecords;
-if(!((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100)))){
-const err204 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data100)){
+const len6 = data100.length;
+for(let i6=0; i6<len6; i6++){
+let data101 = data100[i6];
+if(typeof data101 === "string"){
+if(func1(data101) < 1){
+const err204 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2654,9 +4855,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(typeof data100 == "number"){
-if(data100 > 100 || isNaN(data100)){
-const err205 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+}
+else {
+const err205 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2665,8 +4866,13 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data100 < 0 || isNaN(data100)){
-const err206 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+if(data98.endpoints !== undefined){
+let data102 = data98.endpoints;
+if((!(Array.isArray(data102))) && (data102 !== null)){
+const err206 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2675,13 +4881,12 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-}
-var _valid0 = _errs163 === errors;
-valid19 = _valid0;
-}
-if(!valid19){
-const err207 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(Array.isArray(data102)){
+const len7 = data102.length;
+for(let i7=0; i7<len7; i7++){
+let data103 = data102[i7];
+if(!(((data103 === "firewall") || (data103 === "generic")) || (data103 === "syslog"))){
+const err207 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2690,13 +4895,12 @@ vErrors.push(err207);
 }
 errors++;
 }
-const _errs216 = errors;
-let valid28 = true;
-const _errs217 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("syslog" !== data73.type){
-const err208 = {};
+}
+}
+}
+}
+else {
+const err208 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2706,40 +4910,12 @@ vErrors.push(err208);
 errors++;
 }
 }
-}
-var _valid1 = _errs217 === errors;
-errors = _errs216;
-if(vErrors !== null){
-if(_errs216){
-vErrors.length = _errs216;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs219 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.format === undefined){
-data73.format = "json";
-}
-if(data73.port === undefined){
-data73.port = null;
-}
-if(data73.transport === undefined){
-data73.transport = "tls";
-}
-if(data73.facility === undefined){
-data73.facility = "local0";
-}
-if(data73.hostname === undefined){
-data73.hostname = null;
-}
-if(data73.sdId === undefined){
-data73.sdId = "threatcol@32473";
-}
-if(data73.host === undefined){
-const err209 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
+if(data1.batch !== undefined){
+let data104 = data1.batch;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key13 in data104){
+if(!(((key13 === "maxRecords") || (key13 === "maxBytes")) || (key13 === "maxWaitMs"))){
+const err209 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2748,9 +4924,11 @@ vErrors.push(err209);
 }
 errors++;
 }
-for(const key19 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[1].then.properties, key19))){
-const err210 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+if(data104.maxRecords !== undefined){
+let data105 = data104.maxRecords;
+if(!((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105)))){
+const err210 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2759,11 +4937,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-if(data73.type !== undefined){
-let data102 = data73.type;
-if(!(((((data102 === "syslog") || (data102 === "splunk_hec")) || (data102 === "elasticsearch")) || (data102 === "webhook")) || (data102 === "email"))){
-const err211 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data105 == "number"){
+if(data105 > 100000 || isNaN(data105)){
+const err211 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2772,10 +4948,8 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err212 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data105 < 1 || isNaN(data105)){
+const err212 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2785,10 +4959,11 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data73.url !== undefined){
-let data104 = data73.url;
-if((typeof data104 !== "string") && (data104 !== null)){
-const err213 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
+}
+if(data104.maxBytes !== undefined){
+let data106 = data104.maxBytes;
+if(!((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106)))){
+const err213 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2797,9 +4972,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-if(typeof data104 === "string"){
-if(func1(data104) < 1){
-const err214 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data106 == "number"){
+if(data106 > 268435456 || isNaN(data106)){
+const err214 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2808,11 +4983,8 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-}
-let data105 = data73.format;
-if(!(((data105 === "json") || (data105 === "cef")) || (data105 === null))){
-const err215 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(data106 < 1024 || isNaN(data106)){
+const err215 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2821,12 +4993,12 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data73.filter !== undefined){
-let data106 = data73.filter;
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-for(const key20 in data106){
-if(!(((key20 === "minCriticality") || (key20 === "sensors")) || (key20 === "endpoints"))){
-const err216 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+}
+}
+if(data104.maxWaitMs !== undefined){
+let data107 = data104.maxWaitMs;
+if(!((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107)))){
+const err216 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -2835,11 +5007,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-if(data106.minCriticality !== undefined){
-let data107 = data106.minCriticality;
-if(!((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107)))){
-const err217 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data107 == "number"){
+if(data107 > 3600000 || isNaN(data107)){
+const err217 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -2848,9 +5018,8 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(typeof data107 == "number"){
-if(data107 > 4 || isNaN(data107)){
-const err218 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(data107 < 0 || isNaN(data107)){
+const err218 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -2859,8 +5028,11 @@ vErrors.push(err218);
 }
 errors++;
 }
-if(data107 < 0 || isNaN(data107)){
-const err219 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -2870,11 +5042,10 @@ vErrors.push(err219);
 errors++;
 }
 }
-}
-if(data106.sensors !== undefined){
-let data108 = data106.sensors;
-if((!(Array.isArray(data108))) && (data108 !== null)){
-const err220 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data1.tokenFile !== undefined){
+let data108 = data1.tokenFile;
+if((typeof data108 !== "string") && (data108 !== null)){
+const err220 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -2883,13 +5054,9 @@ vErrors.push(err220);
 }
 errors++;
 }
-if(Array.isArray(data108)){
-const len3 = data108.length;
-for(let i3=0; i3<len3; i3++){
-let data109 = data108[i3];
-if(typeof data109 === "string"){
-if(func1(data109) < 1){
-const err221 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i3,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data108 === "string"){
+if(func1(data108) < 1){
+const err221 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -2899,8 +5066,11 @@ vErrors.push(err221);
 errors++;
 }
 }
-else {
-const err222 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i3,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.tokenEnv !== undefined){
+let data109 = data1.tokenEnv;
+if((typeof data109 !== "string") && (data109 !== null)){
+const err222 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -2909,13 +5079,9 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-}
-}
-if(data106.endpoints !== undefined){
-let data110 = data106.endpoints;
-if((!(Array.isArray(data110))) && (data110 !== null)){
-const err223 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(typeof data109 === "string"){
+if(!pattern7.test(data109)){
+const err223 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -2924,12 +5090,12 @@ vErrors.push(err223);
 }
 errors++;
 }
-if(Array.isArray(data110)){
-const len4 = data110.length;
-for(let i4=0; i4<len4; i4++){
-let data111 = data110[i4];
-if(!(((data111 === "firewall") || (data111 === "generic")) || (data111 === "syslog"))){
-const err224 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data1.passwordFile !== undefined){
+let data110 = data1.passwordFile;
+if((typeof data110 !== "string") && (data110 !== null)){
+const err224 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -2938,12 +5104,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err225 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data110 === "string"){
+if(func1(data110) < 1){
+const err225 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -2953,12 +5116,11 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data73.batch !== undefined){
-let data112 = data73.batch;
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-for(const key21 in data112){
-if(!(((key21 === "maxRecords") || (key21 === "maxBytes")) || (key21 === "maxWaitMs"))){
-const err226 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+}
+if(data1.passwordEnv !== undefined){
+let data111 = data1.passwordEnv;
+if((typeof data111 !== "string") && (data111 !== null)){
+const err226 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -2967,11 +5129,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-if(data112.maxRecords !== undefined){
-let data113 = data112.maxRecords;
-if(!((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113)))){
-const err227 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data111 === "string"){
+if(!pattern7.test(data111)){
+const err227 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -2980,9 +5140,12 @@ vErrors.push(err227);
 }
 errors++;
 }
-if(typeof data113 == "number"){
-if(data113 > 100000 || isNaN(data113)){
-const err228 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+}
+if(data1.secretFile !== undefined){
+let data112 = data1.secretFile;
+if((typeof data112 !== "string") && (data112 !== null)){
+const err228 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -2991,8 +5154,9 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(data113 < 1 || isNaN(data113)){
-const err229 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data112 === "string"){
+if(func1(data112) < 1){
+const err229 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3003,10 +5167,10 @@ errors++;
 }
 }
 }
-if(data112.maxBytes !== undefined){
-let data114 = data112.maxBytes;
-if(!((typeof data114 == "number") && (!(data114 % 1) && !isNaN(data114)))){
-const err230 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.secretEnv !== undefined){
+let data113 = data1.secretEnv;
+if((typeof data113 !== "string") && (data113 !== null)){
+const err230 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3015,9 +5179,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(typeof data114 == "number"){
-if(data114 > 268435456 || isNaN(data114)){
-const err231 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+if(typeof data113 === "string"){
+if(!pattern7.test(data113)){
+const err231 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3026,8 +5190,12 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(data114 < 1024 || isNaN(data114)){
-const err232 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+}
+if(data1.ca !== undefined){
+let data114 = data1.ca;
+if((typeof data114 !== "string") && (data114 !== null)){
+const err232 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3036,12 +5204,9 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
-}
-if(data112.maxWaitMs !== undefined){
-let data115 = data112.maxWaitMs;
-if(!((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115)))){
-const err233 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data114 === "string"){
+if(func1(data114) < 1){
+const err233 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3050,9 +5215,12 @@ vErrors.push(err233);
 }
 errors++;
 }
-if(typeof data115 == "number"){
-if(data115 > 3600000 || isNaN(data115)){
-const err234 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+if(data1.timeoutMs !== undefined){
+let data115 = data1.timeoutMs;
+if(!((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115)))){
+const err234 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3061,8 +5229,9 @@ vErrors.push(err234);
 }
 errors++;
 }
-if(data115 < 0 || isNaN(data115)){
-const err235 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data115 == "number"){
+if(data115 > 600000 || isNaN(data115)){
+const err235 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3071,11 +5240,8 @@ vErrors.push(err235);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err236 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data115 < 100 || isNaN(data115)){
+const err236 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3085,10 +5251,11 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data73.tokenFile !== undefined){
-let data116 = data73.tokenFile;
-if((typeof data116 !== "string") && (data116 !== null)){
-const err237 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenFile.type},message:"must be string,null"};
+}
+if(data1.retryMaxMs !== undefined){
+let data116 = data1.retryMaxMs;
+if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
+const err237 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3097,9 +5264,9 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(typeof data116 === "string"){
-if(func1(data116) < 1){
-const err238 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data116 == "number"){
+if(data116 > 3600000 || isNaN(data116)){
+const err238 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3108,12 +5275,8 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-}
-if(data73.tokenEnv !== undefined){
-let data117 = data73.tokenEnv;
-if((typeof data117 !== "string") && (data117 !== null)){
-const err239 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenEnv.type},message:"must be string,null"};
+if(data116 < 1000 || isNaN(data116)){
+const err239 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3122,9 +5285,12 @@ vErrors.push(err239);
 }
 errors++;
 }
-if(typeof data117 === "string"){
-if(!pattern7.test(data117)){
-const err240 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data1.maxLag !== undefined){
+let data117 = data1.maxLag;
+if(((typeof data117 !== "string") && (!((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117))))) && (data117 !== null)){
+const err240 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3133,12 +5299,9 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-}
-if(data73.passwordFile !== undefined){
-let data118 = data73.passwordFile;
-if((typeof data118 !== "string") && (data118 !== null)){
-const err241 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordFile.type},message:"must be string,null"};
+if(typeof data117 == "number"){
+if(data117 < 4096 || isNaN(data117)){
+const err241 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3147,9 +5310,10 @@ vErrors.push(err241);
 }
 errors++;
 }
-if(typeof data118 === "string"){
-if(func1(data118) < 1){
-const err242 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(typeof data117 === "string"){
+if(!pattern10.test(data117)){
+const err242 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3160,10 +5324,10 @@ errors++;
 }
 }
 }
-if(data73.passwordEnv !== undefined){
-let data119 = data73.passwordEnv;
-if((typeof data119 !== "string") && (data119 !== null)){
-const err243 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordEnv.type},message:"must be string,null"};
+if(data1.startAt !== undefined){
+let data118 = data1.startAt;
+if(!((data118 === "now") || (data118 === "oldest"))){
+const err243 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3172,9 +5336,11 @@ vErrors.push(err243);
 }
 errors++;
 }
+}
+let data119 = data1.index;
 if(typeof data119 === "string"){
-if(!pattern7.test(data119)){
-const err244 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(func1(data119) < 1){
+const err244 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3184,11 +5350,8 @@ vErrors.push(err244);
 errors++;
 }
 }
-}
-if(data73.secretFile !== undefined){
-let data120 = data73.secretFile;
-if((typeof data120 !== "string") && (data120 !== null)){
-const err245 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretFile.type},message:"must be string,null"};
+else {
+const err245 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3197,9 +5360,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-if(typeof data120 === "string"){
-if(func1(data120) < 1){
-const err246 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data120 = data1.username;
+if((typeof data120 !== "string") && (data120 !== null)){
+const err246 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/username/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3208,12 +5371,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-}
-}
-if(data73.secretEnv !== undefined){
-let data121 = data73.secretEnv;
+let data121 = data1.timestampField;
 if((typeof data121 !== "string") && (data121 !== null)){
-const err247 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretEnv.type},message:"must be string,null"};
+const err247 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[3].then.properties.timestampField.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3223,8 +5383,8 @@ vErrors.push(err247);
 errors++;
 }
 if(typeof data121 === "string"){
-if(!pattern7.test(data121)){
-const err248 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(func1(data121) < 1){
+const err248 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3235,10 +5395,11 @@ errors++;
 }
 }
 }
-if(data73.ca !== undefined){
-let data122 = data73.ca;
-if((typeof data122 !== "string") && (data122 !== null)){
-const err249 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.ca.type},message:"must be string,null"};
+var _valid3 = _errs198 === errors;
+valid31 = _valid3;
+}
+if(!valid31){
+const err249 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3247,9 +5408,13 @@ vErrors.push(err249);
 }
 errors++;
 }
-if(typeof data122 === "string"){
-if(func1(data122) < 1){
-const err250 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const _errs256 = errors;
+let valid40 = true;
+const _errs257 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("email" !== data1.type){
+const err250 = {};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3260,10 +5425,36 @@ errors++;
 }
 }
 }
-if(data73.timeoutMs !== undefined){
-let data123 = data73.timeoutMs;
-if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
-const err251 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid4 = _errs257 === errors;
+errors = _errs256;
+if(vErrors !== null){
+if(_errs256){
+vErrors.length = _errs256;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs259 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.port === undefined){
+data1.port = null;
+}
+if(data1.security === undefined){
+data1.security = "starttls";
+}
+if(data1.username === undefined){
+data1.username = null;
+}
+if(data1.subjectPrefix === undefined){
+data1.subjectPrefix = "[threatcol]";
+}
+if(data1.minIntervalMs === undefined){
+data1.minIntervalMs = 300000;
+}
+if(data1.host === undefined){
+const err251 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3272,9 +5463,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-if(typeof data123 == "number"){
-if(data123 > 600000 || isNaN(data123)){
-const err252 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(data1.from === undefined){
+const err252 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3283,8 +5473,8 @@ vErrors.push(err252);
 }
 errors++;
 }
-if(data123 < 100 || isNaN(data123)){
-const err253 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(data1.to === undefined){
+const err253 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3293,12 +5483,9 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-}
-if(data73.retryMaxMs !== undefined){
-let data124 = data73.retryMaxMs;
-if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
-const err254 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key14 in data1){
+if(!(func0.call(schema13.properties.outputs.additionalProperties.allOf[4].then.properties, key14))){
+const err254 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3307,9 +5494,11 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(typeof data124 == "number"){
-if(data124 > 3600000 || isNaN(data124)){
-const err255 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+if(data1.type !== undefined){
+let data123 = data1.type;
+if(!(((((data123 === "syslog") || (data123 === "splunk_hec")) || (data123 === "elasticsearch")) || (data123 === "webhook")) || (data123 === "email"))){
+const err255 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3318,8 +5507,10 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data124 < 1000 || isNaN(data124)){
-const err256 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err256 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3329,11 +5520,10 @@ vErrors.push(err256);
 errors++;
 }
 }
-}
-if(data73.maxLag !== undefined){
-let data125 = data73.maxLag;
-if(((typeof data125 !== "string") && (!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))))) && (data125 !== null)){
-const err257 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data1.url !== undefined){
+let data125 = data1.url;
+if((typeof data125 !== "string") && (data125 !== null)){
+const err257 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3342,9 +5532,9 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(typeof data125 == "number"){
-if(data125 < 4096 || isNaN(data125)){
-const err258 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(typeof data125 === "string"){
+if(func1(data125) < 1){
+const err258 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3354,9 +5544,11 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(typeof data125 === "string"){
-if(!pattern10.test(data125)){
-const err259 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+}
+if(data1.format !== undefined){
+let data126 = data1.format;
+if((typeof data126 !== "string") && (data126 !== null)){
+const err259 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3365,12 +5557,9 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-}
-if(data73.startAt !== undefined){
-let data126 = data73.startAt;
-if(!((data126 === "now") || (data126 === "oldest"))){
-const err260 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(typeof data126 === "string"){
+if(func1(data126) < 1){
+const err260 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3380,11 +5569,13 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data73.host !== undefined){
-let data127 = data73.host;
-if(typeof data127 === "string"){
-if(func1(data127) < 1){
-const err261 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.filter !== undefined){
+let data127 = data1.filter;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+for(const key15 in data127){
+if(!(((key15 === "minCriticality") || (key15 === "sensors")) || (key15 === "endpoints"))){
+const err261 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3394,8 +5585,10 @@ vErrors.push(err261);
 errors++;
 }
 }
-else {
-const err262 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data127.minCriticality !== undefined){
+let data128 = data127.minCriticality;
+if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
+const err262 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3404,10 +5597,9 @@ vErrors.push(err262);
 }
 errors++;
 }
-}
-let data128 = data73.port;
-if((!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))) && (data128 !== null)){
-const err263 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.port.type},message:"must be integer,null"};
+if(typeof data128 == "number"){
+if(data128 > 4 || isNaN(data128)){
+const err263 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3416,9 +5608,8 @@ vErrors.push(err263);
 }
 errors++;
 }
-if(typeof data128 == "number"){
-if(data128 > 65535 || isNaN(data128)){
-const err264 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(data128 < 0 || isNaN(data128)){
+const err264 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3427,8 +5618,12 @@ vErrors.push(err264);
 }
 errors++;
 }
-if(data128 < 1 || isNaN(data128)){
-const err265 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data127.sensors !== undefined){
+let data129 = data127.sensors;
+if((!(Array.isArray(data129))) && (data129 !== null)){
+const err265 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3437,10 +5632,13 @@ vErrors.push(err265);
 }
 errors++;
 }
-}
-let data129 = data73.transport;
-if(!((data129 === "tls") || (data129 === "tcp"))){
-const err266 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/transport",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/transport/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.transport.enum},message:"must be equal to one of the allowed values"};
+if(Array.isArray(data129)){
+const len8 = data129.length;
+for(let i8=0; i8<len8; i8++){
+let data130 = data129[i8];
+if(typeof data130 === "string"){
+if(func1(data130) < 1){
+const err266 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3449,9 +5647,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-let data130 = data73.facility;
-if(!((((((((((((((((((((((((data130 === "kern") || (data130 === "user")) || (data130 === "mail")) || (data130 === "daemon")) || (data130 === "auth")) || (data130 === "syslog")) || (data130 === "lpr")) || (data130 === "news")) || (data130 === "uucp")) || (data130 === "cron")) || (data130 === "authpriv")) || (data130 === "ftp")) || (data130 === "ntp")) || (data130 === "audit")) || (data130 === "alert")) || (data130 === "clock")) || (data130 === "local0")) || (data130 === "local1")) || (data130 === "local2")) || (data130 === "local3")) || (data130 === "local4")) || (data130 === "local5")) || (data130 === "local6")) || (data130 === "local7"))){
-const err267 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/facility",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/facility/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.facility.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err267 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3460,9 +5658,13 @@ vErrors.push(err267);
 }
 errors++;
 }
-let data131 = data73.hostname;
-if((typeof data131 !== "string") && (data131 !== null)){
-const err268 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/hostname",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/hostname/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.hostname.type},message:"must be string,null"};
+}
+}
+}
+if(data127.endpoints !== undefined){
+let data131 = data127.endpoints;
+if((!(Array.isArray(data131))) && (data131 !== null)){
+const err268 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3471,10 +5673,12 @@ vErrors.push(err268);
 }
 errors++;
 }
-let data132 = data73.sdId;
-if(typeof data132 === "string"){
-if(!pattern15.test(data132)){
-const err269 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/pattern",keyword:"pattern",params:{pattern: "^[^ =\\]\"]{1,32}$"},message:"must match pattern \""+"^[^ =\\]\"]{1,32}$"+"\""};
+if(Array.isArray(data131)){
+const len9 = data131.length;
+for(let i9=0; i9<len9; i9++){
+let data132 = data131[i9];
+if(!(((data132 === "firewall") || (data132 === "generic")) || (data132 === "syslog"))){
+const err269 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3484,8 +5688,11 @@ vErrors.push(err269);
 errors++;
 }
 }
+}
+}
+}
 else {
-const err270 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err270 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3495,11 +5702,12 @@ vErrors.push(err270);
 errors++;
 }
 }
-var _valid1 = _errs219 === errors;
-valid28 = _valid1;
-}
-if(!valid28){
-const err271 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data1.batch !== undefined){
+let data133 = data1.batch;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+for(const key16 in data133){
+if(!(((key16 === "maxRecords") || (key16 === "maxBytes")) || (key16 === "maxWaitMs"))){
+const err271 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3508,13 +5716,11 @@ vErrors.push(err271);
 }
 errors++;
 }
-const _errs280 = errors;
-let valid37 = true;
-const _errs281 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("splunk_hec" !== data73.type){
-const err272 = {};
+}
+if(data133.maxRecords !== undefined){
+let data134 = data133.maxRecords;
+if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+const err272 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3523,41 +5729,9 @@ vErrors.push(err272);
 }
 errors++;
 }
-}
-}
-var _valid2 = _errs281 === errors;
-errors = _errs280;
-if(vErrors !== null){
-if(_errs280){
-vErrors.length = _errs280;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs283 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.index === undefined){
-data73.index = null;
-}
-if(data73.sourcetype === undefined){
-data73.sourcetype = "threatcol:threat";
-}
-if(data73.source === undefined){
-data73.source = "threatcol";
-}
-if(data73.host === undefined){
-data73.host = null;
-}
-if(data73.ackPollIntervalMs === undefined){
-data73.ackPollIntervalMs = 10000;
-}
-if(data73.ackTimeoutMs === undefined){
-data73.ackTimeoutMs = 300000;
-}
-if(data73.url === undefined){
-const err273 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(typeof data134 == "number"){
+if(data134 > 100000 || isNaN(data134)){
+const err273 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3566,9 +5740,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-for(const key22 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[2].then.properties, key22))){
-const err274 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(data134 < 1 || isNaN(data134)){
+const err274 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3578,10 +5751,11 @@ vErrors.push(err274);
 errors++;
 }
 }
-if(data73.type !== undefined){
-let data134 = data73.type;
-if(!(((((data134 === "syslog") || (data134 === "splunk_hec")) || (data134 === "elasticsearch")) || (data134 === "webhook")) || (data134 === "email"))){
-const err275 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+if(data133.maxBytes !== undefined){
+let data135 = data133.maxBytes;
+if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
+const err275 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3590,10 +5764,9 @@ vErrors.push(err275);
 }
 errors++;
 }
-}
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err276 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data135 == "number"){
+if(data135 > 268435456 || isNaN(data135)){
+const err276 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3602,12 +5775,8 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-if(data73.url !== undefined){
-let data136 = data73.url;
-if(typeof data136 === "string"){
-if(!pattern6.test(data136)){
-const err277 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(data135 < 1024 || isNaN(data135)){
+const err277 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3617,8 +5786,11 @@ vErrors.push(err277);
 errors++;
 }
 }
-else {
-const err278 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data133.maxWaitMs !== undefined){
+let data136 = data133.maxWaitMs;
+if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+const err278 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3627,11 +5799,9 @@ vErrors.push(err278);
 }
 errors++;
 }
-}
-if(data73.format !== undefined){
-let data137 = data73.format;
-if((typeof data137 !== "string") && (data137 !== null)){
-const err279 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
+if(typeof data136 == "number"){
+if(data136 > 3600000 || isNaN(data136)){
+const err279 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3640,9 +5810,8 @@ vErrors.push(err279);
 }
 errors++;
 }
-if(typeof data137 === "string"){
-if(func1(data137) < 1){
-const err280 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data136 < 0 || isNaN(data136)){
+const err280 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -3653,12 +5822,9 @@ errors++;
 }
 }
 }
-if(data73.filter !== undefined){
-let data138 = data73.filter;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-for(const key23 in data138){
-if(!(((key23 === "minCriticality") || (key23 === "sensors")) || (key23 === "endpoints"))){
-const err281 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+else {
+const err281 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -3668,10 +5834,10 @@ vErrors.push(err281);
 errors++;
 }
 }
-if(data138.minCriticality !== undefined){
-let data139 = data138.minCriticality;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
-const err282 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.tokenFile !== undefined){
+let data137 = data1.tokenFile;
+if((typeof data137 !== "string") && (data137 !== null)){
+const err282 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -3680,9 +5846,9 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(typeof data139 == "number"){
-if(data139 > 4 || isNaN(data139)){
-const err283 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(typeof data137 === "string"){
+if(func1(data137) < 1){
+const err283 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -3691,8 +5857,12 @@ vErrors.push(err283);
 }
 errors++;
 }
-if(data139 < 0 || isNaN(data139)){
-const err284 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data1.tokenEnv !== undefined){
+let data138 = data1.tokenEnv;
+if((typeof data138 !== "string") && (data138 !== null)){
+const err284 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -3701,12 +5871,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-}
-if(data138.sensors !== undefined){
-let data140 = data138.sensors;
-if((!(Array.isArray(data140))) && (data140 !== null)){
-const err285 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(typeof data138 === "string"){
+if(!pattern7.test(data138)){
+const err285 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -3715,13 +5882,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(Array.isArray(data140)){
-const len5 = data140.length;
-for(let i5=0; i5<len5; i5++){
-let data141 = data140[i5];
-if(typeof data141 === "string"){
-if(func1(data141) < 1){
-const err286 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data1.passwordFile !== undefined){
+let data139 = data1.passwordFile;
+if((typeof data139 !== "string") && (data139 !== null)){
+const err286 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -3730,9 +5896,9 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-else {
-const err287 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data139 === "string"){
+if(func1(data139) < 1){
+const err287 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -3743,11 +5909,10 @@ errors++;
 }
 }
 }
-}
-if(data138.endpoints !== undefined){
-let data142 = data138.endpoints;
-if((!(Array.isArray(data142))) && (data142 !== null)){
-const err288 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data1.passwordEnv !== undefined){
+let data140 = data1.passwordEnv;
+if((typeof data140 !== "string") && (data140 !== null)){
+const err288 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -3756,12 +5921,9 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(Array.isArray(data142)){
-const len6 = data142.length;
-for(let i6=0; i6<len6; i6++){
-let data143 = data142[i6];
-if(!(((data143 === "firewall") || (data143 === "generic")) || (data143 === "syslog"))){
-const err289 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+if(typeof data140 === "string"){
+if(!pattern7.test(data140)){
+const err289 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -3772,10 +5934,10 @@ errors++;
 }
 }
 }
-}
-}
-else {
-const err290 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.secretFile !== undefined){
+let data141 = data1.secretFile;
+if((typeof data141 !== "string") && (data141 !== null)){
+const err290 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -3784,13 +5946,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-if(data73.batch !== undefined){
-let data144 = data73.batch;
-if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
-for(const key24 in data144){
-if(!(((key24 === "maxRecords") || (key24 === "maxBytes")) || (key24 === "maxWaitMs"))){
-const err291 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(typeof data141 === "string"){
+if(func1(data141) < 1){
+const err291 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -3800,10 +5958,11 @@ vErrors.push(err291);
 errors++;
 }
 }
-if(data144.maxRecords !== undefined){
-let data145 = data144.maxRecords;
-if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
-const err292 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data1.secretEnv !== undefined){
+let data142 = data1.secretEnv;
+if((typeof data142 !== "string") && (data142 !== null)){
+const err292 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -3812,9 +5971,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-if(typeof data145 == "number"){
-if(data145 > 100000 || isNaN(data145)){
-const err293 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(typeof data142 === "string"){
+if(!pattern7.test(data142)){
+const err293 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -3823,8 +5982,12 @@ vErrors.push(err293);
 }
 errors++;
 }
-if(data145 < 1 || isNaN(data145)){
-const err294 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data1.ca !== undefined){
+let data143 = data1.ca;
+if((typeof data143 !== "string") && (data143 !== null)){
+const err294 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -3833,12 +5996,9 @@ vErrors.push(err294);
 }
 errors++;
 }
-}
-}
-if(data144.maxBytes !== undefined){
-let data146 = data144.maxBytes;
-if(!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146)))){
-const err295 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data143 === "string"){
+if(func1(data143) < 1){
+const err295 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -3847,9 +6007,12 @@ vErrors.push(err295);
 }
 errors++;
 }
-if(typeof data146 == "number"){
-if(data146 > 268435456 || isNaN(data146)){
-const err296 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+}
+}
+if(data1.timeoutMs !== undefined){
+let data144 = data1.timeoutMs;
+if(!((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144)))){
+const err296 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -3858,8 +6021,9 @@ vErrors.push(err296);
 }
 errors++;
 }
-if(data146 < 1024 || isNaN(data146)){
-const err297 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(typeof data144 == "number"){
+if(data144 > 600000 || isNaN(data144)){
+const err297 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -3868,12 +6032,8 @@ vErrors.push(err297);
 }
 errors++;
 }
-}
-}
-if(data144.maxWaitMs !== undefined){
-let data147 = data144.maxWaitMs;
-if(!((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147)))){
-const err298 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data144 < 100 || isNaN(data144)){
+const err298 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -3882,9 +6042,12 @@ vErrors.push(err298);
 }
 errors++;
 }
-if(typeof data147 == "number"){
-if(data147 > 3600000 || isNaN(data147)){
-const err299 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+if(data1.retryMaxMs !== undefined){
+let data145 = data1.retryMaxMs;
+if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
+const err299 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -3893,8 +6056,9 @@ vErrors.push(err299);
 }
 errors++;
 }
-if(data147 < 0 || isNaN(data147)){
-const err300 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data145 == "number"){
+if(data145 > 3600000 || isNaN(data145)){
+const err300 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -3903,11 +6067,8 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err301 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data145 < 1000 || isNaN(data145)){
+const err301 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -3917,10 +6078,11 @@ vErrors.push(err301);
 errors++;
 }
 }
-if(data73.tokenFile !== undefined){
-let data148 = data73.tokenFile;
-if((typeof data148 !== "string") && (data148 !== null)){
-const err302 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
+}
+if(data1.maxLag !== undefined){
+let data146 = data1.maxLag;
+if(((typeof data146 !== "string") && (!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))))) && (data146 !== null)){
+const err302 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -3929,9 +6091,9 @@ vErrors.push(err302);
 }
 errors++;
 }
-if(typeof data148 === "string"){
-if(func1(data148) < 1){
-const err303 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data146 == "number"){
+if(data146 < 4096 || isNaN(data146)){
+const err303 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -3941,11 +6103,9 @@ vErrors.push(err303);
 errors++;
 }
 }
-}
-if(data73.tokenEnv !== undefined){
-let data149 = data73.tokenEnv;
-if((typeof data149 !== "string") && (data149 !== null)){
-const err304 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
+if(typeof data146 === "string"){
+if(!pattern10.test(data146)){
+const err304 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -3954,9 +6114,12 @@ vErrors.push(err304);
 }
 errors++;
 }
-if(typeof data149 === "string"){
-if(!pattern7.test(data149)){
-const err305 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data1.startAt !== undefined){
+let data147 = data1.startAt;
+if(!((data147 === "now") || (data147 === "oldest"))){
+const err305 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -3966,11 +6129,11 @@ vErrors.push(err305);
 errors++;
 }
 }
-}
-if(data73.passwordFile !== undefined){
-let data150 = data73.passwordFile;
-if((typeof data150 !== "string") && (data150 !== null)){
-const err306 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
+if(data1.host !== undefined){
+let data148 = data1.host;
+if(typeof data148 === "string"){
+if(func1(data148) < 1){
+const err306 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -3979,9 +6142,9 @@ vErrors.push(err306);
 }
 errors++;
 }
-if(typeof data150 === "string"){
-if(func1(data150) < 1){
-const err307 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err307 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -3991,11 +6154,9 @@ vErrors.push(err307);
 errors++;
 }
 }
-}
-if(data73.passwordEnv !== undefined){
-let data151 = data73.passwordEnv;
-if((typeof data151 !== "string") && (data151 !== null)){
-const err308 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
+let data149 = data1.port;
+if((!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))) && (data149 !== null)){
+const err308 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.port.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -4004,9 +6165,9 @@ vErrors.push(err308);
 }
 errors++;
 }
-if(typeof data151 === "string"){
-if(!pattern7.test(data151)){
-const err309 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data149 == "number"){
+if(data149 > 65535 || isNaN(data149)){
+const err309 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -4015,12 +6176,8 @@ vErrors.push(err309);
 }
 errors++;
 }
-}
-}
-if(data73.secretFile !== undefined){
-let data152 = data73.secretFile;
-if((typeof data152 !== "string") && (data152 !== null)){
-const err310 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
+if(data149 < 1 || isNaN(data149)){
+const err310 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -4029,9 +6186,10 @@ vErrors.push(err310);
 }
 errors++;
 }
-if(typeof data152 === "string"){
-if(func1(data152) < 1){
-const err311 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+let data150 = data1.security;
+if(!((data150 === "starttls") || (data150 === "tls"))){
+const err311 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/security",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/security/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.security.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -4040,12 +6198,9 @@ vErrors.push(err311);
 }
 errors++;
 }
-}
-}
-if(data73.secretEnv !== undefined){
-let data153 = data73.secretEnv;
-if((typeof data153 !== "string") && (data153 !== null)){
-const err312 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
+let data151 = data1.username;
+if((typeof data151 !== "string") && (data151 !== null)){
+const err312 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/username/type",keyword:"type",params:{type: schema13.properties.outputs.additionalProperties.allOf[4].then.properties.username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -4054,9 +6209,11 @@ vErrors.push(err312);
 }
 errors++;
 }
-if(typeof data153 === "string"){
-if(!pattern7.test(data153)){
-const err313 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data1.from !== undefined){
+let data152 = data1.from;
+if(typeof data152 === "string"){
+if(func1(data152) < 3){
+const err313 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -4066,11 +6223,8 @@ vErrors.push(err313);
 errors++;
 }
 }
-}
-if(data73.ca !== undefined){
-let data154 = data73.ca;
-if((typeof data154 !== "string") && (data154 !== null)){
-const err314 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
+else {
+const err314 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -4079,9 +6233,12 @@ vErrors.push(err314);
 }
 errors++;
 }
-if(typeof data154 === "string"){
-if(func1(data154) < 1){
-const err315 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.to !== undefined){
+let data153 = data1.to;
+if(Array.isArray(data153)){
+if(data153.length < 1){
+const err315 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -4090,12 +6247,12 @@ vErrors.push(err315);
 }
 errors++;
 }
-}
-}
-if(data73.timeoutMs !== undefined){
-let data155 = data73.timeoutMs;
-if(!((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155)))){
-const err316 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const len10 = data153.length;
+for(let i10=0; i10<len10; i10++){
+let data154 = data153[i10];
+if(typeof data154 === "string"){
+if(func1(data154) < 3){
+const err316 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -4104,9 +6261,9 @@ vErrors.push(err316);
 }
 errors++;
 }
-if(typeof data155 == "number"){
-if(data155 > 600000 || isNaN(data155)){
-const err317 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+else {
+const err317 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -4115,8 +6272,10 @@ vErrors.push(err317);
 }
 errors++;
 }
-if(data155 < 100 || isNaN(data155)){
-const err318 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+else {
+const err318 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -4126,11 +6285,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-}
-if(data73.retryMaxMs !== undefined){
-let data156 = data73.retryMaxMs;
-if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
-const err319 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data1.subjectPrefix !== "string"){
+const err319 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/subjectPrefix",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/subjectPrefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -4139,9 +6295,9 @@ vErrors.push(err319);
 }
 errors++;
 }
-if(typeof data156 == "number"){
-if(data156 > 3600000 || isNaN(data156)){
-const err320 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+let data156 = data1.minIntervalMs;
+if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
+const err320 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -4150,8 +6306,9 @@ vErrors.push(err320);
 }
 errors++;
 }
-if(data156 < 1000 || isNaN(data156)){
-const err321 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(typeof data156 == "number"){
+if(data156 > 86400000 || isNaN(data156)){
+const err321 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -4160,12 +6317,8 @@ vErrors.push(err321);
 }
 errors++;
 }
-}
-}
-if(data73.maxLag !== undefined){
-let data157 = data73.maxLag;
-if(((typeof data157 !== "string") && (!((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))))) && (data157 !== null)){
-const err322 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data156 < 1000 || isNaN(data156)){
+const err322 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -4174,9 +6327,13 @@ vErrors.push(err322);
 }
 errors++;
 }
-if(typeof data157 == "number"){
-if(data157 < 4096 || isNaN(data157)){
-const err323 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+}
+}
+var _valid4 = _errs259 === errors;
+valid40 = _valid4;
+}
+if(!valid40){
+const err323 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -4185,10 +6342,9 @@ vErrors.push(err323);
 }
 errors++;
 }
-}
-if(typeof data157 === "string"){
-if(!pattern10.test(data157)){
-const err324 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type === undefined){
+const err324 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -4197,12 +6353,10 @@ vErrors.push(err324);
 }
 errors++;
 }
-}
-}
-if(data73.startAt !== undefined){
-let data158 = data73.startAt;
-if(!((data158 === "now") || (data158 === "oldest"))){
-const err325 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data1.type !== undefined){
+let data157 = data1.type;
+if(!(((((data157 === "syslog") || (data157 === "splunk_hec")) || (data157 === "elasticsearch")) || (data157 === "webhook")) || (data157 === "email"))){
+const err325 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema13.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -4212,9 +6366,9 @@ vErrors.push(err325);
 errors++;
 }
 }
-let data159 = data73.index;
-if((typeof data159 !== "string") && (data159 !== null)){
-const err326 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/index/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.index.type},message:"must be string,null"};
+}
+else {
+const err326 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -4223,10 +6377,10 @@ vErrors.push(err326);
 }
 errors++;
 }
-let data160 = data73.sourcetype;
-if(typeof data160 === "string"){
-if(func1(data160) < 1){
-const err327 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err327 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -4237,7 +6391,7 @@ errors++;
 }
 }
 else {
-const err328 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err328 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -4246,2015 +6400,191 @@ vErrors.push(err328);
 }
 errors++;
 }
-let data161 = data73.source;
-if(typeof data161 === "string"){
-if(func1(data161) < 1){
-const err329 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err329];
-}
-else {
-vErrors.push(err329);
-}
-errors++;
-}
-}
-else {
-const err330 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err330];
-}
-else {
-vErrors.push(err330);
-}
-errors++;
-}
-let data162 = data73.host;
-if((typeof data162 !== "string") && (data162 !== null)){
-const err331 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/host/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.host.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err331];
-}
-else {
-vErrors.push(err331);
-}
-errors++;
-}
-let data163 = data73.ackPollIntervalMs;
-if(!((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163)))){
-const err332 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err332];
-}
-else {
-vErrors.push(err332);
-}
-errors++;
-}
-if(typeof data163 == "number"){
-if(data163 > 86400000 || isNaN(data163)){
-const err333 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
-if(vErrors === null){
-vErrors = [err333];
-}
-else {
-vErrors.push(err333);
-}
-errors++;
-}
-if(data163 < 1 || isNaN(data163)){
-const err334 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err334];
-}
-else {
-vErrors.push(err334);
-}
-errors++;
-}
-}
-let data164 = data73.ackTimeoutMs;
-if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
-const err335 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err335];
-}
-else {
-vErrors.push(err335);
-}
-errors++;
-}
-if(typeof data164 == "number"){
-if(data164 > 86400000 || isNaN(data164)){
-const err336 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
-if(vErrors === null){
-vErrors = [err336];
-}
-else {
-vErrors.push(err336);
-}
-errors++;
-}
-if(data164 < 1 || isNaN(data164)){
-const err337 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err337];
-}
-else {
-vErrors.push(err337);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs283 === errors;
-valid37 = _valid2;
-}
-if(!valid37){
-const err338 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err338];
-}
-else {
-vErrors.push(err338);
-}
-errors++;
-}
-const _errs347 = errors;
-let valid46 = true;
-const _errs348 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("elasticsearch" !== data73.type){
-const err339 = {};
-if(vErrors === null){
-vErrors = [err339];
-}
-else {
-vErrors.push(err339);
-}
-errors++;
-}
-}
-}
-var _valid3 = _errs348 === errors;
-errors = _errs347;
-if(vErrors !== null){
-if(_errs347){
-vErrors.length = _errs347;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid3){
-const _errs350 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.index === undefined){
-data73.index = "threatcol";
-}
-if(data73.username === undefined){
-data73.username = null;
-}
-if(data73.timestampField === undefined){
-data73.timestampField = "@timestamp";
-}
-if(data73.url === undefined){
-const err340 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
-if(vErrors === null){
-vErrors = [err340];
-}
-else {
-vErrors.push(err340);
-}
-errors++;
-}
-for(const key25 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[3].then.properties, key25))){
-const err341 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err341];
-}
-else {
-vErrors.push(err341);
-}
-errors++;
-}
-}
-if(data73.type !== undefined){
-let data166 = data73.type;
-if(!(((((data166 === "syslog") || (data166 === "splunk_hec")) || (data166 === "elasticsearch")) || (data166 === "webhook")) || (data166 === "email"))){
-const err342 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err342];
-}
-else {
-vErrors.push(err342);
-}
-errors++;
-}
-}
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err343 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err343];
-}
-else {
-vErrors.push(err343);
-}
-errors++;
-}
-}
-if(data73.url !== undefined){
-let data168 = data73.url;
-if(typeof data168 === "string"){
-if(!pattern6.test(data168)){
-const err344 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
-if(vErrors === null){
-vErrors = [err344];
-}
-else {
-vErrors.push(err344);
-}
-errors++;
-}
-}
-else {
-const err345 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err345];
-}
-else {
-vErrors.push(err345);
-}
-errors++;
-}
-}
-if(data73.format !== undefined){
-let data169 = data73.format;
-if((typeof data169 !== "string") && (data169 !== null)){
-const err346 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err346];
-}
-else {
-vErrors.push(err346);
-}
-errors++;
-}
-if(typeof data169 === "string"){
-if(func1(data169) < 1){
-const err347 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err347];
-}
-else {
-vErrors.push(err347);
-}
-errors++;
-}
-}
-}
-if(data73.filter !== undefined){
-let data170 = data73.filter;
-if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
-for(const key26 in data170){
-if(!(((key26 === "minCriticality") || (key26 === "sensors")) || (key26 === "endpoints"))){
-const err348 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err348];
-}
-else {
-vErrors.push(err348);
-}
-errors++;
-}
-}
-if(data170.minCriticality !== undefined){
-let data171 = data170.minCriticality;
-if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
-const err349 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err349];
-}
-else {
-vErrors.push(err349);
-}
-errors++;
-}
-if(typeof data171 == "number"){
-if(data171 > 4 || isNaN(data171)){
-const err350 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
-if(vErrors === null){
-vErrors = [err350];
-}
-else {
-vErrors.push(err350);
-}
-errors++;
-}
-if(data171 < 0 || isNaN(data171)){
-const err351 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err351];
-}
-else {
-vErrors.push(err351);
-}
-errors++;
-}
-}
-}
-if(data170.sensors !== undefined){
-let data172 = data170.sensors;
-if((!(Array.isArray(data172))) && (data172 !== null)){
-const err352 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err352];
-}
-else {
-vErrors.push(err352);
-}
-errors++;
-}
-if(Array.isArray(data172)){
-const len7 = data172.length;
-for(let i7=0; i7<len7; i7++){
-let data173 = data172[i7];
-if(typeof data173 === "string"){
-if(func1(data173) < 1){
-const err353 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err353];
-}
-else {
-vErrors.push(err353);
-}
-errors++;
-}
-}
-else {
-const err354 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err354];
-}
-else {
-vErrors.push(err354);
-}
-errors++;
-}
-}
-}
-}
-if(data170.endpoints !== undefined){
-let data174 = data170.endpoints;
-if((!(Array.isArray(data174))) && (data174 !== null)){
-const err355 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err355];
-}
-else {
-vErrors.push(err355);
-}
-errors++;
-}
-if(Array.isArray(data174)){
-const len8 = data174.length;
-for(let i8=0; i8<len8; i8++){
-let data175 = data174[i8];
-if(!(((data175 === "firewall") || (data175 === "generic")) || (data175 === "syslog"))){
-const err356 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err356];
-}
-else {
-vErrors.push(err356);
-}
-errors++;
-}
-}
-}
-}
-}
-else {
-const err357 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err357];
-}
-else {
-vErrors.push(err357);
-}
-errors++;
-}
-}
-if(data73.batch !== undefined){
-let data176 = data73.batch;
-if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
-for(const key27 in data176){
-if(!(((key27 === "maxRecords") || (key27 === "maxBytes")) || (key27 === "maxWaitMs"))){
-const err358 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err358];
-}
-else {
-vErrors.push(err358);
-}
-errors++;
-}
-}
-if(data176.maxRecords !== undefined){
-let data177 = data176.maxRecords;
-if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
-const err359 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err359];
-}
-else {
-vErrors.push(err359);
-}
-errors++;
-}
-if(typeof data177 == "number"){
-if(data177 > 100000 || isNaN(data177)){
-const err360 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
-if(vErrors === null){
-vErrors = [err360];
-}
-else {
-vErrors.push(err360);
-}
-errors++;
-}
-if(data177 < 1 || isNaN(data177)){
-const err361 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err361];
-}
-else {
-vErrors.push(err361);
-}
-errors++;
-}
-}
-}
-if(data176.maxBytes !== undefined){
-let data178 = data176.maxBytes;
-if(!((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178)))){
-const err362 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err362];
-}
-else {
-vErrors.push(err362);
-}
-errors++;
-}
-if(typeof data178 == "number"){
-if(data178 > 268435456 || isNaN(data178)){
-const err363 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
-if(vErrors === null){
-vErrors = [err363];
-}
-else {
-vErrors.push(err363);
-}
-errors++;
-}
-if(data178 < 1024 || isNaN(data178)){
-const err364 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
-if(vErrors === null){
-vErrors = [err364];
-}
-else {
-vErrors.push(err364);
-}
-errors++;
-}
-}
-}
-if(data176.maxWaitMs !== undefined){
-let data179 = data176.maxWaitMs;
-if(!((typeof data179 == "number") && (!(data179 % 1) && !isNaN(data179)))){
-const err365 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err365];
-}
-else {
-vErrors.push(err365);
-}
-errors++;
-}
-if(typeof data179 == "number"){
-if(data179 > 3600000 || isNaN(data179)){
-const err366 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err366];
-}
-else {
-vErrors.push(err366);
-}
-errors++;
-}
-if(data179 < 0 || isNaN(data179)){
-const err367 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err367];
-}
-else {
-vErrors.push(err367);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err368 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err368];
-}
-else {
-vErrors.push(err368);
-}
-errors++;
-}
-}
-if(data73.tokenFile !== undefined){
-let data180 = data73.tokenFile;
-if((typeof data180 !== "string") && (data180 !== null)){
-const err369 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err369];
-}
-else {
-vErrors.push(err369);
-}
-errors++;
-}
-if(typeof data180 === "string"){
-if(func1(data180) < 1){
-const err370 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err370];
-}
-else {
-vErrors.push(err370);
-}
-errors++;
-}
-}
-}
-if(data73.tokenEnv !== undefined){
-let data181 = data73.tokenEnv;
-if((typeof data181 !== "string") && (data181 !== null)){
-const err371 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err371];
-}
-else {
-vErrors.push(err371);
-}
-errors++;
-}
-if(typeof data181 === "string"){
-if(!pattern7.test(data181)){
-const err372 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err372];
-}
-else {
-vErrors.push(err372);
-}
-errors++;
-}
-}
-}
-if(data73.passwordFile !== undefined){
-let data182 = data73.passwordFile;
-if((typeof data182 !== "string") && (data182 !== null)){
-const err373 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err373];
-}
-else {
-vErrors.push(err373);
-}
-errors++;
-}
-if(typeof data182 === "string"){
-if(func1(data182) < 1){
-const err374 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err374];
-}
-else {
-vErrors.push(err374);
-}
-errors++;
-}
-}
-}
-if(data73.passwordEnv !== undefined){
-let data183 = data73.passwordEnv;
-if((typeof data183 !== "string") && (data183 !== null)){
-const err375 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err375];
-}
-else {
-vErrors.push(err375);
-}
-errors++;
-}
-if(typeof data183 === "string"){
-if(!pattern7.test(data183)){
-const err376 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err376];
-}
-else {
-vErrors.push(err376);
-}
-errors++;
-}
-}
-}
-if(data73.secretFile !== undefined){
-let data184 = data73.secretFile;
-if((typeof data184 !== "string") && (data184 !== null)){
-const err377 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err377];
-}
-else {
-vErrors.push(err377);
-}
-errors++;
-}
-if(typeof data184 === "string"){
-if(func1(data184) < 1){
-const err378 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err378];
-}
-else {
-vErrors.push(err378);
-}
-errors++;
-}
-}
-}
-if(data73.secretEnv !== undefined){
-let data185 = data73.secretEnv;
-if((typeof data185 !== "string") && (data185 !== null)){
-const err379 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err379];
-}
-else {
-vErrors.push(err379);
-}
-errors++;
-}
-if(typeof data185 === "string"){
-if(!pattern7.test(data185)){
-const err380 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err380];
-}
-else {
-vErrors.push(err380);
-}
-errors++;
-}
-}
-}
-if(data73.ca !== undefined){
-let data186 = data73.ca;
-if((typeof data186 !== "string") && (data186 !== null)){
-const err381 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err381];
-}
-else {
-vErrors.push(err381);
-}
-errors++;
-}
-if(typeof data186 === "string"){
-if(func1(data186) < 1){
-const err382 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err382];
-}
-else {
-vErrors.push(err382);
-}
-errors++;
-}
-}
-}
-if(data73.timeoutMs !== undefined){
-let data187 = data73.timeoutMs;
-if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
-const err383 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err383];
-}
-else {
-vErrors.push(err383);
-}
-errors++;
-}
-if(typeof data187 == "number"){
-if(data187 > 600000 || isNaN(data187)){
-const err384 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
-if(vErrors === null){
-vErrors = [err384];
-}
-else {
-vErrors.push(err384);
-}
-errors++;
-}
-if(data187 < 100 || isNaN(data187)){
-const err385 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
-if(vErrors === null){
-vErrors = [err385];
-}
-else {
-vErrors.push(err385);
-}
-errors++;
-}
-}
-}
-if(data73.retryMaxMs !== undefined){
-let data188 = data73.retryMaxMs;
-if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
-const err386 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err386];
-}
-else {
-vErrors.push(err386);
-}
-errors++;
-}
-if(typeof data188 == "number"){
-if(data188 > 3600000 || isNaN(data188)){
-const err387 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err387];
-}
-else {
-vErrors.push(err387);
-}
-errors++;
-}
-if(data188 < 1000 || isNaN(data188)){
-const err388 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
-if(vErrors === null){
-vErrors = [err388];
-}
-else {
-vErrors.push(err388);
-}
-errors++;
-}
-}
-}
-if(data73.maxLag !== undefined){
-let data189 = data73.maxLag;
-if(((typeof data189 !== "string") && (!((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))))) && (data189 !== null)){
-const err389 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
-if(vErrors === null){
-vErrors = [err389];
-}
-else {
-vErrors.push(err389);
-}
-errors++;
-}
-if(typeof data189 == "number"){
-if(data189 < 4096 || isNaN(data189)){
-const err390 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
-if(vErrors === null){
-vErrors = [err390];
-}
-else {
-vErrors.push(err390);
-}
-errors++;
-}
-}
-if(typeof data189 === "string"){
-if(!pattern10.test(data189)){
-const err391 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
-if(vErrors === null){
-vErrors = [err391];
-}
-else {
-vErrors.push(err391);
-}
-errors++;
-}
-}
-}
-if(data73.startAt !== undefined){
-let data190 = data73.startAt;
-if(!((data190 === "now") || (data190 === "oldest"))){
-const err392 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err392];
-}
-else {
-vErrors.push(err392);
-}
-errors++;
-}
-}
-let data191 = data73.index;
-if(typeof data191 === "string"){
-if(func1(data191) < 1){
-const err393 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err393];
-}
-else {
-vErrors.push(err393);
-}
-errors++;
-}
-}
-else {
-const err394 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err394];
-}
-else {
-vErrors.push(err394);
-}
-errors++;
-}
-let data192 = data73.username;
-if((typeof data192 !== "string") && (data192 !== null)){
-const err395 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.username.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err395];
-}
-else {
-vErrors.push(err395);
-}
-errors++;
-}
-let data193 = data73.timestampField;
-if((typeof data193 !== "string") && (data193 !== null)){
-const err396 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.timestampField.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err396];
-}
-else {
-vErrors.push(err396);
-}
-errors++;
-}
-if(typeof data193 === "string"){
-if(func1(data193) < 1){
-const err397 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err397];
-}
-else {
-vErrors.push(err397);
-}
-errors++;
-}
-}
-}
-var _valid3 = _errs350 === errors;
-valid46 = _valid3;
-}
-if(!valid46){
-const err398 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err398];
-}
-else {
-vErrors.push(err398);
-}
-errors++;
-}
-const _errs408 = errors;
-let valid55 = true;
-const _errs409 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type !== undefined){
-if("email" !== data73.type){
-const err399 = {};
-if(vErrors === null){
-vErrors = [err399];
-}
-else {
-vErrors.push(err399);
-}
-errors++;
-}
-}
-}
-var _valid4 = _errs409 === errors;
-errors = _errs408;
-if(vErrors !== null){
-if(_errs408){
-vErrors.length = _errs408;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid4){
-const _errs411 = errors;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.port === undefined){
-data73.port = null;
-}
-if(data73.security === undefined){
-data73.security = "starttls";
-}
-if(data73.username === undefined){
-data73.username = null;
-}
-if(data73.subjectPrefix === undefined){
-data73.subjectPrefix = "[threatcol]";
-}
-if(data73.minIntervalMs === undefined){
-data73.minIntervalMs = 300000;
-}
-if(data73.host === undefined){
-const err400 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
-if(vErrors === null){
-vErrors = [err400];
-}
-else {
-vErrors.push(err400);
-}
-errors++;
-}
-if(data73.from === undefined){
-const err401 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
-if(vErrors === null){
-vErrors = [err401];
-}
-else {
-vErrors.push(err401);
-}
-errors++;
-}
-if(data73.to === undefined){
-const err402 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
-if(vErrors === null){
-vErrors = [err402];
-}
-else {
-vErrors.push(err402);
-}
-errors++;
-}
-for(const key28 in data73){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[4].then.properties, key28))){
-const err403 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err403];
-}
-else {
-vErrors.push(err403);
-}
-errors++;
-}
-}
-if(data73.type !== undefined){
-let data195 = data73.type;
-if(!(((((data195 === "syslog") || (data195 === "splunk_hec")) || (data195 === "elasticsearch")) || (data195 === "webhook")) || (data195 === "email"))){
-const err404 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err404];
-}
-else {
-vErrors.push(err404);
-}
-errors++;
-}
-}
-if(data73.enabled !== undefined){
-if(typeof data73.enabled !== "boolean"){
-const err405 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err405];
-}
-else {
-vErrors.push(err405);
-}
-errors++;
-}
-}
-if(data73.url !== undefined){
-let data197 = data73.url;
-if((typeof data197 !== "string") && (data197 !== null)){
-const err406 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err406];
-}
-else {
-vErrors.push(err406);
-}
-errors++;
-}
-if(typeof data197 === "string"){
-if(func1(data197) < 1){
-const err407 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err407];
-}
-else {
-vErrors.push(err407);
-}
-errors++;
-}
-}
-}
-if(data73.format !== undefined){
-let data198 = data73.format;
-if((typeof data198 !== "string") && (data198 !== null)){
-const err408 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err408];
-}
-else {
-vErrors.push(err408);
-}
-errors++;
-}
-if(typeof data198 === "string"){
-if(func1(data198) < 1){
-const err409 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err409];
-}
-else {
-vErrors.push(err409);
-}
-errors++;
-}
-}
-}
-if(data73.filter !== undefined){
-let data199 = data73.filter;
-if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
-for(const key29 in data199){
-if(!(((key29 === "minCriticality") || (key29 === "sensors")) || (key29 === "endpoints"))){
-const err410 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err410];
-}
-else {
-vErrors.push(err410);
-}
-errors++;
-}
-}
-if(data199.minCriticality !== undefined){
-let data200 = data199.minCriticality;
-if(!((typeof data200 == "number") && (!(data200 % 1) && !isNaN(data200)))){
-const err411 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err411];
-}
-else {
-vErrors.push(err411);
-}
-errors++;
-}
-if(typeof data200 == "number"){
-if(data200 > 4 || isNaN(data200)){
-const err412 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
-if(vErrors === null){
-vErrors = [err412];
-}
-else {
-vErrors.push(err412);
-}
-errors++;
-}
-if(data200 < 0 || isNaN(data200)){
-const err413 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err413];
-}
-else {
-vErrors.push(err413);
-}
-errors++;
-}
-}
-}
-if(data199.sensors !== undefined){
-let data201 = data199.sensors;
-if((!(Array.isArray(data201))) && (data201 !== null)){
-const err414 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err414];
-}
-else {
-vErrors.push(err414);
-}
-errors++;
-}
-if(Array.isArray(data201)){
-const len9 = data201.length;
-for(let i9=0; i9<len9; i9++){
-let data202 = data201[i9];
-if(typeof data202 === "string"){
-if(func1(data202) < 1){
-const err415 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err415];
-}
-else {
-vErrors.push(err415);
-}
-errors++;
-}
-}
-else {
-const err416 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err416];
-}
-else {
-vErrors.push(err416);
-}
-errors++;
-}
-}
-}
-}
-if(data199.endpoints !== undefined){
-let data203 = data199.endpoints;
-if((!(Array.isArray(data203))) && (data203 !== null)){
-const err417 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err417];
-}
-else {
-vErrors.push(err417);
-}
-errors++;
-}
-if(Array.isArray(data203)){
-const len10 = data203.length;
-for(let i10=0; i10<len10; i10++){
-let data204 = data203[i10];
-if(!(((data204 === "firewall") || (data204 === "generic")) || (data204 === "syslog"))){
-const err418 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err418];
-}
-else {
-vErrors.push(err418);
-}
-errors++;
-}
-}
-}
-}
-}
-else {
-const err419 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err419];
-}
-else {
-vErrors.push(err419);
-}
-errors++;
-}
-}
-if(data73.batch !== undefined){
-let data205 = data73.batch;
-if(data205 && typeof data205 == "object" && !Array.isArray(data205)){
-for(const key30 in data205){
-if(!(((key30 === "maxRecords") || (key30 === "maxBytes")) || (key30 === "maxWaitMs"))){
-const err420 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err420];
-}
-else {
-vErrors.push(err420);
-}
-errors++;
-}
-}
-if(data205.maxRecords !== undefined){
-let data206 = data205.maxRecords;
-if(!((typeof data206 == "number") && (!(data206 % 1) && !isNaN(data206)))){
-const err421 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err421];
-}
-else {
-vErrors.push(err421);
-}
-errors++;
-}
-if(typeof data206 == "number"){
-if(data206 > 100000 || isNaN(data206)){
-const err422 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
-if(vErrors === null){
-vErrors = [err422];
-}
-else {
-vErrors.push(err422);
-}
-errors++;
-}
-if(data206 < 1 || isNaN(data206)){
-const err423 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err423];
-}
-else {
-vErrors.push(err423);
-}
-errors++;
-}
-}
-}
-if(data205.maxBytes !== undefined){
-let data207 = data205.maxBytes;
-if(!((typeof data207 == "number") && (!(data207 % 1) && !isNaN(data207)))){
-const err424 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err424];
-}
-else {
-vErrors.push(err424);
-}
-errors++;
-}
-if(typeof data207 == "number"){
-if(data207 > 268435456 || isNaN(data207)){
-const err425 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
-if(vErrors === null){
-vErrors = [err425];
-}
-else {
-vErrors.push(err425);
-}
-errors++;
-}
-if(data207 < 1024 || isNaN(data207)){
-const err426 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
-if(vErrors === null){
-vErrors = [err426];
-}
-else {
-vErrors.push(err426);
-}
-errors++;
-}
-}
-}
-if(data205.maxWaitMs !== undefined){
-let data208 = data205.maxWaitMs;
-if(!((typeof data208 == "number") && (!(data208 % 1) && !isNaN(data208)))){
-const err427 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err427];
-}
-else {
-vErrors.push(err427);
-}
-errors++;
-}
-if(typeof data208 == "number"){
-if(data208 > 3600000 || isNaN(data208)){
-const err428 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err428];
-}
-else {
-vErrors.push(err428);
-}
-errors++;
-}
-if(data208 < 0 || isNaN(data208)){
-const err429 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err429];
-}
-else {
-vErrors.push(err429);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err430 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err430];
-}
-else {
-vErrors.push(err430);
-}
-errors++;
-}
-}
-if(data73.tokenFile !== undefined){
-let data209 = data73.tokenFile;
-if((typeof data209 !== "string") && (data209 !== null)){
-const err431 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err431];
-}
-else {
-vErrors.push(err431);
-}
-errors++;
-}
-if(typeof data209 === "string"){
-if(func1(data209) < 1){
-const err432 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err432];
-}
-else {
-vErrors.push(err432);
-}
-errors++;
-}
-}
-}
-if(data73.tokenEnv !== undefined){
-let data210 = data73.tokenEnv;
-if((typeof data210 !== "string") && (data210 !== null)){
-const err433 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err433];
-}
-else {
-vErrors.push(err433);
-}
-errors++;
-}
-if(typeof data210 === "string"){
-if(!pattern7.test(data210)){
-const err434 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err434];
-}
-else {
-vErrors.push(err434);
-}
-errors++;
-}
-}
-}
-if(data73.passwordFile !== undefined){
-let data211 = data73.passwordFile;
-if((typeof data211 !== "string") && (data211 !== null)){
-const err435 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err435];
-}
-else {
-vErrors.push(err435);
-}
-errors++;
-}
-if(typeof data211 === "string"){
-if(func1(data211) < 1){
-const err436 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err436];
-}
-else {
-vErrors.push(err436);
-}
-errors++;
-}
-}
-}
-if(data73.passwordEnv !== undefined){
-let data212 = data73.passwordEnv;
-if((typeof data212 !== "string") && (data212 !== null)){
-const err437 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err437];
-}
-else {
-vErrors.push(err437);
-}
-errors++;
-}
-if(typeof data212 === "string"){
-if(!pattern7.test(data212)){
-const err438 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err438];
-}
-else {
-vErrors.push(err438);
-}
-errors++;
-}
-}
-}
-if(data73.secretFile !== undefined){
-let data213 = data73.secretFile;
-if((typeof data213 !== "string") && (data213 !== null)){
-const err439 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err439];
-}
-else {
-vErrors.push(err439);
-}
-errors++;
-}
-if(typeof data213 === "string"){
-if(func1(data213) < 1){
-const err440 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err440];
-}
-else {
-vErrors.push(err440);
-}
-errors++;
-}
-}
-}
-if(data73.secretEnv !== undefined){
-let data214 = data73.secretEnv;
-if((typeof data214 !== "string") && (data214 !== null)){
-const err441 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err441];
-}
-else {
-vErrors.push(err441);
-}
-errors++;
-}
-if(typeof data214 === "string"){
-if(!pattern7.test(data214)){
-const err442 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err442];
-}
-else {
-vErrors.push(err442);
-}
-errors++;
-}
-}
-}
-if(data73.ca !== undefined){
-let data215 = data73.ca;
-if((typeof data215 !== "string") && (data215 !== null)){
-const err443 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err443];
-}
-else {
-vErrors.push(err443);
-}
-errors++;
-}
-if(typeof data215 === "string"){
-if(func1(data215) < 1){
-const err444 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err444];
-}
-else {
-vErrors.push(err444);
-}
-errors++;
-}
-}
-}
-if(data73.timeoutMs !== undefined){
-let data216 = data73.timeoutMs;
-if(!((typeof data216 == "number") && (!(data216 % 1) && !isNaN(data216)))){
-const err445 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err445];
-}
-else {
-vErrors.push(err445);
-}
-errors++;
-}
-if(typeof data216 == "number"){
-if(data216 > 600000 || isNaN(data216)){
-const err446 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
-if(vErrors === null){
-vErrors = [err446];
-}
-else {
-vErrors.push(err446);
-}
-errors++;
-}
-if(data216 < 100 || isNaN(data216)){
-const err447 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
-if(vErrors === null){
-vErrors = [err447];
-}
-else {
-vErrors.push(err447);
-}
-errors++;
-}
-}
-}
-if(data73.retryMaxMs !== undefined){
-let data217 = data73.retryMaxMs;
-if(!((typeof data217 == "number") && (!(data217 % 1) && !isNaN(data217)))){
-const err448 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err448];
-}
-else {
-vErrors.push(err448);
-}
-errors++;
-}
-if(typeof data217 == "number"){
-if(data217 > 3600000 || isNaN(data217)){
-const err449 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err449];
-}
-else {
-vErrors.push(err449);
-}
-errors++;
-}
-if(data217 < 1000 || isNaN(data217)){
-const err450 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
-if(vErrors === null){
-vErrors = [err450];
-}
-else {
-vErrors.push(err450);
-}
-errors++;
-}
-}
-}
-if(data73.maxLag !== undefined){
-let data218 = data73.maxLag;
-if(((typeof data218 !== "string") && (!((typeof data218 == "number") && (!(data218 % 1) && !isNaN(data218))))) && (data218 !== null)){
-const err451 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
-if(vErrors === null){
-vErrors = [err451];
-}
-else {
-vErrors.push(err451);
-}
-errors++;
-}
-if(typeof data218 == "number"){
-if(data218 < 4096 || isNaN(data218)){
-const err452 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
-if(vErrors === null){
-vErrors = [err452];
-}
-else {
-vErrors.push(err452);
-}
-errors++;
-}
-}
-if(typeof data218 === "string"){
-if(!pattern10.test(data218)){
-const err453 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
-if(vErrors === null){
-vErrors = [err453];
-}
-else {
-vErrors.push(err453);
-}
-errors++;
-}
-}
-}
-if(data73.startAt !== undefined){
-let data219 = data73.startAt;
-if(!((data219 === "now") || (data219 === "oldest"))){
-const err454 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err454];
-}
-else {
-vErrors.push(err454);
-}
-errors++;
-}
-}
-if(data73.host !== undefined){
-let data220 = data73.host;
-if(typeof data220 === "string"){
-if(func1(data220) < 1){
-const err455 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err455];
-}
-else {
-vErrors.push(err455);
-}
-errors++;
-}
-}
-else {
-const err456 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err456];
-}
-else {
-vErrors.push(err456);
-}
-errors++;
-}
-}
-let data221 = data73.port;
-if((!((typeof data221 == "number") && (!(data221 % 1) && !isNaN(data221)))) && (data221 !== null)){
-const err457 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.port.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err457];
-}
-else {
-vErrors.push(err457);
-}
-errors++;
-}
-if(typeof data221 == "number"){
-if(data221 > 65535 || isNaN(data221)){
-const err458 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err458];
-}
-else {
-vErrors.push(err458);
-}
-errors++;
-}
-if(data221 < 1 || isNaN(data221)){
-const err459 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err459];
-}
-else {
-vErrors.push(err459);
-}
-errors++;
-}
-}
-let data222 = data73.security;
-if(!((data222 === "starttls") || (data222 === "tls"))){
-const err460 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/security",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/security/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.security.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err460];
-}
-else {
-vErrors.push(err460);
-}
-errors++;
-}
-let data223 = data73.username;
-if((typeof data223 !== "string") && (data223 !== null)){
-const err461 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.username.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err461];
-}
-else {
-vErrors.push(err461);
-}
-errors++;
-}
-if(data73.from !== undefined){
-let data224 = data73.from;
-if(typeof data224 === "string"){
-if(func1(data224) < 3){
-const err462 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
-if(vErrors === null){
-vErrors = [err462];
-}
-else {
-vErrors.push(err462);
-}
-errors++;
-}
-}
-else {
-const err463 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err463];
-}
-else {
-vErrors.push(err463);
-}
-errors++;
-}
-}
-if(data73.to !== undefined){
-let data225 = data73.to;
-if(Array.isArray(data225)){
-if(data225.length < 1){
-const err464 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
-if(vErrors === null){
-vErrors = [err464];
-}
-else {
-vErrors.push(err464);
-}
-errors++;
-}
-const len11 = data225.length;
-for(let i11=0; i11<len11; i11++){
-let data226 = data225[i11];
-if(typeof data226 === "string"){
-if(func1(data226) < 3){
-const err465 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i11,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
-if(vErrors === null){
-vErrors = [err465];
-}
-else {
-vErrors.push(err465);
-}
-errors++;
-}
-}
-else {
-const err466 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i11,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err466];
-}
-else {
-vErrors.push(err466);
-}
-errors++;
-}
-}
-}
-else {
-const err467 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err467];
-}
-else {
-vErrors.push(err467);
-}
-errors++;
-}
-}
-if(typeof data73.subjectPrefix !== "string"){
-const err468 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/subjectPrefix",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/subjectPrefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err468];
-}
-else {
-vErrors.push(err468);
-}
-errors++;
-}
-let data228 = data73.minIntervalMs;
-if(!((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228)))){
-const err469 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err469];
-}
-else {
-vErrors.push(err469);
-}
-errors++;
-}
-if(typeof data228 == "number"){
-if(data228 > 86400000 || isNaN(data228)){
-const err470 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
-if(vErrors === null){
-vErrors = [err470];
-}
-else {
-vErrors.push(err470);
-}
-errors++;
-}
-if(data228 < 1000 || isNaN(data228)){
-const err471 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
-if(vErrors === null){
-vErrors = [err471];
-}
-else {
-vErrors.push(err471);
-}
-errors++;
-}
-}
-}
-var _valid4 = _errs411 === errors;
-valid55 = _valid4;
-}
-if(!valid55){
-const err472 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err472];
-}
-else {
-vErrors.push(err472);
-}
-errors++;
-}
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.type === undefined){
-const err473 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err473];
-}
-else {
-vErrors.push(err473);
-}
-errors++;
-}
-if(data73.type !== undefined){
-let data229 = data73.type;
-if(!(((((data229 === "syslog") || (data229 === "splunk_hec")) || (data229 === "elasticsearch")) || (data229 === "webhook")) || (data229 === "email"))){
-const err474 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err474];
-}
-else {
-vErrors.push(err474);
-}
-errors++;
-}
-}
-}
-else {
-const err475 = {instancePath:instancePath+"/outputs/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err475];
-}
-else {
-vErrors.push(err475);
-}
-errors++;
-}
-}
-}
-else {
-const err476 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err476];
-}
-else {
-vErrors.push(err476);
-}
-errors++;
-}
-let data230 = data.syslog;
-if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
-if(data230.listen === undefined){
-data230.listen = "";
-}
-if(data230.tcpListen === undefined){
-data230.tcpListen = "";
-}
-if(data230.maxMessageBytes === undefined){
-data230.maxMessageBytes = 65536;
-}
-if(data230.oversize === undefined){
-data230.oversize = "truncate";
-}
-if(data230.maxUnsyncedMessages === undefined){
-data230.maxUnsyncedMessages = 1000;
-}
-for(const key31 in data230){
-if(!(((((key31 === "listen") || (key31 === "tcpListen")) || (key31 === "maxMessageBytes")) || (key31 === "oversize")) || (key31 === "maxUnsyncedMessages"))){
-const err477 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err477];
-}
-else {
-vErrors.push(err477);
-}
-errors++;
-}
-}
-if(typeof data230.listen !== "string"){
-const err478 = {instancePath:instancePath+"/syslog/listen",schemaPath:"#/properties/syslog/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err478];
-}
-else {
-vErrors.push(err478);
-}
-errors++;
-}
-if(typeof data230.tcpListen !== "string"){
-const err479 = {instancePath:instancePath+"/syslog/tcpListen",schemaPath:"#/properties/syslog/properties/tcpListen/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err479];
-}
-else {
-vErrors.push(err479);
-}
-errors++;
-}
-let data233 = data230.maxMessageBytes;
-if(!((typeof data233 == "number") && (!(data233 % 1) && !isNaN(data233)))){
-const err480 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err480];
-}
-else {
-vErrors.push(err480);
-}
-errors++;
-}
-if(typeof data233 == "number"){
-if(data233 > 16777216 || isNaN(data233)){
-const err481 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16777216},message:"must be <= 16777216"};
-if(vErrors === null){
-vErrors = [err481];
-}
-else {
-vErrors.push(err481);
-}
-errors++;
-}
-if(data233 < 480 || isNaN(data233)){
-const err482 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 480},message:"must be >= 480"};
-if(vErrors === null){
-vErrors = [err482];
-}
-else {
-vErrors.push(err482);
-}
-errors++;
-}
-}
-let data234 = data230.oversize;
-if(!((data234 === "truncate") || (data234 === "drop"))){
-const err483 = {instancePath:instancePath+"/syslog/oversize",schemaPath:"#/properties/syslog/properties/oversize/enum",keyword:"enum",params:{allowedValues: schema0.properties.syslog.properties.oversize.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err483];
-}
-else {
-vErrors.push(err483);
-}
-errors++;
-}
-let data235 = data230.maxUnsyncedMessages;
-if(!((typeof data235 == "number") && (!(data235 % 1) && !isNaN(data235)))){
-const err484 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err484];
-}
-else {
-vErrors.push(err484);
-}
-errors++;
-}
-if(typeof data235 == "number"){
-if(data235 > 1000000 || isNaN(data235)){
-const err485 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
-if(vErrors === null){
-vErrors = [err485];
-}
-else {
-vErrors.push(err485);
-}
-errors++;
-}
-if(data235 < 1 || isNaN(data235)){
-const err486 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err486];
-}
-else {
-vErrors.push(err486);
-}
-errors++;
-}
-}
-}
-else {
-const err487 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err487];
-}
-else {
-vErrors.push(err487);
-}
-errors++;
-}
-}
-else {
-const err488 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err488];
-}
-else {
-vErrors.push(err488);
-}
-errors++;
-}
-validate0.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
+
+export const key13 = validate14;
+const schema14 = {"type":"object","properties":{"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"}}}}};
+
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.syslog === undefined){
+data.syslog = {};
+}
+let data0 = data.syslog;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.listen === undefined){
+data0.listen = "";
+}
+if(data0.tcpListen === undefined){
+data0.tcpListen = "";
+}
+if(data0.maxMessageBytes === undefined){
+data0.maxMessageBytes = 65536;
+}
+if(data0.oversize === undefined){
+data0.oversize = "truncate";
+}
+if(data0.maxUnsyncedMessages === undefined){
+data0.maxUnsyncedMessages = 1000;
+}
+for(const key0 in data0){
+if(!(((((key0 === "listen") || (key0 === "tcpListen")) || (key0 === "maxMessageBytes")) || (key0 === "oversize")) || (key0 === "maxUnsyncedMessages"))){
+const err0 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(typeof data0.listen !== "string"){
+const err1 = {instancePath:instancePath+"/syslog/listen",schemaPath:"#/properties/syslog/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0.tcpListen !== "string"){
+const err2 = {instancePath:instancePath+"/syslog/tcpListen",schemaPath:"#/properties/syslog/properties/tcpListen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+let data3 = data0.maxMessageBytes;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+const err3 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(typeof data3 == "number"){
+if(data3 > 16777216 || isNaN(data3)){
+const err4 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16777216},message:"must be <= 16777216"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3 < 480 || isNaN(data3)){
+const err5 = {instancePath:instancePath+"/syslog/maxMessageBytes",schemaPath:"#/properties/syslog/properties/maxMessageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 480},message:"must be >= 480"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+let data4 = data0.oversize;
+if(!((data4 === "truncate") || (data4 === "drop"))){
+const err6 = {instancePath:instancePath+"/syslog/oversize",schemaPath:"#/properties/syslog/properties/oversize/enum",keyword:"enum",params:{allowedValues: schema14.properties.syslog.properties.oversize.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+let data5 = data0.maxUnsyncedMessages;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+const err7 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data5 == "number"){
+if(data5 > 1000000 || isNaN(data5)){
+const err8 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data5 < 1 || isNaN(data5)){
+const err9 = {instancePath:instancePath+"/syslog/maxUnsyncedMessages",schemaPath:"#/properties/syslog/properties/maxUnsyncedMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+const KEYS = ["$schema","dataDir","server","tls","store","nats","dedupe","rateLimit","firewall","log","registry","admin","outputs","syslog"];
+const VALIDATE_KEY = [key0, key1, key2, key3, key4, key5, key6, key7, key8, key9, key10, key11, key12, key13];
+const DEFAULTS = "{\"dataDir\":null,\"server\":{\"host\":\"::\",\"port\":443,\"maxConnections\":4096,\"maxConnectionsPerAddress\":256,\"handshakeTimeoutMs\":10000,\"headersTimeoutMs\":10000,\"requestTimeoutMs\":20000,\"bodyStallTimeoutMs\":5000,\"keepAliveTimeoutMs\":60000,\"maxBodyBytes\":4194304,\"maxRecordBytes\":16384,\"maxRecordsPerRequest\":1000,\"maxInflightBodyBytes\":268435456,\"workers\":1},\"tls\":{\"cert\":null,\"key\":null,\"minVersion\":\"TLSv1.2\",\"maxVersion\":\"TLSv1.3\",\"selfSignedKeyType\":\"ecdsa\",\"pollIntervalMs\":10000,\"ticketKeyRotationHours\":12},\"store\":{\"segmentMaxBytes\":67108864,\"queueMaxRecords\":100000,\"queueMaxBytes\":268435456,\"statsIntervalMs\":5000,\"retention\":{\"days\":90,\"maxBytes\":null},\"minFreeBytes\":268435456,\"backend\":\"files\"},\"nats\":{\"servers\":[\"nats://127.0.0.1:4222\"],\"user\":null,\"password\":null,\"token\":null,\"credentialsFile\":null,\"tls\":{\"ca\":null,\"required\":null},\"stream\":\"THREATCOL\",\"registryBucket\":\"threatcol_sensors\",\"statsBucket\":\"threatcol_stats\",\"outputsBucket\":\"threatcol_outputs\",\"replicas\":1,\"publishTimeoutMs\":5000},\"dedupe\":{\"windowSeconds\":120},\"rateLimit\":{\"recordsPerSecond\":5000,\"burst\":10000,\"bytesPerSecond\":8388608},\"firewall\":{\"defaultTimezone\":\"UTC\",\"defaultCriticality\":2,\"criticalityByCategory\":{}},\"log\":{\"level\":\"info\",\"format\":\"auto\",\"rejectIntervalMs\":10000,\"summaryIntervalMs\":60000},\"registry\":{\"pollIntervalMs\":500},\"admin\":{\"listen\":\"127.0.0.1:9441\",\"token\":null},\"outputs\":{},\"syslog\":{\"listen\":\"\",\"tcpListen\":\"\",\"maxMessageBytes\":65536,\"oversize\":\"truncate\",\"maxUnsyncedMessages\":1000}}";
+
+function validateConfig(data) {
+  let errors = root(data) ? [] : [...root.errors];
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    let defaults = null;
+    for (let i = 0; i < KEYS.length; i++) {
+      const key = KEYS[i];
+      if (data[key] === undefined) {
+        defaults ??= JSON.parse(DEFAULTS);
+        if (defaults[key] !== undefined) data[key] = defaults[key];
+      } else if (!VALIDATE_KEY[i](data)) {
+        errors = errors.concat(VALIDATE_KEY[i].errors);
+      }
+    }
+  }
+  validateConfig.errors = errors.length > 0 ? errors : null;
+  return errors.length === 0;
+}
+export default validateConfig;
