@@ -122,6 +122,11 @@ test('sensor list loads the config loader and the store, not the logger nor the 
     list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
     [],
   );
+  // The configuration's checks: only those of the keys given (here --data-dir's), not the outputs' 186 KB.
+  assert.deepEqual(
+    list.filter((u) => u.includes('/dist/config/config-validator-')).map((u) => u.replace(/^.*\//, '')),
+    ['config-validator-data-dir.cjs'],
+  );
   // The segment readers are the records' (threats tail reads them), not the sensors'.
   const readers = /\/dist\/store\/files\/(read-records|scan-records|segment-lines)\.js$/;
   assert.deepEqual(

@@ -30,9 +30,9 @@ doc = fill(doc, 'config-table', renderConfigTable());
 doc = fill(doc, 'output-keys', renderOutputKeysTable());
 writeFileSync(`${root}${CONFIG_DOC}`, doc);
 writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
-writeFileSync(`${root}${CONFIG_VALIDATOR_FILE}`, renderConfigValidator());
+for (const [file, text] of renderConfigValidator()) writeFileSync(`${root}${file}`, text);
 writeFileSync(`${root}${COMPLETION_SCRIPTS_FILE}`, renderCompletionScripts());
 writeFileSync(`${root}${HELP_OUTLINE_FILE}`, renderHelpOutline());
 console.log(
-  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md, ${CONFIG_VALIDATOR_FILE}, ${COMPLETION_SCRIPTS_FILE} and ${HELP_OUTLINE_FILE}`,
+  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md, ${CONFIG_VALIDATOR_FILE} (and one file per top-level key), ${COMPLETION_SCRIPTS_FILE} and ${HELP_OUTLINE_FILE}`,
 );
