@@ -107,19 +107,23 @@ test('a command loads its own definition, not the other commands’', async (t) 
   }
 });
 
-test('sensor list loads the config loader and the store, not the logger nor the lock; sensor add locks', async (t) => {
+test('sensor list loads the config loader and the store, not the logger, the lock or lowdb; sensor add does', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'fw');
   const list = await loadedBy(t, ['sensor', 'list', '--data-dir', dataDir]);
   // What it does load: the recorder sees it (ES modules here).
-  for (const part of ['/dist/config/load-config.js', 'node_modules/lowdb/', '/dist/store/open-store.js'])
+  for (const part of [
+    '/dist/config/load-config.js',
+    '/dist/store/files/registry-file.js',
+    '/dist/store/open-store.js',
+  ])
     assert.ok(
       list.some((u) => u.includes(part)),
       `${part} not among ${list.length} modules`,
     );
-  // pino is made at the first log line, the lock only by a change: a listing has neither.
+  // pino is made at the first log line, the lock and lowdb only by a change: a listing has none of them.
   assert.deepEqual(
-    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
+    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs|lowdb)\//.test(u)),
     [],
   );
   // The configuration's checks: only those of the keys given (here --data-dir's), not the outputs' 186 KB.
@@ -137,7 +141,7 @@ test('sensor list loads the config loader and the store, not the logger nor the 
   assert.ok(tail.some((u) => readers.test(u)));
   // The recorder sees CommonJS modules too: a change loads proper-lockfile and graceful-fs under it.
   const add = await loadedBy(t, ['sensor', 'add', 'fw2', '--data-dir', dataDir]);
-  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/'])
+  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/', 'node_modules/lowdb/'])
     assert.ok(
       add.some((u) => u.includes(part)),
       `${part} not among ${add.length} modules`,
