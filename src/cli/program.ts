@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { type CommandEntry, commandsFor, GROUPS, type Register, type Runner } from './command-table.js';
 import { HELP_OUTLINE } from './help-outline.js';
+import { isProgramHelp } from './help-text.js';
 import { type CliIo, write } from './io.js';
 import { readVersions, versionText } from './version.js';
 
@@ -81,11 +82,6 @@ export function outlineProgram(io: CliIo): { program: Command; hint: () => strin
   return { program, hint };
 }
 
-/** `threatcol`, `threatcol --help`, `-h` and `help`: the program's own help, which the outline answers. */
-function isProgramHelp(argv: readonly string[]): boolean {
-  return argv.length === 0 || (argv.length === 1 && ['--help', '-h', 'help'].includes(argv[0] as string));
-}
-
 async function loadCommand(entry: CommandEntry): Promise<LoadedCommand> {
   return [entry, await entry.load()];
 }
@@ -98,6 +94,7 @@ export async function runProgram(argv: string[], io: CliIo): Promise<number> {
   };
   // `threatcol help sensor add` shows `sensor add`'s flags (commander's help command stops at one level).
   const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : argv;
+  // The program's help at a width main.ts has no text for: `threatcol`, `--help`, `-h`, `help`.
   const { program, hint } = isProgramHelp(args)
     ? outlineProgram(io)
     : assembleProgram(io, run, await Promise.all(commandsFor(args).map(loadCommand)));

@@ -81,7 +81,7 @@ const DEFINITION =
 const definitions = (urls: string[]) =>
   urls.filter((u) => DEFINITION.test(u)).map((u) => u.replace(/^.*\/dist\/cli\//, ''));
 
-test('the program’s help loads no command definition: its outline answers', async (t) => {
+test('the program’s help loads no command definition, and on a pipe not commander: its text answers', async (t) => {
   for (const args of [['--help'], ['-h'], ['help']]) {
     const urls = await loadedBy(t, args);
     assert.ok(
@@ -89,6 +89,11 @@ test('the program’s help loads no command definition: its outline answers', as
       args.join(' '),
     );
     assert.deepEqual(definitions(urls), [], args.join(' '));
+    assert.deepEqual(
+      urls.filter((u) => /node_modules\/commander\/|\/dist\/cli\/program\.js/.test(u)),
+      [],
+      args.join(' '),
+    );
   }
 });
 
