@@ -1,5 +1,6 @@
-// The command line: answers `--version`, `completion SHELL` and mostly `--help` at once, else runs argv through the command tree
-// (program.ts) and returns the exit code. Kept small: every command line loads this module.
+// The command line: answers `--version`, `completion SHELL` and (at most widths) `--help` at once, else runs argv
+// through the part of the command tree it names (program.ts) and returns the exit code. Kept small: every command
+// line loads this module.
 import { EXIT } from '../errors.js';
 import { isProgramHelp, preRenderedHelp } from './help-text.js';
 import { type CliIo, processIo, write, writeJson } from './io.js';
