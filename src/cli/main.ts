@@ -1,6 +1,8 @@
-// The command line: answers `--version` and `completion SHELL` at once, else runs argv through the command tree
-// (program.ts) and returns the exit code. Kept small: every command line loads this module.
+// The command line: answers `--version`, `completion SHELL` and (at most widths) `--help` at once, else runs argv
+// through the part of the command tree it names (program.ts) and returns the exit code. Kept small: every command
+// line loads this module.
 import { EXIT } from '../errors.js';
+import { isProgramHelp, preRenderedHelp } from './help-text.js';
 import { type CliIo, processIo, write, writeJson } from './io.js';
 import { isVersionRequest, readVersions, versionText } from './version.js';
 
@@ -17,6 +19,15 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     const { COMPLETION_SCRIPTS } = await import('./completion-scripts.js');
     io.stdout.write(COMPLETION_SCRIPTS[argv[1] as 'bash' | 'zsh' | 'fish']);
     return EXIT.OK;
+  }
+  // Pre-rendered at build time too, at the widths where it is what commander prints (help-text.ts).
+  if (isProgramHelp(argv)) {
+    const text = await preRenderedHelp();
+    if (text !== null) {
+      // A bare `threatcol` is a usage error: the command list on stderr, exit 64.
+      (argv.length === 0 ? io.stderr : io.stdout).write(text);
+      return argv.length === 0 ? EXIT.USAGE : EXIT.OK;
+    }
   }
   const { runProgram } = await import('./program.js');
   return runProgram(argv, io);

@@ -1,47 +1,53 @@
-// The command tree (buildProgram, which the manual, completion and man pages are rendered from) and running one
-// command line through it. Each command's definition is light; what a command runs, it imports when it runs.
+// Running one command line through the part of the command tree it reaches (command-table.ts), or its help
+// through the outline; the tree's assembly, which whole-program.ts makes whole for the manuals.
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
-import { registerCheck } from './check.js';
-import { registerCompletion } from './completion.js';
-import { type CliIo, processIo, write } from './io.js';
-import { registerOutputsDeadLetter } from './outputs/outputs-dead-letter.js';
-import { registerOutputsForget } from './outputs/outputs-forget.js';
-import { registerOutputsList } from './outputs/outputs-list.js';
-import { registerOutputsReplay } from './outputs/outputs-replay.js';
-import { registerOutputsTest } from './outputs/outputs-test.js';
-import { registerReload } from './reload.js';
-import { registerSend } from './send.js';
-import { registerSensorAdd } from './sensor/sensor-add.js';
-import { registerSensorDelete } from './sensor/sensor-delete.js';
-import { registerSensorList } from './sensor/sensor-list.js';
-import { registerSensorRevoke } from './sensor/sensor-revoke.js';
-import { registerSensorRotate } from './sensor/sensor-rotate.js';
-import { registerSensorSet } from './sensor/sensor-set.js';
-import { registerSensorShow } from './sensor/sensor-show.js';
-import { registerServe } from './serve.js';
-import { registerStoreMigrate } from './store-migrate.js';
-import { registerSystemdUnit } from './systemd-unit.js';
-import { registerThreatsSearch } from './threats/threats-search.js';
-import { registerThreatsStats } from './threats/threats-stats.js';
-import { registerThreatsTail } from './threats/threats-tail.js';
+import { type CommandEntry, commandsFor, GROUPS, type Register, type Runner } from './command-table.js';
+import { HELP_OUTLINE } from './help-outline.js';
+import { isProgramHelp } from './help-text.js';
+import { type CliIo, write } from './io.js';
 import { readVersions, versionText } from './version.js';
 
-type Runner = (action: () => Promise<number>) => void;
+/** A command's entry with its module loaded. */
+export type LoadedCommand = readonly [CommandEntry, Register];
 
 /**
- * The whole command tree, as `main` parses it, without parsing or running anything: for the man pages,
- * docs/cli.md and the shell completion, which are generated from it.
+ * The program with the given commands, `run` receiving the chosen command's action and `hint` naming that
+ * command's help. All of them make the whole tree (whole-program.ts); a command line, the part it reaches.
  */
-export function buildProgram(io: CliIo = processIo()): Command {
-  return assembleProgram(io, () => {}).program;
+export function assembleProgram(
+  io: CliIo,
+  run: Runner,
+  commands: readonly LoadedCommand[],
+): { program: Command; hint: () => string } {
+  const { program, hint, track } = createRoot(io);
+  const groups = new Map<string, Command>();
+  for (const [entry, register] of commands) {
+    let parent = program;
+    if (entry.group) {
+      const name = entry.group;
+      parent = groups.get(name) ?? program.command(name).description(GROUPS[name]);
+      groups.set(name, parent);
+    }
+    register(parent, io, run);
+  }
+  // Every top-level command, groups among them, names its subcommand for the hint line.
+  for (const cmd of program.commands) cmd.hook('preSubcommand', track);
+  return { program, hint };
 }
 
-/** The tree, with `run` receiving the chosen command's action and `hint` naming that command's help. */
-function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () => string } {
+/** The program without its commands: the name, description, version flag and the house's usage errors. */
+function createRoot(io: CliIo): {
+  program: Command;
+  hint: () => string;
+  track: (p: Command, s: Command) => void;
+} {
   /** The command being parsed, for the hint line of a usage error. */
   let current: Command | null = null;
   const hint = () => `see ${commandPath(current ?? program)} --help`;
+  const track = (_parent: Command, sub: Command) => {
+    current = sub;
+  };
   const program = new Command('threatcol')
     .description('Threat-report collector: firewalls and sensors POST detections over HTTPS.')
     .version(
@@ -58,57 +64,45 @@ function assembleProgram(io: CliIo, run: Runner): { program: Command; hint: () =
       outputError: (s, writeErr) =>
         writeErr(`threatcol: USAGE: ${s.replace(/^error: /, '').trim()}\n${hint()}\n`),
     })
-    .hook('preSubcommand', (_parent, sub) => {
-      current = sub;
-    });
-  registerServe(program, io, run);
-  registerCheck(program, io, run);
-  registerReload(program, io, run);
-  registerSystemdUnit(program, io, run);
-  // Groups: the loop at the end hooks every top-level command, these two among them.
-  const sensor = program.command('sensor').description('issue, list, change, revoke and delete sensor keys');
-  registerSensorAdd(sensor, io, run);
-  registerSensorList(sensor, io, run);
-  registerSensorRevoke(sensor, io, run);
-  registerSensorRotate(sensor, io, run);
-  registerSensorShow(sensor, io, run);
-  registerSensorSet(sensor, io, run);
-  registerSensorDelete(sensor, io, run);
-  registerThreatsTail(program, io, run);
-  registerThreatsStats(program, io, run);
-  registerThreatsSearch(program, io, run);
-  registerSend(program, io, run);
-  const outputs = program
-    .command('outputs')
-    .description('where records are forwarded: list, test, replay, forget, dead letters');
-  registerOutputsList(outputs, io, run);
-  registerOutputsTest(outputs, io, run);
-  registerOutputsReplay(outputs, io, run);
-  registerOutputsForget(outputs, io, run);
-  registerOutputsDeadLetter(outputs, io, run);
-  registerStoreMigrate(program, io, run);
-  registerCompletion(program, io, run);
-  for (const cmd of program.commands) {
-    cmd.hook('preSubcommand', (_parent, sub) => {
-      current = sub;
-    });
-  }
+    .hook('preSubcommand', track);
+  return { program, hint, track };
+}
+
+/**
+ * The program as its own help shows it, from the outline rendered at build time (help-outline.ts): each
+ * top-level command a name, term and description, commander formatting them as for the whole tree.
+ */
+export function outlineProgram(io: CliIo): { program: Command; hint: () => string } {
+  const { program, hint } = createRoot(io);
+  const terms = new Map(HELP_OUTLINE.map((c) => [c.name, c.term]));
+  for (const c of HELP_OUTLINE) program.command(c.name).description(c.description);
+  // The stand-ins have no options nor arguments: their terms come from the outline (`help`'s from commander).
+  const plain = program.createHelp();
+  program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? plain.subcommandTerm(cmd) });
   return { program, hint };
+}
+
+async function loadCommand(entry: CommandEntry): Promise<LoadedCommand> {
+  return [entry, await entry.load()];
 }
 
 /** A command line other than `--version` (main.ts answers that without loading this module). */
 export async function runProgram(argv: string[], io: CliIo): Promise<number> {
   let pending: Promise<number> | null = null;
-  const { program, hint } = assembleProgram(io, (action) => {
+  const run: Runner = (action) => {
     pending = action();
-  });
+  };
+  // `threatcol help sensor add` shows `sensor add`'s flags (commander's help command stops at one level).
+  const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : argv;
+  // The program's help at a width main.ts has no text for: `threatcol`, `--help`, `-h`, `help`.
+  const { program, hint } = isProgramHelp(args)
+    ? outlineProgram(io)
+    : assembleProgram(io, run, await Promise.all(commandsFor(args).map(loadCommand)));
   // A bare `threatcol` is a usage error: the command list on stderr, exit 64.
   if (argv.length === 0) {
     io.stderr.write(program.helpInformation());
     return EXIT.USAGE;
   }
-  // `threatcol help sensor add` shows `sensor add`'s flags (commander's help command stops at one level).
-  const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : argv;
   try {
     await program.parseAsync(args, { from: 'user' });
     if (pending === null) return EXIT.OK;

@@ -75,24 +75,78 @@ test('help, a command group, completion and send --help load the definitions onl
   }
 });
 
-test('sensor list loads the config loader and the store, not the logger nor the lock; sensor add locks', async (t) => {
+/** The modules that define commands (one per command), and whole-program.ts, which loads them all. */
+const DEFINITION =
+  /\/dist\/cli\/(serve|check|reload|systemd-unit|send|store-migrate|completion|whole-program|sensor\/sensor-[a-z]+|threats\/threats-[a-z]+|outputs\/outputs-[a-z-]+)\.js$/;
+const definitions = (urls: string[]) =>
+  urls.filter((u) => DEFINITION.test(u)).map((u) => u.replace(/^.*\/dist\/cli\//, ''));
+
+test('the program’s help loads no command definition, and on a pipe not commander: its text answers', async (t) => {
+  for (const args of [['--help'], ['-h'], ['help']]) {
+    const urls = await loadedBy(t, args);
+    assert.ok(
+      urls.some((u) => u.endsWith('/dist/cli/help-outline.js')),
+      args.join(' '),
+    );
+    assert.deepEqual(definitions(urls), [], args.join(' '));
+    assert.deepEqual(
+      urls.filter((u) => /node_modules\/commander\/|\/dist\/cli\/program\.js/.test(u)),
+      [],
+      args.join(' '),
+    );
+  }
+});
+
+test('a command loads its own definition, not the other commands’', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'fw');
+  const cases: [string[], string[]][] = [
+    [['sensor', 'list', '--json', '--data-dir', dataDir], ['sensor/sensor-list.js']],
+    [['threats', 'tail', '-n', '10', '--no-follow', '--data-dir', dataDir], ['threats/threats-tail.js']],
+    [['serve', '--help'], ['serve.js']],
+    [['help', 'outputs', 'list'], ['outputs/outputs-list.js']],
+  ];
+  for (const [args, own] of cases) {
+    const urls = await loadedBy(t, args);
+    assert.deepEqual(definitions(urls), own, args.join(' '));
+  }
+});
+
+test('sensor list loads the config loader and the store, not the logger, the lock or lowdb; sensor add does', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'fw');
   const list = await loadedBy(t, ['sensor', 'list', '--data-dir', dataDir]);
   // What it does load: the recorder sees it (ES modules here).
-  for (const part of ['/dist/config/load-config.js', 'node_modules/lowdb/', '/dist/store/open-store.js'])
+  for (const part of [
+    '/dist/config/load-config.js',
+    '/dist/store/files/registry-file.js',
+    '/dist/store/open-store.js',
+  ])
     assert.ok(
       list.some((u) => u.includes(part)),
       `${part} not among ${list.length} modules`,
     );
-  // pino is made at the first log line, the lock only by a change: a listing has neither.
+  // pino is made at the first log line, the lock and lowdb only by a change: a listing has none of them.
   assert.deepEqual(
-    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs)\//.test(u)),
+    list.filter((u) => /node_modules\/(pino|pino-pretty|proper-lockfile|graceful-fs|lowdb)\//.test(u)),
     [],
   );
+  // The configuration's checks: only those of the keys given (here --data-dir's), not the outputs' 186 KB.
+  assert.deepEqual(
+    list.filter((u) => u.includes('/dist/config/config-validator-')).map((u) => u.replace(/^.*\//, '')),
+    ['config-validator-data-dir.cjs'],
+  );
+  // The segment readers are the records' (threats tail reads them), not the sensors'.
+  const readers = /\/dist\/store\/files\/(read-records|scan-records|segment-lines)\.js$/;
+  assert.deepEqual(
+    list.filter((u) => readers.test(u)),
+    [],
+  );
+  const tail = await loadedBy(t, ['threats', 'tail', '-n', '1', '--no-follow', '--data-dir', dataDir]);
+  assert.ok(tail.some((u) => readers.test(u)));
   // The recorder sees CommonJS modules too: a change loads proper-lockfile and graceful-fs under it.
   const add = await loadedBy(t, ['sensor', 'add', 'fw2', '--data-dir', dataDir]);
-  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/'])
+  for (const part of ['node_modules/proper-lockfile/', 'node_modules/graceful-fs/', 'node_modules/lowdb/'])
     assert.ok(
       add.some((u) => u.includes(part)),
       `${part} not among ${add.length} modules`,

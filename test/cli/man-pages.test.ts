@@ -9,7 +9,7 @@ import * as layout from '../../packaging/deb/layout.js';
 import { allCommands, describeProgram } from '../../src/cli/manual/command-model.js';
 import { renderManPages } from '../../src/cli/manual/index.js';
 import { MANUALS } from '../../src/cli/manual/text/index.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram } from '../../src/cli/whole-program.js';
 import { envNameFor, listConfigKeys } from '../../src/config/load-config.js';
 import { CATALOGUE, EXIT } from '../../src/errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

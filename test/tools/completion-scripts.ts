@@ -3,7 +3,7 @@
 // (it runs in every shell that sources it). `npm run docs` writes it; test/cli/completion.test.ts fails when it
 // is stale.
 import { renderCompletion } from '../../src/cli/manual/index.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram } from '../../src/cli/whole-program.js';
 
 export const COMPLETION_SCRIPTS_FILE = 'src/cli/completion-scripts.ts';
 

@@ -13,7 +13,7 @@ import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { anchor } from '../../src/cli/manual/render-markdown.js';
 import { escapeText, inlineToRoff, protectLine } from '../../src/cli/manual/roff.js';
 import { MANUALS } from '../../src/cli/manual/text/index.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram } from '../../src/cli/whole-program.js';
 
 const tree = describeProgram(buildProgram(), MANUALS);
 const commands = allCommands(tree);

@@ -1,7 +1,7 @@
 // The file-backed sensor registry: <dataDir>/sensors.json via lowdb, changed only under an inter-process lock.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { Low } from 'lowdb';
+import type { Low } from 'lowdb';
 import type { Logger } from 'pino';
 import { REGISTRY_FILE } from '../../data-dir/data-layout.js';
 import type { Owner } from '../../data-dir/file-owner.js';
@@ -45,10 +45,15 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
   const path = join(options.dataDir, REGISTRY_FILE);
   const now = options.now ?? Date.now;
   const report = options.logger ? createRejectedReport(options.logger, path) : () => {};
-  /** Every read and write of the registry goes through lowdb with the adapter of registry-file.ts. */
+  /** Every read and write of the registry goes through the adapter of registry-file.ts (changes via lowdb). */
   const openAdapter = () => new RegistryFileAdapter(path, options.owner, report);
-  const open = (adapter = openAdapter()) => new Low<RegistryData>(adapter, { version: 1, sensors: [] });
-  const db = open();
+  /** lowdb is imported by the first change: a listing reads through the adapter, whose read never gives null. */
+  let db: Low<RegistryData> | null = null;
+  const openDb = async () => {
+    const { Low } = await import('lowdb');
+    db ??= new Low<RegistryData>(openAdapter(), { version: 1, sensors: [] });
+    return db;
+  };
 
   /** Runs `change` on a fresh read of the file while holding the lock, then writes the result. */
   async function update<T>(change: (data: RegistryData) => T): Promise<T> {
@@ -69,9 +74,10 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       });
     }
     try {
-      await db.read();
-      const result = change(db.data);
-      await db.write();
+      const changing = await openDb();
+      await changing.read();
+      const result = change(changing.data);
+      await changing.write();
       return result;
     } finally {
       await release();
@@ -80,9 +86,7 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
 
   return {
     async list() {
-      const reader = open();
-      await reader.read();
-      return reader.data.sensors;
+      return (await openAdapter().read()).sensors;
     },
 
     async rejectedEntries() {
@@ -165,15 +169,15 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
     },
 
     watch(onChange, onError) {
-      const reader = open();
+      const adapter = openAdapter();
       const watch = watchFiles({
         paths: [path],
         initial: true,
         pollIntervalMs: options.pollIntervalMs ?? 500,
         onChange() {
           // The adapter reads synchronously inside: reads resolve in the order the changes were seen.
-          reader.read().then(
-            () => onChange(reader.data.sensors),
+          adapter.read().then(
+            (data) => onChange(data.sensors),
             (error: Error) => onError(error),
           );
         },

@@ -6,11 +6,11 @@ import type { Config } from '../../config/schema.js';
 import { ensureDataDir } from '../../data-dir/ensure-data-dir.js';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { lazyOutputCursors } from '../lazy-output-cursors.js';
+import { lazyRecordReader } from '../lazy-record-reader.js';
 import type { SensorRegistry } from '../registry.js';
 import { createSkippedRecords } from '../skipped-records.js';
 import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
 import { createFileRegistry } from './file-registry.js';
-import { createFileRecordReader } from './read-records.js';
 import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
 
@@ -59,7 +59,10 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
   return {
     backend: 'files',
     registry,
-    reader: createFileRecordReader(dataDir, skipped, deps.fileOps),
+    reader: lazyRecordReader(async () => {
+      const { createFileRecordReader } = await import('./read-records.js');
+      return createFileRecordReader(dataDir, skipped, deps.fileOps);
+    }, skipped),
     stats,
     outputs: lazyOutputCursors(async () => {
       const { createFileOutputCursors } = await import('./output-cursors.js');
