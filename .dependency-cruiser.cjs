@@ -7,7 +7,7 @@ const layers = [
   ['cli'],
   ['cluster'],
   ['daemon'],
-  ['server', 'inputs', 'admin', 'check', 'client', 'outputs'],
+  ['inputs', 'admin', 'check', 'client', 'outputs'],
   ['store', 'tls', 'json', 'metrics'],
   ['records', 'data-dir'],
   ['schemas', 'config'],

@@ -1,7 +1,7 @@
 // A worker's per-sensor rate limit under `serve --workers`: the primary holds the one token bucket per
 // sensor; a worker leases tokens in small chunks and spends them locally, so the sum over all workers
 // never exceeds the configured rate and burst, and most requests need no round trip to the primary.
-import type { RateLimit } from '../server/rate-limit.js';
+import type { RateLimit } from '../inputs/https/rate-limit.js';
 
 export interface LeaseReply {
   granted: number;

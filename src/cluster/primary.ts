@@ -17,13 +17,13 @@ import {
 import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
+import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
-import { RateLimiter } from '../server/rate-limit.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { ConnectionLedger } from './connection-ledger.js';

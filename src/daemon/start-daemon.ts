@@ -4,6 +4,11 @@ import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { ActivityLog } from '../inputs/https/activity-log.js';
+import { Authenticator } from '../inputs/https/auth.js';
+import { createCollectorServer } from '../inputs/https/create-server.js';
+import { type RateLimit, RateLimiter } from '../inputs/https/rate-limit.js';
+import { BodyBudget } from '../inputs/https/read-body.js';
 import {
   createSyslogListener,
   type SyslogListener,
@@ -14,11 +19,6 @@ import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { type OutputsDeps, type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
-import { ActivityLog } from '../server/activity-log.js';
-import { Authenticator } from '../server/auth.js';
-import { createCollectorServer } from '../server/create-server.js';
-import { type RateLimit, RateLimiter } from '../server/rate-limit.js';
-import { BodyBudget } from '../server/read-body.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { Sensor } from '../store/registry.js';

@@ -5,7 +5,7 @@
 import { fdatasync, readFileSync, write } from 'node:fs';
 import { createServer } from 'node:https';
 import { loadConfig } from '../../dist/config/load-config.js';
-import { httpsServerOptions } from '../../dist/server/create-server.js';
+import { httpsServerOptions } from '../../dist/inputs/https/create-server.js';
 
 export const { config } = loadConfig({
   env: {},

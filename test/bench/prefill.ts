@@ -3,7 +3,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config.js';
-import { firewallRoute } from '../../src/server/firewall-route.js';
+import { firewallRoute } from '../../src/inputs/https/firewall-route.js';
 import { segmentFileName, threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { firewallRecord } from './payloads.js';
 

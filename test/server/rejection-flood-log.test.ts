@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Agent, request } from 'undici';
-import { MAX_WARN_LINES } from '../../src/server/activity-log.js';
+import { MAX_WARN_LINES } from '../../src/inputs/https/activity-log.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
 

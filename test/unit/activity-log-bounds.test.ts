@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import { ActivityLog, MAX_WARN_LINES, type Rejection } from '../../src/inputs/https/activity-log.js';
 import { createLogger } from '../../src/log.js';
-import { ActivityLog, MAX_WARN_LINES, type Rejection } from '../../src/server/activity-log.js';
 
 function captured() {
   const lines: string[] = [];

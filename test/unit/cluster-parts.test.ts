@@ -10,7 +10,7 @@ import { ConnectionLedger } from '../../src/cluster/connection-ledger.js';
 import { DedupeBroker } from '../../src/cluster/ipc-dedupe.js';
 import { LeasedRateLimiter } from '../../src/cluster/leased-rate-limit.js';
 import { RestartBackoff } from '../../src/cluster/restart-backoff.js';
-import { RateLimiter } from '../../src/server/rate-limit.js';
+import { RateLimiter } from '../../src/inputs/https/rate-limit.js';
 import { localDedupeIndex } from '../../src/store/files/dedupe/dedupe-index.js';
 import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
 import { createFileRecordReader } from '../../src/store/files/read-records.js';

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { firewallDedupeKeys, genericDedupeKeys } from '../../src/inputs/https/dedupe-keys.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
-import { firewallDedupeKeys, genericDedupeKeys } from '../../src/server/dedupe-keys.js';
 
 const defined = (text: string) =>
   createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url');

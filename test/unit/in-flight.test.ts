@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { InFlight, type InFlightEntry } from '../../src/server/in-flight.js';
+import { InFlight, type InFlightEntry } from '../../src/inputs/https/in-flight.js';
 
 test('the in-flight list holds exactly what was added and not yet deleted, in any order of operations', () => {
   fc.assert(

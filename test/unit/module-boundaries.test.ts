@@ -14,9 +14,9 @@ function sources(dir = SRC): string[] {
   );
 }
 
-test('check imports nothing from server/', () => {
+test('check imports nothing from inputs/', () => {
   for (const file of sources(join(SRC, 'check'))) {
-    assert.doesNotMatch(readFileSync(file, 'utf8'), /from '\.\.\/server\//, file);
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /from '\.\.\/inputs\//, file);
   }
 });
 

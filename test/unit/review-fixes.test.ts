@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addressGroup } from '../../src/address-group.js';
+import { RateLimiter } from '../../src/inputs/https/rate-limit.js';
 import { splitThreatName } from '../../src/records/threat-name.js';
-import { RateLimiter } from '../../src/server/rate-limit.js';
 
 test('splitting a threat name is linear: 1 MB of spaces returns at once, unchanged', () => {
   const hostile = `a${' '.repeat(1_000_000)}b`;

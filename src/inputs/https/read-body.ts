@@ -1,7 +1,7 @@
 // Reads a request body with the size bound checked while streaming (and after gzip decompression).
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { ThreatcolError } from '../errors.js';
+import { ThreatcolError } from '../../errors.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 
 /** Thrown when the client went away mid-body: there is nobody to answer. */

@@ -2,16 +2,16 @@
 // rate limit, durable store, 200.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../config/schema.js';
-import { ThreatcolError } from '../errors.js';
-import { type ParsedBody, parseJsonBody } from '../json/parse-json.js';
-import type { CollectorMetrics } from '../metrics/metrics.js';
-import { memoIsoTime } from '../records/iso-time.js';
-import { newRecordId } from '../records/record-id.js';
-import { isAsciiText } from '../records/stored-line.js';
-import type { BuiltRecord, ReceiptContext } from '../records/stored-record.js';
-import { type Endpoint, validateBody } from '../schemas/validate-records.js';
-import type { AppendResult, RecordLog, SensorStatsStore } from '../store/store.js';
+import type { Config } from '../../config/schema.js';
+import { ThreatcolError } from '../../errors.js';
+import { type ParsedBody, parseJsonBody } from '../../json/parse-json.js';
+import type { CollectorMetrics } from '../../metrics/metrics.js';
+import { memoIsoTime } from '../../records/iso-time.js';
+import { newRecordId } from '../../records/record-id.js';
+import { isAsciiText } from '../../records/stored-line.js';
+import type { BuiltRecord, ReceiptContext } from '../../records/stored-record.js';
+import { type Endpoint, validateBody } from '../../schemas/validate-records.js';
+import type { AppendResult, RecordLog, SensorStatsStore } from '../../store/store.js';
 import type { ActivityLog } from './activity-log.js';
 import type { AuthenticatedSensor, Authenticator } from './auth.js';
 import { firewallDedupeKeys, genericDedupeKeys, readIdempotencyKey } from './dedupe-keys.js';

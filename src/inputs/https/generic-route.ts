@@ -1,6 +1,6 @@
 // POST /generic: records from custom sensors, which send their own criticality.
-import { buildGenericRecord } from '../records/stored-record.js';
-import type { GenericRecordInput } from '../schemas/generic-record.js';
+import { buildGenericRecord } from '../../records/stored-record.js';
+import type { GenericRecordInput } from '../../schemas/generic-record.js';
 import type { RouteSpec } from './ingest.js';
 
 export const genericRoute: RouteSpec = {

@@ -1,9 +1,9 @@
 // Logs rejected requests at warn, at most once per sensor (or client address group) and code per interval and
 // at most MAX_WARN_LINES in all per interval, and a periodic summary of the largest tallies at info.
 import type { Logger } from 'pino';
-import { addressGroup } from '../address-group.js';
-import type { ErrorCode } from '../errors.js';
-import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from '../tls/tls-failure.js';
+import { addressGroup } from '../../address-group.js';
+import type { ErrorCode } from '../../errors.js';
+import { TLS_FAILURE_MESSAGES, type TlsFailureReason } from '../../tls/tls-failure.js';
 import { topCounts } from './top-counts.js';
 
 export interface Rejection {

@@ -1,9 +1,9 @@
 // Authenticates a request by its two headers against the registry held in memory (DESIGN 2, steps 2-3).
 import type { IncomingHttpHeaders } from 'node:http';
-import { ThreatcolError } from '../errors.js';
-import { digestFromHash, digestsEqual, keyDigest, MAX_KEY_LENGTH } from '../keys.js';
-import { isAsciiText } from '../records/stored-line.js';
-import type { Sensor } from '../store/registry.js';
+import { ThreatcolError } from '../../errors.js';
+import { digestFromHash, digestsEqual, keyDigest, MAX_KEY_LENGTH } from '../../keys.js';
+import { isAsciiText } from '../../records/stored-line.js';
+import type { Sensor } from '../../store/registry.js';
 
 export interface AuthenticatedSensor {
   name: string;

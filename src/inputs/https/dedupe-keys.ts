@@ -3,9 +3,9 @@
 // stored line and a Nats-Msg-Id, and collisions are out of reach.
 import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ThreatcolError } from '../errors.js';
-import { originalJson } from '../records/stored-line.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import { ThreatcolError } from '../../errors.js';
+import { originalJson } from '../../records/stored-line.js';
+import type { StoredRecord } from '../../records/stored-record.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const MAX_IDEMPOTENCY_KEY = 256;

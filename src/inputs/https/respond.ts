@@ -1,6 +1,6 @@
 // Writes JSON responses and error bodies in the catalogue's shape.
 import type { ServerResponse } from 'node:http';
-import { CATALOGUE, type ErrorCode, type ErrorDetail, errorBody } from '../errors.js';
+import { CATALOGUE, type ErrorCode, type ErrorDetail, errorBody } from '../../errors.js';
 
 export function sendJson(
   res: ServerResponse,
