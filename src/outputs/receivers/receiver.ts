@@ -9,6 +9,11 @@ export interface OutgoingRecord {
   readonly id: string;
   /** The stored JSON line, without its newline. */
   readonly line: string;
+  /**
+   * The same line's bytes as stored, when the feed has them: a receiver sending the line as it is puts these in
+   * its body (no decoding and encoding again).
+   */
+  readonly bytes?: Buffer;
   readonly record: StoredRecord;
 }
 

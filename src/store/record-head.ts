@@ -1,0 +1,94 @@
+// The head of a stored line: the fields an output's filter and its receivers' envelopes read (id, time,
+// sensor, endpoint, criticality), read off the bytes of a line in the writer's own form without parsing it.
+import type { StoredRecord } from '../records/stored-record.js';
+import { READABLE_SENSOR_NAME } from './registry.js';
+
+/** What a filter and an envelope (an idempotency key, a timestamp, a syslog header) need of a record. */
+export type RecordHead = Pick<StoredRecord, 'id' | 'received_at' | 'sensor' | 'endpoint' | 'criticality'>;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const BRACE_CLOSE = 0x7d;
+const ZERO = 0x30;
+const ID = Buffer.from('{"id":"');
+const RECEIVED_AT = Buffer.from(',"received_at":"');
+const SENSOR = Buffer.from(',"sensor":"');
+const ENDPOINT = Buffer.from(',"endpoint":"');
+const FORMAT = Buffer.from(',"format":"');
+const CRITICALITY = Buffer.from(',"criticality":');
+const ENDPOINTS = new Set<string>(['firewall', 'generic', 'syslog'] satisfies StoredRecord['endpoint'][]);
+
+/** The last sensor name seen and whether it is readable: a busy sensor's lines follow one another. */
+let lastSensor = '';
+let lastSensorReadable = false;
+
+/**
+ * The head of the line in `buf` from `start` to `stop` (no newline), when the line has the form the record log
+ * writes (records/stored-line.ts: these fields first, in this order, plain strings, a one-digit criticality,
+ * one object ending in `}`, no NUL byte) and its fields pass the shape check every reader applies
+ * (record-shape.ts). null for any other line: the caller parses that one whole, as before.
+ */
+export function readRecordHead(buf: Buffer, start: number, stop: number): RecordHead | null {
+  if (stop - start < 64 || buf[stop - 1] !== BRACE_CLOSE || !startsWith(buf, start, ID)) return null;
+  // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
+  if (buf.subarray(start, stop).indexOf(0) !== -1) return null;
+  let at = start + ID.length;
+  const idEnd = stringEnd(buf, at, stop);
+  if (idEnd === -1) return null;
+  const id = buf.toString('utf8', at, idEnd);
+  at = idEnd + 1;
+  if (!startsWith(buf, at, RECEIVED_AT)) return null;
+  at += RECEIVED_AT.length;
+  const timeEnd = stringEnd(buf, at, stop);
+  if (timeEnd === -1) return null;
+  const receivedAt = buf.toString('latin1', at, timeEnd);
+  if (Number.isNaN(Date.parse(receivedAt))) return null;
+  at = timeEnd + 1;
+  if (!startsWith(buf, at, SENSOR)) return null;
+  at += SENSOR.length;
+  const sensorEnd = stringEnd(buf, at, stop);
+  if (sensorEnd === -1) return null;
+  const sensor = buf.toString('utf8', at, sensorEnd);
+  if (sensor !== lastSensor) {
+    lastSensor = sensor;
+    lastSensorReadable = READABLE_SENSOR_NAME.test(sensor);
+  }
+  if (!lastSensorReadable) return null;
+  at = sensorEnd + 1;
+  if (!startsWith(buf, at, ENDPOINT)) return null;
+  at += ENDPOINT.length;
+  const endpointEnd = stringEnd(buf, at, stop);
+  if (endpointEnd === -1) return null;
+  const endpoint = buf.toString('latin1', at, endpointEnd);
+  if (!ENDPOINTS.has(endpoint)) return null;
+  at = endpointEnd + 1;
+  if (startsWith(buf, at, FORMAT)) {
+    const formatEnd = stringEnd(buf, at + FORMAT.length, stop);
+    if (formatEnd === -1) return null;
+    at = formatEnd + 1;
+  }
+  if (!startsWith(buf, at, CRITICALITY)) return null;
+  at += CRITICALITY.length;
+  const criticality = (buf[at] ?? 0) - ZERO;
+  const after = buf[at + 1];
+  if (criticality < 0 || criticality > 4 || (after !== COMMA && after !== BRACE_CLOSE)) return null;
+  return { id, received_at: receivedAt, sensor, endpoint: endpoint as StoredRecord['endpoint'], criticality };
+}
+
+function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
+  return buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
+}
+
+/**
+ * Where the JSON string starting at `at` ends (its closing quote), when it needs no decoding beyond UTF-8: no
+ * escape, no control character (which JSON refuses raw), not empty. -1 otherwise.
+ */
+function stringEnd(buf: Buffer, at: number, stop: number): number {
+  for (let i = at; i < stop; i++) {
+    const c = buf[i] as number;
+    if (c === QUOTE) return i === at ? -1 : i;
+    if (c === BACKSLASH || c < 0x20) return -1;
+  }
+  return -1;
+}
