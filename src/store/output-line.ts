@@ -49,7 +49,7 @@ export function outputLineOf(
 ): OutputLine | null {
   const bytes = buf.subarray(start, stop);
   if (check === 'head') {
-    const head = readRecordHead(buf, start, stop);
+    const head = readRecordHead(bytes);
     if (head !== null) return new StoredOutputLine(bytes, head, null, null);
   }
   const line = bytes.toString('utf8');

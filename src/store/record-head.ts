@@ -24,16 +24,16 @@ let lastSensor = '';
 let lastSensorReadable = false;
 
 /**
- * The head of the line in `buf` from `start` to `stop` (no newline), when the line has the form the record log
- * writes (records/stored-line.ts: these fields first, in this order, plain strings, a one-digit criticality,
+ * The head of the stored line `buf` (its bytes, no newline), when the line has the form the record log writes (records/stored-line.ts: these fields first, in this order, plain strings, a one-digit criticality,
  * one object ending in `}`, no NUL byte) and its fields pass the shape check every reader applies
  * (record-shape.ts). null for any other line: the caller parses that one whole, as before.
  */
-export function readRecordHead(buf: Buffer, start: number, stop: number): RecordHead | null {
-  if (stop - start < 64 || buf[stop - 1] !== BRACE_CLOSE || !startsWith(buf, start, ID)) return null;
+export function readRecordHead(buf: Buffer): RecordHead | null {
+  const stop = buf.length;
+  if (stop < 64 || buf[stop - 1] !== BRACE_CLOSE || !startsWith(buf, 0, ID)) return null;
   // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
-  if (buf.subarray(start, stop).indexOf(0) !== -1) return null;
-  let at = start + ID.length;
+  if (buf.indexOf(0) !== -1) return null;
+  let at = ID.length;
   const idEnd = stringEnd(buf, at, stop);
   if (idEnd === -1) return null;
   const id = buf.toString('utf8', at, idEnd);
@@ -76,8 +76,11 @@ export function readRecordHead(buf: Buffer, start: number, stop: number): Record
   return { id, received_at: receivedAt, sensor, endpoint: endpoint as StoredRecord['endpoint'], criticality };
 }
 
+/** A byte loop: a native compare per field cost more in the call than in the comparing. */
 function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
-  return buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
+  if (at + prefix.length > buf.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 /**

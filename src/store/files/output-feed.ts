@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
-import { gather, type Positions } from './output-gather.js';
+import { type GatherOptions, gather, type Positions } from './output-gather.js';
 import {
   type CursorFile,
   checkPositions,
@@ -16,6 +16,7 @@ import {
   writeCursor,
   writeCursorAsync,
 } from './output-positions.js';
+import { openSegmentTails } from './segment-tails.js';
 
 /** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
 const FILL_PAUSE_MS = 50;
@@ -66,6 +67,11 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     writeCursor(dataDir, cursor, options.owner());
   }
   let durable: CursorFile = cursor;
+  const reading: GatherOptions = {
+    threats: options.threats,
+    tails: openSegmentTails(),
+    check: options.check,
+  };
   /** The cursor file as this feed last read or wrote it: anything else on disk was written by someone else. */
   const stampOf = (c: CursorFile) => `${c.writer}/${c.updatedAt}`;
   let seen = stampOf(cursor);
@@ -133,7 +139,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       let deadline: number | null = null;
       while (!signal.aborted) {
         changed = false;
-        const full = await gather(options, read, (c) => {
+        const full = await gather(reading, read, (c) => {
           if (c.entry === null || !options.match(c.entry.head)) return 'pass';
           const size = c.entry.bytes.length + 1;
           if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
@@ -168,6 +174,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     async close() {
       watch.stop();
       wake?.();
+      await reading.tails.close();
     },
   };
 }

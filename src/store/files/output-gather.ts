@@ -4,7 +4,7 @@ import { outputLineOf } from '../output-line.js';
 import type { OutputLine } from '../store.js';
 import type { SeriesPosition } from './output-positions.js';
 import { segmentsBySeries } from './output-positions.js';
-import { openSegment, readChunkAt } from './segment-lines.js';
+import type { SegmentTails } from './segment-tails.js';
 import type { SegmentName } from './segments.js';
 
 const CHUNK = 256 * 1024;
@@ -25,20 +25,31 @@ interface Chunk {
   lines: Candidate[];
   at: number;
   file: string;
+  /** The read reached the end of the series' newest segment: nothing more to read in this gather. */
+  last: boolean;
+}
+
+/** Where to read: the segments' directory, the feed's open segments, how much of each line is checked. */
+export interface GatherOptions {
+  threats: string;
+  tails: SegmentTails;
+  check: 'record' | 'head';
 }
 
 /**
  * Reads forward from `read` in every series and offers lines in id order (a k-way merge of the series' heads)
  * to `offer`, advancing `read` past each line taken or passed; stops at the first 'stop'. True when stopped.
- * `check`: how much of each line is checked (OutputFeedOptions).
  */
 export async function gather(
-  options: { threats: string; check: 'record' | 'head' },
+  options: GatherOptions,
   read: Positions,
   offer: (line: Candidate) => 'take' | 'pass' | 'stop',
 ): Promise<boolean> {
   const heads = new Map<string, Chunk>();
   const series = segmentsBySeries(options.threats);
+  await options.tails.retain(
+    new Set([...series.values()].flatMap((segments) => segments.map((s) => s.path))),
+  );
   const dry = new Set<string>();
   for (;;) {
     let best: Chunk | null = null;
@@ -48,7 +59,11 @@ export async function gather(
       let chunk = heads.get(key);
       // A series whose chunk is used up reads its next one: a batch fills while records are there.
       if ((chunk === undefined || chunk.at === chunk.lines.length) && !dry.has(key)) {
-        chunk = await readSeries(key, segments, read, options.check);
+        if (chunk?.last) {
+          dry.add(key);
+          continue;
+        }
+        chunk = await readSeries(key, segments, read, options);
         heads.set(key, chunk);
         if (chunk.lines.length === 0) dry.add(key);
       }
@@ -78,7 +93,7 @@ async function readSeries(
   key: string,
   segments: SegmentName[],
   read: Positions,
-  check: 'record' | 'head',
+  options: GatherOptions,
 ): Promise<Chunk> {
   let position = read.get(key);
   if (!position) {
@@ -89,40 +104,39 @@ async function readSeries(
     const current: string = position.file;
     const segment = segments.find((s) => s.file === current);
     const next: SegmentName | undefined = segments.find((s) => s.file > current);
-    const lines = segment ? await linesAfter(segment.path, position.offset, check) : [];
-    if (lines.length > 0) return { lines, at: 0, file: current };
-    if (!next) return { lines: [], at: 0, file: current };
+    const first = segment ? await linesAfter(options, segment.path, position.offset) : null;
+    if (first && first.lines.length > 0)
+      return { lines: first.lines, at: 0, file: current, last: first.atEnd && !next };
+    if (!next) return { lines: [], at: 0, file: current, last: true };
     // The writer never returns to a segment once it opened a newer one: a last read drains it, then move on.
-    const last = segment ? await linesAfter(segment.path, position.offset, check) : [];
-    if (last.length > 0) return { lines: last, at: 0, file: current };
+    const drain = segment ? await linesAfter(options, segment.path, position.offset) : null;
+    if (drain && drain.lines.length > 0) return { lines: drain.lines, at: 0, file: current, last: false };
+    if (segment) await options.tails.release(segment.path);
     position = { file: next.file, offset: 0 };
     read.set(key, position);
   }
 }
 
-/** The complete lines after `offset`, a chunk's worth; an empty line only moves the end of the one before it. */
-async function linesAfter(path: string, offset: number, check: 'record' | 'head'): Promise<Candidate[]> {
-  const handle = await openSegment(path);
-  if (!handle) return [];
-  let chunk: Awaited<ReturnType<typeof readChunkAt>>;
-  let base = offset;
-  try {
-    const size = await handle.size();
-    base = Math.min(offset, size);
-    chunk = await readChunkAt(handle, base, size, CHUNK);
-  } finally {
-    await handle.close();
-  }
-  if (chunk === null) return [];
+/**
+ * The complete lines after `offset`, a chunk's worth (an empty line only moves the end of the one before it), and
+ * whether they reached the segment's end.
+ */
+async function linesAfter(
+  options: GatherOptions,
+  path: string,
+  offset: number,
+): Promise<{ lines: Candidate[]; atEnd: boolean }> {
+  const chunk = await options.tails.chunkAt(path, offset, CHUNK);
+  if (chunk === null) return { lines: [], atEnd: true };
   const { buf, last } = chunk;
   const lines: Candidate[] = [];
   let start = 0;
   while (start <= last) {
     const nl = buf.indexOf(NEWLINE, start);
-    if (nl > start) lines.push({ entry: outputLineOf(buf, start, nl, check), end: base + nl + 1 });
-    else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = base + nl + 1;
-    else lines.push({ entry: null, end: base + nl + 1 });
+    if (nl > start) lines.push({ entry: outputLineOf(buf, start, nl, options.check), end: offset + nl + 1 });
+    else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = offset + nl + 1;
+    else lines.push({ entry: null, end: offset + nl + 1 });
     start = nl + 1;
   }
-  return lines;
+  return { lines, atEnd: chunk.atEnd };
 }

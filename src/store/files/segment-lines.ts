@@ -27,51 +27,37 @@ export async function readLinesAt(
   parse: ParseStored = parseStoredRecord,
   where = '',
 ): Promise<SegmentLine[]> {
-  const chunk = await readChunkAt(handle, offset, size, chunkSize);
-  if (chunk === null) return [];
-  const { buf, last } = chunk;
-  const lines: SegmentLine[] = [];
-  let start = 0;
-  while (start <= last) {
-    const nl = buf.indexOf(NEWLINE, start);
-    if (nl > start) {
-      const line = buf.toString('utf8', start, nl);
-      lines.push({ line, record: parse(line, `${where}:${offset + start}`), end: offset + nl + 1 });
-    } else if (lines.length > 0) {
-      (lines[lines.length - 1] as SegmentLine).end = offset + nl + 1;
-    } else {
-      lines.push({ line: '', record: null, end: offset + nl + 1 });
-    }
-    start = nl + 1;
-  }
-  return lines;
-}
-
-/**
- * About `chunkSize` bytes from `offset` (a line start) up to `size`, ending with a complete line: the bytes and
- * the index of their last newline; null when not one line is complete yet.
- */
-export async function readChunkAt(
-  handle: SegmentFile,
-  offset: number,
-  size: number,
-  chunkSize: number,
-): Promise<{ buf: Buffer; last: number } | null> {
   let want = chunkSize;
   while (offset < size) {
     const length = Math.min(want, size - offset);
     const buf = Buffer.allocUnsafe(length);
     const bytesRead = await handle.read(buf, length, offset);
     const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-    if (last !== -1) return { buf, last };
-    // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
-    if (bytesRead < size - offset) {
-      want *= 2;
-      continue;
+    if (last === -1) {
+      // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
+      if (bytesRead < size - offset) {
+        want *= 2;
+        continue;
+      }
+      return [];
     }
-    return null;
+    const lines: SegmentLine[] = [];
+    let start = 0;
+    while (start <= last) {
+      const nl = buf.indexOf(NEWLINE, start);
+      if (nl > start) {
+        const line = buf.toString('utf8', start, nl);
+        lines.push({ line, record: parse(line, `${where}:${offset + start}`), end: offset + nl + 1 });
+      } else if (lines.length > 0) {
+        (lines[lines.length - 1] as SegmentLine).end = offset + nl + 1;
+      } else {
+        lines.push({ line: '', record: null, end: offset + nl + 1 });
+      }
+      start = nl + 1;
+    }
+    return lines;
   }
-  return null;
+  return [];
 }
 
 /** Opens a segment for reading; null when it is gone (retention removed it meanwhile). */
