@@ -63,7 +63,7 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
 
 /** `{"records":[line,line,...]}`: from the stored bytes when the feed gave them (no text to encode again). */
-function jsonBody(batch: readonly OutgoingRecord[]): string | Buffer {
+export function jsonBody(batch: readonly OutgoingRecord[]): string | Buffer {
   if (!batch.every((r) => r.bytes !== undefined))
     return `{"records":[${batch.map((r) => r.line).join(',')}]}`;
   const parts: Buffer[] = [OPEN];
