@@ -1,8 +1,10 @@
 // Figures 12 and 13 alone (what `npm run bench` runs among the others), for work on the outputs:
-//   node --import tsx test/bench/outputs.ts [--quick]     (after `npm run build`)
+//   node --import tsx test/bench/outputs.ts [--quick] [--only 12|13] [--pairs N] [--seconds S] [--base [LABEL=]BIN]
+// (after `npm run build`); --base: another checkout's bin/threatcol with the same output in figure 13's pairs.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { argValue, baseBuilds } from './argv.js';
 import { forwardingRows, outputIngestRows } from './figures-outputs.js';
 import { LoadWorker } from './load.js';
 import { detectPinning } from './processes.js';
@@ -19,20 +21,25 @@ const ctx = {
   quick,
   pin,
   worker,
-  seconds: quick ? 0.8 : 5,
-  pairs: quick ? 3 : 5,
+  seconds: Number(argValue('--seconds') ?? (quick ? 0.8 : 5)),
+  pairs: Number(argValue('--pairs') ?? (quick ? 3 : 5)),
   warmupSeconds: quick ? 0.5 : 2,
   sendAvailable: false,
   log,
   runs: {},
 };
+const only = argValue('--only');
 const rows: Row[] = [];
 try {
   log(`outputs figures${quick ? ' --quick' : ''}, ${pin.reason}`);
-  log('figure 12: forwarding throughput per forwarder CPU second');
-  rows.push(...(await forwardingRows(ctx)));
-  log('figure 13: keep-alive ingest with one output attached against none');
-  rows.push(...(await outputIngestRows(ctx, root)));
+  if (only !== '13') {
+    log('figure 12: forwarding throughput per forwarder CPU second');
+    rows.push(...(await forwardingRows(ctx)));
+  }
+  if (only !== '12') {
+    log('figure 13: keep-alive ingest with one output attached against none');
+    rows.push(...(await outputIngestRows(ctx, root, baseBuilds())));
+  }
 } finally {
   worker.close();
   rmSync(root, { recursive: true, force: true });
