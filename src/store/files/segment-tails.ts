@@ -25,6 +25,12 @@ export interface SegmentTails {
 
 export function openSegmentTails(): SegmentTails {
   const open = new Map<string, Promise<number | null>>();
+  /**
+   * Reads land here and only their complete lines are copied out: a feed caught up with the writer looks every
+   * 50 ms and mostly finds a few lines, and a fresh buffer of the chunk's size at every look was memory the
+   * garbage collector had to be told about and page faults the kernel had to serve, for nothing.
+   */
+  let scratch: Buffer | null = null;
   const fdOf = (path: string) => {
     let fd = open.get(path);
     if (fd === undefined) {
@@ -48,10 +54,12 @@ export function openSegmentTails(): SegmentTails {
       if (fd === null) return null;
       let want = chunkSize;
       for (;;) {
-        const buf = Buffer.allocUnsafe(want);
-        const bytesRead = await nodeFileOps.read(fd, buf, 0, want, offset);
-        const last = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-        if (last !== -1) return { buf, last, atEnd: bytesRead < want };
+        if (scratch === null || scratch.length < want) scratch = Buffer.allocUnsafeSlow(want);
+        const bytesRead = await nodeFileOps.read(fd, scratch, 0, want, offset);
+        const last = scratch.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+        // A copy of what is handed over: the lines' bytes live on in the batch while the scratch is read into again.
+        if (last !== -1)
+          return { buf: Buffer.from(scratch.subarray(0, last + 1)), last, atEnd: bytesRead < want };
         // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
         if (bytesRead < want) return null;
         want *= 2;
