@@ -30,50 +30,41 @@ let lastSensorReadable = false;
  */
 export function readRecordHead(buf: Buffer): RecordHead | null {
   const stop = buf.length;
-  if (stop < 64 || buf[stop - 1] !== BRACE_CLOSE || !startsWith(buf, 0, ID)) return null;
   // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
-  if (buf.indexOf(0) !== -1) return null;
-  let at = ID.length;
-  const idEnd = stringEnd(buf, at, stop);
-  if (idEnd === -1) return null;
-  const id = buf.toString('utf8', at, idEnd);
-  at = idEnd + 1;
-  if (!startsWith(buf, at, RECEIVED_AT)) return null;
-  at += RECEIVED_AT.length;
-  const timeEnd = stringEnd(buf, at, stop);
-  if (timeEnd === -1) return null;
-  const receivedAt = buf.toString('latin1', at, timeEnd);
+  if (stop < 64 || buf[stop - 1] !== BRACE_CLOSE || buf.indexOf(0) !== -1) return null;
+  // Each field's value ends at its closing quote; the next field starts just after it.
+  const idEnd = valueEnd(buf, 0, ID);
+  const timeEnd = idEnd === -1 ? -1 : valueEnd(buf, idEnd + 1, RECEIVED_AT);
+  const sensorEnd = timeEnd === -1 ? -1 : valueEnd(buf, timeEnd + 1, SENSOR);
+  const endpointEnd = sensorEnd === -1 ? -1 : valueEnd(buf, sensorEnd + 1, ENDPOINT);
+  if (endpointEnd === -1) return null;
+  const receivedAt = buf.toString('latin1', idEnd + 1 + RECEIVED_AT.length, timeEnd);
   if (Number.isNaN(Date.parse(receivedAt))) return null;
-  at = timeEnd + 1;
-  if (!startsWith(buf, at, SENSOR)) return null;
-  at += SENSOR.length;
-  const sensorEnd = stringEnd(buf, at, stop);
-  if (sensorEnd === -1) return null;
-  const sensor = buf.toString('utf8', at, sensorEnd);
+  const sensor = buf.toString('utf8', timeEnd + 1 + SENSOR.length, sensorEnd);
   if (sensor !== lastSensor) {
     lastSensor = sensor;
     lastSensorReadable = READABLE_SENSOR_NAME.test(sensor);
   }
   if (!lastSensorReadable) return null;
-  at = sensorEnd + 1;
-  if (!startsWith(buf, at, ENDPOINT)) return null;
-  at += ENDPOINT.length;
-  const endpointEnd = stringEnd(buf, at, stop);
-  if (endpointEnd === -1) return null;
-  const endpoint = buf.toString('latin1', at, endpointEnd);
+  const endpoint = buf.toString('latin1', sensorEnd + 1 + ENDPOINT.length, endpointEnd);
   if (!ENDPOINTS.has(endpoint)) return null;
-  at = endpointEnd + 1;
+  let at = endpointEnd + 1;
   if (startsWith(buf, at, FORMAT)) {
-    const formatEnd = stringEnd(buf, at + FORMAT.length, stop);
-    if (formatEnd === -1) return null;
-    at = formatEnd + 1;
+    at = valueEnd(buf, at, FORMAT) + 1;
+    if (at === 0) return null;
   }
   if (!startsWith(buf, at, CRITICALITY)) return null;
   at += CRITICALITY.length;
   const criticality = (buf[at] ?? 0) - ZERO;
   const after = buf[at + 1];
   if (criticality < 0 || criticality > 4 || (after !== COMMA && after !== BRACE_CLOSE)) return null;
+  const id = buf.toString('utf8', ID.length, idEnd);
   return { id, received_at: receivedAt, sensor, endpoint: endpoint as StoredRecord['endpoint'], criticality };
+}
+
+/** Where the plain string value of the field starting at `at` with `prefix` (`,"name":"`) ends; -1 if none. */
+function valueEnd(buf: Buffer, at: number, prefix: Buffer): number {
+  return startsWith(buf, at, prefix) ? stringEnd(buf, at + prefix.length, buf.length) : -1;
 }
 
 /** A byte loop: a native compare per field cost more in the call than in the comparing. */
