@@ -31,7 +31,12 @@ try {
   );
   const name = `outputs-${nats ? 'nats' : 'files'}${none ? '-none' : ''}-${Date.now()}.cpuprofile`;
   const args = none ? [] : ['--config', config];
-  const nodeArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`] : [];
+  // PROFILE_NODE_ARGS: extra node flags for the collector (e.g. --trace-gc, shown with BENCH_DEBUG=1).
+  const extra = (process.env.PROFILE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [
+    ...extra,
+    ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`] : []),
+  ];
   const tc = nats
     ? (await startNatsBackend('threatcol', 1, join(root, 'tc'), pin, cleanups, nodeArgs, undefined, args))
         .server
