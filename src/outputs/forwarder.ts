@@ -7,7 +7,7 @@ import type { OutputBatch, OutputCursors, OutputFeed } from '../store/store.js';
 import { createBackoff, sleep } from './backoff.js';
 import { appendDeadLetters, lastDeadLetterIds } from './dead-letter.js';
 import { newStatus, type OutputStatus } from './output-status.js';
-import { createReceiver } from './receivers/create-receiver.js';
+import { createReceiver, lineCheck } from './receivers/create-receiver.js';
 import { AuthDeliveryError, type OutgoingRecord, type Pacing, type Receiver } from './receivers/receiver.js';
 import { outputMatcher } from './record-match.js';
 
@@ -130,6 +130,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       feed = await deps.cursors.openFeed({
         name,
         match: outputMatcher(output.filter),
+        check: lineCheck(output),
         startAt: output.startAt === 'oldest' ? 0 : 'now',
       });
       if (status.state === 'starting') log.info({ type: output.type }, 'output started');
@@ -156,7 +157,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
           signal: stopping.signal,
         });
         if (batch.records.length === 0) continue;
-        const records = batch.records.map((r) => ({ id: r.record.id, line: r.line, record: r.record }));
+        const records: readonly OutgoingRecord[] = batch.records;
         if (!(await deliver(receiver, records, written))) return;
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();

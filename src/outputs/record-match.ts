@@ -1,8 +1,8 @@
 // An output's filter as a record predicate: criticality floor, sensors, endpoints (all given ones must hold).
 import type { OutputConfig } from '../config/outputs-schema.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import type { RecordHead } from '../store/store.js';
 
-export function outputMatcher(filter: OutputConfig['filter']): (record: StoredRecord) => boolean {
+export function outputMatcher(filter: OutputConfig['filter']): (record: RecordHead) => boolean {
   const sensors = filter.sensors === null ? null : new Set(filter.sensors);
   const endpoints = filter.endpoints === null ? null : new Set<string>(filter.endpoints);
   return (record) =>

@@ -4,7 +4,10 @@
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { FileOps } from './file-ops.js';
+import type { RecordHead } from './record-head.js';
 import type { SensorRegistry } from './registry.js';
+
+export type { RecordHead } from './record-head.js';
 
 export type Endpoint = StoredRecord['endpoint'];
 
@@ -229,9 +232,20 @@ export interface Store {
 // its receiver acknowledged a batch. Files: a cursor file per output in the data directory; NATS: a durable
 // JetStream consumer per output with explicit acks, shared by every collector of a cluster.
 
+/**
+ * One record handed to an output: its line as stored, as bytes (a view, no copy: what a receiver that sends
+ * the line as it is puts in its body) and as text, its head, and the whole record, parsed when first read.
+ */
+export interface OutputLine extends RecordLine {
+  readonly id: string;
+  readonly head: RecordHead;
+  /** The stored line's bytes, without its newline. */
+  readonly bytes: Buffer;
+}
+
 /** One batch handed to an output: records after its acknowledged position, in store order. */
 export interface OutputBatch {
-  readonly records: readonly RecordLine[];
+  readonly records: readonly OutputLine[];
   /**
    * Durably records that this batch was delivered: the output's position moves past it (files: the cursor
    * file is written atomically and fsynced; NATS: every message is acked and the ack confirmed). Only after
@@ -244,7 +258,13 @@ export interface OutputFeedOptions {
   /** Output name (validated by the configuration: [A-Za-z0-9_-]{1,64}). */
   name: string;
   /** Only matching records are handed over; the position still moves past the others. */
-  match?: (record: StoredRecord) => boolean;
+  match?: (record: RecordHead) => boolean;
+  /**
+   * How much of each line is checked before it is handed over. 'record' (the default): parsed whole and
+   * shape-checked, as every reader does. 'head': for receivers that send the stored line as it is, only the
+   * head is read (and checked) when the line has the writer's form (record-head.ts); other lines are parsed.
+   */
+  check?: 'record' | 'head';
   /** Where a brand-new output starts: 'now' (records stored from now on) or an epoch-ms instant. */
   startAt?: 'now' | number;
 }

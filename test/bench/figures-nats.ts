@@ -45,6 +45,8 @@ export async function startNatsBackend(
   nodeArgs: string[] = [],
   /** Another build's bin/threatcol (test/bench/nats-ab.ts: before and after in one run). */
   bin?: string,
+  /** More `serve` arguments (profile-outputs.ts: `--config` with an output). */
+  args: string[] = [],
 ): Promise<NatsBackend> {
   const t = { after: (fn: () => void | Promise<void>) => void cleanups.push(fn) };
   const natsNodes: NatsNode[] =
@@ -57,7 +59,7 @@ export async function startNatsBackend(
     THREATCOL_NATS_SERVERS: natsNodes.map((n) => n.url).join(','),
     THREATCOL_NATS_REPLICAS: String(nodes),
   };
-  const server = await startThreatcol(label, dataDir, pin, { env, nodeArgs, ...(bin ? { bin } : {}) });
+  const server = await startThreatcol(label, dataDir, pin, { env, nodeArgs, args, ...(bin ? { bin } : {}) });
   await untilStored(server);
   return { label, server, natsPids };
 }

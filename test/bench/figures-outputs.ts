@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type BenchContext, warmUp } from './figures-load.js';
 import { type Measured, standardWorkload } from './load.js';
-import { pinned, ROOT, startThreatcol } from './processes.js';
+import { cpuSeconds, pinned, ROOT, startThreatcol } from './processes.js';
 import { fmt, median, type Pairs, pairRatios, type Row } from './report.js';
 
 const run = promisify(execFile);
@@ -80,6 +80,16 @@ function postsOf(sink: ChildProcess): Promise<number> {
   return answer;
 }
 
+/**
+ * Waits out a collector's backlog (drained); its CPU meanwhile is added to the run's, so that the CPU per
+ * request counts forwarding every record the run stored, not only what was forwarded while the load ran.
+ */
+async function withBacklog(sink: ChildProcess, pid: number, run: Measured): Promise<Measured> {
+  const before = cpuSeconds(pid);
+  await drained(sink);
+  return { ...run, serverCpuSeconds: run.serverCpuSeconds + cpuSeconds(pid) - before };
+}
+
 /** Until the sink took no batch for 1.5 s (longer than the output's default maxWaitMs), at most a minute. */
 async function drained(sink: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -98,7 +108,12 @@ async function drained(sink: ChildProcess): Promise<void> {
  * loopback sink in another process, the other with none; the same keep-alive load on each in turn, ratio per
  * pair, median of the ratios; after each pair the output's backlog is waited out. The output's work is in its collector's process, so its CPU counts.
  */
-export async function outputIngestRows(ctx: BenchContext, root: string): Promise<Row[]> {
+export async function outputIngestRows(
+  ctx: BenchContext,
+  root: string,
+  /** Other builds (outputs.ts --base) with the same output, measured in every pair beside this one. */
+  bases: { label: string; bin: string }[] = [],
+): Promise<Row[]> {
   const dir = join(root, 'outputs-ab');
   mkdirSync(dir, { recursive: true });
   const sink = fork(join(ROOT, 'test/bench/webhook-sink.mjs'), [], { stdio: 'inherit' });
@@ -118,15 +133,36 @@ export async function outputIngestRows(ctx: BenchContext, root: string): Promise
       args: ['--config', config],
     });
     servers.push(attached);
+    const others = [];
+    for (const base of bases) {
+      const other = await startThreatcol(base.label, join(dir, `base-${others.length}`), ctx.pin, {
+        args: ['--config', config],
+        bin: base.bin,
+      });
+      servers.push(other);
+      others.push({ label: base.label, server: other, runs: [] as Measured[] });
+    }
     const w = standardWorkload('firewall', ctx.seconds);
-    await warmUp(ctx, [none, attached], none, w);
+    await warmUp(ctx, [none, attached, ...others.map((o) => o.server)], none, w);
     const p: Pairs = { reference: [], threatcol: [], ratios: [] };
+    const whole: Measured[] = [];
     for (let i = 0; i < ctx.pairs; i++) {
       p.reference.push(await ctx.worker.measure('autocannon', none, none, w));
       p.threatcol.push(await ctx.worker.measure('autocannon', attached, attached, w));
       // The output goes on forwarding what the run stored after it ended, on the CPU both collectors share:
       // waited out, so it does not load the next pair's run without an output.
-      await drained(sink);
+      whole.push(await withBacklog(sink, attached.pid, p.threatcol.at(-1) as Measured));
+      for (const o of others) {
+        const run = await ctx.worker.measure('autocannon', o.server, o.server, w);
+        o.runs.push(await withBacklog(sink, o.server.pid, run));
+      }
+    }
+    for (const o of others) {
+      const ratios = o.runs.map((m, j) => m.recordsPerSecond / (p.reference[j] as Measured).recordsPerSecond);
+      ctx.log(
+        `  ${o.label} with the output: ${o.runs.map((m) => fmt.n(m.recordsPerSecond)).join(' ')} rec/s, ` +
+          `${fmt.x(median(ratios))} of none, ${fmt.n(cpuPerRequest(o.runs))} us CPU per request with its backlog`,
+      );
     }
     p.ratios = pairRatios(p, (m) => m.recordsPerSecond);
     ctx.runs['13 outputs A/B [autocannon]'] = p;
@@ -155,6 +191,16 @@ export async function outputIngestRows(ctx: BenchContext, root: string): Promise
         threatcol: `${fmt.n(cpuPerRequest(p.threatcol))} us`,
         reference: `${fmt.n(cpuPerRequest(p.reference))} us (none)`,
         ratio: fmt.x(cpuPerRequest(p.reference) / cpuPerRequest(p.threatcol)),
+        target: 'report',
+        pass: null,
+      },
+      {
+        // The whole cost of the output: what it forwarded after the run too (the backlog, waited out).
+        figure: '13 the same, server CPU per request, with the backlog the output forwarded after the run',
+        generator: 'autocannon',
+        threatcol: `${fmt.n(cpuPerRequest(whole))} us`,
+        reference: `${fmt.n(cpuPerRequest(p.reference))} us (none)`,
+        ratio: fmt.x(cpuPerRequest(p.reference) / cpuPerRequest(whole)),
         target: 'report',
         pass: null,
       },

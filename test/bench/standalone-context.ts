@@ -1,8 +1,10 @@
 // What the tools that run some figures alone (outputs.ts, syslog.ts, syslog-ab.ts) set up as `npm run bench`
-// does: pinning, the load worker, a timed log, the run lengths for --quick or a full run, a temporary root.
+// does: pinning, the load worker, a timed log, the run lengths (--quick or a full run; --seconds S, --pairs N),
+// a temporary root.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { argValue } from './argv.js';
 import type { BenchContext } from './figures-load.js';
 import { LoadWorker } from './load.js';
 import { detectPinning } from './processes.js';
@@ -19,8 +21,8 @@ export function standaloneContext(name: string): { ctx: BenchContext; root: stri
     quick,
     pin,
     worker,
-    seconds: quick ? 0.8 : 5,
-    pairs: quick ? 3 : 5,
+    seconds: Number(argValue('--seconds') ?? (quick ? 0.8 : 5)),
+    pairs: Number(argValue('--pairs') ?? (quick ? 3 : 5)),
     warmupSeconds: quick ? 0.5 : 2,
     sendAvailable: false,
     log,

@@ -8,7 +8,7 @@ import { storedGenericRecord } from './records.js';
 
 export function outgoingRecord(overrides: Record<string, unknown> = {}): OutgoingRecord {
   const record = storedGenericRecord({ id: newRecordId(), ...overrides }) as unknown as StoredRecord;
-  return { id: record.id, line: JSON.stringify(record), record };
+  return { id: record.id, line: JSON.stringify(record), head: record, record };
 }
 
 /** `count` records; `overrides(i)` varies them (threat names, criticality, addresses). */

@@ -53,7 +53,7 @@ test('webhook over HTTPS: 2xx delivered, 429/503 retried with Retry-After, 401 p
   t.after(() => receiver.close());
   const records = [1, 2].map(() => {
     const record = storedGenericRecord() as unknown as StoredRecord;
-    return { id: record.id, line: JSON.stringify(record), record };
+    return { id: record.id, line: JSON.stringify(record), head: record, record };
   });
   const signal = AbortSignal.timeout(10_000);
 

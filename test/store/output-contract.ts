@@ -195,6 +195,28 @@ export function runOutputContract(
     assert.equal(position?.lagRecords, 0, 'passed records are not lag');
   });
 
+  test(`${backend} outputs: a feed checking only heads hands over what a whole check does, bytes as stored`, async (t) => {
+    const { store, feed, append } = await setUp(t, factory);
+    await append(['h0', 'h1'], { criticality: 1 });
+    await append(['h2', 'h3'], { criticality: 4, sensor: 'fw-é' });
+    await append(['h4'], { criticality: 4, original: 'a "quoted" \\ line' });
+    const match = (r: { criticality: number }) => r.criticality >= 4;
+    const whole = await feed(store, 'whole', { startAt: 0, match, check: 'record' });
+    const heads = await feed(store, 'heads', { startAt: 0, match, check: 'head' });
+    const a = (await nextBatch(whole)).records;
+    const b = (await nextBatch(heads)).records;
+    assert.deepEqual(threats(b), ['h2', 'h3', 'h4']);
+    assert.deepEqual(
+      b.map((r) => [r.id, r.line, r.bytes.toString('utf8'), r.record]),
+      a.map((r) => [r.id, r.line, r.bytes.toString('utf8'), r.record]),
+    );
+    for (const r of b) {
+      assert.equal(r.line, JSON.stringify(r.record), 'the line as stored');
+      const { id, received_at, sensor, endpoint, criticality } = r.record;
+      assert.deepEqual(r.head, { id, received_at, sensor, endpoint, criticality });
+    }
+  });
+
   test(`${backend} outputs: a batch holds at most maxRecords and maxBytes (one record always fits)`, async (t) => {
     const { store, feedOf, append } = await setUp(t, factory);
     await append(['c0', 'c1', 'c2', 'c3', 'c4'], { original: { pad: 'x'.repeat(300) } });

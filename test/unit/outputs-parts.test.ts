@@ -117,7 +117,7 @@ test('the filter takes criticality, sensors and endpoints together', () => {
 test('the slack message counts by criticality and quotes the first records; the key follows the ids', () => {
   const batch = [4, 4, 2].map((criticality, i) => {
     const record = storedGenericRecord({ criticality, threat: `x${i}` }) as unknown as StoredRecord;
-    return { id: record.id, line: JSON.stringify(record), record };
+    return { id: record.id, line: JSON.stringify(record), head: record, record };
   });
   const text = slackMessage(batch, 2);
   assert.match(text, /^threatcol: 3 threat records \(2 × criticality 4, 1 × criticality 2\)/);

@@ -72,7 +72,7 @@ test('syslog: the frame length is the byte length, the SD params read back, the 
     fc.property(recordArb, text, (record, body) => {
       const message = syslogMessage(
         { facility: 'local0', hostname: 'host é\nname', appName: 'threatcol', sdId: 'threatcol@32473' },
-        { id: record.id, line: JSON.stringify(record), record },
+        { id: record.id, line: JSON.stringify(record), head: record, record },
         body,
       );
       const frame = frameOctetCounted(message);

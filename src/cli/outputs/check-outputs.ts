@@ -22,11 +22,7 @@ export async function checkOutputs(
     const check = `output ${name}`;
     if (options.test) {
       const record = sampleRecord(now);
-      const outcome = await sendThrough(
-        output,
-        [{ id: record.id, line: JSON.stringify(record), record }],
-        io.env,
-      );
+      const outcome = await sendThrough(output, [record], io.env);
       const refused = outcome.ok ? outcome.report.refused[0]?.answer : outcome.error;
       results.push(
         refused === undefined

@@ -72,10 +72,7 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
     return 0;
   }
   const letters: DeadLetter[] = readDeadLetterFile(aside);
-  const records = letters.map((l) => {
-    const record = l.record as unknown as StoredRecord;
-    return { id: record.id, line: JSON.stringify(l.record), record };
-  });
+  const records = letters.map((l) => l.record as unknown as StoredRecord);
   const outcome = await sendThrough(output, records, io.env);
   const again = outcome.ok
     ? [
@@ -86,7 +83,7 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
   appendDeadLetters(
     loaded.dataDir,
     name,
-    again.map((a) => ({ line: (records[a.index] as { line: string }).line, answer: a.answer })),
+    again.map((a) => ({ line: JSON.stringify(records[a.index]), answer: a.answer })),
     new Date().toISOString(),
     null,
   );

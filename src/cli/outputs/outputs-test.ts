@@ -45,11 +45,7 @@ export async function testOutput(name: string, options: CommonOptions, io: CliIo
   const loaded = await loadFromOptions(options, io);
   const output = configuredOutput(loaded, name);
   const record = sampleRecord(Date.now());
-  const outcome = await sendThrough(
-    output,
-    [{ id: record.id, line: JSON.stringify(record), record }],
-    io.env,
-  );
+  const outcome = await sendThrough(output, [record], io.env);
   if (!outcome.ok) throw new ThreatcolError('OUTPUT_FAILED', `output ${name}: ${outcome.error}`);
   const refused = outcome.report.refused[0];
   if (refused)

@@ -1,13 +1,15 @@
 // Sends records through an output's real receiver once, outside the daemon (`outputs test`, dead letters
 // `--retry`): the receiver's answer is the command's result.
 import type { OutputConfig } from '../../config/outputs-schema.js';
-import type { DeliveryReport, OutgoingRecord } from '../../outputs/receivers/receiver.js';
+import type { DeliveryReport } from '../../outputs/receivers/receiver.js';
+import type { StoredRecord } from '../../records/stored-record.js';
 
 export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; error: string };
 
 export async function sendThrough(
   output: OutputConfig,
-  records: readonly OutgoingRecord[],
+  /** Read back whole (a sample, dead letters): sent as the forwarder hands records over. */
+  records: readonly StoredRecord[],
   env: Record<string, string | undefined>,
 ): Promise<SendOutcome> {
   // Imported when sending: the receivers' clients (undici, nodemailer) stay out of every other command line.
@@ -18,7 +20,8 @@ export async function sendThrough(
   // One sample or a few dead letters: a receiver's warnings reach the user as its answer, not as log lines.
   const receiver = createReceiver(output, { env, logger: pino({ enabled: false }) });
   try {
-    const report = await receiver.send(records, AbortSignal.timeout(output.timeoutMs + 1000));
+    const outgoing = records.map((r) => ({ id: r.id, line: JSON.stringify(r), head: r, record: r }));
+    const report = await receiver.send(outgoing, AbortSignal.timeout(output.timeoutMs + 1000));
     return { ok: true, report };
   } catch (error) {
     return { ok: false, error: `${(error as Error).name}: ${(error as Error).message}` };

@@ -124,6 +124,18 @@ const FACTORIES: Record<OutputType, ReceiverFactory> = {
   },
 };
 
+/**
+ * How much of each stored line the output's feed checks (OutputFeedOptions.check): receivers that send the line
+ * as it is, in an envelope made of the record's head, take 'head'; those that reformat it (CEF, a Slack
+ * message, a mail digest) read the whole record, so every line is parsed and checked first.
+ */
+export function lineCheck(output: OutputConfig): 'record' | 'head' {
+  if (output.type === 'email') return 'record';
+  if (output.type === 'syslog' && output.format === 'cef') return 'record';
+  if (output.type === 'webhook' && output.format === 'slack') return 'record';
+  return 'head';
+}
+
 export function createReceiver(output: OutputConfig, context: ReceiverContext): Receiver {
   return FACTORIES[output.type](output, context);
 }

@@ -60,7 +60,7 @@ export function createElasticsearchReceiver(
   const document = (entry: OutgoingRecord) =>
     stamp === null
       ? entry.line
-      : `{${stamp}:${JSON.stringify(entry.record.received_at)},${entry.line.slice(1)}`;
+      : `{${stamp}:${JSON.stringify(entry.head.received_at)},${entry.line.slice(1)}`;
 
   return {
     async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {

@@ -67,7 +67,7 @@ export async function postHttp(
   agent: Agent,
   url: URL,
   headers: Record<string, string>,
-  body: string,
+  body: string | Buffer,
   signal: AbortSignal,
   what: string,
 ): Promise<HttpAnswer> {

@@ -2,6 +2,7 @@
 // the forwarder reads records from the store's durable cursor, a receiver only delivers a batch and says what
 // the other side did with it. Receivers keep no buffer of their own: what they have not acknowledged is sent again.
 import type { StoredRecord } from '../../records/stored-record.js';
+import type { RecordHead } from '../../store/store.js';
 
 /** One record as the forwarder hands it over: the stored line exactly as in the log, and its parsed form. */
 export interface OutgoingRecord {
@@ -9,6 +10,14 @@ export interface OutgoingRecord {
   readonly id: string;
   /** The stored JSON line, without its newline. */
   readonly line: string;
+  /**
+   * The same line's bytes as stored, when the feed has them: a receiver sending the line as it is puts these in
+   * its body (no decoding and encoding again).
+   */
+  readonly bytes?: Buffer;
+  /** What an envelope reads (time, sensor, criticality): known without parsing the line (store/record-head.ts). */
+  readonly head: RecordHead;
+  /** The whole record: parsed at its first read, when the feed checked only the head. */
   readonly record: StoredRecord;
 }
 

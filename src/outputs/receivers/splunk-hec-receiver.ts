@@ -82,7 +82,7 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
     (options.host !== null ? `,"host":${JSON.stringify(options.host)}` : '');
 
   const event = (entry: OutgoingRecord) => {
-    const ms = Date.parse(entry.record.received_at);
+    const ms = Date.parse(entry.head.received_at);
     const time = Number.isFinite(ms) ? `"time":${(ms / 1000).toFixed(3)},` : '';
     return `{${time}${meta},"fields":{"threatcol_id":${JSON.stringify(entry.id)}},"event":${entry.line}}`;
   };

@@ -35,7 +35,7 @@ export function sdParamValue(value: string): string {
 
 /** The message for one record: header, structured data with the id, sensor and criticality, then `body`. */
 export function syslogMessage(header: SyslogHeader, entry: OutgoingRecord, body: string): string {
-  const record = entry.record;
+  const record = entry.head;
   const pri = SYSLOG_FACILITIES.indexOf(header.facility) * 8 + syslogSeverity(record.criticality);
   const timestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)$/.test(record.received_at)
     ? record.received_at
@@ -50,4 +50,13 @@ export function syslogMessage(header: SyslogHeader, entry: OutgoingRecord, body:
 export function frameOctetCounted(message: string): Buffer {
   const body = Buffer.from(message, 'utf8');
   return Buffer.concat([Buffer.from(`${body.length} `, 'latin1'), body]);
+}
+
+/**
+ * The same frame as pieces, for a message whose body is a stored line's bytes: header text, then the bytes as
+ * stored (not decoded and encoded again).
+ */
+export function framePieces(header: string, body: Buffer): Buffer[] {
+  const head = Buffer.from(header, 'utf8');
+  return [Buffer.from(`${head.length + body.length} `, 'latin1'), head, body];
 }

@@ -19,7 +19,7 @@ import {
   type Receiver,
   TransientDeliveryError,
 } from './receiver.js';
-import { frameOctetCounted, type SyslogFacility, syslogMessage } from './syslog-message.js';
+import { frameOctetCounted, framePieces, type SyslogFacility, syslogMessage } from './syslog-message.js';
 
 export interface SyslogOptions {
   host: string;
@@ -174,15 +174,18 @@ export function createSyslogReceiver(options: SyslogOptions, deps: SyslogDeps): 
     async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {
       signal.throwIfAborted();
       if (batch.length === 0) return DELIVERED;
-      const frames = batch.map((entry) =>
-        frameOctetCounted(
-          syslogMessage(
-            header,
-            entry,
-            options.format === 'cef' ? cefMessage(entry.record, entry.id, productVersion) : entry.line,
-          ),
-        ),
-      );
+      const frames: Buffer[] = [];
+      for (const entry of batch) {
+        if (options.format === 'cef')
+          frames.push(
+            frameOctetCounted(
+              syslogMessage(header, entry, cefMessage(entry.record, entry.id, productVersion)),
+            ),
+          );
+        else if (entry.bytes !== undefined)
+          frames.push(...framePieces(syslogMessage(header, entry, ''), entry.bytes));
+        else frames.push(frameOctetCounted(syslogMessage(header, entry, entry.line)));
+      }
       const target = await connected(signal);
       await write(target, Buffer.concat(frames), signal);
       return DELIVERED;

@@ -30,9 +30,7 @@ export function createWebhookReceiver(
       // Read at each send: a rotated secret or token file is taken without a reload.
       const secret = readSecret('secret', output.secretFile, output.secretEnv, env);
       const token = readSecret('token', output.tokenFile, output.tokenEnv, env);
-      const body = slack
-        ? JSON.stringify({ text: slackMessage(batch, quoted) })
-        : `{"records":[${batch.map((r) => r.line).join(',')}]}`;
+      const body = slack ? JSON.stringify({ text: slackMessage(batch, quoted) }) : jsonBody(batch);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'threatcol',
@@ -58,6 +56,20 @@ export function createWebhookReceiver(
     },
     close: () => agent.close(),
   };
+}
+
+const OPEN = Buffer.from('{"records":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/** `{"records":[line,line,...]}`: from the stored bytes when the feed gave them (no text to encode again). */
+export function jsonBody(batch: readonly OutgoingRecord[]): string | Buffer {
+  if (!batch.every((r) => r.bytes !== undefined))
+    return `{"records":[${batch.map((r) => r.line).join(',')}]}`;
+  const parts: Buffer[] = [OPEN];
+  for (const r of batch) parts.push(r.bytes as Buffer, COMMA);
+  parts[parts.length - 1] = CLOSE;
+  return Buffer.concat(parts);
 }
 
 /** The same records give the same key: sha256 of their ids (each record's own id is in the body too). */

@@ -29,6 +29,7 @@ export function createFileOutputCursors(options: {
         name: feed.name,
         owner: options.owner,
         match: feed.match ?? (() => true),
+        check: feed.check ?? 'record',
         startAt: feed.startAt ?? 'now',
         now,
         ...(options.logger ? { logger: options.logger } : {}),

@@ -3,10 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
-import type { StoredRecord } from '../../records/stored-record.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
-import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
-import { gather, type Positions } from './output-gather.js';
+import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
+import { type GatherOptions, gather, type Positions } from './output-gather.js';
 import {
   type CursorFile,
   checkPositions,
@@ -18,6 +17,7 @@ import {
   writeCursorAsync,
 } from './output-positions.js';
 import { readReplay } from './output-replay.js';
+import { openSegmentTails } from './segment-tails.js';
 
 /** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
 const FILL_PAUSE_MS = 50;
@@ -29,7 +29,9 @@ export interface FileFeedOptions {
   threats: string;
   name: string;
   owner: () => Owner | null;
-  match: (record: StoredRecord) => boolean;
+  match: (record: RecordHead) => boolean;
+  /** How much of each line is checked (OutputFeedOptions). */
+  check: 'record' | 'head';
   startAt: 'now' | number;
   pollIntervalMs?: number;
   now: () => number;
@@ -66,6 +68,11 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     writeCursor(dataDir, cursor, options.owner());
   }
   let durable: CursorFile = cursor;
+  const reading: GatherOptions = {
+    threats: options.threats,
+    tails: openSegmentTails(),
+    check: options.check,
+  };
   /** The cursor file as this feed last read or wrote it: anything else on disk was written by someone else. */
   const stampOf = (c: CursorFile) => `${c.writer}/${c.updatedAt}`;
   let seen = stampOf(cursor);
@@ -137,16 +144,16 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     async next({ maxRecords, maxBytes, waitMs, signal }): Promise<OutputBatch> {
       adoptForeign();
       const read: Positions = new Map([...passed].map(([k, p]) => [k, { ...p }]));
-      const records: RecordLine[] = [];
+      const records: OutputLine[] = [];
       let bytes = 0;
       let deadline: number | null = null;
       while (!signal.aborted) {
         changed = false;
-        const full = await gather(options, read, (c) => {
-          if (!c.record || !options.match(c.record)) return 'pass';
-          const size = Buffer.byteLength(c.line) + 1;
+        const full = await gather(reading, read, (c) => {
+          if (c.entry === null || !options.match(c.entry.head)) return 'pass';
+          const size = c.entry.bytes.length + 1;
           if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
-          records.push({ line: c.line, record: c.record });
+          records.push(c.entry);
           bytes += size;
           return 'take';
         });
@@ -168,7 +175,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       }
       if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
       const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
-      const lastId = records.at(-1)?.record.id ?? null;
+      const lastId = records.at(-1)?.id ?? null;
       return {
         records,
         ack: async () => save(reached, lastId),
@@ -177,6 +184,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     async close() {
       watch.stop();
       wake?.();
+      await reading.tails.close();
     },
   };
 }

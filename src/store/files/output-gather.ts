@@ -1,18 +1,39 @@
 // Reads what follows an output's position in every writer series and offers it line by line in id order (a
 // k-way merge of the series' heads), moving past segments a series has drained: the read side of a feed.
+import { outputLineOf } from '../output-line.js';
+import type { OutputLine } from '../store.js';
 import type { SeriesPosition } from './output-positions.js';
 import { segmentsBySeries } from './output-positions.js';
-import { openSegment, readLinesAt, type SegmentLine } from './segment-lines.js';
+import type { SegmentTails } from './segment-tails.js';
 import type { SegmentName } from './segments.js';
 
 const CHUNK = 256 * 1024;
+const NEWLINE = 0x0a;
 
 /** Per writer series, where reading stands. */
 export type Positions = Map<string, SeriesPosition>;
 
-export interface Candidate extends SegmentLine {
-  key: string;
+export interface Candidate {
+  /** null: a line that is not a stored record (passed by the position, never handed over). */
+  entry: OutputLine | null;
+  /** Byte offset just after the line's newline: where reading resumes after it. */
+  end: number;
+}
+
+/** One series' chunk being offered: its lines, the next one to offer, and the segment they are in. */
+interface Chunk {
+  lines: Candidate[];
+  at: number;
   file: string;
+  /** The read reached the end of the series' newest segment: nothing more to read in this gather. */
+  last: boolean;
+}
+
+/** Where to read: the segments' directory, the feed's open segments, how much of each line is checked. */
+export interface GatherOptions {
+  threats: string;
+  tails: SegmentTails;
+  check: 'record' | 'head';
 }
 
 /**
@@ -20,45 +41,60 @@ export interface Candidate extends SegmentLine {
  * to `offer`, advancing `read` past each line taken or passed; stops at the first 'stop'. True when stopped.
  */
 export async function gather(
-  options: { threats: string },
+  options: GatherOptions,
   read: Positions,
   offer: (line: Candidate) => 'take' | 'pass' | 'stop',
 ): Promise<boolean> {
-  const heads = new Map<string, Candidate[]>();
+  const heads = new Map<string, Chunk>();
   const series = segmentsBySeries(options.threats);
+  await options.tails.retain(
+    new Set([...series.values()].flatMap((segments) => segments.map((s) => s.path))),
+  );
   const dry = new Set<string>();
   for (;;) {
-    let best: string | null = null;
+    let best: Chunk | null = null;
+    let bestKey = '';
     let bestId = '';
     for (const [key, segments] of series) {
-      let lines = heads.get(key) ?? [];
+      let chunk = heads.get(key);
       // A series whose chunk is used up reads its next one: a batch fills while records are there.
-      if (lines.length === 0 && !dry.has(key)) {
-        lines = await readSeries(key, segments, read);
-        heads.set(key, lines);
-        if (lines.length === 0) dry.add(key);
+      if ((chunk === undefined || chunk.at === chunk.lines.length) && !dry.has(key)) {
+        if (chunk?.last) {
+          dry.add(key);
+          continue;
+        }
+        chunk = await readSeries(key, segments, read, options);
+        heads.set(key, chunk);
+        if (chunk.lines.length === 0) dry.add(key);
       }
-      const head = lines[0];
-      if (!head) continue;
-      const id = head.record?.id ?? '';
+      const head = chunk?.lines[chunk.at];
+      if (!chunk || !head) continue;
+      const id = head.entry?.id ?? '';
       if (best === null || id < bestId) {
-        best = key;
+        best = chunk;
+        bestKey = key;
         bestId = id;
       }
     }
     if (best === null) return false;
-    const lines = heads.get(best) as Candidate[];
-    const head = lines[0] as Candidate;
-    const verdict = offer(head);
-    if (verdict === 'stop') return true;
-    lines.shift();
-    const id = head.record?.id ?? read.get(best)?.id;
-    read.set(best, { file: head.file, offset: head.end, ...(id === undefined ? {} : { id }) });
+    const head = best.lines[best.at] as Candidate;
+    if (offer(head) === 'stop') return true;
+    best.at++;
+    // The position is this series' own object (readSeries made it): moved in place, one line at a time.
+    const position = read.get(bestKey) as SeriesPosition;
+    position.file = best.file;
+    position.offset = head.end;
+    if (head.entry !== null) position.id = head.entry.id;
   }
 }
 
 /** The next chunk of complete lines of one series after its position, moving past drained segments. */
-async function readSeries(key: string, segments: SegmentName[], read: Positions): Promise<Candidate[]> {
+async function readSeries(
+  key: string,
+  segments: SegmentName[],
+  read: Positions,
+  options: GatherOptions,
+): Promise<Chunk> {
   let position = read.get(key);
   if (!position) {
     position = { file: (segments[0] as SegmentName).file, offset: 0 };
@@ -68,24 +104,39 @@ async function readSeries(key: string, segments: SegmentName[], read: Positions)
     const current: string = position.file;
     const segment = segments.find((s) => s.file === current);
     const next: SegmentName | undefined = segments.find((s) => s.file > current);
-    const lines = segment ? await linesAfter(segment.path, position.offset) : [];
-    if (lines.length > 0) return lines.map((l) => ({ ...l, key, file: current }));
-    if (!next) return [];
+    const first = segment ? await linesAfter(options, segment.path, position.offset) : null;
+    if (first && first.lines.length > 0)
+      return { lines: first.lines, at: 0, file: current, last: first.atEnd && !next };
+    if (!next) return { lines: [], at: 0, file: current, last: true };
     // The writer never returns to a segment once it opened a newer one: a last read drains it, then move on.
-    const last = segment ? await linesAfter(segment.path, position.offset) : [];
-    if (last.length > 0) return last.map((l) => ({ ...l, key, file: current }));
+    const drain = segment ? await linesAfter(options, segment.path, position.offset) : null;
+    if (drain && drain.lines.length > 0) return { lines: drain.lines, at: 0, file: current, last: false };
+    if (segment) await options.tails.release(segment.path);
     position = { file: next.file, offset: 0 };
     read.set(key, position);
   }
 }
 
-async function linesAfter(path: string, offset: number): Promise<SegmentLine[]> {
-  const handle = await openSegment(path);
-  if (!handle) return [];
-  try {
-    const size = await handle.size();
-    return await readLinesAt(handle, Math.min(offset, size), size, CHUNK);
-  } finally {
-    await handle.close();
+/**
+ * The complete lines after `offset`, a chunk's worth (an empty line only moves the end of the one before it), and
+ * whether they reached the segment's end.
+ */
+async function linesAfter(
+  options: GatherOptions,
+  path: string,
+  offset: number,
+): Promise<{ lines: Candidate[]; atEnd: boolean }> {
+  const chunk = await options.tails.chunkAt(path, offset, CHUNK);
+  if (chunk === null) return { lines: [], atEnd: true };
+  const { buf, last } = chunk;
+  const lines: Candidate[] = [];
+  let start = 0;
+  while (start <= last) {
+    const nl = buf.indexOf(NEWLINE, start);
+    if (nl > start) lines.push({ entry: outputLineOf(buf, start, nl, options.check), end: offset + nl + 1 });
+    else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = offset + nl + 1;
+    else lines.push({ entry: null, end: offset + nl + 1 });
+    start = nl + 1;
   }
+  return { lines, atEnd: chunk.atEnd };
 }

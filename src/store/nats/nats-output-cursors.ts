@@ -148,6 +148,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
       return createNatsOutputFeed({
         name,
         ...(feedOptions.match ? { match: feedOptions.match } : {}),
+        check: feedOptions.check ?? 'record',
         async puller() {
           const nc = await options.connection();
           if (!consumerKnown) {
@@ -167,7 +168,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
         beforePull: (seenThrough) => checkSkipped(name, seenThrough),
         onAcked: async (last, seq) =>
           recordAcked(await options.state(), name, {
-            lastId: last.record.id,
+            lastId: last.id,
             seq,
             at: new Date(now()).toISOString(),
           }),

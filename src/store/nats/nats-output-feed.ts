@@ -3,14 +3,15 @@
 // batch goes to one of them; a collector's death leaves its batch unacknowledged, redelivered after ack_wait.
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../../errors.js';
-import type { StoredRecord } from '../../records/stored-record.js';
-import type { OutputBatch, OutputFeed, RecordLine } from '../store.js';
-import { parseRecordLine } from './nats-reader.js';
+import { outputLineOf } from '../output-line.js';
+import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
 import { ConsumerGoneError, type OutputPuller, type PulledMsg } from './output-pull.js';
 
 export interface NatsOutputFeedOptions {
   name: string;
-  match?: (record: StoredRecord) => boolean;
+  match?: (record: RecordHead) => boolean;
+  /** How much of each message is checked (OutputFeedOptions). */
+  check: 'record' | 'head';
   /** A puller on the output's consumer, which exists (made again when it was deleted). */
   puller: () => Promise<OutputPuller>;
   /** The consumer was found gone: the next puller() makes it again. */
@@ -23,7 +24,7 @@ export interface NatsOutputFeedOptions {
    */
   beforePull: (seenThrough: number) => Promise<void>;
   /** After a batch's acks were confirmed: remembers its last record (for `outputs list`). */
-  onAcked: (last: RecordLine, seq: number) => Promise<void>;
+  onAcked: (last: OutputLine, seq: number) => Promise<void>;
   /** The consumer's ack_wait: a held batch is marked in progress three times within it. */
   ackWaitMs: number;
   /** How long one confirmation may take. */
@@ -35,7 +36,6 @@ export interface NatsOutputFeedOptions {
 const FIRST_WAIT_MS = 10_000;
 const RETRY_MS = 1000;
 const NOTE_WAIT_MS = 1000;
-const decoder = new TextDecoder();
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -68,16 +68,20 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T |
   });
 }
 
-/** A stored record, or null for what is not one (skipped and counted, never handed to a receiver). */
-function toRecordLine(msg: PulledMsg): RecordLine | null {
-  const line = parseRecordLine(decoder.decode(msg.data));
-  const record = line?.record as Partial<StoredRecord> | null | undefined;
-  return line && typeof record === 'object' && record !== null && typeof record.id === 'string' ? line : null;
+/** A message's body as a Buffer over the same bytes (no copy). */
+function bytesOf(data: Uint8Array): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** A pulled message with its line, read once when sorted. */
+interface KeptMsg {
+  msg: PulledMsg;
+  line: OutputLine;
 }
 
 interface Held {
   puller: OutputPuller;
-  msgs: PulledMsg[];
+  msgs: readonly PulledMsg[];
   timer: NodeJS.Timeout;
 }
 
@@ -111,9 +115,10 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   /**
    * Sorts pulled messages into `kept`: non-records and non-matching ones are acked as they pass.
    */
-  function sort(puller: OutputPuller, msgs: PulledMsg[], kept: PulledMsg[]): void {
+  function sort(puller: OutputPuller, msgs: PulledMsg[], kept: KeptMsg[]): void {
     for (const msg of msgs) {
-      const line = toRecordLine(msg);
+      const data = bytesOf(msg.data);
+      const line = outputLineOf(data, 0, data.length, options.check);
       if (!line) {
         notRecords++;
         // Counted each time, logged the first time and every thousandth: someone else's publisher can be busy.
@@ -124,27 +129,28 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
           );
         }
         puller.ack(msg);
-      } else if (options.match && !options.match(line.record)) {
+      } else if (options.match && !options.match(line.head)) {
         puller.ack(msg);
       } else {
-        kept.push(msg);
+        kept.push({ msg, line });
       }
     }
   }
 
   /** The kept messages as the batch this feed holds (marked in progress) until it is acked or handed back. */
-  function hold(puller: OutputPuller, kept: PulledMsg[]): OutputBatch {
+  function hold(puller: OutputPuller, kept: KeptMsg[]): OutputBatch {
     // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
-    kept.sort((x, y) => x.seq - y.seq);
-    const records = kept.map((msg) => toRecordLine(msg) as RecordLine);
+    kept.sort((x, y) => x.msg.seq - y.msg.seq);
+    const records = kept.map((k) => k.line);
+    const msgs = kept.map((k) => k.msg);
     const timer = setInterval(
       () => {
-        for (const msg of kept) puller.working(msg);
+        for (const msg of msgs) puller.working(msg);
       },
       Math.max(100, Math.floor(options.ackWaitMs / 3)),
     );
     timer.unref();
-    const mine: Held = { puller, msgs: kept, timer };
+    const mine: Held = { puller, msgs, timer };
     held = mine;
     let acked: Promise<void> | null = null;
     return {
@@ -152,7 +158,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       ack() {
         acked ??= (async () => {
           try {
-            await puller.ackBatch(kept, options.ackTimeoutMs);
+            await puller.ackBatch(msgs, options.ackTimeoutMs);
           } catch (error) {
             acked = null; // may be tried again; next() hands the batch back instead
             throw new ThreatcolError(
@@ -162,8 +168,8 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
             );
           }
           if (held === mine) release(false);
-          const last = kept.at(-1) as PulledMsg;
-          const noted = options.onAcked(records.at(-1) as RecordLine, last.seq).catch((error: Error) => {
+          const last = msgs.at(-1) as PulledMsg;
+          const noted = options.onAcked(records.at(-1) as OutputLine, last.seq).catch((error: Error) => {
             logger.warn({ output: name, err: error.message }, 'cannot record the last acknowledged record');
           });
           // The position moved with the acks; the last id is for `outputs list`. Waited for briefly (so a list
@@ -183,7 +189,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   async function fill(
     puller: OutputPuller,
     head: PulledMsg,
-    kept: PulledMsg[],
+    kept: KeptMsg[],
     limits: { maxRecords: number; maxBytes: number; waitMs: number; signal: AbortSignal },
   ): Promise<void> {
     // The server counts subjects and headers too: ask for the room scaled by the first message's overhead,
@@ -208,7 +214,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       } catch (error) {
         // The first pull's failure is next()'s to handle; a later one ends the filling: what is kept goes.
         if (first) {
-          for (const msg of kept) puller.nak(msg);
+          for (const k of kept) puller.nak(k.msg);
           throw error;
         }
         return;
@@ -218,7 +224,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       if (fitting.length > 0) seenThrough = Math.max(seenThrough, (fitting.at(-1) as PulledMsg).seq);
       const before = kept.length;
       sort(puller, fitting, kept);
-      for (const msg of kept.slice(before)) used += msg.data.length;
+      for (const k of kept.slice(before)) used += k.msg.data.length;
       // A short answer means the stream is drained or waitMs is over; one cut for room, that the batch is full
       // in bytes; a full one the filter thinned asks again.
       if (more.length < want || fitting.length < more.length || kept.length === 0) return;
@@ -249,7 +255,7 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
             if (Date.now() - asked < RETRY_MS) await sleep(RETRY_MS / 4, signal);
             continue;
           }
-          const kept: PulledMsg[] = [];
+          const kept: KeptMsg[] = [];
           seenThrough = Math.max(seenThrough, head.seq);
           sort(puller, [head], kept);
           await fill(puller, head, kept, { maxRecords, maxBytes, waitMs, signal });

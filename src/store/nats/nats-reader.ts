@@ -27,12 +27,6 @@ const ORDER_SLACK_MS = 5 * 60_000;
 const FIRST_WINDOW = 512;
 const BATCH = 1000;
 
-/** A stored message's text as a record line, or null when it is not a record (someone else published here). */
-export function parseRecordLine(line: string): RecordLine | null {
-  const record = parseStoredRecord(line);
-  return record === null ? null : { line, record };
-}
-
 export function createNatsReader(options: NatsReaderOptions): RecordReader {
   /** The message as a record line, or null for anything else (someone else published here): skipped. */
   function toLine(msg: JsMsg): RecordLine | null {

@@ -35,10 +35,11 @@ export interface PullRequest {
 /** The consumer is gone (deleted by `replay`/`forget`, or never made): make it again and pull again. */
 export class ConsumerGoneError extends Error {}
 
-// Ack protocol bodies (JetStream's, as the client library sends them).
-const ACK = '+ACK';
-const NAK = '-NAK';
-const WORKING = '+WPI';
+// Ack protocol bodies (JetStream's, as the client library sends them), encoded once: a batch acks every record,
+// not the same four characters encoded again for each.
+const ACK = new TextEncoder().encode('+ACK');
+const NAK = new TextEncoder().encode('-NAK');
+const WORKING = new TextEncoder().encode('+WPI');
 /** A request whose end status never came (connection lost): given up this long after its own expiry. */
 const LOST_REQUEST_SLACK_MS = 5000;
 /**
@@ -182,7 +183,7 @@ export class OutputPuller {
     if (current.msgs.length >= current.want) current.finish(undefined, true);
   }
 
-  private send(reply: string, body: string): void {
+  private send(reply: string, body: Uint8Array): void {
     try {
       this.nc.publish(reply, body);
     } catch {

@@ -1,0 +1,127 @@
+// The head read off a stored line (store/record-head.ts) never disagrees with parsing the line whole: the same
+// fields where both give one, none where the parse refuses a well-formed line, and none for lines not in the
+// writer's form (those are parsed whole by the feeds).
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import fc from 'fast-check';
+import { newRecordId } from '../../src/records/record-id.js';
+import { readRecordHead } from '../../src/store/record-head.js';
+import { parseStoredRecord } from '../../src/store/record-shape.js';
+
+const tricky = fc.constantFrom('a', 'é', '😀', '"', '\\', '\u0000', '\u001f', '\u2028', ' ', '.');
+const name = fc.oneof(
+  fc.stringMatching(/^[a-z][a-z0-9._-]{0,20}$/),
+  fc.string({ unit: tricky, minLength: 0, maxLength: 8 }),
+  fc.string({ unit: 'binary', minLength: 0, maxLength: 12 }),
+);
+const criticality = fc.oneof(
+  fc.integer({ min: 0, max: 4 }),
+  fc.integer({ min: -2, max: 12 }),
+  fc.constantFrom(2.5, 1, -0),
+);
+const time = fc.oneof(
+  fc
+    .date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true })
+    .map((d) => d.toISOString()),
+  fc.constantFrom('', 'yesterday', '2026-13-40T00:00:00.000Z'),
+);
+
+/** A record's line in the writer's field order, with whatever values (JSON.stringify: always valid JSON). */
+const line = fc
+  .record({
+    id: fc.oneof(fc.constant(newRecordId()), name),
+    received_at: time,
+    sensor: name,
+    endpoint: fc.constantFrom('firewall', 'generic', 'syslog', 'other'),
+    format: fc.option(name, { nil: undefined }),
+    criticality,
+    original: fc.jsonValue({ maxDepth: 2 }),
+  })
+  .map((r) =>
+    JSON.stringify({
+      id: r.id,
+      received_at: r.received_at,
+      sensor: r.sensor,
+      endpoint: r.endpoint,
+      ...(r.format === undefined ? {} : { format: r.format }),
+      criticality: r.criticality,
+      severity: 'high',
+      src_ip: '192.0.2.1',
+      original: r.original,
+    }),
+  );
+
+/** The line as a feed hands it over: a view into a larger chunk of the segment. */
+const headOf = (text: string) => {
+  const buf = Buffer.from(`pad\n${text}\nmore`, 'utf8');
+  return readRecordHead(buf.subarray(4, buf.length - 5));
+};
+
+function agrees(text: string): void {
+  const head = headOf(text);
+  const record = parseStoredRecord(text);
+  if (head === null) return;
+  // A head is only read where the whole line is a record too, but for damage after the head (documented).
+  if (record === null) return;
+  assert.deepEqual(head, {
+    id: record.id,
+    received_at: record.received_at,
+    sensor: record.sensor,
+    endpoint: record.endpoint,
+    criticality: record.criticality,
+  });
+}
+
+test('property: a well-formed line has a head only when it is a record, with the parsed fields', () => {
+  fc.assert(
+    fc.property(line, (text) => {
+      const head = headOf(text);
+      const record = parseStoredRecord(text);
+      if (record === null) assert.equal(head, null, text);
+      agrees(text);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test('property: damaged lines never give a head that disagrees with their parse', () => {
+  fc.assert(
+    fc.property(line, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), (text, at, byte, cut) => {
+      const buf = Buffer.from(text, 'utf8');
+      const i = at % buf.length;
+      const damaged = cut
+        ? buf.subarray(0, i)
+        : Buffer.concat([buf.subarray(0, i), Buffer.of(byte), buf.subarray(i + 1)]);
+      agrees(damaged.toString('utf8'));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test("a writer's line gives its head; other forms, escapes, zeros and criticalities out of range give none", () => {
+  const id = newRecordId();
+  const base = {
+    id,
+    received_at: '2026-11-26T10:00:00.123Z',
+    sensor: 'fw1',
+    endpoint: 'firewall',
+    criticality: 4,
+    severity: 'critical',
+    original: { threat: 'x'.repeat(40) },
+  };
+  assert.deepEqual(headOf(JSON.stringify(base)), {
+    id,
+    received_at: '2026-11-26T10:00:00.123Z',
+    sensor: 'fw1',
+    endpoint: 'firewall',
+    criticality: 4,
+  });
+  assert.equal(headOf(JSON.stringify({ ...base, format: 'cef' }))?.criticality, 4);
+  const { id: _, ...rest } = base;
+  assert.equal(headOf(JSON.stringify({ ...rest, id })), null, 'id not first: parsed whole instead');
+  assert.equal(headOf(JSON.stringify({ ...base, sensor: 'f"w' })), null);
+  assert.equal(headOf(JSON.stringify({ ...base, criticality: 5 })), null);
+  assert.equal(headOf(JSON.stringify(base).replace('"criticality":4', '"criticality":4.0')), null);
+  assert.equal(headOf(JSON.stringify(base).replace('xxxx', 'x\u0000\u0000x')), null);
+  assert.equal(headOf(JSON.stringify(base).slice(0, -2)), null, 'not ended by a closing brace');
+});
