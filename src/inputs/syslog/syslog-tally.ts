@@ -41,6 +41,7 @@ export const SAMPLES_IN_ALL = 2000;
 
 /** Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol. */
 export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol';
+const REFUSAL_REASONS: readonly RefusalReason[] = ['no_sensor', 'limit', 'relp_protocol'];
 
 /** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
 export interface SyslogTallyDelta {
@@ -84,14 +85,13 @@ export class SyslogTally {
   /** Hands over and forgets the counts, refusals and samples gathered since the last drain; null: none. */
   drain(): SyslogTallyDelta | null {
     const refused = { ...this.refused };
-    if (this.#counts.size === 0 && this.#samples.size === 0 && refused.no_sensor + refused.limit === 0)
+    if (this.#counts.size === 0 && this.#samples.size === 0 && REFUSAL_REASONS.every((r) => refused[r] === 0))
       return null;
     const delta: SyslogTallyDelta = { rows: this.rows(), refused, samples: [...this.#samples] };
     this.#counts.clear();
     this.#samples.clear();
     this.#sampleCount = 0;
-    this.refused.no_sensor = 0;
-    this.refused.limit = 0;
+    for (const reason of REFUSAL_REASONS) this.refused[reason] = 0;
     return delta;
   }
 
@@ -101,8 +101,8 @@ export class SyslogTally {
       for (const field of COUNT_FIELDS)
         if (row[field] > 0) this.count(row.sensor, row.format, field, row[field]);
     }
-    this.refused.no_sensor += delta.refused.no_sensor;
-    this.refused.limit += delta.refused.limit;
+    // Every reason, by the list: a reason added later cannot be left out of what the workers report.
+    for (const reason of REFUSAL_REASONS) this.refused[reason] += delta.refused[reason] ?? 0;
     for (const [sensor, samples] of delta.samples) for (const s of samples) this.#keep(sensor, s);
   }
 
