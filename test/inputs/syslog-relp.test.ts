@@ -86,6 +86,42 @@ test('RELP: open is answered with the offers, each syslog 200 OK only once durab
   await second.closed;
 });
 
+test('RELP: on SIGTERM each session gets its answers, then serverclose (txnr 0), then the end; what was answered is stored, nothing else', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await relpSensor(dataDir, 'relay');
+  const { serve, relp } = await serveRelp(t, dataDir);
+  const idle = await connectRelp(relp, relay);
+  const busy = await connectRelp(relp, relay);
+  for (const client of [idle, busy]) {
+    client.send(1, 'open', OFFERS);
+    assert.match(await client.answer(1), /^200 OK/);
+  }
+  busy.send(2, 'syslog', cef('Before 2'));
+  assert.equal(await busy.answer(2), '200 OK');
+  // Frames still arriving when the signal comes: each is answered before the hint, or not read at all.
+  for (let txnr = 3; txnr <= 60; txnr++) busy.send(txnr, 'syslog', cef(`During ${txnr}`));
+  serve.child.kill('SIGTERM');
+  await Promise.all([idle.closed, busy.closed]);
+  assert.deepEqual(await serve.exited, { code: 0, signal: null });
+
+  const hint = { txnr: 0, command: 'serverclose', data: '' };
+  const frames = (client: typeof busy) =>
+    client.answers.map((a) => ({ txnr: a.txnr, command: a.command, data: a.data.toString('utf8') }));
+  assert.deepEqual(frames(idle).slice(1), [hint], 'the idle session: serverclose, then the end');
+  const busyFrames = frames(busy);
+  assert.deepEqual(busyFrames.at(-1), hint, 'serverclose is the last frame');
+  const answered = busyFrames.slice(1, -1);
+  assert.deepEqual(
+    answered,
+    answered.map((_, i) => ({ txnr: i + 2, command: 'rsp', data: '200 OK' })),
+    'answers in order, every one 200 OK, before the hint',
+  );
+  t.diagnostic(`${answered.length - 1} of the 58 frames sent with the signal were read and answered`);
+  const names = answered.map((a) => (a.txnr === 2 ? 'Before 2' : `During ${a.txnr}`));
+  const stored = (await readStoredSyslog(dataDir)).map((r) => String(r.threat));
+  assert.deepEqual(stored.sort(), names.sort(), 'stored: exactly what was answered');
+});
+
 test('RELP: no pinned certificate is refused before a frame is read; a broken frame closes the session with a logged reason; revoke closes it', async (t) => {
   const dataDir = makeTempDir(t);
   const relay = await relpSensor(dataDir, 'relay');
