@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { parseExposition } from '../helpers/prometheus.js';
 import { connectRelp } from '../helpers/relp-client.js';
 import { freeLoopbackPort, spawnRsyslogd } from '../helpers/rsyslog.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
@@ -157,6 +158,49 @@ test('RELP: no pinned certificate is refused before a frame is read; a broken fr
   assert.equal(done.code, 0, done.stderr);
   await revoked.closed; // the test's timeout bounds it: the registry watch sees the change within a second
   assert.deepEqual(await readStoredSyslog(dataDir), [], 'nothing was stored');
+});
+
+test('RELP: a frame out of TXNR sequence (repeated, skipped) closes the session before it is acted on, logged and counted as relp_protocol', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await relpSensor(dataDir, 'relay');
+  const { serve, relp } = await serveRelp(t, dataDir);
+
+  const repeated = await connectRelp(relp, relay);
+  repeated.send(1, 'open', OFFERS);
+  repeated.send(2, 'syslog', cef('In sequence'));
+  assert.equal(await repeated.answer(2), '200 OK');
+  repeated.send(2, 'syslog', cef('Repeated'));
+  await repeated.closed;
+
+  const skipped = await connectRelp(relp, relay);
+  skipped.send(1, 'open', OFFERS);
+  skipped.send(3, 'syslog', cef('Skipped'));
+  await skipped.closed;
+  assert.deepEqual(
+    skipped.answers.map((a) => a.txnr),
+    [1],
+    'the frame out of sequence is not answered',
+  );
+
+  await until(
+    () =>
+      ['TXNR 2 out of sequence: 3 expected', 'TXNR 3 out of sequence: 2 expected'].every((reason) =>
+        serve.logs.some(
+          (l) => l.reason === reason && l.msg === 'RELP session closed: the sender broke the protocol',
+        ),
+      ),
+    10_000,
+    'both reasons logged',
+  );
+  const metrics = parseExposition(await (await fetch(`${serve.adminUrl}/metrics`)).text());
+  const refused = metrics.get('threatcol_syslog_connections_refused_total')?.samples;
+  assert.equal(refused?.find((s) => s.labels.reason === 'relp_protocol')?.value, 2);
+  await serve.stop('SIGKILL');
+  assert.deepEqual(
+    (await readStoredSyslog(dataDir)).map((r) => r.threat),
+    ['In sequence'],
+    'what came out of sequence was not stored',
+  );
 });
 
 /**

@@ -1,7 +1,7 @@
 // One identified RELP session (rsyslog's omrelp): each syslog message is answered `200 OK` only once it is durable.
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../relp-frames.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader, RelpTxnrSequence } from '../../relp-frames.js';
 import type { Sensor } from '../../store/registry.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
@@ -50,6 +50,7 @@ export function serveRelpSession(
   const { config, logger, tally } = deps;
   const intake = createSyslogIntake(sensor, remoteAddr, deps);
   const reader = new RelpFrameReader(config.syslog.maxMessageBytes);
+  const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
   let opened = false;
   let ending = false;
@@ -105,6 +106,11 @@ export function serveRelpSession(
     const waiting: Pending[] = [];
     for (const frame of frames) {
       if (ending) return;
+      const outOfSequence = sequence.check(frame.txnr);
+      if (outOfSequence !== null) {
+        broken(outOfSequence);
+        return;
+      }
       if (frame.txnr === 0) continue; // a hint; a client sends none we act on
       const entry: Pending = { txnr: frame.txnr, answer: '200 OK' };
       if (frame.command === 'open') {
