@@ -29,7 +29,25 @@ interface LoadPlan {
   bodies: LoadBodies;
 }
 
+/** `send syslog`'s own options (one command defines them all): given to firewall or generic, a usage error. */
+const SYSLOG_ONLY: readonly [option: string, flag: string][] = [
+  ['format', '--format'],
+  ['tcp', '--tcp'],
+  ['relp', '--relp'],
+  ['clientCert', '--client-cert'],
+  ['clientKey', '--client-key'],
+];
+
 export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo): Promise<number> {
+  const syslogOnly = SYSLOG_ONLY.filter(
+    ([option]) => (options as Record<string, unknown>)[option] !== undefined,
+  );
+  if (syslogOnly.length > 0) {
+    // Said, not ignored: a user who meant `send syslog` would otherwise post an HTTPS record and think it went by syslog.
+    throw usage(
+      `${syslogOnly.map(([, flag]) => flag).join(', ')}: for send syslog only, not send ${endpoint}`,
+    );
+  }
   const loadMode = options.count !== undefined;
   if (!loadMode && (options.concurrency !== undefined || options.rate !== undefined || options.repeat)) {
     throw usage('--concurrency, --rate and --repeat need --count (load mode)');

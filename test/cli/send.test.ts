@@ -177,6 +177,30 @@ test('TLS: verified by default, pinned with --fingerprint, skipped with --insecu
   assert.equal(storedIds().size, before + 1);
 });
 
+test("send syslog's own flags given to firewall or generic exit 64 naming them; nothing is sent", async () => {
+  const before = storedIds().size;
+  const cases: [string[], string][] = [
+    [['firewall', '--sample', '--format', 'cef'], '--format'],
+    [['generic', '--sample', '--relp'], '--relp'],
+    [['generic', '--sample', '--tcp'], '--tcp'],
+    [
+      ['firewall', '--sample', '--client-cert', 'c.pem', '--client-key', 'c.key'],
+      '--client-cert, --client-key',
+    ],
+  ];
+  const results = await Promise.all(cases.map(([args]) => send([...args, '--fingerprint', fingerprint])));
+  for (const [i, r] of results.entries()) {
+    const [args, flags] = cases[i] as [string[], string];
+    assert.equal(r.code, 64, r.stderr);
+    assert.equal(
+      r.stderr.split('\n')[0],
+      `threatcol: USAGE: ${flags}: for send syslog only, not send ${args[0]}`,
+    );
+    assert.equal(r.stdout, '');
+  }
+  assert.equal(storedIds().size, before, 'nothing stored');
+});
+
 test('an unreachable collector exits 69 CONNECTION_FAILED; missing credentials exit 64', async () => {
   const closedPort = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
