@@ -2,35 +2,21 @@
 // sessions spread over both workers, every message answered 200 stored once; counts and protocol refusals summed
 // in the primary; revoking the sensor closes its RELP sessions in every worker.
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { parseExposition } from '../helpers/prometheus.js';
 import { connectRelp, type RelpTestClient } from '../helpers/relp-client.js';
-import { writeSelfSigned } from '../helpers/self-signed.js';
+import {
+  addRelpSensor,
+  LIBRELP_OFFERS as OFFERS,
+  type RelpIdentity,
+  sendRelpSamples,
+} from '../helpers/relp-sensor.js';
 import { readStoredSyslog } from '../helpers/stored-syslog.js';
 import { syslogErrors } from '../helpers/syslog-errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { recordsByWorker } from './support.js';
-
-const OFFERS = 'relp_version=0\nrelp_software=librelp,1.11.0\ncommands=syslog';
-
-interface Identity {
-  cert: string;
-  key: string;
-  certPath: string;
-  keyPath: string;
-}
-
-async function relpSensor(dataDir: string, name: string): Promise<Identity> {
-  const certPath = join(dataDir, `${name}.pem`);
-  const keyPath = join(dataDir, `${name}.key`);
-  writeSelfSigned(certPath, keyPath, { cn: name });
-  await addSensorCli(dataDir, name, ['--syslog', '--format', 'cef', '--client-cert', certPath]);
-  return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8'), certPath, keyPath };
-}
 
 /** `serve --workers 2` with RELP on 127.0.0.1 port 0: both workers on the one port node:cluster shares. */
 async function serveTwo(t: TestContext, dataDir: string): Promise<{ serve: ServeProcess; relp: number }> {
@@ -46,7 +32,7 @@ async function serveTwo(t: TestContext, dataDir: string): Promise<{ serve: Serve
 }
 
 /** Opened RELP sessions, one after another (node:cluster hands connections to the workers in turn). */
-async function openSessions(t: TestContext, port: number, identity: Identity, n: number) {
+async function openSessions(t: TestContext, port: number, identity: RelpIdentity, n: number) {
   const clients: RelpTestClient[] = [];
   for (let i = 0; i < n; i++) {
     const client = await connectRelp(port, identity);
@@ -67,28 +53,9 @@ async function refusedByReason(serve: ServeProcess, reason: string): Promise<num
 
 test('two workers: send syslog --relp over 4 sessions, every message answered 200 is stored once, by both workers; counts summed', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { serve, relp } = await serveTwo(t, dataDir);
-  const sent = await runCli([
-    'send',
-    'syslog',
-    '--relp',
-    '--format',
-    'cef',
-    '--sample',
-    '--count',
-    '400',
-    '--concurrency',
-    '4',
-    '--url',
-    `127.0.0.1:${relp}`,
-    '--client-cert',
-    relay.certPath,
-    '--client-key',
-    relay.keyPath,
-    '--insecure',
-    '--json',
-  ]);
+  const sent = await sendRelpSamples(relp, relay, 400, 4);
   assert.equal(sent.code, 0, sent.stderr);
   const summary = JSON.parse(sent.stdout) as Record<string, unknown>;
   assert.deepEqual([summary.acknowledged, summary.refused, summary.connections], [400, 0, 4]);
@@ -116,7 +83,7 @@ test('two workers: send syslog --relp over 4 sessions, every message answered 20
 
 test('two workers: sessions broken by their senders are counted as relp_protocol in the primary; revoke closes the RELP sessions of every worker', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { serve, relp } = await serveTwo(t, dataDir);
 
   const broken = await openSessions(t, relp, relay, 4);
