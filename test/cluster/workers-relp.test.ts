@@ -1,6 +1,7 @@
 // `serve --workers 2` with the RELP listener, black box on real processes: `send syslog --relp` over several
 // sessions spread over both workers, every message answered 200 stored once; counts and protocol refusals summed
-// in the primary; revoking the sensor closes its RELP sessions in every worker.
+// in the primary; SIGTERM ends every worker's sessions with serverclose; revoking the sensor closes its RELP
+// sessions in every worker.
 import { strict as assert } from 'node:assert';
 import { type TestContext, test } from 'node:test';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
@@ -51,7 +52,7 @@ async function refusedByReason(serve: ServeProcess, reason: string): Promise<num
     ?.samples.find((s) => s.labels.reason === reason)?.value;
 }
 
-test('two workers: send syslog --relp over 4 sessions, every message answered 200 is stored once, by both workers; counts summed', async (t) => {
+test('two workers: send syslog --relp over 4 sessions, every message answered 200 is stored once, by both workers; counts summed; SIGTERM: serverclose to every session', async (t) => {
   const dataDir = makeTempDir(t);
   const relay = await addRelpSensor(dataDir, 'relay');
   const { serve, relp } = await serveTwo(t, dataDir);
@@ -79,6 +80,18 @@ test('two workers: send syslog --relp over 4 sessions, every message answered 20
   assert.deepEqual(counts, [
     { sensor: 'relay', format: 'cef', received: 400, stored: 400, other: 0, invalid: 0, truncated: 0 },
   ]);
+
+  // SIGTERM to the primary: every worker tells its sessions serverclose (txnr 0) before the end.
+  const open = await openSessions(t, relp, relay, 4);
+  serve.child.kill('SIGTERM');
+  await Promise.all(open.map((c) => c.closed));
+  assert.deepEqual(await serve.exited, { code: 0, signal: null });
+  for (const client of open) {
+    assert.deepEqual(
+      client.answers.slice(1).map((a) => [a.txnr, a.command, a.data.length]),
+      [[0, 'serverclose', 0]],
+    );
+  }
 });
 
 test('two workers: sessions broken by their senders are counted as relp_protocol in the primary; revoke closes the RELP sessions of every worker', async (t) => {
