@@ -9,6 +9,7 @@ import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
 import { CATALOGUE, ThreatcolError } from '../errors.js';
 import { type CliIo, write, writeJson } from './io.js';
+import { refuseFlags, SYSLOG_ONLY_FLAGS } from './send-flags.js';
 import { readArgumentFile, resolveTarget, type Target, type TargetOptions } from './send-target.js';
 
 export interface SendOptions extends TargetOptions {
@@ -29,25 +30,9 @@ interface LoadPlan {
   bodies: LoadBodies;
 }
 
-/** `send syslog`'s own options (one command defines them all): given to firewall or generic, a usage error. */
-const SYSLOG_ONLY: readonly [option: string, flag: string][] = [
-  ['format', '--format'],
-  ['tcp', '--tcp'],
-  ['relp', '--relp'],
-  ['clientCert', '--client-cert'],
-  ['clientKey', '--client-key'],
-];
-
 export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo): Promise<number> {
-  const syslogOnly = SYSLOG_ONLY.filter(
-    ([option]) => (options as Record<string, unknown>)[option] !== undefined,
-  );
-  if (syslogOnly.length > 0) {
-    // Said, not ignored: a user who meant `send syslog` would otherwise post an HTTPS record and think it went by syslog.
-    throw usage(
-      `${syslogOnly.map(([, flag]) => flag).join(', ')}: for send syslog only, not send ${endpoint}`,
-    );
-  }
+  // Said, not ignored: a user who meant `send syslog` would otherwise post HTTPS records thinking they went by syslog.
+  refuseFlags(options, SYSLOG_ONLY_FLAGS, 'send syslog', `send ${endpoint}`);
   const loadMode = options.count !== undefined;
   if (!loadMode && (options.concurrency !== undefined || options.rate !== undefined || options.repeat)) {
     throw usage('--concurrency, --rate and --repeat need --count (load mode)');

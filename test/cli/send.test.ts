@@ -177,25 +177,32 @@ test('TLS: verified by default, pinned with --fingerprint, skipped with --insecu
   assert.equal(storedIds().size, before + 1);
 });
 
-test("send syslog's own flags given to firewall or generic exit 64 naming them; nothing is sent", async () => {
+test("each kind of sending's own flags given to the other exit 64 naming them; nothing is sent", async () => {
   const before = storedIds().size;
-  const cases: [string[], string][] = [
-    [['firewall', '--sample', '--format', 'cef'], '--format'],
-    [['generic', '--sample', '--relp'], '--relp'],
-    [['generic', '--sample', '--tcp'], '--tcp'],
+  const https = (args: string[]) => send([...args, '--fingerprint', fingerprint]);
+  const syslog = (args: string[]) =>
+    runCli(['send', 'syslog', '--format', 'cef', '--sample', '--url', '127.0.0.1:1', ...args]);
+  const cases: [Promise<CliResult>, string][] = [
+    [https(['firewall', '--sample', '--format', 'cef']), '--format: for send syslog only, not send firewall'],
+    [https(['generic', '--sample', '--relp']), '--relp: for send syslog only, not send generic'],
+    [https(['generic', '--sample', '--tcp']), '--tcp: for send syslog only, not send generic'],
     [
-      ['firewall', '--sample', '--client-cert', 'c.pem', '--client-key', 'c.key'],
-      '--client-cert, --client-key',
+      https(['firewall', '--sample', '--client-cert', 'c.pem', '--client-key', 'c.key']),
+      '--client-cert, --client-key: for send syslog only, not send firewall',
+    ],
+    [
+      syslog(['--sensor', 'fw', '--key-file', keyFile]),
+      '--sensor, --key-file: for send firewall|generic only, not send syslog',
+    ],
+    [
+      syslog(['--count', '2', '--batch', '5', '--rate', '1', '--repeat']),
+      '--batch, --repeat, --rate: for send firewall|generic only, not send syslog',
     ],
   ];
-  const results = await Promise.all(cases.map(([args]) => send([...args, '--fingerprint', fingerprint])));
-  for (const [i, r] of results.entries()) {
-    const [args, flags] = cases[i] as [string[], string];
+  for (const [pending, message] of cases) {
+    const r = await pending;
     assert.equal(r.code, 64, r.stderr);
-    assert.equal(
-      r.stderr.split('\n')[0],
-      `threatcol: USAGE: ${flags}: for send syslog only, not send ${args[0]}`,
-    );
+    assert.equal(r.stderr.split('\n')[0], `threatcol: USAGE: ${message}`);
     assert.equal(r.stdout, '');
   }
   assert.equal(storedIds().size, before, 'nothing stored');
