@@ -139,6 +139,35 @@ export class RelpFrameReader {
   }
 }
 
+/** The highest TXNR (9 digits); the sequence goes on at 1 after it. */
+export const MAX_TXNR = 999_999_999;
+
+/** The TXNR a sender uses after `txnr`: the next number, 1 after MAX_TXNR. */
+export function nextRelpTxnr(txnr: number): number {
+  return txnr >= MAX_TXNR ? 1 : txnr + 1;
+}
+
+/**
+ * What librelp's server checks of a sender's frames: the first TXNR is 1 and each next one the previous + 1, so
+ * a frame lost, repeated or reordered ends the session before it is acted on. Hints (TXNR 0) are outside the count.
+ */
+export class RelpTxnrSequence {
+  #expected: number;
+
+  /** `first`: 1 in a session; tests start elsewhere to reach the wrap. */
+  constructor(first = 1) {
+    this.#expected = first;
+  }
+
+  /** Null when `txnr` is the expected one (counted), else why it breaks the sequence. */
+  check(txnr: number): string | null {
+    if (txnr === 0) return null;
+    if (txnr !== this.#expected) return `TXNR ${txnr} out of sequence: ${this.#expected} expected`;
+    this.#expected = nextRelpTxnr(txnr);
+    return null;
+  }
+}
+
 /** One frame as sent: `TXNR SP COMMAND SP DATALEN [SP DATA] LF` (no SP and no data when DATALEN is 0). */
 export function encodeRelpFrame(txnr: number, command: string, data: string | Buffer = ''): Buffer {
   const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;

@@ -9,6 +9,7 @@ import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
 import { CATALOGUE, ThreatcolError } from '../errors.js';
 import { type CliIo, write, writeJson } from './io.js';
+import { refuseFlags, SYSLOG_ONLY_FLAGS } from './send-flags.js';
 import { readArgumentFile, resolveTarget, type Target, type TargetOptions } from './send-target.js';
 
 export interface SendOptions extends TargetOptions {
@@ -30,6 +31,8 @@ interface LoadPlan {
 }
 
 export async function send(endpoint: Endpoint, options: SendOptions, io: CliIo): Promise<number> {
+  // Said, not ignored: a user who meant `send syslog` would otherwise post HTTPS records thinking they went by syslog.
+  refuseFlags(options, SYSLOG_ONLY_FLAGS, 'send syslog', `send ${endpoint}`);
   const loadMode = options.count !== undefined;
   if (!loadMode && (options.concurrency !== undefined || options.rate !== undefined || options.repeat)) {
     throw usage('--concurrency, --rate and --repeat need --count (load mode)');

@@ -13,6 +13,7 @@ import { parseAdminListen } from '../config/admin-address.js';
 import { loadConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
 import { type CliIo, write, writeJson } from './io.js';
+import { HTTPS_ONLY_FLAGS, refuseFlags } from './send-flags.js';
 import { chooseTrust, readArgumentFile, type TargetOptions } from './send-target.js';
 
 export interface SendSyslogOptions extends TargetOptions {
@@ -29,6 +30,8 @@ export interface SendSyslogOptions extends TargetOptions {
 }
 
 export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): Promise<number> {
+  // A key or a batch would mean nothing to a syslog listener: said, not ignored.
+  refuseFlags(options, HTTPS_ONLY_FLAGS, 'send firewall|generic', 'send syslog');
   const format = options.format as SyslogSampleFormat;
   if (!SYSLOG_SAMPLE_FORMATS.includes(format)) {
     throw usage(`send syslog needs --format ${SYSLOG_SAMPLE_FORMATS.join('|')}`);

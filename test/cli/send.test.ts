@@ -177,6 +177,37 @@ test('TLS: verified by default, pinned with --fingerprint, skipped with --insecu
   assert.equal(storedIds().size, before + 1);
 });
 
+test("each kind of sending's own flags given to the other exit 64 naming them; nothing is sent", async () => {
+  const before = storedIds().size;
+  const https = (args: string[]) => send([...args, '--fingerprint', fingerprint]);
+  const syslog = (args: string[]) =>
+    runCli(['send', 'syslog', '--format', 'cef', '--sample', '--url', '127.0.0.1:1', ...args]);
+  const cases: [Promise<CliResult>, string][] = [
+    [https(['firewall', '--sample', '--format', 'cef']), '--format: for send syslog only, not send firewall'],
+    [https(['generic', '--sample', '--relp']), '--relp: for send syslog only, not send generic'],
+    [https(['generic', '--sample', '--tcp']), '--tcp: for send syslog only, not send generic'],
+    [
+      https(['firewall', '--sample', '--client-cert', 'c.pem', '--client-key', 'c.key']),
+      '--client-cert, --client-key: for send syslog only, not send firewall',
+    ],
+    [
+      syslog(['--sensor', 'fw', '--key-file', keyFile]),
+      '--sensor, --key-file: for send firewall|generic only, not send syslog',
+    ],
+    [
+      syslog(['--count', '2', '--batch', '5', '--rate', '1', '--repeat']),
+      '--batch, --repeat, --rate: for send firewall|generic only, not send syslog',
+    ],
+  ];
+  for (const [pending, message] of cases) {
+    const r = await pending;
+    assert.equal(r.code, 64, r.stderr);
+    assert.equal(r.stderr.split('\n')[0], `threatcol: USAGE: ${message}`);
+    assert.equal(r.stdout, '');
+  }
+  assert.equal(storedIds().size, before, 'nothing stored');
+});
+
 test('an unreachable collector exits 69 CONNECTION_FAILED; missing credentials exit 64', async () => {
   const closedPort = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {

@@ -1,8 +1,15 @@
-// The RELP frame reader: librelp's framing, any split of reads, DATALEN over the limit, garbage.
+// The RELP frame reader: librelp's framing, any split of reads, DATALEN over the limit, garbage; the TXNR sequence.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/relp-frames.js';
+import {
+  encodeRelpFrame,
+  MAX_TXNR,
+  nextRelpTxnr,
+  type RelpFrame,
+  RelpFrameReader,
+  RelpTxnrSequence,
+} from '../../src/relp-frames.js';
 import { splitReads as split } from '../helpers/split-reads.js';
 
 const SEED = 20261126;
@@ -117,6 +124,58 @@ test('property: garbage never throws; the reader gives frames only up to where t
       }
       assert.equal(afterError, 0);
     }),
+    { seed: SEED, numRuns: 500 },
+  );
+});
+
+test('the TXNR sequence: 1 first, then each + 1, 1 again after 999,999,999; hints (0) outside it', () => {
+  assert.deepEqual(
+    [nextRelpTxnr(1), nextRelpTxnr(41), nextRelpTxnr(MAX_TXNR - 1), nextRelpTxnr(MAX_TXNR)],
+    [2, 42, MAX_TXNR, 1],
+  );
+  const session = new RelpTxnrSequence();
+  assert.deepEqual(
+    [1, 0, 2, 3, 0].map((t) => session.check(t)),
+    [null, null, null, null, null],
+  );
+  assert.equal(session.check(3), 'TXNR 3 out of sequence: 4 expected', 'a repeated frame');
+  assert.equal(new RelpTxnrSequence().check(2), 'TXNR 2 out of sequence: 1 expected', 'open is 1');
+  const wrapping = new RelpTxnrSequence(MAX_TXNR - 1);
+  assert.deepEqual(
+    [MAX_TXNR - 1, MAX_TXNR, 1, 2].map((t) => wrapping.check(t)),
+    [null, null, null, null],
+  );
+  assert.equal(
+    new RelpTxnrSequence(MAX_TXNR).check(1),
+    'TXNR 1 out of sequence: 999999999 expected',
+    'the wrap skips no number',
+  );
+});
+
+test('property: from any start, the counted sequence (hints anywhere) is accepted, and the first frame off it is refused', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: MAX_TXNR }),
+      fc.array(fc.boolean(), { maxLength: 40 }),
+      fc.integer({ min: 1, max: MAX_TXNR }),
+      (first, hints, wrong) => {
+        const session = new RelpTxnrSequence(first);
+        let expected = first;
+        const sent: number[] = [];
+        for (const hint of hints) {
+          if (hint) sent.push(0);
+          sent.push(expected);
+          expected = nextRelpTxnr(expected);
+        }
+        for (const t of sent) {
+          assert.ok(t >= 0 && t <= MAX_TXNR);
+          assert.equal(session.check(t), null);
+        }
+        // Any other number next (repeated, skipped, from another session) is refused, naming the expected one.
+        const off = wrong === expected ? nextRelpTxnr(wrong) : wrong;
+        assert.equal(session.check(off), `TXNR ${off} out of sequence: ${expected} expected`);
+      },
+    ),
     { seed: SEED, numRuns: 500 },
   );
 });

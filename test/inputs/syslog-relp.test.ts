@@ -6,33 +6,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { parseExposition } from '../helpers/prometheus.js';
 import { connectRelp } from '../helpers/relp-client.js';
+import { addRelpSensor, LIBRELP_OFFERS as OFFERS, sendRelpSamples } from '../helpers/relp-sensor.js';
 import { freeLoopbackPort, spawnRsyslogd } from '../helpers/rsyslog.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import { readStoredSyslog, storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
-const OFFERS = 'relp_version=0\nrelp_software=librelp,1.11.0,http://librelp.adiscon.com\ncommands=syslog';
 const cef = (name: string) =>
   `<134>Nov 26 12:00:05 gw ids: CEF:0|Check Point|VPN-1|R81|IPS|${name}|High|src=10.1.1.5 dst=203.0.113.9 spt=51000 dpt=80 proto=TCP`;
 const traffic =
   '<134>Nov 26 12:00:05 gw ids: CEF:0|Check Point|VPN-1|R81|Log|Accept|Unknown|src=10.1.1.5 act=Accept';
-
-interface Identity {
-  cert: string;
-  key: string;
-  certPath: string;
-  keyPath: string;
-}
-
-async function relpSensor(dataDir: string, name: string): Promise<Identity> {
-  const certPath = join(dataDir, `${name}.pem`);
-  const keyPath = join(dataDir, `${name}.key`);
-  writeSelfSigned(certPath, keyPath, { cn: name });
-  await addSensorCli(dataDir, name, ['--syslog', '--format', 'cef', '--client-cert', certPath]);
-  return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8'), certPath, keyPath };
-}
 
 async function serveRelp(
   t: test.TestContext,
@@ -48,7 +34,7 @@ async function serveRelp(
 
 test('RELP: open is answered with the offers, each syslog 200 OK only once durable (kill -9 right after loses none), close ends the session', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { serve, relp } = await serveRelp(t, dataDir);
   const client = await connectRelp(relp, relay);
   client.send(1, 'open', OFFERS);
@@ -86,9 +72,45 @@ test('RELP: open is answered with the offers, each syslog 200 OK only once durab
   await second.closed;
 });
 
+test('RELP: on SIGTERM each session gets its answers, then serverclose (txnr 0), then the end; what was answered is stored, nothing else', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await addRelpSensor(dataDir, 'relay');
+  const { serve, relp } = await serveRelp(t, dataDir);
+  const idle = await connectRelp(relp, relay);
+  const busy = await connectRelp(relp, relay);
+  for (const client of [idle, busy]) {
+    client.send(1, 'open', OFFERS);
+    assert.match(await client.answer(1), /^200 OK/);
+  }
+  busy.send(2, 'syslog', cef('Before 2'));
+  assert.equal(await busy.answer(2), '200 OK');
+  // Frames still arriving when the signal comes: each is answered before the hint, or not read at all.
+  for (let txnr = 3; txnr <= 60; txnr++) busy.send(txnr, 'syslog', cef(`During ${txnr}`));
+  serve.child.kill('SIGTERM');
+  await Promise.all([idle.closed, busy.closed]);
+  assert.deepEqual(await serve.exited, { code: 0, signal: null });
+
+  const hint = { txnr: 0, command: 'serverclose', data: '' };
+  const frames = (client: typeof busy) =>
+    client.answers.map((a) => ({ txnr: a.txnr, command: a.command, data: a.data.toString('utf8') }));
+  assert.deepEqual(frames(idle).slice(1), [hint], 'the idle session: serverclose, then the end');
+  const busyFrames = frames(busy);
+  assert.deepEqual(busyFrames.at(-1), hint, 'serverclose is the last frame');
+  const answered = busyFrames.slice(1, -1);
+  assert.deepEqual(
+    answered,
+    answered.map((_, i) => ({ txnr: i + 2, command: 'rsp', data: '200 OK' })),
+    'answers in order, every one 200 OK, before the hint',
+  );
+  t.diagnostic(`${answered.length - 1} of the 58 frames sent with the signal were read and answered`);
+  const names = answered.map((a) => (a.txnr === 2 ? 'Before 2' : `During ${a.txnr}`));
+  const stored = (await readStoredSyslog(dataDir)).map((r) => String(r.threat));
+  assert.deepEqual(stored.sort(), names.sort(), 'stored: exactly what was answered');
+});
+
 test('RELP: no pinned certificate is refused before a frame is read; a broken frame closes the session with a logged reason; revoke closes it', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const stranger = join(dataDir, 'stranger');
   writeSelfSigned(`${stranger}.pem`, `${stranger}.key`, { cn: 'stranger' });
   const { serve, relp } = await serveRelp(t, dataDir);
@@ -121,6 +143,49 @@ test('RELP: no pinned certificate is refused before a frame is read; a broken fr
   assert.equal(done.code, 0, done.stderr);
   await revoked.closed; // the test's timeout bounds it: the registry watch sees the change within a second
   assert.deepEqual(await readStoredSyslog(dataDir), [], 'nothing was stored');
+});
+
+test('RELP: a frame out of TXNR sequence (repeated, skipped) closes the session before it is acted on, logged and counted as relp_protocol', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await addRelpSensor(dataDir, 'relay');
+  const { serve, relp } = await serveRelp(t, dataDir);
+
+  const repeated = await connectRelp(relp, relay);
+  repeated.send(1, 'open', OFFERS);
+  repeated.send(2, 'syslog', cef('In sequence'));
+  assert.equal(await repeated.answer(2), '200 OK');
+  repeated.send(2, 'syslog', cef('Repeated'));
+  await repeated.closed;
+
+  const skipped = await connectRelp(relp, relay);
+  skipped.send(1, 'open', OFFERS);
+  skipped.send(3, 'syslog', cef('Skipped'));
+  await skipped.closed;
+  assert.deepEqual(
+    skipped.answers.map((a) => a.txnr),
+    [1],
+    'the frame out of sequence is not answered',
+  );
+
+  await until(
+    () =>
+      ['TXNR 2 out of sequence: 3 expected', 'TXNR 3 out of sequence: 2 expected'].every((reason) =>
+        serve.logs.some(
+          (l) => l.reason === reason && l.msg === 'RELP session closed: the sender broke the protocol',
+        ),
+      ),
+    10_000,
+    'both reasons logged',
+  );
+  const metrics = parseExposition(await (await fetch(`${serve.adminUrl}/metrics`)).text());
+  const refused = metrics.get('threatcol_syslog_connections_refused_total')?.samples;
+  assert.equal(refused?.find((s) => s.labels.reason === 'relp_protocol')?.value, 2);
+  await serve.stop('SIGKILL');
+  assert.deepEqual(
+    (await readStoredSyslog(dataDir)).map((r) => r.threat),
+    ['In sequence'],
+    'what came out of sequence was not stored',
+  );
 });
 
 /**
@@ -180,7 +245,7 @@ const body = (message: string) => message.slice(message.indexOf('CEF:'));
 
 test('rsyslog omrelp over TLS with a client certificate: each message stored once under the pinned sensor', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { relp } = await serveRelp(t, dataDir);
   const { rsyslog, send } = await rsyslogRelay(t, dataDir, 'relay', relp, relay);
   const names = Array.from({ length: 50 }, (_, i) => `Relayed ${i}`);
@@ -260,29 +325,9 @@ test('rsyslog omrelp, sensor known by address, while serve is killed -9 and rest
 
 test('send syslog --relp: every sample answered 200 OK and stored once; with a certificate no sensor pins it exits 69', async (t) => {
   const dataDir = makeTempDir(t);
-  const relay = await relpSensor(dataDir, 'relay');
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { relp } = await serveRelp(t, dataDir);
-  const send = (certPath: string, keyPath: string) =>
-    runCli([
-      'send',
-      'syslog',
-      '--relp',
-      '--format',
-      'cef',
-      '--sample',
-      '--count',
-      '300',
-      '--concurrency',
-      '2',
-      '--url',
-      `127.0.0.1:${relp}`,
-      '--client-cert',
-      certPath,
-      '--client-key',
-      keyPath,
-      '--insecure',
-      '--json',
-    ]);
+  const send = (certPath: string, keyPath: string) => sendRelpSamples(relp, { certPath, keyPath }, 300, 2);
   const sent = await send(relay.certPath, relay.keyPath);
   assert.equal(sent.code, 0, sent.stderr);
   const summary = JSON.parse(sent.stdout) as Record<string, unknown>;

@@ -1,12 +1,29 @@
 // One identified RELP session (rsyslog's omrelp): each syslog message is answered `200 OK` only once it is durable.
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
-import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../relp-frames.js';
+import { encodeRelpFrame, type RelpFrame, RelpFrameReader, RelpTxnrSequence } from '../../relp-frames.js';
 import type { Sensor } from '../../store/registry.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 /** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
 const OFFERS = 'relp_version=0\nrelp_software=threatcol\ncommands=syslog';
+
+/**
+ * librelp's hint that the server ends the session (txnr 0, no data): rsyslog's omrelp then reconnects at its next
+ * message instead of finding the connection dead on a write and waiting out its retry interval.
+ */
+const SERVERCLOSE = encodeRelpFrame(0, 'serverclose').toString('latin1');
+/** A session still open this long after `close()` is cut: longer than an append may take (nats.publishTimeoutMs). */
+const CLOSE_WAIT_MS = 10_000;
+
+export interface RelpSession {
+  /**
+   * `serve` is stopping: reads nothing more, answers what it read once that is durable (or refused), then sends
+   * `serverclose` and ends the connection; resolves when it is closed. Frames not yet read are not answered, so the
+   * sender sends them again elsewhere.
+   */
+  close(): Promise<void>;
+}
 
 /** An answer waiting for its turn: RELP answers go out in the order the frames came. */
 interface Pending {
@@ -24,15 +41,24 @@ interface Pending {
  * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
  * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses.
  */
-export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: string, deps: IntakeDeps): void {
+export function serveRelpSession(
+  socket: Socket,
+  sensor: Sensor,
+  remoteAddr: string,
+  deps: IntakeDeps,
+): RelpSession {
   const { config, logger, tally } = deps;
   const intake = createSyslogIntake(sensor, remoteAddr, deps);
   const reader = new RelpFrameReader(config.syslog.maxMessageBytes);
+  const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
   let opened = false;
   let ending = false;
   /** The sender half-closed: the session ends once every answer it waits for is written. */
   let drained = false;
+  /** serve is stopping: the session ends with `serverclose` once every answer is written. */
+  let stopping = false;
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
 
   const flush = (): void => {
     let out = '';
@@ -45,8 +71,14 @@ export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: str
         return;
       }
     }
+    if (stopping && pending.length === 0) {
+      ending = true;
+      if (!socket.destroyed) socket.end(out + SERVERCLOSE);
+      return;
+    }
     if (out !== '' && !socket.destroyed) socket.write(out);
-    if (!ending && pending.length < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
+    if (!ending && !stopping && pending.length < config.syslog.maxUnsyncedMessages && socket.isPaused())
+      socket.resume();
   };
 
   const broken = (reason: string): void => {
@@ -74,6 +106,11 @@ export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: str
     const waiting: Pending[] = [];
     for (const frame of frames) {
       if (ending) return;
+      const outOfSequence = sequence.check(frame.txnr);
+      if (outOfSequence !== null) {
+        broken(outOfSequence);
+        return;
+      }
       if (frame.txnr === 0) continue; // a hint; a client sends none we act on
       const entry: Pending = { txnr: frame.txnr, answer: '200 OK' };
       if (frame.command === 'open') {
@@ -125,7 +162,7 @@ export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: str
   };
 
   socket.on('data', (chunk: Buffer) => {
-    if (ending) return;
+    if (ending || stopping) return;
     const frames = reader.push(chunk);
     take(frames);
     if (reader.error !== null && !ending) broken(reader.error.reason);
@@ -143,4 +180,16 @@ export function serveRelpSession(socket: Socket, sensor: Sensor, remoteAddr: str
       'RELP connection error',
     );
   });
+  return {
+    async close() {
+      if (!ending && !stopping) {
+        stopping = true;
+        socket.pause();
+        flush();
+      }
+      const cut = setTimeout(() => socket.destroy(), CLOSE_WAIT_MS);
+      await closed;
+      clearTimeout(cut);
+    },
+  };
 }

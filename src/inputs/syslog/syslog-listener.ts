@@ -8,7 +8,7 @@ import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
 import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
-import { serveRelpSession } from './relp-session.js';
+import { type RelpSession, serveRelpSession } from './relp-session.js';
 import { serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
@@ -56,6 +56,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const senders = new SyslogSenders();
   const tally = deps.tally ?? new SyslogTally();
   const open = new Map<Socket, Sensor>();
+  /** The RELP sessions among them: closed with librelp's `serverclose` once their answers are out. */
+  const relpSessions = new Map<Socket, RelpSession>();
   const refusalLogged = new Map<string, number>();
   const servers: Server[] = [];
   const perAddress = new Map<string, number>();
@@ -114,17 +116,14 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       return;
     }
     open.set(socket, sensor);
-    socket.on('close', () => open.delete(socket));
-    socket.setTimeout(IDLE_MS, () => socket.destroy());
-    const serve = transport === 'relp' ? serveRelpSession : serveSyslogConnection;
-    serve(socket, sensor, remoteAddr, {
-      config,
-      recordLog: deps.recordLog,
-      stats: deps.stats,
-      logger,
-      now: deps.now,
-      tally,
+    socket.on('close', () => {
+      open.delete(socket);
+      relpSessions.delete(socket);
     });
+    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    const intake = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
+    if (transport === 'relp') relpSessions.set(socket, serveRelpSession(socket, sensor, remoteAddr, intake));
+    else serveSyslogConnection(socket, sensor, remoteAddr, intake);
   }
 
   let material = deps.tls;
@@ -226,8 +225,10 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
             server.close(() => resolve());
           }),
       );
-      for (const socket of open.keys()) socket.destroy();
-      await Promise.all(closing);
+      // A RELP sender is told (serverclose) after its answers; syslog over TCP has none to wait for.
+      const sessions = [...relpSessions.values()].map((session) => session.close());
+      for (const socket of open.keys()) if (!relpSessions.has(socket)) socket.destroy();
+      await Promise.all([...closing, ...sessions]);
     },
   };
 }

@@ -35,7 +35,9 @@ it sent; whether they were stored shows in \`threats tail --endpoint syslog\` an
 --syslog-errors\` (a connection no sensor matches is closed unread). With \`--relp\` it speaks RELP over TLS
 (default port \`syslog.relpListen\`'s), up to 128 messages unanswered per session, and prints how many the
 collector answered 200 OK (stored, or counted as not a threat); any other answer, or none, exits 69
-(UNAVAILABLE).
+(UNAVAILABLE). \`--format\`, \`--tcp\`, \`--relp\`, \`--client-cert\` and \`--client-key\` are for \`send syslog\`
+only, \`--sensor\`, \`--key\`, \`--key-file\`, \`--batch\`, \`--repeat\` and \`--rate\` for \`firewall\` and
+\`generic\` only: given to the other they exit 64 (USAGE) naming them, and nothing is sent.
 
 **A key given with \`--key\` is visible to every user of the machine** in \`ps\` and \`/proc/PID/cmdline\`, and
 lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
