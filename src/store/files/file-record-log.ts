@@ -52,12 +52,6 @@ function refuse(error: Error, settled: Settled | undefined): Promise<never> {
 }
 
 const SEGMENT_MODE = 0o640;
-/**
- * A batch waiting behind a sync is written and synced at once, a second sync in flight, only when it is this
- * large: then its write is worth overlapping with the sync. Smaller groups (single records) wait for the sync
- * and gather more behind it, so fewer batches pay the write, the sync and their thread-pool wake-ups.
- */
-const OVERLAP_BYTES = 64 * 1024;
 /** Syncs allowed at once: one finishing while the next batch is written and synced. */
 const MAX_SYNCS_IN_FLIGHT = 2;
 
@@ -74,10 +68,6 @@ export class FileRecordLog implements RecordLog {
   private queue: Pending[] = [];
   private queued = 0;
   private queuedBytes = 0;
-  /** Bytes in `queue`, the group not yet written. */
-  private gatheredBytes = 0;
-  /** Set while flush waits for a sync with a small group gathering: ends the wait once the group is large. */
-  private wake: (() => void) | null = null;
   private flushing = false;
   private scheduled = false;
   private fd = -1;
@@ -201,8 +191,6 @@ export class FileRecordLog implements RecordLog {
       this.queue.push({ chunk, ids, resolve, reject, settled });
       this.queued += ids.length;
       this.queuedBytes += chunk.length;
-      this.gatheredBytes += chunk.length;
-      if (this.wake !== null && this.gatheredBytes >= OVERLAP_BYTES) this.wake();
       this.schedule();
     });
   }
@@ -232,41 +220,23 @@ export class FileRecordLog implements RecordLog {
   }
 
   /**
-   * Writes batch after batch. A large batch's fdatasync runs in the background while the next batch is
-   * written, so the records that arrive during one sync are on their way to disk when it ends (at most
-   * MAX_SYNCS_IN_FLIGHT syncs at once, see OVERLAP_BYTES); batches are still acknowledged in order, each only
-   * after its sync.
+   * Writes batch after batch. A batch's fdatasync runs in the background while the next batch is written,
+   * so the records that arrive during one sync are on their way to disk when it ends (at most
+   * MAX_SYNCS_IN_FLIGHT syncs at once); batches are still acknowledged in order, each only after its sync.
    */
   private async flush(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
     while (this.queue.length > 0 && !this.failed) {
       if (this.syncsInFlight >= MAX_SYNCS_IN_FLIGHT) await this.syncTail;
-      else if (this.syncsInFlight > 0 && this.gatheredBytes < OVERLAP_BYTES) await this.gathered();
       if (this.queue.length === 0 || this.failed) break;
       const batch = this.queue;
       this.queue = [];
-      this.gatheredBytes = 0;
       await this.writeBatch(batch);
     }
     this.flushing = false;
-    if (this.failed) {
-      this.gatheredBytes = 0;
-      this.finish(this.queue.splice(0), unavailable(this.failed));
-    }
+    if (this.failed) this.finish(this.queue.splice(0), unavailable(this.failed));
     this.checkDrained();
-  }
-
-  /** Settles when the syncs in flight are done, or sooner once the group behind them is worth its own sync. */
-  private gathered(): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        if (this.wake === wake) this.wake = null;
-        resolve();
-      };
-      this.wake = wake;
-      void this.syncTail.then(wake);
-    });
   }
 
   private isIdle(): boolean {
