@@ -44,6 +44,19 @@ const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
  * is no calendar time: the text as it is goes to the zone conversion, not rebuilt from its numbers.
  */
 export function wallTextToIso(text: string, zone: string): string | undefined {
+  // A firewall's records of one second share the time (a one-entry memo, as for detected_at over HTTPS).
+  if (text === lastWall && zone === lastWallZone) return lastWallIso;
+  lastWallIso = readWallText(text, zone);
+  lastWall = text;
+  lastWallZone = zone;
+  return lastWallIso;
+}
+
+let lastWall = '';
+let lastWallZone = '';
+let lastWallIso: string | undefined;
+
+function readWallText(text: string, zone: string): string | undefined {
   const m = WALL.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s] = m;
