@@ -40,7 +40,8 @@ export const SAMPLE_BYTES = 1024;
 export const SAMPLES_IN_ALL = 2000;
 
 /** Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol. */
-export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol';
+export const REFUSAL_REASONS = ['no_sensor', 'limit', 'relp_protocol'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
 export interface SyslogTallyDelta {
@@ -91,15 +92,14 @@ export class SyslogTally {
   /** Hands over and forgets the counts, refusals and samples gathered since the last drain; null: none. */
   drain(): SyslogTallyDelta | null {
     const refused = { ...this.refused };
-    if (this.#counts.size === 0 && this.#samples.size === 0 && refused.no_sensor + refused.limit === 0)
+    if (this.#counts.size === 0 && this.#samples.size === 0 && Object.values(refused).every((n) => n === 0))
       return null;
     const delta: SyslogTallyDelta = { rows: this.rows(), refused, samples: [...this.#samples] };
     this.#counts.clear();
     this.#last = undefined;
     this.#samples.clear();
     this.#sampleCount = 0;
-    this.refused.no_sensor = 0;
-    this.refused.limit = 0;
+    for (const reason of REFUSAL_REASONS) this.refused[reason] = 0;
     return delta;
   }
 
@@ -109,8 +109,7 @@ export class SyslogTally {
       for (const field of COUNT_FIELDS)
         if (row[field] > 0) this.count(row.sensor, row.format, field, row[field]);
     }
-    this.refused.no_sensor += delta.refused.no_sensor;
-    this.refused.limit += delta.refused.limit;
+    for (const reason of REFUSAL_REASONS) this.refused[reason] += delta.refused[reason];
     for (const [sensor, samples] of delta.samples) for (const s of samples) this.#keep(sensor, s);
   }
 
