@@ -169,3 +169,20 @@ test('property: rfc3339ToIso of a UTC time with milliseconds (read by hand) is w
     { seed: 15, numRuns: 3000 },
   );
 });
+
+test('property: <PRI> (read by hand) is `0` or 1-3 digits without a leading zero, as RFC 5424 writes it', () => {
+  const pri = /^<(0|[1-9]\d{0,2})>/;
+  const piece = fc.constantFrom('<', '>', '0', '1', '9', '19', '191', '192', '007', ' ', 'x');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+      const text = `${pieces.join('')} host app: m`;
+      const result = parseSyslogHeader(text, { timezone: 'UTC', nowMs: 0 });
+      const m = pri.exec(text);
+      if (m === null) assert.deepEqual(result, { ok: false, reason: 'no <PRI> at the start' }, text);
+      else if (Number(m[1]) > 191) assert.deepEqual(result, { ok: false, reason: `PRI ${m[1]} is over 191` });
+      else
+        assert.equal(result.ok && result.message.facility * 8 + result.message.severity, Number(m[1]), text);
+    }),
+    { seed: 16, numRuns: 2000 },
+  );
+});
