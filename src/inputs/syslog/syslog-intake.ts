@@ -3,24 +3,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { newRecordId } from '../../records/record-id.js';
 import { isAsciiText } from '../../records/stored-line.js';
-import {
-  type BuiltRecord,
-  buildSyslogRecord,
-  type ReceiptContext,
-  type SyslogThreat,
-} from '../../records/stored-record.js';
+import { type BuiltRecord, buildSyslogRecord, type ReceiptContext } from '../../records/stored-record.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { otherFields } from './other-fields.js';
 import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
 import { parseSyslogHeader } from './syslog-header.js';
 import type { SyslogTally } from './syslog-tally.js';
-
-/**
- * Printable ASCII but `"` and `\`: a message that is its own JSON string body and ASCII, known from one scan
- * (the escape check and the ASCII check each scanned it: 6% of the CPU).
- */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 export interface IntakeDeps {
   config: Config;
@@ -70,19 +59,6 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
     return other;
   };
 
-  const record = (fields: SyslogThreat, text: string, truncated: boolean, nowMs: number): BuiltRecord => {
-    const plain = PLAIN.test(text);
-    const r = buildSyslogRecord(
-      fields,
-      format,
-      text,
-      truncated,
-      receiptAt(nowMs, plain || isAsciiText(text)),
-    );
-    if (plain) r.keepSentText(`"${text}"`, true);
-    return r;
-  };
-
   return {
     read(bytes, start, end, truncated, nowMs) {
       if (parse === undefined) return null;
@@ -98,7 +74,7 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
         if (!config.syslog.keepOther || !header.ok) return null;
         // syslog.keepOther: stored as a record of the same shape, flagged (other-fields.ts).
         const fields = otherFields(header.message, result.what);
-        const r = record(fields, text, truncated, nowMs);
+        const r = buildSyslogRecord(fields, format, text, truncated, receiptAt(nowMs, isAsciiText(text)));
         r.other = true;
         return r;
       }
@@ -114,7 +90,7 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
         return null;
       }
       counts.threats++;
-      return record(result.fields, text, truncated, nowMs);
+      return buildSyslogRecord(result.fields, format, text, truncated, receiptAt(nowMs, isAsciiText(text)));
     },
     countOversize(n, dropped) {
       counts.oversize += n;
