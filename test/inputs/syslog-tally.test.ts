@@ -62,7 +62,6 @@ test('drain hands over what was gathered and starts afresh; merge sums deltas an
   worker2.count('a', 'cef', 'received', 4);
   worker2.count('a', 'cef', 'invalid');
   worker2.refuse('no_sensor');
-  worker2.refuse('relp_protocol');
   worker2.sample('a', { ...entry, at: '2026-11-26T12:00:01.000Z' }, Buffer.from('early'));
 
   const primary = new SyslogTally();
@@ -81,6 +80,13 @@ test('drain hands over what was gathered and starts afresh; merge sums deltas an
     primary.report('a').samples.map((s) => s.message),
     ['early', 'late'],
   );
+  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 0 });
+
+  // A refusal alone is a report, whatever its reason (a worker's broken RELP session reached no primary).
+  const worker3 = new SyslogTally();
+  worker3.refuse('relp_protocol');
+  primary.merge(JSON.parse(JSON.stringify(worker3.drain())));
+  assert.equal(worker3.drain(), null, 'drained');
   assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 1 });
 
   // Bounds hold over merged samples: the latest SAMPLES_PER_SENSOR.

@@ -40,8 +40,8 @@ export const SAMPLE_BYTES = 1024;
 export const SAMPLES_IN_ALL = 2000;
 
 /** Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol. */
-export const REFUSAL_REASONS = ['no_sensor', 'limit', 'relp_protocol'] as const;
-export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol';
+const REFUSAL_REASONS: readonly RefusalReason[] = ['no_sensor', 'limit', 'relp_protocol'];
 
 /** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
 export interface SyslogTallyDelta {
@@ -92,7 +92,7 @@ export class SyslogTally {
   /** Hands over and forgets the counts, refusals and samples gathered since the last drain; null: none. */
   drain(): SyslogTallyDelta | null {
     const refused = { ...this.refused };
-    if (this.#counts.size === 0 && this.#samples.size === 0 && Object.values(refused).every((n) => n === 0))
+    if (this.#counts.size === 0 && this.#samples.size === 0 && REFUSAL_REASONS.every((r) => refused[r] === 0))
       return null;
     const delta: SyslogTallyDelta = { rows: this.rows(), refused, samples: [...this.#samples] };
     this.#counts.clear();
@@ -109,7 +109,8 @@ export class SyslogTally {
       for (const field of COUNT_FIELDS)
         if (row[field] > 0) this.count(row.sensor, row.format, field, row[field]);
     }
-    for (const reason of REFUSAL_REASONS) this.refused[reason] += delta.refused[reason];
+    // Every reason, by the list: a reason added later cannot be left out of what the workers report.
+    for (const reason of REFUSAL_REASONS) this.refused[reason] += delta.refused[reason] ?? 0;
     for (const [sensor, samples] of delta.samples) for (const s of samples) this.#keep(sensor, s);
   }
 
