@@ -4,7 +4,31 @@ import { firewallLocalMs, type WallTime } from '../schemas/firewall-time-format.
 /** The UTC instant (ms) of a firewall time read in `zone` (see wallTimeToUtc); NaN when the text is not one. */
 export function firewallTimeToUtcMs(text: string, zone: string): number {
   const local = firewallLocalMs(text);
-  return Number.isNaN(local) ? local : convert(local, zone, cachedOffsetAt);
+  if (Number.isNaN(local)) return local;
+  const minute = Math.floor(local / MINUTE) * MINUTE;
+  if (zone !== memoZone || minute !== memoMinute) {
+    memoZone = zone;
+    memoMinute = minute;
+    memoShift = minuteShift(minute, zone);
+  }
+  return Number.isNaN(memoShift) ? convert(local, zone, cachedOffsetAt) : local + memoShift;
+}
+
+const MINUTE = 60_000;
+// One-entry memo by (zone, local minute): a sender's records of one minute share one conversion.
+let memoZone = '';
+let memoMinute = Number.NaN;
+let memoShift = Number.NaN;
+
+/**
+ * UTC minus local time for every second of the local minute starting at `minute` (ms), or NaN when the minute
+ * holds a change (a zone's offset never changes twice within an hour, so equal shifts at its first and last
+ * second mean one shift for all of it).
+ */
+function minuteShift(minute: number, zone: string): number {
+  const last = minute + MINUTE - 1000;
+  const shift = convert(minute, zone, cachedOffsetAt) - minute;
+  return convert(last, zone, cachedOffsetAt) - last === shift ? shift : Number.NaN;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -2,6 +2,7 @@
 // the ~18 fields generically and was the largest single cost of storing a keep-alive record (about 5 µs of
 // ~100); here only the strings a sender chose are escaped, and `original` is serialized once per record even
 // when its retry-dedupe key needs the same text (test/unit/stored-line.test.ts holds the two equal).
+import { quoteJson as quote } from './json-quote.js';
 import { BuiltRecord, type StoredRecord } from './stored-record.js';
 
 /** JSON.stringify(record.original), computed once per built record. */
@@ -73,18 +74,6 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** Whether every character of `text` is ASCII (its latin1 and UTF-8 bytes are then the same). */
 export function isAsciiText(text: string): boolean {
   return ASCII.test(text);
-}
-
-/** What JSON.stringify escapes in a string: quote, backslash, C0 controls, lone surrogates (paired ones go the slow way). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are exactly what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * JSON.stringify(s) for a string: quoted as it is when nothing in it needs escaping (nearly always), which
- * costs a third of JSON.stringify's call on a short string (six of them per line were ~0.4 µs of a record).
- */
-function quote(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /** A number as JSON writes it (NaN and infinities as null). */

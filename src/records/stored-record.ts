@@ -11,6 +11,7 @@ import {
 } from './criticality.js';
 import { firewallTimeToUtcMs } from './firewall-time.js';
 import { memoIsoTime } from './iso-time.js';
+import { quoteJson } from './json-quote.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
 /** Where a record came in: the two HTTPS routes and the syslog input. */
@@ -153,7 +154,9 @@ export class BuiltRecord implements StoredRecord {
 
   /** JSON.stringify(original), computed once. */
   canonicalText(): string {
-    if (this.#canonicalText === undefined) this.#canonicalText = JSON.stringify(this.original);
+    if (this.#canonicalText === undefined)
+      this.#canonicalText =
+        typeof this.original === 'string' ? quoteJson(this.original) : JSON.stringify(this.original);
     return this.#canonicalText;
   }
 }

@@ -148,3 +148,41 @@ test("property: any text gives a message or a reason, never an exception, and a 
     { seed: 20261126, numRuns: 3000 },
   );
 });
+
+test('property: rfc3339ToIso of a UTC time with milliseconds (read by hand) is what Date makes of it, or undefined', () => {
+  // Each field up to just past its range, so both real times and near misses (Feb 30, 24:00, :60) come up.
+  const field = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+  const fields = [field(13), field(32), field(24), field(60), field(60)] as const;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 9999 }),
+      ...fields,
+      fc.integer({ min: 0, max: 999 }),
+      (y, mo, d, h, mi, s, ms) => {
+        const text = `${String(y).padStart(4, '0')}-${mo}-${d}T${h}:${mi}:${s}.${String(ms).padStart(3, '0')}Z`;
+        const parsed = Date.parse(text);
+        // A real calendar time is one Date reads and writes back unchanged.
+        const real = !Number.isNaN(parsed) && new Date(parsed).toISOString() === text;
+        assert.equal(rfc3339ToIso(text), real ? text : undefined, text);
+      },
+    ),
+    { seed: 15, numRuns: 3000 },
+  );
+});
+
+test('property: <PRI> (read by hand) is `0` or 1-3 digits without a leading zero, as RFC 5424 writes it', () => {
+  const pri = /^<(0|[1-9]\d{0,2})>/;
+  const piece = fc.constantFrom('<', '>', '0', '1', '9', '19', '191', '192', '007', ' ', 'x');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+      const text = `${pieces.join('')} host app: m`;
+      const result = parseSyslogHeader(text, { timezone: 'UTC', nowMs: 0 });
+      const m = pri.exec(text);
+      if (m === null) assert.deepEqual(result, { ok: false, reason: 'no <PRI> at the start' }, text);
+      else if (Number(m[1]) > 191) assert.deepEqual(result, { ok: false, reason: `PRI ${m[1]} is over 191` });
+      else
+        assert.equal(result.ok && result.message.facility * 8 + result.message.severity, Number(m[1]), text);
+    }),
+    { seed: 16, numRuns: 2000 },
+  );
+});

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import test from 'node:test';
 import fc from 'fast-check';
 import { FORMAT_PARSERS, type SyslogFormat } from '../../src/inputs/syslog/parsers/format-parsers.js';
+import { splitCsv } from '../../src/inputs/syslog/parsers/panos.js';
 import type { ParseResult } from '../../src/inputs/syslog/parsers/parse-result.js';
 import { parseSyslogHeader } from '../../src/inputs/syslog/syslog-header.js';
 
@@ -261,3 +262,22 @@ for (const format of Object.keys(FORMAT_PARSERS) as SyslogFormat[]) {
     );
   });
 }
+
+test('property: splitCsv skipping the columns it is not asked for gives the full split with those left empty', () => {
+  const piece = fc.constantFrom(',', '"', '""', 'a', 'b c', ' ');
+  fc.assert(
+    fc.property(
+      fc.array(piece, { maxLength: 30 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.uniqueArray(fc.nat(12)),
+      (pieces, limit, wanted) => {
+        const line = pieces.join('');
+        const read = new Set(wanted);
+        const full = splitCsv(line, limit);
+        const expected = full?.map((field, i) => (read.has(i) ? field : ''));
+        assert.deepEqual(splitCsv(line, limit, read), expected, line);
+      },
+    ),
+    { seed: 17, numRuns: 3000 },
+  );
+});

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { wallTimeToUtc, wallTimeToUtcUncached } from '../../src/records/firewall-time.js';
+import {
+  firewallTimeToUtcMs,
+  wallTimeToUtc,
+  wallTimeToUtcUncached,
+} from '../../src/records/firewall-time.js';
 import { isFirewallTime, parseFirewallTime, type WallTime } from '../../src/schemas/firewall-time-format.js';
 
 const at = (text: string, zone: string) => {
@@ -183,4 +187,29 @@ test('cached conversions at every minute around transitions, 30-minute and 1-hou
   assert.equal(at('2031/10/05 02:15:00', 'Australia/Lord_Howe'), '2031-10-04T15:45:00.000Z');
   // And falls back 30 minutes (2031-04-06 02:00 -> 01:30): 01:45 happens twice, the earlier instant is taken.
   assert.equal(at('2031/04/06 01:45:00', 'Australia/Lord_Howe'), '2031-04-05T14:45:00.000Z');
+});
+
+test('the text conversion, memoised by zone and minute, equals the uncached one second by second across changes', () => {
+  // Monrovia went from -00:44:30 to UTC in 1972: a change inside a wall minute (the shape starts at 1970).
+  // Each second is converted in turn, so the memo of its minute is the one read.
+  const cases: [string, number][] = [
+    ['Africa/Monrovia', 1972],
+    ['Europe/Berlin', 2031],
+    ['Australia/Lord_Howe', 2031],
+  ];
+  let compared = 0;
+  for (const [zone, year] of cases) {
+    for (const change of transitions(zone, year)) {
+      // The wall times either side of the change: where a gap or an overlap begins, and where it ends.
+      const walls = [change + zoneOffset(change - 60_000, zone), change + zoneOffset(change + 60_000, zone)];
+      for (const wall of walls)
+        for (let s = -150; s <= 150; s++) {
+          const text = wallText(Math.floor(wall / 60_000) * 60_000 + s * 1000);
+          const expected = wallTimeToUtcUncached(parseFirewallTime(text) as WallTime, zone).getTime();
+          assert.equal(firewallTimeToUtcMs(text, zone), expected, `${text} in ${zone}`);
+          compared++;
+        }
+    }
+  }
+  assert.ok(compared > 2400, `${compared} conversions compared`);
 });

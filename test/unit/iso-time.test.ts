@@ -19,3 +19,17 @@ test('property: memoIsoTime() gives new Date(ms).toISOString() for any sequence 
     { seed: 13 },
   );
 });
+
+test('property: instants clustered in a few seconds (the memo of the second is read) format as toISOString does', () => {
+  const base = fc.constantFrom(0, 1795600000000, 253402300799000, 4102444799000);
+  fc.assert(
+    fc.property(base, fc.array(fc.integer({ min: -1500, max: 2500 }), { maxLength: 40 }), (at, offsets) => {
+      const iso = memoIsoTime();
+      for (const offset of offsets) {
+        const ms = Math.max(0, at + offset);
+        assert.equal(iso(ms), new Date(ms).toISOString(), String(ms));
+      }
+    }),
+    { seed: 14 },
+  );
+});

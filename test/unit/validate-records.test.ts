@@ -4,14 +4,8 @@ import { isIP } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { compileCheck } from '../../src/schemas/compile-check.js';
-import {
-  fastChecks,
-  hexGroups,
-  isIpAddress,
-  MAX_DETAILS,
-  validateBody,
-  validators,
-} from '../../src/schemas/validate-records.js';
+import { hexGroups, isIpAddress } from '../../src/schemas/ip-address.js';
+import { fastChecks, MAX_DETAILS, validateBody, validators } from '../../src/schemas/validate-records.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 
 test('valid records pass; each required field, when removed, is named', () => {

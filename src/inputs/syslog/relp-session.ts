@@ -97,7 +97,7 @@ export function serveRelpSession(
       intake.countOversize(1, config.syslog.oversize === 'drop');
       if (config.syslog.oversize === 'drop') return null;
     }
-    return intake.read(frame.data, frame.truncated, nowMs);
+    return intake.read(frame.data, 0, frame.data.length, frame.truncated, nowMs);
   };
 
   const take = (frames: RelpFrame[]): void => {

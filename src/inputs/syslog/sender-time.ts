@@ -7,6 +7,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})
 
 /** An RFC 3339 time with its offset (RFC 5424 TIMESTAMP, Suricata, CEF `rt`) as UTC ISO, or undefined. */
 export function rfc3339ToIso(text: string): string | undefined {
+  // `YYYY-MM-DDThh:mm:ss.sssZ` (most senders, and send syslog) is its own UTC ISO text: checked by hand.
+  if (isIsoUtc(text)) return text;
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s] = m;
@@ -19,6 +21,21 @@ export function rfc3339ToIso(text: string): string | undefined {
     return `${y}-${mo}-${d}T${h}:${mi}:${s}.${fraction.slice(1).padEnd(3, '0')}Z`;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${zone}`);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+/** Digit positions of `YYYY-MM-DDThh:mm:ss.sssZ`. */
+const ISO_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
+
+/** Whether `text` is a calendar time written exactly as toISOString writes one (leap seconds excluded). */
+function isIsoUtc(text: string): boolean {
+  if (text.length !== 24 || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T') return false;
+  if (text[13] !== ':' || text[16] !== ':' || text[19] !== '.' || text[23] !== 'Z') return false;
+  for (const i of ISO_DIGITS) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  const n = (i: number) => (text.charCodeAt(i) - 48) * 10 + text.charCodeAt(i + 1) - 48;
+  return n(17) < 60 && isWallTime(n(0) * 100 + n(2), n(5), n(8), n(11), n(14), n(17));
 }
 
 /** A wall time read in the IANA `zone` as UTC ISO, or undefined when it is no calendar time. */
@@ -44,6 +61,19 @@ const WALL = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
  * is no calendar time: the text as it is goes to the zone conversion, not rebuilt from its numbers.
  */
 export function wallTextToIso(text: string, zone: string): string | undefined {
+  // A firewall's records of one second share the time (a one-entry memo, as for detected_at over HTTPS).
+  if (text === lastWall && zone === lastWallZone) return lastWallIso;
+  lastWallIso = readWallText(text, zone);
+  lastWall = text;
+  lastWallZone = zone;
+  return lastWallIso;
+}
+
+let lastWall = '';
+let lastWallZone = '';
+let lastWallIso: string | undefined;
+
+function readWallText(text: string, zone: string): string | undefined {
   const m = WALL.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s] = m;

@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import type { Sensor } from '../../store/registry.js';
-import { SyslogFramer } from './framer.js';
+import { type FrameSink, SyslogFramer } from './framer.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 export type ConnectionDeps = IntakeDeps;
@@ -51,24 +51,28 @@ export function serveSyslogConnection(
     attempt();
   };
 
-  const take = (frames: ReturnType<SyslogFramer['push']>): void => {
+  // A read's messages are read as the framer finds them, at one time, and appended in one call.
+  let nowMs = 0;
+  let records: BuiltRecord[] = [];
+  const read: FrameSink = (bytes, start, end, truncated) => {
+    const record = intake.read(bytes, start, end, truncated, nowMs);
+    if (record !== null) records.push(record);
+  };
+  const take = (frame: (sink: FrameSink) => void): void => {
+    nowMs = deps.now();
+    frame(read);
     // Dropped oversize messages give no frame but are counted all the same.
     const oversize = framer.counts.oversize - reportedOversize;
     if (oversize > 0) intake.countOversize(oversize, config.syslog.oversize === 'drop');
     reportedOversize = framer.counts.oversize;
-    if (frames.length === 0) return;
-    const nowMs = deps.now();
-    const records: BuiltRecord[] = [];
-    for (const frame of frames) {
-      const record = intake.read(frame.message, frame.truncated, nowMs);
-      if (record !== null) records.push(record);
-    }
-    if (records.length > 0) append(records);
+    if (records.length === 0) return;
+    append(records);
+    records = [];
   };
 
-  socket.on('data', (chunk: Buffer) => take(framer.push(chunk)));
+  socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
   socket.on('end', () => {
-    take(framer.end());
+    take((sink) => framer.endTo(sink));
     socket.end();
   });
   socket.on('close', () => {

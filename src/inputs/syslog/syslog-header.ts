@@ -32,7 +32,6 @@ export interface HeaderContext {
   nowMs: number;
 }
 
-const PRI = /^<(0|[1-9]\d{0,2})>/;
 const BSD_TIME = /^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?= )/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\S+(?= )/;
 /** A BSD TAG: up to 48 characters without space, colon or brackets, an optional `[pid]`, then a colon. */
@@ -41,16 +40,29 @@ const BOM = '\ufeff';
 
 /** Never throws: any text is a message or a reason it is none. */
 export function parseSyslogHeader(text: string, ctx: HeaderContext): HeaderResult {
-  const pri = PRI.exec(text);
-  if (pri === null) return { ok: false, reason: 'no <PRI> at the start' };
-  const value = Number(pri[1]);
+  const close = priEnd(text);
+  if (close === -1) return { ok: false, reason: 'no <PRI> at the start' };
+  const value = Number(text.slice(1, close));
   if (value > 191) return { ok: false, reason: `PRI ${value} is over 191` };
-  const rest = text.slice(pri[0].length);
+  const rest = text.slice(close + 1);
   const facility = value >> 3;
   const severity = value & 7;
   return /^[1-9]\d{0,2} /.test(rest)
     ? parse5424(rest, facility, severity)
     : parse3164(rest, facility, severity, ctx);
+}
+
+/** The index of the `>` of a `<PRI>` opening `text` (`0`, or 1-3 digits without a leading zero), or -1. */
+function priEnd(text: string): number {
+  if (text.charCodeAt(0) !== 0x3c) return -1;
+  let i = 1;
+  while (i < 5 && i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) break;
+    if (i === 2 && text.charCodeAt(1) === 0x30) return -1; // a leading zero
+    i++;
+  }
+  return i > 1 && i < 5 && text.charCodeAt(i) === 0x3e ? i : -1;
 }
 
 function parse5424(rest: string, facility: number, severity: number): HeaderResult {

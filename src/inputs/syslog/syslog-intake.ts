@@ -23,8 +23,11 @@ export interface IntakeDeps {
 }
 
 export interface SyslogIntake {
-  /** The record a message becomes, or null (not a threat, unreadable, or no parser): counted either way. */
-  read(message: Buffer, truncated: boolean, nowMs: number): BuiltRecord | null;
+  /**
+   * The record bytes `start` to `end` of `bytes` (a message) become, or null (not a threat, unreadable, or no
+   * parser): counted either way. The bytes are read during the call only (the framer's chunk; framer.ts).
+   */
+  read(bytes: Buffer, start: number, end: number, truncated: boolean, nowMs: number): BuiltRecord | null;
   /** Messages over syslog.maxMessageBytes (`dropped`: no frame was given for them). */
   countOversize(n: number, dropped: boolean): void;
   /** Appends `records` (group commit); resolves once durable, having counted them stored. */
@@ -37,21 +40,29 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
   const format = (sensor.syslog?.format ?? '') as SyslogFormat;
   const parse = FORMAT_PARSERS[format];
   const timezone = sensor.timezone ?? config.firewall.defaultTimezone;
-  let ctx: ReceiptContext | undefined;
+  let ascii: ReceiptContext | undefined;
+  let other: ReceiptContext | undefined;
   let ctxMs = Number.NaN;
-  // One receipt per read time: the messages of one chunk share it, as an HTTPS batch does.
-  const receiptAt = (nowMs: number): ReceiptContext => {
-    if (ctx === undefined || ctxMs !== nowMs) {
-      ctx = receipt(sensor.name, remoteAddr, timezone, nowMs, config);
+  // One receipt per read time and kind of text: the messages of one chunk share it, as an HTTPS batch does
+  // (an object per message, made by spreading it, was garbage the collector paid for).
+  const receiptAt = (nowMs: number, isAscii: boolean): ReceiptContext => {
+    if (ctxMs !== nowMs) {
+      ascii = undefined;
+      other = undefined;
       ctxMs = nowMs;
     }
-    return ctx;
+    if (isAscii) {
+      ascii ??= receipt(sensor.name, remoteAddr, timezone, nowMs, config, true);
+      return ascii;
+    }
+    other ??= receipt(sensor.name, remoteAddr, timezone, nowMs, config, false);
+    return other;
   };
 
   return {
-    read(message, truncated, nowMs) {
+    read(bytes, start, end, truncated, nowMs) {
       if (parse === undefined) return null;
-      const text = message.toString('utf8');
+      const text = bytes.toString('utf8', start, end);
       const header = parseSyslogHeader(text, { timezone, nowMs });
       const result = header.ok
         ? parse(header.message, { timezone, defaultCriticality: config.firewall.defaultCriticality })
@@ -62,10 +73,8 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
         tally.count(sensor.name, format, 'other');
         if (!config.syslog.keepOther || !header.ok) return null;
         // syslog.keepOther: stored as a record of the same shape, flagged (other-fields.ts).
-        const r = buildSyslogRecord(otherFields(header.message, result.what), format, text, truncated, {
-          ...receiptAt(nowMs),
-          ascii: isAsciiText(text),
-        });
+        const fields = otherFields(header.message, result.what);
+        const r = buildSyslogRecord(fields, format, text, truncated, receiptAt(nowMs, isAsciiText(text)));
         r.other = true;
         return r;
       }
@@ -75,16 +84,13 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
         tally.sample(
           sensor.name,
           { at: new Date(nowMs).toISOString(), remoteAddr, format, reason: result.reason },
-          message,
+          bytes.subarray(start, end),
         );
         logger.debug({ sensor: sensor.name, format, reason: result.reason }, 'syslog message not read');
         return null;
       }
       counts.threats++;
-      return buildSyslogRecord(result.fields, format, text, truncated, {
-        ...receiptAt(nowMs),
-        ascii: isAsciiText(text),
-      });
+      return buildSyslogRecord(result.fields, format, text, truncated, receiptAt(nowMs, isAsciiText(text)));
     },
     countOversize(n, dropped) {
       counts.oversize += n;
@@ -106,6 +112,7 @@ function receipt(
   timezone: string,
   nowMs: number,
   config: Config,
+  ascii: boolean,
 ): ReceiptContext {
   return {
     id: () => newRecordId(nowMs),
@@ -115,7 +122,7 @@ function receipt(
     timezone,
     repaired: false,
     rules: config.firewall,
-    ascii: false,
+    ascii,
     plainStrings: false,
   };
 }

@@ -58,13 +58,20 @@ export class SyslogTally {
   // sender cannot push the bound over SAMPLES_IN_ALL nor erase every other sensor's evidence at once.
   readonly #samples = new Map<string, SyslogErrorSample[]>();
   #sampleCount = 0;
+  #last: SyslogFormatCounts | undefined;
 
   count(sensor: string, format: string, field: SyslogCountField, n = 1): void {
-    const key = `${sensor}\u0000${format}`;
-    let row = this.#counts.get(key);
-    if (row === undefined) {
-      row = { sensor, format, received: 0, stored: 0, other: 0, invalid: 0, truncated: 0 };
-      this.#counts.set(key, row);
+    // The row counted last, found without its key: a connection counts each message two or three times, and
+    // building the key string each time was garbage.
+    let row = this.#last;
+    if (row === undefined || row.sensor !== sensor || row.format !== format) {
+      const key = `${sensor}\u0000${format}`;
+      row = this.#counts.get(key);
+      if (row === undefined) {
+        row = { sensor, format, received: 0, stored: 0, other: 0, invalid: 0, truncated: 0 };
+        this.#counts.set(key, row);
+      }
+      this.#last = row;
     }
     row[field] += n;
   }
@@ -89,6 +96,7 @@ export class SyslogTally {
       return null;
     const delta: SyslogTallyDelta = { rows: this.rows(), refused, samples: [...this.#samples] };
     this.#counts.clear();
+    this.#last = undefined;
     this.#samples.clear();
     this.#sampleCount = 0;
     for (const reason of REFUSAL_REASONS) this.refused[reason] = 0;

@@ -18,6 +18,20 @@ const PROTOCOL = 29;
 const THREAT_ID = 32;
 const SEVERITY = 34;
 
+/** The columns parsePanos reads: the others are skipped, not sliced (a string each was garbage). */
+const READ = new Set([
+  TYPE,
+  TYPE + 1,
+  GENERATED_TIME,
+  SOURCE,
+  DESTINATION,
+  SOURCE_PORT,
+  DESTINATION_PORT,
+  PROTOCOL,
+  THREAT_ID,
+  SEVERITY,
+]);
+
 /** PAN-OS severity (docs/syslog.md, "panos") → criticality. */
 const CRITICALITY = new Map([
   ['informational', 0],
@@ -29,7 +43,7 @@ const CRITICALITY = new Map([
 
 export function parsePanos(message: SyslogMessage, ctx: ParserContext): ParseResult {
   // Only the columns read: real THREAT rows have a hundred and more, split for nothing.
-  const columns = splitCsv(message.msg, SEVERITY + 1);
+  const columns = splitCsv(message.msg, SEVERITY + 1, READ);
   if (columns === undefined) return { kind: 'invalid', reason: 'CSV has an unclosed quote' };
   const type = columns[TYPE];
   if (type === undefined) return { kind: 'invalid', reason: 'not a PAN-OS log (fewer than 4 columns)' };
@@ -63,13 +77,23 @@ function wallTime(text: string, zone: string): string | undefined | null {
 
 /**
  * RFC 4180-style CSV of one line: `"` quotes a field, `""` is a quote in it. undefined on an unclosed quote.
- * At most `limit` fields: the rest of the line is not read.
+ * At most `limit` fields: the rest of the line is not read. A field whose index `read` lacks is given as ''.
  */
-export function splitCsv(line: string, limit = Number.POSITIVE_INFINITY): string[] | undefined {
+export function splitCsv(
+  line: string,
+  limit = Number.POSITIVE_INFINITY,
+  read?: ReadonlySet<number>,
+): string[] | undefined {
   const fields: string[] = [];
   let i = 0;
   while (fields.length < limit) {
-    if (line[i] === '"') {
+    if (read !== undefined && !read.has(fields.length)) {
+      const next = skipField(line, i);
+      if (next === -2) return undefined;
+      fields.push('');
+      if (next === -1) return fields;
+      i = next;
+    } else if (line[i] === '"') {
       let value = '';
       i++;
       for (;;) {
@@ -97,4 +121,19 @@ export function splitCsv(line: string, limit = Number.POSITIVE_INFINITY): string
     }
   }
   return fields;
+}
+
+/** The index after the comma ending the field at `i`; -1 when it ends the line, -2 on an unclosed quote. */
+function skipField(line: string, i: number): number {
+  let at = i;
+  if (line[at] === '"') {
+    for (;;) {
+      const close = line.indexOf('"', at + 1);
+      if (close === -1) return -2;
+      at = close + 1;
+      if (line[at] !== '"') break;
+    }
+  }
+  const comma = line.indexOf(',', at);
+  return comma === -1 ? -1 : comma + 1;
 }

@@ -1,7 +1,7 @@
 // What every format parser returns, and the one check that a threat is complete before it may be stored.
-import { isIP } from 'node:net';
 import type { CriticalitySource } from '../../../records/criticality.js';
 import type { SyslogThreat } from '../../../records/stored-record.js';
+import { isIpAddress } from '../../../schemas/ip-address.js';
 import type { SyslogMessage } from '../syslog-header.js';
 
 export type ParseResult =
@@ -33,16 +33,14 @@ export interface ThreatDraft {
   detected_at: string | undefined;
 }
 
-const PORT = /^\d{1,5}$/;
-
 /**
  * The threat as stored, or invalid naming the first field that is missing or malformed: a parser never hands
  * on half a record. Ports a message leaves out (ICMP has none) are stored as absent source port and
  * destination port 0; an address, a port that is there but not a number 0-65535, or no threat name is invalid.
  */
 export function completeThreat(d: ThreatDraft): ParseResult {
-  if (d.src_ip === undefined || isIP(d.src_ip) === 0) return invalid('source address', d.src_ip);
-  if (d.dst_ip === undefined || isIP(d.dst_ip) === 0) return invalid('destination address', d.dst_ip);
+  if (d.src_ip === undefined || !isIpAddress(d.src_ip)) return invalid('source address', d.src_ip);
+  if (d.dst_ip === undefined || !isIpAddress(d.dst_ip)) return invalid('destination address', d.dst_ip);
   const srcPort = port(d.src_port);
   if (Number.isNaN(srcPort)) return invalid('source port', d.src_port);
   const dstPort = port(d.dst_port);
@@ -64,11 +62,16 @@ export function completeThreat(d: ThreatDraft): ParseResult {
   return { kind: 'threat', fields };
 }
 
-/** undefined when absent, NaN when malformed. */
+/** undefined when absent, NaN when malformed: 1-5 ASCII digits up to 65535 (read by hand: run per message). */
 function port(text: string | undefined): number | undefined {
   if (text === undefined || text === '') return undefined;
-  if (!PORT.test(text)) return Number.NaN;
-  const n = Number(text);
+  if (text.length > 5) return Number.NaN;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    n = n * 10 + digit;
+  }
   return n <= 65535 ? n : Number.NaN;
 }
 
