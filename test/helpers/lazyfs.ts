@@ -57,7 +57,8 @@ export interface LazyfsMount {
   /**
    * A power cut of everything on the mount: LazyFS drops every byte not fsynced, then it is unmounted. The
    * caller kills the processes using it first (kill -9), as the cut would. Returns LazyFS's own count of the
-   * bytes it dropped, and how full its cache was (a full cache fails writes: size it with `cacheMiB`). Mount
+   * bytes it dropped, and how full its cache was; throws when it was 90 % full or more (a full cache fails
+   * writes: size it with `cacheMiB`). Mount
    * again with `mount()`.
    */
   cut(): Promise<{ droppedBytes: number; cacheUsedPercent: number }>;
@@ -183,7 +184,11 @@ export async function mountLazyfs(
       );
       await ask('lazyfs::clear-cache', /cache is cleared/);
       await handle.unmount();
-      return { droppedBytes: Number(report[2] ?? 0), cacheUsedPercent: Number(usage[1]) };
+      const cacheUsedPercent = Number(usage[1]);
+      // Without eviction LazyFS fails writes once its cache is full: a test would measure that, not the cut.
+      if (cacheUsedPercent >= 90)
+        throw new Error(`LazyFS's cache was ${cacheUsedPercent}% full at the cut: give it more (cacheMiB)`);
+      return { droppedBytes: Number(report[2] ?? 0), cacheUsedPercent };
     },
     async cutAfter(op, pattern) {
       const fault = `lazyfs::crash::timing=after::op=${op}::from_rgx=${pattern}`;

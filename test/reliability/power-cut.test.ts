@@ -182,8 +182,6 @@ async function cut(mount: LazyfsMount, totals: Totals): Promise<void> {
   const { droppedBytes, cacheUsedPercent } = await mount.cut();
   totals.dropped.push(droppedBytes);
   totals.cacheUsed.push(Math.round(cacheUsedPercent));
-  // LazyFS without eviction fails writes once its cache is full: the test would measure that, not a cut.
-  assert.ok(cacheUsedPercent < 90, `LazyFS's cache is ${cacheUsedPercent}% full: give it more (cacheMiB)`);
 }
 
 /**
