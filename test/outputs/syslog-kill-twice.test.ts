@@ -18,7 +18,7 @@ test('syslog to rsyslog: 10,000 records, rsyslog down then stalling, serve kille
   t.after(() => rsyslog.stop());
   writeFileSync(join(dir, 'rsyslog-ca.pem'), rsyslog.ca as string);
   let stalling: NodeJS.Timeout | undefined;
-  t.after(() => clearInterval(stalling));
+  t.after(() => clearTimeout(stalling));
   const { summary } = await runKillTwice(t, dir, 'siem', {
     output: {
       type: 'syslog',
@@ -28,16 +28,31 @@ test('syslog to rsyslog: 10,000 records, rsyslog down then stalling, serve kille
       format: 'json',
     },
     refuseMarker: null,
-    setDown: (down) => (down ? rsyslog.stop() : rsyslog.start()),
+    unacknowledged: true,
+    // Back up already stalled: the forwarder sends 10,000 records in well under a second, which an rsyslog
+    // left running a moment would take whole before the first kill.
+    setDown: async (down) => {
+      if (down) return rsyslog.stop();
+      await rsyslog.start();
+      rsyslog.freeze(true);
+    },
     setSlow(slow) {
-      clearInterval(stalling);
-      rsyslog.freeze(false);
-      let frozen = false;
-      if (slow)
-        stalling = setInterval(() => {
-          frozen = !frozen;
-          rsyslog.freeze(frozen);
-        }, 150);
+      clearTimeout(stalling);
+      // Stopped most of the time (500 ms of every 550): loopback buffers take whole batches, so a lighter stall
+      // let rsyslog take every record before the first kill.
+      let frozen = slow;
+      rsyslog.freeze(frozen);
+      const stall = (): void => {
+        stalling = setTimeout(
+          () => {
+            frozen = !frozen;
+            rsyslog.freeze(frozen);
+            stall();
+          },
+          frozen ? 500 : 50,
+        );
+      };
+      if (slow) stall();
     },
     taken() {
       const counts = new Map<string, number>();
