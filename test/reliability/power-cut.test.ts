@@ -2,7 +2,7 @@
 // `sensor add` in flight, 5 times: every acknowledged record and every issued sensor survives, no torn line stays.
 import { strict as assert } from 'node:assert';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { Agent } from 'undici';
 import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, type ServeProcess, spawnServe, startCli } from '../helpers/cli.js';
@@ -16,11 +16,23 @@ const CYCLES = 5;
 const CLIENTS = soak(6, 12);
 /** Load before each cut; the cut then also waits for a `sensor add` of the cycle to have succeeded. */
 const LOAD_MS = soak(1000, 10_000);
+/**
+ * LazyFS's cache fills with what a cycle writes, and a full one corrupts fsynced data (helpers/lazyfs.ts
+ * cacheUsage). How long a cycle's load lasts is not bounded by LOAD_MS: it goes on until a `sensor add` has
+ * succeeded, seconds on a busy machine (130,000 records a cycle were seen, 50 MB). So past PACE_AT % each client
+ * sends one request every PACE_MS: the load goes on to the cut, the cache stays short of full.
+ */
+const PACE_AT = 40;
+const PACE_MS = 250;
 
 const lazyfs = await findLazyfs();
 
 interface Totals {
   sent: number;
+  /** Acknowledged records per cycle. */
+  ackedPerCycle: number[];
+  /** The highest cache usage each cycle's watch saw, in %. */
+  cacheMax: number[];
   dropped: number[];
   cacheUsed: number[];
   tornLines: number;
@@ -35,13 +47,28 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
   skip: 'skip' in lazyfs ? lazyfs.skip : false,
 }, async (t) => {
   if (!('bin' in lazyfs)) return;
-  const mount = await mountLazyfs(t, lazyfs.bin, { cacheMiB: soak(64, 512) });
+  await powerCuts(t, lazyfs.bin, CYCLES, soak(64, 512));
+});
+
+// A cache that the load outgrows within the first second: the load must be paced before the cache is full, and
+// every acknowledged record still survive (unpaced, the cut found it full, or a torn cycle lost records).
+test('power cut: a LazyFS cache smaller than a cycle of load is paced, not filled', {
+  skip: 'skip' in lazyfs ? lazyfs.skip : false,
+}, async (t) => {
+  if (!('bin' in lazyfs)) return;
+  await powerCuts(t, lazyfs.bin, 2, 4);
+});
+
+async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: number): Promise<void> {
+  const mount = await mountLazyfs(t, bin, { cacheMiB });
   const dataDir = join(mount.dir, 'data');
   const loadKey = await addSensorCli(dataDir, 'load');
   const acked = new Set<string>();
   const issued = new Map<string, string>([['load', loadKey]]);
   const totals: Totals = {
     sent: 0,
+    ackedPerCycle: [],
+    cacheMax: [],
     dropped: [],
     cacheUsed: [],
     tornLines: 0,
@@ -72,7 +99,8 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
     return { serve, agent };
   };
 
-  for (let cycle = 1; cycle <= CYCLES; cycle++) {
+  for (let cycle = 1; cycle <= cycles; cycle++) {
+    const ackedBefore = acked.size;
     let stop = false;
     /** Set from the moment a torn write is armed: the collector's next write fails (LazyFS is gone). */
     let failing = false;
@@ -95,8 +123,11 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
     };
     const adderDone = adder();
     const { serve, agent } = await start(cycle);
+    const cache = watchCache(mount);
     const client = async (c: number, agent: Agent) => {
       for (let n = 0; !stop; n++) {
+        if (cache.usage >= PACE_AT) await new Promise((r) => setTimeout(r, PACE_MS));
+        if (stop) break;
         const endpoint = n % 2 === 0 ? 'firewall' : 'generic';
         totals.sent++;
         try {
@@ -119,6 +150,12 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
     await Promise.race([failed, new Promise((r) => setTimeout(r, LOAD_MS))]);
     await Promise.race([failed, until(() => adding.added > 0, 60_000, `cycle ${cycle}: a sensor added`, 20)]);
     const tearing = cycle % 2 === 0;
+    // The watch asks LazyFS on its FIFO, as the cut does, and a torn write kills LazyFS: it stops first.
+    totals.cacheMax.push(Math.round(await cache.stop()));
+    assert.ok(
+      cache.max < 90,
+      `cycle ${cycle}: LazyFS's cache reached ${cache.max}% (a full one corrupts fsynced data)`,
+    );
     if (tearing) {
       // A cut in mid-write: only the last third of the next write to the segment reaches the disk, after a
       // hole where the rest should be (as when a disk writes back pages out of order when the power goes).
@@ -141,6 +178,7 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
     }
     await Promise.all(work);
     await agent.destroy();
+    totals.ackedPerCycle.push(acked.size - ackedBefore);
     const disk = await checkDisk(`cut ${cycle}`, mount, acked, issued, totals);
     // The torn write's first two thirds never reached the disk: zeros there, before its last third.
     if (tearing)
@@ -152,21 +190,44 @@ test(`power cut: ${CYCLES} cuts under ${CLIENTS} keep-alive clients and a sensor
   }
 
   // A last start cuts what the last cut tore; a clean stop (SIGTERM) then leaves nothing un-synced.
-  const { serve, agent } = await start(CYCLES + 1);
+  const { serve, agent } = await start(cycles + 1);
   await agent.close();
   assert.equal((await serve.stop()).code, 0, serve.stderr());
   assert.equal((await mount.cut()).droppedBytes, 0, 'a clean stop left un-fsynced data');
   const disk = await checkDisk('after a clean stop', mount, acked, issued, totals);
   assert.deepEqual(disk.torn, [], 'a torn line survived a restart');
   t.diagnostic(
-    `cycles=${CYCLES} sent=${totals.sent} acknowledged=${acked.size} stored=${disk.records.length} lost=0 ` +
+    `cycles=${cycles} sent=${totals.sent} acknowledged=${acked.size} perCycle=${totals.ackedPerCycle.join('/')} stored=${disk.records.length} lost=0 ` +
       `doubled=0 sensorsIssued=${issued.size} sensorsLost=0 cutsDuringSensorAdd=${totals.addsInFlight} ` +
       `unsyncedBytesDropped=${totals.dropped.join('/')} tornLinesOnDisk=${totals.tornLines} ` +
       `holeLinesOnDisk=${totals.holeLines} tornCutAtRestart=${totals.tornCut} ` +
-      `lazyfsCacheUsed%=${totals.cacheUsed.join('/')}`,
+      `lazyfsCacheUsed%=${totals.cacheUsed.join('/')} lazyfsCacheMax%=${totals.cacheMax.join('/')}`,
   );
-  assert.ok(acked.size >= CYCLES * 50, `only ${acked.size} records acknowledged`);
-});
+  assert.ok(acked.size >= cycles * 50, `only ${acked.size} records acknowledged`);
+}
+
+/** How full LazyFS's cache is, asked every 50 ms until `stop` (which resolves with the highest usage seen). */
+function watchCache(mount: LazyfsMount) {
+  const state = { usage: 0, max: 0, stop: async () => state.max };
+  let stopped = false;
+  let failed: Error | null = null;
+  const loop = (async () => {
+    while (!stopped) {
+      state.usage = await mount.cacheUsage();
+      state.max = Math.max(state.max, state.usage);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })().catch((error: Error) => {
+    failed = error;
+  });
+  state.stop = async () => {
+    stopped = true;
+    await loop;
+    if (failed) throw failed;
+    return state.max;
+  };
+  return state;
+}
 
 /** kill -9 of everything using the mount, at once. */
 async function kill(serve: ServeProcess, adding: Cli | null, totals: Totals): Promise<void> {
