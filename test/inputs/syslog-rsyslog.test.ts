@@ -4,11 +4,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'node:test';
-import { runCli, spawnServe } from '../helpers/cli.js';
+import { spawnServe } from '../helpers/cli.js';
+import { addRelpSensor } from '../helpers/relp-sensor.js';
 import { freeLoopbackPort, spawnRsyslogd } from '../helpers/rsyslog.js';
-import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -21,22 +20,7 @@ const cefLines = readFileSync(new URL('../fixtures/syslog/cef.log', import.meta.
 for (const workers of ['1', '2'])
   test(`rsyslog forwards over TLS, octet-counted and LF-framed: each threat stored once under the pinned sensor (serve --workers ${workers})`, async (t) => {
     const dir = makeTempDir(t);
-    const certPath = join(dir, 'client.pem');
-    const keyPath = join(dir, 'client.key');
-    writeSelfSigned(certPath, keyPath, { cn: 'relay' });
-    const added = await runCli([
-      'sensor',
-      'add',
-      'relay',
-      '--data-dir',
-      dir,
-      '--syslog',
-      '--format',
-      'cef',
-      '--client-cert',
-      certPath,
-    ]);
-    assert.equal(added.code, 0, added.stderr);
+    const { certPath, keyPath } = await addRelpSensor(dir, 'relay');
     const serve = await spawnServe(dir, ['--workers', workers], {
       env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0' },
     });

@@ -9,8 +9,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
+import { addRelpSensor } from '../helpers/relp-sensor.js';
 import { freeLoopbackPort } from '../helpers/rsyslog.js';
-import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -57,22 +57,7 @@ async function runRsyslog(
 
 test("rsyslog runs the printed omfwd snippet: the collector pinned by fingerprint, the sensor's client certificate presented, threats stored", async (t) => {
   const dir = makeTempDir(t);
-  const certPath = join(dir, 'client.pem');
-  const keyPath = join(dir, 'client.key');
-  writeSelfSigned(certPath, keyPath, { cn: 'relay' });
-  const added = await runCli([
-    'sensor',
-    'add',
-    'relay',
-    '--data-dir',
-    dir,
-    '--syslog',
-    '--format',
-    'cef',
-    '--client-cert',
-    certPath,
-  ]);
-  assert.equal(added.code, 0, added.stderr);
+  const { certPath, keyPath } = await addRelpSensor(dir, 'relay');
   const serve = await spawnServe(dir, [], { env: { THREATCOL_SYSLOG_LISTEN: '127.0.0.1:0' } });
   t.after(() => serve.stop());
   const tlsPort = serve.logs.find((l) => l.msg === 'syslog listening')?.tlsPort as number;
