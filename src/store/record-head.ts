@@ -1,6 +1,6 @@
 // The head of a stored line: the fields an output's filter and its receivers' envelopes read (id, time,
 // sensor, endpoint, criticality), read off the bytes of a line in the writer's own form without parsing it.
-import type { StoredRecord } from '../records/stored-record.js';
+import { isRecordEndpoint, type StoredRecord } from '../records/stored-record.js';
 import { READABLE_SENSOR_NAME } from './registry.js';
 
 /** What a filter and an envelope (an idempotency key, a timestamp, a syslog header) need of a record. */
@@ -17,7 +17,6 @@ const SENSOR = Buffer.from(',"sensor":"');
 const ENDPOINT = Buffer.from(',"endpoint":"');
 const FORMAT = Buffer.from(',"format":"');
 const CRITICALITY = Buffer.from(',"criticality":');
-const ENDPOINTS = new Set<string>(['firewall', 'generic', 'syslog'] satisfies StoredRecord['endpoint'][]);
 
 /** The last sensor name seen and whether it is readable: a busy sensor's lines follow one another. */
 let lastSensor = '';
@@ -47,7 +46,7 @@ export function readRecordHead(buf: Buffer): RecordHead | null {
   }
   if (!lastSensorReadable) return null;
   const endpoint = buf.toString('latin1', sensorEnd + 1 + ENDPOINT.length, endpointEnd);
-  if (!ENDPOINTS.has(endpoint)) return null;
+  if (!isRecordEndpoint(endpoint)) return null;
   let at = endpointEnd + 1;
   if (startsWith(buf, at, FORMAT)) {
     at = valueEnd(buf, at, FORMAT) + 1;
@@ -59,7 +58,7 @@ export function readRecordHead(buf: Buffer): RecordHead | null {
   const after = buf[at + 1];
   if (criticality < 0 || criticality > 4 || (after !== COMMA && after !== BRACE_CLOSE)) return null;
   const id = buf.toString('utf8', ID.length, idEnd);
-  return { id, received_at: receivedAt, sensor, endpoint: endpoint as StoredRecord['endpoint'], criticality };
+  return { id, received_at: receivedAt, sensor, endpoint, criticality };
 }
 
 /** Where the plain string value of the field starting at `at` with `prefix` (`,"name":"`) ends; -1 if none. */
