@@ -13,6 +13,7 @@ import { recordsStreamConfig, SENDER_RETRY_S } from '../../src/store/nats/nats-s
 import { openStore } from '../../src/store/open-store.js';
 import type { RecordLog, Store } from '../../src/store/store.js';
 import { type NatsNode, readStream, startNatsServer } from '../helpers/nats-server.js';
+import { stopProcess } from '../helpers/stop-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
@@ -164,7 +165,8 @@ test('NATS writer: a 503 in doubt (the server stalled with the publishes on the 
   );
   // Generic records without a dedupe key: the message id is all that recognises a retry.
   const batch = Array.from({ length: 5 }, (_, i) => record({ threat: `doubt-${i}` }));
-  process.kill(node.pid as number, 'SIGSTOP');
+  // Stopped for good before the append: a thread still running after kill() could store and ack the publishes.
+  await stopProcess(node.pid as number);
   let resumed = false;
   t.after(() => {
     if (!resumed) process.kill(node.pid as number, 'SIGCONT');
