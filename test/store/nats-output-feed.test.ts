@@ -186,6 +186,34 @@ test('nats outputs: a replay while a batch is out: that batch’s ack does not m
   assert.equal(position?.lagRecords, 0);
 });
 
+test('nats outputs: a batch out before a replay, acked after the replayed consumer handed its records out again: they still come again', async (t) => {
+  const { collector, append } = await setUp(t);
+  const stored = await append(4, 'r');
+  const a = await collector();
+  const feedA = await a.outputs.openFeed({ name: 'siem', startAt: 0 });
+  t.after(() => feedA.close());
+  const old = await nextBatch(feedA, 10);
+  assert.deepEqual(ids(old.records), stored);
+  await a.outputs.replay('siem', 0);
+  // Another collector takes the replayed records; then the old batch's receiver answers and it is acked.
+  const b = await collector();
+  const feedB = await b.outputs.openFeed({ name: 'siem', startAt: 0 });
+  const replayed = await nextBatch(feedB, 10);
+  assert.deepEqual(ids(replayed.records), stored);
+  await old.ack().catch(() => {}); // whether NATS confirms it or not: it must not settle the replayed delivery
+  // That collector dies before its receiver took them: the replay's records must be handed over again.
+  await feedB.close();
+  const feedC = await (await collector()).outputs.openFeed({ name: 'siem', startAt: 0 });
+  t.after(() => feedC.close());
+  const again = await feedC.next({
+    maxRecords: 10,
+    maxBytes: 1 << 20,
+    waitMs: 20,
+    signal: AbortSignal.timeout(ACK_WAIT_MS * 5),
+  });
+  assert.deepEqual(ids(again.records), stored, 'the replayed records handed over again');
+});
+
 test('nats outputs: next() ends on its signal while NATS is down, without waiting out the publish timeout', async (t) => {
   // A publish timeout far beyond the guard below: only the abort can end next() in time.
   const { node, collector } = await setUp(t, { 'nats.publishTimeoutMs': 120_000 });

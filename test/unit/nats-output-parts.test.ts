@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { outputConsumerName, outputOfConsumer } from '../../src/store/nats/names.js';
+import { outputConsumerName, outputOfConsumer, parseOutputConsumer } from '../../src/store/nats/names.js';
 import { parseAckSubject } from '../../src/store/nats/output-pull.js';
 import { uncounted } from '../../src/store/nats/output-state.js';
 
@@ -18,6 +18,21 @@ test('an output’s consumer is threatcol_out_<name>, and the name is read back 
       const consumer = outputConsumerName(name);
       assert.match(consumer, /^[A-Za-z0-9_-]+$/, 'a valid consumer name');
       assert.equal(outputOfConsumer(consumer), name);
+    }),
+  );
+});
+
+test('a replay’s consumer is the next generation, threatcol_out<N>_<name>, never mistaken for another output', () => {
+  assert.equal(outputConsumerName('siem', 2), 'threatcol_out2_siem');
+  assert.deepEqual(parseOutputConsumer('threatcol_out2_siem'), { output: 'siem', generation: 2 });
+  assert.deepEqual(parseOutputConsumer('threatcol_out_2_siem'), { output: '2_siem', generation: 0 });
+  assert.equal(parseOutputConsumer('threatcol_out0_siem'), null);
+  assert.equal(parseOutputConsumer('threatcol_out2_'), null);
+  fc.assert(
+    fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.nat(1_000_000), (output, generation) => {
+      const consumer = outputConsumerName(output, generation);
+      assert.match(consumer, /^[A-Za-z0-9_-]+$/, 'a valid consumer name');
+      assert.deepEqual(parseOutputConsumer(consumer), { output, generation });
     }),
   );
 });

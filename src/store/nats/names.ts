@@ -79,13 +79,25 @@ export function serverCredentials(server: string): { user: string; pass: string 
 /** An output's durable consumer on the records stream: the prefix marks threatcol's, the rest is the name. */
 export const OUTPUT_CONSUMER_PREFIX = 'threatcol_out_';
 
-/** Output names are [A-Za-z0-9_-] (config), which consumer names allow as they are; encoded anyway. */
-export function outputConsumerName(output: string): string {
-  return `${OUTPUT_CONSUMER_PREFIX}${encodeToken(output)}`;
+/**
+ * Output names are [A-Za-z0-9_-] (config), which consumer names allow as they are; encoded anyway. Each
+ * `outputs replay` makes the next generation (`threatcol_out2_siem`, ...): acks name their consumer, so a batch
+ * handed out before the replay cannot be acknowledged on the consumer made by it.
+ */
+export function outputConsumerName(output: string, generation = 0): string {
+  const prefix = generation === 0 ? OUTPUT_CONSUMER_PREFIX : `threatcol_out${generation}_`;
+  return `${prefix}${encodeToken(output)}`;
+}
+
+/** The output and generation of a consumer, or null for a consumer that is not an output's. */
+export function parseOutputConsumer(consumer: string): { output: string; generation: number } | null {
+  const match = /^threatcol_out([1-9][0-9]*)?_(.+)$/.exec(consumer);
+  if (!match) return null;
+  const output = decodeToken(match[2] as string);
+  return output ? { output, generation: Number(match[1] ?? 0) } : null;
 }
 
 /** The output a consumer belongs to, or null for a consumer that is not an output's. */
 export function outputOfConsumer(consumer: string): string | null {
-  if (!consumer.startsWith(OUTPUT_CONSUMER_PREFIX)) return null;
-  return decodeToken(consumer.slice(OUTPUT_CONSUMER_PREFIX.length)) || null;
+  return parseOutputConsumer(consumer)?.output ?? null;
 }

@@ -12,7 +12,7 @@ import type { KV } from '@nats-io/kv';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { OutputCursors, OutputFeedOptions, OutputPosition } from '../store.js';
-import { outputConsumerName, outputOfConsumer, RECORDS_PREFIX } from './names.js';
+import { outputConsumerName, parseOutputConsumer, RECORDS_PREFIX } from './names.js';
 import { createNatsOutputFeed } from './nats-output-feed.js';
 import { OutputPuller } from './output-pull.js';
 import { countSkipped, forgetOutputState, readOutputState, recordAcked, uncounted } from './output-state.js';
@@ -51,9 +51,9 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
   const now = options.now ?? Date.now;
   const ackWaitMs = options.ackWaitMs ?? DEFAULT_OUTPUT_ACK_WAIT_MS;
 
-  function consumerConfig(name: string, start: 'now' | number): Partial<ConsumerConfig> {
+  function consumerConfig(name: string, start: 'now' | number, generation = 0): Partial<ConsumerConfig> {
     return {
-      durable_name: outputConsumerName(name),
+      durable_name: outputConsumerName(name, generation),
       description: `threatcol output ${name}`,
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(ackWaitMs),
@@ -66,22 +66,49 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
     };
   }
 
+  /**
+   * Every output's consumer names, the latest generation first (a replay makes the next, then deletes the rest).
+   * Names, not infos: JetStream lists the names it has assigned, also of a consumer electing a leader.
+   */
+  async function outputConsumers(): Promise<Map<string, string[]>> {
+    const nc = await options.connection();
+    const found: { output: string; generation: number; name: string }[] = [];
+    for (let offset = 0; ; ) {
+      const reply = (
+        await nc.request(`$JS.API.CONSUMER.NAMES.${stream}`, JSON.stringify({ offset }), { timeout: 5000 })
+      ).json<{ consumers?: string[] | null; total?: number; error?: { description?: string } }>();
+      if (reply.error) throw new Error(`cannot list the consumers: ${reply.error.description}`);
+      const names = reply.consumers ?? [];
+      for (const name of names) {
+        const parsed = parseOutputConsumer(name);
+        if (parsed) found.push({ ...parsed, name });
+      }
+      offset += names.length;
+      if (names.length === 0 || offset >= (reply.total ?? 0)) break;
+    }
+    found.sort((x, y) => y.generation - x.generation);
+    const byOutput = new Map<string, string[]>();
+    for (const f of found) byOutput.set(f.output, [...(byOutput.get(f.output) ?? []), f.name]);
+    return byOutput;
+  }
+
   /** The output's consumer, made when missing; one made meanwhile by another collector (or a replay) wins. */
   async function ensureConsumer(name: string, start: 'now' | number): Promise<ConsumerInfo> {
     const { jsm } = await options.clients();
-    try {
-      return await jsm.consumers.info(stream, outputConsumerName(name));
-    } catch (error) {
-      if (!isConsumerMissing(error)) throw error;
-    }
+    const latest = async () => {
+      const current = (await outputConsumers()).get(name)?.[0];
+      return current === undefined ? undefined : jsm.consumers.info(stream, current);
+    };
+    const current = await latest();
+    if (current) return current;
     try {
       const info = await jsm.consumers.add(stream, consumerConfig(name, start));
       logger.info({ output: name, consumer: info.name, start }, 'created the output consumer in NATS');
       return info;
     } catch (error) {
-      return jsm.consumers.info(stream, outputConsumerName(name)).catch(() => {
-        throw error;
-      });
+      const made = await latest().catch(() => undefined);
+      if (made) return made;
+      throw error;
     }
   }
 
@@ -90,11 +117,11 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
    * records without a word. Checked before each pull (the pull is what moves the consumer); `seenThrough`, the
    * last sequence this collector was handed, spares the consumer's info while the stream starts before it.
    */
-  async function checkSkipped(name: string, seenThrough: number): Promise<void> {
+  async function checkSkipped(name: string, consumerName: string, seenThrough: number): Promise<void> {
     const { jsm } = await options.clients();
     const info = await jsm.streams.info(stream);
     if (info.state.first_seq - 1 <= seenThrough) return;
-    const consumer = await jsm.consumers.info(stream, outputConsumerName(name));
+    const consumer = await jsm.consumers.info(stream, consumerName);
     const goneThrough = info.state.first_seq - 1;
     const delivered = consumer.delivered.stream_seq;
     if (goneThrough <= delivered) return;
@@ -108,7 +135,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
   }
 
   async function position(consumer: ConsumerInfo, first: number, last: number): Promise<OutputPosition> {
-    const name = outputOfConsumer(consumer.name) as string;
+    const name = parseOutputConsumer(consumer.name)?.output as string;
     const { jsm } = await options.clients();
     const state = await readOutputState(await options.state(), name);
     const floor = consumer.ack_floor.stream_seq;
@@ -135,37 +162,41 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
     async openFeed(feedOptions: OutputFeedOptions) {
       const { name } = feedOptions;
       const start = feedOptions.startAt ?? 'now';
-      let puller: { nc: NatsConnection; puller: OutputPuller } | null = null;
-      let consumerKnown = true;
+      let puller: { nc: NatsConnection; consumer: string; puller: OutputPuller } | null = null;
+      /** The consumer pulled from; null once it is found gone (a replay made the next generation). */
+      let consumer: string | null = null;
       // Made now, so 'now' means now; NATS down (or a cluster still electing) only delays it to the first pull.
-      await ensureConsumer(name, start).catch((error: Error) => {
-        consumerKnown = false;
-        logger.warn(
-          { output: name, err: error.message },
-          'cannot open the output consumer in NATS yet; retrying',
-        );
-      });
+      await ensureConsumer(name, start).then(
+        (info) => {
+          consumer = info.name;
+        },
+        (error: Error) => {
+          logger.warn(
+            { output: name, err: error.message },
+            'cannot open the output consumer in NATS yet; retrying',
+          );
+        },
+      );
       return createNatsOutputFeed({
         name,
         ...(feedOptions.match ? { match: feedOptions.match } : {}),
         check: feedOptions.check ?? 'record',
         async puller() {
           const nc = await options.connection();
-          if (!consumerKnown) {
-            await ensureConsumer(name, start);
-            consumerKnown = true;
-          }
-          if (puller?.nc !== nc) {
+          consumer ??= (await ensureConsumer(name, start)).name;
+          if (puller?.nc !== nc || puller.consumer !== consumer) {
+            // A batch still held keeps the puller it came from: its acks go to its own consumer, or nowhere.
             puller?.puller.close();
-            puller = { nc, puller: new OutputPuller(nc, stream, outputConsumerName(name)) };
+            puller = { nc, consumer, puller: new OutputPuller(nc, stream, consumer) };
           }
           return puller.puller;
         },
         consumerGone: () => {
-          consumerKnown = false;
+          consumer = null;
         },
         dispose: () => puller?.puller.close(),
-        beforePull: (seenThrough) => checkSkipped(name, seenThrough),
+        beforePull: (seenThrough) =>
+          checkSkipped(name, puller?.consumer ?? outputConsumerName(name), seenThrough),
         onAcked: async (last, seq) =>
           recordAcked(await options.state(), name, {
             lastId: last.id,
@@ -181,41 +212,55 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
     async list() {
       const { jsm } = await options.clients();
       const { state } = await jsm.streams.info(stream);
-      const consumers: ConsumerInfo[] = [];
-      for await (const consumer of jsm.consumers.list(stream)) {
-        if (outputOfConsumer(consumer.name) !== null) consumers.push(consumer);
-      }
+      const consumers = await Promise.all(
+        [...(await outputConsumers()).values()].map((names) =>
+          jsm.consumers.info(stream, names[0] as string),
+        ),
+      );
       const positions = await Promise.all(consumers.map((c) => position(c, state.first_seq, state.last_seq)));
       return positions.sort((a, b) => a.name.localeCompare(b.name));
     },
 
     async replay(name, since) {
-      // A consumer's start cannot be changed: it is made again. A collector's feed that makes it in between
-      // (with its own start) is replaced by the next round.
+      // A consumer's start cannot be changed, and one made again under the same name would take the acks of
+      // batches handed out before (an ack names only stream, consumer and sequences): a collector acking such a
+      // batch after the new consumer handed the same records out again would settle that delivery, and a
+      // collector dying with it would skip them. So the next generation is made, then the older ones deleted:
+      // their batches' acks reach nobody, and feeds move to the latest when their pull finds the old one gone.
       const { jsm } = await options.clients();
       for (let attempt = 1; ; attempt++) {
-        await jsm.consumers.delete(stream, outputConsumerName(name)).catch((error: unknown) => {
-          if (!isConsumerMissing(error)) throw error;
-        });
+        const older = (await outputConsumers()).get(name) ?? [];
+        const generation = (parseOutputConsumer(older[0] ?? '')?.generation ?? -1) + 1;
         try {
-          await jsm.consumers.add(stream, consumerConfig(name, since));
-          logger.info({ output: name, since: new Date(since).toISOString() }, 'output moved back (replay)');
-          return;
+          await jsm.consumers.add(stream, consumerConfig(name, since, generation));
         } catch (error) {
+          // Another replay made that generation meanwhile: the next round makes the one after.
           if (attempt >= REPLAY_ATTEMPTS) throw error;
+          continue;
         }
+        for (const consumer of older) {
+          await jsm.consumers.delete(stream, consumer).catch((error: unknown) => {
+            if (!isConsumerMissing(error)) throw error;
+          });
+        }
+        logger.info({ output: name, since: new Date(since).toISOString() }, 'output moved back (replay)');
+        return;
       }
     },
 
     async forget(name) {
       const { jsm } = await options.clients();
-      const existed = await jsm.consumers.delete(stream, outputConsumerName(name)).then(
-        () => true,
-        (error: unknown) => {
-          if (isConsumerMissing(error)) return false;
-          throw error;
-        },
-      );
+      let existed = false;
+      for (const consumer of (await outputConsumers()).get(name) ?? []) {
+        existed =
+          (await jsm.consumers.delete(stream, consumer).then(
+            () => true,
+            (error: unknown) => {
+              if (isConsumerMissing(error)) return false;
+              throw error;
+            },
+          )) || existed;
+      }
       await forgetOutputState(await options.state(), name);
       return existed;
     },

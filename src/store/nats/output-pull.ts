@@ -103,7 +103,10 @@ export class OutputPuller {
       let lastHeard = Date.now();
       const watch = heartbeatMs
         ? setInterval(() => {
-            if (Date.now() - lastHeard > 3 * heartbeatMs) current.finish();
+            // Silence: the node serving the consumer died, or the consumer is gone (a replay deleted it; a pull
+            // on it is then answered by nobody): the feed looks up the output's consumer again.
+            if (Date.now() - lastHeard > 3 * heartbeatMs)
+              current.finish(new ConsumerGoneError(`consumer ${this.consumer}: no heartbeat`));
           }, heartbeatMs)
         : null;
       const current: Pending = {
