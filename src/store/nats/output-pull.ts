@@ -203,7 +203,9 @@ export class OutputPuller {
    * Acknowledges a delivered batch and waits for the server's confirmation. The consumer queues the acks of a
    * connection and handles them in order, so the confirmation of the last means every earlier one was handled:
    * one round trip per batch, not per record (2.5 times the forwarding rate). Should the consumer's leader
-   * change in between, an earlier ack may be lost: that record is delivered again, never skipped.
+   * change in between, an earlier ack may be lost: that record is delivered again, never skipped. nats-server
+   * 2.9 confirms before the other nodes have the acks, so a leader killed right after loses confirmed ones too
+   * (the batch comes again: test/cluster/nats-output-failover.test.ts); later releases wait for a quorum.
    */
   async ackBatch(msgs: readonly PulledMsg[], timeoutMs: number): Promise<void> {
     const last = msgs.at(-1);
