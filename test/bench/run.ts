@@ -6,6 +6,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { NATS_SERVER } from '../helpers/nats-server.js';
 import { lookUpFigure } from './figure-look-up.js';
+import { dedupeRows } from './figures-dedupe.js';
 import {
   againstBound,
   type BenchContext,
@@ -220,6 +221,18 @@ try {
       asContract,
     )),
   );
+  log('figure 15: dedupe on, as shipped: against dedupe off and the contract bound (issue 30)');
+  const deduping = track(
+    await startThreatcol('threatcol-dedupe', join(root, 'dedupe'), pin, {
+      env: { THREATCOL_DEDUPE_WINDOW_SECONDS: '120' },
+    }),
+  );
+  const dedupeOn = await zonedSensor(deduping, ZONE);
+  await warmUp(ctx, [dedupeOn, zoned, contract], zoned, single);
+  rows.push(
+    ...(await dedupeRows(ctx, contract, dedupeOn, zoned, single, `keep-alive /firewall, sensor in ${ZONE}`)),
+  );
+  await stop(deduping);
   await stop(contract);
   rows.push(...(await natsFigures(ref, tc)));
   log('figure 3: new connection per request, ECDSA');
