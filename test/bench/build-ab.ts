@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argValue, baseBuilds } from './argv.js';
-import { LoadWorker, type Measured, standardWorkload } from './load.js';
+import { cpuMicrosPerRequest, LoadWorker, type Measured, standardWorkload } from './load.js';
 import {
   detectPinning,
   type ServerUnderTest,
@@ -106,13 +106,13 @@ try {
     if (process.argv.includes('--each')) {
       const each = servers.map((s) => {
         const m = runs.get(s.label)?.at(-1) as Measured;
-        return `${s.label} ${fmt.n(m.recordsPerSecond)}/s ${fmt.n((m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6)} us`;
+        return `${s.label} ${fmt.n(m.recordsPerSecond)}/s ${fmt.n(cpuMicrosPerRequest(m))} us`;
       });
       process.stdout.write(`rotation ${r + 1}: ${each.join('; ')}\n`);
     }
   }
   const at = (label: string, r: number) => (runs.get(label) as Measured[])[r] as Measured;
-  const cpuUs = (m: Measured) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6;
+  const cpuUs = cpuMicrosPerRequest;
   const perCpu = (m: Measured) => m.records / Math.max(1e-9, m.serverCpuSeconds);
   const perRotation = (f: (r: number) => number) => median(Array.from({ length: rotations }, (_, r) => f(r)));
   const before = builds.length > 1 ? (builds[0] as { label: string }).label : null;

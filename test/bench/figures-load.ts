@@ -1,6 +1,12 @@
 // Figures 2-5: keep-alive ingestion, a new connection per request, batched arrays, a 1 GB store; each an
 // A B A B alternation against a reference measured in the same run.
-import type { Generator, LoadWorker, Measured, Workload } from './load.js';
+import {
+  cpuMicrosPerRequest,
+  type Generator,
+  type LoadWorker,
+  type Measured,
+  type Workload,
+} from './load.js';
 import type { Pinning, ServerUnderTest, ThreatcolServer } from './processes.js';
 import { fmt, median, type Pairs, pairRatios, type Row } from './report.js';
 
@@ -61,8 +67,7 @@ export async function warmUp(
 
 const rate = (ms: Measured[]) => median(ms.map((m) => m.recordsPerSecond));
 /** Server CPU time per answered request, in microseconds: capacity, even when the load generator is the limit. */
-const cpuPerRequest = (ms: Measured[]) =>
-  median(ms.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6));
+const cpuPerRequest = (ms: Measured[]) => median(ms.map(cpuMicrosPerRequest));
 
 /** Reference CPU per request over threatcol's: the throughput ratio both would reach on a saturated core. */
 function cpuRow(figure: string, generator: string, p: Pairs): Row {

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type BenchContext, warmUp } from './figures-load.js';
-import { type Measured, standardWorkload } from './load.js';
+import { cpuMicrosPerRequest, type Measured, standardWorkload } from './load.js';
 import { cpuSeconds, pinned, ROOT, startThreatcol } from './processes.js';
 import { fmt, median, type Pairs, pairRatios, type Row } from './report.js';
 
@@ -69,8 +69,7 @@ export async function forwardingRows(ctx: BenchContext): Promise<Row[]> {
 }
 
 /** Server CPU time per answered request, in microseconds (as figure 2's CPU rows). */
-const cpuPerRequest = (ms: Measured[]) =>
-  median(ms.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6));
+const cpuPerRequest = (ms: Measured[]) => median(ms.map(cpuMicrosPerRequest));
 
 function postsOf(sink: ChildProcess): Promise<number> {
   const answer = new Promise<number>((resolve) =>

@@ -35,6 +35,10 @@ export interface Workload {
  * The benchmark's two loads over 50 keep-alive connections: single ~400-byte /firewall records, or /generic
  * arrays of 100 records.
  */
+/** Server CPU time per answered request, in microseconds: capacity, even when the load generator is the limit. */
+export const cpuMicrosPerRequest = (m: Measured): number =>
+  (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6;
+
 export function standardWorkload(kind: 'firewall' | 'generic', seconds: number): Workload {
   return kind === 'firewall'
     ? { path: '/firewall', payload: { kind: 'firewall' }, recordsPerRequest: 1, connections: 50, seconds }

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Cleanups, runCleanups, startNatsBackend } from './figures-nats.js';
-import { LoadWorker, type Measured, standardWorkload } from './load.js';
+import { cpuMicrosPerRequest, LoadWorker, type Measured, standardWorkload } from './load.js';
 import { detectPinning, ROOT, startThreatcol } from './processes.js';
 import { median } from './report.js';
 
@@ -49,7 +49,7 @@ try {
   } finally {
     await tc.stop();
   }
-  const us = median(runs.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6));
+  const us = median(runs.map(cpuMicrosPerRequest));
   const rate = median(runs.map((m) => m.recordsPerSecond));
   process.stdout.write(
     `${JSON.stringify({ backend: nats ? 'nats' : 'files', output: !none, rate, cpuUs: us, profile: prof ? join(dir, name) : null })}\n`,

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Cleanups, runCleanups, startNatsBackend } from './figures-nats.js';
-import { LoadWorker, type Measured, standardWorkload } from './load.js';
+import { cpuMicrosPerRequest, LoadWorker, type Measured, standardWorkload } from './load.js';
 import {
   detectPinning,
   ROOT,
@@ -60,7 +60,7 @@ try {
     if (bound) b.push(await worker.measure('autocannon', bound, zoned, w));
     t.push(await worker.measure('autocannon', tc, zoned, w));
   }
-  const us = (ms: Measured[]) => median(ms.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6));
+  const us = (ms: Measured[]) => median(ms.map(cpuMicrosPerRequest));
   const rate = (ms: Measured[]) => median(ms.map((m) => m.recordsPerSecond));
   const perCpu = (ms: Measured[]) => median(ms.map((m) => m.records / m.serverCpuSeconds));
   const out = {

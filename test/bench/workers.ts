@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoadWorker, type Measured, standardWorkload, type Workload } from './load.js';
+import { cpuMicrosPerRequest, LoadWorker, type Measured, standardWorkload, type Workload } from './load.js';
 import { type Pinning, ROOT, type ServerUnderTest, startReference, startThreatcol } from './processes.js';
 import { fmt, median } from './report.js';
 
@@ -69,7 +69,7 @@ try {
 const row = (ms: Measured[]) => ({
   requestsPerSecond: median(ms.map((m) => m.requestsPerSecond)),
   recordsPerSecond: median(ms.map((m) => m.recordsPerSecond)),
-  serverCpuUsPerRequest: median(ms.map((m) => (m.serverCpuSeconds / Math.max(1, m.requests)) * 1e6)),
+  serverCpuUsPerRequest: median(ms.map(cpuMicrosPerRequest)),
   serverBusyCores: median(ms.map((m) => m.serverCores)),
   recordsPerBusyCoreSecond: median(ms.map((m) => m.records / Math.max(1e-9, m.serverCpuSeconds))),
   p99Ms: median(ms.map((m) => m.latencyMs.p99)),
