@@ -77,7 +77,8 @@ export function serverCredentials(server: string): { user: string; pass: string 
 }
 
 /** An output's durable consumer on the records stream: the prefix marks threatcol's, the rest is the name. */
-export const OUTPUT_CONSUMER_PREFIX = 'threatcol_out_';
+const OUTPUT_CONSUMER_BASE = 'threatcol_out';
+const OUTPUT_CONSUMER = new RegExp(`^${OUTPUT_CONSUMER_BASE}([1-9][0-9]*)?_(.+)$`);
 
 /**
  * Output names are [A-Za-z0-9_-] (config), which consumer names allow as they are; encoded anyway. Each
@@ -85,13 +86,13 @@ export const OUTPUT_CONSUMER_PREFIX = 'threatcol_out_';
  * handed out before the replay cannot be acknowledged on the consumer made by it.
  */
 export function outputConsumerName(output: string, generation = 0): string {
-  const prefix = generation === 0 ? OUTPUT_CONSUMER_PREFIX : `threatcol_out${generation}_`;
+  const prefix = `${OUTPUT_CONSUMER_BASE}${generation === 0 ? '' : generation}_`;
   return `${prefix}${encodeToken(output)}`;
 }
 
 /** The output and generation of a consumer, or null for a consumer that is not an output's. */
 export function parseOutputConsumer(consumer: string): { output: string; generation: number } | null {
-  const match = /^threatcol_out([1-9][0-9]*)?_(.+)$/.exec(consumer);
+  const match = OUTPUT_CONSUMER.exec(consumer);
   if (!match) return null;
   const output = decodeToken(match[2] as string);
   return output ? { output, generation: Number(match[1] ?? 0) } : null;
