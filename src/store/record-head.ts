@@ -18,9 +18,21 @@ const ENDPOINT = Buffer.from(',"endpoint":"');
 const FORMAT = Buffer.from(',"format":"');
 const CRITICALITY = Buffer.from(',"criticality":');
 
-/** The last sensor name seen and whether it is readable: a busy sensor's lines follow one another. */
-let lastSensor = '';
+/** The last sensor name seen (its bytes) and whether it is readable. */
+let lastSensorBytes = Buffer.alloc(0);
 let lastSensorReadable = false;
+
+/**
+ * Where the head's values lie in the line last checked by `markRecordHead` (absolute indexes into its buffer, a
+ * start and an end each): id, received_at, sensor, endpoint, then the criticality. One array, filled in place:
+ * a feed keeps these numbers in its line object instead of four strings per record held through a delivery.
+ */
+export const HEAD_MARKS = new Int32Array(9);
+export const HEAD_ID = 0;
+export const HEAD_TIME = 2;
+export const HEAD_SENSOR = 4;
+export const HEAD_ENDPOINT = 6;
+export const HEAD_CRITICALITY = 8;
 
 /**
  * The head of the stored line `buf` (its bytes, no newline), when the line has the form the record log writes (records/stored-line.ts: these fields first, in this order, plain strings, a one-digit criticality,
@@ -28,47 +40,93 @@ let lastSensorReadable = false;
  * (record-shape.ts). null for any other line: the caller parses that one whole, as before.
  */
 export function readRecordHead(buf: Buffer): RecordHead | null {
-  const stop = buf.length;
+  if (!markRecordHead(buf, 0, buf.length)) return null;
+  const m = HEAD_MARKS;
+  return {
+    id: headValue(buf, HEAD_ID, m[HEAD_ID] as number, m[HEAD_ID + 1] as number),
+    received_at: headValue(buf, HEAD_TIME, m[HEAD_TIME] as number, m[HEAD_TIME + 1] as number),
+    sensor: headValue(buf, HEAD_SENSOR, m[HEAD_SENSOR] as number, m[HEAD_SENSOR + 1] as number),
+    endpoint: headValue(
+      buf,
+      HEAD_ENDPOINT,
+      m[HEAD_ENDPOINT] as number,
+      m[HEAD_ENDPOINT + 1] as number,
+    ) as RecordHead['endpoint'],
+    criticality: m[HEAD_CRITICALITY] as number,
+  };
+}
+
+/**
+ * Whether the line `buf[start, stop)` has the writer's form and a head that passes the shape check (see
+ * readRecordHead); when it does, HEAD_MARKS says where its values are, read with `headValue`.
+ */
+export function markRecordHead(buf: Buffer, start: number, stop: number): boolean {
   // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
-  if (stop < 64 || buf[stop - 1] !== BRACE_CLOSE || buf.indexOf(0) !== -1) return null;
+  if (stop - start < 64 || buf[stop - 1] !== BRACE_CLOSE) return false;
+  // Searched in a view of the line alone: from `start`, indexOf would search the rest of the chunk each time.
+  if ((start === 0 && stop === buf.length ? buf : buf.subarray(start, stop)).indexOf(0) !== -1) return false;
   // Each field's value ends at its closing quote; the next field starts just after it.
-  const idEnd = valueEnd(buf, 0, ID);
-  const timeEnd = idEnd === -1 ? -1 : valueEnd(buf, idEnd + 1, RECEIVED_AT);
-  const sensorEnd = timeEnd === -1 ? -1 : valueEnd(buf, timeEnd + 1, SENSOR);
-  const endpointEnd = sensorEnd === -1 ? -1 : valueEnd(buf, sensorEnd + 1, ENDPOINT);
-  if (endpointEnd === -1) return null;
-  const receivedAt = buf.toString('latin1', idEnd + 1 + RECEIVED_AT.length, timeEnd);
-  if (Number.isNaN(Date.parse(receivedAt))) return null;
-  const sensor = buf.toString('utf8', timeEnd + 1 + SENSOR.length, sensorEnd);
-  if (sensor !== lastSensor) {
-    lastSensor = sensor;
+  const idEnd = valueEnd(buf, start, stop, ID);
+  const timeEnd = idEnd === -1 ? -1 : valueEnd(buf, idEnd + 1, stop, RECEIVED_AT);
+  const sensorEnd = timeEnd === -1 ? -1 : valueEnd(buf, timeEnd + 1, stop, SENSOR);
+  const endpointEnd = sensorEnd === -1 ? -1 : valueEnd(buf, sensorEnd + 1, stop, ENDPOINT);
+  if (endpointEnd === -1) return false;
+  const timeStart = idEnd + 1 + RECEIVED_AT.length;
+  const sensorStart = timeEnd + 1 + SENSOR.length;
+  const endpointStart = sensorEnd + 1 + ENDPOINT.length;
+  // The checks make short-lived strings; only the numbers are kept.
+  if (Number.isNaN(Date.parse(buf.toString('latin1', timeStart, timeEnd)))) return false;
+  if (!readableSensor(buf, sensorStart, sensorEnd)) return false;
+  if (!isRecordEndpoint(buf.toString('latin1', endpointStart, endpointEnd))) return false;
+  let at = endpointEnd + 1;
+  if (startsWith(buf, at, stop, FORMAT)) {
+    at = valueEnd(buf, at, stop, FORMAT) + 1;
+    if (at === 0) return false;
+  }
+  if (!startsWith(buf, at, stop, CRITICALITY)) return false;
+  at += CRITICALITY.length;
+  const criticality = (at < stop ? (buf[at] as number) : 0) - ZERO;
+  const after = at + 1 < stop ? buf[at + 1] : undefined;
+  if (criticality < 0 || criticality > 4 || (after !== COMMA && after !== BRACE_CLOSE)) return false;
+  const m = HEAD_MARKS;
+  m[HEAD_ID] = start + ID.length;
+  m[HEAD_ID + 1] = idEnd;
+  m[HEAD_TIME] = timeStart;
+  m[HEAD_TIME + 1] = timeEnd;
+  m[HEAD_SENSOR] = sensorStart;
+  m[HEAD_SENSOR + 1] = sensorEnd;
+  m[HEAD_ENDPOINT] = endpointStart;
+  m[HEAD_ENDPOINT + 1] = endpointEnd;
+  m[HEAD_CRITICALITY] = criticality;
+  return true;
+}
+
+/** One head value's text (`field`: HEAD_ID, HEAD_TIME, HEAD_SENSOR or HEAD_ENDPOINT), as readRecordHead gives it. */
+export function headValue(buf: Buffer, field: number, start: number, end: number): string {
+  return buf.toString(field === HEAD_ID || field === HEAD_SENSOR ? 'utf8' : 'latin1', start, end);
+}
+
+/** Whether a sensor name is readable, the last one's answer kept: a busy sensor's lines follow one another. */
+function readableSensor(buf: Buffer, from: number, to: number): boolean {
+  if (
+    to - from !== lastSensorBytes.length ||
+    buf.compare(lastSensorBytes, 0, lastSensorBytes.length, from, to) !== 0
+  ) {
+    const sensor = buf.toString('utf8', from, to);
+    lastSensorBytes = Buffer.from(sensor, 'utf8');
     lastSensorReadable = READABLE_SENSOR_NAME.test(sensor);
   }
-  if (!lastSensorReadable) return null;
-  const endpoint = buf.toString('latin1', sensorEnd + 1 + ENDPOINT.length, endpointEnd);
-  if (!isRecordEndpoint(endpoint)) return null;
-  let at = endpointEnd + 1;
-  if (startsWith(buf, at, FORMAT)) {
-    at = valueEnd(buf, at, FORMAT) + 1;
-    if (at === 0) return null;
-  }
-  if (!startsWith(buf, at, CRITICALITY)) return null;
-  at += CRITICALITY.length;
-  const criticality = (buf[at] ?? 0) - ZERO;
-  const after = buf[at + 1];
-  if (criticality < 0 || criticality > 4 || (after !== COMMA && after !== BRACE_CLOSE)) return null;
-  const id = buf.toString('utf8', ID.length, idEnd);
-  return { id, received_at: receivedAt, sensor, endpoint, criticality };
+  return lastSensorReadable;
 }
 
 /** Where the plain string value of the field starting at `at` with `prefix` (`,"name":"`) ends; -1 if none. */
-function valueEnd(buf: Buffer, at: number, prefix: Buffer): number {
-  return startsWith(buf, at, prefix) ? stringEnd(buf, at + prefix.length, buf.length) : -1;
+function valueEnd(buf: Buffer, at: number, stop: number, prefix: Buffer): number {
+  return startsWith(buf, at, stop, prefix) ? stringEnd(buf, at + prefix.length, stop) : -1;
 }
 
 /** A byte loop: a native compare per field cost more in the call than in the comparing. */
-function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
-  if (at + prefix.length > buf.length) return false;
+function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
+  if (at + prefix.length > stop) return false;
   for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
   return true;
 }

@@ -241,6 +241,8 @@ export interface OutputLine extends RecordLine {
   readonly head: RecordHead;
   /** The stored line's bytes, without its newline. */
   readonly bytes: Buffer;
+  /** Their length (without making a view of them). */
+  readonly byteLength: number;
 }
 
 /** One batch handed to an output: records after its acknowledged position, in store order. */

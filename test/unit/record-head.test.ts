@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 import { newRecordId } from '../../src/records/record-id.js';
+import { outputLineOf } from '../../src/store/output-line.js';
 import { readRecordHead } from '../../src/store/record-head.js';
 import { parseStoredRecord } from '../../src/store/record-shape.js';
 
@@ -93,6 +94,39 @@ test('property: damaged lines never give a head that disagrees with their parse'
         ? buf.subarray(0, i)
         : Buffer.concat([buf.subarray(0, i), Buffer.of(byte), buf.subarray(i + 1)]);
       agrees(damaged.toString('utf8'));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test('property: a line checked in place inside its chunk reads as the same head, bytes, text and record', () => {
+  const headFields = (h: {
+    id: string;
+    received_at: string;
+    sensor: string;
+    endpoint: string;
+    criticality: number;
+  }) => ({
+    id: h.id,
+    received_at: h.received_at,
+    sensor: h.sensor,
+    endpoint: h.endpoint,
+    criticality: h.criticality,
+  });
+  fc.assert(
+    // What follows the line in the chunk (a NUL, another line's start) is not part of it.
+    fc.property(line, fc.constantFrom('', 'x\u0000\n', '{"id":"', '}'), (text, after) => {
+      const buf = Buffer.from(`pad\n${text}\n${after}`, 'utf8');
+      const stop = 4 + Buffer.byteLength(text);
+      const checked = outputLineOf(buf, 4, stop, 'head');
+      const parsed = outputLineOf(buf, 4, stop, 'record');
+      if (parsed === null) return assert.equal(checked, null, text);
+      assert.ok(checked !== null, text);
+      assert.equal(checked.line, text);
+      assert.deepEqual(checked.bytes, Buffer.from(text, 'utf8'));
+      assert.equal(checked.id, parsed.id);
+      assert.deepEqual(headFields(checked.head), headFields(parsed.head));
+      assert.deepEqual(checked.record, parsed.record);
     }),
     { numRuns: 2000 },
   );

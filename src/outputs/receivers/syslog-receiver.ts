@@ -176,14 +176,16 @@ export function createSyslogReceiver(options: SyslogOptions, deps: SyslogDeps): 
       if (batch.length === 0) return DELIVERED;
       const frames: Buffer[] = [];
       for (const entry of batch) {
-        if (options.format === 'cef')
+        if (options.format === 'cef') {
           frames.push(
             frameOctetCounted(
               syslogMessage(header, entry, cefMessage(entry.record, entry.id, productVersion)),
             ),
           );
-        else if (entry.bytes !== undefined)
-          frames.push(...framePieces(syslogMessage(header, entry, ''), entry.bytes));
+          continue;
+        }
+        const bytes = entry.bytes;
+        if (bytes !== undefined) frames.push(...framePieces(syslogMessage(header, entry, ''), bytes));
         else frames.push(frameOctetCounted(syslogMessage(header, entry, entry.line)));
       }
       const target = await connected(signal);

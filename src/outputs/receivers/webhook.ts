@@ -64,17 +64,20 @@ const CLOSE = Buffer.from(']}');
 
 /** `{"records":[line,line,...]}`: from the stored bytes when the feed gave them (no text to encode again). */
 export function jsonBody(batch: readonly OutgoingRecord[]): string | Buffer {
-  if (!batch.every((r) => r.bytes !== undefined))
-    return `{"records":[${batch.map((r) => r.line).join(',')}]}`;
   const parts: Buffer[] = [OPEN];
-  for (const r of batch) parts.push(r.bytes as Buffer, COMMA);
+  for (const r of batch) {
+    const bytes = r.bytes;
+    if (bytes === undefined) return `{"records":[${batch.map((r) => r.line).join(',')}]}`;
+    parts.push(bytes, COMMA);
+  }
   parts[parts.length - 1] = CLOSE;
   return Buffer.concat(parts);
 }
 
 /** The same records give the same key: sha256 of their ids (each record's own id is in the body too). */
 export function idempotencyKey(batch: readonly OutgoingRecord[]): string {
-  const hash = createHash('sha256');
-  for (const r of batch) hash.update(r.id).update('\n');
-  return hash.digest('hex').slice(0, 32);
+  // One update of the ids joined (the same digest as one update per id and newline, in a native call, not 1,000).
+  let ids = '';
+  for (const r of batch) ids += `${r.id}\n`;
+  return createHash('sha256').update(ids).digest('hex').slice(0, 32);
 }

@@ -151,7 +151,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
         changed = false;
         const full = await gather(reading, read, (c) => {
           if (c.entry === null || !options.match(c.entry.head)) return 'pass';
-          const size = c.entry.bytes.length + 1;
+          const size = c.entry.byteLength + 1;
           if (records.length > 0 && (records.length >= maxRecords || bytes + size > maxBytes)) return 'stop';
           records.push(c.entry);
           bytes += size;

@@ -54,7 +54,8 @@ export async function gather(
   for (;;) {
     let best: Chunk | null = null;
     let bestKey = '';
-    let bestId = '';
+    /** The best head's id, read only when another series has a head to compare it with. */
+    let bestId: string | null = null;
     for (const [key, segments] of series) {
       let chunk = heads.get(key);
       // A series whose chunk is used up reads its next one: a batch fills while records are there.
@@ -69,8 +70,15 @@ export async function gather(
       }
       const head = chunk?.lines[chunk.at];
       if (!chunk || !head) continue;
+      if (best === null) {
+        best = chunk;
+        bestKey = key;
+        bestId = null;
+        continue;
+      }
+      bestId ??= (best.lines[best.at] as Candidate).entry?.id ?? '';
       const id = head.entry?.id ?? '';
-      if (best === null || id < bestId) {
+      if (id < bestId) {
         best = chunk;
         bestKey = key;
         bestId = id;
