@@ -168,15 +168,21 @@ test('nats outputs: records retention removes before an output passed them are c
   assert.equal(after?.lagRecords, 0);
 });
 
-test('nats outputs: a replay while a batch is out: that batch’s ack does not move the replayed position', async (t) => {
+/** Four records stored, handed out in one batch by a collector's feed, then `outputs replay` to the start. */
+async function replayWhileOut(t: { after(fn: () => unknown): void }, prefix: string) {
   const { collector, append } = await setUp(t);
-  const stored = await append(4, 'm');
+  const stored = await append(4, prefix);
   const store = await collector();
   const feed = await store.outputs.openFeed({ name: 'siem', startAt: 0 });
   t.after(() => feed.close());
   const out = await nextBatch(feed, 10);
   assert.deepEqual(ids(out.records), stored);
   await store.outputs.replay('siem', 0);
+  return { collector, stored, store, feed, out };
+}
+
+test('nats outputs: a replay while a batch is out: that batch’s ack does not move the replayed position', async (t) => {
+  const { stored, store, feed, out } = await replayWhileOut(t, 'm');
   // The consumer made again answers the old batch's acks (or, between delete and create, nobody does).
   await out.ack().catch((error: { code?: string }) => assert.equal(error.code, 'UNAVAILABLE'));
   const replayed = await nextBatch(feed, 10);
@@ -187,14 +193,7 @@ test('nats outputs: a replay while a batch is out: that batch’s ack does not m
 });
 
 test('nats outputs: a batch out before a replay, acked after the replayed consumer handed its records out again: they still come again', async (t) => {
-  const { collector, append } = await setUp(t);
-  const stored = await append(4, 'r');
-  const a = await collector();
-  const feedA = await a.outputs.openFeed({ name: 'siem', startAt: 0 });
-  t.after(() => feedA.close());
-  const old = await nextBatch(feedA, 10);
-  assert.deepEqual(ids(old.records), stored);
-  await a.outputs.replay('siem', 0);
+  const { collector, stored, out: old } = await replayWhileOut(t, 'r');
   // Another collector takes the replayed records; then the old batch's receiver answers and it is acked.
   const b = await collector();
   const feedB = await b.outputs.openFeed({ name: 'siem', startAt: 0 });
