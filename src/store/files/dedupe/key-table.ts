@@ -166,34 +166,45 @@ export class KeyTable {
     if (!writeUuid(this.idView, id, slot * 16)) this.otherIds.set(slot, id);
   }
 
-  /** Doubles the table, moving each key's words and id bytes as they are. */
+  /**
+   * Doubles the table, moving each key's words and id bytes as they are: four words each, read and written in
+   * place (no array or view per key: a grow moves every key at once, a stall for every answer behind it).
+   */
   private grow(): void {
-    const old = {
-      keys: this.keys,
-      ids: this.ids,
-      tags: this.tags,
-      capacity: this.capacity,
-      otherIds: this.otherIds,
-    };
+    const oldKeys = this.keys;
+    const oldIds = new Uint32Array(this.ids.buffer, this.ids.byteOffset, this.capacity * 4);
+    const oldTags = this.tags;
+    const oldCapacity = this.capacity;
+    const oldOthers = this.otherIds;
     this.capacity *= 2;
     this.keys = new Uint32Array(this.capacity * 4);
     this.ids = new Uint8Array(this.capacity * 16);
     this.tags = new Uint32Array(this.capacity);
     this.idView = Buffer.from(this.ids.buffer);
     this.otherIds = new Map();
-    for (let slot = 0; slot < old.capacity; slot++) {
+    const keys = this.keys;
+    const ids = new Uint32Array(this.ids.buffer, this.ids.byteOffset, this.capacity * 4);
+    for (let slot = 0; slot < oldCapacity; slot++) {
       const at = slot * 4;
-      const k0 = old.keys[at] as number;
+      const k0 = oldKeys[at] as number;
       if (k0 === 0) continue;
-      const k1 = old.keys[at + 1] as number;
-      const k2 = old.keys[at + 2] as number;
-      const k3 = old.keys[at + 3] as number;
-      const to = -this.findWords(k0, k1, k2, k3) - 1;
-      this.keys.set([k0, k1, k2, k3], to * 4);
-      this.ids.set(old.ids.subarray(slot * 16, slot * 16 + 16), to * 16);
-      this.tags[to] = old.tags[slot] as number;
-      const other = old.otherIds.get(slot);
-      if (other !== undefined) this.otherIds.set(to, other);
+      const k1 = oldKeys[at + 1] as number;
+      const k2 = oldKeys[at + 2] as number;
+      const k3 = oldKeys[at + 3] as number;
+      const to = (-this.findWords(k0, k1, k2, k3) - 1) * 4;
+      keys[to] = k0;
+      keys[to + 1] = k1;
+      keys[to + 2] = k2;
+      keys[to + 3] = k3;
+      ids[to] = oldIds[at] as number;
+      ids[to + 1] = oldIds[at + 1] as number;
+      ids[to + 2] = oldIds[at + 2] as number;
+      ids[to + 3] = oldIds[at + 3] as number;
+      this.tags[to / 4] = oldTags[slot] as number;
+      if (oldOthers.size > 0) {
+        const other = oldOthers.get(slot);
+        if (other !== undefined) this.otherIds.set(to / 4, other);
+      }
     }
   }
 }
