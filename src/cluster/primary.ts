@@ -17,6 +17,7 @@ import {
 import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
+import { OUTPUTS_START_WAIT_MS, waitAtMost } from '../daemon/start-daemon.js';
 import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
@@ -256,6 +257,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
         now,
       });
       outputs = started;
+      // Before the workers take records: a new output's "now" is the start of serve (as in the daemon), bounded.
+      await waitAtMost(started.started(), OUTPUTS_START_WAIT_MS);
       reloader.onReload(outputsLivePart(started, logger));
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });

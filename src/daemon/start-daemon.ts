@@ -249,6 +249,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // Listen once the sensors are known (NATS: the first read of the bucket), so the first requests are not
   // answered 503; NATS down at start must not keep serve from starting, so only for a bounded time.
   await waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS));
+  // And once every output has fixed where it starts: a new output's "now" is the start of serve, so the first
+  // records are forwarded too. Bounded the same way (a NATS consumer that cannot be made yet is retried).
+  if (outputs) await waitAtMost(outputs.started(), OUTPUTS_START_WAIT_MS);
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
@@ -382,7 +385,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 /** How long serve waits for the sensor registry before listening anyway. */
 const REGISTRY_WAIT_MS = 5000;
 
-function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+/** How long serve waits for its outputs to fix where they start before taking records anyway. */
+export const OUTPUTS_START_WAIT_MS = 5000;
+
+/** `promise`, or `ms` elapsed, whichever is first. */
+export function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);

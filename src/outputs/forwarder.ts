@@ -32,6 +32,11 @@ export interface ForwarderDeps {
 
 export interface Forwarder {
   readonly status: OutputStatus;
+  /**
+   * Settles once the output's feed has been opened the first time (its start, "now" for a new output, is then
+   * fixed and durable), or that first attempt failed: serve waits for it, bounded, before taking records.
+   */
+  readonly started: Promise<void>;
   /** Stops at the next safe point: an unacked batch is sent again by the next start. */
   stop(): Promise<void>;
   /** Retries a paused or backing-off output now (SIGHUP). */
@@ -46,6 +51,10 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   const status = newStatus(name, output.type, 'starting');
   const stopping = new AbortController();
   let poke = new AbortController();
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
   const backoff = createBackoff({
     baseMs: deps.retryBaseMs ?? 1000,
     capMs: deps.retryCapMs ?? output.retryMaxMs,
@@ -126,13 +135,15 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     let receiver: Receiver | null = null;
     let feed: OutputFeed | null = null;
     try {
-      receiver = createReceiver(output, { env: deps.env, logger: log, pacing });
+      // The feed first: a new output's "now" is fixed at start even when its receiver cannot be built yet.
       feed = await deps.cursors.openFeed({
         name,
         match: outputMatcher(output.filter),
         check: lineCheck(output),
         startAt: output.startAt === 'oldest' ? 0 : 'now',
       });
+      markStarted();
+      receiver = createReceiver(output, { env: deps.env, logger: log, pacing });
       if (status.state === 'starting') log.info({ type: output.type }, 'output started');
       // The first batch may be the one in flight when the last run died between writing its dead letters and
       // its ack: the records refused again are already among the last maxRecords dead letters.
@@ -183,6 +194,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       } catch (error) {
         // The receiver cannot be built (a CA file missing), the feed or its cursor cannot be read or written:
         // reported, and tried again slowly; an unacked batch is handed over again by the next feed.
+        markStarted();
         failed('paused', error as Error);
         await pause(slowRetryMs);
         poke = new AbortController();
@@ -193,9 +205,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
 
   return {
     status,
+    started,
     async stop() {
       stopping.abort();
       await running;
+      markStarted();
     },
     poke() {
       poke.abort();

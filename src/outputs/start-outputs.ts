@@ -39,6 +39,8 @@ export interface RunningOutputs {
   reload(outputs: Record<string, OutputConfig>): Promise<void>;
   /** SIGHUP: paused or backing-off outputs try again now. */
   poke(): void;
+  /** Settles when every output started so far has opened its feed once (or failed to): see Forwarder.started. */
+  started(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -126,6 +128,9 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
     },
     poke() {
       for (const { forwarder } of running.values()) forwarder?.poke();
+    },
+    async started() {
+      await Promise.all([...running.values()].map((e) => e.forwarder?.started));
     },
     async stop() {
       stopped = true;
