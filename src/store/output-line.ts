@@ -55,8 +55,9 @@ class StoredOutputLine implements OutputLine {
  * A line whose head was checked in place (`check: 'head'`): its buffer, where it lies, and where its head's values
  * lie, as numbers. A batch holds hundreds of these through a delivery, every one copied by the young-generation
  * collector at each scavenge meanwhile: one small object each, where the head's object, its four strings and the
- * line's own Buffer view were eight, and the garbage collector the largest cost of an attached output. The head's
- * values, the bytes' view and the text are made when a filter or a receiver reads them.
+ * line's own Buffer view were eight (what survived into the old space while a collector forwarded halved:
+ * docs/performance.md). The head's values, the bytes' view and the text are made when a filter or a receiver
+ * reads them.
  */
 class MarkedOutputLine implements OutputLine, RecordHead {
   readonly #buf: Buffer;
