@@ -14,6 +14,8 @@ import { ThreatcolError } from '../../errors.js';
 import { redactServer, serverCredentials } from './names.js';
 import { natsTlsOptions } from './nats-tls.js';
 
+/** How long closing waits for a drain (in-flight messages delivered) before it closes the client anyway. */
+const DRAIN_MS = 2000;
 export interface NatsLinkOptions {
   nats: Config['nats'];
   logger: Logger;
@@ -211,8 +213,16 @@ export class NatsLink {
     this.nc = null;
     this.connected = false;
     if (!nc || nc.isClosed()) return;
-    // Draining needs a server; while reconnecting it would wait for one, keeping the process alive.
-    if (wasConnected) await nc.drain().catch(() => nc.close());
-    else await nc.close();
+    // Draining needs a server; while reconnecting it would wait for one, keeping the process alive. Whether we
+    // were connected is what we last heard: a server that just died may not have been noticed yet, so a drain
+    // gets a bounded time, and whatever it left (a client still reconnecting) is closed.
+    if (wasConnected) {
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, DRAIN_MS);
+      });
+      await Promise.race([nc.drain().catch(() => {}), gaveUp]).finally(() => clearTimeout(timer));
+    }
+    if (!nc.isClosed()) await nc.close();
   }
 }
