@@ -183,7 +183,15 @@ test("property: from bodies as received (raw, or with non-ASCII escaped), lines 
             /[\u0080-\uffff]/g,
             (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
           );
-        const parsed = parseJsonBody(Buffer.from(body), false);
+        let parsed: ReturnType<typeof parseJsonBody>;
+        try {
+          parsed = parseJsonBody(Buffer.from(body), false);
+        } catch (error) {
+          // The generators may make a key `__proto__` somewhere: such a body is refused (a 400), never stored.
+          assert.equal((error as { code?: string }).code, 'INVALID_JSON');
+          assert.match(body, /"__proto__"|"constructor"/);
+          return;
+        }
         const ctx = {
           ...ctxOf({ sensor: 's', remoteAddr: '192.0.2.1', timezone: 'UTC', repaired: false }),
           ascii: parsed.ascii && asciiName,
