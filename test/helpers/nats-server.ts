@@ -6,6 +6,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/schema.js';
 import { makeTempDir } from './temp-dir.js';
 
 /** Debian installs it in /usr/sbin; NATS_SERVER_BIN overrides. */
@@ -129,6 +131,30 @@ export async function startNatsServer(
   const node = await createNatsServer(t, extraArgs);
   await node.start();
   return node;
+}
+
+/**
+ * One JetStream node, started, and a collector's configuration on it: the NATS backend, a temporary data
+ * directory, a 1.5 s publish timeout unless `overrides` say otherwise.
+ */
+export async function natsBackend(
+  t: { after(fn: () => void | Promise<void>): void },
+  overrides: Record<string, unknown> = {},
+): Promise<{ node: NatsNode; dataDir: string; config: Config }> {
+  const node = await startNatsServer(t);
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: {
+      dataDir,
+      'store.backend': 'nats',
+      'nats.servers': [node.url],
+      'nats.publishTimeoutMs': 1500,
+      ...overrides,
+    },
+  });
+  return { node, dataDir, config };
 }
 
 /** A routed cluster of `size` JetStream nodes; resolves once JetStream has a meta leader. */

@@ -4,26 +4,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { openNatsStore } from '../../src/store/nats/open-nats-store.js';
-import { startNatsServer } from '../helpers/nats-server.js';
+import { natsBackend } from '../helpers/nats-server.js';
 import { stopProcess } from '../helpers/stop-process.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
 test('a store whose NATS server stopped answering closes within seconds, its client closed', async (t) => {
-  const node = await startNatsServer(t);
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      'store.backend': 'nats',
-      'nats.servers': [node.url],
-      'nats.publishTimeoutMs': 1500,
-    },
-  });
+  const { node, dataDir, config } = await natsBackend(t);
   const store = await openNatsStore(config, { logger: pino({ level: 'silent' }), dataDir });
   await until(async () => (await store.health()).ok, 20_000, 'the store is healthy');
   const pid = node.pid as number;

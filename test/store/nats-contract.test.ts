@@ -3,12 +3,10 @@
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { encodeToken } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { startNatsServer } from '../helpers/nats-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { natsBackend } from '../helpers/nats-server.js';
 import { runStoreContract } from './contract.js';
 
 /** Waits until the store says it would accept an append (reconnected after a server restart). */
@@ -23,19 +21,7 @@ export async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<vo
 }
 
 runStoreContract('nats', async (t, overrides = {}) => {
-  const node = await startNatsServer(t);
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      'store.backend': 'nats',
-      'nats.servers': [node.url],
-      'nats.publishTimeoutMs': 1500,
-      ...overrides,
-    },
-  });
+  const { node, dataDir, config } = await natsBackend(t, overrides);
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, { dataDir, logger });
   await untilHealthy(store);

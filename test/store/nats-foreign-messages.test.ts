@@ -6,27 +6,14 @@ import { test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { recordSubject } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
-import { startNatsServer } from '../helpers/nats-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { natsBackend } from '../helpers/nats-server.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
 
 test('NATS: a foreign message holding a dedupe key is no first delivery: UNAVAILABLE, then the next append works', async (t) => {
-  const node = await startNatsServer(t);
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      'store.backend': 'nats',
-      'nats.servers': [node.url],
-      'nats.publishTimeoutMs': 2000,
-    },
-  });
+  const { node, dataDir, config } = await natsBackend(t, { 'nats.publishTimeoutMs': 2000 });
   const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
   t.after(() => store.close());
   await until(async () => (await store.health()).ok, 20_000, 'NATS store ready');

@@ -6,11 +6,9 @@ import { test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { openNatsStore } from '../../src/store/nats/open-nats-store.js';
 import type { RecordLine, Store } from '../../src/store/store.js';
-import { startNatsServer } from '../helpers/nats-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { natsBackend } from '../helpers/nats-server.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
 import { nextBatch, runOutputContract } from './output-contract.js';
@@ -29,19 +27,7 @@ async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<void> {
 }
 
 async function natsStores(t: { after(fn: () => unknown): void }, overrides: Record<string, unknown> = {}) {
-  const node = await startNatsServer(t);
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      'store.backend': 'nats',
-      'nats.servers': [node.url],
-      'nats.publishTimeoutMs': 1500,
-      ...overrides,
-    },
-  });
+  const { node, dataDir, config } = await natsBackend(t, overrides);
   const logger = pino({ level: 'silent' });
   const open = async (): Promise<Store> => {
     const store = await openNatsStore(config, { logger, dataDir, outputAckWaitMs: ACK_WAIT_MS });

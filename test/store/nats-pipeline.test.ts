@@ -7,14 +7,12 @@ import { test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { recordsStreamConfig, SENDER_RETRY_S } from '../../src/store/nats/nats-setup.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { RecordLog, Store } from '../../src/store/store.js';
-import { type NatsNode, readStream, startNatsServer } from '../helpers/nats-server.js';
+import { type NatsNode, natsBackend, readStream } from '../helpers/nats-server.js';
 import { stopProcess } from '../helpers/stop-process.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { record } from './contract.js';
 
@@ -25,19 +23,10 @@ async function setUp(
   beforeOpen?: (config: Config, node: NatsNode) => Promise<void>,
   overrides: Record<string, unknown> = {},
 ): Promise<{ config: Config; node: NatsNode; store: Store; log: RecordLog }> {
-  const node = await startNatsServer(t);
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      'store.backend': 'nats',
-      'nats.servers': [node.url],
-      'nats.publishTimeoutMs': PUBLISH_TIMEOUT_MS,
-      'dedupe.windowSeconds': 120,
-      ...overrides,
-    },
+  const { node, dataDir, config } = await natsBackend(t, {
+    'nats.publishTimeoutMs': PUBLISH_TIMEOUT_MS,
+    'dedupe.windowSeconds': 120,
+    ...overrides,
   });
   await beforeOpen?.(config, node);
   const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
