@@ -248,10 +248,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   // Listen once the sensors are known (NATS: the first read of the bucket), so the first requests are not
   // answered 503; NATS down at start must not keep serve from starting, so only for a bounded time.
-  await waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS));
   // And once every output has fixed where it starts: a new output's "now" is the start of serve, so the first
-  // records are forwarded too. Bounded the same way (a NATS consumer that cannot be made yet is retried).
-  if (outputs) await waitAtMost(outputs.started(), OUTPUTS_START_WAIT_MS);
+  // records are forwarded too. Bounded the same way (a NATS consumer that cannot be made yet is retried); the
+  // two waits run side by side.
+  await Promise.all([
+    waitAtMost(firstRead, Math.min(config.nats.publishTimeoutMs, REGISTRY_WAIT_MS)),
+    outputs ? waitAtMost(outputs.started(), OUTPUTS_START_WAIT_MS) : null,
+  ]);
   let address: AddressInfo;
   try {
     address = await collector.listen(options.listenFd === undefined ? undefined : { fd: options.listenFd });
