@@ -20,6 +20,7 @@ const layers = [
     'relp-frames.ts',
     'system-cas.ts',
     'package-version.ts',
+    'wait-at-most.ts',
   ],
 ];
 

@@ -17,7 +17,7 @@ import {
 import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daemon/config-reload.js';
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
-import { OUTPUTS_START_WAIT_MS, waitAtMost } from '../daemon/start-daemon.js';
+import { OUTPUTS_START_WAIT_MS } from '../daemon/start-daemon.js';
 import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
@@ -27,6 +27,7 @@ import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { waitAtMost } from '../wait-at-most.js';
 import { ConnectionLedger } from './connection-ledger.js';
 import { DedupeBroker } from './ipc-dedupe.js';
 import type { WorkerMessage } from './messages.js';

@@ -23,6 +23,7 @@ import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { Sensor } from '../store/registry.js';
 import type { DedupeIndex, RecordLog, SensorStatsStore } from '../store/store.js';
+import { waitAtMost } from '../wait-at-most.js';
 import { prepareDataDirAndTls, startCertificateUpkeep } from './certificate-upkeep.js';
 import { createConfigReloader, type LivePart, type ReloadOutcome } from './config-reload.js';
 import { listenError } from './listen-error.js';
@@ -390,12 +391,3 @@ const REGISTRY_WAIT_MS = 5000;
 
 /** How long serve waits for its outputs to fix where they start before taking records anyway. */
 export const OUTPUTS_START_WAIT_MS = 5000;
-
-/** `promise`, or `ms` elapsed, whichever is first. */
-export function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -11,6 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ThreatcolError } from '../../errors.js';
+import { waitAtMost } from '../../wait-at-most.js';
 import { redactServer, serverCredentials } from './names.js';
 import { natsTlsOptions } from './nats-tls.js';
 
@@ -216,13 +217,11 @@ export class NatsLink {
     // Draining needs a server; while reconnecting it would wait for one, keeping the process alive. Whether we
     // were connected is what we last heard: a server that just died may not have been noticed yet, so a drain
     // gets a bounded time, and whatever it left (a client still reconnecting) is closed.
-    if (wasConnected) {
-      let timer: NodeJS.Timeout | undefined;
-      const gaveUp = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, DRAIN_MS);
-      });
-      await Promise.race([nc.drain().catch(() => {}), gaveUp]).finally(() => clearTimeout(timer));
-    }
+    if (wasConnected)
+      await waitAtMost(
+        nc.drain().catch(() => {}),
+        DRAIN_MS,
+      );
     if (!nc.isClosed()) await nc.close();
   }
 }
