@@ -35,30 +35,10 @@ export const HEAD_ENDPOINT = 6;
 export const HEAD_CRITICALITY = 8;
 
 /**
- * The head of the stored line `buf` (its bytes, no newline), when the line has the form the record log writes (records/stored-line.ts: these fields first, in this order, plain strings, a one-digit criticality,
- * one object ending in `}`, no NUL byte) and its fields pass the shape check every reader applies
- * (record-shape.ts). null for any other line: the caller parses that one whole, as before.
- */
-export function readRecordHead(buf: Buffer): RecordHead | null {
-  if (!markRecordHead(buf, 0, buf.length)) return null;
-  const m = HEAD_MARKS;
-  return {
-    id: headValue(buf, HEAD_ID, m[HEAD_ID] as number, m[HEAD_ID + 1] as number),
-    received_at: headValue(buf, HEAD_TIME, m[HEAD_TIME] as number, m[HEAD_TIME + 1] as number),
-    sensor: headValue(buf, HEAD_SENSOR, m[HEAD_SENSOR] as number, m[HEAD_SENSOR + 1] as number),
-    endpoint: headValue(
-      buf,
-      HEAD_ENDPOINT,
-      m[HEAD_ENDPOINT] as number,
-      m[HEAD_ENDPOINT + 1] as number,
-    ) as RecordHead['endpoint'],
-    criticality: m[HEAD_CRITICALITY] as number,
-  };
-}
-
-/**
- * Whether the line `buf[start, stop)` has the writer's form and a head that passes the shape check (see
- * readRecordHead); when it does, HEAD_MARKS says where its values are, read with `headValue`.
+ * Whether the line `buf[start, stop)` (no newline) has the form the record log writes (records/stored-line.ts:
+ * these fields first, in this order, plain strings, a one-digit criticality, one object ending in `}`, no NUL
+ * byte) and its head passes the shape check every reader applies (record-shape.ts): then HEAD_MARKS says where
+ * its values are, read with `headValue`. false for any other line: the caller parses that one whole.
  */
 export function markRecordHead(buf: Buffer, start: number, stop: number): boolean {
   // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
@@ -101,7 +81,7 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   return true;
 }
 
-/** One head value's text (`field`: HEAD_ID, HEAD_TIME, HEAD_SENSOR or HEAD_ENDPOINT), as readRecordHead gives it. */
+/** One head value's text (`field`: HEAD_ID, HEAD_TIME, HEAD_SENSOR or HEAD_ENDPOINT): UTF-8 for the id and the sensor. */
 export function headValue(buf: Buffer, field: number, start: number, end: number): string {
   return buf.toString(field === HEAD_ID || field === HEAD_SENSOR ? 'utf8' : 'latin1', start, end);
 }
