@@ -24,7 +24,8 @@ import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
-import { type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
+import { runOutputs } from '../outputs/run-outputs.js';
+import type { RunningOutputs } from '../outputs/start-outputs.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { waitAtMost } from '../wait-at-most.js';
@@ -249,7 +250,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
       const { owner, tls } = await prepareDataDirAndTls(options.loaded, logger);
       const opened = await openStore(config, { dataDir, logger, now });
       store = opened;
-      const started = startOutputs(config.outputs, {
+      const started = runOutputs({
+        config,
         cursors: opened.outputs,
         dataDir,
         owner,

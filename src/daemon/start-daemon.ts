@@ -18,7 +18,8 @@ import type { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { createMetrics, type Metrics, shareMetricsWithPrimary } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
-import { type OutputsDeps, type RunningOutputs, startOutputs } from '../outputs/start-outputs.js';
+import { runOutputs } from '../outputs/run-outputs.js';
+import type { OutputsDeps, RunningOutputs } from '../outputs/start-outputs.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { Sensor } from '../store/registry.js';
@@ -142,14 +143,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // One forwarder per output per box (DESIGN 13): here in a single process, in the primary under --workers.
   const outputs: RunningOutputs | null = worker
     ? null
-    : startOutputs(config.outputs, {
+    : runOutputs({
+        config,
         cursors: backend.outputs,
         dataDir,
         owner,
         logger,
         env: options.env ?? {},
         now,
-        ...options.outputTiming,
+        ...(options.outputTiming ? { timing: options.outputTiming } : {}),
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
   const configWatch = outputs

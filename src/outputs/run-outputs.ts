@@ -1,0 +1,247 @@
+// The box's outputs (DESIGN 13), behind one RunningOutputs: while any output is enabled they run in a worker
+// thread of their own (outputs-thread.ts) at a lower CPU priority, so forwarding never takes the event loop
+// that takes records, its garbage is collected apart, and a saturated core serves ingest first (the outputs'
+// lag grows instead: docs/operations.md, "Where forwarding runs"). With none enabled no thread is started:
+// start-outputs.ts in this thread reports the disabled outputs and the cursors left behind. A thread that
+// dies is logged and started again, its forwarders resuming from their durable cursors as after a restart.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { OutputConfig } from '../config/outputs-schema.js';
+import type { Config } from '../config/schema.js';
+import type { Owner } from '../data-dir/file-owner.js';
+import type { OutputMetricRow } from '../metrics/output-metrics.js';
+import type { OutputCursors } from '../store/store.js';
+import { waitAtMost } from '../wait-at-most.js';
+import { createBackoff } from './backoff.js';
+import { failingWarning } from './output-status.js';
+import { type OutputReport, type OutputsDeps, type RunningOutputs, startOutputs } from './start-outputs.js';
+
+export interface OutputsThreadData {
+  config: Config;
+  dataDir: string;
+  owner: Owner | null;
+  env: Record<string, string | undefined>;
+  level: string;
+  timing: Pick<OutputsDeps, 'retryBaseMs' | 'retryCapMs' | 'pausedRetryMs'>;
+}
+
+export type OutputsCall =
+  | { id: number; op: 'report' | 'metricRows' | 'poke' | 'started' | 'stop' }
+  | { id: number; op: 'reload'; outputs: Record<string, OutputConfig> };
+
+export type ThreadMessage =
+  | { t: 'log'; line: string }
+  | { t: 'ready' }
+  | { t: 'reply'; id: number; value?: unknown; error?: string };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export interface RunOutputsOptions {
+  config: Config;
+  /** This thread's store's cursors: what is reported while no output forwards. */
+  cursors: OutputCursors;
+  dataDir: string;
+  owner: Owner | null;
+  logger: Logger;
+  env: Record<string, string | undefined>;
+  /** The clock of /readyz's warning (an output failing over a minute); the thread's own is Date.now. */
+  now: () => number;
+  timing?: OutputsThreadData['timing'];
+}
+
+/** How long `outputs list`, /readyz and metrics wait for the thread's answer before giving up on it. */
+const ANSWER_MS = 5000;
+/** How long stop waits for the forwarders to stop at a safe point before the thread is ended anyway. */
+const STOP_MS = 10_000;
+
+/** The thread's module; run from the sources (tests under tsx), the thread registers tsx itself first. */
+function newThread(workerData: OutputsThreadData): Worker {
+  const options = { workerData, name: 'threatcol outputs' };
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./outputs-thread.js', import.meta.url), options);
+  const entry = JSON.stringify(new URL('./outputs-thread.ts', import.meta.url).href);
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+export function runOutputs(options: RunOutputsOptions): RunningOutputs {
+  const forwarding = (outputs: Record<string, OutputConfig>) => Object.values(outputs).some((o) => o.enabled);
+  const start = (outputs: Record<string, OutputConfig>): RunningOutputs =>
+    forwarding(outputs)
+      ? outputsThread(options, outputs)
+      : startOutputs(outputs, {
+          cursors: options.cursors,
+          dataDir: options.dataDir,
+          owner: options.owner,
+          logger: options.logger,
+          env: options.env,
+          now: options.now,
+        });
+  let current = start(options.config.outputs);
+  let threaded = forwarding(options.config.outputs);
+  let reloading: Promise<void> = Promise.resolve();
+  return {
+    report: () => current.report(),
+    metricRows: () => current.metricRows(),
+    reload(next) {
+      reloading = reloading.then(async () => {
+        if (forwarding(next) === threaded) return current.reload(next);
+        await current.stop();
+        current = start(next);
+        threaded = forwarding(next);
+      });
+      return reloading;
+    },
+    poke: () => current.poke(),
+    started: () => current.started(),
+    async stop() {
+      await reloading;
+      await current.stop();
+    },
+  };
+}
+
+/** The outputs in their thread: the calls of RunningOutputs as messages, the thread's logs in this logger. */
+function outputsThread(options: RunOutputsOptions, initial: Record<string, OutputConfig>): RunningOutputs {
+  const { logger } = options;
+  let outputs = initial;
+  let worker: Worker | null = null;
+  let stopping = false;
+  let nextId = 1;
+  const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  /** The last answers, shown (marked) while the thread is started again. */
+  let lastReport: OutputReport[] = [];
+  let lastRows: OutputMetricRow[] = [];
+  let down: string | null = null;
+  const restarts = createBackoff({ baseMs: 1000, capMs: 60_000 });
+  let startedOnce: () => void = () => {};
+  const firstStart = new Promise<void>((resolve) => {
+    startedOnce = resolve;
+  });
+
+  const relog = (line: string) => {
+    try {
+      const { level, msg, ...fields } = JSON.parse(line) as { level: number; msg?: string };
+      const method = level >= 50 ? 'error' : level >= 40 ? 'warn' : level >= 30 ? 'info' : 'debug';
+      logger[method](fields, msg ?? '');
+    } catch {
+      logger.info(line.trim());
+    }
+  };
+
+  const spawn = () => {
+    const data: OutputsThreadData = {
+      config: { ...options.config, outputs },
+      dataDir: options.dataDir,
+      owner: options.owner,
+      env: options.env,
+      level: logger.level,
+      timing: options.timing ?? {},
+    };
+    const thread = newThread(data);
+    worker = thread;
+    thread.on('message', (message: ThreadMessage) => {
+      if (message.t === 'log') relog(message.line);
+      else if (message.t === 'ready') {
+        down = null;
+        restarts.reset();
+      } else {
+        const call = calls.get(message.id);
+        calls.delete(message.id);
+        if (message.error === undefined) call?.resolve(message.value);
+        else call?.reject(new Error(message.error));
+      }
+    });
+    thread.on('error', (error) => {
+      down = error.message;
+      logger.error({ err: error.message }, 'outputs thread failed; starting it again');
+    });
+    thread.on('exit', (code) => {
+      if (worker === thread) worker = null;
+      for (const call of calls.values()) call.reject(new Error('the outputs thread stopped'));
+      calls.clear();
+      if (stopping) return;
+      down ??= `the outputs thread exited (${code})`;
+      startedOnce();
+      setTimeout(() => {
+        if (!stopping) spawn();
+      }, restarts.next()).unref();
+    });
+  };
+
+  const call = <T>(message: DistributiveOmit<OutputsCall, 'id'>): Promise<T> => {
+    const thread = worker;
+    if (!thread) return Promise.reject(new Error(down ?? 'the outputs thread is not running'));
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      calls.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      thread.postMessage({ ...message, id });
+    });
+  };
+
+  /** A call bounded in time: an answer, or an error that says the thread did not give one. */
+  const bounded = <T>(op: 'report' | 'metricRows'): Promise<T> => {
+    const answer = call<T>({ op });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the outputs thread did not answer in ${ANSWER_MS} ms`)),
+        ANSWER_MS,
+      );
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+  };
+
+  spawn();
+  call<void>({ op: 'started' }).then(startedOnce, startedOnce);
+
+  return {
+    async report() {
+      try {
+        const now = options.now();
+        lastReport = (await bounded<OutputReport[]>('report')).map((r) => ({
+          ...r,
+          warning: r.state === 'removed' ? null : failingWarning(r, now),
+        }));
+        return lastReport;
+      } catch (error) {
+        const reason = (error as Error).message;
+        return lastReport.map((r) => ({
+          ...r,
+          state: 'paused' as const,
+          lastError: reason,
+          warning: reason,
+        }));
+      }
+    },
+    async metricRows() {
+      try {
+        lastRows = await bounded<OutputMetricRow[]>('metricRows');
+      } catch {}
+      return lastRows;
+    },
+    async reload(next) {
+      outputs = next;
+      try {
+        await call<void>({ op: 'reload', outputs: next });
+      } catch (error) {
+        // A thread started again meanwhile reads `outputs` at its start.
+        logger.warn({ err: (error as Error).message }, 'outputs reloaded at the next start of their thread');
+      }
+    },
+    poke() {
+      call<void>({ op: 'poke' }).catch(() => {});
+    },
+    started: () => firstStart,
+    async stop() {
+      stopping = true;
+      const thread = worker;
+      if (!thread) return;
+      await waitAtMost(
+        call<void>({ op: 'stop' }).catch(() => {}),
+        STOP_MS,
+      );
+      await thread.terminate();
+    },
+  };
+}
