@@ -8,9 +8,6 @@ import { openStore } from '../store/open-store.js';
 import type { OutputsCall, OutputsThreadData, ThreadMessage } from './run-outputs.js';
 import { type RunningOutputs, startOutputs } from './start-outputs.js';
 
-/** How much lower the outputs run than ingest (nice levels; Linux keeps one per thread). */
-export const OUTPUTS_NICE = 10;
-
 const port = parentPort;
 if (!port) throw new Error('outputs-thread.ts runs as a worker thread (run-outputs.ts)');
 const data = workerData as OutputsThreadData;
@@ -23,7 +20,7 @@ const logger = pino(
 );
 
 try {
-  setPriority(Math.min(19, getPriority() + OUTPUTS_NICE));
+  setPriority(Math.min(19, getPriority() + data.nice));
 } catch (error) {
   logger.warn({ err: (error as Error).message }, 'outputs run at the priority of ingest');
 }

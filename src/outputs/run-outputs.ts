@@ -13,10 +13,20 @@ import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import type { OutputCursors } from '../store/store.js';
 import { waitAtMost } from '../wait-at-most.js';
 import { createBackoff } from './backoff.js';
-import { failingWarning } from './output-status.js';
+import { failingWarning, newStatus } from './output-status.js';
 import { type OutputReport, type OutputsDeps, type RunningOutputs, startOutputs } from './start-outputs.js';
 
+/**
+ * How much lower the outputs' thread runs than ingest, in nice levels (Linux keeps one per thread). On a
+ * saturated core the kernel shares time by weight: at +10 the forwarders still took ~10 % of it, a 10 % cut of
+ * ingest (figure 13 at 0.90-0.91x, issue 28's limit); at +15 they take ~3 %, enough to keep going through a
+ * flood; +19 (1.5 %) would all but stop them. A free core runs them at full speed whatever this is.
+ */
+export const OUTPUTS_NICE = 15;
+
 export interface OutputsThreadData {
+  /** Nice levels to add to the thread's own (OUTPUTS_NICE). */
+  nice: number;
   config: Config;
   dataDir: string;
   owner: Owner | null;
@@ -131,6 +141,7 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
 
   const spawn = () => {
     const data: OutputsThreadData = {
+      nice: OUTPUTS_NICE,
       config: { ...options.config, outputs },
       dataDir: options.dataDir,
       owner: options.owner,
@@ -154,14 +165,14 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
     });
     thread.on('error', (error) => {
       down = error.message;
-      logger.error({ err: error.message }, 'outputs thread failed; starting it again');
     });
     thread.on('exit', (code) => {
       if (worker === thread) worker = null;
       for (const call of calls.values()) call.reject(new Error('the outputs thread stopped'));
       calls.clear();
       if (stopping) return;
-      down ??= `the outputs thread exited (${code})`;
+      down ??= `the outputs thread exited with code ${code}`;
+      logger.error({ err: down }, 'outputs thread stopped; starting it again');
       startedOnce();
       setTimeout(() => {
         if (!stopping) spawn();
@@ -205,13 +216,22 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
         }));
         return lastReport;
       } catch (error) {
+        // The thread is away (being started again) or does not answer: every output is shown as not
+        // forwarding, with what it last reported.
         const reason = (error as Error).message;
-        return lastReport.map((r) => ({
-          ...r,
-          state: 'paused' as const,
-          lastError: reason,
-          warning: reason,
-        }));
+        return Object.entries(outputs).map(([name, output]) =>
+          !output.enabled
+            ? { ...newStatus(name, output.type, 'disabled'), position: null, warning: null }
+            : {
+                ...(lastReport.find((r) => r.name === name) ?? {
+                  ...newStatus(name, output.type, 'paused'),
+                  position: null,
+                }),
+                state: 'paused' as const,
+                lastError: reason,
+                warning: reason,
+              },
+        );
       }
     },
     async metricRows() {

@@ -1,11 +1,12 @@
 // Where forwarding runs (docs/operations.md, "Where forwarding runs"): while an output is enabled, in one thread
-// of serve's process at a nice level 10 above the rest, so a saturated CPU serves ingest first; with none, no
+// of serve's process at a nice level OUTPUTS_NICE (15) above the rest, so a saturated CPU serves ingest first; with none, no
 // such thread. Read from /proc, as an operator's `top -H` would show it; an output added or removed by a reload
 // starts or ends the thread.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { OUTPUTS_NICE } from '../../src/outputs/run-outputs.js';
 import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
@@ -23,13 +24,13 @@ function niceOf(pid: number, tid: string | number): number | null {
   }
 }
 
-/** How many threads of `pid` run 10 nice levels below its main thread. */
+/** How many threads of `pid` run OUTPUTS_NICE levels below its main thread. */
 function lowered(pid: number): number {
   const main = niceOf(pid, pid) as number;
-  return readdirSync(`/proc/${pid}/task`).filter((tid) => niceOf(pid, tid) === main + 10).length;
+  return readdirSync(`/proc/${pid}/task`).filter((tid) => niceOf(pid, tid) === main + OUTPUTS_NICE).length;
 }
 
-test('an enabled output forwards from one thread at nice +10; none enabled, no such thread; a reload starts and ends it', async (t) => {
+test('an enabled output forwards from one thread at nice +15; none enabled, no such thread; a reload starts and ends it', async (t) => {
   const dir = makeTempDir(t);
   const receiver = await startReceiver();
   t.after(() => receiver.close());
@@ -51,7 +52,7 @@ test('an enabled output forwards from one thread at nice +10; none enabled, no s
   writeFileSync(config, JSON.stringify({ outputs: { hook } }));
   serve.child.kill('SIGHUP');
   await until(() => receiver.accepted.size === 1, 10_000, 'the enabled output forwards');
-  assert.equal(lowered(pid), 1, 'one thread at nice 10 forwards');
+  assert.equal(lowered(pid), 1, 'one thread at nice +15 forwards');
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'two' })], as)).status, 200);
   await until(() => receiver.accepted.size === 2, 10_000);
   assert.ok(

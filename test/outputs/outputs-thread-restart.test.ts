@@ -1,0 +1,80 @@
+// The outputs' thread ended under the collector (a crash of the thread itself, here its termination): logged,
+// started again, and the output goes on from its durable position, nothing skipped. runOutputs runs in this
+// process with a real files store, the real thread and a loopback webhook receiver; the thread is reached by
+// wrapping node:worker_threads' Worker before run-outputs.ts is loaded (syncBuiltinESMExports).
+import assert from 'node:assert/strict';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { openStore } from '../../src/store/open-store.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+import { record } from '../store/contract.js';
+import { startReceiver } from './webhook-receiver.js';
+
+const threads: Worker[] = [];
+const workerThreads = createRequire(import.meta.url)('node:worker_threads') as { Worker: typeof Worker };
+const RealWorker = workerThreads.Worker;
+workerThreads.Worker = class extends RealWorker {
+  constructor(...args: ConstructorParameters<typeof Worker>) {
+    super(...args);
+    threads.push(this);
+  }
+};
+syncBuiltinESMExports();
+const { runOutputs } = await import('../../src/outputs/run-outputs.js');
+
+test('the outputs thread ended: logged, started again, and forwarding resumes from the cursor', async (t) => {
+  const dataDir = makeTempDir(t);
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: {
+      dataDir,
+      outputs: { hook: { type: 'webhook', url: receiver.url, startAt: 'oldest', batch: { maxWaitMs: 20 } } },
+    },
+  });
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+  const store = await openStore(config, { dataDir, logger });
+  t.after(() => store.close());
+  const log = await store.openRecordLog();
+  t.after(() => log.close());
+  await log.append([record({ threat: 'before' })]);
+
+  const outputs = runOutputs({
+    config,
+    cursors: store.outputs,
+    dataDir,
+    owner: null,
+    logger,
+    env: {},
+    now: Date.now,
+  });
+  t.after(() => outputs.stop());
+  await outputs.started();
+  await until(() => receiver.accepted.size === 1, 10_000, 'forwarded from the thread');
+  assert.equal(threads.length, 1);
+  assert.ok(
+    logs.some((l) => l.msg === 'output started' && l.output === 'hook'),
+    "the thread's own log line",
+  );
+
+  await (threads[0] as Worker).terminate();
+  await log.append([record({ threat: 'meanwhile' })]);
+  const [down] = await outputs.report();
+  assert.equal(down?.state, 'paused', 'shown as not forwarding while the thread is away');
+  assert.match(String(down?.lastError), /outputs thread/);
+
+  await until(() => receiver.accepted.size === 2, 10_000, 'forwarding resumes in a new thread');
+  assert.equal(threads.length, 2);
+  await until(async () => (await outputs.report())[0]?.state === 'running', 10_000);
+  assert.ok(
+    logs.some((l) => l.level === 50 && l.msg === 'outputs thread stopped; starting it again'),
+    'the end of the thread is logged',
+  );
+});
