@@ -151,7 +151,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         env: options.env ?? {},
         now,
-        ...(options.outputTiming ? { timing: options.outputTiming } : {}),
+        ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
   const configWatch = outputs

@@ -1,6 +1,7 @@
 // The outputs' own thread (run-outputs.ts starts it): opens the store's output cursors, runs
 // start-outputs.ts at a lower CPU priority than the thread that takes records, and answers its owner's calls.
 // Nothing here takes a record: when the CPU is short, ingest goes first and the outputs' lag grows instead.
+// An entry point, like bin/threatcol: loading it runs the thread, so only run-outputs.ts loads it, as a Worker.
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';

@@ -5,12 +5,10 @@
 // start-outputs.ts in this thread reports the disabled outputs and the cursors left behind. A thread that
 // dies is logged and started again, its forwarders resuming from their durable cursors as after a restart.
 import { Worker } from 'node:worker_threads';
-import type { Logger } from 'pino';
 import type { OutputConfig } from '../config/outputs-schema.js';
 import type { Config } from '../config/schema.js';
 import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputMetricRow } from '../metrics/output-metrics.js';
-import type { OutputCursors } from '../store/store.js';
 import { waitAtMost } from '../wait-at-most.js';
 import { createBackoff } from './backoff.js';
 import { failingWarning, newStatus } from './output-status.js';
@@ -46,17 +44,9 @@ export type ThreadMessage =
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-export interface RunOutputsOptions {
+/** What start-outputs.ts takes (its `cursors` serve while no output forwards), and the configuration. */
+export interface RunOutputsOptions extends OutputsDeps {
   config: Config;
-  /** This thread's store's cursors: what is reported while no output forwards. */
-  cursors: OutputCursors;
-  dataDir: string;
-  owner: Owner | null;
-  logger: Logger;
-  env: Record<string, string | undefined>;
-  /** The clock of /readyz's warning (an output failing over a minute); the thread's own is Date.now. */
-  now: () => number;
-  timing?: OutputsThreadData['timing'];
 }
 
 /** How long `outputs list`, /readyz and metrics wait for the thread's answer before giving up on it. */
@@ -77,16 +67,7 @@ function newThread(workerData: OutputsThreadData): Worker {
 export function runOutputs(options: RunOutputsOptions): RunningOutputs {
   const forwarding = (outputs: Record<string, OutputConfig>) => Object.values(outputs).some((o) => o.enabled);
   const start = (outputs: Record<string, OutputConfig>): RunningOutputs =>
-    forwarding(outputs)
-      ? outputsThread(options, outputs)
-      : startOutputs(outputs, {
-          cursors: options.cursors,
-          dataDir: options.dataDir,
-          owner: options.owner,
-          logger: options.logger,
-          env: options.env,
-          now: options.now,
-        });
+    forwarding(outputs) ? outputsThread(options, outputs) : startOutputs(outputs, options);
   let current = start(options.config.outputs);
   let threaded = forwarding(options.config.outputs);
   let reloading: Promise<void> = Promise.resolve();
@@ -147,7 +128,11 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
       owner: options.owner,
       env: options.env,
       level: logger.level,
-      timing: options.timing ?? {},
+      timing: {
+        ...(options.retryBaseMs === undefined ? {} : { retryBaseMs: options.retryBaseMs }),
+        ...(options.retryCapMs === undefined ? {} : { retryCapMs: options.retryCapMs }),
+        ...(options.pausedRetryMs === undefined ? {} : { pausedRetryMs: options.pausedRetryMs }),
+      },
     };
     const thread = newThread(data);
     worker = thread;

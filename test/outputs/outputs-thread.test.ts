@@ -4,14 +4,12 @@
 // starts or ends the thread.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { OUTPUTS_NICE } from '../../src/outputs/run-outputs.js';
-import { addSensorCli, spawnServe } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveWithOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
 
 /** The nice level of one thread of `pid` (its main thread: `tid` = `pid`); null once it ended. */
@@ -34,18 +32,11 @@ test('an enabled output forwards from one thread at nice +15; none enabled, no s
   const dir = makeTempDir(t);
   const receiver = await startReceiver();
   t.after(() => receiver.close());
-  const config = join(dir, 'config.json');
   const hook = { type: 'webhook', url: receiver.url, startAt: 'oldest', batch: { maxWaitMs: 20 } };
-  writeFileSync(config, JSON.stringify({ outputs: { hook: { ...hook, enabled: false } } }));
-  const key = await addSensorCli(dir, 'fw');
-  const serve = await spawnServe(dir, ['--config', config]);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
-  const as = { agent, sensor: 'fw', key };
+  const { config, serve, post } = await serveWithOutputs(t, dir, { hook: { ...hook, enabled: false } });
   const pid = serve.child.pid as number;
 
-  assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'one' })], as)).status, 200);
+  await post([genericRecord({ threat: 'one' })]);
   assert.equal(niceOf(pid, pid), 0, "serve's main thread takes records at the priority it was started with");
   assert.equal(lowered(pid), 0, 'a disabled output starts no thread');
 
@@ -53,7 +44,7 @@ test('an enabled output forwards from one thread at nice +15; none enabled, no s
   serve.child.kill('SIGHUP');
   await until(() => receiver.accepted.size === 1, 10_000, 'the enabled output forwards');
   assert.equal(lowered(pid), 1, 'one thread at nice +15 forwards');
-  assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'two' })], as)).status, 200);
+  await post([genericRecord({ threat: 'two' })]);
   await until(() => receiver.accepted.size === 2, 10_000);
   assert.ok(
     serve.logs.some((l) => l.msg === 'output started' && l.output === 'hook'),
