@@ -14,9 +14,10 @@ if (!port) throw new Error('outputs-thread.ts runs as a worker thread (run-outpu
 const data = workerData as OutputsThreadData;
 const post = (message: ThreadMessage) => port.postMessage(message);
 
-// Every log line goes to the owner's logger: one format, one destination, the same redaction.
+// Every log line goes to the owner's logger: one format, one destination, the same redaction; `thread`
+// tells this thread's lines apart (its own NATS connection, on that backend, says so when it drops).
 const logger = pino(
-  { level: data.level, base: null, timestamp: false },
+  { level: data.level, base: { thread: 'outputs' }, timestamp: false },
   { write: (line: string) => post({ t: 'log', line }) },
 );
 
