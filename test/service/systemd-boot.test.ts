@@ -101,6 +101,19 @@ test('the units under a live systemd: readiness, reload, start limits, socket ac
   assert.equal((await show(c, 'threatcol', 'NRestarts')).NRestarts, '0');
   t.diagnostic(`exposure live, plain: ${await exposure(c, 'threatcol.service')}`);
 
+  // An output under the shipped sandbox: its thread runs 15 nice levels below the service (the system call
+  // filter lets setpriority through), and the journal has no "outputs run at the priority of ingest".
+  await ok(
+    `mkdir -p /etc/threatcol && echo '{"outputs":{"hook":{"type":"webhook","url":"http://127.0.0.1:9/"}}}' > /etc/threatcol/config.json`,
+  );
+  await ok('systemctl restart threatcol');
+  const nices = await ok(
+    'for t in /proc/$(systemctl show -p MainPID --value threatcol)/task/*; do cut -d" " -f19 $t/stat; done | sort -n | uniq -c',
+  );
+  assert.match(nices, /^\s*1 15$/m, `one thread at nice 15:\n${nices}`);
+  assert.doesNotMatch((await c.sh('journalctl -u threatcol -o cat --no-pager')).stdout, /priority of ingest/);
+  await ok('rm /etc/threatcol/config.json && systemctl restart threatcol');
+
   // LISTEN_FAILED (69): fails once, no restart every 2 s.
   await ok(`mkdir -p /etc/threatcol && echo '{"server":{"host":"192.0.2.1"}}' > /etc/threatcol/config.json`);
   const failed = await c.sh('systemctl restart threatcol');
