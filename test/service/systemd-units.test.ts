@@ -105,7 +105,8 @@ test('the units carry what the service needs: user, capability, readiness, reloa
   for (const file of [SERVICE, SOCKET_SERVICE]) {
     const lines = readFileSync(file, 'utf8').split('\n');
     assert.ok(
-      lines.indexOf('SystemCallFilter=setpriority') > lines.indexOf('SystemCallFilter=~@privileged @resources'),
+      lines.indexOf('SystemCallFilter=setpriority') >
+        lines.indexOf('SystemCallFilter=~@privileged @resources'),
       `${file} allows setpriority after denying @resources`,
     );
   }
