@@ -48,6 +48,9 @@ async function answer(call: OutputsCall): Promise<unknown> {
       return outputs.reload(call.outputs);
     case 'poke':
       return outputs.poke();
+    case 'level':
+      logger.level = call.level;
+      return undefined;
     case 'started':
       return outputs.started();
     case 'stop':

@@ -35,7 +35,8 @@ export interface OutputsThreadData {
 
 export type OutputsCall =
   | { id: number; op: 'report' | 'metricRows' | 'poke' | 'started' | 'stop' }
-  | { id: number; op: 'reload'; outputs: Record<string, OutputConfig> };
+  | { id: number; op: 'reload'; outputs: Record<string, OutputConfig> }
+  | { id: number; op: 'level'; level: string };
 
 export type ThreadMessage =
   | { t: 'log'; line: string }
@@ -53,6 +54,8 @@ export interface RunOutputsOptions extends OutputsDeps {
 const ANSWER_MS = 5000;
 /** How long stop waits for the forwarders to stop at a safe point before the thread is ended anyway. */
 const STOP_MS = 10_000;
+/** How long a thread must have run for its next end to be restarted after the shortest wait again. */
+const STABLE_MS = 60_000;
 
 /** The thread's module; run from the sources (tests under tsx), the thread registers tsx itself first. */
 function newThread(workerData: OutputsThreadData): Worker {
@@ -70,23 +73,33 @@ export function runOutputs(options: RunOutputsOptions): RunningOutputs {
     forwarding(outputs) ? outputsThread(options, outputs) : startOutputs(outputs, options);
   let current = start(options.config.outputs);
   let threaded = forwarding(options.config.outputs);
+  let stopped = false;
   let reloading: Promise<void> = Promise.resolve();
   return {
     report: () => current.report(),
     metricRows: () => current.metricRows(),
     reload(next) {
-      reloading = reloading.then(async () => {
-        if (forwarding(next) === threaded) return current.reload(next);
-        await current.stop();
-        current = start(next);
-        threaded = forwarding(next);
-      });
+      // One at a time; a failed one is logged and the next starts from what runs (never a rejected chain).
+      reloading = reloading
+        .then(async () => {
+          if (stopped) return;
+          if (forwarding(next) === threaded) return current.reload(next);
+          await current.stop();
+          const started = start(next);
+          current = started;
+          threaded = forwarding(next);
+        })
+        .catch((error: unknown) => {
+          options.logger.error({ err: (error as Error).message }, 'outputs not reloaded');
+        });
       return reloading;
     },
     poke: () => current.poke(),
     started: () => current.started(),
     async stop() {
-      await reloading;
+      // A reload asked for from now on (a SIGHUP during shutdown) starts nothing; one under way may finish.
+      stopped = true;
+      await waitAtMost(reloading, STOP_MS);
       await current.stop();
     },
   };
@@ -103,8 +116,11 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
   /** The last answers, shown (marked) while the thread is started again. */
   let lastReport: OutputReport[] = [];
   let lastRows: OutputMetricRow[] = [];
-  let down: string | null = null;
+  /** Why the thread is away, and since when (null: it answers). */
+  let down: { reason: string; since: number } | null = null;
   const restarts = createBackoff({ baseMs: 1000, capMs: 60_000 });
+  /** A thread that stayed up this long starts the backoff over: one that dies at each start is not restarted every second. */
+  let stable: NodeJS.Timeout | undefined;
   let startedOnce: () => void = () => {};
   const firstStart = new Promise<void>((resolve) => {
     startedOnce = resolve;
@@ -113,8 +129,8 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
   const relog = (line: string) => {
     try {
       const { level, msg, ...fields } = JSON.parse(line) as { level: number; msg?: string };
-      const method = level >= 50 ? 'error' : level >= 40 ? 'warn' : level >= 30 ? 'info' : 'debug';
-      logger[method](fields, msg ?? '');
+      const label = (logger.levels.labels[level] ?? 'info') as 'info';
+      logger[label](fields, msg ?? '');
     } catch {
       logger.info(line.trim());
     }
@@ -136,11 +152,12 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
     };
     const thread = newThread(data);
     worker = thread;
+    let failure: string | null = null;
     thread.on('message', (message: ThreadMessage) => {
       if (message.t === 'log') relog(message.line);
       else if (message.t === 'ready') {
         down = null;
-        restarts.reset();
+        stable = setTimeout(() => restarts.reset(), STABLE_MS).unref();
       } else {
         const call = calls.get(message.id);
         calls.delete(message.id);
@@ -149,15 +166,17 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
       }
     });
     thread.on('error', (error) => {
-      down = error.message;
+      failure = error.message;
     });
     thread.on('exit', (code) => {
+      clearTimeout(stable);
       if (worker === thread) worker = null;
       for (const call of calls.values()) call.reject(new Error('the outputs thread stopped'));
       calls.clear();
       if (stopping) return;
-      down ??= `the outputs thread exited with code ${code}`;
-      logger.error({ err: down }, 'outputs thread stopped; starting it again');
+      const reason = failure ?? `the outputs thread exited with code ${code}`;
+      down = { reason, since: down?.since ?? options.now() };
+      logger.error({ err: reason }, 'outputs thread stopped; starting it again');
       startedOnce();
       setTimeout(() => {
         if (!stopping) spawn();
@@ -167,7 +186,7 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
 
   const call = <T>(message: DistributiveOmit<OutputsCall, 'id'>): Promise<T> => {
     const thread = worker;
-    if (!thread) return Promise.reject(new Error(down ?? 'the outputs thread is not running'));
+    if (!thread) return Promise.reject(new Error(down?.reason ?? 'the outputs thread is not running'));
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       calls.set(id, { resolve: resolve as (value: unknown) => void, reject });
@@ -176,59 +195,71 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
   };
 
   /** A call bounded in time: an answer, or an error that says the thread did not give one. */
-  const bounded = <T>(op: 'report' | 'metricRows'): Promise<T> => {
-    const answer = call<T>({ op });
+  const bounded = <T>(message: DistributiveOmit<OutputsCall, 'id'>, ms: number): Promise<T> => {
+    const id = nextId;
+    const answer = call<T>(message);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the outputs thread did not answer in ${ANSWER_MS} ms`)),
-        ANSWER_MS,
-      );
+      timer = setTimeout(() => {
+        calls.delete(id);
+        reject(new Error(`the outputs thread did not answer in ${ms} ms`));
+      }, ms);
     });
     return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   };
+
+  // The thread logs at serve's level, also after a live change of it (SIGHUP with a new log.level).
+  const onLevel = (label: string) => {
+    call<void>({ op: 'level', level: label }).catch(() => {});
+  };
+  logger.on('level-change', onLevel);
 
   spawn();
   call<void>({ op: 'started' }).then(startedOnce, startedOnce);
 
   return {
     async report() {
+      const now = options.now();
       try {
-        const now = options.now();
-        lastReport = (await bounded<OutputReport[]>('report')).map((r) => ({
+        lastReport = (await bounded<OutputReport[]>({ op: 'report' }, ANSWER_MS)).map((r) => ({
           ...r,
           warning: r.state === 'removed' ? null : failingWarning(r, now),
         }));
         return lastReport;
       } catch (error) {
-        // The thread is away (being started again) or does not answer: every output is shown as not
-        // forwarding, with what it last reported.
+        // The thread is away (being started again) or does not answer in time (starved by a flood, at its low
+        // priority): each output is shown as it last reported, with the reason, and as failing once the thread
+        // has been away for as long as an output's own failure takes to warn.
         const reason = (error as Error).message;
-        return Object.entries(outputs).map(([name, output]) =>
-          !output.enabled
-            ? { ...newStatus(name, output.type, 'disabled'), position: null, warning: null }
-            : {
-                ...(lastReport.find((r) => r.name === name) ?? {
-                  ...newStatus(name, output.type, 'paused'),
-                  position: null,
-                }),
-                state: 'paused' as const,
-                lastError: reason,
-                warning: reason,
-              },
-        );
+        const since = down?.since ?? now;
+        return Object.entries(outputs)
+          .map(([name, output]): OutputReport => {
+            const last = lastReport.find((r) => r.name === name);
+            if (!output.enabled)
+              return last ?? { ...newStatus(name, output.type, 'disabled'), position: null, warning: null };
+            const status = {
+              ...(last ?? { ...newStatus(name, output.type, 'paused'), position: null }),
+              // Away: not forwarding. Slow to answer: still doing what it last said.
+              ...(worker === null || last === undefined ? { state: 'paused' as const } : {}),
+              lastError: reason,
+              failingSince: last?.failingSince ?? since,
+            };
+            return { ...status, warning: failingWarning(status, now) };
+          })
+          .concat(lastReport.filter((r) => r.state === 'removed' && !(r.name in outputs)))
+          .sort((a, b) => (a.name < b.name ? -1 : 1));
       }
     },
     async metricRows() {
       try {
-        lastRows = await bounded<OutputMetricRow[]>('metricRows');
+        lastRows = await bounded<OutputMetricRow[]>({ op: 'metricRows' }, ANSWER_MS);
       } catch {}
       return lastRows;
     },
     async reload(next) {
       outputs = next;
       try {
-        await call<void>({ op: 'reload', outputs: next });
+        await bounded<void>({ op: 'reload', outputs: next }, STOP_MS);
       } catch (error) {
         // A thread started again meanwhile reads `outputs` at its start.
         logger.warn({ err: (error as Error).message }, 'outputs reloaded at the next start of their thread');
@@ -240,6 +271,8 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
     started: () => firstStart,
     async stop() {
       stopping = true;
+      logger.off('level-change', onLevel);
+      clearTimeout(stable);
       const thread = worker;
       if (!thread) return;
       await waitAtMost(

@@ -79,3 +79,39 @@ test('the outputs thread ended: logged, started again, and forwarding resumes fr
     'the end of the thread is logged',
   );
 });
+
+test('a reload after stop (a SIGHUP during shutdown) starts no thread', async (t) => {
+  const dataDir = makeTempDir(t);
+  const hook = { type: 'webhook', url: 'http://127.0.0.1:9/', batch: { maxWaitMs: 20 } };
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir, outputs: { hook: { ...hook, enabled: false } } },
+  });
+  const logger = pino({ level: 'silent' });
+  const store = await openStore(config, { dataDir, logger });
+  t.after(() => store.close());
+  const before = threads.length;
+  const outputs = runOutputs({
+    config,
+    cursors: store.outputs,
+    dataDir,
+    owner: null,
+    logger,
+    env: {},
+    now: Date.now,
+  });
+  assert.deepEqual(
+    (await outputs.report()).map((r) => [r.name, r.state]),
+    [['hook', 'disabled']],
+    'nothing enabled: no thread',
+  );
+  await outputs.stop();
+  const enabled = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir, outputs: { hook } },
+  }).config.outputs;
+  await outputs.reload(enabled);
+  assert.equal(threads.length, before, 'no thread was started after stop');
+});
