@@ -4,10 +4,11 @@
 // wrapping node:worker_threads' Worker before run-outputs.ts is loaded (syncBuiltinESMExports).
 import assert from 'node:assert/strict';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/schema.js';
 import { openStore } from '../../src/store/open-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -27,26 +28,19 @@ workerThreads.Worker = class extends RealWorker {
 syncBuiltinESMExports();
 const { runOutputs } = await import('../../src/outputs/run-outputs.js');
 
-test('the outputs thread ended: logged, started again, and forwarding resumes from the cursor', async (t) => {
-  const dataDir = makeTempDir(t);
-  const receiver = await startReceiver();
-  t.after(() => receiver.close());
-  const { config } = loadConfig({
+/** The configuration with `outputs`, over a fresh data directory. */
+function configWith(dataDir: string, outputs: Record<string, Record<string, unknown>>) {
+  return loadConfig({
     env: {},
     defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: {
-      dataDir,
-      outputs: { hook: { type: 'webhook', url: receiver.url, startAt: 'oldest', batch: { maxWaitMs: 20 } } },
-    },
-  });
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+    overrides: { dataDir, outputs },
+  }).config;
+}
+
+/** runOutputs over a real files store in `dataDir`, stopped (then the store closed) after the test. */
+async function outputsOver(t: TestContext, dataDir: string, config: Config, logger: Logger) {
   const store = await openStore(config, { dataDir, logger });
   t.after(() => store.close());
-  const log = await store.openRecordLog();
-  t.after(() => log.close());
-  await log.append([record({ threat: 'before' })]);
-
   const outputs = runOutputs({
     config,
     cursors: store.outputs,
@@ -57,6 +51,22 @@ test('the outputs thread ended: logged, started again, and forwarding resumes fr
     now: Date.now,
   });
   t.after(() => outputs.stop());
+  return { store, outputs };
+}
+
+test('the outputs thread ended: logged, started again, and forwarding resumes from the cursor', async (t) => {
+  const dataDir = makeTempDir(t);
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const config = configWith(dataDir, {
+    hook: { type: 'webhook', url: receiver.url, startAt: 'oldest', batch: { maxWaitMs: 20 } },
+  });
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+  const { store, outputs } = await outputsOver(t, dataDir, config, logger);
+  const log = await store.openRecordLog();
+  t.after(() => log.close());
+  await log.append([record({ threat: 'before' })]);
   await outputs.started();
   await until(() => receiver.accepted.size === 1, 10_000, 'forwarded from the thread');
   assert.equal(threads.length, 1, JSON.stringify(logs));
@@ -83,35 +93,20 @@ test('the outputs thread ended: logged, started again, and forwarding resumes fr
 test('a reload after stop (a SIGHUP during shutdown) starts no thread', async (t) => {
   const dataDir = makeTempDir(t);
   const hook = { type: 'webhook', url: 'http://127.0.0.1:9/', batch: { maxWaitMs: 20 } };
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir, outputs: { hook: { ...hook, enabled: false } } },
-  });
-  const logger = pino({ level: 'silent' });
-  const store = await openStore(config, { dataDir, logger });
-  t.after(() => store.close());
   const before = threads.length;
-  const outputs = runOutputs({
-    config,
-    cursors: store.outputs,
+  const { outputs } = await outputsOver(
+    t,
     dataDir,
-    owner: null,
-    logger,
-    env: {},
-    now: Date.now,
-  });
+    configWith(dataDir, { hook: { ...hook, enabled: false } }),
+    pino({ level: 'silent' }),
+  );
   assert.deepEqual(
     (await outputs.report()).map((r) => [r.name, r.state]),
     [['hook', 'disabled']],
     'nothing enabled: no thread',
   );
   await outputs.stop();
-  const enabled = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir, outputs: { hook } },
-  }).config.outputs;
+  const enabled = configWith(dataDir, { hook }).outputs;
   await outputs.reload(enabled);
   assert.equal(threads.length, before, 'no thread was started after stop');
 });
