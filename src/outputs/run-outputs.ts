@@ -85,8 +85,7 @@ export function runOutputs(options: RunOutputsOptions): RunningOutputs {
           if (stopped) return;
           if (forwarding(next) === threaded) return current.reload(next);
           await current.stop();
-          const started = start(next);
-          current = started;
+          current = start(next);
           threaded = forwarding(next);
         })
         .catch((error: unknown) => {
