@@ -165,7 +165,7 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
       }
     });
     thread.on('error', (error) => {
-      failure = error.message;
+      failure = error instanceof Error ? error.message : String(error);
     });
     thread.on('exit', (code) => {
       clearTimeout(stable);

@@ -73,10 +73,8 @@ async function generateSelfSigned(
           hash: 'SHA-256',
         }
       : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
-    'sign',
-    'verify',
-  ])) as webcrypto.CryptoKeyPair;
+  // As @peculiar/x509 types it: its KeyUsage lacks the ML-KEM usages that Node's own types list.
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
   const host = hostname();
   const notBefore = new Date(Date.now() - 60_000);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({

@@ -49,7 +49,7 @@ test('email: a flood of 500 critical records gives a few digests that together c
     let at = 0;
     for (const mail of smtp.mails) {
       const match = /^<([^.]+)\.([^.]+)\.(\d+)@threatcol>$/.exec(mail.headers.get('message-id') ?? '');
-      assert.ok(match, mail.headers.get('message-id'));
+      assert.ok(match, mail.headers.get('message-id') ?? 'no Message-ID');
       const count = Number(match[3]);
       assert.equal(match[1], critical[at], 'a mail starts where the previous one ended');
       assert.equal(match[2], critical[at + count - 1], 'a mail ends at its count');
