@@ -1,6 +1,7 @@
 // The text of an alert mail: a digest of a batch, counts by criticality and the first records, one line each.
 import { SEVERITY_LABELS } from '../../records/criticality.js';
 import type { OutgoingRecord } from './receiver.js';
+import { oneLine } from './record-text.js';
 
 /** Records listed one by one in a mail; the rest are counted. */
 export const DIGEST_LISTED = 50;
@@ -11,13 +12,6 @@ export interface Digest {
   /** The same batch makes the same Message-ID, so a re-sent mail can be recognised (first id, last id, count). */
   messageId: string;
 }
-
-/** A record's text on one line of the mail: control characters (a line break a sender put in) become spaces. */
-const oneLine = (value: unknown): string =>
-  String(value ?? '')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is replaced
-    .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
-    .slice(0, 200);
 
 export function buildDigest(
   batch: readonly OutgoingRecord[],

@@ -1,18 +1,26 @@
 // The human text of an alert (webhook format `slack`): counts by criticality, then the first records, one line
-// each, short enough for a chat message (Slack, Mattermost, Teams accept the same `{"text": ...}`).
+// each, short enough for a chat message (Slack, Mattermost, Teams accept the same `{"text": ...}`). Every value
+// of a record goes through `chatText`: it stays on its line and cannot mention, link or format as markup.
 import type { OutgoingRecord } from './receiver.js';
+import { chatText } from './record-text.js';
 
 export function slackMessage(batch: readonly OutgoingRecord[], quoted: number): string {
-  const counts = new Map<number, number>();
-  for (const { record } of batch) counts.set(record.criticality, (counts.get(record.criticality) ?? 0) + 1);
+  const counts = new Map<string, number>();
+  for (const { record } of batch) {
+    const level = chatText(record.criticality, 20);
+    counts.set(level, (counts.get(level) ?? 0) + 1);
+  }
   const byLevel = [...counts]
-    .sort((a, b) => b[0] - a[0])
+    .sort((a, b) => Number(b[0]) - Number(a[0]) || (a[0] < b[0] ? -1 : 1))
     .map(([level, n]) => `${n} × criticality ${level}`)
     .join(', ');
   const lines = [`threatcol: ${batch.length} threat record${batch.length === 1 ? '' : 's'} (${byLevel})`];
-  for (const { record: r } of batch.slice(0, quoted)) {
+  for (const { id, record: r } of batch.slice(0, quoted)) {
+    const port = r.dst_port === undefined ? '' : `:${chatText(r.dst_port)}`;
+    const protocol = r.protocol === undefined ? '' : `/${chatText(r.protocol)}`;
     lines.push(
-      `• [${r.criticality}] ${r.threat} — ${r.src_ip} → ${r.dst_ip}:${r.dst_port}/${r.protocol} (sensor ${r.sensor}, ${r.received_at}, id ${r.id})`,
+      `• [${chatText(r.criticality, 20)}] ${chatText(r.threat)} — ${chatText(r.src_ip)} → ${chatText(r.dst_ip)}${port}${protocol} ` +
+        `(sensor ${chatText(r.sensor)}, ${chatText(r.received_at)}, id ${chatText(id)})`,
     );
   }
   if (batch.length > quoted) lines.push(`… and ${batch.length - quoted} more`);
