@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { type ErrorDetail, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { parseAdminListen } from './admin-address.js';
+import { blocklistChecks, RULE_KEY_NAMES, ruleWithDefaults } from './blocklist-schema.js';
 import { DEFAULT_CONFIG_PATH, envNameFor, type Leaf, listConfigKeys } from './config-keys.js';
 import validateConfigSchema from './config-validator.js';
 import { stripJsonComments } from './jsonc.js';
@@ -100,6 +101,9 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const config = raw as unknown as Config;
   for (const [name, output] of Object.entries(config.outputs)) {
     config.outputs[name] = applyOutputDefaults(output as unknown as Record<string, unknown>);
+  }
+  for (const [name, rule] of Object.entries(config.blocklist.rules)) {
+    config.blocklist.rules[name] = ruleWithDefaults(rule);
   }
   const dataDir = resolveDataDir(config.dataDir, env, process.getuid?.() ?? -1);
   return { config, dataDir, configPath };
@@ -206,6 +210,13 @@ function describeAjvError(error: ErrorObject, raw: Record<string, unknown>): Err
     const full = path ? `${path}.${extra}` : extra;
     const output = /^outputs\/([^/]+)(\/.*)?$/.exec(error.instancePath.slice(1));
     if (output) return describeOutputKey(output[1] as string, output[2] ?? '', extra, raw);
+    const rule = /^blocklist\/rules\/([^/]+)$/.exec(error.instancePath.slice(1));
+    if (rule) {
+      return {
+        path: full,
+        message: `unknown key of the blocklist rule "${rule[1]}"${didYouMean(extra, RULE_KEY_NAMES)}`,
+      };
+    }
     const keys = listConfigKeys().map((leaf) => leaf.path.join('.'));
     const sections = [...new Set(listConfigKeys().map((leaf) => leaf.path.slice(0, -1).join('.')))];
     return { path: full, message: `unknown key${didYouMean(full, [...keys, ...sections].filter(Boolean))}` };
@@ -252,6 +263,7 @@ function crossChecks(config: Config): ErrorDetail[] {
   }
   problems.push(...adminChecks(config.admin));
   problems.push(...syslogChecks(config.syslog));
+  problems.push(...blocklistChecks(config.blocklist));
   for (const key of Object.keys(config.firewall.criticalityByCategory)) {
     if (key !== key.toLowerCase()) {
       problems.push({

@@ -1,4 +1,5 @@
 // The configuration schema: every key, its type, bounds and default (the single source of defaults).
+import { type BlocklistConfig, blocklistSchema } from './blocklist-schema.js';
 import { type OutputConfig, outputsSchema } from './outputs-schema.js';
 
 /** Resolved configuration, after defaults, file, environment and flags are merged. */
@@ -95,6 +96,8 @@ export interface Config {
     maxUnsyncedMessages: number;
     keepOther: boolean;
   };
+  /** Rules, allow list and feeds' storage; the keys are in blocklist-schema.ts. */
+  blocklist: BlocklistConfig;
 }
 
 const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
@@ -527,5 +530,6 @@ export const configSchema = {
       },
       'syslog input (DESIGN 14)',
     ),
+    blocklist: blocklistSchema,
   },
 } as const;

@@ -3,6 +3,7 @@
 // nothing else may touch a backend's files, streams or buckets directly.
 import type { Logger } from 'pino';
 import type { StoredRecord } from '../records/stored-record.js';
+import type { DecisionsStore } from './decisions.js';
 import type { FileOps } from './file-ops.js';
 import type { RecordHead } from './record-head.js';
 import type { SensorRegistry } from './registry.js';
@@ -217,6 +218,8 @@ export interface Store {
   readonly stats: SensorStatsStore;
   /** Outputs' durable positions in the record log (DESIGN 13). */
   readonly outputs: OutputCursors;
+  /** Blocks, allow entries and feeds (DESIGN 15; store/decisions.ts). */
+  readonly decisions: DecisionsStore;
   /** Opens the record writer (daemon only). */
   openRecordLog(options?: StoreWriterOptions): Promise<RecordLog>;
   /**

@@ -10,6 +10,7 @@ import { lazyRecordReader } from '../lazy-record-reader.js';
 import type { SensorRegistry } from '../registry.js';
 import { createSkippedRecords } from '../skipped-records.js';
 import type { DedupeIndex, RecordLog, Store, StoreDeps, StoreHealth, StoreWriterOptions } from '../store.js';
+import { createFileDecisions } from './file-decisions.js';
 import { createFileRegistry } from './file-registry.js';
 import { threatsDir } from './segments.js';
 import { SensorStats } from './sensor-stats.js';
@@ -67,6 +68,11 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     outputs: lazyOutputCursors(async () => {
       const { createFileOutputCursors } = await import('./output-cursors.js');
       return createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger });
+    }),
+    decisions: createFileDecisions({
+      dataDir,
+      owner: () => ensureOwner(),
+      pollIntervalMs: Math.min(250, config.registry.pollIntervalMs),
     }),
 
     async openRecordLog(options: StoreWriterOptions = {}): Promise<RecordLog> {

@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { syncDir } from '../../data-dir/file-owner.js';
+import { isOutputName } from '../decisions.js';
 import type { OutputCursors, OutputPosition } from '../store.js';
 import { openFileOutputFeed } from './output-feed.js';
 import { skippedRecords } from './output-holds.js';
@@ -37,7 +38,8 @@ export function createFileOutputCursors(options: {
 
     async list(): Promise<OutputPosition[]> {
       const positions: OutputPosition[] = [];
-      for (const name of cursorNames(dataDir)) {
+      // The decisions engine's cursor (decisions.ts) is not an output's.
+      for (const name of cursorNames(dataDir).filter(isOutputName)) {
         const cursor = readCursor(dataDir, name);
         if (!cursor) continue;
         const lag = await measureLag(threats, cursor.series);

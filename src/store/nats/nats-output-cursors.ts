@@ -12,6 +12,7 @@ import type { KV } from '@nats-io/kv';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { OutputCursors, OutputFeedOptions, OutputPosition } from '../store.js';
+import { isOutputName } from '../decisions.js';
 import { outputConsumerName, parseOutputConsumer, RECORDS_PREFIX } from './names.js';
 import { createNatsOutputFeed } from './nats-output-feed.js';
 import { OutputPuller } from './output-pull.js';
@@ -213,9 +214,10 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
       const { jsm } = await options.clients();
       const { state } = await jsm.streams.info(stream);
       const consumers = await Promise.all(
-        [...(await outputConsumers()).values()].map((names) =>
-          jsm.consumers.info(stream, names[0] as string),
-        ),
+        // The decisions engine's cursor (decisions.ts) is not an output's.
+        [...(await outputConsumers())]
+          .filter(([output]) => isOutputName(output))
+          .map(([, names]) => jsm.consumers.info(stream, names[0] as string)),
       );
       const positions = await Promise.all(consumers.map((c) => position(c, state.first_seq, state.last_seq)));
       return positions.sort((a, b) => a.name.localeCompare(b.name));

@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../../data-dir/file-owner.js';
 import { parseStoredRecord } from '../record-shape.js';
 import { createSkippedRecords } from '../skipped-records.js';
 import type { Store, StoreHealth, StoreWriterOptions } from '../store.js';
+import { createNatsDecisions } from './nats-decisions.js';
 import { NatsLink } from './nats-link.js';
 import { createNatsOutputCursors } from './nats-output-cursors.js';
 import { createNatsReader } from './nats-reader.js';
@@ -134,6 +135,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     reader,
     stats,
     outputs,
+    decisions: createNatsDecisions({ bucket: bucket(config.blocklist.bucket, 1) }),
     async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
       const setUp = () =>

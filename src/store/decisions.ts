@@ -1,0 +1,184 @@
+// What the decisions room (src/decisions/) keeps (DESIGN 15): blocks, allow entries, feeds and the engine's
+// bookkeeping, one entry per key, behind one interface both backends implement (files: one document written
+// atomically under a lock; NATS: one KV key per entry, so every collector of a cluster serves the same feed).
+
+/** One blocked network: the unit an address falls in (IPv4 /32, IPv6 /64 by default). */
+export interface Block {
+  /** The unit as a CIDR: `198.51.100.7/32`, `2001:db8:1:2::/64`. */
+  address: string;
+  /** The rule that made it, or `manual`. */
+  rule: string;
+  reason: string;
+  /** ISO 8601: when it was made. */
+  since: string;
+  /** ISO 8601: when it ends (stored, never recomputed from a restart's time). */
+  until: string;
+  /** Highest criticality of the records that made it (manual: 4). */
+  criticality: number;
+  /** Records and distinct sensors in the rule's window when it was last extended. */
+  records: number;
+  sensors: string[];
+  /** Who made it: the CLI's user for a manual block, null for a rule. */
+  who: string | null;
+}
+
+/** A network never blocked. */
+export interface AllowEntry {
+  network: string;
+  reason: string;
+  since: string;
+  /** ISO 8601, or null: for good. */
+  until: string | null;
+  who: string | null;
+}
+
+export const FEED_FORMATS = ['plain', 'paloalto', 'fortinet', 'json', 'nftables', 'mikrotik'] as const;
+export type FeedFormat = (typeof FEED_FORMATS)[number];
+
+/** A feed: a URL with its own Basic credentials serving the active blocks in one firewall's format. */
+export interface FeedEntry {
+  name: string;
+  format: FeedFormat;
+  /** The password's hash (`sha256:<hex>`, keys.ts); the password is shown once. */
+  passwordHash: string;
+  /** Most entries served (the highest criticality, then the newest, are kept); null: no cap. */
+  maxEntries: number | null;
+  family: 'any' | 'ipv4' | 'ipv6';
+  createdAt: string;
+  rotatedAt: string | null;
+}
+
+/** `block remove` of a network: records about it received at or before `at` no longer count. */
+export interface ClearedEntry {
+  address: string;
+  at: string;
+}
+
+/** An address blocked before: a new block within 30 days of `last` lasts repeatFactor^blocks longer. */
+export interface OffenceEntry {
+  address: string;
+  blocks: number;
+  last: string;
+}
+
+export interface DecisionsState {
+  blocks: Map<string, Block>;
+  allow: Map<string, AllowEntry>;
+  feeds: Map<string, FeedEntry>;
+  cleared: Map<string, ClearedEntry>;
+  offences: Map<string, OffenceEntry>;
+}
+
+/** One entry written (value) or removed (null). */
+export type DecisionChange =
+  | { kind: 'block'; key: string; value: Block | null }
+  | { kind: 'allow'; key: string; value: AllowEntry | null }
+  | { kind: 'feed'; key: string; value: FeedEntry | null }
+  | { kind: 'cleared'; key: string; value: ClearedEntry | null }
+  | { kind: 'offence'; key: string; value: OffenceEntry | null };
+
+export type DecisionKind = DecisionChange['kind'];
+export const DECISION_KINDS: readonly DecisionKind[] = ['block', 'allow', 'feed', 'cleared', 'offence'];
+
+export interface DecisionsWatch {
+  stop(): void;
+}
+
+/** The decisions of one collector (files) or one cluster (NATS). CLI and daemon both read and write it. */
+export interface DecisionsStore {
+  /** Every entry now (entries that are not of their kind's shape are left out). */
+  read(): Promise<DecisionsState>;
+  /**
+   * Writes the changes durably, each entry as given (files: re-read under the lock, written atomically and
+   * fsynced; NATS: one put or purge per key, acked). Writers of different keys never undo each other.
+   */
+  apply(changes: readonly DecisionChange[]): Promise<void>;
+  /** Calls `onState` with the whole state at once, then after every change by anyone, within a second. */
+  watch(onState: (state: DecisionsState) => void, onError: (error: Error) => void): DecisionsWatch;
+}
+
+/**
+ * The name of the engine's durable cursor into the record log (Store.outputs): `@` is not allowed in an
+ * output's name, so no output can take it, and `outputs list` leaves it out (isOutputName).
+ */
+export const DECISIONS_CURSOR = '@decisions';
+
+/** Whether a cursor belongs to an output (not to the decisions engine). */
+export function isOutputName(name: string): boolean {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(name);
+}
+
+export function emptyDecisions(): DecisionsState {
+  return { blocks: new Map(), allow: new Map(), feeds: new Map(), cleared: new Map(), offences: new Map() };
+}
+
+const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
+  block: 'blocks',
+  allow: 'allow',
+  feed: 'feeds',
+  cleared: 'cleared',
+  offence: 'offences',
+};
+
+/** Sets or removes one entry in `state`, when its value has its kind's shape (else removes the key). */
+export function applyEntry(state: DecisionsState, kind: DecisionKind, key: string, value: unknown): void {
+  const map = state[MAP_OF[kind]] as Map<string, unknown>;
+  if (value === null || value === undefined || !hasShape(kind, value)) map.delete(key);
+  else map.set(key, value);
+}
+
+/** The state as change list (for copies and the files backend's document). */
+export function decisionEntries(
+  state: DecisionsState,
+): { kind: DecisionKind; key: string; value: unknown }[] {
+  const out: { kind: DecisionKind; key: string; value: unknown }[] = [];
+  for (const kind of DECISION_KINDS) {
+    for (const [key, value] of state[MAP_OF[kind]] as Map<string, unknown>) out.push({ kind, key, value });
+  }
+  return out;
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isIso = (v: unknown): boolean => isString(v) && !Number.isNaN(Date.parse(v));
+
+/** Anyone who can write the file or the bucket can put anything there: only entries of the right shape count. */
+function hasShape(kind: DecisionKind, value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  switch (kind) {
+    case 'block':
+      return (
+        isString(v.address) &&
+        isString(v.rule) &&
+        isString(v.reason) &&
+        isIso(v.since) &&
+        isIso(v.until) &&
+        Number.isInteger(v.criticality) &&
+        Number.isInteger(v.records) &&
+        Array.isArray(v.sensors) &&
+        v.sensors.every(isString) &&
+        (v.who === null || isString(v.who))
+      );
+    case 'allow':
+      return (
+        isString(v.network) &&
+        isString(v.reason) &&
+        isIso(v.since) &&
+        (v.until === null || isIso(v.until)) &&
+        (v.who === null || isString(v.who))
+      );
+    case 'feed':
+      return (
+        isString(v.name) &&
+        (FEED_FORMATS as readonly unknown[]).includes(v.format) &&
+        isString(v.passwordHash) &&
+        (v.maxEntries === null || Number.isInteger(v.maxEntries)) &&
+        (v.family === 'any' || v.family === 'ipv4' || v.family === 'ipv6') &&
+        isIso(v.createdAt)
+      );
+    case 'cleared':
+      return isString(v.address) && isIso(v.at);
+    case 'offence':
+      return isString(v.address) && Number.isInteger(v.blocks) && isIso(v.last);
+  }
+}

@@ -1,0 +1,145 @@
+// The decisions store's contract (store/decisions.ts): what both backends (files, NATS) must show. Usage, one
+// test file per backend: runDecisionsContract('files', async (t) => ({ store, open, putRaw })).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type Block, DECISIONS_CURSOR, type DecisionsState } from '../../src/store/decisions.js';
+import type { Store } from '../../src/store/store.js';
+import { record } from './contract.js';
+
+export interface DecisionsUnderTest {
+  /** An open store whose writer is open (records can be appended). */
+  store: Store;
+  /** Another store on the same data: the CLI, or a second collector. */
+  open(): Promise<Store>;
+  /** Writes one entry as an outside hand would, bypassing every check. */
+  putRaw(kind: string, key: string, value: unknown): Promise<void>;
+}
+
+export type DecisionsFactory = (t: { after(fn: () => unknown): void }) => Promise<DecisionsUnderTest>;
+
+/** A hang guard for a watcher to see a change (the goal, 1 s, is reported, not judged). */
+const WATCH_GUARD_MS = 10_000;
+
+export function block(address: string, fields: Partial<Block> = {}): Block {
+  const now = Date.now();
+  return {
+    address,
+    rule: 'critical',
+    reason: 'minCriticality 4',
+    since: new Date(now).toISOString(),
+    until: new Date(now + 3_600_000).toISOString(),
+    criticality: 4,
+    records: 1,
+    sensors: ['fw1'],
+    who: null,
+    ...fields,
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<number> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > WATCH_GUARD_MS)
+      throw new Error(`not seen within ${WATCH_GUARD_MS} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return Date.now() - started;
+}
+
+export function runDecisionsContract(backend: string, factory: DecisionsFactory): void {
+  test(`${backend}: an entry written is read back by another store, and gone once removed`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    assert.equal((await other.decisions.read()).blocks.size, 0);
+    const made = block('198.51.100.7/32');
+    await store.decisions.apply([
+      { kind: 'block', key: made.address, value: made },
+      {
+        kind: 'allow',
+        key: '203.0.113.0/24',
+        value: { network: '203.0.113.0/24', reason: 'partner', since: made.since, until: null, who: 'root' },
+      },
+    ]);
+    const read = await other.decisions.read();
+    assert.deepEqual(read.blocks.get('198.51.100.7/32'), made);
+    assert.equal(read.allow.get('203.0.113.0/24')?.reason, 'partner');
+    await other.decisions.apply([{ kind: 'block', key: made.address, value: null }]);
+    const after = await store.decisions.read();
+    assert.equal(after.blocks.size, 0);
+    assert.equal(after.allow.size, 1);
+  });
+
+  test(`${backend}: writers of different keys at once never undo each other`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    const writes = [];
+    for (let i = 0; i < 20; i++) {
+      const writer = i % 2 === 0 ? store : other;
+      const address = `192.0.2.${i}/32`;
+      writes.push(writer.decisions.apply([{ kind: 'block', key: address, value: block(address) }]));
+    }
+    await Promise.all(writes);
+    assert.equal((await store.decisions.read()).blocks.size, 20);
+  });
+
+  test(`${backend}: a watcher sees another store's change, once at start and after each change`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    let seen: DecisionsState | null = null;
+    const watch = store.decisions.watch(
+      (state) => {
+        seen = state;
+      },
+      () => {},
+    );
+    t.after(() => watch.stop());
+    await until(() => seen !== null, 'the first state');
+    const address = '2001:db8:1:2::/64';
+    await other.decisions.apply([{ kind: 'block', key: address, value: block(address) }]);
+    const ms = await until(
+      () => (seen as DecisionsState | null)?.blocks.has(address) === true,
+      'the new block',
+    );
+    t.diagnostic(`${backend}: a change seen by the watcher after ${ms} ms`);
+    await other.decisions.apply([{ kind: 'block', key: address, value: null }]);
+    await until(() => (seen as DecisionsState | null)?.blocks.has(address) === false, 'the removal');
+  });
+
+  test(`${backend}: entries that are not of their kind's shape are left out`, async (t) => {
+    const { store, putRaw } = await factory(t);
+    await store.decisions.apply([{ kind: 'block', key: '192.0.2.1/32', value: block('192.0.2.1/32') }]);
+    await putRaw('block', '192.0.2.2/32', { address: '192.0.2.2/32', until: 'tomorrow' });
+    await putRaw('feed', 'fw', { name: 'fw', format: 'gopher' });
+    const read = await store.decisions.read();
+    assert.deepEqual([...read.blocks.keys()], ['192.0.2.1/32']);
+    assert.equal(read.feeds.size, 0);
+  });
+
+  test(`${backend}: the decisions cursor reads the record log as an output does, and outputs list leaves it out`, async (t) => {
+    const { store } = await factory(t);
+    const log = await store.openRecordLog();
+    t.after(() => log.close());
+    const feed = await store.outputs.openFeed({ name: DECISIONS_CURSOR, startAt: 0 });
+    const output = await store.outputs.openFeed({ name: 'siem', startAt: 0 });
+    t.after(async () => {
+      await feed.close();
+      await output.close();
+    });
+    const stored = record({ src_ip: '198.51.100.9', criticality: 4 });
+    await log.append([stored]);
+    const signal = AbortSignal.timeout(WATCH_GUARD_MS);
+    const batch = await feed.next({ maxRecords: 10, maxBytes: 1_000_000, waitMs: 50, signal });
+    assert.deepEqual(
+      batch.records.map((r) => r.record.src_ip),
+      ['198.51.100.9'],
+    );
+    await batch.ack();
+    const other = await output.next({ maxRecords: 10, maxBytes: 1_000_000, waitMs: 50, signal });
+    await other.ack();
+    const names = (await store.outputs.list()).map((p) => p.name);
+    assert.deepEqual(names, ['siem']);
+  });
+}
