@@ -74,7 +74,9 @@ async function generateSelfSigned(
         }
       : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   // As @peculiar/x509 types it: its KeyUsage lacks the ML-KEM usages that Node's own types list.
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as Parameters<
+    typeof x509.X509CertificateGenerator.createSelfSigned
+  >[0]['keys'];
   const host = hostname();
   const notBefore = new Date(Date.now() - 60_000);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({

@@ -23,7 +23,9 @@ export interface TestCert {
 export async function makeCert(days: number, cn = 'localhost'): Promise<TestCert> {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   // As @peculiar/x509 types it: its KeyUsage lacks the ML-KEM usages that Node's own types list.
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as Parameters<
+    typeof x509.X509CertificateGenerator.createSelfSigned
+  >[0]['keys'];
   const notAfter = new Date(Date.now() + days * 86_400_000);
   const notBefore = new Date(Math.min(Date.now() - 120_000, notAfter.getTime() - 86_400_000));
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
