@@ -1,5 +1,6 @@
-// A stored line as both backends' output feeds hand it over: checked as the feed was asked (the whole record, or
-// its head), its text and its record made only when a receiver reads them (most send the bytes as they are).
+// A stored line as both backends' output feeds hand it over: the whole record shape-checked (record-shape.ts),
+// as every reader does; its text and its record kept only when a receiver reads them (most send the bytes as
+// they are).
 import type { StoredRecord } from '../records/stored-record.js';
 import {
   HEAD_CRITICALITY,
@@ -41,10 +42,6 @@ class StoredOutputLine implements OutputLine {
     return this.#line;
   }
 
-  /**
-   * Parsed at the first read. A line whose head passed but whose rest does not parse (a fault inside the line
-   * on disk) gives its head: the receivers that read the record (CEF, mail, Slack) ask for whole checks.
-   */
   get record(): StoredRecord {
     this.#record ??= parseStoredRecord(this.line) ?? (this.head as StoredRecord);
     return this.#record;
@@ -131,24 +128,19 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     return this.#line;
   }
 
-  /** As StoredOutputLine's: a line whose rest does not parse gives its head, as a plain record. */
+  /** Parsed again at the first read: the line passed the whole check when the feed read it (outputLineOf). */
   get record(): StoredRecord {
-    this.#record ??=
-      parseStoredRecord(this.line) ??
-      ({
-        id: this.id,
-        received_at: this.received_at,
-        sensor: this.sensor,
-        endpoint: this.endpoint,
-        criticality: this.criticality,
-      } as StoredRecord);
+    this.#record ??= parseStoredRecord(this.line) as StoredRecord;
     return this.#record;
   }
 }
 
 /**
- * The line of `buf` from `start` to `stop` (no newline) as handed to an output, or null when it is not a stored
- * record (passed, never handed over). `check`: see OutputFeedOptions.
+ * The line of `buf` from `start` to `stop` (no newline) as handed to an output, or null when it is not exactly
+ * one stored record (passed, never handed over: the caller counts it). Every line is parsed and shape-checked
+ * whole, whatever `check` says: a receiver that sends the bytes as they are must not send a record cut to its
+ * head, nor a second object after the first. `check`: see OutputFeedOptions ('head' keeps only where the head's
+ * values lie, for a line in the writer's own form whose parsed head agrees with them).
  */
 export function outputLineOf(
   buf: Buffer,
@@ -156,9 +148,27 @@ export function outputLineOf(
   stop: number,
   check: 'record' | 'head',
 ): OutputLine | null {
-  if (check === 'head' && markRecordHead(buf, start, stop)) return new MarkedOutputLine(buf, start, stop);
+  const marked = check === 'head' && markRecordHead(buf, start, stop);
   const bytes = buf.subarray(start, stop);
   const line = bytes.toString('utf8');
   const record = parseStoredRecord(line);
-  return record === null ? null : new StoredOutputLine(bytes, record, line, record);
+  if (record === null) return null;
+  if (marked && headAgrees(buf, record)) return new MarkedOutputLine(buf, start, stop);
+  return new StoredOutputLine(bytes, record, line, record);
+}
+
+/**
+ * Whether the head's values HEAD_MARKS points at are the parsed record's (a repeated key later in the line
+ * would make JSON.parse, and so every other reader, see another value than the marks).
+ */
+function headAgrees(buf: Buffer, record: StoredRecord): boolean {
+  const m = HEAD_MARKS;
+  return (
+    record.criticality === m[HEAD_CRITICALITY] &&
+    record.endpoint ===
+      headValue(buf, HEAD_ENDPOINT, m[HEAD_ENDPOINT] as number, m[HEAD_ENDPOINT + 1] as number) &&
+    record.id === headValue(buf, HEAD_ID, m[HEAD_ID] as number, m[HEAD_ID + 1] as number) &&
+    record.received_at === headValue(buf, HEAD_TIME, m[HEAD_TIME] as number, m[HEAD_TIME + 1] as number) &&
+    record.sensor === headValue(buf, HEAD_SENSOR, m[HEAD_SENSOR] as number, m[HEAD_SENSOR + 1] as number)
+  );
 }

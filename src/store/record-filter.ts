@@ -12,17 +12,25 @@ export function recordMatcher(
   const src = addressTest(filter?.src);
   const dst = addressTest(filter?.dst);
   const threat = filter?.threat?.toLowerCase();
+  // Total over any object, not only what the shape check (record-shape.ts) passes: a field of another type
+  // never matches a test on it, and never throws.
   return (record) =>
     (sensor === undefined || record.sensor === sensor) &&
     (endpoint === undefined || record.endpoint === endpoint) &&
     (minCriticality === undefined || record.criticality >= minCriticality) &&
     (before === undefined || record.id < before) &&
-    (since === undefined || Date.parse(record.received_at) >= since) &&
-    (until === undefined || Date.parse(record.received_at) < until) &&
-    (src === undefined || src(record.src_ip)) &&
-    (dst === undefined || dst(record.dst_ip)) &&
-    (threat === undefined || record.threat.toLowerCase().includes(threat)) &&
+    (since === undefined || timeOf(record.received_at) >= since) &&
+    (until === undefined || timeOf(record.received_at) < until) &&
+    (src === undefined || (typeof record.src_ip === 'string' && src(record.src_ip))) &&
+    (dst === undefined || (typeof record.dst_ip === 'string' && dst(record.dst_ip))) &&
+    (threat === undefined ||
+      (typeof record.threat === 'string' && record.threat.toLowerCase().includes(threat))) &&
     (match === undefined || match(record));
+}
+
+/** An instant, NaN (which no comparison passes) for anything but a time's text. */
+function timeOf(value: unknown): number {
+  return typeof value === 'string' ? Date.parse(value) : Number.NaN;
 }
 
 /** A filter's address pattern; one that does not parse matches nothing (callers validate it first). */

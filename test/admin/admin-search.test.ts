@@ -170,7 +170,9 @@ test("admin /api/search: look-ups share the feeds' read slots: two reads at once
 test('admin /api/search and /api/feed: endpoint=syslog keeps only the records the syslog input stored', async (t) => {
   const dataDir = makeTempDir(t);
   const isSyslog = (i: number) => i % 3 === 1;
-  const { ids } = writeStore(dataDir, 30, (i) => (isSyslog(i) ? { endpoint: 'syslog', format: 'cef' } : {}));
+  const { ids } = writeStore(dataDir, 30, (i) =>
+    isSyslog(i) ? { endpoint: 'syslog', format: 'cef', original: 'CEF:0|x|y|1|1|t|5|' } : {},
+  );
   const { ops } = heldReads();
   const { base } = await startAdmin(t, dataDir, ops);
   const found = await startGet(`${base}/api/search?endpoint=syslog&since=2h&limit=200`).answer;

@@ -199,7 +199,12 @@ export function runOutputContract(
     const { store, feed, append } = await setUp(t, factory);
     await append(['h0', 'h1'], { criticality: 1 });
     await append(['h2', 'h3'], { criticality: 4, sensor: 'fw-é' });
-    await append(['h4'], { criticality: 4, original: 'a "quoted" \\ line' });
+    await append(['h4'], {
+      criticality: 4,
+      endpoint: 'syslog',
+      format: 'cef',
+      original: 'a "quoted" \\ line',
+    });
     const match = (r: { criticality: number }) => r.criticality >= 4;
     const whole = await feed(store, 'whole', { startAt: 0, match, check: 'record' });
     const heads = await feed(store, 'heads', { startAt: 0, match, check: 'head' });

@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { createFileRecordReader } from '../../src/store/files/read-records.js';
+import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const line = (id: string, threat: string) =>
-  `${JSON.stringify({ id, received_at: new Date().toISOString(), sensor: 's', endpoint: 'generic', criticality: 1, threat })}\n`;
+  `${JSON.stringify(storedGenericRecord({ id, received_at: new Date().toISOString(), sensor: 's', criticality: 1, threat }))}\n`;
 
 test('files: readRecent with maxBytes stops inside a newline-free region instead of reading it whole', async (t) => {
   const dataDir = makeTempDir(t);

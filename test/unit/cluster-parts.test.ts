@@ -15,6 +15,7 @@ import { localDedupeIndex } from '../../src/store/files/dedupe/dedupe-index.js';
 import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
 import { createFileRecordReader } from '../../src/store/files/read-records.js';
 import { applyRetention } from '../../src/store/files/retention.js';
+import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 test('restart back-off doubles while a worker keeps dying soon after its start, and starts over after a stable run', () => {
@@ -40,18 +41,27 @@ test('restart back-off doubles while a worker keeps dying soon after its start, 
 });
 
 test("the connection ledger caps per address group and in all, across workers, and frees a dead worker's", () => {
-  const l = new ConnectionLedger(2, 3);
-  assert.equal(l.acquire(1, 1, 'a'), true);
-  assert.equal(l.acquire(2, 1, 'a'), true);
-  assert.equal(l.acquire(1, 2, 'a'), false, 'third from one address, on any worker');
-  assert.equal(l.acquire(2, 2, 'b'), true);
-  assert.equal(l.acquire(1, 3, 'c'), false, 'over the total');
+  const l = new ConnectionLedger({ max: 3, perGroup: 2, unproven: 3 });
+  assert.deepEqual(l.acquire(1, 1, 'a'), []);
+  assert.deepEqual(l.acquire(2, 1, 'a'), []);
+  l.prove(1, 1);
+  l.prove(2, 1);
+  assert.equal(l.acquire(1, 2, 'a'), null, 'third from one address, on any worker, with both proven');
+  assert.deepEqual(l.acquire(2, 2, 'b'), []);
+  l.prove(2, 2);
+  assert.equal(l.acquire(1, 3, 'c'), null, 'over the total, every connection proven');
   l.release(2, 1);
-  assert.equal(l.acquire(1, 3, 'a'), true);
+  assert.deepEqual(l.acquire(1, 3, 'a'), []);
+  assert.deepEqual(
+    l.acquire(3, 1, 'c'),
+    [{ worker: 1, conn: 3 }],
+    'full: the oldest unproven connection, on another worker, makes room (that worker is told to close it)',
+  );
+  l.release(1, 3); // the worker's late close of it: already released
+  assert.equal(l.open, 3);
   l.releaseWorker(1);
-  assert.equal(l.open, 1);
-  assert.equal(l.acquire(3, 1, 'a'), true);
-  assert.equal(l.acquire(3, 2, 'a'), true);
+  assert.equal(l.open, 2);
+  assert.deepEqual(l.acquire(3, 2, 'a'), []);
   l.release(9, 9); // unknown: ignored
   assert.equal(l.open, 3);
 });
@@ -79,7 +89,7 @@ test('leases: the workers together never get more than one bucket', async () => 
 });
 
 const line = (id: string, worker: string) =>
-  `${JSON.stringify({ id, received_at: '2026-11-21T10:00:00.000Z', sensor: 's', endpoint: 'generic', criticality: 1, threat: worker })}\n`;
+  `${JSON.stringify(storedGenericRecord({ id, received_at: '2026-11-21T10:00:00.000Z', sensor: 's', criticality: 1, threat: worker }))}\n`;
 
 test("readRecent merges every writer's segments by id; follow reads a new writer; retention keeps each writer's newest", async (t) => {
   const dataDir = makeTempDir(t);

@@ -5,10 +5,11 @@ import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createFileRecordReader, type RecordLine } from '../../src/store/files/read-records.js';
+import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const line = (threat: string) =>
-  `${JSON.stringify({ id: threat, received_at: '2026-11-21T10:00:00.000Z', sensor: 's', endpoint: 'generic', criticality: 1, threat })}\n`;
+  `${JSON.stringify(storedGenericRecord({ id: threat, received_at: '2026-11-21T10:00:00.000Z', sensor: 's', criticality: 1, threat }))}\n`;
 
 test('following survives a truncation followed by regrowth past the cursor', async (t) => {
   const dataDir = makeTempDir(t);

@@ -28,6 +28,19 @@ const time = fc.oneof(
   fc.constantFrom('', 'yesterday', '2026-13-40T00:00:00.000Z'),
 );
 
+/** What a stored record holds after its head, but `original` (record-shape.ts checks it whole). */
+const REST = {
+  severity: 'high',
+  criticality_source: 'severity',
+  src_ip: '192.0.2.1',
+  dst_ip: '198.51.100.7',
+  src_port: 51234,
+  dst_port: 443,
+  protocol: 'tcp',
+  threat: 'EICAR',
+  remote_addr: '127.0.0.1',
+};
+
 /** A record's line in the writer's field order, with whatever values (JSON.stringify: always valid JSON). */
 const line = fc
   .record({
@@ -47,9 +60,9 @@ const line = fc
       endpoint: r.endpoint,
       ...(r.format === undefined ? {} : { format: r.format }),
       criticality: r.criticality,
-      severity: 'high',
-      src_ip: '192.0.2.1',
-      original: r.original,
+      ...REST,
+      original:
+        r.endpoint === 'syslog' && typeof r.original !== 'string' ? JSON.stringify(r.original) : r.original,
     }),
   );
 
@@ -75,8 +88,8 @@ function agrees(text: string): void {
   const head = headOf(text);
   const record = parseStoredRecord(text);
   if (head === null) return;
-  // A head is only read where the whole line is a record too, but for damage after the head (documented).
-  if (record === null) return;
+  // A head is only read where the whole line is a record too.
+  assert.ok(record !== null, text);
   assert.deepEqual(head, {
     id: record.id,
     received_at: record.received_at,
@@ -140,6 +153,7 @@ test("a writer's line gives its head; other forms, escapes, zeros and criticalit
     sensor: 'fw1',
     endpoint: 'firewall',
     criticality: 4,
+    ...REST,
     severity: 'critical',
     original: { threat: 'x'.repeat(40) },
   };
@@ -150,7 +164,10 @@ test("a writer's line gives its head; other forms, escapes, zeros and criticalit
     endpoint: 'firewall',
     criticality: 4,
   });
-  assert.equal(headOf(JSON.stringify({ ...base, format: 'cef' }))?.criticality, 4);
+  assert.equal(
+    headOf(JSON.stringify({ ...base, endpoint: 'syslog', format: 'cef', original: 'CEF:0|x' }))?.criticality,
+    4,
+  );
   const { id: _, ...rest } = base;
   assert.equal(headOf(JSON.stringify({ ...rest, id })), null, 'id not first: parsed whole instead');
   assert.equal(headOf(JSON.stringify({ ...base, sensor: 'f"w' })), null);
@@ -158,4 +175,12 @@ test("a writer's line gives its head; other forms, escapes, zeros and criticalit
   assert.equal(headOf(JSON.stringify(base).replace('"criticality":4', '"criticality":4.0')), null);
   assert.equal(headOf(JSON.stringify(base).replace('xxxx', 'x\u0000\u0000x')), null);
   assert.equal(headOf(JSON.stringify(base).slice(0, -2)), null, 'not ended by a closing brace');
+  // A writer's head, then not exactly one whole record: the head alone never lets a line through.
+  const { threat: _t, ...cut } = base;
+  assert.equal(headOf(JSON.stringify(cut)), null, 'no threat');
+  assert.equal(headOf(JSON.stringify({ ...base, threat: 5 })), null, 'a threat that is no string');
+  for (const glue of ['', ',', '\n', ' ']) {
+    const two = `${JSON.stringify(base)}${glue}${JSON.stringify({ ...base, threat: 'forged' })}`;
+    assert.equal(headOf(two), null, `two objects joined by ${JSON.stringify(glue)}`);
+  }
 });

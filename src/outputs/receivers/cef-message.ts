@@ -19,13 +19,22 @@ export function cefExtensionValue(value: string): string {
   return value.replace(/[\\=]/g, '\\$&').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
 }
 
-const epochMs = (iso: string | undefined): string | null => {
-  if (iso === undefined) return null;
+/** A field's text; anything else (a record the shape check would refuse, read some other way) as nothing. */
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** A port, when the field holds one. */
+const port = (value: unknown): number | null =>
+  Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535 ? (value as number) : null;
+
+const epochMs = (iso: unknown): string | null => {
+  if (typeof iso !== 'string') return null;
   const ms = Date.parse(iso);
   return Number.isFinite(ms) ? String(ms) : null;
 };
 
 /**
+ * Total over any object (its fields are read as their types only): the shape check (store/record-shape.ts)
+ * hands over only whole records, and a formatting error must never hold an output back.
  * `CEF:0|threatcol|threatcol|VERSION|SIGNATURE|NAME|SEVERITY|EXTENSION`. The signature is the threat id when the
  * record has one, else the threat's name. IPv4 addresses go to `src`/`dst`; IPv6 ones to `c6a2`/`c6a3`, the
  * keys CEF defines for them (`src` and `dst` take IPv4 only). The record id is `externalId`.
@@ -37,25 +46,28 @@ export function cefMessage(record: StoredRecord, id: string, productVersion: str
   };
   add('rt', epochMs(record.received_at));
   add('start', epochMs(record.detected_at));
-  if (isIPv4(record.src_ip)) add('src', record.src_ip);
-  else if (isIPv6(record.src_ip)) add('c6a2', record.src_ip);
-  if (isIPv4(record.dst_ip)) add('dst', record.dst_ip);
-  else if (isIPv6(record.dst_ip)) add('c6a3', record.dst_ip);
-  add('spt', record.src_port);
-  add('dpt', record.dst_port);
-  add('proto', record.protocol.toUpperCase());
-  add('dvchost', record.sensor);
-  add('cat', record.severity);
+  const src = text(record.src_ip);
+  const dst = text(record.dst_ip);
+  if (isIPv4(src)) add('src', src);
+  else if (isIPv6(src)) add('c6a2', src);
+  if (isIPv4(dst)) add('dst', dst);
+  else if (isIPv6(dst)) add('c6a3', dst);
+  add('spt', port(record.src_port));
+  add('dpt', port(record.dst_port));
+  add('proto', text(record.protocol).toUpperCase());
+  add('dvchost', text(record.sensor));
+  add('cat', text(record.severity));
   add('externalId', id);
   add('cs1Label', 'endpoint');
-  add('cs1', record.endpoint);
+  add('cs1', text(record.endpoint));
+  const threat = text(record.threat);
   const header = [
     'CEF:0',
     'threatcol',
     'threatcol',
     cefHeaderField(productVersion),
-    cefHeaderField(record.threat_id ?? record.threat),
-    cefHeaderField(record.threat),
+    cefHeaderField(text(record.threat_id) || threat),
+    cefHeaderField(threat),
     String(cefSeverity(record.criticality)),
   ].join('|');
   return `${header}|${extension.map(([key, value]) => `${key}=${cefExtensionValue(value)}`).join(' ')}`;

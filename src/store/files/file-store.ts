@@ -67,7 +67,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
     stats,
     outputs: lazyOutputCursors(async () => {
       const { createFileOutputCursors } = await import('./output-cursors.js');
-      return createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger });
+      return createFileOutputCursors({ dataDir, owner: () => ensureOwner(), now, logger, skipped });
     }),
     decisions: createFileDecisions({
       dataDir,

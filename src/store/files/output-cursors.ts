@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { syncDir } from '../../data-dir/file-owner.js';
 import { isOutputName } from '../decisions.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputCursors, OutputPosition } from '../store.js';
 import { openFileOutputFeed } from './output-feed.js';
 import { skippedRecords } from './output-holds.js';
@@ -19,6 +20,8 @@ export function createFileOutputCursors(options: {
   owner: () => Owner | null;
   now: () => number;
   logger?: Logger;
+  /** Where lines that are not stored records are counted (the store's, shared with its reader). */
+  skipped?: SkippedRecords;
 }): OutputCursors {
   const { dataDir, now } = options;
   const threats = threatsDir(dataDir);
@@ -34,6 +37,7 @@ export function createFileOutputCursors(options: {
         startAt: feed.startAt ?? 'now',
         now,
         ...(options.logger ? { logger: options.logger } : {}),
+        ...(options.skipped ? { skipped: options.skipped } : {}),
       }),
 
     async list(): Promise<OutputPosition[]> {

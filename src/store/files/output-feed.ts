@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
 import { type GatherOptions, gather, type Positions } from './output-gather.js';
 import {
@@ -36,6 +37,8 @@ export interface FileFeedOptions {
   pollIntervalMs?: number;
   now: () => number;
   logger?: Logger;
+  /** Counts the lines that are not stored records (skipped, never handed over). */
+  skipped?: SkippedRecords;
 }
 
 export async function openFileOutputFeed(options: FileFeedOptions): Promise<OutputFeed> {
@@ -72,6 +75,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     threats: options.threats,
     tails: openSegmentTails(),
     check: options.check,
+    ...(options.skipped ? { skipped: options.skipped } : {}),
   };
   /** The cursor file as this feed last read or wrote it: anything else on disk was written by someone else. */
   const stampOf = (c: CursorFile) => `${c.writer}/${c.updatedAt}`;

@@ -1,6 +1,7 @@
 // Reads what follows an output's position in every writer series and offers it line by line in id order (a
 // k-way merge of the series' heads), moving past segments a series has drained: the read side of a feed.
 import { outputLineOf } from '../output-line.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputLine } from '../store.js';
 import type { SeriesPosition } from './output-positions.js';
 import { segmentsBySeries } from './output-positions.js';
@@ -18,6 +19,8 @@ export interface Candidate {
   entry: OutputLine | null;
   /** Byte offset just after the line's newline: where reading resumes after it. */
   end: number;
+  /** A line that is not a stored record (not an empty one): where it is, counted when the position passes it. */
+  skipped?: string;
 }
 
 /** One series' chunk being offered: its lines, the next one to offer, and the segment they are in. */
@@ -34,6 +37,8 @@ export interface GatherOptions {
   threats: string;
   tails: SegmentTails;
   check: 'record' | 'head';
+  /** Counts the lines that are not stored records. */
+  skipped?: SkippedRecords;
 }
 
 /**
@@ -87,6 +92,7 @@ export async function gather(
     if (best === null) return false;
     const head = best.lines[best.at] as Candidate;
     if (offer(head) === 'stop') return true;
+    if (head.skipped !== undefined) options.skipped?.note(head.skipped);
     best.at++;
     // The position is this series' own object (readSeries made it): moved in place, one line at a time.
     const position = read.get(bestKey) as SeriesPosition;
@@ -141,8 +147,14 @@ async function linesAfter(
   let start = 0;
   while (start <= last) {
     const nl = buf.indexOf(NEWLINE, start);
-    if (nl > start) lines.push({ entry: outputLineOf(buf, start, nl, options.check), end: offset + nl + 1 });
-    else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = offset + nl + 1;
+    if (nl > start) {
+      const entry = outputLineOf(buf, start, nl, options.check);
+      lines.push(
+        entry === null
+          ? { entry, end: offset + nl + 1, skipped: `${path} offset ${offset + start}` }
+          : { entry, end: offset + nl + 1 },
+      );
+    } else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = offset + nl + 1;
     else lines.push({ entry: null, end: offset + nl + 1 });
     start = nl + 1;
   }

@@ -11,8 +11,9 @@ import {
 import type { KV } from '@nats-io/kv';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import type { OutputCursors, OutputFeedOptions, OutputPosition } from '../store.js';
 import { isOutputName } from '../decisions.js';
+import type { SkippedRecords } from '../skipped-records.js';
+import type { OutputCursors, OutputFeedOptions, OutputPosition } from '../store.js';
 import { outputConsumerName, parseOutputConsumer, RECORDS_PREFIX } from './names.js';
 import { createNatsOutputFeed } from './nats-output-feed.js';
 import { OutputPuller } from './output-pull.js';
@@ -26,6 +27,8 @@ export interface NatsOutputCursorsOptions {
   /** The outputs bucket (created when missing). */
   state: () => Promise<KV>;
   logger: Logger;
+  /** Where messages that are not stored records are counted (the store's, shared with its reader). */
+  skipped?: SkippedRecords;
   now?: () => number;
   /**
    * The consumers' ack_wait: how long a dead collector's batch waits before another collector gets it. A live
@@ -207,6 +210,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
         ackWaitMs,
         ackTimeoutMs: Math.min(ackWaitMs, 10_000),
         logger,
+        ...(options.skipped ? { skipped: options.skipped } : {}),
       });
     },
 

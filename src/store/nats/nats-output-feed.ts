@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { ThreatcolError } from '../../errors.js';
 import { outputLineOf } from '../output-line.js';
+import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
 import { ConsumerGoneError, type OutputPuller, type PulledMsg } from './output-pull.js';
 
@@ -30,6 +31,8 @@ export interface NatsOutputFeedOptions {
   /** How long one confirmation may take. */
   ackTimeoutMs: number;
   logger: Logger;
+  /** Counts the messages that are not stored records (skipped: acked, never handed over). */
+  skipped?: SkippedRecords;
 }
 
 /** How long one pull waits for a first record; then it is asked again (a lost request costs at most this). */
@@ -89,7 +92,6 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   const { name, logger } = options;
   let held: Held | null = null;
   let closed = false;
-  let notRecords = 0;
   let seenThrough = 0;
 
   /** Stops marking a batch in progress; `handBack` naks it so it is delivered again at once. */
@@ -120,14 +122,8 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       const data = bytesOf(msg.data);
       const line = outputLineOf(data, 0, data.length, options.check);
       if (!line) {
-        notRecords++;
-        // Counted each time, logged the first time and every thousandth: someone else's publisher can be busy.
-        if (notRecords % 1000 === 1) {
-          logger.warn(
-            { output: name, seq: msg.seq, skipped: notRecords },
-            'a message in the stream is not a record; skipped',
-          );
-        }
+        // Counted each time, logged at most once a minute (skipped-records.ts): another publisher can be busy.
+        options.skipped?.note(`output ${name}: stream sequence ${msg.seq}`);
         puller.ack(msg);
       } else if (options.match && !options.match(line.head)) {
         puller.ack(msg);

@@ -125,6 +125,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     connection: () => link.ready(nats.publishTimeoutMs),
     state: bucket(nats.outputsBucket, 1),
     logger,
+    skipped,
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.outputAckWaitMs ? { ackWaitMs: deps.outputAckWaitMs } : {}),
   });
