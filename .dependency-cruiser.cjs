@@ -7,7 +7,7 @@ const layers = [
   ['cli'],
   ['cluster'],
   ['daemon'],
-  ['inputs', 'admin', 'check', 'client', 'outputs'],
+  ['inputs', 'admin', 'check', 'client', 'outputs', 'decisions'],
   ['store', 'tls', 'json', 'metrics'],
   ['records', 'data-dir'],
   ['schemas', 'config'],

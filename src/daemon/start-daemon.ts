@@ -3,6 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import { type RunningEngine, startDecisionEngine } from '../decisions/engine.js';
+import { startFeedService } from '../decisions/feed-service.js';
 import { ThreatcolError } from '../errors.js';
 import { ActivityLog } from '../inputs/https/activity-log.js';
 import { Authenticator } from '../inputs/https/auth.js';
@@ -154,6 +156,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
+  // Decisions (DESIGN 15): the engine once per box (here, or the primary under --workers); every serving
+  // process serves the feeds from the decisions store it watches.
+  const engine: RunningEngine | null = worker
+    ? null
+    : startDecisionEngine({ store: backend, blocklist: config.blocklist, logger, now });
+  const feeds = startFeedService({ decisions: backend.decisions, blocklist: config.blocklist, logger, now });
   const configWatch = outputs
     ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)
     : { stop() {} };
@@ -211,6 +219,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         : config.server.maxInflightBodyBytes,
     ),
     ...(worker ? { admitConnection: worker.admitConnection } : {}),
+    feeds: (req, res, name) => feeds.handle(req, res, name),
     now,
     tls: initialTls,
     logger,
@@ -238,6 +247,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await syslog?.close();
     configWatch.stop();
     await outputs?.stop();
+    await engine?.stop();
+    feeds.stop();
     certificate.stop();
     watch.stop();
     activity.stop();
@@ -350,6 +361,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     switchTls: (certPath, keyPath) => certificate.switchTo(certPath, keyPath),
   });
   if (outputs) reloader.onReload(outputsLivePart(outputs, logger));
+  reloader.onReload({
+    keys: ['blocklist'],
+    apply: (_previous, next) => {
+      engine?.configure(next.blocklist);
+      feeds.configure(next.blocklist);
+    },
+  });
 
   function stop(): void {
     if (stopping) return;

@@ -23,6 +23,11 @@ export interface CollectorServerDeps extends IngestDeps {
   logger: Logger;
   activity: ActivityLog;
   /**
+   * `GET /feeds/NAME`: the blocklist feeds (src/decisions/, injected by the daemon, which this layer cannot
+   * import); absent, those paths are 404 as any unknown path.
+   */
+  feeds?: (req: IncomingMessage, res: ServerResponse, name: string) => void;
+  /**
    * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
    * connections per address and in all hold across workers; it destroys the socket to refuse it.
    */
@@ -210,6 +215,10 @@ function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerD
   if (url.charCodeAt(0) !== 0x2f) url = absoluteFormPath(url);
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
+  if (deps.feeds && path.startsWith('/feeds/')) {
+    deps.feeds(req, res, path.slice('/feeds/'.length));
+    return;
+  }
   const spec = ROUTES[path];
   if (spec === undefined || !Object.hasOwn(ROUTES, path)) {
     reject(req, res, deps, path, 'NOT_FOUND');

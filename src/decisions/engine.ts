@@ -1,0 +1,248 @@
+// The decisions engine (DESIGN 15): reads the record log from its durable cursor as an output does, counts the
+// records about each address unit per rule, and writes a block when a rule's thresholds are met; the cursor
+// moves only once the block is durable (a crash reads the batch again, never skips it).
+import type { Logger } from 'pino';
+import { type BlocklistConfig, parseBlockDuration } from '../config/blocklist-schema.js';
+import type { StoredRecord } from '../records/stored-record.js';
+import {
+  type Block,
+  DECISIONS_CURSOR,
+  type DecisionChange,
+  type DecisionsState,
+  emptyDecisions,
+  type OffenceEntry,
+} from '../store/decisions.js';
+import type { OutputFeed, Store } from '../store/store.js';
+import { AddressTracker } from './address-tracker.js';
+import { allowedBy } from './allowed.js';
+import { formatNetwork, isPrivate, unitOf } from './networks.js';
+import { type CompiledRule, compileRules } from './rules.js';
+
+const DAY_MS = 86_400_000;
+/** A new block of an address blocked within this long lasts repeatFactor times longer per earlier block. */
+const REPEAT_WINDOW_MS = 30 * DAY_MS;
+/** How long the engine trusts its own writes over a watcher that has not delivered them yet. */
+const OWN_WRITES_MS = 10_000;
+const CLEANUP_INTERVAL_MS = 60_000;
+
+export interface EngineDeps {
+  store: Pick<Store, 'outputs' | 'decisions'>;
+  blocklist: BlocklistConfig;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface RunningEngine {
+  /** Rules changed by a reload: counting starts again under the new rules. */
+  configure(blocklist: BlocklistConfig): void;
+  /** Counters for metrics and logs. */
+  counts(): { tracked: number; dropped: number; blocksMade: number; skippedPrivate: number };
+  stop(): Promise<void>;
+}
+
+export function startDecisionEngine(deps: EngineDeps): RunningEngine {
+  const now = deps.now ?? Date.now;
+  const logger = deps.logger.child({ part: 'decisions' });
+  let config = deps.blocklist;
+  let rules = compileRules(config);
+  let tracker = new AddressTracker(config.maxTracked);
+  let state: DecisionsState = emptyDecisions();
+  /** Entries this engine wrote, by `kind key`, until the watcher has them (or OWN_WRITES_MS passed). */
+  const own = new Map<string, { change: DecisionChange; at: number }>();
+  let blocksMade = 0;
+  let skippedPrivate = 0;
+  const abort = new AbortController();
+
+  const watch = deps.store.decisions.watch(
+    (next) => {
+      for (const [unit, cleared] of next.cleared) {
+        if (state.cleared.get(unit)?.at !== cleared.at) tracker.forget(unit);
+      }
+      state = next;
+    },
+    (error) => logger.warn({ err: error.message }, 'cannot read the decisions; keeping the last ones'),
+  );
+
+  function current<K extends 'block' | 'offence'>(kind: K, key: string) {
+    const mine = own.get(`${kind} ${key}`);
+    if (mine && now() - mine.at < OWN_WRITES_MS)
+      return mine.change.value as K extends 'block' ? Block | null : OffenceEntry | null;
+    const map = kind === 'block' ? state.blocks : state.offences;
+    return (map.get(key) ?? null) as K extends 'block' ? Block | null : OffenceEntry | null;
+  }
+
+  /** The changes one record makes (none, or a block made or extended, with its offence). */
+  function observe(record: StoredRecord, changes: Map<string, DecisionChange>): void {
+    const at = Date.parse(record.received_at);
+    if (Number.isNaN(at)) return;
+    rules.forEach((rule, index) => {
+      if (!rule.matches(record)) return;
+      const network = unitOf(
+        rule.address === 'source' ? record.src_ip : record.dst_ip,
+        config.ipv4Prefix,
+        config.ipv6Prefix,
+      );
+      if (network === null) return;
+      if (!config.blockPrivate && isPrivate(network)) {
+        skippedPrivate++;
+        return;
+      }
+      const unit = formatNetwork(network);
+      const cleared = state.cleared.get(unit);
+      const notBefore = cleared ? Date.parse(cleared.at) : Number.NEGATIVE_INFINITY;
+      if (at <= notBefore) return;
+      const met = tracker.observe(
+        unit,
+        index,
+        rule,
+        { at, sensor: record.sensor, criticality: record.criticality },
+        notBefore,
+      );
+      if (met === null) return;
+      if (allowedBy(network, config.allow, state.allow, now()) !== null) return;
+      decide(unit, rule, at, met, changes);
+    });
+  }
+
+  function decide(
+    unit: string,
+    rule: CompiledRule,
+    at: number,
+    met: { records: number; sensors: string[]; criticality: number },
+    changes: Map<string, DecisionChange>,
+  ): void {
+    const pending = changes.get(`block ${unit}`);
+    const existing = (pending?.value as Block | null | undefined) ?? current('block', unit);
+    const active = existing !== null && Date.parse(existing.until) > now();
+    if (active && existing.rule === 'manual') return;
+    const maxMs = parseBlockDuration(config.maxDuration) as number;
+    let durationMs = rule.durationMs;
+    let offence: OffenceEntry | null = null;
+    if (!active) {
+      const before =
+        (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
+        current('offence', unit);
+      const repeats = before && at - Date.parse(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
+      durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
+      offence = { address: unit, blocks: repeats + 1, last: new Date(at).toISOString() };
+    } else {
+      // An active block keeps the multiple it was made with (its offence counts the blocks so far).
+      const made = current('offence', unit);
+      const repeats = made ? Math.max(0, made.blocks - 1) : 0;
+      durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
+    }
+    const until = Math.max(at + durationMs, active ? Date.parse(existing.until) : 0);
+    // Records read again long after (a replay, a late start) make no block that would already be over.
+    if (until <= now()) return;
+    const block: Block = {
+      address: unit,
+      rule: rule.name,
+      reason: rule.reason,
+      since: active ? existing.since : new Date(at).toISOString(),
+      until: new Date(until).toISOString(),
+      criticality: Math.max(met.criticality, active ? existing.criticality : 0),
+      records: met.records,
+      sensors: met.sensors,
+      who: null,
+    };
+    if (
+      active &&
+      existing.until === block.until &&
+      existing.records === block.records &&
+      existing.sensors.join() === block.sensors.join()
+    )
+      return;
+    changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
+    if (offence) {
+      changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: offence });
+      blocksMade++;
+      logger.info(
+        {
+          address: unit,
+          rule: rule.name,
+          until: block.until,
+          records: met.records,
+          sensors: met.sensors.length,
+        },
+        'address blocked',
+      );
+    }
+  }
+
+  async function write(changes: Map<string, DecisionChange>): Promise<void> {
+    if (changes.size === 0) return;
+    const list = [...changes.values()];
+    await deps.store.decisions.apply(list);
+    const at = now();
+    for (const [key, change] of changes) own.set(key, { change, at });
+    for (const [key, mine] of own) if (at - mine.at >= OWN_WRITES_MS) own.delete(key);
+  }
+
+  /** Expired blocks, old offences and old removals leave the store (the feeds leave expired blocks out anyway). */
+  async function cleanUp(): Promise<void> {
+    const at = now();
+    const changes: DecisionChange[] = [];
+    for (const [key, block] of state.blocks)
+      if (Date.parse(block.until) <= at) changes.push({ kind: 'block', key, value: null });
+    for (const [key, offence] of state.offences)
+      if (at - Date.parse(offence.last) > REPEAT_WINDOW_MS)
+        changes.push({ kind: 'offence', key, value: null });
+    for (const [key, cleared] of state.cleared)
+      if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
+    for (const [key, entry] of state.allow)
+      if (entry.until !== null && Date.parse(entry.until) <= at)
+        changes.push({ kind: 'allow', key, value: null });
+    if (changes.length > 0) await deps.store.decisions.apply(changes);
+  }
+
+  async function run(): Promise<void> {
+    let feed: OutputFeed | null = null;
+    let lastCleanUp = now();
+    while (!abort.signal.aborted) {
+      try {
+        feed ??= await deps.store.outputs.openFeed({ name: DECISIONS_CURSOR, startAt: 'now' });
+        const batch = await feed.next({
+          maxRecords: 1000,
+          maxBytes: 4_194_304,
+          waitMs: 20,
+          signal: abort.signal,
+        });
+        if (batch.records.length > 0) {
+          const changes = new Map<string, DecisionChange>();
+          if (rules.length > 0) for (const line of batch.records) observe(line.record, changes);
+          await write(changes);
+          await batch.ack();
+        }
+        if (now() - lastCleanUp >= CLEANUP_INTERVAL_MS) {
+          lastCleanUp = now();
+          await cleanUp();
+        }
+      } catch (error) {
+        if (abort.signal.aborted) break;
+        logger.error(
+          { err: (error as Error).message },
+          'the decisions engine failed; reading the batch again in 1 s',
+        );
+        await feed?.close().catch(() => {});
+        feed = null;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+    await feed?.close().catch(() => {});
+  }
+  const running = run();
+
+  return {
+    configure(next) {
+      config = next;
+      rules = compileRules(next);
+      tracker = new AddressTracker(next.maxTracked);
+    },
+    counts: () => ({ tracked: tracker.size, dropped: tracker.dropped, blocksMade, skippedPrivate }),
+    async stop() {
+      abort.abort();
+      watch.stop();
+      await running;
+    },
+  };
+}

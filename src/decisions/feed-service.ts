@@ -1,0 +1,180 @@
+// Serves the feeds (GET /feeds/NAME on the HTTPS listener): HTTP Basic with the feed's own credentials (401
+// for a wrong password and an unknown feed alike: names are not disclosed), each feed rendered once per change
+// of the decisions and kept with its ETag, 304 for a poll that already has it.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { BlocklistConfig } from '../config/blocklist-schema.js';
+import { digestFromHash, digestsEqual, keyDigest } from '../keys.js';
+import type { DecisionsState, DecisionsStore, FeedEntry } from '../store/decisions.js';
+import { emptyDecisions } from '../store/decisions.js';
+import { allowedBy } from './allowed.js';
+import { type Network, parseNetwork } from './networks.js';
+import { CONTENT_TYPES, DEFAULT_CAPS, type FeedItem, renderFeed } from './render-feed.js';
+
+/** Formats that carry each block's remaining time are rendered again at least this often. */
+const TIMED_RENDER_MS = 60_000;
+/** Compared against when the feed does not exist, so an unknown name costs what a wrong password does. */
+const NO_FEED_DIGEST = keyDigest('no such feed');
+
+interface Rendered {
+  version: number;
+  body: Buffer;
+  etag: string;
+  lastModified: string;
+  contentType: string;
+  /** The body is stale from this instant (a block or allow entry in it expires, or its times moved). */
+  validUntil: number;
+  entries: number;
+  leftOut: number;
+}
+
+export interface FeedService {
+  /** Answers a request for `/feeds/<name>` (name as in the path, not yet checked). */
+  handle(req: IncomingMessage, res: ServerResponse, name: string): void;
+  configure(blocklist: BlocklistConfig): void;
+  stop(): void;
+}
+
+export function startFeedService(deps: {
+  decisions: DecisionsStore;
+  blocklist: BlocklistConfig;
+  logger: Logger;
+  now?: () => number;
+}): FeedService {
+  const now = deps.now ?? Date.now;
+  let blocklist = deps.blocklist;
+  let state: DecisionsState = emptyDecisions();
+  let version = 0;
+  const cache = new Map<string, Rendered>();
+  const watch = deps.decisions.watch(
+    (next) => {
+      state = next;
+      version++;
+    },
+    (error) => deps.logger.warn({ err: error.message }, 'cannot read the decisions; serving the last ones'),
+  );
+
+  function render(feed: FeedEntry): Rendered {
+    const at = now();
+    const cached = cache.get(feed.name);
+    if (cached && cached.version === version && at < cached.validUntil) return cached;
+    let validUntil = Number.POSITIVE_INFINITY;
+    const items: FeedItem[] = [];
+    for (const block of state.blocks.values()) {
+      const until = Date.parse(block.until);
+      if (until <= at) continue;
+      const network = parseNetwork(block.address);
+      if (network === null) continue;
+      if (feed.family === 'ipv4' && network.family !== 4) continue;
+      if (feed.family === 'ipv6' && network.family !== 6) continue;
+      if (allowedBy(network, blocklist.allow, state.allow, at) !== null) continue;
+      validUntil = Math.min(validUntil, until);
+      items.push({ block, network });
+    }
+    for (const entry of state.allow.values()) {
+      if (entry.until !== null && Date.parse(entry.until) > at)
+        validUntil = Math.min(validUntil, Date.parse(entry.until));
+    }
+    // Over the cap: the highest criticality first, then the newest.
+    items.sort(
+      (a, b) =>
+        b.block.criticality - a.block.criticality || Date.parse(b.block.since) - Date.parse(a.block.since),
+    );
+    const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
+    const kept = cap === null ? items : items.slice(0, cap);
+    if (feed.format === 'nftables' || feed.format === 'mikrotik')
+      validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
+    const body = Buffer.from(renderFeed(feed.format, sortForList(kept), at));
+    const rendered: Rendered = {
+      version,
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+      lastModified: new Date(Math.floor(at / 1000) * 1000).toUTCString(),
+      contentType: CONTENT_TYPES[feed.format],
+      validUntil,
+      entries: kept.length,
+      leftOut: items.length - kept.length,
+    };
+    cache.set(feed.name, rendered);
+    return rendered;
+  }
+
+  function unauthorized(res: ServerResponse): void {
+    res.writeHead(401, {
+      'WWW-Authenticate': 'Basic realm="threatcol"',
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'no-store',
+    });
+    res.end('unauthorized\n');
+  }
+
+  return {
+    handle(req, res, name) {
+      const credentials = basicCredentials(req.headers.authorization);
+      const feed = state.feeds.get(name) ?? null;
+      const stored = feed ? digestFromHash(feed.passwordHash) : null;
+      const presented = keyDigest(credentials?.password ?? '');
+      const passwordOk = digestsEqual(presented, stored ?? NO_FEED_DIGEST) && stored !== null;
+      const userOk = credentials !== null && feed !== null && credentials.user === feed.name;
+      if (!passwordOk || !userOk || feed === null) {
+        deps.logger.debug(
+          { feed: name.slice(0, 64), remoteAddr: req.socket.remoteAddress, status: 401 },
+          'feed fetch refused',
+        );
+        unauthorized(res);
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('only GET and HEAD\n');
+        return;
+      }
+      const rendered = render(feed);
+      const headers = {
+        ETag: rendered.etag,
+        'Last-Modified': rendered.lastModified,
+        'Cache-Control': 'no-cache',
+        'X-Threatcol-Entries': String(rendered.entries),
+        'X-Threatcol-Left-Out': String(rendered.leftOut),
+      };
+      const match = req.headers['if-none-match'];
+      if (match?.split(',').some((tag) => tag.trim() === rendered.etag)) {
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      res.writeHead(200, {
+        ...headers,
+        'Content-Type': rendered.contentType,
+        'Content-Length': rendered.body.length,
+      });
+      res.end(req.method === 'HEAD' ? undefined : rendered.body);
+    },
+    configure(next) {
+      blocklist = next;
+      version++;
+    },
+    stop() {
+      watch.stop();
+    },
+  };
+}
+
+/** IPv4 before IPv6, each in address order: a stable body for the same blocks. */
+function sortForList(items: FeedItem[]): FeedItem[] {
+  const key = (n: Network) =>
+    `${n.family}${Buffer.from(n.bytes).toString('hex')}${n.prefix.toString().padStart(3, '0')}`;
+  return [...items].sort((a, b) => (key(a.network) < key(b.network) ? -1 : 1));
+}
+
+/** `Basic base64(user:password)`, or null. */
+function basicCredentials(header: string | undefined): { user: string; password: string } | null {
+  if (header === undefined || header.length > 1024) return null;
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match) return null;
+  const text = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  if (colon === -1) return null;
+  return { user: text.slice(0, colon), password: text.slice(colon + 1) };
+}

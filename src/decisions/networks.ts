@@ -1,0 +1,94 @@
+// Addresses as the engine and the feeds see them: the unit a block covers (IPv4 /32, IPv6 /64 by default),
+// the ranges never blocked unless blocklist.blockPrivate, overlap with allow entries, and printing.
+import { maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
+
+export type { Network } from '../config/blocklist-schema.js';
+export { parseNetwork } from '../config/blocklist-schema.js';
+
+/**
+ * The unit an address falls in, as a Network (host bits cleared); IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is
+ * its IPv4 address. null for text that is not an address.
+ */
+export function unitOf(address: string, ipv4Prefix: number, ipv6Prefix: number): Network | null {
+  const parsed = parseNetwork(address);
+  if (parsed === null || address.includes('/')) return null;
+  const v4 = mappedIpv4(parsed);
+  if (v4) return { family: 4, prefix: ipv4Prefix, bytes: maskBytes(v4, ipv4Prefix) };
+  const prefix = parsed.family === 4 ? ipv4Prefix : ipv6Prefix;
+  return { family: parsed.family, prefix, bytes: maskBytes(parsed.bytes, prefix) };
+}
+
+function mappedIpv4(n: Network): Uint8Array | null {
+  if (n.family !== 6) return null;
+  for (let i = 0; i < 10; i++) if (n.bytes[i] !== 0) return null;
+  if (n.bytes[10] !== 0xff || n.bytes[11] !== 0xff) return null;
+  return n.bytes.slice(12);
+}
+
+/** `198.51.100.7/32`, `2001:db8:1:2::/64`: the canonical text of a network (the key of its block). */
+export function formatNetwork(n: Network): string {
+  return `${formatAddress(n)}/${n.prefix}`;
+}
+
+/** The network's first address: dotted IPv4, or IPv6 in its shortest form (RFC 5952). */
+export function formatAddress(n: Network): string {
+  if (n.family === 4) return [...n.bytes].join('.');
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((n.bytes[i] as number) << 8) | (n.bytes[i + 1] as number));
+  // The longest run of two or more zero groups becomes `::` (the first such run when two are as long).
+  let best = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      best = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = (gs: number[]) => gs.map((g) => g.toString(16)).join(':');
+  if (best === -1) return hex(groups);
+  return `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLength))}`;
+}
+
+/** Whether one of the two networks contains the other. */
+export function overlaps(a: Network, b: Network): boolean {
+  if (a.family !== b.family) return false;
+  const prefix = Math.min(a.prefix, b.prefix);
+  const x = maskBytes(a.bytes, prefix);
+  const y = maskBytes(b.bytes, prefix);
+  return x.every((byte, i) => byte === y[i]);
+}
+
+/** Private, loopback, link-local, unique-local, shared, multicast, unspecified, broadcast (DESIGN 15). */
+const NEVER_BY_DEFAULT = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '224.0.0.0/4',
+  '255.255.255.255/32',
+  '::/128',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+].map((text) => parseNetwork(text) as Network);
+
+/** Whether a network lies in (or covers) a range never blocked unless blocklist.blockPrivate. */
+export function isPrivate(n: Network): boolean {
+  return NEVER_BY_DEFAULT.some((range) => overlaps(range, n));
+}
+
+/** One address (/32, /128) as the address alone, a wider network as a CIDR: what firewalls' lists take. */
+export function listEntry(n: Network): string {
+  return n.prefix === (n.family === 4 ? 32 : 128) ? formatAddress(n) : formatNetwork(n);
+}

@@ -1,0 +1,127 @@
+// A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
+import type { Block, FeedFormat } from '../store/decisions.js';
+import { listEntry, type Network } from './networks.js';
+
+export interface FeedItem {
+  block: Block;
+  network: Network;
+}
+
+export const CONTENT_TYPES: Record<FeedFormat, string> = {
+  plain: 'text/plain; charset=utf-8',
+  paloalto: 'text/plain; charset=utf-8',
+  fortinet: 'text/plain; charset=utf-8',
+  json: 'application/json',
+  nftables: 'text/plain; charset=utf-8',
+  mikrotik: 'text/plain; charset=utf-8',
+};
+
+/** Entries a feed of this format serves at most unless `--max-entries` says otherwise (the firewall's limit). */
+export const DEFAULT_CAPS: Record<FeedFormat, number | null> = {
+  plain: null,
+  paloalto: 50_000,
+  fortinet: 128_000,
+  json: null,
+  nftables: null,
+  mikrotik: null,
+};
+
+/** The body; `now` gives the remaining time of formats that carry one (nftables, mikrotik). */
+export function renderFeed(format: FeedFormat, items: readonly FeedItem[], now: number): string {
+  switch (format) {
+    case 'plain':
+    case 'paloalto':
+    case 'fortinet':
+      return items.map((i) => `${listEntry(i.network)}\n`).join('');
+    case 'json':
+      return `${JSON.stringify(
+        items.map(({ block }) => ({
+          address: block.address,
+          until: block.until,
+          rule: block.rule,
+          reason: block.reason,
+          records: block.records,
+          sensors: block.sensors,
+        })),
+      )}\n`;
+    case 'nftables':
+      return renderNftables(items, now);
+    case 'mikrotik':
+      return renderMikrotik(items, now);
+  }
+}
+
+/** Whole seconds left, at least 1. */
+function secondsLeft(block: Block, now: number): number {
+  return Math.max(1, Math.ceil((Date.parse(block.until) - now) / 1000));
+}
+
+/**
+ * A script for `nft -f`: makes the table empty (create, then delete, then fill: `nft -f` applies it as one
+ * transaction), two interval sets with each block's remaining time, and drop rules in input and forward.
+ */
+function renderNftables(items: readonly FeedItem[], now: number): string {
+  const elements = (family: 4 | 6) =>
+    items
+      .filter((i) => i.network.family === family)
+      .map((i) => `${listEntry(i.network)} timeout ${secondsLeft(i.block, now)}s`);
+  const set = (name: string, type: string, list: string[]) =>
+    [
+      `  set ${name} {`,
+      `    type ${type}`,
+      '    flags interval, timeout',
+      ...(list.length > 0 ? [`    elements = { ${list.join(',\n      ')} }`] : []),
+      '  }',
+    ].join('\n');
+  return `${[
+    '# threatcol blocklist: apply with nft -f',
+    'table inet threatcol',
+    'delete table inet threatcol',
+    'table inet threatcol {',
+    set('blocked4', 'ipv4_addr', elements(4)),
+    set('blocked6', 'ipv6_addr', elements(6)),
+    '  chain input {',
+    '    type filter hook input priority filter - 10; policy accept;',
+    '    ip saddr @blocked4 drop',
+    '    ip6 saddr @blocked6 drop',
+    '  }',
+    '  chain forward {',
+    '    type filter hook forward priority filter - 10; policy accept;',
+    '    ip saddr @blocked4 drop',
+    '    ip6 saddr @blocked6 drop',
+    '  }',
+    '}',
+  ].join('\n')}\n`;
+}
+
+/** RouterOS `1d2h3m4s`. */
+function routerOsTime(seconds: number): string {
+  const d = Math.floor(seconds / 86_400);
+  const h = Math.floor((seconds % 86_400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return `${d > 0 ? `${d}d` : ''}${h > 0 ? `${h}h` : ''}${m > 0 ? `${m}m` : ''}${s > 0 || seconds === 0 ? `${s}s` : ''}`;
+}
+
+/**
+ * A RouterOS script for `/import`: fills a temporary address list, then swaps it in (removing the old list
+ * and renaming the new one), so the router never applies thousands of single changes to the live list.
+ */
+function renderMikrotik(items: readonly FeedItem[], now: number): string {
+  const lines = ['# threatcol blocklist: /tool fetch, then /import'];
+  for (const [family, path] of [
+    [4, '/ip firewall address-list'],
+    [6, '/ipv6 firewall address-list'],
+  ] as const) {
+    lines.push(`${path} remove [find list=threatcol-new]`);
+    for (const item of items) {
+      if (item.network.family !== family) continue;
+      lines.push(
+        `${path} add list=threatcol-new address=${listEntry(item.network)} timeout=${routerOsTime(secondsLeft(item.block, now))}`,
+      );
+    }
+    lines.push(`${path} remove [find list=threatcol]`);
+    lines.push(`${path} set [find list=threatcol-new] list=threatcol`);
+  }
+  return `${lines.join('\n')}\n`;
+}
