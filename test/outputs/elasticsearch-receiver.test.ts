@@ -85,7 +85,7 @@ test('whole-request answers: 401 is an auth failure, 429 and 503 are transient w
   await assert.rejects(receiver.send(records, signal()), (error) => {
     assert.ok(error instanceof TransientDeliveryError);
     assert.equal(error.retryAfterMs, 7000);
-    assert.match(error.message, /429 .*es_rejected_execution_exception/);
+    assert.match(error.message, /HTTP 429: .*es_rejected_execution_exception/);
     return true;
   });
   await assert.rejects(receiver.send(records, signal()), TransientDeliveryError);
@@ -97,7 +97,7 @@ test('whole-request answers: 401 is an auth failure, 429 and 503 are transient w
   t.after(() => wrong.close());
   await assert.rejects(wrong.send(records, signal()), (error) => {
     assert.ok(error instanceof AuthDeliveryError);
-    assert.match(error.message, /401 .*security_exception/);
+    assert.match(error.message, /HTTP 401: .*security_exception/);
     assert.ok(!error.message.includes('bm9wZTpub3Bl'));
     return true;
   });

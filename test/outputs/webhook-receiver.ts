@@ -1,11 +1,13 @@
 // A loopback webhook receiver for the output tests: records what it was sent, checks the signature, and can
-// be down (503), slow, or refuse batches holding a marked record (400), as a real endpoint would.
+// be down (503), slow, or refuse batches holding a marked record (400), as a real endpoint would; or hostile:
+// taking each batch then answering 200 with a body that never ends (`endless`) or comes a byte at a time
+// (`trickle`), or answering every batch with a redirect (`redirect`, 302).
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ReceiverMode = 'down' | 'up' | 'unauthorized';
+export type ReceiverMode = 'down' | 'up' | 'unauthorized' | 'endless' | 'trickle' | 'redirect';
 
 export interface TestReceiver {
   url: string;
@@ -20,6 +22,10 @@ export interface TestReceiver {
   badSignatures: number;
   /** Batches holding a record whose threat this matches are answered 400. */
   refuse: (threat: string) => boolean;
+  /** Answers (`endless`, `trickle`) whose connection the client closed before the body ended. */
+  cut: number;
+  /** Bytes of hostile body written, all answers together. */
+  hostileBytes: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +38,32 @@ export async function startReceiver(options: { secret?: string; refuse?: (threat
     bodies: [] as TestReceiver['bodies'],
     badSignatures: 0,
     refuse: options.refuse ?? (() => false),
+    cut: 0,
+    hostileBytes: 0,
+  };
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  /** 200, then a body as fast as the client reads it (`endless`) or a byte every 50 ms (`trickle`), never ended. */
+  const hostile = (res: ServerResponse, mode: 'endless' | 'trickle') => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.on('close', () => {
+      if (!res.writableFinished) receiver.cut += 1;
+    });
+    if (mode === 'trickle') {
+      const timer = setInterval(() => {
+        receiver.hostileBytes += 1;
+        res.write('x');
+      }, 50);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    const pump = () => {
+      while (!res.destroyed) {
+        receiver.hostileBytes += chunk.length;
+        if (!res.write(chunk)) return;
+      }
+    };
+    res.on('drain', pump);
+    pump();
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -48,6 +80,10 @@ export async function startReceiver(options: { secret?: string; refuse?: (threat
         }, receiver.delayMs);
       if (receiver.mode === 'down') return answer(503, 'down for maintenance');
       if (receiver.mode === 'unauthorized') return answer(401, 'bad token');
+      if (receiver.mode === 'redirect') {
+        res.writeHead(302, { location: 'https://hooks.example/moved' });
+        return res.end('moved');
+      }
       receiver.bodies.push({ headers: req.headers, body });
       if (options.secret !== undefined) {
         const want = `sha256=${createHmac('sha256', options.secret).update(body).digest('hex')}`;
@@ -60,6 +96,7 @@ export async function startReceiver(options: { secret?: string; refuse?: (threat
         return answer(400, 'record refused by the test receiver');
       }
       for (const r of records) receiver.accepted.set(r.id, (receiver.accepted.get(r.id) ?? 0) + 1);
+      if (receiver.mode === 'endless' || receiver.mode === 'trickle') return hostile(res, receiver.mode);
       answer(200, 'ok');
     });
   });

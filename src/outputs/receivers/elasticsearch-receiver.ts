@@ -6,9 +6,17 @@
 // record, so taken too; 429 and 5xx are retried; 401/403 are retried as well (a missing privilege or a blocked
 // index is fixed by the operator, never by dead-lettering every record); any other 4xx (a mapping error) is
 // refused with the item's error type and reason. Whole-request answers: 401/403 pause the output (auth), 429,
-// 5xx and anything else that is not a bulk answer are transient.
+// 5xx and anything else that is not a bulk answer are transient, a bulk answer cut (over its cap, too slow) too:
+// the items cannot be walked, and the batch sent again is harmless (each record a `create` by its id).
 import type { Logger } from '../../log.js';
-import { brief, createHttpAgent, type HttpReceiverOptions, postHttp } from './http-post.js';
+import {
+  ANSWER_BYTES,
+  brief,
+  classifyStatus,
+  createHttpClient,
+  describeAnswer,
+  type HttpReceiverOptions,
+} from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -43,11 +51,19 @@ interface BulkItem {
 // Only what the walk reads: a 10,000-item answer stays small.
 const FILTER = 'filter_path=errors,items.*.status,items.*.error.type,items.*.error.reason';
 
+/**
+ * The bulk answer's cap, from the request: an item's answer is its status and, refused, an error type and a
+ * reason that may quote a value of the document; so the request's own size, 512 bytes per record and 64 KiB
+ * hold any genuine answer, and an answer past it is cut (a transient failure, the batch sent again).
+ */
+export const bulkAnswerBytes = (records: number, requestChars: number): number =>
+  ANSWER_BYTES + 512 * records + requestChars;
+
 export function createElasticsearchReceiver(
   options: ElasticsearchOptions,
   deps: ElasticsearchDeps,
 ): Receiver {
-  const agent = createHttpAgent(options);
+  const client = createHttpClient(options, 'elasticsearch');
   const base = new URL(options.url);
   const bulkUrl = new URL(`${base.pathname.replace(/\/+$/, '')}/_bulk?${FILTER}`, base);
   const headers: Record<string, string> = { 'content-type': 'application/x-ndjson' };
@@ -69,11 +85,23 @@ export function createElasticsearchReceiver(
       let body = '';
       for (const entry of batch)
         body += `{"create":{"_index":${index},"_id":${JSON.stringify(entry.id)}}}\n${document(entry)}\n`;
-      const answer = await postHttp(agent, bulkUrl, headers, body, signal, 'elasticsearch');
-      const what = `elasticsearch ${base.origin}: ${answer.status} ${brief(answer.text)}`;
-      if (answer.status === 401 || answer.status === 403) throw new AuthDeliveryError(what);
-      if (answer.status < 200 || answer.status > 299)
-        throw new TransientDeliveryError(what, answer.retryAfterMs);
+      const answer = await client.post(
+        bulkUrl,
+        headers,
+        body,
+        signal,
+        bulkAnswerBytes(batch.length, body.length),
+      );
+      const what = `elasticsearch ${base.origin}: ${describeAnswer(answer)}`;
+      const kind = classifyStatus(answer.status);
+      if (kind === 'auth') throw new AuthDeliveryError(what);
+      // A whole request refused (400: a body Elasticsearch could not read) is ours to fix, not the records':
+      // transient like the rest, never dead-lettered.
+      if (kind !== 'taken') throw new TransientDeliveryError(what, answer.retryAfterMs);
+      if (answer.cut !== null)
+        throw new TransientDeliveryError(
+          `elasticsearch ${base.origin}: HTTP ${answer.status}: ${answer.cut}; the connection was dropped and the batch will be sent again`,
+        );
       let parsed: { errors?: boolean; items?: Record<string, BulkItem>[] };
       try {
         parsed = JSON.parse(answer.text);
@@ -108,7 +136,7 @@ export function createElasticsearchReceiver(
       return { refused, retry };
     },
     async close(): Promise<void> {
-      await agent.close();
+      await client.close();
     },
   };
 }

@@ -10,11 +10,19 @@
 // Answers: 401/403 and the codes that mean the output's own settings are wrong (7 incorrect index, 10/11 the
 // channel, 14 acknowledgement disabled, 16 query-string auth) pause the output; 400 with `invalid-event-number`
 // refuses that event and asks for the others again (HEC may have indexed those before it: at-least-once);
-// 400 without it refuses the batch; 429, 5xx and anything else are transient.
+// 400 without it refuses the batch; 429, 5xx, a redirect and anything else are transient, and so is an answer
+// cut (over its cap, too slow): whether HEC took the events, and under which ackId, is unknown.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.js';
-import { brief, createHttpAgent, type HttpReceiverOptions, postHttp } from './http-post.js';
+import {
+  brief,
+  classifyStatus,
+  createHttpClient,
+  describeAnswer,
+  type HttpAnswer,
+  type HttpReceiverOptions,
+} from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -64,7 +72,7 @@ const parse = (text: string): HecAnswer => {
 
 export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkHecDeps): Receiver {
   const now = deps.now ?? Date.now;
-  const agent = createHttpAgent(options);
+  const client = createHttpClient(options, 'splunk_hec');
   const base = new URL(options.url);
   const path = base.pathname.replace(/\/+$/, '');
   // Acknowledgement ids belong to a channel: one per receiver, so a restart starts a fresh one.
@@ -90,6 +98,24 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
   const failure = (status: number, answer: HecAnswer, text: string) =>
     `splunk_hec ${base.origin}: ${status} code ${answer.code ?? '?'}: ${brief(answer.text ?? text)}`;
 
+  /**
+   * What an answer is before HEC's codes are read: 401/403 pause; a cut answer (its ackId or code unknown) and a
+   * redirect (not followed) are transient. Null: a whole answer, for the caller to read.
+   */
+  const unreadable = (answer: HttpAnswer): Error | null => {
+    const kind = classifyStatus(answer.status);
+    if (kind === 'auth')
+      return new AuthDeliveryError(failure(answer.status, parse(answer.text), answer.text));
+    if (answer.cut !== null)
+      return new TransientDeliveryError(
+        `splunk_hec ${base.origin}: HTTP ${answer.status}: ${answer.cut}; the connection was dropped`,
+        answer.retryAfterMs,
+      );
+    if (answer.status >= 300 && answer.status <= 399)
+      return new TransientDeliveryError(`splunk_hec ${base.origin}: ${describeAnswer(answer)}`);
+    return null;
+  };
+
   const awaitAck = async (ackId: number, signal: AbortSignal): Promise<void> => {
     const deadline = now() + options.ackTimeoutMs;
     for (;;) {
@@ -98,17 +124,10 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
       } catch {
         throw signal.reason;
       }
-      const answer = await postHttp(
-        agent,
-        ackUrl,
-        headers,
-        JSON.stringify({ acks: [ackId] }),
-        signal,
-        'splunk_hec',
-      );
+      const answer = await client.post(ackUrl, headers, JSON.stringify({ acks: [ackId] }), signal);
+      const problem = unreadable(answer);
+      if (problem !== null) throw problem;
       const parsed = parse(answer.text);
-      if (answer.status === 401 || answer.status === 403)
-        throw new AuthDeliveryError(failure(answer.status, parsed, answer.text));
       if (answer.status === 200 && parsed.acks?.[String(ackId)] === true) return;
       if (answer.status === 400)
         // The channel or the acknowledgement is gone (HEC restarted, acks expired): the batch's fate is unknown.
@@ -125,7 +144,9 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
       signal.throwIfAborted();
       if (batch.length === 0) return DELIVERED;
       const body = batch.map(event).join('\n');
-      const answer = await postHttp(agent, eventUrl, headers, body, signal, 'splunk_hec');
+      const answer = await client.post(eventUrl, headers, body, signal);
+      const problem = unreadable(answer);
+      if (problem !== null) throw problem;
       const parsed = parse(answer.text);
       if (answer.status === 200) {
         if (typeof parsed.ackId === 'number') await awaitAck(parsed.ackId, signal);
@@ -148,7 +169,7 @@ export function createSplunkHecReceiver(options: SplunkHecOptions, deps: SplunkH
       throw new TransientDeliveryError(what, answer.retryAfterMs);
     },
     async close(): Promise<void> {
-      await agent.close();
+      await client.close();
     },
   };
 }

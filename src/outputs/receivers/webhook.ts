@@ -3,7 +3,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { OutputConfig } from '../../config/outputs-schema.js';
 import { readSecret } from '../secrets.js';
-import { createHttpAgent, httpOptions, postHttp } from './http-post.js';
+import { classifyStatus, createHttpClient, describeAnswer, httpOptions } from './http-post.js';
 import {
   AuthDeliveryError,
   DELIVERED,
@@ -14,6 +14,7 @@ import {
 } from './receiver.js';
 import { slackMessage } from './slack-message.js';
 
+/** Characters of the receiver's answer quoted in a dead letter or an error. */
 const ANSWER_CHARS = 200;
 
 export function createWebhookReceiver(
@@ -21,7 +22,7 @@ export function createWebhookReceiver(
   env: Record<string, string | undefined>,
 ): Receiver {
   const url = new URL(output.url as string);
-  const agent = createHttpAgent(httpOptions(output));
+  const client = createHttpClient(httpOptions(output), 'webhook');
   const slack = output.format === 'slack';
   const quoted = typeof output.slackMaxRecords === 'number' ? output.slackMaxRecords : 10;
   return {
@@ -41,20 +42,23 @@ export function createWebhookReceiver(
           `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
       }
       if (token !== null) headers.authorization = `Bearer ${token}`;
-      const response = await postHttp(agent, url, headers, body, signal, 'webhook');
-      const { status, text } = response;
-      const answer = `HTTP ${status}${text ? `: ${text.slice(0, ANSWER_CHARS).replace(/\s+/g, ' ')}` : ''}`;
-      if (status >= 200 && status < 300) return DELIVERED;
-      if (status === 401 || status === 403)
-        throw new AuthDeliveryError(`${url.origin} refused the credentials: ${answer}`);
-      if (status === 408 || status === 425 || status === 429 || status >= 500) {
-        throw new TransientDeliveryError(answer, response.retryAfterMs);
+      // The body is only quoted: a 2xx counts as delivered even when its answer was cut (over the cap, too slow).
+      const response = await client.post(url, headers, body, signal);
+      const answer = describeAnswer(response, ANSWER_CHARS);
+      switch (classifyStatus(response.status)) {
+        case 'taken':
+          return DELIVERED;
+        case 'auth':
+          throw new AuthDeliveryError(`${url.origin} refused the credentials: ${answer}`);
+        case 'transient':
+          throw new TransientDeliveryError(answer, response.retryAfterMs);
+        case 'refused':
+          // The request as a whole is refused: a webhook has no per-record answer, so every record of the batch
+          // is dead-lettered with it (re-sent with `outputs dead-letter NAME --retry`).
+          return { refused: batch.map((_, index) => ({ index, answer })), retry: [] };
       }
-      // Any other 4xx refuses the request as a whole: a webhook has no per-record answer, so every record of
-      // the batch is dead-lettered with it (re-sent with `outputs dead-letter NAME --retry`).
-      return { refused: batch.map((_, index) => ({ index, answer })), retry: [] };
     },
-    close: () => agent.close(),
+    close: () => client.close(),
   };
 }
 
