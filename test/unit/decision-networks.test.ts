@@ -1,0 +1,124 @@
+// The decisions' address handling: block units (IPv4 /32, IPv6 /64), canonical text, the ranges never blocked
+// by default, overlap with allow entries; and the per-address tracker's bound.
+import assert from 'node:assert/strict';
+import { isIPv6 } from 'node:net';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { AddressTracker } from '../../src/decisions/address-tracker.js';
+import {
+  formatAddress,
+  formatNetwork,
+  isPrivate,
+  listEntry,
+  overlaps,
+  parseNetwork,
+  unitOf,
+} from '../../src/decisions/networks.js';
+import { compileRules } from '../../src/decisions/rules.js';
+
+const unit = (address: string, v4 = 32, v6 = 64) => {
+  const n = unitOf(address, v4, v6);
+  return n ? formatNetwork(n) : null;
+};
+
+test('unitOf: IPv4 by address, IPv6 by /64, mapped IPv4 as IPv4, anything else null', () => {
+  assert.equal(unit('198.51.100.7'), '198.51.100.7/32');
+  assert.equal(unit('198.51.100.7', 24), '198.51.100.0/24');
+  assert.equal(unit('2001:db8:aa:bb:1:2:3:4'), '2001:db8:aa:bb::/64');
+  assert.equal(unit('2001:DB8:AA:BB::'), '2001:db8:aa:bb::/64');
+  assert.equal(unit('2001:db8::1', 32, 128), '2001:db8::1/128');
+  assert.equal(unit('::ffff:192.0.2.1'), '192.0.2.1/32');
+  for (const bad of ['', 'unknown', '192.0.2.0/24', '300.1.1.1', 'fe80::1%eth0'])
+    assert.equal(unit(bad), null, bad);
+});
+
+test('formatAddress: the shortest IPv6 form (RFC 5952), which Node reads back as the same address', () => {
+  assert.equal(formatAddress(parseNetwork('2001:db8:0:0:1:0:0:1') as never), '2001:db8::1:0:0:1');
+  assert.equal(formatAddress(parseNetwork('::') as never), '::');
+  assert.equal(formatAddress(parseNetwork('::1') as never), '::1');
+  assert.equal(formatAddress(parseNetwork('2001:db8:1:1:1:1:1:0') as never), '2001:db8:1:1:1:1:1:0');
+  fc.assert(
+    fc.property(fc.ipV6(), (address) => {
+      const n = parseNetwork(address);
+      if (n === null) return false;
+      const text = formatAddress(n);
+      const back = parseNetwork(text);
+      // The same bytes, and the same text as the URL parser's canonical form (RFC 5952).
+      const same = back?.bytes.every((b, i) => b === n.bytes[i]) === true;
+      return isIPv6(text) && same && new URL(`http://[${text}]/`).hostname === `[${text}]`;
+    }),
+  );
+});
+
+test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecified; documentation ranges are public', () => {
+  for (const a of [
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '127.0.0.1',
+    '169.254.1.1',
+    '100.64.0.1',
+    '224.0.0.1',
+    '0.0.0.0',
+    '::',
+    '::1',
+    'fd00::1',
+    'fe80::1',
+    'ff02::1',
+  ]) {
+    assert.equal(isPrivate(unitOf(a, 32, 64) as never), true, a);
+  }
+  for (const a of [
+    '192.0.2.1',
+    '198.51.100.1',
+    '203.0.113.1',
+    '2001:db8::1',
+    '8.8.8.8',
+    '100.128.0.1',
+    '172.32.0.1',
+  ]) {
+    assert.equal(isPrivate(unitOf(a, 32, 64) as never), false, a);
+  }
+});
+
+test('overlaps: either network containing the other, never across families', () => {
+  const n = (text: string) => parseNetwork(text) as never;
+  assert.equal(overlaps(n('203.0.113.0/24'), n('203.0.113.9/32')), true);
+  assert.equal(overlaps(n('203.0.113.9/32'), n('203.0.113.0/24')), true);
+  assert.equal(overlaps(n('203.0.113.0/25'), n('203.0.113.128/25')), false);
+  assert.equal(overlaps(n('2001:db8::/32'), n('2001:db8:aa:bb::/64')), true);
+  assert.equal(overlaps(n('0.0.0.0/0'), n('::/0')), false);
+  assert.equal(listEntry(n('203.0.113.9/32')), '203.0.113.9');
+  assert.equal(listEntry(n('2001:db8:aa:bb::/64')), '2001:db8:aa:bb::/64');
+});
+
+test('AddressTracker: thresholds within the window, and at most maxTracked units (the least recently seen dropped, counted)', () => {
+  const [rule] = compileRules({
+    rules: {
+      r: {
+        minCriticality: 0,
+        minRecords: 3,
+        minSensors: 2,
+        within: '1m',
+        duration: '1h',
+        sensors: null,
+        endpoints: null,
+        threat: null,
+        address: 'source',
+      },
+    },
+  } as never);
+  const tracker = new AddressTracker(1000);
+  const seen = (at: number, sensor: string) =>
+    tracker.observe('u', 0, rule as never, { at, sensor, criticality: 2 }, Number.NEGATIVE_INFINITY);
+  assert.equal(seen(0, 'a'), null);
+  assert.equal(seen(1000, 'a'), null);
+  assert.equal(seen(2000, 'a'), null, 'three records but one sensor');
+  assert.deepEqual(seen(3000, 'b'), { records: 3, sensors: ['a', 'b'], criticality: 2 });
+  // Long after: the window holds only the newest record.
+  assert.equal(seen(200_000, 'b'), null);
+  for (let i = 0; i < 1500; i++)
+    tracker.observe(`n${i}`, 0, rule as never, { at: i, sensor: 's', criticality: 0 }, 0);
+  assert.equal(tracker.size, 1000);
+  assert.equal(tracker.dropped, 501);
+});

@@ -1,0 +1,111 @@
+// Each feed format against its consumer's documented syntax: one address or CIDR per line for PAN-OS EDLs,
+// FortiGate threat feeds and plain lists; RouterOS commands that fill a temporary list and swap it in; an
+// nftables script that Debian's `nft` accepts (checked with `nft -c` in a fresh network namespace when run
+// as root); JSON with the documented fields.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseNetwork } from '../../src/decisions/networks.js';
+import { type FeedItem, renderFeed } from '../../src/decisions/render-feed.js';
+import type { Block } from '../../src/store/decisions.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+function item(address: string, untilSeconds: number, fields: Partial<Block> = {}): FeedItem {
+  return {
+    network: parseNetwork(address) as FeedItem['network'],
+    block: {
+      address,
+      rule: 'critical',
+      reason: 'rule critical: criticality >= 4',
+      since: new Date(NOW - 60_000).toISOString(),
+      until: new Date(NOW + untilSeconds * 1000).toISOString(),
+      criticality: 4,
+      records: 2,
+      sensors: ['fw1', 'fw2'],
+      who: null,
+      ...fields,
+    },
+  };
+}
+
+const ITEMS = [
+  item('192.0.2.7/32', 3600),
+  item('198.51.100.0/24', 90_061),
+  item('2001:db8:aa:bb::/64', 59.2),
+];
+
+test('plain, paloalto and fortinet: one address (or CIDR for a wider block) per line, nothing else', () => {
+  for (const format of ['plain', 'paloalto', 'fortinet'] as const) {
+    const text = renderFeed(format, ITEMS, NOW);
+    assert.equal(text, '192.0.2.7\n198.51.100.0/24\n2001:db8:aa:bb::/64\n');
+    assert.equal(renderFeed(format, [], NOW), '');
+  }
+});
+
+test('json: the documented fields of each block', () => {
+  const parsed = JSON.parse(renderFeed('json', ITEMS.slice(0, 1), NOW)) as unknown[];
+  assert.deepEqual(parsed, [
+    {
+      address: '192.0.2.7/32',
+      until: '2026-01-01T01:00:00.000Z',
+      rule: 'critical',
+      reason: 'rule critical: criticality >= 4',
+      records: 2,
+      sensors: ['fw1', 'fw2'],
+    },
+  ]);
+  assert.equal(renderFeed('json', [], NOW), '[]\n');
+});
+
+test('mikrotik: a temporary list per family filled with timeouts, then swapped in', () => {
+  const lines = renderFeed('mikrotik', ITEMS, NOW).trimEnd().split('\n');
+  assert.deepEqual(lines, [
+    '# threatcol blocklist: /tool fetch, then /import',
+    '/ip firewall address-list remove [find list=threatcol-new]',
+    '/ip firewall address-list add list=threatcol-new address=192.0.2.7 timeout=1h',
+    '/ip firewall address-list add list=threatcol-new address=198.51.100.0/24 timeout=1d1h1m1s',
+    '/ip firewall address-list remove [find list=threatcol]',
+    '/ip firewall address-list set [find list=threatcol-new] list=threatcol',
+    '/ipv6 firewall address-list remove [find list=threatcol-new]',
+    '/ipv6 firewall address-list add list=threatcol-new address=2001:db8:aa:bb::/64 timeout=1m',
+    '/ipv6 firewall address-list remove [find list=threatcol]',
+    '/ipv6 firewall address-list set [find list=threatcol-new] list=threatcol',
+  ]);
+});
+
+test('nftables: the table made again with both sets (each block with its remaining time) and drop rules', (t) => {
+  const text = renderFeed('nftables', ITEMS, NOW);
+  assert.match(text, /elements = \{ 192\.0\.2\.7 timeout 3600s,\n\s+198\.51\.100\.0\/24 timeout 90061s \}/);
+  assert.match(text, /elements = \{ 2001:db8:aa:bb::\/64 timeout 60s \}/);
+  const empty = renderFeed('nftables', [], NOW);
+  assert.doesNotMatch(empty, /elements/);
+  if (process.getuid?.() !== 0 || spawnSync('nft', ['--version']).status !== 0) {
+    t.skip('nft -c needs root and nft (Debian: nftables)');
+    return;
+  }
+  const dir = makeTempDir(t);
+  for (const [name, script] of [
+    ['full.nft', text],
+    ['empty.nft', empty],
+  ] as const) {
+    const path = join(dir, name);
+    writeFileSync(path, script);
+    // A fresh network namespace: the check touches no table of the machine.
+    const check = spawnSync('unshare', ['--net', 'nft', '-c', '-f', path], { encoding: 'utf8' });
+    assert.equal(check.status, 0, `${name}: ${check.stderr}`);
+  }
+  // Applied twice (a firewall's timer runs it again and again), then read back.
+  const path = join(dir, 'full.nft');
+  const applied = spawnSync(
+    'unshare',
+    ['--net', 'sh', '-c', `nft -f ${path} && nft -f ${path} && nft list set inet threatcol blocked4`],
+    { encoding: 'utf8' },
+  );
+  assert.equal(applied.status, 0, applied.stderr);
+  assert.match(applied.stdout, /192\.0\.2\.7 timeout 1h/);
+  assert.match(applied.stdout, /198\.51\.100\.0\/24 timeout 1d1h1m1s/);
+});
