@@ -44,11 +44,13 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     { checkDaemon, checkPort, checkReady, connectHost, runningElsewhere },
     { servedFingerprint },
     { checkOutputs },
+    { checkRuntime },
   ] = await Promise.all([
     import('../check/local-checks.js'),
     import('../check/network-checks.js'),
     import('../check/tls-probe.js'),
     import('./outputs/check-outputs.js'),
+    import('../check/runtime-support.js'),
   ]);
   const results: CheckResult[] = [];
   let loaded: LoadedConfig | null = null;
@@ -78,6 +80,8 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
         : '';
     results.push({ name: 'config', status: 'fail', message: `${error.message}${consequence}` });
   }
+  // The runtime this runs on: the package's bundled one (a WARN once its line is past its end of life).
+  results.push(checkRuntime(process.version, Date.now()));
   if (loaded) {
     const uid = process.getuid?.() ?? -1;
     const tls = checkTls(loaded, Date.now());
