@@ -1,11 +1,14 @@
-// Formats rows as a plain text table with aligned columns.
+// Formats rows as a plain text table with aligned columns. Every cell is cleaned here (terminal-text.ts): a
+// line break, escape or bidi control in a field from outside cannot forge a row or act on the terminal.
+import { clean } from './terminal-text.js';
 
 export function formatTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const safeRows = rows.map((r) => r.map(clean));
+  const widths = header.map((h, i) => Math.max(h.length, ...safeRows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  return [line(header.map(clean)), ...safeRows.map(line)].join('\n');
 }
