@@ -3,7 +3,7 @@
 "use strict";
 module.exports = validate0;
 module.exports.default = validate0;
-const schema0 = {"type":"object","properties":{"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"enum":["json","cef",null],"default":"json","description":"message body: the stored record as JSON (null: json), or an ArcSight CEF line"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: syslog receiver host name or address"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"receiver port; null: 6514 for tls (RFC 5425), 514 for tcp"},"transport":{"enum":["tls","tcp"],"default":"tls","description":"tls: RFC 5425, the certificate verified (against ca); tcp: plain, only for a trusted network"},"facility":{"enum":["kern","user","mail","daemon","auth","syslog","lpr","news","uucp","cron","authpriv","ftp","ntp","audit","alert","clock","local0","local1","local2","local3","local4","local5","local6","local7"],"default":"local0","description":"syslog facility of the messages"},"hostname":{"type":["string","null"],"default":null,"description":"HOSTNAME field of the messages; null: this host name"},"sdId":{"type":"string","pattern":"^[^ =\\]\"]{1,32}$","default":"threatcol@32473","description":"structured-data ID carrying the record id (NAME@PEN)"}},"required":["host"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: the HEC base URL (https://splunk.example:8088); the token: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":["string","null"],"default":null,"description":"Splunk index; null: the token's default"},"sourcetype":{"type":"string","minLength":1,"default":"threatcol:threat","description":"sourcetype of the events"},"source":{"type":"string","minLength":1,"default":"threatcol","description":"source of the events"},"host":{"type":["string","null"],"default":null,"description":"the events' host; null: HEC's default"},"ackPollIntervalMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"with indexer acknowledgement: how often to ask whether a batch is indexed"},"ackTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":300000,"description":"with indexer acknowledgement: a batch not indexed within this is sent again"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: Elasticsearch or OpenSearch base URL; an API key: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"index":{"type":"string","minLength":1,"default":"threatcol","description":"index, alias or data stream the records are created in"},"username":{"type":["string","null"],"default":null,"description":"basic authentication user (with passwordFile or passwordEnv)"},"timestampField":{"type":["string","null"],"minLength":1,"default":"@timestamp","description":"field set to the record's received_at (data streams need @timestamp); null: none"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"host":{"type":"string","minLength":1,"description":"required: SMTP server (a relay or submission server)"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"SMTP port; null: 465 for tls, 587 for starttls"},"security":{"enum":["starttls","tls"],"default":"starttls","description":"starttls: upgrade required (never plain text); tls: TLS from the first byte"},"username":{"type":["string","null"],"default":null,"description":"SMTP AUTH user (with passwordFile or passwordEnv); null: no AUTH"},"from":{"type":"string","minLength":3,"description":"required: sender address of the alert mails"},"to":{"type":"array","items":{"type":"string","minLength":3},"minItems":1,"description":"required: recipients of the alert mails"},"subjectPrefix":{"type":"string","default":"[threatcol]","description":"start of every subject"},"minIntervalMs":{"type":"integer","minimum":1000,"maximum":86400000,"default":300000,"description":"at most one mail per this interval; the next carries every record since (batch default: maxRecords 10000, maxWaitMs 10000)"}},"required":["host","from","to"],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""}}};
+const schema0 = {"type":"object","properties":{"outputs":{"type":"object","default":{},"propertyNames":{"pattern":"^[A-Za-z0-9_-]{1,64}$"},"additionalProperties":{"type":"object","required":["type"],"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"}},"allOf":[{"if":{"properties":{"type":{"const":"webhook"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: where each batch is POSTed"},"format":{"enum":["json","slack",null],"description":"json (default): {\"records\": [...]}; slack: {\"text\": \"...\"} for Slack, Mattermost, Teams"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"deadLetterMaxBytes":{"type":"integer","minimum":65536,"maximum":1099511627776,"description":"the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log"},"slackMaxRecords":{"type":"integer","minimum":0,"maximum":100,"default":10,"description":"format slack: records quoted in the message (the rest are counted)"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"syslog"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"enum":["json","cef",null],"default":"json","description":"message body: the stored record as JSON (null: json), or an ArcSight CEF line"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"deadLetterMaxBytes":{"type":"integer","minimum":65536,"maximum":1099511627776,"description":"the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log"},"host":{"type":"string","minLength":1,"description":"required: syslog receiver host name or address"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"receiver port; null: 6514 for tls (RFC 5425), 514 for tcp"},"transport":{"enum":["tls","tcp"],"default":"tls","description":"tls: RFC 5425, the certificate verified (against ca); tcp: plain, only for a trusted network"},"facility":{"enum":["kern","user","mail","daemon","auth","syslog","lpr","news","uucp","cron","authpriv","ftp","ntp","audit","alert","clock","local0","local1","local2","local3","local4","local5","local6","local7"],"default":"local0","description":"syslog facility of the messages"},"hostname":{"type":["string","null"],"default":null,"description":"HOSTNAME field of the messages; null: this host name"},"sdId":{"type":"string","pattern":"^[^ =\\]\"]{1,32}$","default":"threatcol@32473","description":"structured-data ID carrying the record id (NAME@PEN)"}},"required":["host"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"splunk_hec"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: the HEC base URL (https://splunk.example:8088); the token: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"deadLetterMaxBytes":{"type":"integer","minimum":65536,"maximum":1099511627776,"description":"the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log"},"index":{"type":["string","null"],"default":null,"description":"Splunk index; null: the token's default"},"sourcetype":{"type":"string","minLength":1,"default":"threatcol:threat","description":"sourcetype of the events"},"source":{"type":"string","minLength":1,"default":"threatcol","description":"source of the events"},"host":{"type":["string","null"],"default":null,"description":"the events' host; null: HEC's default"},"ackPollIntervalMs":{"type":"integer","minimum":1,"maximum":86400000,"default":10000,"description":"with indexer acknowledgement: how often to ask whether a batch is indexed"},"ackTimeoutMs":{"type":"integer","minimum":1,"maximum":86400000,"default":300000,"description":"with indexer acknowledgement: a batch not indexed within this is sent again"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"elasticsearch"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":"string","pattern":"^https?://","description":"required: Elasticsearch or OpenSearch base URL; an API key: tokenFile or tokenEnv"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"deadLetterMaxBytes":{"type":"integer","minimum":65536,"maximum":1099511627776,"description":"the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log"},"index":{"type":"string","minLength":1,"default":"threatcol","description":"index, alias or data stream the records are created in"},"username":{"type":["string","null"],"default":null,"description":"basic authentication user (with passwordFile or passwordEnv)"},"timestampField":{"type":["string","null"],"minLength":1,"default":"@timestamp","description":"field set to the record's received_at (data streams need @timestamp); null: none"}},"required":["url"],"additionalProperties":false}},{"if":{"properties":{"type":{"const":"email"}}},"then":{"properties":{"type":{"enum":["syslog","splunk_hec","elasticsearch","webhook","email"],"description":"the receiver: syslog, splunk_hec, elasticsearch, webhook or email (required)"},"enabled":{"type":"boolean","description":"false: not forwarded; retention keeps nothing for it"},"url":{"type":["string","null"],"minLength":1,"description":"the receiver's URL (http:// warns at start unless loopback)"},"format":{"type":["string","null"],"minLength":1,"description":"message format, per type (webhook: json or slack; syslog: json or cef)"},"filter":{"type":"object","additionalProperties":false,"description":"which records: {minCriticality 0-4, sensors [names], endpoints [\"firewall\", \"generic\", \"syslog\"]}; the others are passed","properties":{"minCriticality":{"type":"integer","minimum":0,"maximum":4},"sensors":{"type":["array","null"],"items":{"type":"string","minLength":1}},"endpoints":{"type":["array","null"],"items":{"enum":["firewall","generic","syslog"]}}}},"batch":{"type":"object","additionalProperties":false,"description":"a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record","properties":{"maxRecords":{"type":"integer","minimum":1,"maximum":100000},"maxBytes":{"type":"integer","minimum":1024,"maximum":268435456},"maxWaitMs":{"type":"integer","minimum":0,"maximum":3600000}}},"tokenFile":{"type":["string","null"],"minLength":1,"description":"file holding the token: webhook Authorization: Bearer, splunk_hec the HEC token, elasticsearch the API key"},"tokenEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the token (instead of tokenFile)"},"passwordFile":{"type":["string","null"],"minLength":1,"description":"file holding the password: elasticsearch basic auth, email SMTP AUTH"},"passwordEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the password"},"secretFile":{"type":["string","null"],"minLength":1,"description":"file holding the signing secret (webhook: X-Threatcol-Signature)"},"secretEnv":{"type":["string","null"],"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","description":"environment variable holding the signing secret"},"ca":{"type":["string","null"],"minLength":1,"description":"PEM CA bundle to verify the receiver with; null: the system CAs"},"timeoutMs":{"type":"integer","minimum":100,"maximum":600000,"description":"bounds each wait of a delivery attempt: the connection (at most 10 s of it), the answer, the write, each SMTP step"},"retryMaxMs":{"type":"integer","minimum":1000,"maximum":3600000,"description":"longest wait between attempts of a failing output (backoff doubles from 1 s, with jitter)"},"maxLag":{"type":["string","integer","null"],"pattern":"^\\d{1,6}[smhd]$","minimum":4096,"description":"retention may delete records this output has not forwarded once it is this far behind: an age (\"7d\") or bytes; null: never"},"startAt":{"enum":["now","oldest"],"description":"where a new output starts: records stored from now on, or the oldest still kept"},"deadLetterMaxBytes":{"type":"integer","minimum":65536,"maximum":1099511627776,"description":"the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log"},"host":{"type":"string","minLength":1,"description":"required: SMTP server (a relay or submission server)"},"port":{"type":["integer","null"],"minimum":1,"maximum":65535,"default":null,"description":"SMTP port; null: 465 for tls, 587 for starttls"},"security":{"enum":["starttls","tls"],"default":"starttls","description":"starttls: upgrade required (never plain text); tls: TLS from the first byte"},"username":{"type":["string","null"],"default":null,"description":"SMTP AUTH user (with passwordFile or passwordEnv); null: no AUTH"},"from":{"type":"string","minLength":3,"description":"required: sender address of the alert mails"},"to":{"type":"array","items":{"type":"string","minLength":3},"minItems":1,"description":"required: recipients of the alert mails"},"subjectPrefix":{"type":"string","default":"[threatcol]","description":"start of every subject"},"minIntervalMs":{"type":"integer","minimum":1000,"maximum":86400000,"default":300000,"description":"at most one mail per this interval; the next carries every record since (batch default: maxRecords 10000, maxWaitMs 10000)"}},"required":["host","from","to"],"additionalProperties":false}}]},"description":"where records are forwarded: NAME ([A-Za-z0-9_-]{1,64}) to an output {type, url, filter, batch, ...}; see docs/operations.md \"Outputs\""}}};
 const pattern0 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 const pattern1 = new RegExp("^https?://", "u");
 const pattern2 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -726,9 +726,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-let data28 = data1.slackMaxRecords;
+if(data1.deadLetterMaxBytes !== undefined){
+let data28 = data1.deadLetterMaxBytes;
 if(!((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28)))){
-const err55 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err55 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/deadLetterMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -738,8 +739,8 @@ vErrors.push(err55);
 errors++;
 }
 if(typeof data28 == "number"){
-if(data28 > 100 || isNaN(data28)){
-const err56 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(data28 > 1099511627776 || isNaN(data28)){
+const err56 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/deadLetterMaxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1099511627776},message:"must be <= 1099511627776"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -748,8 +749,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data28 < 65536 || isNaN(data28)){
+const err57 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/deadLetterMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -760,11 +761,9 @@ errors++;
 }
 }
 }
-var _valid0 = _errs11 === errors;
-valid4 = _valid0;
-}
-if(!valid4){
-const err58 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+let data29 = data1.slackMaxRecords;
+if(!((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29)))){
+const err58 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -773,13 +772,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-const _errs64 = errors;
-let valid13 = true;
-const _errs65 = errors;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.type !== undefined){
-if("syslog" !== data1.type){
-const err59 = {};
+if(typeof data29 == "number"){
+if(data29 > 100 || isNaN(data29)){
+const err59 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -788,20 +783,60 @@ vErrors.push(err59);
 }
 errors++;
 }
+if(data29 < 0 || isNaN(data29)){
+const err60 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/slackMaxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/0/then/properties/slackMaxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
 }
 }
-var _valid1 = _errs65 === errors;
-errors = _errs64;
+}
+var _valid0 = _errs11 === errors;
+valid4 = _valid0;
+}
+if(!valid4){
+const err61 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+const _errs66 = errors;
+let valid13 = true;
+const _errs67 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("syslog" !== data1.type){
+const err62 = {};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs67 === errors;
+errors = _errs66;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs66){
+vErrors.length = _errs66;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid1){
-const _errs67 = errors;
+const _errs69 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.format === undefined){
 data1.format = "json";
@@ -822,43 +857,7 @@ if(data1.sdId === undefined){
 data1.sdId = "threatcol@32473";
 }
 if(data1.host === undefined){
-const err60 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-for(const key5 in data1){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[1].then.properties, key5))){
-const err61 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-}
-if(data1.type !== undefined){
-let data30 = data1.type;
-if(!(((((data30 === "syslog") || (data30 === "splunk_hec")) || (data30 === "elasticsearch")) || (data30 === "webhook")) || (data30 === "email"))){
-const err62 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-if(data1.enabled !== undefined){
-if(typeof data1.enabled !== "boolean"){
-const err63 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err63 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -867,11 +866,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data1.url !== undefined){
-let data32 = data1.url;
-if((typeof data32 !== "string") && (data32 !== null)){
-const err64 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
+for(const key5 in data1){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[1].then.properties, key5))){
+const err64 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -880,9 +877,11 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(typeof data32 === "string"){
-if(func1(data32) < 1){
-const err65 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.type !== undefined){
+let data31 = data1.type;
+if(!(((((data31 === "syslog") || (data31 === "splunk_hec")) || (data31 === "elasticsearch")) || (data31 === "webhook")) || (data31 === "email"))){
+const err65 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -892,10 +891,9 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-let data33 = data1.format;
-if(!(((data33 === "json") || (data33 === "cef")) || (data33 === null))){
-const err66 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err66 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -904,12 +902,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data1.filter !== undefined){
-let data34 = data1.filter;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-for(const key6 in data34){
-if(!(((key6 === "minCriticality") || (key6 === "sensors")) || (key6 === "endpoints"))){
-const err67 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data1.url !== undefined){
+let data33 = data1.url;
+if((typeof data33 !== "string") && (data33 !== null)){
+const err67 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -918,11 +915,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data34.minCriticality !== undefined){
-let data35 = data34.minCriticality;
-if(!((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35)))){
-const err68 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err68 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -931,9 +926,11 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(typeof data35 == "number"){
-if(data35 > 4 || isNaN(data35)){
-const err69 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+}
+}
+let data34 = data1.format;
+if(!(((data34 === "json") || (data34 === "cef")) || (data34 === null))){
+const err69 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/format/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -942,8 +939,12 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data35 < 0 || isNaN(data35)){
-const err70 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data1.filter !== undefined){
+let data35 = data1.filter;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+for(const key6 in data35){
+if(!(((key6 === "minCriticality") || (key6 === "sensors")) || (key6 === "endpoints"))){
+const err70 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -953,11 +954,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-if(data34.sensors !== undefined){
-let data36 = data34.sensors;
-if((!(Array.isArray(data36))) && (data36 !== null)){
-const err71 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data35.minCriticality !== undefined){
+let data36 = data35.minCriticality;
+if(!((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36)))){
+const err71 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -966,13 +966,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(Array.isArray(data36)){
-const len2 = data36.length;
-for(let i2=0; i2<len2; i2++){
-let data37 = data36[i2];
-if(typeof data37 === "string"){
-if(func1(data37) < 1){
-const err72 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data36 == "number"){
+if(data36 > 4 || isNaN(data36)){
+const err72 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -981,9 +977,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data36 < 0 || isNaN(data36)){
+const err73 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -994,11 +989,10 @@ errors++;
 }
 }
 }
-}
-if(data34.endpoints !== undefined){
-let data38 = data34.endpoints;
-if((!(Array.isArray(data38))) && (data38 !== null)){
-const err74 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data35.sensors !== undefined){
+let data37 = data35.sensors;
+if((!(Array.isArray(data37))) && (data37 !== null)){
+const err74 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1007,12 +1001,13 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(Array.isArray(data38)){
-const len3 = data38.length;
-for(let i3=0; i3<len3; i3++){
-let data39 = data38[i3];
-if(!(((data39 === "firewall") || (data39 === "generic")) || (data39 === "syslog"))){
-const err75 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i3,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+if(Array.isArray(data37)){
+const len2 = data37.length;
+for(let i2=0; i2<len2; i2++){
+let data38 = data37[i2];
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err75 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1022,11 +1017,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-}
-}
 else {
-const err76 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err76 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i2,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1036,12 +1028,12 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data1.batch !== undefined){
-let data40 = data1.batch;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-for(const key7 in data40){
-if(!(((key7 === "maxRecords") || (key7 === "maxBytes")) || (key7 === "maxWaitMs"))){
-const err77 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+}
+if(data35.endpoints !== undefined){
+let data39 = data35.endpoints;
+if((!(Array.isArray(data39))) && (data39 !== null)){
+const err77 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1050,11 +1042,12 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data40.maxRecords !== undefined){
-let data41 = data40.maxRecords;
-if(!((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41)))){
-const err78 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data39)){
+const len3 = data39.length;
+for(let i3=0; i3<len3; i3++){
+let data40 = data39[i3];
+if(!(((data40 === "firewall") || (data40 === "generic")) || (data40 === "syslog"))){
+const err78 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i3,schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1063,9 +1056,12 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(typeof data41 == "number"){
-if(data41 > 100000 || isNaN(data41)){
-const err79 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1074,8 +1070,13 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data41 < 1 || isNaN(data41)){
-const err80 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data1.batch !== undefined){
+let data41 = data1.batch;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key7 in data41){
+if(!(((key7 === "maxRecords") || (key7 === "maxBytes")) || (key7 === "maxWaitMs"))){
+const err80 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1085,11 +1086,10 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
-if(data40.maxBytes !== undefined){
-let data42 = data40.maxBytes;
+if(data41.maxRecords !== undefined){
+let data42 = data41.maxRecords;
 if(!((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42)))){
-const err81 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err81 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1099,8 +1099,8 @@ vErrors.push(err81);
 errors++;
 }
 if(typeof data42 == "number"){
-if(data42 > 268435456 || isNaN(data42)){
-const err82 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+if(data42 > 100000 || isNaN(data42)){
+const err82 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1109,8 +1109,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data42 < 1024 || isNaN(data42)){
-const err83 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(data42 < 1 || isNaN(data42)){
+const err83 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1121,10 +1121,10 @@ errors++;
 }
 }
 }
-if(data40.maxWaitMs !== undefined){
-let data43 = data40.maxWaitMs;
+if(data41.maxBytes !== undefined){
+let data43 = data41.maxBytes;
 if(!((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43)))){
-const err84 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err84 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1134,8 +1134,8 @@ vErrors.push(err84);
 errors++;
 }
 if(typeof data43 == "number"){
-if(data43 > 3600000 || isNaN(data43)){
-const err85 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(data43 > 268435456 || isNaN(data43)){
+const err85 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1144,8 +1144,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data43 < 0 || isNaN(data43)){
-const err86 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data43 < 1024 || isNaN(data43)){
+const err86 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1156,9 +1156,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.maxWaitMs !== undefined){
+let data44 = data41.maxWaitMs;
+if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
+const err87 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1167,11 +1168,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data1.tokenFile !== undefined){
-let data44 = data1.tokenFile;
-if((typeof data44 !== "string") && (data44 !== null)){
-const err88 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenFile.type},message:"must be string,null"};
+if(typeof data44 == "number"){
+if(data44 > 3600000 || isNaN(data44)){
+const err88 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1180,9 +1179,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(typeof data44 === "string"){
-if(func1(data44) < 1){
-const err89 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data44 < 0 || isNaN(data44)){
+const err89 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1193,10 +1191,9 @@ errors++;
 }
 }
 }
-if(data1.tokenEnv !== undefined){
-let data45 = data1.tokenEnv;
-if((typeof data45 !== "string") && (data45 !== null)){
-const err90 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenEnv.type},message:"must be string,null"};
+}
+else {
+const err90 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1205,9 +1202,11 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(typeof data45 === "string"){
-if(!pattern2.test(data45)){
-const err91 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+if(data1.tokenFile !== undefined){
+let data45 = data1.tokenFile;
+if((typeof data45 !== "string") && (data45 !== null)){
+const err91 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1216,12 +1215,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-}
-if(data1.passwordFile !== undefined){
-let data46 = data1.passwordFile;
-if((typeof data46 !== "string") && (data46 !== null)){
-const err92 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordFile.type},message:"must be string,null"};
+if(typeof data45 === "string"){
+if(func1(data45) < 1){
+const err92 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1230,9 +1226,12 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(typeof data46 === "string"){
-if(func1(data46) < 1){
-const err93 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data1.tokenEnv !== undefined){
+let data46 = data1.tokenEnv;
+if((typeof data46 !== "string") && (data46 !== null)){
+const err93 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1241,12 +1240,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-}
-if(data1.passwordEnv !== undefined){
-let data47 = data1.passwordEnv;
-if((typeof data47 !== "string") && (data47 !== null)){
-const err94 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordEnv.type},message:"must be string,null"};
+if(typeof data46 === "string"){
+if(!pattern2.test(data46)){
+const err94 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1255,9 +1251,12 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(typeof data47 === "string"){
-if(!pattern2.test(data47)){
-const err95 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data1.passwordFile !== undefined){
+let data47 = data1.passwordFile;
+if((typeof data47 !== "string") && (data47 !== null)){
+const err95 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1266,12 +1265,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-}
-if(data1.secretFile !== undefined){
-let data48 = data1.secretFile;
-if((typeof data48 !== "string") && (data48 !== null)){
-const err96 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretFile.type},message:"must be string,null"};
+if(typeof data47 === "string"){
+if(func1(data47) < 1){
+const err96 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1280,9 +1276,12 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(typeof data48 === "string"){
-if(func1(data48) < 1){
-const err97 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data1.passwordEnv !== undefined){
+let data48 = data1.passwordEnv;
+if((typeof data48 !== "string") && (data48 !== null)){
+const err97 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1291,12 +1290,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-if(data1.secretEnv !== undefined){
-let data49 = data1.secretEnv;
-if((typeof data49 !== "string") && (data49 !== null)){
-const err98 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretEnv.type},message:"must be string,null"};
+if(typeof data48 === "string"){
+if(!pattern2.test(data48)){
+const err98 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1305,9 +1301,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(typeof data49 === "string"){
-if(!pattern2.test(data49)){
-const err99 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data1.secretFile !== undefined){
+let data49 = data1.secretFile;
+if((typeof data49 !== "string") && (data49 !== null)){
+const err99 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1316,12 +1315,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-}
-if(data1.ca !== undefined){
-let data50 = data1.ca;
-if((typeof data50 !== "string") && (data50 !== null)){
-const err100 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.ca.type},message:"must be string,null"};
+if(typeof data49 === "string"){
+if(func1(data49) < 1){
+const err100 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1330,9 +1326,12 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(typeof data50 === "string"){
-if(func1(data50) < 1){
-const err101 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data1.secretEnv !== undefined){
+let data50 = data1.secretEnv;
+if((typeof data50 !== "string") && (data50 !== null)){
+const err101 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1341,12 +1340,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-}
-if(data1.timeoutMs !== undefined){
-let data51 = data1.timeoutMs;
-if(!((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51)))){
-const err102 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data50 === "string"){
+if(!pattern2.test(data50)){
+const err102 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1355,9 +1351,12 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(typeof data51 == "number"){
-if(data51 > 600000 || isNaN(data51)){
-const err103 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+}
+if(data1.ca !== undefined){
+let data51 = data1.ca;
+if((typeof data51 !== "string") && (data51 !== null)){
+const err103 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1366,8 +1365,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-if(data51 < 100 || isNaN(data51)){
-const err104 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data51 === "string"){
+if(func1(data51) < 1){
+const err104 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1378,10 +1378,10 @@ errors++;
 }
 }
 }
-if(data1.retryMaxMs !== undefined){
-let data52 = data1.retryMaxMs;
+if(data1.timeoutMs !== undefined){
+let data52 = data1.timeoutMs;
 if(!((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52)))){
-const err105 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err105 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1391,8 +1391,8 @@ vErrors.push(err105);
 errors++;
 }
 if(typeof data52 == "number"){
-if(data52 > 3600000 || isNaN(data52)){
-const err106 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(data52 > 600000 || isNaN(data52)){
+const err106 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1401,8 +1401,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(data52 < 1000 || isNaN(data52)){
-const err107 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(data52 < 100 || isNaN(data52)){
+const err107 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1413,10 +1413,10 @@ errors++;
 }
 }
 }
-if(data1.maxLag !== undefined){
-let data53 = data1.maxLag;
-if(((typeof data53 !== "string") && (!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))))) && (data53 !== null)){
-const err108 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data1.retryMaxMs !== undefined){
+let data53 = data1.retryMaxMs;
+if(!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53)))){
+const err108 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1426,8 +1426,8 @@ vErrors.push(err108);
 errors++;
 }
 if(typeof data53 == "number"){
-if(data53 < 4096 || isNaN(data53)){
-const err109 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(data53 > 3600000 || isNaN(data53)){
+const err109 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1436,10 +1436,8 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-if(typeof data53 === "string"){
-if(!pattern5.test(data53)){
-const err110 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data53 < 1000 || isNaN(data53)){
+const err110 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1450,10 +1448,10 @@ errors++;
 }
 }
 }
-if(data1.startAt !== undefined){
-let data54 = data1.startAt;
-if(!((data54 === "now") || (data54 === "oldest"))){
-const err111 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data1.maxLag !== undefined){
+let data54 = data1.maxLag;
+if(((typeof data54 !== "string") && (!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))))) && (data54 !== null)){
+const err111 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1462,12 +1460,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-}
-if(data1.host !== undefined){
-let data55 = data1.host;
-if(typeof data55 === "string"){
-if(func1(data55) < 1){
-const err112 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data54 == "number"){
+if(data54 < 4096 || isNaN(data54)){
+const err112 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1477,8 +1472,9 @@ vErrors.push(err112);
 errors++;
 }
 }
-else {
-const err113 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data54 === "string"){
+if(!pattern5.test(data54)){
+const err113 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1488,9 +1484,11 @@ vErrors.push(err113);
 errors++;
 }
 }
-let data56 = data1.port;
-if((!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))) && (data56 !== null)){
-const err114 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.port.type},message:"must be integer,null"};
+}
+if(data1.startAt !== undefined){
+let data55 = data1.startAt;
+if(!((data55 === "now") || (data55 === "oldest"))){
+const err114 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1499,9 +1497,11 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(typeof data56 == "number"){
-if(data56 > 65535 || isNaN(data56)){
-const err115 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+if(data1.deadLetterMaxBytes !== undefined){
+let data56 = data1.deadLetterMaxBytes;
+if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
+const err115 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/deadLetterMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1510,8 +1510,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data56 < 1 || isNaN(data56)){
-const err116 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data56 == "number"){
+if(data56 > 1099511627776 || isNaN(data56)){
+const err116 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/deadLetterMaxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1099511627776},message:"must be <= 1099511627776"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1520,10 +1521,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-}
-let data57 = data1.transport;
-if(!((data57 === "tls") || (data57 === "tcp"))){
-const err117 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/transport",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/transport/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.transport.enum},message:"must be equal to one of the allowed values"};
+if(data56 < 65536 || isNaN(data56)){
+const err117 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/deadLetterMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1532,9 +1531,13 @@ vErrors.push(err117);
 }
 errors++;
 }
-let data58 = data1.facility;
-if(!((((((((((((((((((((((((data58 === "kern") || (data58 === "user")) || (data58 === "mail")) || (data58 === "daemon")) || (data58 === "auth")) || (data58 === "syslog")) || (data58 === "lpr")) || (data58 === "news")) || (data58 === "uucp")) || (data58 === "cron")) || (data58 === "authpriv")) || (data58 === "ftp")) || (data58 === "ntp")) || (data58 === "audit")) || (data58 === "alert")) || (data58 === "clock")) || (data58 === "local0")) || (data58 === "local1")) || (data58 === "local2")) || (data58 === "local3")) || (data58 === "local4")) || (data58 === "local5")) || (data58 === "local6")) || (data58 === "local7"))){
-const err118 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/facility",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/facility/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.facility.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data1.host !== undefined){
+let data57 = data1.host;
+if(typeof data57 === "string"){
+if(func1(data57) < 1){
+const err118 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1543,9 +1546,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-let data59 = data1.hostname;
-if((typeof data59 !== "string") && (data59 !== null)){
-const err119 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/hostname",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/hostname/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.hostname.type},message:"must be string,null"};
+}
+else {
+const err119 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1554,10 +1557,10 @@ vErrors.push(err119);
 }
 errors++;
 }
-let data60 = data1.sdId;
-if(typeof data60 === "string"){
-if(!pattern10.test(data60)){
-const err120 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/pattern",keyword:"pattern",params:{pattern: "^[^ =\\]\"]{1,32}$"},message:"must match pattern \""+"^[^ =\\]\"]{1,32}$"+"\""};
+}
+let data58 = data1.port;
+if((!((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58)))) && (data58 !== null)){
+const err120 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.port.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1566,9 +1569,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-else {
-const err121 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data58 == "number"){
+if(data58 > 65535 || isNaN(data58)){
+const err121 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1577,12 +1580,8 @@ vErrors.push(err121);
 }
 errors++;
 }
-}
-var _valid1 = _errs67 === errors;
-valid13 = _valid1;
-}
-if(!valid13){
-const err122 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data58 < 1 || isNaN(data58)){
+const err122 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1591,13 +1590,10 @@ vErrors.push(err122);
 }
 errors++;
 }
-const _errs128 = errors;
-let valid22 = true;
-const _errs129 = errors;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.type !== undefined){
-if("splunk_hec" !== data1.type){
-const err123 = {};
+}
+let data59 = data1.transport;
+if(!((data59 === "tls") || (data59 === "tcp"))){
+const err123 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/transport",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/transport/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1606,20 +1602,94 @@ vErrors.push(err123);
 }
 errors++;
 }
+let data60 = data1.facility;
+if(!((((((((((((((((((((((((data60 === "kern") || (data60 === "user")) || (data60 === "mail")) || (data60 === "daemon")) || (data60 === "auth")) || (data60 === "syslog")) || (data60 === "lpr")) || (data60 === "news")) || (data60 === "uucp")) || (data60 === "cron")) || (data60 === "authpriv")) || (data60 === "ftp")) || (data60 === "ntp")) || (data60 === "audit")) || (data60 === "alert")) || (data60 === "clock")) || (data60 === "local0")) || (data60 === "local1")) || (data60 === "local2")) || (data60 === "local3")) || (data60 === "local4")) || (data60 === "local5")) || (data60 === "local6")) || (data60 === "local7"))){
+const err124 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/facility",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/facility/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.facility.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+let data61 = data1.hostname;
+if((typeof data61 !== "string") && (data61 !== null)){
+const err125 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/hostname",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/hostname/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[1].then.properties.hostname.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+let data62 = data1.sdId;
+if(typeof data62 === "string"){
+if(!pattern10.test(data62)){
+const err126 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/pattern",keyword:"pattern",params:{pattern: "^[^ =\\]\"]{1,32}$"},message:"must match pattern \""+"^[^ =\\]\"]{1,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
 }
 }
-var _valid2 = _errs129 === errors;
-errors = _errs128;
+else {
+const err127 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sdId",schemaPath:"#/properties/outputs/additionalProperties/allOf/1/then/properties/sdId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+var _valid1 = _errs69 === errors;
+valid13 = _valid1;
+}
+if(!valid13){
+const err128 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+const _errs132 = errors;
+let valid22 = true;
+const _errs133 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("splunk_hec" !== data1.type){
+const err129 = {};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs133 === errors;
+errors = _errs132;
 if(vErrors !== null){
-if(_errs128){
-vErrors.length = _errs128;
+if(_errs132){
+vErrors.length = _errs132;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid2){
-const _errs131 = errors;
+const _errs135 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.index === undefined){
 data1.index = null;
@@ -1640,81 +1710,7 @@ if(data1.ackTimeoutMs === undefined){
 data1.ackTimeoutMs = 300000;
 }
 if(data1.url === undefined){
-const err124 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-for(const key8 in data1){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[2].then.properties, key8))){
-const err125 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-}
-if(data1.type !== undefined){
-let data62 = data1.type;
-if(!(((((data62 === "syslog") || (data62 === "splunk_hec")) || (data62 === "elasticsearch")) || (data62 === "webhook")) || (data62 === "email"))){
-const err126 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-}
-if(data1.enabled !== undefined){
-if(typeof data1.enabled !== "boolean"){
-const err127 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-}
-if(data1.url !== undefined){
-let data64 = data1.url;
-if(typeof data64 === "string"){
-if(!pattern1.test(data64)){
-const err128 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-}
-else {
-const err129 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-}
-if(data1.format !== undefined){
-let data65 = data1.format;
-if((typeof data65 !== "string") && (data65 !== null)){
-const err130 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
+const err130 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1723,9 +1719,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(typeof data65 === "string"){
-if(func1(data65) < 1){
-const err131 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key8 in data1){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[2].then.properties, key8))){
+const err131 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1735,13 +1731,10 @@ vErrors.push(err131);
 errors++;
 }
 }
-}
-if(data1.filter !== undefined){
-let data66 = data1.filter;
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-for(const key9 in data66){
-if(!(((key9 === "minCriticality") || (key9 === "sensors")) || (key9 === "endpoints"))){
-const err132 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(data1.type !== undefined){
+let data64 = data1.type;
+if(!(((((data64 === "syslog") || (data64 === "splunk_hec")) || (data64 === "elasticsearch")) || (data64 === "webhook")) || (data64 === "email"))){
+const err132 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1751,10 +1744,9 @@ vErrors.push(err132);
 errors++;
 }
 }
-if(data66.minCriticality !== undefined){
-let data67 = data66.minCriticality;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err133 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err133 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1763,9 +1755,12 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 4 || isNaN(data67)){
-const err134 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+}
+if(data1.url !== undefined){
+let data66 = data1.url;
+if(typeof data66 === "string"){
+if(!pattern1.test(data66)){
+const err134 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1774,8 +1769,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(data67 < 0 || isNaN(data67)){
-const err135 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err135 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1785,11 +1781,10 @@ vErrors.push(err135);
 errors++;
 }
 }
-}
-if(data66.sensors !== undefined){
-let data68 = data66.sensors;
-if((!(Array.isArray(data68))) && (data68 !== null)){
-const err136 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data1.format !== undefined){
+let data67 = data1.format;
+if((typeof data67 !== "string") && (data67 !== null)){
+const err136 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1798,13 +1793,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(Array.isArray(data68)){
-const len4 = data68.length;
-for(let i4=0; i4<len4; i4++){
-let data69 = data68[i4];
-if(typeof data69 === "string"){
-if(func1(data69) < 1){
-const err137 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data67 === "string"){
+if(func1(data67) < 1){
+const err137 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1814,8 +1805,13 @@ vErrors.push(err137);
 errors++;
 }
 }
-else {
-const err138 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.filter !== undefined){
+let data68 = data1.filter;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key9 in data68){
+if(!(((key9 === "minCriticality") || (key9 === "sensors")) || (key9 === "endpoints"))){
+const err138 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1825,12 +1821,10 @@ vErrors.push(err138);
 errors++;
 }
 }
-}
-}
-if(data66.endpoints !== undefined){
-let data70 = data66.endpoints;
-if((!(Array.isArray(data70))) && (data70 !== null)){
-const err139 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data68.minCriticality !== undefined){
+let data69 = data68.minCriticality;
+if(!((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69)))){
+const err139 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1839,12 +1833,9 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(Array.isArray(data70)){
-const len5 = data70.length;
-for(let i5=0; i5<len5; i5++){
-let data71 = data70[i5];
-if(!(((data71 === "firewall") || (data71 === "generic")) || (data71 === "syslog"))){
-const err140 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+if(typeof data69 == "number"){
+if(data69 > 4 || isNaN(data69)){
+const err140 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1853,12 +1844,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data69 < 0 || isNaN(data69)){
+const err141 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1868,12 +1855,11 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data1.batch !== undefined){
-let data72 = data1.batch;
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-for(const key10 in data72){
-if(!(((key10 === "maxRecords") || (key10 === "maxBytes")) || (key10 === "maxWaitMs"))){
-const err142 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(data68.sensors !== undefined){
+let data70 = data68.sensors;
+if((!(Array.isArray(data70))) && (data70 !== null)){
+const err142 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1882,11 +1868,13 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-if(data72.maxRecords !== undefined){
-let data73 = data72.maxRecords;
-if(!((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73)))){
-const err143 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data70)){
+const len4 = data70.length;
+for(let i4=0; i4<len4; i4++){
+let data71 = data70[i4];
+if(typeof data71 === "string"){
+if(func1(data71) < 1){
+const err143 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1895,9 +1883,9 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(typeof data73 == "number"){
-if(data73 > 100000 || isNaN(data73)){
-const err144 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+else {
+const err144 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i4,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1906,8 +1894,13 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data73 < 1 || isNaN(data73)){
-const err145 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+if(data68.endpoints !== undefined){
+let data72 = data68.endpoints;
+if((!(Array.isArray(data72))) && (data72 !== null)){
+const err145 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1916,12 +1909,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-}
-if(data72.maxBytes !== undefined){
-let data74 = data72.maxBytes;
-if(!((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74)))){
-const err146 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data72)){
+const len5 = data72.length;
+for(let i5=0; i5<len5; i5++){
+let data73 = data72[i5];
+if(!(((data73 === "firewall") || (data73 === "generic")) || (data73 === "syslog"))){
+const err146 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i5,schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1930,9 +1923,12 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(typeof data74 == "number"){
-if(data74 > 268435456 || isNaN(data74)){
-const err147 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+}
+}
+}
+}
+else {
+const err147 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1941,8 +1937,13 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(data74 < 1024 || isNaN(data74)){
-const err148 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+if(data1.batch !== undefined){
+let data74 = data1.batch;
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+for(const key10 in data74){
+if(!(((key10 === "maxRecords") || (key10 === "maxBytes")) || (key10 === "maxWaitMs"))){
+const err148 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1952,11 +1953,10 @@ vErrors.push(err148);
 errors++;
 }
 }
-}
-if(data72.maxWaitMs !== undefined){
-let data75 = data72.maxWaitMs;
+if(data74.maxRecords !== undefined){
+let data75 = data74.maxRecords;
 if(!((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75)))){
-const err149 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err149 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1966,8 +1966,8 @@ vErrors.push(err149);
 errors++;
 }
 if(typeof data75 == "number"){
-if(data75 > 3600000 || isNaN(data75)){
-const err150 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(data75 > 100000 || isNaN(data75)){
+const err150 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -1976,8 +1976,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(data75 < 0 || isNaN(data75)){
-const err151 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data75 < 1 || isNaN(data75)){
+const err151 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -1988,9 +1988,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data74.maxBytes !== undefined){
+let data76 = data74.maxBytes;
+if(!((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76)))){
+const err152 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -1999,11 +2000,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-if(data1.tokenFile !== undefined){
-let data76 = data1.tokenFile;
-if((typeof data76 !== "string") && (data76 !== null)){
-const err153 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
+if(typeof data76 == "number"){
+if(data76 > 268435456 || isNaN(data76)){
+const err153 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2012,9 +2011,8 @@ vErrors.push(err153);
 }
 errors++;
 }
-if(typeof data76 === "string"){
-if(func1(data76) < 1){
-const err154 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data76 < 1024 || isNaN(data76)){
+const err154 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2025,10 +2023,10 @@ errors++;
 }
 }
 }
-if(data1.tokenEnv !== undefined){
-let data77 = data1.tokenEnv;
-if((typeof data77 !== "string") && (data77 !== null)){
-const err155 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
+if(data74.maxWaitMs !== undefined){
+let data77 = data74.maxWaitMs;
+if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
+const err155 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2037,9 +2035,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-if(typeof data77 === "string"){
-if(!pattern2.test(data77)){
-const err156 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data77 == "number"){
+if(data77 > 3600000 || isNaN(data77)){
+const err156 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2048,12 +2046,8 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-}
-if(data1.passwordFile !== undefined){
-let data78 = data1.passwordFile;
-if((typeof data78 !== "string") && (data78 !== null)){
-const err157 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
+if(data77 < 0 || isNaN(data77)){
+const err157 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2062,9 +2056,11 @@ vErrors.push(err157);
 }
 errors++;
 }
-if(typeof data78 === "string"){
-if(func1(data78) < 1){
-const err158 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+}
+else {
+const err158 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2074,11 +2070,10 @@ vErrors.push(err158);
 errors++;
 }
 }
-}
-if(data1.passwordEnv !== undefined){
-let data79 = data1.passwordEnv;
-if((typeof data79 !== "string") && (data79 !== null)){
-const err159 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
+if(data1.tokenFile !== undefined){
+let data78 = data1.tokenFile;
+if((typeof data78 !== "string") && (data78 !== null)){
+const err159 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2087,9 +2082,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(typeof data79 === "string"){
-if(!pattern2.test(data79)){
-const err160 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data78 === "string"){
+if(func1(data78) < 1){
+const err160 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2100,10 +2095,10 @@ errors++;
 }
 }
 }
-if(data1.secretFile !== undefined){
-let data80 = data1.secretFile;
-if((typeof data80 !== "string") && (data80 !== null)){
-const err161 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
+if(data1.tokenEnv !== undefined){
+let data79 = data1.tokenEnv;
+if((typeof data79 !== "string") && (data79 !== null)){
+const err161 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2112,9 +2107,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(typeof data80 === "string"){
-if(func1(data80) < 1){
-const err162 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data79 === "string"){
+if(!pattern2.test(data79)){
+const err162 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2125,10 +2120,10 @@ errors++;
 }
 }
 }
-if(data1.secretEnv !== undefined){
-let data81 = data1.secretEnv;
-if((typeof data81 !== "string") && (data81 !== null)){
-const err163 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
+if(data1.passwordFile !== undefined){
+let data80 = data1.passwordFile;
+if((typeof data80 !== "string") && (data80 !== null)){
+const err163 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2137,9 +2132,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(typeof data81 === "string"){
-if(!pattern2.test(data81)){
-const err164 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data80 === "string"){
+if(func1(data80) < 1){
+const err164 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2150,10 +2145,10 @@ errors++;
 }
 }
 }
-if(data1.ca !== undefined){
-let data82 = data1.ca;
-if((typeof data82 !== "string") && (data82 !== null)){
-const err165 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
+if(data1.passwordEnv !== undefined){
+let data81 = data1.passwordEnv;
+if((typeof data81 !== "string") && (data81 !== null)){
+const err165 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2162,9 +2157,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(typeof data82 === "string"){
-if(func1(data82) < 1){
-const err166 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data81 === "string"){
+if(!pattern2.test(data81)){
+const err166 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2175,10 +2170,10 @@ errors++;
 }
 }
 }
-if(data1.timeoutMs !== undefined){
-let data83 = data1.timeoutMs;
-if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
-const err167 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.secretFile !== undefined){
+let data82 = data1.secretFile;
+if((typeof data82 !== "string") && (data82 !== null)){
+const err167 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2187,9 +2182,9 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(typeof data83 == "number"){
-if(data83 > 600000 || isNaN(data83)){
-const err168 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(typeof data82 === "string"){
+if(func1(data82) < 1){
+const err168 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2198,8 +2193,12 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(data83 < 100 || isNaN(data83)){
-const err169 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+if(data1.secretEnv !== undefined){
+let data83 = data1.secretEnv;
+if((typeof data83 !== "string") && (data83 !== null)){
+const err169 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2208,12 +2207,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-}
-if(data1.retryMaxMs !== undefined){
-let data84 = data1.retryMaxMs;
-if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
-const err170 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data83 === "string"){
+if(!pattern2.test(data83)){
+const err170 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2222,9 +2218,12 @@ vErrors.push(err170);
 }
 errors++;
 }
-if(typeof data84 == "number"){
-if(data84 > 3600000 || isNaN(data84)){
-const err171 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+if(data1.ca !== undefined){
+let data84 = data1.ca;
+if((typeof data84 !== "string") && (data84 !== null)){
+const err171 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2233,8 +2232,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data84 < 1000 || isNaN(data84)){
-const err172 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(typeof data84 === "string"){
+if(func1(data84) < 1){
+const err172 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2245,10 +2245,10 @@ errors++;
 }
 }
 }
-if(data1.maxLag !== undefined){
-let data85 = data1.maxLag;
-if(((typeof data85 !== "string") && (!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))))) && (data85 !== null)){
-const err173 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data1.timeoutMs !== undefined){
+let data85 = data1.timeoutMs;
+if(!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85)))){
+const err173 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2258,8 +2258,8 @@ vErrors.push(err173);
 errors++;
 }
 if(typeof data85 == "number"){
-if(data85 < 4096 || isNaN(data85)){
-const err174 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(data85 > 600000 || isNaN(data85)){
+const err174 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2268,10 +2268,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-if(typeof data85 === "string"){
-if(!pattern5.test(data85)){
-const err175 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(data85 < 100 || isNaN(data85)){
+const err175 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2282,10 +2280,10 @@ errors++;
 }
 }
 }
-if(data1.startAt !== undefined){
-let data86 = data1.startAt;
-if(!((data86 === "now") || (data86 === "oldest"))){
-const err176 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data1.retryMaxMs !== undefined){
+let data86 = data1.retryMaxMs;
+if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
+const err176 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2294,10 +2292,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-let data87 = data1.index;
-if((typeof data87 !== "string") && (data87 !== null)){
-const err177 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/index/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.index.type},message:"must be string,null"};
+if(typeof data86 == "number"){
+if(data86 > 3600000 || isNaN(data86)){
+const err177 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2306,10 +2303,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-let data88 = data1.sourcetype;
-if(typeof data88 === "string"){
-if(func1(data88) < 1){
-const err178 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data86 < 1000 || isNaN(data86)){
+const err178 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2319,8 +2314,11 @@ vErrors.push(err178);
 errors++;
 }
 }
-else {
-const err179 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.maxLag !== undefined){
+let data87 = data1.maxLag;
+if(((typeof data87 !== "string") && (!((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87))))) && (data87 !== null)){
+const err179 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2329,10 +2327,9 @@ vErrors.push(err179);
 }
 errors++;
 }
-let data89 = data1.source;
-if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err180 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data87 == "number"){
+if(data87 < 4096 || isNaN(data87)){
+const err180 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2342,8 +2339,9 @@ vErrors.push(err180);
 errors++;
 }
 }
-else {
-const err181 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data87 === "string"){
+if(!pattern5.test(data87)){
+const err181 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2352,9 +2350,12 @@ vErrors.push(err181);
 }
 errors++;
 }
-let data90 = data1.host;
-if((typeof data90 !== "string") && (data90 !== null)){
-const err182 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/host/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.host.type},message:"must be string,null"};
+}
+}
+if(data1.startAt !== undefined){
+let data88 = data1.startAt;
+if(!((data88 === "now") || (data88 === "oldest"))){
+const err182 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2363,9 +2364,11 @@ vErrors.push(err182);
 }
 errors++;
 }
-let data91 = data1.ackPollIntervalMs;
-if(!((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91)))){
-const err183 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data1.deadLetterMaxBytes !== undefined){
+let data89 = data1.deadLetterMaxBytes;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
+const err183 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/deadLetterMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2374,9 +2377,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(typeof data91 == "number"){
-if(data91 > 86400000 || isNaN(data91)){
-const err184 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(typeof data89 == "number"){
+if(data89 > 1099511627776 || isNaN(data89)){
+const err184 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/deadLetterMaxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1099511627776},message:"must be <= 1099511627776"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2385,8 +2388,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-if(data91 < 1 || isNaN(data91)){
-const err185 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data89 < 65536 || isNaN(data89)){
+const err185 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/deadLetterMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2396,9 +2399,10 @@ vErrors.push(err185);
 errors++;
 }
 }
-let data92 = data1.ackTimeoutMs;
-if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
-const err186 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+let data90 = data1.index;
+if((typeof data90 !== "string") && (data90 !== null)){
+const err186 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/index/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.index.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2407,9 +2411,10 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(typeof data92 == "number"){
-if(data92 > 86400000 || isNaN(data92)){
-const err187 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+let data91 = data1.sourcetype;
+if(typeof data91 === "string"){
+if(func1(data91) < 1){
+const err187 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2418,8 +2423,9 @@ vErrors.push(err187);
 }
 errors++;
 }
-if(data92 < 1 || isNaN(data92)){
-const err188 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err188 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/sourcetype",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/sourcetype/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2428,13 +2434,10 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-}
-var _valid2 = _errs131 === errors;
-valid22 = _valid2;
-}
-if(!valid22){
-const err189 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+let data92 = data1.source;
+if(typeof data92 === "string"){
+if(func1(data92) < 1){
+const err189 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2443,13 +2446,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-const _errs195 = errors;
-let valid31 = true;
-const _errs196 = errors;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.type !== undefined){
-if("elasticsearch" !== data1.type){
-const err190 = {};
+}
+else {
+const err190 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/source",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2458,20 +2457,126 @@ vErrors.push(err190);
 }
 errors++;
 }
+let data93 = data1.host;
+if((typeof data93 !== "string") && (data93 !== null)){
+const err191 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/host/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[2].then.properties.host.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+let data94 = data1.ackPollIntervalMs;
+if(!((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94)))){
+const err192 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+if(typeof data94 == "number"){
+if(data94 > 86400000 || isNaN(data94)){
+const err193 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+if(data94 < 1 || isNaN(data94)){
+const err194 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackPollIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackPollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
 }
 }
-var _valid3 = _errs196 === errors;
-errors = _errs195;
+let data95 = data1.ackTimeoutMs;
+if(!((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95)))){
+const err195 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+if(typeof data95 == "number"){
+if(data95 > 86400000 || isNaN(data95)){
+const err196 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+if(data95 < 1 || isNaN(data95)){
+const err197 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ackTimeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/2/then/properties/ackTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs135 === errors;
+valid22 = _valid2;
+}
+if(!valid22){
+const err198 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+const _errs201 = errors;
+let valid31 = true;
+const _errs202 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("elasticsearch" !== data1.type){
+const err199 = {};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs202 === errors;
+errors = _errs201;
 if(vErrors !== null){
-if(_errs195){
-vErrors.length = _errs195;
+if(_errs201){
+vErrors.length = _errs201;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid3){
-const _errs198 = errors;
+const _errs204 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.index === undefined){
 data1.index = "threatcol";
@@ -2483,121 +2588,7 @@ if(data1.timestampField === undefined){
 data1.timestampField = "@timestamp";
 }
 if(data1.url === undefined){
-const err191 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
-if(vErrors === null){
-vErrors = [err191];
-}
-else {
-vErrors.push(err191);
-}
-errors++;
-}
-for(const key11 in data1){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[3].then.properties, key11))){
-const err192 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-}
-if(data1.type !== undefined){
-let data94 = data1.type;
-if(!(((((data94 === "syslog") || (data94 === "splunk_hec")) || (data94 === "elasticsearch")) || (data94 === "webhook")) || (data94 === "email"))){
-const err193 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err193];
-}
-else {
-vErrors.push(err193);
-}
-errors++;
-}
-}
-if(data1.enabled !== undefined){
-if(typeof data1.enabled !== "boolean"){
-const err194 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err194];
-}
-else {
-vErrors.push(err194);
-}
-errors++;
-}
-}
-if(data1.url !== undefined){
-let data96 = data1.url;
-if(typeof data96 === "string"){
-if(!pattern1.test(data96)){
-const err195 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
-if(vErrors === null){
-vErrors = [err195];
-}
-else {
-vErrors.push(err195);
-}
-errors++;
-}
-}
-else {
-const err196 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err196];
-}
-else {
-vErrors.push(err196);
-}
-errors++;
-}
-}
-if(data1.format !== undefined){
-let data97 = data1.format;
-if((typeof data97 !== "string") && (data97 !== null)){
-const err197 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err197];
-}
-else {
-vErrors.push(err197);
-}
-errors++;
-}
-if(typeof data97 === "string"){
-if(func1(data97) < 1){
-const err198 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-}
-}
-}
-if(data1.filter !== undefined){
-let data98 = data1.filter;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-for(const key12 in data98){
-if(!(((key12 === "minCriticality") || (key12 === "sensors")) || (key12 === "endpoints"))){
-const err199 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-}
-if(data98.minCriticality !== undefined){
-let data99 = data98.minCriticality;
-if(!((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99)))){
-const err200 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err200 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2606,9 +2597,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(typeof data99 == "number"){
-if(data99 > 4 || isNaN(data99)){
-const err201 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+for(const key11 in data1){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[3].then.properties, key11))){
+const err201 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2617,8 +2608,11 @@ vErrors.push(err201);
 }
 errors++;
 }
-if(data99 < 0 || isNaN(data99)){
-const err202 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.type !== undefined){
+let data97 = data1.type;
+if(!(((((data97 === "syslog") || (data97 === "splunk_hec")) || (data97 === "elasticsearch")) || (data97 === "webhook")) || (data97 === "email"))){
+const err202 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2628,11 +2622,9 @@ vErrors.push(err202);
 errors++;
 }
 }
-}
-if(data98.sensors !== undefined){
-let data100 = data98.sensors;
-if((!(Array.isArray(data100))) && (data100 !== null)){
-const err203 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err203 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2641,13 +2633,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(Array.isArray(data100)){
-const len6 = data100.length;
-for(let i6=0; i6<len6; i6++){
-let data101 = data100[i6];
-if(typeof data101 === "string"){
-if(func1(data101) < 1){
-const err204 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.url !== undefined){
+let data99 = data1.url;
+if(typeof data99 === "string"){
+if(!pattern1.test(data99)){
+const err204 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2658,7 +2649,7 @@ errors++;
 }
 }
 else {
-const err205 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err205 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2668,12 +2659,10 @@ vErrors.push(err205);
 errors++;
 }
 }
-}
-}
-if(data98.endpoints !== undefined){
-let data102 = data98.endpoints;
-if((!(Array.isArray(data102))) && (data102 !== null)){
-const err206 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data1.format !== undefined){
+let data100 = data1.format;
+if((typeof data100 !== "string") && (data100 !== null)){
+const err206 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2682,12 +2671,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-if(Array.isArray(data102)){
-const len7 = data102.length;
-for(let i7=0; i7<len7; i7++){
-let data103 = data102[i7];
-if(!(((data103 === "firewall") || (data103 === "generic")) || (data103 === "syslog"))){
-const err207 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+if(typeof data100 === "string"){
+if(func1(data100) < 1){
+const err207 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2698,10 +2684,12 @@ errors++;
 }
 }
 }
-}
-}
-else {
-const err208 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.filter !== undefined){
+let data101 = data1.filter;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key12 in data101){
+if(!(((key12 === "minCriticality") || (key12 === "sensors")) || (key12 === "endpoints"))){
+const err208 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2711,12 +2699,10 @@ vErrors.push(err208);
 errors++;
 }
 }
-if(data1.batch !== undefined){
-let data104 = data1.batch;
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-for(const key13 in data104){
-if(!(((key13 === "maxRecords") || (key13 === "maxBytes")) || (key13 === "maxWaitMs"))){
-const err209 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(data101.minCriticality !== undefined){
+let data102 = data101.minCriticality;
+if(!((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102)))){
+const err209 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2725,11 +2711,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-if(data104.maxRecords !== undefined){
-let data105 = data104.maxRecords;
-if(!((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105)))){
-const err210 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data102 == "number"){
+if(data102 > 4 || isNaN(data102)){
+const err210 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2738,9 +2722,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-if(typeof data105 == "number"){
-if(data105 > 100000 || isNaN(data105)){
-const err211 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(data102 < 0 || isNaN(data102)){
+const err211 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2749,8 +2732,12 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(data105 < 1 || isNaN(data105)){
-const err212 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data101.sensors !== undefined){
+let data103 = data101.sensors;
+if((!(Array.isArray(data103))) && (data103 !== null)){
+const err212 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2759,12 +2746,13 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-}
-if(data104.maxBytes !== undefined){
-let data106 = data104.maxBytes;
-if(!((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106)))){
-const err213 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data103)){
+const len6 = data103.length;
+for(let i6=0; i6<len6; i6++){
+let data104 = data103[i6];
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err213 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2773,9 +2761,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-if(typeof data106 == "number"){
-if(data106 > 268435456 || isNaN(data106)){
-const err214 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+}
+else {
+const err214 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i6,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2784,8 +2772,13 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(data106 < 1024 || isNaN(data106)){
-const err215 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+}
+}
+if(data101.endpoints !== undefined){
+let data105 = data101.endpoints;
+if((!(Array.isArray(data105))) && (data105 !== null)){
+const err215 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2794,12 +2787,12 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-}
-if(data104.maxWaitMs !== undefined){
-let data107 = data104.maxWaitMs;
-if(!((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107)))){
-const err216 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data105)){
+const len7 = data105.length;
+for(let i7=0; i7<len7; i7++){
+let data106 = data105[i7];
+if(!(((data106 === "firewall") || (data106 === "generic")) || (data106 === "syslog"))){
+const err216 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i7,schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -2808,9 +2801,12 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(typeof data107 == "number"){
-if(data107 > 3600000 || isNaN(data107)){
-const err217 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+}
+}
+else {
+const err217 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -2819,8 +2815,13 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data107 < 0 || isNaN(data107)){
-const err218 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.batch !== undefined){
+let data107 = data1.batch;
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+for(const key13 in data107){
+if(!(((key13 === "maxRecords") || (key13 === "maxBytes")) || (key13 === "maxWaitMs"))){
+const err218 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -2830,10 +2831,10 @@ vErrors.push(err218);
 errors++;
 }
 }
-}
-}
-else {
-const err219 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data107.maxRecords !== undefined){
+let data108 = data107.maxRecords;
+if(!((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108)))){
+const err219 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -2842,11 +2843,9 @@ vErrors.push(err219);
 }
 errors++;
 }
-}
-if(data1.tokenFile !== undefined){
-let data108 = data1.tokenFile;
-if((typeof data108 !== "string") && (data108 !== null)){
-const err220 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
+if(typeof data108 == "number"){
+if(data108 > 100000 || isNaN(data108)){
+const err220 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -2855,9 +2854,8 @@ vErrors.push(err220);
 }
 errors++;
 }
-if(typeof data108 === "string"){
-if(func1(data108) < 1){
-const err221 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data108 < 1 || isNaN(data108)){
+const err221 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -2868,10 +2866,10 @@ errors++;
 }
 }
 }
-if(data1.tokenEnv !== undefined){
-let data109 = data1.tokenEnv;
-if((typeof data109 !== "string") && (data109 !== null)){
-const err222 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
+if(data107.maxBytes !== undefined){
+let data109 = data107.maxBytes;
+if(!((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109)))){
+const err222 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -2880,9 +2878,9 @@ vErrors.push(err222);
 }
 errors++;
 }
-if(typeof data109 === "string"){
-if(!pattern2.test(data109)){
-const err223 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data109 == "number"){
+if(data109 > 268435456 || isNaN(data109)){
+const err223 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -2891,12 +2889,8 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-}
-if(data1.passwordFile !== undefined){
-let data110 = data1.passwordFile;
-if((typeof data110 !== "string") && (data110 !== null)){
-const err224 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
+if(data109 < 1024 || isNaN(data109)){
+const err224 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -2905,9 +2899,12 @@ vErrors.push(err224);
 }
 errors++;
 }
-if(typeof data110 === "string"){
-if(func1(data110) < 1){
-const err225 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data107.maxWaitMs !== undefined){
+let data110 = data107.maxWaitMs;
+if(!((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110)))){
+const err225 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -2916,12 +2913,9 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-}
-if(data1.passwordEnv !== undefined){
-let data111 = data1.passwordEnv;
-if((typeof data111 !== "string") && (data111 !== null)){
-const err226 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
+if(typeof data110 == "number"){
+if(data110 > 3600000 || isNaN(data110)){
+const err226 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -2930,9 +2924,8 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(typeof data111 === "string"){
-if(!pattern2.test(data111)){
-const err227 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data110 < 0 || isNaN(data110)){
+const err227 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -2943,10 +2936,9 @@ errors++;
 }
 }
 }
-if(data1.secretFile !== undefined){
-let data112 = data1.secretFile;
-if((typeof data112 !== "string") && (data112 !== null)){
-const err228 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
+}
+else {
+const err228 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -2955,9 +2947,11 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(typeof data112 === "string"){
-if(func1(data112) < 1){
-const err229 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.tokenFile !== undefined){
+let data111 = data1.tokenFile;
+if((typeof data111 !== "string") && (data111 !== null)){
+const err229 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -2966,12 +2960,9 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-}
-if(data1.secretEnv !== undefined){
-let data113 = data1.secretEnv;
-if((typeof data113 !== "string") && (data113 !== null)){
-const err230 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
+if(typeof data111 === "string"){
+if(func1(data111) < 1){
+const err230 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -2980,9 +2971,12 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(typeof data113 === "string"){
-if(!pattern2.test(data113)){
-const err231 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+if(data1.tokenEnv !== undefined){
+let data112 = data1.tokenEnv;
+if((typeof data112 !== "string") && (data112 !== null)){
+const err231 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -2991,12 +2985,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-}
-if(data1.ca !== undefined){
-let data114 = data1.ca;
-if((typeof data114 !== "string") && (data114 !== null)){
-const err232 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
+if(typeof data112 === "string"){
+if(!pattern2.test(data112)){
+const err232 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3005,9 +2996,12 @@ vErrors.push(err232);
 }
 errors++;
 }
-if(typeof data114 === "string"){
-if(func1(data114) < 1){
-const err233 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data1.passwordFile !== undefined){
+let data113 = data1.passwordFile;
+if((typeof data113 !== "string") && (data113 !== null)){
+const err233 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3016,12 +3010,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-}
-if(data1.timeoutMs !== undefined){
-let data115 = data1.timeoutMs;
-if(!((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115)))){
-const err234 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data113 === "string"){
+if(func1(data113) < 1){
+const err234 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3030,9 +3021,12 @@ vErrors.push(err234);
 }
 errors++;
 }
-if(typeof data115 == "number"){
-if(data115 > 600000 || isNaN(data115)){
-const err235 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+}
+if(data1.passwordEnv !== undefined){
+let data114 = data1.passwordEnv;
+if((typeof data114 !== "string") && (data114 !== null)){
+const err235 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3041,8 +3035,9 @@ vErrors.push(err235);
 }
 errors++;
 }
-if(data115 < 100 || isNaN(data115)){
-const err236 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data114 === "string"){
+if(!pattern2.test(data114)){
+const err236 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3053,10 +3048,10 @@ errors++;
 }
 }
 }
-if(data1.retryMaxMs !== undefined){
-let data116 = data1.retryMaxMs;
-if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
-const err237 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.secretFile !== undefined){
+let data115 = data1.secretFile;
+if((typeof data115 !== "string") && (data115 !== null)){
+const err237 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3065,9 +3060,9 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(typeof data116 == "number"){
-if(data116 > 3600000 || isNaN(data116)){
-const err238 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(typeof data115 === "string"){
+if(func1(data115) < 1){
+const err238 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3076,8 +3071,12 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(data116 < 1000 || isNaN(data116)){
-const err239 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+}
+if(data1.secretEnv !== undefined){
+let data116 = data1.secretEnv;
+if((typeof data116 !== "string") && (data116 !== null)){
+const err239 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3086,12 +3085,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-}
-if(data1.maxLag !== undefined){
-let data117 = data1.maxLag;
-if(((typeof data117 !== "string") && (!((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117))))) && (data117 !== null)){
-const err240 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(typeof data116 === "string"){
+if(!pattern2.test(data116)){
+const err240 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3100,9 +3096,12 @@ vErrors.push(err240);
 }
 errors++;
 }
-if(typeof data117 == "number"){
-if(data117 < 4096 || isNaN(data117)){
-const err241 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+}
+}
+if(data1.ca !== undefined){
+let data117 = data1.ca;
+if((typeof data117 !== "string") && (data117 !== null)){
+const err241 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3111,10 +3110,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
 if(typeof data117 === "string"){
-if(!pattern5.test(data117)){
-const err242 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(func1(data117) < 1){
+const err242 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3125,10 +3123,10 @@ errors++;
 }
 }
 }
-if(data1.startAt !== undefined){
-let data118 = data1.startAt;
-if(!((data118 === "now") || (data118 === "oldest"))){
-const err243 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(data1.timeoutMs !== undefined){
+let data118 = data1.timeoutMs;
+if(!((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118)))){
+const err243 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3137,11 +3135,9 @@ vErrors.push(err243);
 }
 errors++;
 }
-}
-let data119 = data1.index;
-if(typeof data119 === "string"){
-if(func1(data119) < 1){
-const err244 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data118 == "number"){
+if(data118 > 600000 || isNaN(data118)){
+const err244 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3150,9 +3146,8 @@ vErrors.push(err244);
 }
 errors++;
 }
-}
-else {
-const err245 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data118 < 100 || isNaN(data118)){
+const err245 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3161,9 +3156,12 @@ vErrors.push(err245);
 }
 errors++;
 }
-let data120 = data1.username;
-if((typeof data120 !== "string") && (data120 !== null)){
-const err246 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.username.type},message:"must be string,null"};
+}
+}
+if(data1.retryMaxMs !== undefined){
+let data119 = data1.retryMaxMs;
+if(!((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119)))){
+const err246 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3172,9 +3170,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-let data121 = data1.timestampField;
-if((typeof data121 !== "string") && (data121 !== null)){
-const err247 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.timestampField.type},message:"must be string,null"};
+if(typeof data119 == "number"){
+if(data119 > 3600000 || isNaN(data119)){
+const err247 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3183,9 +3181,8 @@ vErrors.push(err247);
 }
 errors++;
 }
-if(typeof data121 === "string"){
-if(func1(data121) < 1){
-const err248 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data119 < 1000 || isNaN(data119)){
+const err248 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3196,11 +3193,10 @@ errors++;
 }
 }
 }
-var _valid3 = _errs198 === errors;
-valid31 = _valid3;
-}
-if(!valid31){
-const err249 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data1.maxLag !== undefined){
+let data120 = data1.maxLag;
+if(((typeof data120 !== "string") && (!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))))) && (data120 !== null)){
+const err249 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3209,13 +3205,9 @@ vErrors.push(err249);
 }
 errors++;
 }
-const _errs256 = errors;
-let valid40 = true;
-const _errs257 = errors;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.type !== undefined){
-if("email" !== data1.type){
-const err250 = {};
+if(typeof data120 == "number"){
+if(data120 < 4096 || isNaN(data120)){
+const err250 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3225,19 +3217,167 @@ vErrors.push(err250);
 errors++;
 }
 }
+if(typeof data120 === "string"){
+if(!pattern5.test(data120)){
+const err251 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+if(vErrors === null){
+vErrors = [err251];
 }
-var _valid4 = _errs257 === errors;
-errors = _errs256;
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+}
+if(data1.startAt !== undefined){
+let data121 = data1.startAt;
+if(!((data121 === "now") || (data121 === "oldest"))){
+const err252 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+if(data1.deadLetterMaxBytes !== undefined){
+let data122 = data1.deadLetterMaxBytes;
+if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
+const err253 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/deadLetterMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+if(typeof data122 == "number"){
+if(data122 > 1099511627776 || isNaN(data122)){
+const err254 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/deadLetterMaxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1099511627776},message:"must be <= 1099511627776"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+if(data122 < 65536 || isNaN(data122)){
+const err255 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/deadLetterMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+}
+let data123 = data1.index;
+if(typeof data123 === "string"){
+if(func1(data123) < 1){
+const err256 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+else {
+const err257 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/index",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/index/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+let data124 = data1.username;
+if((typeof data124 !== "string") && (data124 !== null)){
+const err258 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.username.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+let data125 = data1.timestampField;
+if((typeof data125 !== "string") && (data125 !== null)){
+const err259 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[3].then.properties.timestampField.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+if(typeof data125 === "string"){
+if(func1(data125) < 1){
+const err260 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timestampField",schemaPath:"#/properties/outputs/additionalProperties/allOf/3/then/properties/timestampField/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs204 === errors;
+valid31 = _valid3;
+}
+if(!valid31){
+const err261 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+const _errs264 = errors;
+let valid40 = true;
+const _errs265 = errors;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type !== undefined){
+if("email" !== data1.type){
+const err262 = {};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs265 === errors;
+errors = _errs264;
 if(vErrors !== null){
-if(_errs256){
-vErrors.length = _errs256;
+if(_errs264){
+vErrors.length = _errs264;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid4){
-const _errs259 = errors;
+const _errs267 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.port === undefined){
 data1.port = null;
@@ -3255,152 +3395,7 @@ if(data1.minIntervalMs === undefined){
 data1.minIntervalMs = 300000;
 }
 if(data1.host === undefined){
-const err251 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
-if(vErrors === null){
-vErrors = [err251];
-}
-else {
-vErrors.push(err251);
-}
-errors++;
-}
-if(data1.from === undefined){
-const err252 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
-if(vErrors === null){
-vErrors = [err252];
-}
-else {
-vErrors.push(err252);
-}
-errors++;
-}
-if(data1.to === undefined){
-const err253 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
-if(vErrors === null){
-vErrors = [err253];
-}
-else {
-vErrors.push(err253);
-}
-errors++;
-}
-for(const key14 in data1){
-if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[4].then.properties, key14))){
-const err254 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err254];
-}
-else {
-vErrors.push(err254);
-}
-errors++;
-}
-}
-if(data1.type !== undefined){
-let data123 = data1.type;
-if(!(((((data123 === "syslog") || (data123 === "splunk_hec")) || (data123 === "elasticsearch")) || (data123 === "webhook")) || (data123 === "email"))){
-const err255 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err255];
-}
-else {
-vErrors.push(err255);
-}
-errors++;
-}
-}
-if(data1.enabled !== undefined){
-if(typeof data1.enabled !== "boolean"){
-const err256 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err256];
-}
-else {
-vErrors.push(err256);
-}
-errors++;
-}
-}
-if(data1.url !== undefined){
-let data125 = data1.url;
-if((typeof data125 !== "string") && (data125 !== null)){
-const err257 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err257];
-}
-else {
-vErrors.push(err257);
-}
-errors++;
-}
-if(typeof data125 === "string"){
-if(func1(data125) < 1){
-const err258 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err258];
-}
-else {
-vErrors.push(err258);
-}
-errors++;
-}
-}
-}
-if(data1.format !== undefined){
-let data126 = data1.format;
-if((typeof data126 !== "string") && (data126 !== null)){
-const err259 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err259];
-}
-else {
-vErrors.push(err259);
-}
-errors++;
-}
-if(typeof data126 === "string"){
-if(func1(data126) < 1){
-const err260 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err260];
-}
-else {
-vErrors.push(err260);
-}
-errors++;
-}
-}
-}
-if(data1.filter !== undefined){
-let data127 = data1.filter;
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-for(const key15 in data127){
-if(!(((key15 === "minCriticality") || (key15 === "sensors")) || (key15 === "endpoints"))){
-const err261 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err261];
-}
-else {
-vErrors.push(err261);
-}
-errors++;
-}
-}
-if(data127.minCriticality !== undefined){
-let data128 = data127.minCriticality;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-const err262 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err262];
-}
-else {
-vErrors.push(err262);
-}
-errors++;
-}
-if(typeof data128 == "number"){
-if(data128 > 4 || isNaN(data128)){
-const err263 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+const err263 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3409,8 +3404,8 @@ vErrors.push(err263);
 }
 errors++;
 }
-if(data128 < 0 || isNaN(data128)){
-const err264 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data1.from === undefined){
+const err264 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3419,12 +3414,8 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-}
-if(data127.sensors !== undefined){
-let data129 = data127.sensors;
-if((!(Array.isArray(data129))) && (data129 !== null)){
-const err265 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
+if(data1.to === undefined){
+const err265 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3433,13 +3424,9 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(Array.isArray(data129)){
-const len8 = data129.length;
-for(let i8=0; i8<len8; i8++){
-let data130 = data129[i8];
-if(typeof data130 === "string"){
-if(func1(data130) < 1){
-const err266 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key14 in data1){
+if(!(func0.call(schema0.properties.outputs.additionalProperties.allOf[4].then.properties, key14))){
+const err266 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3449,8 +3436,10 @@ vErrors.push(err266);
 errors++;
 }
 }
-else {
-const err267 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.type !== undefined){
+let data127 = data1.type;
+if(!(((((data127 === "syslog") || (data127 === "splunk_hec")) || (data127 === "elasticsearch")) || (data127 === "webhook")) || (data127 === "email"))){
+const err267 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3460,12 +3449,9 @@ vErrors.push(err267);
 errors++;
 }
 }
-}
-}
-if(data127.endpoints !== undefined){
-let data131 = data127.endpoints;
-if((!(Array.isArray(data131))) && (data131 !== null)){
-const err268 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
+if(data1.enabled !== undefined){
+if(typeof data1.enabled !== "boolean"){
+const err268 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/enabled",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3474,12 +3460,11 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(Array.isArray(data131)){
-const len9 = data131.length;
-for(let i9=0; i9<len9; i9++){
-let data132 = data131[i9];
-if(!(((data132 === "firewall") || (data132 === "generic")) || (data132 === "syslog"))){
-const err269 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.url !== undefined){
+let data129 = data1.url;
+if((typeof data129 !== "string") && (data129 !== null)){
+const err269 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3488,12 +3473,9 @@ vErrors.push(err269);
 }
 errors++;
 }
-}
-}
-}
-}
-else {
-const err270 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data129 === "string"){
+if(func1(data129) < 1){
+const err270 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3503,12 +3485,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-if(data1.batch !== undefined){
-let data133 = data1.batch;
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
-for(const key16 in data133){
-if(!(((key16 === "maxRecords") || (key16 === "maxBytes")) || (key16 === "maxWaitMs"))){
-const err271 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(data1.format !== undefined){
+let data130 = data1.format;
+if((typeof data130 !== "string") && (data130 !== null)){
+const err271 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.format.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3517,11 +3498,9 @@ vErrors.push(err271);
 }
 errors++;
 }
-}
-if(data133.maxRecords !== undefined){
-let data134 = data133.maxRecords;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
-const err272 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data130 === "string"){
+if(func1(data130) < 1){
+const err272 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/format",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/format/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3530,9 +3509,14 @@ vErrors.push(err272);
 }
 errors++;
 }
-if(typeof data134 == "number"){
-if(data134 > 100000 || isNaN(data134)){
-const err273 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+}
+if(data1.filter !== undefined){
+let data131 = data1.filter;
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+for(const key15 in data131){
+if(!(((key15 === "minCriticality") || (key15 === "sensors")) || (key15 === "endpoints"))){
+const err273 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3541,8 +3525,11 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(data134 < 1 || isNaN(data134)){
-const err274 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data131.minCriticality !== undefined){
+let data132 = data131.minCriticality;
+if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
+const err274 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3551,12 +3538,9 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-}
-if(data133.maxBytes !== undefined){
-let data135 = data133.maxBytes;
-if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
-const err275 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data132 == "number"){
+if(data132 > 4 || isNaN(data132)){
+const err275 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3565,9 +3549,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-if(typeof data135 == "number"){
-if(data135 > 268435456 || isNaN(data135)){
-const err276 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
+if(data132 < 0 || isNaN(data132)){
+const err276 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/minCriticality",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/minCriticality/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3576,8 +3559,12 @@ vErrors.push(err276);
 }
 errors++;
 }
-if(data135 < 1024 || isNaN(data135)){
-const err277 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+}
+}
+if(data131.sensors !== undefined){
+let data133 = data131.sensors;
+if((!(Array.isArray(data133))) && (data133 !== null)){
+const err277 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.sensors.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3586,12 +3573,13 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-}
-if(data133.maxWaitMs !== undefined){
-let data136 = data133.maxWaitMs;
-if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
-const err278 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(Array.isArray(data133)){
+const len8 = data133.length;
+for(let i8=0; i8<len8; i8++){
+let data134 = data133[i8];
+if(typeof data134 === "string"){
+if(func1(data134) < 1){
+const err278 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3600,9 +3588,9 @@ vErrors.push(err278);
 }
 errors++;
 }
-if(typeof data136 == "number"){
-if(data136 > 3600000 || isNaN(data136)){
-const err279 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+else {
+const err279 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/sensors/" + i8,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/sensors/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3611,8 +3599,13 @@ vErrors.push(err279);
 }
 errors++;
 }
-if(data136 < 0 || isNaN(data136)){
-const err280 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+if(data131.endpoints !== undefined){
+let data135 = data131.endpoints;
+if((!(Array.isArray(data135))) && (data135 !== null)){
+const err280 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -3621,11 +3614,12 @@ vErrors.push(err280);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err281 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(Array.isArray(data135)){
+const len9 = data135.length;
+for(let i9=0; i9<len9; i9++){
+let data136 = data135[i9];
+if(!(((data136 === "firewall") || (data136 === "generic")) || (data136 === "syslog"))){
+const err281 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter/endpoints/" + i9,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/properties/endpoints/items/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.filter.properties.endpoints.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -3635,10 +3629,11 @@ vErrors.push(err281);
 errors++;
 }
 }
-if(data1.tokenFile !== undefined){
-let data137 = data1.tokenFile;
-if((typeof data137 !== "string") && (data137 !== null)){
-const err282 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
+}
+}
+}
+else {
+const err282 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/filter",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/filter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -3647,9 +3642,13 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(typeof data137 === "string"){
-if(func1(data137) < 1){
-const err283 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.batch !== undefined){
+let data137 = data1.batch;
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+for(const key16 in data137){
+if(!(((key16 === "maxRecords") || (key16 === "maxBytes")) || (key16 === "maxWaitMs"))){
+const err283 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -3659,11 +3658,10 @@ vErrors.push(err283);
 errors++;
 }
 }
-}
-if(data1.tokenEnv !== undefined){
-let data138 = data1.tokenEnv;
-if((typeof data138 !== "string") && (data138 !== null)){
-const err284 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
+if(data137.maxRecords !== undefined){
+let data138 = data137.maxRecords;
+if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
+const err284 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -3672,9 +3670,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-if(typeof data138 === "string"){
-if(!pattern2.test(data138)){
-const err285 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(typeof data138 == "number"){
+if(data138 > 100000 || isNaN(data138)){
+const err285 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -3683,12 +3681,8 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-}
-if(data1.passwordFile !== undefined){
-let data139 = data1.passwordFile;
-if((typeof data139 !== "string") && (data139 !== null)){
-const err286 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
+if(data138 < 1 || isNaN(data138)){
+const err286 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxRecords",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -3697,9 +3691,12 @@ vErrors.push(err286);
 }
 errors++;
 }
-if(typeof data139 === "string"){
-if(func1(data139) < 1){
-const err287 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data137.maxBytes !== undefined){
+let data139 = data137.maxBytes;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+const err287 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -3708,12 +3705,9 @@ vErrors.push(err287);
 }
 errors++;
 }
-}
-}
-if(data1.passwordEnv !== undefined){
-let data140 = data1.passwordEnv;
-if((typeof data140 !== "string") && (data140 !== null)){
-const err288 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
+if(typeof data139 == "number"){
+if(data139 > 268435456 || isNaN(data139)){
+const err288 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 268435456},message:"must be <= 268435456"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -3722,9 +3716,8 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(typeof data140 === "string"){
-if(!pattern2.test(data140)){
-const err289 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data139 < 1024 || isNaN(data139)){
+const err289 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -3735,10 +3728,10 @@ errors++;
 }
 }
 }
-if(data1.secretFile !== undefined){
-let data141 = data1.secretFile;
-if((typeof data141 !== "string") && (data141 !== null)){
-const err290 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
+if(data137.maxWaitMs !== undefined){
+let data140 = data137.maxWaitMs;
+if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
+const err290 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -3747,9 +3740,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-if(typeof data141 === "string"){
-if(func1(data141) < 1){
-const err291 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data140 == "number"){
+if(data140 > 3600000 || isNaN(data140)){
+const err291 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -3758,12 +3751,8 @@ vErrors.push(err291);
 }
 errors++;
 }
-}
-}
-if(data1.secretEnv !== undefined){
-let data142 = data1.secretEnv;
-if((typeof data142 !== "string") && (data142 !== null)){
-const err292 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
+if(data140 < 0 || isNaN(data140)){
+const err292 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch/maxWaitMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -3772,9 +3761,11 @@ vErrors.push(err292);
 }
 errors++;
 }
-if(typeof data142 === "string"){
-if(!pattern2.test(data142)){
-const err293 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+}
+else {
+const err293 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/batch",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -3784,11 +3775,10 @@ vErrors.push(err293);
 errors++;
 }
 }
-}
-if(data1.ca !== undefined){
-let data143 = data1.ca;
-if((typeof data143 !== "string") && (data143 !== null)){
-const err294 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
+if(data1.tokenFile !== undefined){
+let data141 = data1.tokenFile;
+if((typeof data141 !== "string") && (data141 !== null)){
+const err294 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -3797,9 +3787,9 @@ vErrors.push(err294);
 }
 errors++;
 }
-if(typeof data143 === "string"){
-if(func1(data143) < 1){
-const err295 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data141 === "string"){
+if(func1(data141) < 1){
+const err295 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -3810,10 +3800,10 @@ errors++;
 }
 }
 }
-if(data1.timeoutMs !== undefined){
-let data144 = data1.timeoutMs;
-if(!((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144)))){
-const err296 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.tokenEnv !== undefined){
+let data142 = data1.tokenEnv;
+if((typeof data142 !== "string") && (data142 !== null)){
+const err296 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.tokenEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -3822,9 +3812,9 @@ vErrors.push(err296);
 }
 errors++;
 }
-if(typeof data144 == "number"){
-if(data144 > 600000 || isNaN(data144)){
-const err297 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(typeof data142 === "string"){
+if(!pattern2.test(data142)){
+const err297 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -3833,8 +3823,12 @@ vErrors.push(err297);
 }
 errors++;
 }
-if(data144 < 100 || isNaN(data144)){
-const err298 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+if(data1.passwordFile !== undefined){
+let data143 = data1.passwordFile;
+if((typeof data143 !== "string") && (data143 !== null)){
+const err298 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -3843,12 +3837,9 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-}
-if(data1.retryMaxMs !== undefined){
-let data145 = data1.retryMaxMs;
-if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
-const err299 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data143 === "string"){
+if(func1(data143) < 1){
+const err299 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -3857,9 +3848,12 @@ vErrors.push(err299);
 }
 errors++;
 }
-if(typeof data145 == "number"){
-if(data145 > 3600000 || isNaN(data145)){
-const err300 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+}
+}
+if(data1.passwordEnv !== undefined){
+let data144 = data1.passwordEnv;
+if((typeof data144 !== "string") && (data144 !== null)){
+const err300 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.passwordEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -3868,8 +3862,9 @@ vErrors.push(err300);
 }
 errors++;
 }
-if(data145 < 1000 || isNaN(data145)){
-const err301 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(typeof data144 === "string"){
+if(!pattern2.test(data144)){
+const err301 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/passwordEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/passwordEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -3880,10 +3875,10 @@ errors++;
 }
 }
 }
-if(data1.maxLag !== undefined){
-let data146 = data1.maxLag;
-if(((typeof data146 !== "string") && (!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))))) && (data146 !== null)){
-const err302 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
+if(data1.secretFile !== undefined){
+let data145 = data1.secretFile;
+if((typeof data145 !== "string") && (data145 !== null)){
+const err302 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretFile.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -3892,9 +3887,9 @@ vErrors.push(err302);
 }
 errors++;
 }
-if(typeof data146 == "number"){
-if(data146 < 4096 || isNaN(data146)){
-const err303 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
+if(typeof data145 === "string"){
+if(func1(data145) < 1){
+const err303 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretFile",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -3904,9 +3899,11 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(typeof data146 === "string"){
-if(!pattern5.test(data146)){
-const err304 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
+}
+if(data1.secretEnv !== undefined){
+let data146 = data1.secretEnv;
+if((typeof data146 !== "string") && (data146 !== null)){
+const err304 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.secretEnv.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -3915,12 +3912,9 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
-}
-if(data1.startAt !== undefined){
-let data147 = data1.startAt;
-if(!((data147 === "now") || (data147 === "oldest"))){
-const err305 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
+if(typeof data146 === "string"){
+if(!pattern2.test(data146)){
+const err305 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/secretEnv",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/secretEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -3930,11 +3924,11 @@ vErrors.push(err305);
 errors++;
 }
 }
-if(data1.host !== undefined){
-let data148 = data1.host;
-if(typeof data148 === "string"){
-if(func1(data148) < 1){
-const err306 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data1.ca !== undefined){
+let data147 = data1.ca;
+if((typeof data147 !== "string") && (data147 !== null)){
+const err306 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.ca.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -3943,9 +3937,9 @@ vErrors.push(err306);
 }
 errors++;
 }
-}
-else {
-const err307 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data147 === "string"){
+if(func1(data147) < 1){
+const err307 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/ca",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/ca/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -3955,9 +3949,11 @@ vErrors.push(err307);
 errors++;
 }
 }
-let data149 = data1.port;
-if((!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))) && (data149 !== null)){
-const err308 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.port.type},message:"must be integer,null"};
+}
+if(data1.timeoutMs !== undefined){
+let data148 = data1.timeoutMs;
+if(!((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148)))){
+const err308 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -3966,9 +3962,9 @@ vErrors.push(err308);
 }
 errors++;
 }
-if(typeof data149 == "number"){
-if(data149 > 65535 || isNaN(data149)){
-const err309 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(typeof data148 == "number"){
+if(data148 > 600000 || isNaN(data148)){
+const err309 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -3977,8 +3973,8 @@ vErrors.push(err309);
 }
 errors++;
 }
-if(data149 < 1 || isNaN(data149)){
-const err310 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data148 < 100 || isNaN(data148)){
+const err310 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -3988,9 +3984,11 @@ vErrors.push(err310);
 errors++;
 }
 }
-let data150 = data1.security;
-if(!((data150 === "starttls") || (data150 === "tls"))){
-const err311 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/security",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/security/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.security.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.retryMaxMs !== undefined){
+let data149 = data1.retryMaxMs;
+if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
+const err311 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -3999,9 +3997,9 @@ vErrors.push(err311);
 }
 errors++;
 }
-let data151 = data1.username;
-if((typeof data151 !== "string") && (data151 !== null)){
-const err312 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.username.type},message:"must be string,null"};
+if(typeof data149 == "number"){
+if(data149 > 3600000 || isNaN(data149)){
+const err312 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -4010,11 +4008,8 @@ vErrors.push(err312);
 }
 errors++;
 }
-if(data1.from !== undefined){
-let data152 = data1.from;
-if(typeof data152 === "string"){
-if(func1(data152) < 3){
-const err313 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(data149 < 1000 || isNaN(data149)){
+const err313 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/retryMaxMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/retryMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -4024,8 +4019,11 @@ vErrors.push(err313);
 errors++;
 }
 }
-else {
-const err314 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.maxLag !== undefined){
+let data150 = data1.maxLag;
+if(((typeof data150 !== "string") && (!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))))) && (data150 !== null)){
+const err314 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.maxLag.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -4034,12 +4032,9 @@ vErrors.push(err314);
 }
 errors++;
 }
-}
-if(data1.to !== undefined){
-let data153 = data1.to;
-if(Array.isArray(data153)){
-if(data153.length < 1){
-const err315 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(typeof data150 == "number"){
+if(data150 < 4096 || isNaN(data150)){
+const err315 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -4048,12 +4043,10 @@ vErrors.push(err315);
 }
 errors++;
 }
-const len10 = data153.length;
-for(let i10=0; i10<len10; i10++){
-let data154 = data153[i10];
-if(typeof data154 === "string"){
-if(func1(data154) < 3){
-const err316 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+}
+if(typeof data150 === "string"){
+if(!pattern5.test(data150)){
+const err316 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxLag",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/maxLag/pattern",keyword:"pattern",params:{pattern: "^\\d{1,6}[smhd]$"},message:"must match pattern \""+"^\\d{1,6}[smhd]$"+"\""};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -4063,8 +4056,11 @@ vErrors.push(err316);
 errors++;
 }
 }
-else {
-const err317 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.startAt !== undefined){
+let data151 = data1.startAt;
+if(!((data151 === "now") || (data151 === "oldest"))){
+const err317 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/startAt",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/startAt/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.startAt.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -4074,9 +4070,10 @@ vErrors.push(err317);
 errors++;
 }
 }
-}
-else {
-const err318 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.deadLetterMaxBytes !== undefined){
+let data152 = data1.deadLetterMaxBytes;
+if(!((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152)))){
+const err318 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/deadLetterMaxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -4085,9 +4082,9 @@ vErrors.push(err318);
 }
 errors++;
 }
-}
-if(typeof data1.subjectPrefix !== "string"){
-const err319 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/subjectPrefix",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/subjectPrefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data152 == "number"){
+if(data152 > 1099511627776 || isNaN(data152)){
+const err319 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/deadLetterMaxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1099511627776},message:"must be <= 1099511627776"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -4096,9 +4093,8 @@ vErrors.push(err319);
 }
 errors++;
 }
-let data156 = data1.minIntervalMs;
-if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
-const err320 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data152 < 65536 || isNaN(data152)){
+const err320 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/deadLetterMaxBytes",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/deadLetterMaxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -4107,9 +4103,13 @@ vErrors.push(err320);
 }
 errors++;
 }
-if(typeof data156 == "number"){
-if(data156 > 86400000 || isNaN(data156)){
-const err321 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+}
+}
+if(data1.host !== undefined){
+let data153 = data1.host;
+if(typeof data153 === "string"){
+if(func1(data153) < 1){
+const err321 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -4118,8 +4118,9 @@ vErrors.push(err321);
 }
 errors++;
 }
-if(data156 < 1000 || isNaN(data156)){
-const err322 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+}
+else {
+const err322 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/host",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -4129,12 +4130,9 @@ vErrors.push(err322);
 errors++;
 }
 }
-}
-var _valid4 = _errs259 === errors;
-valid40 = _valid4;
-}
-if(!valid40){
-const err323 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+let data154 = data1.port;
+if((!((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154)))) && (data154 !== null)){
+const err323 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.port.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -4143,9 +4141,9 @@ vErrors.push(err323);
 }
 errors++;
 }
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.type === undefined){
-const err324 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(typeof data154 == "number"){
+if(data154 > 65535 || isNaN(data154)){
+const err324 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -4154,10 +4152,8 @@ vErrors.push(err324);
 }
 errors++;
 }
-if(data1.type !== undefined){
-let data157 = data1.type;
-if(!(((((data157 === "syslog") || (data157 === "splunk_hec")) || (data157 === "elasticsearch")) || (data157 === "webhook")) || (data157 === "email"))){
-const err325 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data154 < 1 || isNaN(data154)){
+const err325 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/port",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -4167,9 +4163,9 @@ vErrors.push(err325);
 errors++;
 }
 }
-}
-else {
-const err326 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data155 = data1.security;
+if(!((data155 === "starttls") || (data155 === "tls"))){
+const err326 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/security",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/security/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.security.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -4178,10 +4174,9 @@ vErrors.push(err326);
 }
 errors++;
 }
-}
-}
-else {
-const err327 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data156 = data1.username;
+if((typeof data156 !== "string") && (data156 !== null)){
+const err327 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/username",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/username/type",keyword:"type",params:{type: schema0.properties.outputs.additionalProperties.allOf[4].then.properties.username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -4190,14 +4185,194 @@ vErrors.push(err327);
 }
 errors++;
 }
-}
-else {
-const err328 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.from !== undefined){
+let data157 = data1.from;
+if(typeof data157 === "string"){
+if(func1(data157) < 3){
+const err328 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
 if(vErrors === null){
 vErrors = [err328];
 }
 else {
 vErrors.push(err328);
+}
+errors++;
+}
+}
+else {
+const err329 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/from",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+}
+if(data1.to !== undefined){
+let data158 = data1.to;
+if(Array.isArray(data158)){
+if(data158.length < 1){
+const err330 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+const len10 = data158.length;
+for(let i10=0; i10<len10; i10++){
+let data159 = data158[i10];
+if(typeof data159 === "string"){
+if(func1(data159) < 3){
+const err331 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+}
+else {
+const err332 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to/" + i10,schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/to",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/to/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+if(typeof data1.subjectPrefix !== "string"){
+const err334 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/subjectPrefix",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/subjectPrefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+let data161 = data1.minIntervalMs;
+if(!((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161)))){
+const err335 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+if(typeof data161 == "number"){
+if(data161 > 86400000 || isNaN(data161)){
+const err336 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+if(data161 < 1000 || isNaN(data161)){
+const err337 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/minIntervalMs",schemaPath:"#/properties/outputs/additionalProperties/allOf/4/then/properties/minIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs267 === errors;
+valid40 = _valid4;
+}
+if(!valid40){
+const err338 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type === undefined){
+const err339 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+if(data1.type !== undefined){
+let data162 = data1.type;
+if(!(((((data162 === "syslog") || (data162 === "splunk_hec")) || (data162 === "elasticsearch")) || (data162 === "webhook")) || (data162 === "email"))){
+const err340 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/outputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema0.properties.outputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+}
+}
+else {
+const err341 = {instancePath:instancePath+"/outputs/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+}
+else {
+const err342 = {instancePath:instancePath+"/outputs",schemaPath:"#/properties/outputs/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+else {
+const err343 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
 }
 errors++;
 }

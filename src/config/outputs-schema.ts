@@ -34,6 +34,8 @@ export interface OutputConfig {
   maxLag: string | number | null;
   /** Where a new output starts: "now" (records stored from its first start on) or "oldest" (everything kept). */
   startAt: 'now' | 'oldest';
+  /** The most its dead-letter files may hold together; the oldest dead letters are dropped beyond it. */
+  deadLetterMaxBytes: number;
   [typeKey: string]: unknown;
 }
 
@@ -57,6 +59,7 @@ export const OUTPUT_DEFAULTS = {
   retryMaxMs: 300_000,
   maxLag: null,
   startAt: 'now',
+  deadLetterMaxBytes: 268_435_456,
 } as const;
 
 const nullableString = { type: ['string', 'null'], minLength: 1 };
@@ -136,6 +139,13 @@ const COMMON_KEYS = {
   startAt: {
     enum: ['now', 'oldest'],
     description: 'where a new output starts: records stored from now on, or the oldest still kept',
+  },
+  deadLetterMaxBytes: {
+    type: 'integer',
+    minimum: 65_536,
+    maximum: 1_099_511_627_776,
+    description:
+      'the most its dead letters may take on disk; beyond it the oldest are dropped (an eighth at a time) and counted in the log',
   },
 } as const;
 

@@ -1,9 +1,24 @@
 // An output's dead letters: records its receiver refused for good, one JSON line each (the stored line, the
-// receiver's answer, the time) in `<dataDir>/outputs/NAME.dead-letter.ndjson`, fsynced before the cursor moves.
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { join } from 'node:path';
-import { OUTPUTS_DIR } from '../data-dir/data-layout.js';
+// receiver's answer, the time), fsynced before the cursor moves; bounded on disk by the output's
+// `deadLetterMaxBytes` (the oldest parts dropped and counted) and read back a line at a time, never whole.
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { OUTPUT_DEFAULTS } from '../config/outputs-schema.js';
 import { appendFileDurably, type Owner } from '../data-dir/file-owner.js';
+import {
+  claimHeld,
+  countLines,
+  type DeadLetterFile,
+  deadLetterPath,
+  dropFile,
+  fileLines,
+  listDeadLetterFiles,
+  outputsDir,
+  rotateDeadLetters,
+  sizeOf,
+} from './dead-letter-files.js';
+
+export { deadLetterPath } from './dead-letter-files.js';
 
 export interface DeadLetter {
   /** When it was refused (ISO 8601). */
@@ -14,27 +29,67 @@ export interface DeadLetter {
   record: Record<string, unknown>;
 }
 
-export function deadLetterPath(dataDir: string, name: string): string {
-  return join(dataDir, OUTPUTS_DIR, `${name}.dead-letter.ndjson`);
+export interface DeadLetterBound {
+  /** The most the output's dead-letter files may hold together. */
+  maxBytes: number;
+  /** Where the count of dropped dead letters is logged. */
+  logger?: Logger | null;
 }
 
-/** Appends the refused records and fsyncs the file: they are on disk before the batch is acked. */
+/** The file appended to is rotated at this size: dropping the oldest part drops about an eighth of the cap. */
+export function partBytes(maxBytes: number): number {
+  return Math.max(4096, Math.floor(maxBytes / 8));
+}
+
+/**
+ * Appends the refused records and fsyncs the file: they are on disk before the batch is acked. Then keeps the
+ * output's dead letters within `bound.maxBytes`: the file is rotated at an eighth of it, and the oldest parts
+ * are deleted while all of them together are larger (counted, and logged at warn). Returns how many went.
+ */
 export function appendDeadLetters(
   dataDir: string,
   name: string,
   letters: readonly { line: string; answer: string }[],
   at: string,
   owner: Owner | null,
-): void {
-  if (letters.length === 0) return;
+  bound: DeadLetterBound = { maxBytes: OUTPUT_DEFAULTS.deadLetterMaxBytes },
+): { records: number; bytes: number } {
+  if (letters.length === 0) return { records: 0, bytes: 0 };
   const path = deadLetterPath(dataDir, name);
-  mkdirSync(join(dataDir, OUTPUTS_DIR), { recursive: true, mode: 0o750 });
+  mkdirSync(outputsDir(dataDir), { recursive: true, mode: 0o750 });
   const text = letters
     .map((l) => `{"at":${JSON.stringify(at)},"answer":${JSON.stringify(l.answer)},"record":${l.line}}\n`)
     .join('');
   // A torn last line (a power cut or a full disk mid-append) is ended first: glued to it, the first new letter
   // would be unreadable too.
   appendFileDurably(path, endsTorn(path) ? `\n${text}` : text, 0o640, owner);
+  if (sizeOf(path) >= partBytes(bound.maxBytes)) rotateDeadLetters(dataDir, name);
+  const dropped = enforceCap(dataDir, name, bound.maxBytes);
+  if (dropped.records > 0 || dropped.bytes > 0) {
+    bound.logger?.warn(
+      { records: dropped.records, bytes: dropped.bytes, maxBytes: bound.maxBytes },
+      'dead letters over deadLetterMaxBytes: the oldest dropped',
+    );
+  }
+  return dropped;
+}
+
+/** Deletes the oldest parts (never the file appended to, nor one a live `--retry` is sending) over the cap. */
+function enforceCap(dataDir: string, name: string, maxBytes: number): { records: number; bytes: number } {
+  const files = listDeadLetterFiles(dataDir, name).map((f) => ({ ...f, size: sizeOf(f.path) }));
+  let total = files.reduce((sum, f) => sum + f.size, 0);
+  const dropped = { records: 0, bytes: 0 };
+  for (const file of files) {
+    if (total <= maxBytes) break;
+    if (file.seq === Infinity || claimHeld(file.claimedBy)) continue;
+    const gone = dropFile(file);
+    total -= file.size;
+    if (gone) {
+      dropped.records += gone.records;
+      dropped.bytes += gone.bytes;
+    }
+  }
+  return dropped;
 }
 
 function endsTorn(path: string): boolean {
@@ -58,16 +113,35 @@ function endsTorn(path: string): boolean {
 const TAIL_CHUNK = 65_536;
 
 /**
- * The record ids of an output's last `count` dead letters (fewer when the file holds fewer): what a batch sent
- * again after a crash may find already written (DESIGN 13: a record is dead-lettered once). Reads backwards,
- * so a long file costs no more than its tail.
+ * The record ids of an output's last `count` dead letters (fewer when there are fewer): what a batch sent
+ * again after a crash may find already written (DESIGN 13: a record is dead-lettered once). Reads backwards
+ * from the newest file, so a long history costs no more than its tail.
  */
 export function lastDeadLetterIds(dataDir: string, name: string, count: number): Set<string> {
+  const ids = new Set<string>();
+  const files = listDeadLetterFiles(dataDir, name).filter((f) => f.claimedBy === null);
+  let wanted = count;
+  for (const file of files.reverse()) {
+    if (wanted <= 0) break;
+    const lines = tailLines(file.path, wanted);
+    wanted -= lines.length;
+    for (const line of lines) {
+      try {
+        const id = (JSON.parse(line) as DeadLetter).record.id;
+        if (typeof id === 'string') ids.add(id);
+      } catch {}
+    }
+  }
+  return ids;
+}
+
+/** A file's last `count` whole lines (fewer when it holds fewer). */
+function tailLines(path: string, count: number): string[] {
   let fd: number;
   try {
-    fd = openSync(deadLetterPath(dataDir, name), 'r');
+    fd = openSync(path, 'r');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
   try {
@@ -85,38 +159,46 @@ export function lastDeadLetterIds(dataDir: string, name: string, count: number):
     }
     const lines = Buffer.concat(chunks).toString('utf8').split('\n');
     if (end > 0) lines.shift();
-    const ids = new Set<string>();
-    for (const line of lines.filter((l) => l !== '').slice(-count)) {
-      try {
-        const id = (JSON.parse(line) as DeadLetter).record.id;
-        if (typeof id === 'string') ids.add(id);
-      } catch {}
-    }
-    return ids;
+    return lines.filter((l) => l !== '').slice(-count);
   } finally {
     closeSync(fd);
   }
 }
 
-/** Every dead letter of an output, oldest first (a torn last line, left by a crash, is skipped). */
-export function readDeadLetters(dataDir: string, name: string): DeadLetter[] {
-  return readDeadLetterFile(deadLetterPath(dataDir, name));
+/** One dead letter read back, with the file it is in. */
+export interface ReadLetter {
+  letter: DeadLetter;
+  file: DeadLetterFile;
 }
 
-export function readDeadLetterFile(path: string): DeadLetter[] {
-  let text: string;
+/**
+ * Every dead letter of an output, oldest first, a line at a time: the rotated parts, those a `--retry` holds
+ * or left (from where it got to), then the file appended to. Unreadable lines (a torn last line) are skipped.
+ */
+export function* readDeadLetters(dataDir: string, name: string): Generator<ReadLetter> {
+  for (const file of listDeadLetterFiles(dataDir, name)) {
+    for (const { line } of fileLines(file.path, file.offset)) {
+      const letter = parseLetter(line);
+      if (letter) yield { letter, file };
+    }
+  }
+}
+
+export function parseLetter(line: string): DeadLetter | null {
   try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+    const letter = JSON.parse(line) as DeadLetter;
+    return letter !== null &&
+      typeof letter === 'object' &&
+      typeof letter.record === 'object' &&
+      letter.record !== null
+      ? letter
+      : null;
+  } catch {
+    return null;
   }
-  const letters: DeadLetter[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    try {
-      letters.push(JSON.parse(line) as DeadLetter);
-    } catch {}
-  }
-  return letters;
+}
+
+/** How many dead letters an output has (what `outputs list` shows): line feeds counted, nothing parsed. */
+export function countDeadLetters(dataDir: string, name: string): number {
+  return listDeadLetterFiles(dataDir, name).reduce((sum, f) => sum + countLines(f.path, f.offset), 0);
 }

@@ -97,7 +97,10 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
           .map((r) => ({ record: pending[r.index] as OutgoingRecord, answer: r.answer }))
           .filter((r) => !written().has(r.record.id))
           .map((r) => ({ line: r.record.line, answer: r.answer }));
-        appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner);
+        appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner, {
+          maxBytes: output.deadLetterMaxBytes,
+          logger: log,
+        });
         if (refused.length > 0) {
           status.deadLetters += refused.length;
           log.warn(

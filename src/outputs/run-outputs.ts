@@ -11,6 +11,7 @@ import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputMetricRow } from '../metrics/output-metrics.js';
 import { waitAtMost } from '../wait-at-most.js';
 import { createBackoff } from './backoff.js';
+import { startDeadLetterRetention } from './dead-letter-retention.js';
 import { failingWarning, newStatus } from './output-status.js';
 import { type OutputReport, type OutputsDeps, type RunningOutputs, startOutputs } from './start-outputs.js';
 
@@ -73,6 +74,13 @@ export function runOutputs(options: RunOutputsOptions): RunningOutputs {
     forwarding(outputs) ? outputsThread(options, outputs) : startOutputs(outputs, options);
   let current = start(options.config.outputs);
   let threaded = forwarding(options.config.outputs);
+  // Dead letters are files of this box on either backend: the store's retention period applies to them here.
+  const deadLetters = startDeadLetterRetention({
+    dataDir: options.dataDir,
+    days: options.config.store.retention.days,
+    logger: options.logger,
+    now: options.now,
+  });
   let stopped = false;
   let reloading: Promise<void> = Promise.resolve();
   return {
@@ -98,6 +106,7 @@ export function runOutputs(options: RunOutputsOptions): RunningOutputs {
     async stop() {
       // A reload asked for from now on (a SIGHUP during shutdown) starts nothing; one under way may finish.
       stopped = true;
+      deadLetters.stop();
       await waitAtMost(reloading, STOP_MS);
       await current.stop();
     },

@@ -30,7 +30,7 @@ export function registerOutputsList(
 export async function listOutputs(options: ListOptions, io: CliIo): Promise<number> {
   const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
   // Imported here: the definition above is loaded for every command line.
-  const { readDeadLetters } = await import('../../outputs/dead-letter.js');
+  const { countDeadLetters } = await import('../../outputs/dead-letter.js');
   const fromDaemon = await fetchDaemonOutputs(loaded);
   let reports: OutputReport[];
   if (fromDaemon) {
@@ -60,7 +60,7 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
   const rows = reports.map((r) => ({
     ...r,
     configured: Object.hasOwn(loaded.config.outputs, r.name),
-    deadLetterFile: readDeadLetters(loaded.dataDir, r.name).length,
+    deadLetterFile: countDeadLetters(loaded.dataDir, r.name),
   }));
   if (options.json) {
     writeJson(io.stdout, { source: fromDaemon ? 'daemon' : 'files', outputs: rows });

@@ -8,24 +8,45 @@ export type SendOutcome = { ok: true; report: DeliveryReport } | { ok: false; er
 
 export async function sendThrough(
   output: OutputConfig,
-  /** Read back whole (a sample, dead letters): sent as the forwarder hands records over. */
+  /** Read back whole (a sample): sent as the forwarder hands records over. */
   records: readonly StoredRecord[],
   env: Record<string, string | undefined>,
 ): Promise<SendOutcome> {
+  const sender = await openSender(output, env);
+  try {
+    return await sender.send(records);
+  } finally {
+    await sender.close();
+  }
+}
+
+export interface Sender {
+  send(records: readonly StoredRecord[]): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
+/** One receiver for several sends (dead letters `--retry`, a batch at a time). */
+export async function openSender(
+  output: OutputConfig,
+  env: Record<string, string | undefined>,
+): Promise<Sender> {
   // Imported when sending: the receivers' clients (undici, nodemailer) stay out of every other command line.
   const [{ createReceiver }, { pino }] = await Promise.all([
     import('../../outputs/receivers/create-receiver.js'),
     import('pino'),
   ]);
-  // One sample or a few dead letters: a receiver's warnings reach the user as its answer, not as log lines.
+  // A sample or dead letters: a receiver's warnings reach the user as its answer, not as log lines.
   const receiver = createReceiver(output, { env, logger: pino({ enabled: false }) });
-  try {
-    const outgoing = records.map((r) => ({ id: r.id, line: JSON.stringify(r), head: r, record: r }));
-    const report = await receiver.send(outgoing, AbortSignal.timeout(output.timeoutMs + 1000));
-    return { ok: true, report };
-  } catch (error) {
-    return { ok: false, error: `${(error as Error).name}: ${(error as Error).message}` };
-  } finally {
-    await receiver.close().catch(() => {});
-  }
+  return {
+    async send(records) {
+      try {
+        const outgoing = records.map((r) => ({ id: r.id, line: JSON.stringify(r), head: r, record: r }));
+        const report = await receiver.send(outgoing, AbortSignal.timeout(output.timeoutMs + 1000));
+        return { ok: true, report };
+      } catch (error) {
+        return { ok: false, error: `${(error as Error).name}: ${(error as Error).message}` };
+      }
+    },
+    close: () => receiver.close().catch(() => {}),
+  };
 }
