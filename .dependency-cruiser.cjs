@@ -17,6 +17,7 @@ const layers = [
     'keys.ts',
     'watch-files.ts',
     'address-group.ts',
+    'connection-slots.ts',
     'relp-frames.ts',
     'system-cas.ts',
     'package-version.ts',

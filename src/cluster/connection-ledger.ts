@@ -1,54 +1,64 @@
-// The primary's count of open connections by address group and in all, across workers, so
+// The primary's view of every worker's connections under the one connection policy (connection-slots.ts), so
 // `server.maxConnectionsPerAddress` and `server.maxConnections` hold for the daemon, not per worker.
+import { type SlotLimits, SlotTable } from '../connection-slots.js';
+
+/** A worker's connection: the worker's id and the connection's number in it. */
+export interface LedgerEntry {
+  worker: number;
+  conn: number;
+}
 
 export class ConnectionLedger {
-  private readonly byGroup = new Map<string, number>();
-  /** Per worker: its open connections and their groups (released all at once when the worker dies). */
-  private readonly byWorker = new Map<number, Map<number, string>>();
-  private total = 0;
+  private readonly table: SlotTable<string>;
+  /** Per worker: its open connections (released all at once when the worker dies). */
+  private readonly byWorker = new Map<number, Set<number>>();
 
-  constructor(
-    private readonly perAddress: number,
-    private readonly max: number,
-  ) {}
+  constructor(limits: SlotLimits) {
+    this.table = new SlotTable(limits);
+  }
 
-  /** Counts a new connection; false (and not counted) when it is over a cap. */
-  acquire(worker: number, conn: number, group: string): boolean {
-    const count = this.byGroup.get(group) ?? 0;
-    if (count >= this.perAddress || this.total >= this.max) return false;
-    this.byGroup.set(group, count + 1);
-    this.total += 1;
+  /**
+   * Counts a new connection: the connections to close to make room for it (the oldest not yet proven, on
+   * whichever worker), or null when it is over a cap of proven ones (not counted; its worker closes it).
+   */
+  acquire(worker: number, conn: number, group: string): LedgerEntry[] | null {
+    const evicted = this.table.admit(key(worker, conn), group);
+    if (evicted === null) return null;
+    const entries = evicted.map(entryOf);
+    for (const entry of entries) this.byWorker.get(entry.worker)?.delete(entry.conn);
     let conns = this.byWorker.get(worker);
     if (!conns) {
-      conns = new Map();
+      conns = new Set();
       this.byWorker.set(worker, conns);
     }
-    conns.set(conn, group);
-    return true;
+    conns.add(conn);
+    return entries;
+  }
+
+  /** The connection proved who it is: never closed for a newcomer. */
+  prove(worker: number, conn: number): void {
+    this.table.prove(key(worker, conn));
   }
 
   release(worker: number, conn: number): void {
-    const conns = this.byWorker.get(worker);
-    const group = conns?.get(conn);
-    if (group === undefined) return;
-    conns?.delete(conn);
-    this.drop(group);
+    if (!this.byWorker.get(worker)?.delete(conn)) return;
+    this.table.release(key(worker, conn));
   }
 
   /** A worker exited: its connections went with it. */
   releaseWorker(worker: number): void {
-    for (const group of this.byWorker.get(worker)?.values() ?? []) this.drop(group);
+    for (const conn of this.byWorker.get(worker) ?? []) this.table.release(key(worker, conn));
     this.byWorker.delete(worker);
   }
 
   get open(): number {
-    return this.total;
+    return this.table.size;
   }
+}
 
-  private drop(group: string): void {
-    this.total -= 1;
-    const left = (this.byGroup.get(group) ?? 1) - 1;
-    if (left <= 0) this.byGroup.delete(group);
-    else this.byGroup.set(group, left);
-  }
+const key = (worker: number, conn: number) => `${worker}:${conn}`;
+
+function entryOf(text: string): LedgerEntry {
+  const colon = text.indexOf(':');
+  return { worker: Number(text.slice(0, colon)), conn: Number(text.slice(colon + 1)) };
 }

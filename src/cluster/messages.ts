@@ -20,10 +20,13 @@ export type WorkerMessage =
   /** The syslog counts, refusals and unreadable samples since the worker's last report. */
   | { tc: 'syslog-tally'; delta: SyslogTallyDelta }
   /**
-   * A new connection from an address group; the primary answers only a refusal (`conn-refused`). Syslog
-   * connections (`ledger: 'syslog'`) are counted apart from HTTPS ones, as in a single process.
+   * A new connection from an address group; the primary answers only a close (`conn-refused`), of it or of an
+   * older connection it made room from. Each syslog listener's connections (`ledger`) are counted apart from
+   * HTTPS ones, as in a single process.
    */
-  | { tc: 'conn-open'; conn: number; group: string; ledger?: 'syslog' }
+  | { tc: 'conn-open'; conn: number; group: string; ledger?: 'tls' | 'tcp' | 'relp' }
+  /** The connection proved who it is (connection-slots.ts): the primary never closes it for a newcomer. */
+  | { tc: 'conn-proven'; conn: number }
   | { tc: 'conn-close'; conn: number }
   /** Asks for rate-limit tokens for a sensor: at least `need`, up to `want`. */
   | { tc: 'lease'; req: number; sensor: string; need: number; want: number }
@@ -37,6 +40,7 @@ export type WorkerMessage =
 export type PrimaryMessage =
   | { tc: 'reload' }
   | { tc: 'stop' }
+  /** Close this connection: over a cap, or the oldest not yet proven, making room for a newcomer. */
   | { tc: 'conn-refused'; conn: number }
   /** `granted` tokens (0: none, retry after `retryAfter` s). */
   | { tc: 'lease-reply'; req: number; granted: number; retryAfter: number }

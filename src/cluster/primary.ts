@@ -78,12 +78,20 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const now = options.now ?? Date.now;
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
-  const ledger = new ConnectionLedger(config.server.maxConnectionsPerAddress, config.server.maxConnections);
-  /** The syslog listeners' connections, counted apart from HTTPS ones (per exact address), as in one process. */
-  const syslogLedger = new ConnectionLedger(
-    config.server.maxConnectionsPerAddress,
-    config.server.maxConnections,
-  );
+  /** Every worker's connections under the one policy (connection-slots.ts), HTTPS and each syslog listener apart. */
+  const ledgerLimits = {
+    max: config.server.maxConnections,
+    perGroup: config.server.maxConnectionsPerAddress,
+    unproven: config.server.maxConnections,
+  };
+  const ledgers = {
+    https: new ConnectionLedger(ledgerLimits),
+    tls: new ConnectionLedger(ledgerLimits),
+    tcp: new ConnectionLedger(ledgerLimits),
+    relp: new ConnectionLedger(ledgerLimits),
+  };
+  /** Live workers by id: where to send the close of a connection another worker's newcomer made room from. */
+  const workersById = new Map<number, Worker>();
   /** Every worker's syslog counts and samples, summed (null: syslog is off). */
   const syslogTally = syslogConfigured(config) ? new SyslogTally() : null;
   let store: Store | null = null;
@@ -117,8 +125,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
       message: onMessage,
       started: () => resolveStarted(),
       exited: (worker, slot) => {
-        ledger.releaseWorker(worker.id);
-        syslogLedger.releaseWorker(worker.id);
+        for (const ledger of Object.values(ledgers)) ledger.releaseWorker(worker.id);
+        workersById.delete(worker.id);
         dedupe?.workerGone(slot);
       },
       failed: (code) => {
@@ -139,21 +147,22 @@ export function createPrimary(options: PrimaryOptions): Primary {
       case 'stats':
         if (store) for (const delta of message.deltas) mergeStatsDelta(store.stats, delta);
         break;
-      case 'conn-open':
-        if (
-          !(message.ledger === 'syslog' ? syslogLedger : ledger).acquire(
-            worker.id,
-            message.conn,
-            message.group,
-          )
-        ) {
-          send(worker, { tc: 'conn-refused', conn: message.conn });
+      case 'conn-open': {
+        workersById.set(worker.id, worker);
+        const evicted = ledgers[message.ledger ?? 'https'].acquire(worker.id, message.conn, message.group);
+        if (evicted === null) send(worker, { tc: 'conn-refused', conn: message.conn });
+        for (const old of evicted ?? []) {
+          const holder = workersById.get(old.worker);
+          if (holder) send(holder, { tc: 'conn-refused', conn: old.conn });
         }
         break;
+      }
+      case 'conn-proven':
+        for (const ledger of Object.values(ledgers)) ledger.prove(worker.id, message.conn);
+        break;
       case 'conn-close':
-        // A worker numbers its connections once over both ledgers: only the one holding it releases it.
-        ledger.release(worker.id, message.conn);
-        syslogLedger.release(worker.id, message.conn);
+        // A worker numbers its connections once over every ledger: only the one holding it releases it.
+        for (const ledger of Object.values(ledgers)) ledger.release(worker.id, message.conn);
         break;
       case 'syslog-tally':
         syslogTally?.merge(message.delta);

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { startDaemon } from '../daemon/start-daemon.js';
+import type { SyslogTransport } from '../inputs/syslog/syslog-listener.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
@@ -51,15 +52,21 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
 
   const sockets = new Map<number, { socket: Socket; refused?: () => void }>();
   let nextConn = 0;
-  /** HTTPS and syslog connections are counted apart in the primary (`ledger`), numbered here as one. */
-  const admitTo = (ledger: 'https' | 'syslog') => (socket: Socket, group: string, refused?: () => void) => {
+  /**
+   * HTTPS and each syslog listener's connections are counted apart in the primary (`ledger`), numbered here as
+   * one; returns how to tell the primary the connection proved itself (connection-slots.ts).
+   */
+  const admitTo = (socket: Socket, group: string, ledger: 'https' | SyslogTransport, closed?: () => void) => {
     const conn = ++nextConn;
-    sockets.set(conn, refused ? { socket, refused } : { socket });
-    send({ tc: 'conn-open', conn, group, ...(ledger === 'syslog' ? { ledger } : {}) });
+    sockets.set(conn, closed ? { socket, refused: closed } : { socket });
+    send({ tc: 'conn-open', conn, group, ...(ledger === 'https' ? {} : { ledger }) });
     socket.once('close', () => {
-      // A refused connection was never counted by the primary.
+      // A connection the primary closed is no longer counted there.
       if (sockets.delete(conn)) send({ tc: 'conn-close', conn });
     });
+    return () => {
+      if (sockets.has(conn)) send({ tc: 'conn-proven', conn });
+    };
   };
 
   const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
@@ -80,8 +87,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       workers: options.workers,
       stats,
       limiter,
-      admitConnection: admitTo('https'),
-      admitSyslogConnection: admitTo('syslog'),
+      admitConnection: (socket, group) => admitTo(socket, group, 'https'),
+      admitSyslogConnection: (socket, group, transport, closed) => admitTo(socket, group, transport, closed),
       syslogTally: syslogTally?.tally ?? null,
       dedupe,
     },

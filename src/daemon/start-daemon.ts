@@ -14,6 +14,7 @@ import { BodyBudget } from '../inputs/https/read-body.js';
 import {
   createSyslogListener,
   type SyslogListener,
+  type SyslogTransport,
   syslogConfigured,
 } from '../inputs/syslog/syslog-listener.js';
 import type { SyslogTally } from '../inputs/syslog/syslog-tally.js';
@@ -74,9 +75,15 @@ export interface WorkerRole {
   workers: number;
   stats: SensorStatsStore;
   limiter: RateLimit;
-  admitConnection: (socket: Socket, group: string) => void;
-  /** The same for the syslog listeners, counted apart; `refused` counts and logs a refusal. */
-  admitSyslogConnection: (socket: Socket, address: string, refused: () => void) => void;
+  /** Tells the primary of a connection kept (connection-slots.ts); returns how to tell it the connection proved itself. */
+  admitConnection: (socket: Socket, group: string) => () => void;
+  /** The same for the syslog listeners, counted apart; `closed` counts and logs a close for a cap. */
+  admitSyslogConnection: (
+    socket: Socket,
+    group: string,
+    transport: SyslogTransport,
+    closed: () => void,
+  ) => () => void;
   /** Where the syslog listener counts (null: syslog is off); the worker reports it to the primary. */
   syslogTally: SyslogTally | null;
   /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */

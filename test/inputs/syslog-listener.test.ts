@@ -135,7 +135,7 @@ test('revoking a syslog sensor closes its open connection', async (t) => {
   await closed; // the test's timeout bounds it: the registry watch sees the change within a second
 });
 
-test('an over-long message is stored truncated and flagged; a connection past the per-address cap is closed', async (t) => {
+test('an over-long message is stored truncated and flagged; past the per-address cap of identified connections a newcomer is closed', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'sophos', '--syslog', '--format', 'cef', '--from', '127.0.0.1');
   const { serve, tcp } = await serveWithSyslog(t, dataDir, {
@@ -146,6 +146,9 @@ test('an over-long message is stored truncated and flagged; a connection past th
   const first = createConnection({ host: '127.0.0.1', port: tcp });
   first.on('error', () => {});
   await new Promise<void>((resolve) => first.once('connect', () => resolve()));
+  // Its first message identifies it (plain TCP): from then on no newcomer can take its slot.
+  first.write('<134>CEF:0|Sophos|XG|19.0|1|First one|Low|src=10.1.1.9 dst=198.51.100.4 dpt=22 proto=TCP\n');
+  await storedSyslog(dataDir, 1);
   // The second connection from the same address is over the cap: closed without a byte read.
   const second = createConnection({ host: '127.0.0.1', port: tcp });
   second.on('error', () => {});
@@ -156,7 +159,7 @@ test('an over-long message is stored truncated and flagged; a connection past th
   first.end(
     `${long}\n<134>CEF:0|Sophos|XG|19.0|3|Short one|Low|src=10.1.1.8 dst=198.51.100.4 dpt=443 proto=TCP\n`,
   );
-  const records = await storedSyslog(dataDir, 2);
+  const records = await storedSyslog(dataDir, 3);
   const byThreat = new Map(records.map((r) => [r.threat, r]));
   assert.equal(byThreat.get('Virus detected')?.truncated, true);
   assert.equal(byThreat.get('Virus detected')?.original, long.slice(0, 480));

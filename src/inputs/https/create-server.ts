@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { addressGroup } from '../../address-group.js';
 import type { Config } from '../../config/schema.js';
+import { ConnectionSlots } from '../../connection-slots.js';
 import { CATALOGUE, type ErrorCode, errorBody } from '../../errors.js';
 import { classifyTlsFailure } from '../../tls/tls-failure.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
@@ -17,6 +18,8 @@ import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './
 import { sendError } from './respond.js';
 
 const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
+/** Answers given before a request's key was found good (route, method, the key itself; 400 may be either). */
+const UNPROVEN_ANSWERS = new Set([400, 401, 403, 404, 405]);
 
 export interface CollectorServerDeps extends IngestDeps {
   tls: TlsMaterial;
@@ -29,9 +32,10 @@ export interface CollectorServerDeps extends IngestDeps {
   feeds?: (req: IncomingMessage, res: ServerResponse, name: string) => void;
   /**
    * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
-   * connections per address and in all hold across workers; it destroys the socket to refuse it.
+   * connections per address and in all hold across workers; it destroys the socket to close it for a cap.
+   * Returns how to tell the primary the connection proved itself.
    */
-  admitConnection?: (socket: Socket, group: string) => void;
+  admitConnection?: (socket: Socket, group: string) => () => void;
 }
 
 export interface CollectorServer {
@@ -73,6 +77,10 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     res.once('finish', () => server.closeIdleConnections());
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // A sender answered past authentication proved itself: its connection is never closed for a newcomer.
+    res.once('finish', () => {
+      if (!UNPROVEN_ANSWERS.has(res.statusCode)) slots.prove(req.socket);
+    });
     if (closing) endAfterResponse(res);
     else {
       const entry = inFlight.add(res);
@@ -96,30 +104,19 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   // for this is an undocumented property of every http(s) server since 0.x; test/server/half-close.test.ts
   // fails should it ever go.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  server.maxConnections = cfg.maxConnections;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
 
-  const perAddress = new Map<string, number>();
-  let connectionsOpen = 0;
-  deps.metrics?.sources({ connectionsOpen: () => connectionsOpen });
+  // The one connection policy (connection-slots.ts), not Node's `maxConnections`, which refuses a newcomer
+  // where the policy closes the oldest connection that has not yet been answered past authentication.
+  const slots = new ConnectionSlots(
+    { max: cfg.maxConnections, perGroup: cfg.maxConnectionsPerAddress, unproven: cfg.maxConnections },
+    { groupOf: addressGroup, ...(deps.admitConnection ? { shared: deps.admitConnection } : {}) },
+  );
+  deps.metrics?.sources({ connectionsOpen: () => slots.open });
   server.on('connection', (socket: Socket) => {
     connectedFrom.set(socket, socket.remoteAddress ?? '');
-    const addr = addressGroup(socket.remoteAddress ?? '');
-    const count = (perAddress.get(addr) ?? 0) + 1;
-    if (count > cfg.maxConnectionsPerAddress) {
-      socket.destroy();
-      return;
-    }
-    perAddress.set(addr, count);
-    connectionsOpen += 1;
-    socket.once('close', () => {
-      connectionsOpen -= 1;
-      const left = (perAddress.get(addr) ?? 1) - 1;
-      if (left <= 0) perAddress.delete(addr);
-      else perAddress.set(addr, left);
-    });
-    deps.admitConnection?.(socket, addr);
+    slots.admit(socket);
   });
 
   /** Connections whose TLS handshake finished: only they can fail at the HTTP level. */

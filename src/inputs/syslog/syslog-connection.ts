@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import type { Sensor } from '../../store/registry.js';
 import { type FrameSink, SyslogFramer } from './framer.js';
+import { closeStalledFrames } from './stall-deadline.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 export type ConnectionDeps = IntakeDeps;
@@ -21,6 +22,8 @@ export function serveSyslogConnection(
   sensor: Sensor,
   remoteAddr: string,
   deps: ConnectionDeps,
+  /** Called at the first message read (plain TCP: what proves a connection matched by address alone). */
+  firstMessage: () => void = () => {},
 ): void {
   const { config, logger } = deps;
   const intake = createSyslogIntake(sensor, remoteAddr, deps);
@@ -54,7 +57,12 @@ export function serveSyslogConnection(
   // A read's messages are read as the framer finds them, at one time, and appended in one call.
   let nowMs = 0;
   let records: BuiltRecord[] = [];
+  let first = true;
   const read: FrameSink = (bytes, start, end, truncated) => {
+    if (first) {
+      first = false;
+      firstMessage();
+    }
     const record = intake.read(bytes, start, end, truncated, nowMs);
     if (record !== null) records.push(record);
   };
@@ -71,6 +79,12 @@ export function serveSyslogConnection(
   };
 
   socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
+  closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
+    logger.warn(
+      { sensor: sensor.name, remoteAddr },
+      'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
+    ),
+  );
   socket.on('end', () => {
     take((sink) => framer.endTo(sink));
     socket.end();

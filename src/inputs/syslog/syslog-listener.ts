@@ -2,16 +2,21 @@
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import { addressGroup } from '../../address-group.js';
 import { parseAdminListen } from '../../config/admin-address.js';
 import type { Config } from '../../config/schema.js';
+import { ConnectionSlots } from '../../connection-slots.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
 import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
+import { RefusalLog } from './refusal-log.js';
 import { type RelpSession, serveRelpSession } from './relp-session.js';
 import { serveSyslogConnection } from './syslog-connection.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
+
+export type SyslogTransport = 'tls' | 'tcp' | 'relp';
 
 export interface SyslogListenerDeps {
   config: Config;
@@ -23,10 +28,16 @@ export interface SyslogListenerDeps {
   /** Where to count (default: a tally of its own); a `serve --workers` worker's is drained to the primary. */
   tally?: SyslogTally;
   /**
-   * `serve --workers`: told of each connection kept (with its exact address), so the caps hold across
-   * workers; `refused` when the primary finds it over a cap (the socket is destroyed for it).
+   * `serve --workers`: told of each connection kept (with its address group), so the caps hold across workers;
+   * `closed` when the primary closes it for a cap (the socket is destroyed for it). Returns how to tell the
+   * primary the connection proved itself.
    */
-  admitConnection?: (socket: Socket, address: string, refused: () => void) => void;
+  admitConnection?: (
+    socket: Socket,
+    group: string,
+    transport: SyslogTransport,
+    closed: () => void,
+  ) => () => void;
 }
 
 export interface SyslogListener {
@@ -46,8 +57,6 @@ export function syslogConfigured(config: Config): boolean {
   return config.syslog.listen !== '' || config.syslog.tcpListen !== '' || config.syslog.relpListen !== '';
 }
 
-/** A refused address is logged at most once per this interval. */
-const REFUSAL_LOG_MS = 60_000;
 /** Connections idle this long are closed (a sender reconnects; syslog has nothing to answer). */
 const IDLE_MS = 10 * 60_000;
 
@@ -58,57 +67,55 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const open = new Map<Socket, Sensor>();
   /** The RELP sessions among them: closed with librelp's `serverclose` once their answers are out. */
   const relpSessions = new Map<Socket, RelpSession>();
-  const refusalLogged = new Map<string, number>();
+  const refusals = new RefusalLog(logger, config.log.rejectIntervalMs, deps.now);
   const servers: Server[] = [];
-  const perAddress = new Map<string, number>();
-  let connections = 0;
 
   /**
-   * The HTTPS port's caps (server.maxConnections, server.maxConnectionsPerAddress), counted apart for syslog
-   * and per exact address, before any TLS work: a flood of connections is closed as it arrives.
+   * The connection policy every listener shares (connection-slots.ts), with the HTTPS port's caps counted apart
+   * for each syslog listener: server.maxConnections in all, server.maxConnectionsPerAddress per address group
+   * (IPv6: /64). Every slot may be held by a connection not yet identified, but a newcomer closes the oldest
+   * of those rather than being refused: a flood of silent sockets churns, and a sensor that identifies itself
+   * within the next maxConnections arrivals stays (TLS, RELP: its handshake; plain TCP: its first message).
    */
-  function admit(socket: Socket): boolean {
-    const addr = plainAddress(socket.remoteAddress ?? '');
-    const mine = perAddress.get(addr) ?? 0;
-    const refused = () => {
-      tally.refuse('limit');
-      logRefusal(
-        addr,
-        'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
-      );
-    };
-    if (connections >= config.server.maxConnections || mine >= config.server.maxConnectionsPerAddress) {
-      refused();
-      socket.destroy();
-      return false;
-    }
-    connections++;
-    perAddress.set(addr, mine + 1);
-    socket.once('close', () => {
-      connections--;
-      const left = (perAddress.get(addr) ?? 1) - 1;
-      if (left > 0) perAddress.set(addr, left);
-      else perAddress.delete(addr);
-    });
-    deps.admitConnection?.(socket, addr, refused);
-    return true;
-  }
+  const closedForCap = (addr: string, evicted: boolean): void => {
+    tally.refuse('limit');
+    refusals.warn(
+      addr,
+      evicted
+        ? 'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress): closed the oldest one not yet identified for a newcomer'
+        : 'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
+    );
+  };
+  const slotsFor = (transport: SyslogTransport): ConnectionSlots => {
+    const admitConnection = deps.admitConnection;
+    return new ConnectionSlots(
+      {
+        max: config.server.maxConnections,
+        perGroup: config.server.maxConnectionsPerAddress,
+        unproven: config.server.maxConnections,
+      },
+      {
+        groupOf: addressGroup,
+        closed: (socket, group, reason) => closedForCap(peerAddress(socket, group), reason === 'evicted'),
+        ...(admitConnection
+          ? {
+              shared: (socket: Socket, group: string) =>
+                admitConnection(socket, group, transport, () =>
+                  closedForCap(peerAddress(socket, group), false),
+                ),
+            }
+          : {}),
+      },
+    );
+  };
+  const slots = { tls: slotsFor('tls'), tcp: slotsFor('tcp'), relp: slotsFor('relp') };
 
-  /** Logs why `addr` was refused, at most once per address and interval. */
-  function logRefusal(addr: string, why: string, details: Record<string, unknown> = {}): void {
-    const last = refusalLogged.get(addr) ?? Number.NEGATIVE_INFINITY;
-    if (deps.now() - last < REFUSAL_LOG_MS) return;
-    if (refusalLogged.size > 10_000) refusalLogged.clear(); // a scan must not grow it without bound
-    refusalLogged.set(addr, deps.now());
-    logger.warn({ remoteAddr: addr, ...details }, why);
-  }
-
-  function accept(socket: Socket, client: ClientCertificate | null, transport: 'tls' | 'tcp' | 'relp'): void {
+  function accept(socket: Socket, client: ClientCertificate | null, transport: SyslogTransport): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
     const sensor = senders.match(remoteAddr, client);
     if (sensor === null) {
       tally.refuse('no_sensor');
-      logRefusal(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
+      refusals.warn(remoteAddr, 'syslog connection matches no active sensor; closed before reading', {
         transport,
         clientCertificate: client?.fingerprint ?? 'none',
       });
@@ -122,8 +129,11 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     });
     socket.setTimeout(IDLE_MS, () => socket.destroy());
     const intake = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
+    // Over TLS the handshake with a sensor's identity is the proof; plain TCP's match by address costs a
+    // connection nothing, so there the first message is.
+    if (transport !== 'tcp') slots[transport].prove(socket);
     if (transport === 'relp') relpSessions.set(socket, serveRelpSession(socket, sensor, remoteAddr, intake));
-    else serveSyslogConnection(socket, sensor, remoteAddr, intake);
+    else serveSyslogConnection(socket, sensor, remoteAddr, intake, () => slots[transport].prove(socket));
   }
 
   let material = deps.tls;
@@ -149,7 +159,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       handshakeTimeout: config.server.handshakeTimeoutMs,
     });
     server.on('connection', (socket: Socket) => {
-      admit(socket);
+      slots[transport].admit(socket);
     });
     server.on('secureConnection', (socket: TLSSocket) => {
       accept(socket, clientCertificateOf(socket), transport);
@@ -165,7 +175,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const tlsServer = tlsListener('tls');
   const relpServer = tlsListener('relp');
   const tcpServer = createTcpServer((socket) => {
-    if (admit(socket)) accept(socket, null, 'tcp');
+    if (slots.tcp.admit(socket)) accept(socket, null, 'tcp');
   });
 
   async function start(server: Server, text: string): Promise<AddressInfo | null> {
@@ -228,6 +238,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       // A RELP sender is told (serverclose) after its answers; syslog over TCP has none to wait for.
       const sessions = [...relpSessions.values()].map((session) => session.close());
       for (const socket of open.keys()) if (!relpSessions.has(socket)) socket.destroy();
+      // Connections still in their TLS handshake would hold server.close for up to server.handshakeTimeoutMs.
+      for (const listener of Object.values(slots)) listener.destroyUnproven();
+      refusals.flush();
       await Promise.all([...closing, ...sessions]);
     },
   };
@@ -235,4 +248,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
 
 function plainAddress(addr: string): string {
   return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
+}
+
+/** The socket's address for the log; a socket reset by its client has lost it, and its group stands in. */
+function peerAddress(socket: Socket, group: string): string {
+  return socket.remoteAddress === undefined ? group : plainAddress(socket.remoteAddress);
 }
