@@ -103,6 +103,9 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         });
         if (refused.length > 0) {
           status.deadLetters += refused.length;
+          // Shown by `outputs list` as the last error: a refusal is never silent, though the output moves on.
+          status.lastError = `${refused.length} records refused, dead-lettered: ${refused[0]?.answer}`;
+          status.lastErrorAt = iso();
           log.warn(
             { records: refused.length, answer: refused[0]?.answer },
             'receiver refused records; dead-lettered',

@@ -109,7 +109,7 @@ test('a webhook answering 200 with a body trickled a byte at a time: each batch 
   assert.equal((await hook())?.deadLetterFile, 0);
 });
 
-test('a webhook answering 302: retried and shown as the last error, nothing dead-lettered', async (t) => {
+test('a webhook answering 302: retried and shown as the last error, nothing dead-lettered; a 400 shown too', async (t) => {
   const { receiver, served, hook, list, deliver } = await setUp(t);
   await deliver(20);
   receiver.mode = 'redirect';
@@ -132,4 +132,19 @@ test('a webhook answering 302: retried and shown as the last error, nothing dead
   await until(() => receiver.accepted.size === 50, 60_000, 'the held records delivered', 100);
   await until(async () => (await hook())?.state === 'running', 60_000, 'running again', 200);
   assert.equal((await hook())?.deadLetterFile, 0);
+  // A genuine refusal (400) dead-letters the batch and moves on, and says so as the last error.
+  receiver.refuse = (threat) => threat.startsWith('refused');
+  await served.post([genericRecord({ threat: 'refused by the receiver' })]);
+  await until(
+    async () => (await hook())?.deadLetterFile === 1,
+    60_000,
+    'the refused record dead-lettered',
+    200,
+  );
+  const refused = await hook();
+  assert.equal(refused?.state, 'running');
+  assert.match(
+    refused?.lastError ?? '',
+    /^1 records refused, dead-lettered: HTTP 400: record refused by the test receiver/,
+  );
 });
