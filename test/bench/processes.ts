@@ -35,10 +35,17 @@ export function detectPinning(): Pinning {
   };
 }
 
-/** The command line to run node with `args` on `cpu` (taskset execs node: the pid stays node's). */
-export function pinned(cpu: string, args: string[]): { cmd: string; args: string[] } {
-  if (cpu === '') return { cmd: process.execPath, args };
-  return { cmd: 'taskset', args: ['-c', cpu, process.execPath, ...args] };
+/**
+ * The command line to run node (`node`: another runtime, default this one) with `args` on `cpu` (taskset execs
+ * node: the pid stays node's).
+ */
+export function pinned(
+  cpu: string,
+  args: string[],
+  node: string = process.execPath,
+): { cmd: string; args: string[] } {
+  if (cpu === '') return { cmd: node, args };
+  return { cmd: 'taskset', args: ['-c', cpu, node, ...args] };
 }
 
 export interface ServerUnderTest {
@@ -66,6 +73,8 @@ export async function startThreatcol(
   options: {
     env?: Record<string, string>;
     nodeArgs?: string[];
+    /** Another Node runtime to run serve on (figure 16), default this one. */
+    node?: string;
     bin?: string;
     args?: string[];
     /** Logging below info (no "listening" line): the port is read from /proc; the admin listener is off. */
@@ -93,7 +102,7 @@ export async function startThreatcol(
   // Several collectors run at once: each gets its own admin port (metrics on, as shipped), never 9441.
   args.push('--port', '0', '--log-format', 'json', '--admin-listen', options.quiet ? '' : '127.0.0.1:0');
   args.push(...(options.args ?? []));
-  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env);
+  const child = spawnPinned(pin.pinned ? pin.serverCpu : '', args, env, options.node);
   const listening = options.quiet
     ? { port: await waitForListening(child, name), sha256: '' }
     : await waitForLine(child, (line) => line.includes('"threatcol is listening"'), name);
@@ -222,8 +231,8 @@ async function startScript(
   };
 }
 
-function spawnPinned(cpu: string, args: string[], env: Record<string, string>): ChildProcess {
-  const { cmd, args: argv } = pinned(cpu, args);
+function spawnPinned(cpu: string, args: string[], env: Record<string, string>, node?: string): ChildProcess {
+  const { cmd, args: argv } = pinned(cpu, args, node);
   return spawn(cmd, argv, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

@@ -27,6 +27,7 @@ import {
 } from './figures-nats.js';
 import { memoryRows, memoryUnderLoad, storeFootprint } from './figures-other.js';
 import { forwardingRows, outputIngestRows } from './figures-outputs.js';
+import { runtimeFigure } from './figures-runtime.js';
 import { cliStartup } from './figures-startup.js';
 import { syslogRows } from './figures-syslog.js';
 import { LoadWorker, standardWorkload } from './load.js';
@@ -330,6 +331,18 @@ try {
   );
   rows.push(...lookUp.rows);
   extra.lookUp = lookUp.runs;
+
+  log("figure 16: the bundled runtime beside the machine's node (ingest, CPU per record, memory, start-up)");
+  const runtime = await runtimeFigure(ctx, join(root, 'runtime'));
+  rows.push(...runtime.rows);
+  extra.runtimes = runtime.runs.map((r) => ({
+    ...r,
+    rounds: r.rounds.map((m) => ({
+      rps: m.recordsPerSecond,
+      cpuSeconds: m.serverCpuSeconds,
+      rss: m.serverRss,
+    })),
+  }));
 
   const perCore = (label: string) =>
     (ctx.runs[label]?.threatcol ?? []).map((m) => m.recordsPerSecond / m.serverCores);
