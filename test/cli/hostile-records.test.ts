@@ -15,7 +15,16 @@ import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const EVIL = '\u001b]0;OWNED\u0007\u001b[2J\u009b31m\u202e';
-const NOT_RECORDS = ['null', '5', '{}', '[]', '"text"', '{"received_at":"2026-11-26T10:00:00Z"}'];
+const NOT_RECORDS = [
+  'null',
+  '5',
+  '{}',
+  '[]',
+  '"text"',
+  '{"received_at":"2026-11-26T10:00:00Z"}',
+  // Whole records but for one field's type: a port that is text (escapes and all) is no port.
+  JSON.stringify(storedGenericRecord({ sensor: 'fw1', src_port: EVIL, dst_port: EVIL })),
+];
 
 function hostileLines(): { good: string; evil: string; lines: string[] } {
   const good = JSON.stringify(storedGenericRecord({ sensor: 'fw1', threat: 'SSH brute force' }));
@@ -24,8 +33,7 @@ function hostileLines(): { good: string; evil: string; lines: string[] } {
       sensor: 'fw1',
       threat: `T${EVIL}`,
       src_ip: `192.0.2.1${EVIL}`,
-      src_port: EVIL,
-      dst_port: EVIL,
+      src_port: 4444,
       protocol: EVIL,
     }),
   );
@@ -45,7 +53,10 @@ async function readBack(env: Record<string, string>, dataDir: string): Promise<v
   assertInert(tail.stderr, 'tail stderr');
   const shown = tail.stdout.trim().split('\n');
   assert.equal(shown.length, 2, tail.stdout);
-  assert.match(shown[1] as string, /192\.0\.2\.1\?.*:\?\]0;OWNED\?\?\[2J\?31m\? → .*T\?\]0;OWNED/);
+  assert.match(
+    shown[1] as string,
+    /192\.0\.2\.1\?\]0;OWNED\?\?\[2J\?31m\?:4444 → .* \?\]0;OWNED.* T\?\]0;OWNED/,
+  );
   // The skip is said on stderr (the store's log, at warn) with how many.
   assert.match(tail.stderr, /not a threatcol record was skipped/);
   assert.match(tail.stderr, new RegExp(`"total":${NOT_RECORDS.length}\\b`));
@@ -56,10 +67,10 @@ async function readBack(env: Record<string, string>, dataDir: string): Promise<v
   const records = json.stdout
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l) as { src_port: unknown });
+    .map((l) => JSON.parse(l) as { protocol: unknown });
   assert.deepEqual(
-    records.map((r) => r.src_port),
-    [undefined, EVIL],
+    records.map((r) => r.protocol),
+    ['TCP', EVIL],
   );
 
   for (const by of ['threat', 'src_ip', 'sensor', 'criticality', 'endpoint']) {

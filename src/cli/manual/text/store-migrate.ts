@@ -26,8 +26,8 @@ configuration (which names NATS).
   however long after the first (JetStream's duplicate window alone lasts \`dedupe.windowSeconds\`). Only those
   ids are held in memory (a million fit in a 128 MB heap: a run with \`NODE_OPTIONS=--max-old-space-size=128\`
   copied a million records); records are copied as they are read, a thousand at a time.
-- **Lines that are not records** (a damaged line, \`null\`, a record without a valid sensor name or endpoint:
-  the shape in [records.md](records.md)) are skipped, never published: the summary counts them
+- **Lines that are not records** (a damaged line, \`null\`, two objects in one line, a record lacking a field or
+  with a field of another type: the shape in [records.md](records.md)) are skipped, never published: the summary counts them
   (\`not_records\` with \`--json\`) and the log names the first.
 - **Not copied**: the sensors' counters (\`sensor-stats.json\`: last seen, last address, records received,
   rejections); they start from zero on NATS. The data directory is only read.
