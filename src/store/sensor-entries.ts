@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { isValidTimezone } from '../config/load-config.js';
 import { READABLE_SENSOR_NAME, type RejectedEntry, type Sensor } from './registry.js';
+import { syslogProblem } from './sensor-syslog.js';
 
 const NOT_JSON = Symbol('not JSON');
 
@@ -11,7 +12,10 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
 const isTime = (v: unknown): boolean => isString(v) && !Number.isNaN(Date.parse(v));
 
-/** Why `value` is not a sensor every reader can use (auth, `sensor list`, `check`), or null when it is one. */
+/**
+ * Why `value` is not a sensor every reader can use (auth, the syslog listener, `sensor list`, `check`), or null
+ * when it is one: every field, its syslog identity included.
+ */
 export function sensorProblem(value: unknown): string | null {
   if (value === NOT_JSON) return 'not JSON';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
@@ -33,7 +37,8 @@ export function sensorProblem(value: unknown): string | null {
     if (key.expires_at !== null && !isTime(key.expires_at))
       return 'a key has an expires_at that is not a time';
   }
-  return null;
+  // The listener builds its per-connection look-up from this: a wrong type here would throw there.
+  return s.syslog === undefined ? null : syslogProblem(s.syslog);
 }
 
 /** The valid sensors of a registry's entries, and the others with why (`entry` names each in reports). */

@@ -1,11 +1,13 @@
 // A sensor's syslog identity through both registry backends: stored by add, replaced and removed by set.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import test from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { makeTestCa } from '../helpers/test-ca.js';
 
 for (const backend of ['files', 'nats'] as const) {
   test(`${backend}: add stores the syslog identity, set replaces it, set null removes it; other sensors have none`, async (t) => {
@@ -30,7 +32,7 @@ for (const backend of ['files', 'nats'] as const) {
       format: 'cef',
       from: [],
       client_cert_sha256: ['cd'.repeat(32)],
-      client_ca: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+      client_ca: readFileSync(makeTestCa(dataDir, 'branch-ca').certPath, 'utf8'),
       client_cn: 'fw.example.org',
     };
     assert.deepEqual((await store.registry.set('pa', { syslog: next })).syslog, next);

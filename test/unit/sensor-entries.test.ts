@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
+import { SyslogSenders } from '../../src/inputs/syslog/syslog-senders.js';
+import type { Sensor } from '../../src/store/registry.js';
 import {
   createRejectedReport,
   parseEntry,
@@ -63,5 +65,39 @@ test('sensor entries: the report warns once per distinct set, in any order, and 
       [40, '1 sensor'],
       [30, 'every sensor'],
     ],
+  );
+});
+
+test('sensor entries: a syslog identity the check passes never makes the listener throw; the shapes it refuses', () => {
+  const syslog = { format: 'cef', from: ['192.0.2.0/24'], client_cert_sha256: ['ab'.repeat(32)] };
+  assert.equal(sensorProblem({ ...valid, syslog }), null);
+  for (const [bad, reason] of [
+    [5, /^syslog is not a JSON object/],
+    [null, /^syslog is not a JSON object/],
+    [{ ...syslog, from: 5 }, /^syslog\.from /],
+    [{ ...syslog, from: [5] }, /^syslog\.from /],
+    [{ ...syslog, from: ['192.0.2.0/33'] }, /^syslog\.from /],
+    [{ format: 'cef', client_cert_sha256: [] }, /^syslog\.from /],
+    [{ ...syslog, client_cert_sha256: 'abc' }, /^syslog\.client_cert_sha256 /],
+    [{ ...syslog, client_cert_sha256: ['abc'] }, /^syslog\.client_cert_sha256 /],
+    [{ ...syslog, client_ca: 1, client_cn: 'fw' }, /^syslog\.client_ca /],
+    [{ ...syslog, client_ca: 'not PEM', client_cn: 'fw' }, /^syslog\.client_ca /],
+    [{ ...syslog, client_cn: 'fw' }, /^syslog\.client_ca /],
+    [{ ...syslog, format: 5 }, /^syslog\.format /],
+  ] as const) {
+    assert.match(sensorProblem({ ...valid, syslog: bad }) ?? 'accepted', reason, JSON.stringify(bad));
+  }
+  const senders = new SyslogSenders();
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.constantFrom(...Object.keys(syslog), 'client_ca', 'client_cn'), fc.anything()),
+      (changes) => {
+        const sensor = { ...valid, syslog: { ...syslog, ...changes } };
+        if (sensorProblem(sensor) !== null) return;
+        senders.update([sensor as Sensor]);
+        senders.match('192.0.2.7', null);
+        senders.clientCas();
+      },
+    ),
   );
 });

@@ -3,10 +3,9 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
-import { certificatesOf } from '../../inputs/syslog/client-ca.js';
 import { SYSLOG_FORMATS } from '../../inputs/syslog/parsers/format-names.js';
-import { normalizeFingerprint, parseCidr } from '../../inputs/syslog/syslog-senders.js';
 import type { SensorSyslog } from '../../store/registry.js';
+import { certificatesOf, normalizeFingerprint, parseCidr } from '../../store/sensor-syslog.js';
 
 export interface SyslogOptions {
   syslog?: boolean;

@@ -1,66 +1,76 @@
 // Which sensor a syslog connection belongs to: by client certificate (pinned, or issued by its CA for its
-// name) or by source network.
+// name) or by source network, the most specific network first.
 import type { X509Certificate } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Sensor } from '../../store/registry.js';
-import { type ClientCertificate, certificatesOf, issuedBy, namesSender } from './client-ca.js';
-
-/** A CIDR as `sensor add --from` takes it: an address and an optional prefix length (a bare address is /32 or /128). */
-export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
-  const [address = '', prefixText, extra] = text.trim().split('/');
-  if (extra !== undefined) return null;
-  const version = isIP(address);
-  if (version === 0) return null;
-  const max = version === 4 ? 32 : 128;
-  const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : -1;
-  if (prefix < 0 || prefix > max) return null;
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
-}
-
-/** A certificate fingerprint as stored: lower-case hex without colons (node writes `AB:CD:...`). */
-export function normalizeFingerprint(text: string): string {
-  return text.replace(/:/g, '').toLowerCase();
-}
+import { certificatesOf, normalizeFingerprint, parseCidr } from '../../store/sensor-syslog.js';
+import { type ClientCertificate, issuedBy, issuingCas, namesSender } from './client-ca.js';
 
 interface Candidate {
   sensor: Sensor;
   networks: BlockList;
   hasNetworks: boolean;
   fingerprints: Set<string>;
-  /** `--client-ca` and `--client-cn`: certificates this CA issued for this name. */
+  /** `--client-ca` and `--client-cn`: the bundle as given (trusted for the handshake)... */
   cas: X509Certificate[];
+  /** ...and its most specific CAs, which must have issued the certificate (or one of its issuers). */
+  issuers: X509Certificate[];
   cn: string;
+}
+
+/** One `--from` network of an address-only sensor, for the longest-prefix look-up. */
+interface Network {
+  list: BlockList;
+  prefix: number;
+  candidate: Candidate;
 }
 
 /** The active sensors with a syslog identity, looked up per connection. */
 export class SyslogSenders {
   #candidates: Candidate[] = [];
+  /** The networks of the sensors known by address alone, longest prefix first (registry order among equals). */
+  #networks: Network[] = [];
 
+  /** Takes the registry's sensors as its shape check passed them (store/sensor-syslog.ts): never throws on them. */
   update(sensors: readonly Sensor[]): void {
-    this.#candidates = sensors
-      .filter((s) => s.status === 'active' && s.syslog !== undefined)
-      .map((sensor) => {
-        const networks = new BlockList();
-        for (const cidr of sensor.syslog?.from ?? []) {
-          const parsed = parseCidr(cidr);
-          if (parsed) networks.addSubnet(parsed.address, parsed.prefix, parsed.family);
-        }
-        return {
-          sensor,
-          networks,
-          hasNetworks: (sensor.syslog?.from.length ?? 0) > 0,
-          fingerprints: new Set((sensor.syslog?.client_cert_sha256 ?? []).map(normalizeFingerprint)),
-          cas: certificatesOf(sensor.syslog?.client_ca ?? ''),
-          cn: sensor.syslog?.client_cn ?? '',
-        };
-      });
+    const candidates: Candidate[] = [];
+    const networks: Network[] = [];
+    for (const sensor of sensors) {
+      const syslog = sensor.syslog;
+      if (sensor.status !== 'active' || syslog === undefined) continue;
+      const list = new BlockList();
+      const parsed = syslog.from.map(parseCidr).filter((n) => n !== null);
+      for (const n of parsed) list.addSubnet(n.address, n.prefix, n.family);
+      const cas = certificatesOf(syslog.client_ca ?? '');
+      const candidate: Candidate = {
+        sensor,
+        networks: list,
+        hasNetworks: parsed.length > 0,
+        fingerprints: new Set(syslog.client_cert_sha256.map(normalizeFingerprint)),
+        cas,
+        issuers: issuingCas(cas),
+        cn: syslog.client_cn ?? '',
+      };
+      candidates.push(candidate);
+      if (candidate.fingerprints.size > 0 || syslog.client_ca !== undefined) continue;
+      for (const n of parsed) {
+        const one = new BlockList();
+        one.addSubnet(n.address, n.prefix, n.family);
+        networks.push({ list: one, prefix: n.family === 'ipv4' ? n.prefix + 96 : n.prefix, candidate });
+      }
+    }
+    // Stable: two sensors listing the same network keep registry order (`sensor add` warns of the overlap).
+    networks.sort((a, b) => b.prefix - a.prefix);
+    this.#candidates = candidates;
+    this.#networks = networks;
   }
 
   /**
    * The sensor a connection from `address` with this client certificate (null: none) belongs to. A sensor
    * that knows its certificates (pinned, or by CA and name) is matched only by one of them (and, when it also
    * lists networks, from one of those): an address alone never stands in for its key. Otherwise the sensor
-   * whose networks hold the address; null when none.
+   * known by address alone whose network holding the address is the most specific (longest prefix); null
+   * when none.
    */
   match(address: string, client: ClientCertificate | null): Sensor | null {
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
@@ -69,16 +79,13 @@ export class SyslogSenders {
       for (const c of this.#candidates) {
         const known =
           c.fingerprints.has(fp) ||
-          (c.cas.length > 0 &&
-            issuedBy(client, c.cas) &&
+          (c.issuers.length > 0 &&
+            issuedBy(client, c.issuers) &&
             namesSender(client.chain[0] as X509Certificate, c.cn));
         if (known && (!c.hasNetworks || c.networks.check(address, family))) return c.sensor;
       }
     }
-    for (const c of this.#candidates) {
-      if (c.fingerprints.size === 0 && c.cas.length === 0 && c.networks.check(address, family))
-        return c.sensor;
-    }
+    for (const n of this.#networks) if (n.list.check(address, family)) return n.candidate.sensor;
     return null;
   }
 

@@ -175,9 +175,16 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
         initial: true,
         pollIntervalMs: options.pollIntervalMs ?? 500,
         onChange() {
-          // The adapter reads synchronously inside: reads resolve in the order the changes were seen.
+          // The adapter reads synchronously inside: reads resolve in the order the changes were seen. A
+          // reader that throws on what it is given is reported, never an unhandled rejection that ends serve.
           adapter.read().then(
-            (data) => onChange(data.sensors),
+            (data) => {
+              try {
+                onChange(data.sensors);
+              } catch (error) {
+                onError(error as Error);
+              }
+            },
             (error: Error) => onError(error),
           );
         },

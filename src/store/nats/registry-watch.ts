@@ -51,7 +51,12 @@ export function watchRegistry(
     const next = JSON.stringify(all);
     if (next === signature) return;
     signature = next;
-    onChange(all);
+    // Called from a timer: a reader that throws on what it is given is reported, never ends the process.
+    try {
+      onChange(all);
+    } catch (error) {
+      onError(error as Error);
+    }
   }
 
   async function reread(): Promise<void> {

@@ -29,7 +29,7 @@ the file and the \`THREATCOL_*\` variables it used. The \`tls\` line shows the c
 | \`owner\` | run as a user who does not own it, or (as root) files in it, \`tls/\` or \`threats/\` not owned by the directory's owner |
 | \`modes\` | \`sensors.json\` or \`tls/key.pem\` is readable by group or others, or the directory is world-writable |
 | \`free space\` | less than 256 MiB (or \`store.minFreeBytes\` when configured) is free on its file system |
-| \`registry\` | the sensor registry cannot be read at all (\`REGISTRY_CORRUPT\`); WARN naming each entry that is not a valid sensor (no keys, a bad name, time zone or time): the daemon skips those, the other sensors keep working |
+| \`registry\` | the sensor registry cannot be read at all (\`REGISTRY_CORRUPT\`); WARN naming each entry that is not a valid sensor (no keys, a bad name, time zone or time, a malformed syslog identity): the daemon skips those, the other sensors keep working |
 | \`port\` | this user may not bind the port (below 1024 without \`CAP_NET_BIND_SERVICE\`), or another program holds it (threatcol itself is recognised, with \`--no-daemon\` too, by the certificate it serves: a TLS handshake, no request) |
 | \`daemon\` | no TLS handshake completes on the port (a handshake only: no request is sent, so \`check\` leaves nothing in the daemon's journal); WARN when the daemon serves another certificate than the file holds (reload it) |
 | \`ready\` | the admin listener's \`GET /readyz\` does not answer 200: the message gives the daemon's reasons (store not writable, below \`store.minFreeBytes\`, stopping); WARN when \`admin.listen\` is \`""\` or has port 0 (pass \`--admin-listen\`) |
