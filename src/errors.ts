@@ -94,6 +94,9 @@ export const CATALOGUE = {
     message: 'threatcol check found a problem in the installation or configuration',
   },
   OUTPUT_NOT_FOUND: { status: 0, exit: EXIT.DATAERR, message: 'no output with this name' },
+  FEED_EXISTS: { status: 0, exit: EXIT.DATAERR, message: 'a feed with this name already exists' },
+  FEED_NOT_FOUND: { status: 0, exit: EXIT.DATAERR, message: 'no feed with this name' },
+  DECISION_NOT_FOUND: { status: 0, exit: EXIT.DATAERR, message: 'no such block or allow entry' },
   OUTPUT_UNSUPPORTED: { status: 0, exit: EXIT.CONFIG, message: 'this store backend cannot run outputs' },
   OUTPUT_FAILED: {
     status: 0,

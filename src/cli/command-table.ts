@@ -11,6 +11,9 @@ export type Register = (parent: Command, io: CliIo, run: Runner) => void;
 export const GROUPS = {
   sensor: 'issue, list, change, revoke and delete sensor keys',
   outputs: 'where records are forwarded: list, test, replay, forget, dead letters',
+  feed: 'blocklist feeds that firewalls pull: add, list, show, rotate, remove',
+  block: 'blocked addresses: add and remove by hand, list',
+  allow: 'networks never blocked: add, list, remove',
 } as const;
 
 export interface CommandEntry {
@@ -57,6 +60,17 @@ export const COMMANDS: readonly CommandEntry[] = [
     'dead-letter',
     async () => (await import('./outputs/outputs-dead-letter.js')).registerOutputsDeadLetter,
   ),
+  feed('add', async () => (await import('./feed-add.js')).registerFeedAdd),
+  feed('list', async () => (await import('./feed-list.js')).registerFeedList),
+  feed('show', async () => (await import('./feed-show.js')).registerFeedShow),
+  feed('rotate', async () => (await import('./feed-rotate.js')).registerFeedRotate),
+  feed('remove', async () => (await import('./feed-remove.js')).registerFeedRemove),
+  block('add', async () => (await import('./block-add.js')).registerBlockAdd),
+  block('remove', async () => (await import('./block-remove.js')).registerBlockRemove),
+  block('list', async () => (await import('./block-list.js')).registerBlockList),
+  allow('add', async () => (await import('./allow-add.js')).registerAllowAdd),
+  allow('list', async () => (await import('./allow-list.js')).registerAllowList),
+  allow('remove', async () => (await import('./allow-remove.js')).registerAllowRemove),
   { path: ['store', 'migrate'], load: async () => (await import('./store-migrate.js')).registerStoreMigrate },
   {
     path: ['completion'],
@@ -71,6 +85,18 @@ function sensor(name: string, load: CommandEntry['load']): CommandEntry {
 
 function outputs(name: string, load: CommandEntry['load']): CommandEntry {
   return { path: ['outputs', name], group: 'outputs', load };
+}
+
+function feed(name: string, load: CommandEntry['load']): CommandEntry {
+  return { path: ['feed', name], group: 'feed', load };
+}
+
+function block(name: string, load: CommandEntry['load']): CommandEntry {
+  return { path: ['block', name], group: 'block', load };
+}
+
+function allow(name: string, load: CommandEntry['load']): CommandEntry {
+  return { path: ['allow', name], group: 'allow', load };
 }
 
 /**

@@ -1,9 +1,20 @@
 // The whole command tree, built without running anything: what the man pages, docs/cli.md, the completion
 // scripts and the help outline are rendered from. A command line builds only its part (program.ts).
 import type { Command } from 'commander';
+import { registerAllowAdd } from './allow-add.js';
+import { registerAllowList } from './allow-list.js';
+import { registerAllowRemove } from './allow-remove.js';
+import { registerBlockAdd } from './block-add.js';
+import { registerBlockList } from './block-list.js';
+import { registerBlockRemove } from './block-remove.js';
 import { registerCheck } from './check.js';
 import { COMMANDS, type Register } from './command-table.js';
 import { registerCompletion } from './completion.js';
+import { registerFeedAdd } from './feed-add.js';
+import { registerFeedList } from './feed-list.js';
+import { registerFeedRemove } from './feed-remove.js';
+import { registerFeedRotate } from './feed-rotate.js';
+import { registerFeedShow } from './feed-show.js';
 import { type CliIo, processIo } from './io.js';
 import { registerOutputsDeadLetter } from './outputs/outputs-dead-letter.js';
 import { registerOutputsForget } from './outputs/outputs-forget.js';
@@ -52,6 +63,17 @@ export const REGISTERS: Readonly<Record<string, Register>> = {
   'outputs replay': registerOutputsReplay,
   'outputs forget': registerOutputsForget,
   'outputs dead-letter': registerOutputsDeadLetter,
+  'feed add': registerFeedAdd,
+  'feed list': registerFeedList,
+  'feed show': registerFeedShow,
+  'feed rotate': registerFeedRotate,
+  'feed remove': registerFeedRemove,
+  'block add': registerBlockAdd,
+  'block remove': registerBlockRemove,
+  'block list': registerBlockList,
+  'allow add': registerAllowAdd,
+  'allow list': registerAllowList,
+  'allow remove': registerAllowRemove,
   'store migrate': registerStoreMigrate,
   completion: registerCompletion,
 };

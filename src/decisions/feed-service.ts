@@ -8,9 +8,8 @@ import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import { digestFromHash, digestsEqual, keyDigest } from '../keys.js';
 import type { DecisionsState, DecisionsStore, FeedEntry } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
-import { allowedBy } from './allowed.js';
-import { type Network, parseNetwork } from './networks.js';
-import { CONTENT_TYPES, DEFAULT_CAPS, type FeedItem, renderFeed } from './render-feed.js';
+import { selectFeedItems } from './feed-items.js';
+import { CONTENT_TYPES, renderFeed } from './render-feed.js';
 
 /** Formats that carry each block's remaining time are rendered again at least this often. */
 const TIMED_RENDER_MS = 60_000;
@@ -59,33 +58,11 @@ export function startFeedService(deps: {
     const at = now();
     const cached = cache.get(feed.name);
     if (cached && cached.version === version && at < cached.validUntil) return cached;
-    let validUntil = Number.POSITIVE_INFINITY;
-    const items: FeedItem[] = [];
-    for (const block of state.blocks.values()) {
-      const until = Date.parse(block.until);
-      if (until <= at) continue;
-      const network = parseNetwork(block.address);
-      if (network === null) continue;
-      if (feed.family === 'ipv4' && network.family !== 4) continue;
-      if (feed.family === 'ipv6' && network.family !== 6) continue;
-      if (allowedBy(network, blocklist.allow, state.allow, at) !== null) continue;
-      validUntil = Math.min(validUntil, until);
-      items.push({ block, network });
-    }
-    for (const entry of state.allow.values()) {
-      if (entry.until !== null && Date.parse(entry.until) > at)
-        validUntil = Math.min(validUntil, Date.parse(entry.until));
-    }
-    // Over the cap: the highest criticality first, then the newest.
-    items.sort(
-      (a, b) =>
-        b.block.criticality - a.block.criticality || Date.parse(b.block.since) - Date.parse(a.block.since),
-    );
-    const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
-    const kept = cap === null ? items : items.slice(0, cap);
+    const selected = selectFeedItems(feed, state, blocklist.allow, at);
+    let validUntil = selected.validUntil;
     if (feed.format === 'nftables' || feed.format === 'mikrotik')
       validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
-    const body = Buffer.from(renderFeed(feed.format, sortForList(kept), at));
+    const body = Buffer.from(renderFeed(feed.format, selected.items, at));
     const rendered: Rendered = {
       version,
       body,
@@ -93,8 +70,8 @@ export function startFeedService(deps: {
       lastModified: new Date(Math.floor(at / 1000) * 1000).toUTCString(),
       contentType: CONTENT_TYPES[feed.format],
       validUntil,
-      entries: kept.length,
-      leftOut: items.length - kept.length,
+      entries: selected.items.length,
+      leftOut: selected.leftOut,
     };
     cache.set(feed.name, rendered);
     return rendered;
@@ -159,13 +136,6 @@ export function startFeedService(deps: {
       watch.stop();
     },
   };
-}
-
-/** IPv4 before IPv6, each in address order: a stable body for the same blocks. */
-function sortForList(items: FeedItem[]): FeedItem[] {
-  const key = (n: Network) =>
-    `${n.family}${Buffer.from(n.bytes).toString('hex')}${n.prefix.toString().padStart(3, '0')}`;
-  return [...items].sort((a, b) => (key(a.network) < key(b.network) ? -1 : 1));
 }
 
 /** `Basic base64(user:password)`, or null. */

@@ -141,7 +141,7 @@ test('rules: thresholds over distinct sensors and the threat name; private and a
   ]);
   // One sensor saw the scan: not yet; a second one makes it.
   await untilFeed(server, 'all', 'all:secret-password-3', (text) => text.includes('2001:db8:aa:bb::/64'));
-  let feed = JSON.parse((await fetchFeed(server, 'all', 'all:secret-password-3')).text) as {
+  const feed = JSON.parse((await fetchFeed(server, 'all', 'all:secret-password-3')).text) as {
     address: string;
   }[];
   assert.deepEqual(
@@ -152,11 +152,11 @@ test('rules: thresholds over distinct sensors and the threat name; private and a
     genericRecord({ source_ip: '192.0.2.50', criticality: 2, threat: 'SCAN again' }),
   ]);
   const made = await untilFeed(server, 'all', 'all:secret-password-3', (text) => text.includes('192.0.2.50'));
-  feed = JSON.parse(made.text) as { address: string; rule: string; sensors: string[] }[];
-  const spread = feed.find((b) => b.address === '192.0.2.50/32') as { rule: string; sensors: string[] };
+  const blocks = JSON.parse(made.text) as { address: string; rule: string; sensors: string[] }[];
+  const spread = blocks.find((b) => b.address === '192.0.2.50/32') as { rule: string; sensors: string[] };
   assert.equal(spread.rule, 'spreading');
   assert.deepEqual(spread.sensors, ['fw1', 'fw2']);
-  assert.equal(feed.length, 2);
+  assert.equal(blocks.length, 2);
 });
 
 test('an allow entry takes a block out of the feeds at once; a removed block is not made again by the records that made it', async (t) => {

@@ -1,6 +1,22 @@
 // Each command's reference prose, by command path ('' is the program): the one place docs/cli.md and the man
 // pages take it from. A test checks that every command has an entry and every entry a command.
 import type { CommandManual } from '../command-manual.js';
+import {
+  allowAddManual,
+  allowListManual,
+  allowManual,
+  allowRemoveManual,
+  blockAddManual,
+  blockListManual,
+  blockManual,
+  blockRemoveManual,
+  feedAddManual,
+  feedListManual,
+  feedManual,
+  feedRemoveManual,
+  feedRotateManual,
+  feedShowManual,
+} from './blocklist.js';
 import { checkManual } from './check.js';
 import { completionManual } from './completion.js';
 import { outputsManual } from './outputs/outputs.js';
@@ -54,6 +70,20 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   'outputs replay': outputsReplayManual,
   'outputs forget': outputsForgetManual,
   'outputs dead-letter': outputsDeadLetterManual,
+  feed: feedManual,
+  'feed add': feedAddManual,
+  'feed list': feedListManual,
+  'feed show': feedShowManual,
+  'feed rotate': feedRotateManual,
+  'feed remove': feedRemoveManual,
+  block: blockManual,
+  'block add': blockAddManual,
+  'block remove': blockRemoveManual,
+  'block list': blockListManual,
+  allow: allowManual,
+  'allow add': allowAddManual,
+  'allow list': allowListManual,
+  'allow remove': allowRemoveManual,
   store: storeManual,
   'store migrate': storeMigrateManual,
   completion: completionManual,

@@ -1,0 +1,66 @@
+// `threatcol block add ADDRESS|CIDR --for DURATION --reason TEXT`: a manual block, in every feed within a
+// second; 0.0.0.0/0, ::/0 are refused, private ranges need --force.
+import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { forDuration, networkArgument, whoAmI } from './decisions-cli.js';
+import { type CliIo, write } from './io.js';
+
+interface BlockAddOptions extends CommonOptions {
+  for: string;
+  reason: string;
+  force?: boolean;
+}
+
+export function registerBlockAdd(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('add <network>')
+      .description('block an address or CIDR by hand, in every feed within a second')
+      .requiredOption('--for <duration>', 'how long, e.g. 24h, 7d')
+      .requiredOption('--reason <text>', 'why (shown in block list and json feeds)')
+      .option('--force', 'block a private, loopback or link-local range too'),
+  ).action((network: string, options: BlockAddOptions) => run(() => addBlock(network, options, io)));
+}
+
+async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Promise<number> {
+  const { isPrivate } = await import('../decisions/networks.js');
+  const { network, key } = networkArgument(text);
+  if (network.prefix === 0) throw new ThreatcolError('INVALID_ARGUMENT', `${key} would block every address`);
+  if (isPrivate(network) && !options.force) {
+    throw new ThreatcolError(
+      'INVALID_ARGUMENT',
+      `${key} is (or covers) a private, loopback, link-local or other non-public range; add --force to block it anyway`,
+    );
+  }
+  const ms = forDuration(options.for);
+  const loaded = await loadFromOptions(options, io);
+  const now = Date.now();
+  const until = new Date(now + ms).toISOString();
+  await withStore(loaded, io, (store) =>
+    store.decisions.apply([
+      {
+        kind: 'block',
+        key,
+        value: {
+          address: key,
+          rule: 'manual',
+          reason: options.reason,
+          since: new Date(now).toISOString(),
+          until,
+          criticality: 4,
+          records: 0,
+          sensors: [],
+          who: whoAmI(io.env),
+        },
+      },
+    ]),
+  );
+  write(io.stdout, `Blocked ${key} until ${until}.`);
+  return 0;
+}

@@ -1,0 +1,40 @@
+// `threatcol block remove ADDRESS|CIDR`: the block leaves every feed within a second, and the records that
+// made it do not make it again (only newer records count).
+import type { Command } from 'commander';
+import { ThreatcolError } from '../errors.js';
+import { withStore } from './cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { networkArgument } from './decisions-cli.js';
+import { type CliIo, write } from './io.js';
+
+export function registerBlockRemove(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('remove <network>')
+      .description('remove a block; only records newer than this count again'),
+  ).action((network: string, options: CommonOptions) => run(() => removeBlock(network, options, io)));
+}
+
+async function removeBlock(text: string, options: CommonOptions, io: CliIo): Promise<number> {
+  const { key } = networkArgument(text);
+  const loaded = await loadFromOptions(options, io);
+  await withStore(loaded, io, async (store) => {
+    const block = (await store.decisions.read()).blocks.get(key);
+    if (!block) {
+      throw new ThreatcolError(
+        'DECISION_NOT_FOUND',
+        `no block of ${key} (threatcol block list --all shows them)`,
+      );
+    }
+    await store.decisions.apply([
+      { kind: 'block', key, value: null },
+      { kind: 'cleared', key, value: { address: key, at: new Date().toISOString() } },
+    ]);
+  });
+  write(io.stdout, `Block of ${key} removed.`);
+  return 0;
+}

@@ -1,0 +1,74 @@
+// `threatcol feed list`: each feed, its format, the blocks it serves now and those its cap leaves out.
+import type { Command } from 'commander';
+import { withStore } from './cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { feedUrl } from './decisions-cli.js';
+import { type CliIo, write, writeJson } from './io.js';
+import { formatTable } from './table.js';
+
+interface ListOptions extends CommonOptions {
+  json?: boolean;
+}
+
+export function registerFeedList(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('list')
+      .description('list the feeds: format, entries served, entries left out by the cap')
+      .option('--json', 'print a JSON array'),
+  ).action((options: ListOptions) => run(() => listFeeds(options, io)));
+}
+
+async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
+  const [{ selectFeedItems }, { DEFAULT_CAPS }] = await Promise.all([
+    import('../decisions/feed-items.js'),
+    import('../decisions/render-feed.js'),
+  ]);
+  const loaded = await loadFromOptions(options, io);
+  const state = await withStore(loaded, io, (store) => store.decisions.read());
+  const now = Date.now();
+  const rows = [...state.feeds.values()]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((feed) => {
+      const selected = selectFeedItems(feed, state, loaded.config.blocklist.allow, now);
+      return {
+        name: feed.name,
+        format: feed.format,
+        url: feedUrl(loaded.config, feed.name),
+        family: feed.family,
+        maxEntries: feed.maxEntries ?? DEFAULT_CAPS[feed.format],
+        entries: selected.items.length,
+        leftOut: selected.leftOut,
+        createdAt: feed.createdAt,
+        rotatedAt: feed.rotatedAt,
+      };
+    });
+  if (options.json) {
+    writeJson(io.stdout, rows);
+    return 0;
+  }
+  if (rows.length === 0) {
+    write(io.stdout, 'No feeds. Add one with: threatcol feed add NAME --format paloalto');
+    return 0;
+  }
+  write(
+    io.stdout,
+    formatTable(
+      ['NAME', 'FORMAT', 'ENTRIES', 'LEFT OUT', 'CAP', 'FAMILY', 'URL'],
+      rows.map((r) => [
+        r.name,
+        r.format,
+        String(r.entries),
+        String(r.leftOut),
+        r.maxEntries === null ? '-' : String(r.maxEntries),
+        r.family,
+        r.url,
+      ]),
+    ),
+  );
+  return 0;
+}

@@ -1,0 +1,118 @@
+// `threatcol feed show NAME [--firewall]`: one feed, and with --firewall the setup to paste into the firewall
+// that pulls it (PAN-OS, FortiGate, RouterOS, a Linux host with nftables).
+import type { Command } from 'commander';
+import type { FeedEntry } from '../store/decisions.js';
+import { withStore } from './cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { checkFeedName, feedNotFound, feedUrl } from './decisions-cli.js';
+import { type CliIo, write, writeJson } from './io.js';
+
+interface ShowOptions extends CommonOptions {
+  firewall?: boolean;
+  json?: boolean;
+}
+
+export function registerFeedShow(
+  parent: Command,
+  io: CliIo,
+  run: (action: () => Promise<number>) => void,
+): void {
+  addCommonOptions(
+    parent
+      .command('show <name>')
+      .description('show a feed; with --firewall, the setup to paste into its firewall')
+      .option('--firewall', "print the firewall's setup for the feed's format")
+      .option('--json', 'print the feed as JSON (without its password hash)'),
+  ).action((name: string, options: ShowOptions) => run(() => showFeed(name, options, io)));
+}
+
+async function showFeed(name: string, options: ShowOptions, io: CliIo): Promise<number> {
+  checkFeedName(name);
+  const loaded = await loadFromOptions(options, io);
+  const feed = await withStore(loaded, io, async (store) => (await store.decisions.read()).feeds.get(name));
+  if (!feed) throw feedNotFound(name);
+  const url = feedUrl(loaded.config, name);
+  const { passwordHash: _hash, ...shown } = feed;
+  if (options.json) {
+    writeJson(io.stdout, { ...shown, url, username: name });
+    return 0;
+  }
+  const lines = [
+    `Feed "${name}"`,
+    `  Format:    ${feed.format}`,
+    `  URL:       ${url}`,
+    `  User name: ${name}`,
+    `  Family:    ${feed.family}`,
+    `  Cap:       ${feed.maxEntries ?? "the format's default"}`,
+    `  Created:   ${feed.createdAt}${feed.rotatedAt ? `, password rotated ${feed.rotatedAt}` : ''}`,
+  ];
+  if (options.firewall) lines.push('', firewallSetup(feed, url));
+  write(io.stdout, lines.join('\n'));
+  return 0;
+}
+
+/** Paste-ready setup per format; PASSWORD stands for the password shown by `feed add` or `feed rotate`. */
+export function firewallSetup(feed: FeedEntry, url: string): string {
+  const host = new URL(url).host;
+  switch (feed.format) {
+    case 'paloalto':
+      return [
+        '# PAN-OS: Objects > External Dynamic Lists > Add: Type "IP List", Source the URL, Server Authentication',
+        "# with a certificate profile holding the collector's CA, Client Authentication with user name and",
+        '# password, Repeat "Every five minutes". Or in the CLI (configure mode):',
+        `set external-list threatcol-${feed.name} type ip url ${url}`,
+        `set external-list threatcol-${feed.name} type ip certificate-profile threatcol-ca`,
+        `set external-list threatcol-${feed.name} type ip auth username ${feed.name} password PASSWORD`,
+        `set external-list threatcol-${feed.name} type ip recurring five-minute`,
+        '# Then use it as the source of a deny rule. PAN-OS stops enforcing a list it cannot authenticate to:',
+        '# check "feed list" after a password rotation.',
+      ].join('\n');
+    case 'fortinet':
+      return [
+        'config system external-resource',
+        `    edit "threatcol-${feed.name}"`,
+        '        set type address',
+        `        set resource "${url}"`,
+        `        set username "${feed.name}"`,
+        '        set password PASSWORD',
+        '        set refresh-rate 5',
+        '    next',
+        'end',
+        "# Use it as a source address in a deny policy. The FortiGate must trust the collector's certificate.",
+      ].join('\n');
+    case 'mikrotik':
+      return [
+        '/system scheduler add name=threatcol-' +
+          feed.name +
+          ' interval=5m on-event="/tool fetch url=\\"' +
+          url +
+          '\\" user=' +
+          feed.name +
+          ' password=PASSWORD dst-path=threatcol.rsc mode=https check-certificate=yes; :delay 5s; /import file-name=threatcol.rsc"',
+        '/ip firewall raw add chain=prerouting src-address-list=threatcol action=drop comment="threatcol blocklist"',
+        '/ipv6 firewall raw add chain=prerouting src-address-list=threatcol action=drop comment="threatcol blocklist"',
+        "# Import the collector's CA with /certificate import first (check-certificate=yes needs it).",
+      ].join('\n');
+    case 'nftables':
+      return [
+        '# /etc/systemd/system/threatcol-feed.service',
+        '[Service]',
+        'Type=oneshot',
+        `ExecStart=/bin/sh -c 'curl -fsS --cacert /etc/threatcol-feed/ca.pem -u ${feed.name}:"$(cat /etc/threatcol-feed/password)" -o /run/threatcol-feed.nft ${url} && nft -f /run/threatcol-feed.nft'`,
+        '',
+        '# /etc/systemd/system/threatcol-feed.timer',
+        '[Timer]',
+        'OnBootSec=30s',
+        'OnUnitActiveSec=1min',
+        '[Install]',
+        'WantedBy=timers.target',
+        '',
+        '# systemctl enable --now threatcol-feed.timer',
+      ].join('\n');
+    default:
+      return [
+        `curl -fsS --cacert CA.pem -u ${feed.name}:PASSWORD ${url}`,
+        `# Fetch with HTTP Basic; send If-None-Match with the last ETag: 304 when nothing changed (${host}).`,
+      ].join('\n');
+  }
+}
