@@ -1,8 +1,8 @@
 // Dead letters are bounded (docs/operations.md, "Dead letters"): listing and `--retry` read them a line at a
 // time whatever their size (the CLI's peak RSS against a small file's, in the same run), `--retry` re-queues
 // them in batches and survives kill -9 (what it had not sent stays listed once, and the next `--retry` picks
-// it up), the size cap per output drops the oldest (files and NATS backends), and the store's retention
-// period prunes them. All through the real binary on a real data directory.
+// it up), the size cap per output drops the oldest, and the store's retention
+// period prunes them (both on the files and the NATS backend). All through the real binary on a real data directory.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
@@ -297,47 +297,50 @@ for (const backend of ['files', 'nats'] as const) {
   });
 }
 
-test("the store retention period prunes dead letters (store.retention.days), a removed output's too", async (t) => {
-  const dir = makeTempDir(t);
-  const receiver = await startReceiver();
-  t.after(() => receiver.close());
-  const old = (Date.now() - 10 * DAY_MS) / 1000;
-  const age = (file: string) => utimesSync(join(dir, 'outputs', file), old, old);
-  writeLetters(dir, 'hook.dead-letter.1-1.ndjson', 10);
-  age('hook.dead-letter.1-1.ndjson');
-  const keptPart = writeLetters(dir, 'hook.dead-letter.2-1.ndjson', 4);
-  writeLetters(dir, 'hook.dead-letter.ndjson', 6);
-  age('hook.dead-letter.ndjson');
-  writeLetters(dir, 'gone.dead-letter.ndjson.retrying-1', 3);
-  age('gone.dead-letter.ndjson.retrying-1');
-  writeLetters(dir, 'gone.dead-letter.ndjson', 3);
-  age('gone.dead-letter.ndjson');
-  const config = configFile(dir, {
-    store: { retention: { days: 3 } },
-    outputs: { hook: { type: 'webhook', url: receiver.url } },
-  });
+for (const backend of ['files', 'nats'] as const) {
+  test(`the store retention period prunes dead letters (store.retention.days), a removed output's too (${backend})`, async (t) => {
+    const dir = makeTempDir(t);
+    const receiver = await startReceiver();
+    t.after(() => receiver.close());
+    const old = (Date.now() - 10 * DAY_MS) / 1000;
+    const age = (file: string) => utimesSync(join(dir, 'outputs', file), old, old);
+    writeLetters(dir, 'hook.dead-letter.1-1.ndjson', 10);
+    age('hook.dead-letter.1-1.ndjson');
+    const keptPart = writeLetters(dir, 'hook.dead-letter.2-1.ndjson', 4);
+    writeLetters(dir, 'hook.dead-letter.ndjson', 6);
+    age('hook.dead-letter.ndjson');
+    writeLetters(dir, 'gone.dead-letter.ndjson.retrying-1', 3);
+    age('gone.dead-letter.ndjson.retrying-1');
+    writeLetters(dir, 'gone.dead-letter.ndjson', 3);
+    age('gone.dead-letter.ndjson');
+    const config = configFile(dir, {
+      store: { retention: { days: 3 }, ...(backend === 'nats' ? { backend: 'nats' } : {}) },
+      ...(backend === 'nats' ? { nats: { servers: [(await startNatsServer(t)).url] } } : {}),
+      outputs: { hook: { type: 'webhook', url: receiver.url } },
+    });
 
-  const first = await spawnServe(dir, ['--config', config]);
-  t.after(() => first.stop('SIGKILL'));
-  await until(
-    () => !existsSync(join(dir, 'outputs', 'hook.dead-letter.1-1.ndjson')),
-    10_000,
-    'old part pruned',
-  );
-  await first.stop();
-  // The file being appended to is set aside first, and deleted by the next run (never under a writer).
-  const second = await spawnServe(dir, ['--config', config]);
-  t.after(() => second.stop('SIGKILL'));
-  await until(() => deadLetterFiles(dir, 'gone').length === 0, 10_000, "the removed output's pruned");
-  await until(() => deadLetterFiles(dir).length === 1, 10_000, 'only the recent part left');
-  await second.stop();
-  assert.deepEqual(await listedIds(dir, config), keptPart);
-  const pruned = [...first.logs, ...second.logs].filter(
-    (l) => l.msg === 'removed dead letters past store.retention.days',
-  );
-  assert.equal(
-    pruned.reduce((sum, l) => sum + (l.records as number), 0),
-    10 + 6 + 3 + 3,
-    JSON.stringify(pruned),
-  );
-});
+    const first = await spawnServe(dir, ['--config', config]);
+    t.after(() => first.stop('SIGKILL'));
+    await until(
+      () => !existsSync(join(dir, 'outputs', 'hook.dead-letter.1-1.ndjson')),
+      10_000,
+      'old part pruned',
+    );
+    await first.stop();
+    // The file being appended to is set aside first, and deleted by the next run (never under a writer).
+    const second = await spawnServe(dir, ['--config', config]);
+    t.after(() => second.stop('SIGKILL'));
+    await until(() => deadLetterFiles(dir, 'gone').length === 0, 10_000, "the removed output's pruned");
+    await until(() => deadLetterFiles(dir).length === 1, 10_000, 'only the recent part left');
+    await second.stop();
+    assert.deepEqual(await listedIds(dir, config), keptPart);
+    const pruned = [...first.logs, ...second.logs].filter(
+      (l) => l.msg === 'removed dead letters past store.retention.days',
+    );
+    assert.equal(
+      pruned.reduce((sum, l) => sum + (l.records as number), 0),
+      10 + 6 + 3 + 3,
+      JSON.stringify(pruned),
+    );
+  });
+}
