@@ -1,8 +1,8 @@
 // Dead letters are bounded (docs/operations.md, "Dead letters"): listing and `--retry` read them a line at a
 // time whatever their size (the CLI's peak RSS against a small file's, in the same run), `--retry` re-queues
 // them in batches and survives kill -9 (what it had not sent stays listed once, and the next `--retry` picks
-// it up), the size cap per output drops the oldest, and the store's retention
-// period prunes them (both on the files and the NATS backend). All through the real binary on a real data directory.
+// it up), the size cap per output drops the oldest, and the store's retention period prunes them (both on
+// the files and the NATS backend). All through the real binary on a real data directory.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
