@@ -6,6 +6,7 @@ import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common
 import { storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { newKeyText } from './firewall-setup.js';
+import { overlapWarnings } from './overlapping-networks.js';
 import { foreignRegistryWarning } from './registry-location.js';
 import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
 
@@ -52,14 +53,17 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     config.store.backend === 'files'
       ? foreignRegistryWarning(loaded.dataDir, process.getuid?.() ?? -1)
       : null;
-  const { sensor, key } = await withStore(loaded, io, (store) =>
-    store.registry.add({
+  const { sensor, key, overlaps } = await withStore(loaded, io, async (store) => {
+    const added = await store.registry.add({
       name,
       description: options.description ?? '',
       timezone: options.timezone ?? null,
       ...(syslog ? { syslog } : {}),
-    }),
-  );
+    });
+    const overlaps = syslog ? overlapWarnings(added.sensor, await store.registry.list()) : [];
+    return { ...added, overlaps };
+  });
+  for (const line of overlaps) write(io.stderr, line);
   if (options.json) {
     const out: Record<string, unknown> = { name: sensor.name, key };
     if (sensor.description) out.description = sensor.description;

@@ -6,6 +6,7 @@ import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
+import { overlapWarnings } from './overlapping-networks.js';
 import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
 
 interface SetOptions extends CommonOptions, SyslogOptions {
@@ -68,7 +69,12 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
   if (syslog !== undefined) changes.syslog = syslog;
   if (timezone !== undefined) changes.timezone = timezone;
   if (options.description !== undefined) changes.description = options.description;
-  const sensor = await withStore(loaded, io, (store) => store.registry.set(name, changes));
+  const { sensor, overlaps } = await withStore(loaded, io, async (store) => {
+    const changed = await store.registry.set(name, changes);
+    const overlaps = syslog ? overlapWarnings(changed, await store.registry.list()) : [];
+    return { sensor: changed, overlaps };
+  });
+  for (const line of overlaps) write(io.stderr, line);
   if (options.json) {
     writeJson(io.stdout, {
       name: sensor.name,
