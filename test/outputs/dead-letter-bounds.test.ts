@@ -148,6 +148,40 @@ test("listing a large dead-letter file streams it: peak RSS stays near a small f
   assert.ok(json.tail.trimEnd().endsWith(']'), json.tail.slice(-200));
 });
 
+test("--retry of a large dead-letter file streams it in batches: peak RSS stays near a small file's", async (t) => {
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const run = async (count: number) => {
+    const dir = makeTempDir(t);
+    writeLetters(dir, 'hook.dead-letter.ndjson', count);
+    const config = configFile(dir, { outputs: { hook: { type: 'webhook', url: receiver.url } } });
+    const retried = await measuredCli([
+      'outputs',
+      'dead-letter',
+      'hook',
+      '--retry',
+      '--data-dir',
+      dir,
+      '--config',
+      config,
+    ]);
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.match(retried.head, new RegExp(`${count} of ${count} dead letters delivered`));
+    assert.deepEqual(deadLetterFiles(dir), []);
+    return retried.peakKib;
+  };
+  const base = await run(100);
+  const large = await run(60_000);
+  const grown = (large - base) / 1024;
+  t.diagnostic(
+    `peak RSS: 100 letters ${(base / 1024).toFixed(0)} MiB, 60000 letters +${grown.toFixed(1)} MiB`,
+  );
+  assert.ok(grown < 48, `+${grown} MiB`);
+  assert.equal(receiver.accepted.size, 60_100);
+  const sizes = receiver.bodies.map((b) => (JSON.parse(b.body) as { records: unknown[] }).records.length);
+  assert.ok(Math.max(...sizes) <= 500, 'batches of batch.maxRecords');
+});
+
 test('--retry sends in batches; killed -9 midway, nothing is lost or listed twice, and the next --retry finishes', async (t) => {
   const dir = makeTempDir(t);
   const receiver = await startReceiver({ refuse: (threat) => threat.startsWith('poison') });

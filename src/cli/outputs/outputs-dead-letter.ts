@@ -65,6 +65,8 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
   let total = 0;
   let interrupted = 0;
   const busy = new Map<number, number>();
+  /** Per file a retry took: is that retry still running (asked once per file, not per letter). */
+  const held = new Map<string, boolean>();
   for (const { letter, file } of letters) {
     total += 1;
     if (keep > 0) {
@@ -72,7 +74,8 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
       newest.push(letter);
     }
     if (file.claimedBy === null) continue;
-    if (claimHeld(file.claimedBy)) busy.set(file.claimedBy, (busy.get(file.claimedBy) ?? 0) + 1);
+    if (!held.has(file.file)) held.set(file.file, claimHeld(file.claimedBy));
+    if (held.get(file.file)) busy.set(file.claimedBy, (busy.get(file.claimedBy) ?? 0) + 1);
     else interrupted += 1;
   }
   if (options.json) {
