@@ -20,6 +20,7 @@ import type { StoredRecord } from '../../src/records/stored-record.js';
 import type { Sensor } from '../../src/store/registry.js';
 import { type SearchQuery, searchRecords } from '../../src/store/search-records.js';
 import type { RecordLine, Store } from '../../src/store/store.js';
+import { until as waitFor } from '../helpers/until.js';
 
 export interface StoreUnderTest {
   config: Config;
@@ -416,6 +417,11 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     await sut.putRegistryEntry('badkeys', { ...valid, name: 'badkeys', keys: [{ hash: 5 }] });
     await sut.putRegistryEntry('badzone', { ...valid, name: 'badzone', timezone: 'Mars/Olympus' });
     await sut.putRegistryEntry('badname', { ...valid, name: 'bad name\u001b[2J' });
+    await sut.putRegistryEntry('badsyslog', {
+      ...valid,
+      name: 'badsyslog',
+      syslog: { format: 'cef', from: 5, client_cert_sha256: [] },
+    });
     const second = await cli.registry.add({ name: 'good2' });
     await until('good2 beside the bad entries', (names) => names.includes('good2'));
     assert.deepEqual(latest.map((s) => s.name).sort(), ['good1', 'good2']);
@@ -424,13 +430,14 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       ['good1', 'good2'],
     );
     const rejected = await cli.registry.rejectedEntries();
-    assert.equal(rejected.length, 5, JSON.stringify(rejected));
+    assert.equal(rejected.length, 6, JSON.stringify(rejected));
     const reasons = rejected.map((r) => r.reason).join('; ');
     assert.match(reasons, /keys is not a list/);
     assert.match(reasons, /not a JSON object/);
     assert.match(reasons, /a key lacks its hash/);
     assert.match(reasons, /timezone/);
     assert.match(reasons, /name is not a valid sensor name/);
+    assert.match(reasons, /syslog\.from is not a list of addresses or CIDRs/);
     // Entries are named by a valid name, a bucket key or a position: never by text that could hold escapes.
     for (const r of rejected) assert.match(r.entry, /^[A-Za-z0-9 ._=-]+$/);
     // Changes to the valid ones still work, and the watcher still follows them.
@@ -441,7 +448,7 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     // Re-issuing a name whose entry is broken replaces it with a valid sensor (with a new key).
     const reissued = await cli.registry.add({ name: 'badkeys' });
     assert.equal(reissued.sensor.keys.length, 1);
-    assert.equal((await cli.registry.rejectedEntries()).length, 4);
+    assert.equal((await cli.registry.rejectedEntries()).length, 5);
     await assert.rejects(
       cli.registry.add({ name: 'badkeys' }),
       (e: unknown) => (e as { code?: string }).code === 'SENSOR_EXISTS',
@@ -454,7 +461,29 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       'good2',
       'nokeys',
     ]);
-    assert.equal((await cli.registry.rejectedEntries()).length, 3);
+    assert.equal((await cli.registry.rejectedEntries()).length, 4);
+  });
+
+  test(`${backend}: a registry reader that throws is reported through onError; the watch goes on`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const cli = await open();
+    await cli.registry.add({ name: 'first' });
+    let seen: string[] = [];
+    const errors: Error[] = [];
+    const watch = sut.store.registry.watch(
+      (sensors) => {
+        seen = sensors.map((s) => s.name).sort();
+        if (seen.includes('second')) throw new TypeError('a reader that cannot use this registry');
+      },
+      (error) => errors.push(error),
+    );
+    t.after(() => watch.stop());
+    await waitFor(() => seen.includes('first'), 10_000, 'first');
+    await cli.registry.add({ name: 'second' });
+    await waitFor(() => errors.length > 0, 10_000, "the reader's error reported");
+    assert.match(errors[0]?.message ?? '', /a reader that cannot use this registry/);
+    await cli.registry.add({ name: 'third' });
+    await waitFor(() => seen.includes('third'), 10_000, 'third, after the reader threw');
   });
 
   test(`${backend}: importSensor stores a sensor as given; the same is unchanged, a different one a conflict unless overwritten`, async (t) => {
