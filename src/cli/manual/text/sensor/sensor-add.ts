@@ -19,6 +19,8 @@ registry while \`/var/lib/threatcol/sensors.json\` exists.
   options: {
     '--description': `free text shown in \`sensor list\` (the DESCRIPTION column) and \`sensor show\``,
     '--timezone': `zone of the firewall's clock, used for its zone-less \`time_received\` (e.g. \`Europe/Berlin\`); default \`firewall.defaultTimezone\``,
+    '--from': `syslog: a source network its connections come from, an address or CIDR (repeatable). Of two sensors known by address alone whose networks overlap, a connection belongs to the one with the narrower network (longest prefix); \`sensor add\` and \`sensor set\` warn of such an overlap on stderr (exit 0)`,
+    '--client-ca': `syslog over TLS: a PEM bundle of CA certificates (the root among them); a client certificate is this sensor's when it chains to the bundle through its most specific CA (the intermediate, when the bundle holds a root and an intermediate) and names \`--client-cn\``,
     '--json': `print \`{"name": ..., "key": ..., "created_at": ..., "data_dir": ..., "store_backend": ...}\` (plus \`description\`/\`timezone\` when set)`,
   },
 };
