@@ -137,6 +137,8 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
   const sender = await openSender(output, io.env);
   let sent = 0;
   let again = 0;
+  /** Dead letters the output's deadLetterMaxBytes dropped while this retry wrote refusals again. */
+  let dropped = 0;
   let firstAnswer: string | null = null;
   let failure: string | null = null;
   try {
@@ -156,7 +158,7 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
           : [];
         // A retry that died after writing this batch's refusals, before recording it done, wrote them already.
         const written = claim.resumed ? lastDeadLetterIds(dataDir, name, 2 * records.length) : null;
-        appendDeadLetters(
+        dropped += appendDeadLetters(
           dataDir,
           name,
           refused
@@ -165,7 +167,7 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
           new Date().toISOString(),
           null,
           { maxBytes: output.deadLetterMaxBytes },
-        );
+        ).records;
         claims.advanceClaim(dataDir, claim, batch.end);
         sent += records.length;
         again += refused.length;
@@ -180,6 +182,11 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
     for (const claim of taken) claims.releaseClaim(dataDir, claim);
   }
   const delivered = sent - again;
+  if (dropped > 0)
+    write(
+      io.stderr,
+      `Output ${name}: over deadLetterMaxBytes, the oldest ${dropped} dead letters were dropped.`,
+    );
   if (failure !== null) {
     throw new ThreatcolError(
       'OUTPUT_FAILED',
