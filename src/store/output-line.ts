@@ -5,14 +5,17 @@ import type { StoredRecord } from '../records/stored-record.js';
 import {
   HEAD_CRITICALITY,
   HEAD_ENDPOINT,
+  HEAD_FORMAT,
   HEAD_ID,
   HEAD_MARKS,
+  HEAD_REST,
   HEAD_SENSOR,
   HEAD_TIME,
   headValue,
   markRecordHead,
   type RecordHead,
 } from './record-head.js';
+import { isWholeRest } from './record-rest.js';
 import { parseStoredRecord } from './record-shape.js';
 import type { OutputLine } from './store.js';
 
@@ -128,7 +131,7 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     return this.#line;
   }
 
-  /** Parsed again at the first read: the line passed the whole check when the feed read it (outputLineOf). */
+  /** Parsed at the first read: the line passed the whole check off its bytes when the feed read it (outputLineOf). */
   get record(): StoredRecord {
     this.#record ??= parseStoredRecord(this.line) as StoredRecord;
     return this.#record;
@@ -137,10 +140,11 @@ class MarkedOutputLine implements OutputLine, RecordHead {
 
 /**
  * The line of `buf` from `start` to `stop` (no newline) as handed to an output, or null when it is not exactly
- * one stored record (passed, never handed over: the caller counts it). Every line is parsed and shape-checked
- * whole, whatever `check` says: a receiver that sends the bytes as they are must not send a record cut to its
- * head, nor a second object after the first. `check`: see OutputFeedOptions ('head' keeps only where the head's
- * values lie, for a line in the writer's own form whose parsed head agrees with them).
+ * one stored record (passed, never handed over: the caller counts it). Every line is checked whole, whatever
+ * `check` says: a receiver that sends the bytes as they are must not send a record cut to its head, nor a second
+ * object after the first. `check`: see OutputFeedOptions. With 'head', a line in the writer's own form is checked
+ * off its bytes (its head, record-head.ts, then its rest, record-rest.ts: the answer the parse would give) and
+ * keeps only where its head's values lie; any other line is parsed and shape-checked (record-shape.ts).
  */
 export function outputLineOf(
   buf: Buffer,
@@ -148,27 +152,17 @@ export function outputLineOf(
   stop: number,
   check: 'record' | 'head',
 ): OutputLine | null {
-  const marked = check === 'head' && markRecordHead(buf, start, stop);
+  if (check === 'head' && markRecordHead(buf, start, stop)) {
+    const m = HEAD_MARKS;
+    const syslog = (m[HEAD_ENDPOINT + 1] as number) - (m[HEAD_ENDPOINT] as number) === SYSLOG_LENGTH;
+    if (isWholeRest(buf, m[HEAD_REST] as number, stop, syslog, m[HEAD_FORMAT] === 1))
+      return new MarkedOutputLine(buf, start, stop);
+  }
   const bytes = buf.subarray(start, stop);
   const line = bytes.toString('utf8');
   const record = parseStoredRecord(line);
-  if (record === null) return null;
-  if (marked && headAgrees(buf, record)) return new MarkedOutputLine(buf, start, stop);
-  return new StoredOutputLine(bytes, record, line, record);
+  return record === null ? null : new StoredOutputLine(bytes, record, line, record);
 }
 
-/**
- * Whether the head's values HEAD_MARKS points at are the parsed record's (a repeated key later in the line
- * would make JSON.parse, and so every other reader, see another value than the marks).
- */
-function headAgrees(buf: Buffer, record: StoredRecord): boolean {
-  const m = HEAD_MARKS;
-  return (
-    record.criticality === m[HEAD_CRITICALITY] &&
-    record.endpoint ===
-      headValue(buf, HEAD_ENDPOINT, m[HEAD_ENDPOINT] as number, m[HEAD_ENDPOINT + 1] as number) &&
-    record.id === headValue(buf, HEAD_ID, m[HEAD_ID] as number, m[HEAD_ID + 1] as number) &&
-    record.received_at === headValue(buf, HEAD_TIME, m[HEAD_TIME] as number, m[HEAD_TIME + 1] as number) &&
-    record.sensor === headValue(buf, HEAD_SENSOR, m[HEAD_SENSOR] as number, m[HEAD_SENSOR + 1] as number)
-  );
-}
+/** The one endpoint name of this length ('firewall' 8, 'generic' 7), as the head check passed it. */
+const SYSLOG_LENGTH = 'syslog'.length;

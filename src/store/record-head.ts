@@ -27,12 +27,15 @@ let lastSensorReadable = false;
  * start and an end each): id, received_at, sensor, endpoint, then the criticality. One array, filled in place:
  * a feed keeps these numbers in its line object instead of four strings per record held through a delivery.
  */
-export const HEAD_MARKS = new Int32Array(9);
+export const HEAD_MARKS = new Int32Array(11);
 export const HEAD_ID = 0;
 export const HEAD_TIME = 2;
 export const HEAD_SENSOR = 4;
 export const HEAD_ENDPOINT = 6;
 export const HEAD_CRITICALITY = 8;
+/** Where the line's rest starts (just after the criticality), and 1 when the head had a format field. */
+export const HEAD_REST = 9;
+export const HEAD_FORMAT = 10;
 
 /**
  * Whether the line `buf[start, stop)` (no newline) has the form the record log writes (records/stored-line.ts:
@@ -59,7 +62,8 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   if (!readableSensor(buf, sensorStart, sensorEnd)) return false;
   if (!isRecordEndpoint(buf.toString('latin1', endpointStart, endpointEnd))) return false;
   let at = endpointEnd + 1;
-  if (startsWith(buf, at, stop, FORMAT)) {
+  const format = startsWith(buf, at, stop, FORMAT);
+  if (format) {
     at = valueEnd(buf, at, stop, FORMAT) + 1;
     if (at === 0) return false;
   }
@@ -78,6 +82,8 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   m[HEAD_ENDPOINT] = endpointStart;
   m[HEAD_ENDPOINT + 1] = endpointEnd;
   m[HEAD_CRITICALITY] = criticality;
+  m[HEAD_REST] = at + 1;
+  m[HEAD_FORMAT] = format ? 1 : 0;
   return true;
 }
 

@@ -4,11 +4,21 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+import { loadConfig } from '../../src/config/load-config.js';
 import { newRecordId } from '../../src/records/record-id.js';
+import { storedLine } from '../../src/records/stored-line.js';
+import {
+  buildFirewallRecord,
+  buildGenericRecord,
+  buildSyslogRecord,
+} from '../../src/records/stored-record.js';
 import { outputLineOf } from '../../src/store/output-line.js';
 import { markRecordHead } from '../../src/store/record-head.js';
 import { parseStoredRecord } from '../../src/store/record-shape.js';
 import type { RecordHead } from '../../src/store/store.js';
+import { firewallRecord, genericRecord } from '../helpers/records.js';
+
+const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent', overrides: { dataDir: '/tmp' } });
 
 const tricky = fc.constantFrom('a', 'é', '😀', '"', '\\', '\u0000', '\u001f', '\u2028', ' ', '.');
 const name = fc.oneof(
@@ -182,5 +192,190 @@ test("a writer's line gives its head; other forms, escapes, zeros and criticalit
   for (const glue of ['', ',', '\n', ' ']) {
     const two = `${JSON.stringify(base)}${glue}${JSON.stringify({ ...base, threat: 'forged' })}`;
     assert.equal(headOf(two), null, `two objects joined by ${JSON.stringify(glue)}`);
+  }
+});
+
+/** Any JSON value or a value of the right type, for a field of the writer's form. */
+const loose = <T>(typed: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 40, arbitrary: typed }, fc.jsonValue({ maxDepth: 2 }));
+const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined, freq: 2 });
+const portValue = fc.oneof(
+  { weight: 20, arbitrary: fc.integer({ min: 0, max: 65535 }) },
+  fc.constantFrom(65536, -1, 80.5, 1e3, '22'),
+);
+
+/** A line in the writer's field order whose rest has any values, each field present or not where it may be. */
+const writerLine = fc
+  .record({
+    endpoint: fc.constantFrom('firewall', 'generic', 'syslog'),
+    format: maybe(loose(name)),
+    criticality: fc.integer({ min: 0, max: 4 }),
+    severity: loose(name),
+    criticality_source: loose(name),
+    src_ip: loose(name),
+    dst_ip: loose(name),
+    src_port: maybe(portValue),
+    dst_port: portValue,
+    protocol: loose(name),
+    threat: loose(fc.string({ unit: tricky, maxLength: 12 })),
+    threat_id: maybe(loose(name)),
+    detected_at: maybe(loose(name)),
+    remote_addr: loose(name),
+    original: fc.jsonValue({ maxDepth: 4 }),
+    object: fc.dictionary(fc.string({ unit: tricky }), fc.jsonValue({ maxDepth: 3 })),
+    message: fc.string({ unit: tricky }),
+    repaired: maybe(fc.constantFrom(true, true, false, 1)),
+    truncated: maybe(fc.constantFrom(true, true, 'x')),
+    other: maybe(fc.constantFrom(true, true, null)),
+    dedupe_key: maybe(loose(name)),
+    // Most lines keep what their endpoint has (format and message text, or the object); the others not.
+    consistent: fc.nat(9).map((n) => n < 9),
+  })
+  .map(({ object, message, consistent, ...r }) => {
+    const syslog = r.endpoint === 'syslog';
+    const fields = consistent
+      ? { ...r, format: syslog ? (r.format ?? 'cef') : undefined, original: syslog ? message : object }
+      : r;
+    return JSON.stringify({
+      id: newRecordId(),
+      received_at: '2026-11-26T10:00:00.123Z',
+      sensor: 'fw1',
+      ...fields,
+    });
+  });
+
+/** The line as an output's feed hands it over with `check: 'head'`, and whether its bytes alone were checked. */
+function checkedByBytes(text: string) {
+  const buf = Buffer.from(`pad\n${text}\n{"id":"next"}`, 'utf8');
+  const stop = 4 + Buffer.byteLength(text);
+  const line = outputLineOf(buf, 4, stop, 'head');
+  // A line checked off its bytes is its own head (MarkedOutputLine); a parsed one has its record as head.
+  return { line, byBytes: line !== null && (line.head as unknown) === line };
+}
+
+test('property: a line checked off its bytes is one the parse and shape check pass, with the same record', () => {
+  let byBytesCount = 0;
+  const agree = (text: string) => {
+    const { line, byBytes } = checkedByBytes(text);
+    const record = parseStoredRecord(text);
+    assert.equal(line === null, record === null, text);
+    if (!byBytes) return;
+    byBytesCount++;
+    assert.ok(record !== null && line !== null, text);
+    assert.deepEqual(line.record, record);
+    assert.deepEqual(headFields(line.head), headFields(record));
+  };
+  fc.assert(fc.property(writerLine, agree), { numRuns: 3000 });
+  // Not vacuous: most whole lines of the writer's form are checked by their bytes.
+  assert.ok(byBytesCount > 600, `${byBytesCount} of 3000 checked off their bytes`);
+  // Damaged: a byte changed, inserted or cut; a second object after the first.
+  fc.assert(
+    fc.property(
+      writerLine,
+      fc.nat(),
+      fc.integer({ min: 0, max: 255 }),
+      fc.constantFrom('set', 'insert', 'cut'),
+      (text, at, byte, how) => {
+        const buf = Buffer.from(text, 'utf8');
+        const i = at % buf.length;
+        const b = Buffer.of(byte);
+        const parts =
+          how === 'set'
+            ? [buf.subarray(0, i), b, buf.subarray(i + 1)]
+            : how === 'insert'
+              ? [buf.subarray(0, i), b, buf.subarray(i)]
+              : [buf.subarray(0, i)];
+        agree(Buffer.concat(parts).toString('utf8'));
+      },
+    ),
+    { numRuns: 3000 },
+  );
+  fc.assert(
+    fc.property(writerLine, writerLine, fc.constantFrom('', ',', '\n', ' '), (a, b, glue) => {
+      agree(`${a}${glue}${b}`);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test("the collector's own lines of every endpoint are checked off their bytes (the parse is for other forms)", () => {
+  const ctx = {
+    id: newRecordId,
+    receivedAt: '2026-11-26T10:00:00.123Z',
+    sensor: 'fw-é',
+    remoteAddr: '::1',
+    timezone: 'Europe/Berlin',
+    repaired: true,
+    rules: config.firewall,
+    ascii: false,
+    plainStrings: false,
+  };
+  const firewall = buildFirewallRecord(
+    firewallRecord({ threat_name: 'a "b" \\ c\u0001(123)', sport: '0' }) as never,
+    ctx,
+  );
+  firewall.dedupe_key = 'Qm9vbGVhbnNBcmVGdW4xMg';
+  firewall.keepSentText('{ "a" : [ 1e-3 , -0.5E+2, "\\u00e9\\n" ] , "b":{}, "c":[] }', false);
+  const generic = buildGenericRecord(genericRecord() as never, { ...ctx, repaired: false });
+  const threat = {
+    criticality: 0,
+    criticality_source: 'default' as const,
+    src_ip: '',
+    dst_ip: '',
+    dst_port: 0,
+    protocol: '',
+    threat: 'x',
+  };
+  const syslog = buildSyslogRecord(threat, 'cef', 'CEF:0|a "b" \\ c\t', true, ctx);
+  syslog.other = true;
+  for (const record of [firewall, generic, syslog]) {
+    const text = storedLine(record);
+    assert.ok(parseStoredRecord(text), text);
+    assert.equal(checkedByBytes(text).byBytes, true, text);
+  }
+});
+
+test('a writer-form line whose original is not JSON is refused whichever way it is checked', () => {
+  const good = JSON.stringify({
+    id: newRecordId(),
+    received_at: '2026-11-26T10:00:00.123Z',
+    sensor: 'fw1',
+    endpoint: 'generic',
+    criticality: 1,
+    ...REST,
+    original: { a: 0 },
+  });
+  assert.equal(checkedByBytes(good).byBytes, true);
+  const bad = [
+    '01',
+    '1.',
+    '.5',
+    '1e',
+    '1e+',
+    '-',
+    '1x5',
+    '0x1',
+    'tru',
+    'nul',
+    'True',
+    '{"b":1,}',
+    '[1,]',
+    '[1 2]',
+    '"\u0001"',
+    '"\\x"',
+    '"\\u12g4"',
+    '{"b"}',
+    '{1:2}',
+    "'s'",
+    'NaN',
+    'Infinity',
+    '1ex',
+  ];
+  for (const value of bad) {
+    const text = good.replace('{"a":0}', `{"a":${value}}`);
+    assert.equal(checkedByBytes(text).line, null, value);
+  }
+  for (const value of ['-0', '0.5e-3', '1E+2', '[]', '[[{}]]', '"\\u00e9\\/"', ' true ', '{ }']) {
+    assert.equal(checkedByBytes(good.replace('{"a":0}', `{"a":${value}}`)).byBytes, true, value);
   }
 });
