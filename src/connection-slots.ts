@@ -77,6 +77,10 @@ export class SlotTable<K> {
     return this.slots.has(key);
   }
 
+  isProven(key: K): boolean {
+    return this.slots.get(key)?.proven === true;
+  }
+
   get size(): number {
     return this.slots.size;
   }
@@ -153,11 +157,16 @@ export class ConnectionSlots {
    * room for a newcomer.
    */
   prove(socket: Socket): void {
-    const parent = (socket as { _parent?: Socket | null })._parent;
-    const held = this.table.has(socket) ? socket : parent && this.table.has(parent) ? parent : null;
+    const held = this.heldAs(socket);
     if (held === null || !this.table.prove(held)) return;
     this.sharedProof.get(held)?.();
     this.sharedProof.delete(held);
+  }
+
+  /** Whether `socket` (or the TCP socket under it) holds a slot and proved itself. */
+  isProven(socket: Socket): boolean {
+    const held = this.heldAs(socket);
+    return held !== null && this.table.isProven(held);
   }
 
   get open(): number {
@@ -166,6 +175,13 @@ export class ConnectionSlots {
 
   destroyAll(): void {
     for (const socket of [...this.table.keys()]) socket.destroy();
+  }
+
+  /** The socket holding the slot: `socket`, or for a TLS socket the TCP socket under it (node:tls's `_parent`). */
+  private heldAs(socket: Socket): Socket | null {
+    if (this.table.has(socket)) return socket;
+    const parent = (socket as { _parent?: Socket | null })._parent;
+    return parent && this.table.has(parent) ? parent : null;
   }
 
   /** Closes the sockets that have not proven themselves (a listener shutting down waits for no handshake). */

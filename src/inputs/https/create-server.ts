@@ -78,9 +78,11 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     // A sender answered past authentication proved itself: its connection is never closed for a newcomer.
-    res.once('finish', () => {
-      if (!UNPROVEN_ANSWERS.has(res.statusCode)) slots.prove(req.socket);
-    });
+    if (!slots.isProven(req.socket)) {
+      res.once('finish', () => {
+        if (!UNPROVEN_ANSWERS.has(res.statusCode)) slots.prove(req.socket);
+      });
+    }
     if (closing) endAfterResponse(res);
     else {
       const entry = inFlight.add(res);
