@@ -24,6 +24,8 @@ import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
+import { startBoxEngine } from '../decisions/box-engine.js';
+import type { RunningEngine } from '../decisions/engine.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { RunningOutputs } from '../outputs/start-outputs.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
@@ -102,6 +104,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let certificate: CertificateUpkeep | null = null;
   /** The outputs run here, once per box, never in a worker (DESIGN 13). */
   let outputs: RunningOutputs | null = null;
+  /** The decisions engine runs here, once per box (DESIGN 15); the workers serve the feeds. */
+  let engine: RunningEngine | null = null;
   /** A change of the configuration file applies its outputs, as SIGHUP does. */
   let configWatch: { stop(): void } | null = null;
   let address: AddressInfo | null = null;
@@ -221,6 +225,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   async function finish(): Promise<void> {
     configWatch?.stop();
     await outputs?.stop();
+    await engine?.stop();
     certificate?.stop();
     await admin?.close();
     try {
@@ -272,6 +277,12 @@ export function createPrimary(options: PrimaryOptions): Primary {
       // Before the workers take records: a new output's "now" is the start of serve (as in the daemon), bounded.
       await waitAtMost(started.started(), OUTPUTS_START_WAIT_MS);
       reloader.onReload(outputsLivePart(started, logger));
+      const decisions = startBoxEngine({ config, dataDir, store: opened, logger, now });
+      engine = decisions;
+      reloader.onReload({
+        keys: ['blocklist'],
+        apply: (_previous, next) => decisions.configure(next.blocklist),
+      });
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);

@@ -3,7 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { type RunningEngine, startDecisionEngine } from '../decisions/engine.js';
+import { startBoxEngine } from '../decisions/box-engine.js';
+import type { RunningEngine } from '../decisions/engine.js';
 import { startFeedService } from '../decisions/feed-service.js';
 import { ThreatcolError } from '../errors.js';
 import { ActivityLog } from '../inputs/https/activity-log.js';
@@ -167,7 +168,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // process serves the feeds from the decisions store it watches.
   const engine: RunningEngine | null = worker
     ? null
-    : startDecisionEngine({ store: backend, blocklist: config.blocklist, logger, now });
+    : startBoxEngine({ config, dataDir, store: backend, logger, now });
   const feeds = startFeedService({ decisions: backend.decisions, blocklist: config.blocklist, logger, now });
   const configWatch = outputs
     ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)

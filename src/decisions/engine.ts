@@ -26,7 +26,9 @@ const OWN_WRITES_MS = 10_000;
 const CLEANUP_INTERVAL_MS = 60_000;
 
 export interface EngineDeps {
-  store: Pick<Store, 'outputs' | 'decisions'>;
+  store: Pick<Store, 'outputs' | 'decisions' | 'reader'>;
+  /** The engine's cursor in Store.outputs (default DECISIONS_CURSOR; box-engine.ts names one per collector on NATS). */
+  cursor?: string;
   blocklist: BlocklistConfig;
   logger: Logger;
   now?: () => number;
@@ -195,12 +197,43 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     if (changes.length > 0) await deps.store.decisions.apply(changes);
   }
 
+  /**
+   * The counts of the longest window, from the records stored in it (a restart forgets them otherwise), with
+   * the decisions they make (the same ones: made from the records' own times). Returns the newest id read and
+   * the window's start: the cursor then skips records it hands over again that the scan counted.
+   */
+  async function rebuild(): Promise<{ newestId: string; since: number }> {
+    const longest = Math.max(0, ...rules.map((r) => r.withinMs));
+    const since = now() - longest;
+    let newestId = '';
+    if (rules.length === 0) return { newestId, since };
+    const changes = new Map<string, DecisionChange>();
+    let records = 0;
+    await deps.store.reader.scan(
+      since,
+      (record) => {
+        records++;
+        if (record.id > newestId) newestId = record.id;
+        observe(record, changes);
+      },
+      abort.signal,
+    );
+    await write(changes);
+    logger.info(
+      { records, since: new Date(since).toISOString(), changes: changes.size },
+      "the rules' windows read again from the stored records",
+    );
+    return { newestId, since };
+  }
+
   async function run(): Promise<void> {
     let feed: OutputFeed | null = null;
     let lastCleanUp = now();
+    let scanned: { newestId: string; since: number } | null = null;
     while (!abort.signal.aborted) {
       try {
-        feed ??= await deps.store.outputs.openFeed({ name: DECISIONS_CURSOR, startAt: 'now' });
+        feed ??= await deps.store.outputs.openFeed({ name: deps.cursor ?? DECISIONS_CURSOR, startAt: 'now' });
+        scanned ??= await rebuild();
         const batch = await feed.next({
           maxRecords: 1000,
           maxBytes: 4_194_304,
@@ -209,7 +242,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         });
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();
-          if (rules.length > 0) for (const line of batch.records) observe(line.record, changes);
+          const counted = scanned;
+          for (const line of rules.length > 0 ? batch.records : []) {
+            const record = line.record;
+            // Counted by the scan at start already.
+            if (record.id <= counted.newestId && Date.parse(record.received_at) >= counted.since) continue;
+            observe(record, changes);
+          }
           await write(changes);
           await batch.ack();
         }

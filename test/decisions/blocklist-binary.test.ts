@@ -214,3 +214,41 @@ test('a malformed CIDR, duration or rule key exits 78 naming it; a SIGHUP with o
   );
   assert.equal(server.child.exitCode, null);
 });
+
+test('under --workers the primary runs the engine once and every worker serves the feed', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = writeConfig(dataDir, BLOCKLIST);
+  const server = await spawnServe(dataDir, ['--config', config, '--workers', '2']);
+  t.after(() => server.stop('SIGKILL'));
+  const key = await addSensorCli(dataDir, 'fw1');
+  const feed = await addFeed(dataDir, config, 'edge', 'plain');
+  const agent = trustingAgent(dataDir);
+  t.after(() => agent.close());
+  await until(
+    async () =>
+      (
+        await post(server.url, '/generic', [genericRecord({ source_ip: '198.51.100.30', criticality: 4 })], {
+          sensor: 'fw1',
+          key,
+          agent,
+        })
+      ).status === 200,
+    GUARD_MS,
+    'a record stored',
+  );
+  // Each curl is a new connection: the workers take turns, and each must serve the block.
+  await until(
+    async () =>
+      (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body === '198.51.100.30\n',
+    GUARD_MS,
+    'the block in the feed',
+  );
+  for (let i = 0; i < 6; i++) {
+    assert.equal(
+      (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body,
+      '198.51.100.30\n',
+    );
+  }
+  const blocked = server.logs.filter((l) => l.msg === 'address blocked');
+  assert.equal(blocked.length, 1, JSON.stringify(blocked));
+});

@@ -188,3 +188,51 @@ test('an allow entry takes a block out of the feeds at once; a removed block is 
   await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.8', criticality: 4 })]);
   await untilFeed(server, 'edge', 'edge:secret-password-4', (text) => text === '198.51.100.8\n');
 });
+
+test('a rule’s window survives a restart: one sensor before it and another after it make the block', async (t) => {
+  const first = await startTestServer(t, { overrides: RULES });
+  const key1 = await first.addSensor('fw1');
+  const key2 = await first.addSensor('fw2');
+  await addFeed(first, 'all', 'plain', 'secret-password-5');
+  await send(first, 'fw1', key1, [
+    genericRecord({ source_ip: '192.0.2.60', criticality: 2, threat: 'scan' }),
+  ]);
+  // The engine has read it (its cursor moved) once its logs say nothing more; stop, then start again.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await first.stop(), 0);
+  const second = await startTestServer(t, { overrides: RULES, dataDir: first.dataDir });
+  await send(second, 'fw2', key2, [
+    genericRecord({ source_ip: '192.0.2.60', criticality: 2, threat: 'scan' }),
+  ]);
+  await untilFeed(second, 'all', 'all:secret-password-5', (text) => text === '192.0.2.60\n');
+});
+
+test('repeat offenders: a new block of an address blocked before lasts repeatFactor times longer', async (t) => {
+  const server = await startTestServer(t, {
+    overrides: {
+      'blocklist.rules': { quick: { minCriticality: 4, duration: '2s' } },
+      'blocklist.repeatFactor': 3,
+    },
+  });
+  const key = await server.addSensor('fw1');
+  await addFeed(server, 'all', 'json', 'secret-password-6');
+  const lasting = async () => {
+    const made = await untilFeed(server, 'all', 'all:secret-password-6', (text) =>
+      text.includes('198.51.100.20'),
+    );
+    const [block] = JSON.parse(made.text) as { until: string }[];
+    return Date.parse((block as { until: string }).until);
+  };
+  const firstSent = Date.now();
+  await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.20', criticality: 4 })]);
+  const firstUntil = await lasting();
+  assert.ok(
+    firstUntil - firstSent <= 2000 + 1000,
+    `first block lasts its duration: ${firstUntil - firstSent} ms`,
+  );
+  await untilFeed(server, 'all', 'all:secret-password-6', (text) => text === '[]\n');
+  const secondSent = Date.now();
+  await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.20', criticality: 4 })]);
+  const secondUntil = await lasting();
+  assert.ok(secondUntil - secondSent >= 6000 - 1000, `second block lasts 3x: ${secondUntil - secondSent} ms`);
+});
