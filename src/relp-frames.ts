@@ -1,4 +1,5 @@
 // Splits a RELP byte stream (librelp's framing: `TXNR SP COMMAND SP DATALEN [SP DATA] LF`) into frames.
+import { HeldBytes } from './held-bytes.js';
 
 export interface RelpFrame {
   /** 0 only for hints; 1-999999999 otherwise (the sender's number, echoed in the answer). */
@@ -32,7 +33,8 @@ const isLetter = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0
 /**
  * A streaming reader: push(chunk) gives the frames that chunk completed, and the reason the stream broke, if it
  * did (nothing is read after that). The same bytes give the same frames however they are split into reads, and
- * at most maxDataBytes of a frame's data are held: a larger DATALEN is read through, not buffered.
+ * at most maxDataBytes of a frame's data are held, copied into one buffer when the data spans reads (a byte per
+ * read costs a byte): a larger DATALEN is read through, not buffered.
  */
 export class RelpFrameReader {
   readonly #max: number;
@@ -41,14 +43,33 @@ export class RelpFrameReader {
   #command = '';
   #datalen = 0;
   #digits = 0;
-  #parts: Buffer[] = [];
-  #held = 0;
+  /** The data kept, when it spans reads; when it lies whole in one read, `#inPlace` is that read's slice. */
+  readonly #held: HeldBytes;
+  #inPlace: Buffer | null = null;
+  #kept = 0;
+  #framesStarted = 0;
   /** Data bytes of the current frame still to come (kept or read past). */
   #remaining = 0;
   #error: RelpFrameError | null = null;
 
   constructor(maxDataBytes: number) {
     this.#max = Math.max(0, Math.floor(maxDataBytes));
+    this.#held = new HeldBytes(this.#max);
+  }
+
+  /** Inside a frame: its first byte came and it has not ended. */
+  get midFrame(): boolean {
+    return this.#state !== 'broken' && (this.#state !== 'txnr' || this.#digits > 0);
+  }
+
+  /** How many frames have begun: with midFrame, tells whether the frame in progress is still the same one. */
+  get framesStarted(): number {
+    return this.#framesStarted;
+  }
+
+  /** The bytes of the frame in progress held now (its buffer's capacity). */
+  get heldBytes(): number {
+    return this.#held.capacity;
   }
 
   get error(): RelpFrameError | null {
@@ -61,10 +82,12 @@ export class RelpFrameReader {
     while (i < chunk.length && this.#state !== 'broken') {
       if (this.#state === 'data') {
         const take = Math.min(this.#remaining, chunk.length - i);
-        const keep = Math.min(take, this.#max - this.#held);
+        const keep = Math.min(take, this.#max - this.#kept);
         if (keep > 0) {
-          this.#parts.push(chunk.subarray(i, i + keep));
-          this.#held += keep;
+          // Nothing kept yet and the rest is here: all of it is (keep === take), so it is used where it lies.
+          if (this.#kept === 0 && take === this.#remaining) this.#inPlace = chunk.subarray(i, i + keep);
+          else this.#held.append(chunk, i, i + keep);
+          this.#kept += keep;
         }
         this.#remaining -= take;
         i += take;
@@ -75,6 +98,7 @@ export class RelpFrameReader {
       switch (this.#state) {
         case 'txnr':
           if (b >= ZERO && b <= NINE && this.#digits < MAX_DIGITS) {
+            if (this.#digits === 0) this.#framesStarted++;
             this.#txnr = this.#txnr * 10 + b - ZERO;
             this.#digits++;
           } else if (b === SP && this.#digits > 0) {
@@ -119,22 +143,23 @@ export class RelpFrameReader {
     const frame: RelpFrame = {
       txnr: this.#txnr,
       command: this.#command,
-      data: this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#held),
-      truncated: this.#datalen > this.#held,
+      data: this.#inPlace ?? this.#held.takeOwned(),
+      truncated: this.#datalen > this.#kept,
     };
     this.#state = 'txnr';
     this.#txnr = 0;
     this.#command = '';
     this.#datalen = 0;
     this.#digits = 0;
-    this.#parts = [];
-    this.#held = 0;
+    this.#inPlace = null;
+    this.#kept = 0;
     return frame;
   }
 
   #fail(reason: string): void {
     this.#state = 'broken';
-    this.#parts = [];
+    this.#held.clear();
+    this.#inPlace = null;
     this.#error = { reason };
   }
 }

@@ -3,7 +3,7 @@
 "use strict";
 module.exports = validate0;
 module.exports.default = validate0;
-const schema0 = {"type":"object","properties":{"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"relpListen":{"type":"string","default":"","description":"RELP over TLS (rsyslog omrelp) as host:port, e.g. 0.0.0.0:2514; each message acknowledged once durable; \"\" (the default) turns it off"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"},"keepOther":{"type":"boolean","default":false,"description":"store messages that are not threats too, flagged \"other\": true (else only counted)"}}}}};
+const schema0 = {"type":"object","properties":{"syslog":{"type":"object","description":"syslog input (DESIGN 14)","additionalProperties":false,"default":{},"properties":{"listen":{"type":"string","default":"","description":"syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; \"\" (the default) turns it off; docs/syslog.md"},"tcpListen":{"type":"string","default":"","description":"syslog over plain TCP as host:port (conventionally 514), only when set; a warning at start"},"relpListen":{"type":"string","default":"","description":"RELP over TLS (rsyslog omrelp) as host:port, e.g. 0.0.0.0:2514; each message acknowledged once durable; \"\" (the default) turns it off"},"maxMessageBytes":{"type":"integer","minimum":480,"maximum":16777216,"default":65536,"description":"longest syslog message kept; a longer one is truncated or dropped (oversize) and counted"},"oversize":{"enum":["truncate","drop"],"default":"truncate","description":"a message over maxMessageBytes: stored cut to it with \"truncated\": true, or dropped"},"maxUnsyncedMessages":{"type":"integer","minimum":1,"maximum":1000000,"default":1000,"description":"a connection with this many messages not yet durable is not read until they are"},"stallTimeoutMs":{"type":"integer","minimum":100,"maximum":86400000,"default":60000,"description":"a connection holding a message unfinished this long (from its first byte), or a RELP sender leaving its answers unread this long, is closed"},"keepOther":{"type":"boolean","default":false,"description":"store messages that are not threats too, flagged \"other\": true (else only counted)"}}}}};
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -32,11 +32,14 @@ data0.oversize = "truncate";
 if(data0.maxUnsyncedMessages === undefined){
 data0.maxUnsyncedMessages = 1000;
 }
+if(data0.stallTimeoutMs === undefined){
+data0.stallTimeoutMs = 60000;
+}
 if(data0.keepOther === undefined){
 data0.keepOther = false;
 }
 for(const key0 in data0){
-if(!(((((((key0 === "listen") || (key0 === "tcpListen")) || (key0 === "relpListen")) || (key0 === "maxMessageBytes")) || (key0 === "oversize")) || (key0 === "maxUnsyncedMessages")) || (key0 === "keepOther"))){
+if(!((((((((key0 === "listen") || (key0 === "tcpListen")) || (key0 === "relpListen")) || (key0 === "maxMessageBytes")) || (key0 === "oversize")) || (key0 === "maxUnsyncedMessages")) || (key0 === "stallTimeoutMs")) || (key0 === "keepOther"))){
 const err0 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -154,8 +157,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(typeof data0.keepOther !== "boolean"){
-const err11 = {instancePath:instancePath+"/syslog/keepOther",schemaPath:"#/properties/syslog/properties/keepOther/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+let data7 = data0.stallTimeoutMs;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+const err11 = {instancePath:instancePath+"/syslog/stallTimeoutMs",schemaPath:"#/properties/syslog/properties/stallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -164,9 +168,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-else {
-const err12 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data7 == "number"){
+if(data7 > 86400000 || isNaN(data7)){
+const err12 = {instancePath:instancePath+"/syslog/stallTimeoutMs",schemaPath:"#/properties/syslog/properties/stallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -175,14 +179,46 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data7 < 100 || isNaN(data7)){
+const err13 = {instancePath:instancePath+"/syslog/stallTimeoutMs",schemaPath:"#/properties/syslog/properties/stallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+if(typeof data0.keepOther !== "boolean"){
+const err14 = {instancePath:instancePath+"/syslog/keepOther",schemaPath:"#/properties/syslog/properties/keepOther/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/syslog",schemaPath:"#/properties/syslog/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
 }
 errors++;
 }

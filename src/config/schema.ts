@@ -94,6 +94,7 @@ export interface Config {
     maxMessageBytes: number;
     oversize: 'truncate' | 'drop';
     maxUnsyncedMessages: number;
+    stallTimeoutMs: number;
     keepOther: boolean;
   };
   /** Rules, allow list and feeds' storage; the keys are in blocklist-schema.ts. */
@@ -521,6 +522,11 @@ export const configSchema = {
           maximum: 1_000_000,
           default: 1000,
           description: 'a connection with this many messages not yet durable is not read until they are',
+        },
+        stallTimeoutMs: {
+          ...ms(60_000, 100),
+          description:
+            'a connection holding a message unfinished this long (from its first byte), or a RELP sender leaving its answers unread this long, is closed',
         },
         keepOther: {
           type: 'boolean',

@@ -111,6 +111,46 @@ test('property: any split of a stream of frames into reads gives the same frames
   );
 });
 
+test('property: a byte a read gives the frames the whole stream gives, holds at most maxDataBytes, and the frames do not share it', () => {
+  fc.assert(
+    fc.property(fc.array(frameArb, { maxLength: 8 }), fc.integer({ min: 0, max: 400 }), (sent, max) => {
+      const stream = Buffer.concat(sent.map((f) => encodeRelpFrame(f.txnr, f.command, Buffer.from(f.data))));
+      const reader = new RelpFrameReader(max);
+      const frames: RelpFrame[] = [];
+      for (let i = 0; i < stream.length; i++) {
+        frames.push(...reader.push(stream.subarray(i, i + 1)));
+        // One buffer at most, of at most the limit: never a Buffer per read.
+        assert.ok(reader.heldBytes <= max, `${reader.heldBytes} held`);
+      }
+      assert.deepEqual(plain(frames), plain(readAll([stream], max).frames));
+      assert.equal(reader.midFrame, false, 'between frames at the end');
+      assert.equal(reader.framesStarted, sent.length);
+      // Each frame's data is its own: reading on does not change a frame already given.
+      assert.deepEqual(
+        plain(frames),
+        sent.map((f) => {
+          const data = Buffer.from(f.data);
+          return [f.txnr, f.command, data.subarray(0, max).toString('latin1'), data.length > max];
+        }),
+      );
+    }),
+    { seed: SEED, numRuns: 300 },
+  );
+});
+
+test("midFrame: from a frame's first byte to its LF, whatever is split where", () => {
+  const reader = new RelpFrameReader(1024);
+  assert.equal(reader.midFrame, false);
+  reader.push(Buffer.from('1', 'latin1'));
+  assert.equal(reader.midFrame, true);
+  reader.push(Buffer.from(' syslog 3 ab', 'latin1'));
+  assert.equal(reader.midFrame, true);
+  assert.equal(reader.push(Buffer.from('c\n2', 'latin1')).length, 1);
+  assert.deepEqual([reader.midFrame, reader.framesStarted], [true, 2]);
+  assert.equal(reader.push(Buffer.from(' close 0\n', 'latin1')).length, 1);
+  assert.deepEqual([reader.midFrame, reader.framesStarted], [false, 2]);
+});
+
 test('property: garbage never throws; the reader gives frames only up to where the stream broke', () => {
   fc.assert(
     fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 10 }), (reads) => {

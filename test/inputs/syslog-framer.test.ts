@@ -195,3 +195,55 @@ test('property: on arbitrary bytes the framer never throws, never exceeds the li
     { seed: SEED, numRuns: 1000 },
   );
 });
+
+test('property: a byte a read gives the messages and counts the whole stream gives, holding one buffer of at most maxMessageBytes + 1', () => {
+  const byte = fc.oneof(
+    fc.integer({ min: 0, max: 255 }),
+    fc.constantFrom(0x0a, 0x0d, 0x00, 0x20, 0x3c, 0x31, 0x35, 0x39, 0x30),
+  );
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 40 }),
+      fc.oneof(
+        fc.array(item(40), { maxLength: 8 }).map((items) => Buffer.concat(items.map((i) => i.bytes))),
+        fc.array(byte, { maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
+      ),
+      fc.constantFrom<'truncate' | 'drop'>('truncate', 'drop'),
+      (max, stream, oversize) => {
+        const whole = frameAll([stream], opts(max, oversize));
+        const framer = new SyslogFramer(opts(max, oversize));
+        const frames: Frame[] = [];
+        for (let i = 0; i < stream.length; i++) {
+          frames.push(...framer.push(stream.subarray(i, i + 1)));
+          assert.ok(framer.heldBytes <= max + 1, `${framer.heldBytes} held`);
+        }
+        frames.push(...framer.end());
+        assert.deepEqual(texts(frames), texts(whole.frames));
+        assert.deepEqual(framer.counts, whole.framer.counts);
+        assert.equal(framer.midFrame, false, 'the end closes any frame');
+      },
+    ),
+    { seed: SEED, numRuns: 500 },
+  );
+});
+
+test('a 64 KiB message a byte a read: one buffer of its size is held, and midFrame holds from its first byte to its LF', () => {
+  const max = 64 * 1024;
+  const framer = new SyslogFramer(opts(max));
+  assert.deepEqual([framer.midFrame, framer.heldBytes], [false, 0]);
+  const message = b(`<13>${'m'.repeat(max - 4)}`);
+  const one = Buffer.alloc(1);
+  for (let i = 0; i < message.length; i++) {
+    message.copy(one, 0, i, i + 1);
+    assert.deepEqual(framer.push(one), []);
+  }
+  assert.deepEqual([framer.midFrame, framer.framesStarted], [true, 1]);
+  assert.ok(framer.heldBytes >= max && framer.heldBytes <= max + 1, `${framer.heldBytes} held`);
+  const [frame] = framer.push(b('\n'));
+  assert.deepEqual([frame?.message, frame?.truncated], [message, false]);
+  // The message's buffer is let go with it (an idle connection holds nothing large).
+  assert.deepEqual([framer.midFrame, framer.heldBytes], [false, 0]);
+  // Bytes between frames are skipped, not a frame begun.
+  framer.push(b('\r\n  '));
+  assert.deepEqual([framer.midFrame, framer.framesStarted], [false, 1]);
+});

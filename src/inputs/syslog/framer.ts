@@ -1,4 +1,5 @@
 // Splits a syslog TCP byte stream into messages (RFC 6587): octet counting or LF/CRLF/NUL trailers, per frame.
+import { HeldBytes } from '../../held-bytes.js';
 
 export interface FramerOptions {
   /** The longest message kept, in bytes; a longer one is truncated to this or dropped (`oversize`). */
@@ -58,16 +59,17 @@ type State =
 /**
  * A streaming framer: push(chunk) returns the messages completed by that chunk (pushTo hands them to a sink). The same byte stream gives the
  * same messages however it is split into reads, and the framer never holds more than maxMessageBytes + 1 bytes
- * of a message (plus its length digits), so a sender cannot make it buffer without bound.
+ * of a message (its length digits included), copied into one buffer, so a sender cannot make it buffer without
+ * bound, nor make a byte held cost more than a byte by sending it in a read of its own.
  */
 export class SyslogFramer {
   readonly counts: FramerCounts = { oversize: 0, garbageBytes: 0, incomplete: 0 };
   readonly #max: number;
   readonly #drop: boolean;
   #state: State = 'between';
-  /** The message bytes held so far (kept as the chunks' slices, joined once when the frame completes). */
-  #parts: Buffer[] = [];
-  #held = 0;
+  /** The message bytes held so far, when a frame spans reads (a frame within one read is handed on in place). */
+  readonly #held: HeldBytes;
+  #framesStarted = 0;
   /** 'length': the value of the digits read; 'octets'/'skip-octets': bytes of the frame still to come. */
   #remaining = 0;
   #digits = 0;
@@ -75,6 +77,22 @@ export class SyslogFramer {
   constructor(options: FramerOptions) {
     this.#max = Math.max(1, Math.floor(options.maxMessageBytes));
     this.#drop = options.oversize === 'drop';
+    this.#held = new HeldBytes(this.#max + 1);
+  }
+
+  /** Inside a frame: its first byte came and it has not ended (garbage between frames does not count). */
+  get midFrame(): boolean {
+    return this.#state !== 'between';
+  }
+
+  /** How many frames have begun: with midFrame, tells whether the frame in progress is still the same one. */
+  get framesStarted(): number {
+    return this.#framesStarted;
+  }
+
+  /** The bytes of the frame in progress held now (its buffer's capacity). */
+  get heldBytes(): number {
+    return this.#held.capacity;
   }
 
   push(chunk: Buffer): Frame[] {
@@ -94,8 +112,10 @@ export class SyslogFramer {
             this.#state = 'length';
             this.#remaining = 0;
             this.#digits = 0;
+            this.#framesStarted++;
           } else if (b === LT) {
             this.#state = 'trailer';
+            this.#framesStarted++;
           } else {
             this.counts.garbageBytes++;
             i++;
@@ -115,30 +135,30 @@ export class SyslogFramer {
           } else {
             // Not a length prefix after all: the digits begin a message read to its trailer.
             this.#state = 'trailer';
-            this.#hold(Buffer.from(String(this.#remaining), 'latin1'), out);
+            const digits = Buffer.from(String(this.#remaining), 'latin1');
+            this.#hold(digits, 0, digits.length, out);
           }
           break;
         }
         case 'octets': {
           // The whole frame in this chunk (nearly always): handed on where it lies, nothing held.
-          if (this.#held === 0 && this.#remaining <= this.#max && this.#remaining <= n - i) {
+          if (this.#held.length === 0 && this.#remaining <= this.#max && this.#remaining <= n - i) {
             out(chunk, i, i + this.#remaining, false);
             i += this.#remaining;
             this.#remaining = 0;
             this.#state = 'between';
             break;
           }
-          const room = this.#max - this.#held;
+          const room = this.#max - this.#held.length;
           const take = Math.min(this.#remaining, room, n - i);
-          if (take > 0) this.#parts.push(chunk.subarray(i, i + take));
-          this.#held += take;
+          this.#held.append(chunk, i, i + take);
           this.#remaining -= take;
           i += take;
           if (this.#remaining === 0) {
-            const message = this.#take();
+            const message = this.#held.take();
             out(message, 0, message.length, false);
             this.#state = 'between';
-          } else if (this.#held === this.#max) {
+          } else if (this.#held.length === this.#max) {
             this.#oversize(out);
             this.#state = 'skip-octets';
           }
@@ -153,7 +173,7 @@ export class SyslogFramer {
         }
         case 'trailer': {
           const end = findTrailer(chunk, i);
-          if (end !== -1 && this.#held === 0) {
+          if (end !== -1 && this.#held.length === 0) {
             // The whole frame in this chunk: as #hold and #endTrailerFrame would take it, without holding it.
             const last = chunk[end] === LF && end > i && chunk[end - 1] === CR ? end - 1 : end;
             if (last - i <= this.#max) {
@@ -164,11 +184,11 @@ export class SyslogFramer {
             }
           }
           if (end === -1) {
-            this.#hold(chunk.subarray(i), out);
+            this.#hold(chunk, i, n, out);
             i = n;
             break;
           }
-          this.#hold(chunk.subarray(i, end), out);
+          this.#hold(chunk, i, end, out);
           i = end + 1;
           if (this.#state === 'trailer') this.#endTrailerFrame(chunk[end] === LF, out);
           else this.#state = 'between'; // #hold found it oversize: its trailer ends the skip
@@ -199,7 +219,7 @@ export class SyslogFramer {
     else if (this.#state === 'length') this.#endTrailerFrame(false, out, String(this.#remaining));
     else if (this.#state === 'octets') {
       this.counts.incomplete++;
-      this.#take();
+      this.#held.clear();
     }
     this.#state = 'between';
   }
@@ -208,17 +228,16 @@ export class SyslogFramer {
    * Holds bytes of a trailer frame. One byte past the limit is held so a CR just before the LF (CRLF) is not
    * taken for a message byte; anything longer is oversize, and the rest of the frame is skipped.
    */
-  #hold(bytes: Buffer, out: FrameSink): void {
-    if (bytes.length === 0) return;
-    const room = this.#max + 1 - this.#held;
-    if (bytes.length <= room) {
-      this.#parts.push(bytes);
-      this.#held += bytes.length;
-      if (this.#held === this.#max + 1 && bytes[bytes.length - 1] !== CR) this.#trailerOversize(out);
+  #hold(bytes: Buffer, start: number, end: number, out: FrameSink): void {
+    const n = end - start;
+    if (n <= 0) return;
+    const room = this.#max + 1 - this.#held.length;
+    if (n <= room) {
+      this.#held.append(bytes, start, end);
+      if (this.#held.length === this.#max + 1 && bytes[end - 1] !== CR) this.#trailerOversize(out);
       return;
     }
-    this.#parts.push(bytes.subarray(0, room));
-    this.#held += room;
+    this.#held.append(bytes, start, start + room);
     this.#trailerOversize(out);
   }
 
@@ -228,8 +247,9 @@ export class SyslogFramer {
   }
 
   #endTrailerFrame(lf: boolean, out: FrameSink, digits?: string): void {
-    if (digits !== undefined) this.#parts.push(Buffer.from(digits, 'latin1'));
-    let message = this.#take();
+    // Digits past the limit would be cut from the message anyway (it is oversize): they are not held.
+    if (digits !== undefined) this.#held.append(Buffer.from(digits.slice(0, this.#max + 1), 'latin1'));
+    let message = this.#held.take();
     if (lf && message.length > 0 && message[message.length - 1] === CR) message = message.subarray(0, -1);
     if (message.length > this.#max) {
       // Held one byte past the limit, which was not the CR of a CRLF after all.
@@ -241,18 +261,9 @@ export class SyslogFramer {
 
   /** The held message cut to the limit, counted, and delivered flagged unless oversize messages are dropped. */
   #oversize(out: FrameSink): void {
-    const message = this.#take();
+    const message = this.#held.take();
     this.counts.oversize++;
     if (!this.#drop) out(message, 0, Math.min(this.#max, message.length), true);
-  }
-
-  /** The held bytes as one buffer, valid until the next push (a sink copies what it keeps). */
-  #take(): Buffer {
-    const message =
-      this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#held);
-    this.#parts = [];
-    this.#held = 0;
-    return message;
   }
 }
 

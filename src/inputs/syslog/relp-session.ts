@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import { encodeRelpFrame, type RelpFrame, RelpFrameReader, RelpTxnrSequence } from '../../relp-frames.js';
 import type { Sensor } from '../../store/registry.js';
+import { StallDeadline } from './stall-deadline.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 /** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
@@ -39,7 +40,9 @@ interface Pending {
  * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves, or
  * `rsp 500` when the store refuses it (the sender keeps the message and sends it again). A message that is not a
  * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
- * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses.
+ * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses, nor
+ * while the answers written wait for the sender to read them (the socket's write buffer over its high-water mark):
+ * a sender that sends without reading holds a fixed amount, and is cut off after syslog.stallTimeoutMs.
  */
 export function serveRelpSession(
   socket: Socket,
@@ -58,6 +61,38 @@ export function serveRelpSession(
   let drained = false;
   /** serve is stopping: the session ends with `serverclose` once every answer is written. */
   let stopping = false;
+  /** Answers are waiting for the sender to read them: nothing is read until they drain. */
+  let backlogged = false;
+  let drains = 0;
+  const deadline = new StallDeadline(config.syslog.stallTimeoutMs, () => {
+    logger.warn(
+      { sensor: sensor.name, remoteAddr, stalledOn: backlogged ? 'answers unread' : 'frame unfinished' },
+      backlogged
+        ? 'RELP session closed: its sender read none of its answers for syslog.stallTimeoutMs'
+        : 'RELP session closed: a frame did not complete within syslog.stallTimeoutMs',
+    );
+    ending = true;
+    socket.destroy();
+  });
+  /** What the sender owes: reading its answers, else finishing the frame it began (not while paused by us). */
+  const progress = (): void => {
+    if (backlogged) deadline.owe(-1 - drains);
+    else deadline.owe(reader.midFrame && !socket.isPaused() ? reader.framesStarted : null);
+  };
+  const readable = (): boolean =>
+    !ending && !stopping && !backlogged && pending.length < config.syslog.maxUnsyncedMessages;
+  const write = (out: string): void => {
+    if (socket.write(out) || backlogged) return;
+    backlogged = true;
+    socket.pause();
+    progress();
+    socket.once('drain', () => {
+      backlogged = false;
+      drains++;
+      if (readable() && socket.isPaused()) socket.resume();
+      progress();
+    });
+  };
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
 
   const flush = (): void => {
@@ -76,9 +111,9 @@ export function serveRelpSession(
       if (!socket.destroyed) socket.end(out + SERVERCLOSE);
       return;
     }
-    if (out !== '' && !socket.destroyed) socket.write(out);
-    if (!ending && !stopping && pending.length < config.syslog.maxUnsyncedMessages && socket.isPaused())
-      socket.resume();
+    if (out !== '' && !socket.destroyed) write(out);
+    if (readable() && socket.isPaused()) socket.resume();
+    progress();
   };
 
   const broken = (reason: string): void => {
@@ -158,7 +193,7 @@ export function serveRelpSession(
       );
     }
     flush();
-    if (!ending && pending.length >= config.syslog.maxUnsyncedMessages) socket.pause();
+    if (!ending && (backlogged || pending.length >= config.syslog.maxUnsyncedMessages)) socket.pause();
   };
 
   socket.on('data', (chunk: Buffer) => {
@@ -166,6 +201,7 @@ export function serveRelpSession(
     const frames = reader.push(chunk);
     take(frames);
     if (reader.error !== null && !ending) broken(reader.error.reason);
+    progress();
   });
   socket.on('end', () => {
     drained = true;
@@ -180,6 +216,7 @@ export function serveRelpSession(
       'RELP connection error',
     );
   });
+  socket.once('close', () => deadline.stop());
   return {
     async close() {
       if (!ending && !stopping) {

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import type { Sensor } from '../../store/registry.js';
 import { type FrameSink, SyslogFramer } from './framer.js';
+import { closeStalledFrames } from './stall-deadline.js';
 import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
 
 export type ConnectionDeps = IntakeDeps;
@@ -78,6 +79,12 @@ export function serveSyslogConnection(
   };
 
   socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
+  closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
+    logger.warn(
+      { sensor: sensor.name, remoteAddr },
+      'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
+    ),
+  );
   socket.on('end', () => {
     take((sink) => framer.endTo(sink));
     socket.end();
