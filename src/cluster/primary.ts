@@ -18,14 +18,14 @@ import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daem
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
 import { OUTPUTS_START_WAIT_MS } from '../daemon/start-daemon.js';
+import { startBoxEngine } from '../decisions/box-engine.js';
+import type { RunningEngine } from '../decisions/engine.js';
 import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
 import { clusterMetricsRenderer } from '../metrics/metrics.js';
 import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
-import { startBoxEngine } from '../decisions/box-engine.js';
-import type { RunningEngine } from '../decisions/engine.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { RunningOutputs } from '../outputs/start-outputs.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
