@@ -4,6 +4,7 @@
 // certificate of that entry's CA connects, and starts again with the entry still there.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect } from 'node:tls';
@@ -41,17 +42,14 @@ function badShapes(caPem: string): [string, (syslog: Record<string, unknown>) =>
 
 /** One plain-TCP syslog connection sending `messages` octet-counted; resolves once closed. */
 function sendTcp(port: number, messages: string[]): Promise<void> {
-  return import('node:net').then(
-    ({ connect: tcp }) =>
-      new Promise<void>((resolve) => {
-        const socket = tcp({ host: '127.0.0.1', port }, () =>
-          socket.end(messages.map((m) => `${Buffer.byteLength(m)} ${m}`).join('')),
-        );
-        socket.on('error', () => {});
-        socket.on('close', () => resolve());
-        socket.resume();
-      }),
-  );
+  return new Promise<void>((resolve) => {
+    const socket = connectTcp({ host: '127.0.0.1', port }, () =>
+      socket.end(messages.map((m) => `${Buffer.byteLength(m)} ${m}`).join('')),
+    );
+    socket.on('error', () => {});
+    socket.on('close', () => resolve());
+    socket.resume();
+  });
 }
 
 /** A TLS connection from 127.0.0.2 presenting `client`; resolves once the collector closed it (no sensor). */
@@ -63,9 +61,7 @@ function tlsClosed(port: number, client: { certPath: string; keyPath: string }):
     }, 20_000);
     const socket = connect(
       {
-        host: '127.0.0.1',
-        localAddress: '127.0.0.2',
-        port,
+        socket: connectTcp({ host: '127.0.0.1', port, localAddress: '127.0.0.2' }),
         rejectUnauthorized: false,
         cert: readFileSync(client.certPath),
         key: readFileSync(client.keyPath),
