@@ -1,0 +1,125 @@
+// Blocklists on the NATS backend: two collectors on one real nats-server share blocks, allow entries and
+// feeds through the KV bucket; each engine counts every record (a rule over two sensors is met by records that
+// reached different collectors); a block made by hand through one is served by the other within a second.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { hashKey } from '../../src/keys.js';
+import type { DecisionChange } from '../../src/store/decisions.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { post } from '../helpers/client.js';
+import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+import { genericRecord } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
+
+const GUARD_MS = 20_000;
+
+async function feedText(server: TestServer): Promise<string | null> {
+  const res = await request(`${server.url}/feeds/edge`, {
+    headers: { authorization: `Basic ${Buffer.from('edge:secret-password-n').toString('base64')}` },
+    dispatcher: server.agent,
+  });
+  const text = await res.body.text();
+  return res.statusCode === 200 ? text : null;
+}
+
+test('nats: two collectors serve the same feed; a rule over two sensors counts records that reached either', async (t) => {
+  const node = await startNatsServer(t);
+  const overrides = {
+    'store.backend': 'nats',
+    'nats.servers': [node.url],
+    'nats.publishTimeoutMs': 1500,
+    'blocklist.rules': {
+      critical: { minCriticality: 4, duration: '24h' },
+      spreading: { minCriticality: 2, minSensors: 2, within: '1h', duration: '6h' },
+    },
+  };
+  const a = await startTestServer(t, { overrides });
+  const b = await startTestServer(t, { overrides });
+  const store: Store = await openStore(a.loaded.config, {
+    dataDir: a.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => store.close());
+  const key1 = (await store.registry.add({ name: 'fw1', timezone: null })).key;
+  const key2 = (await store.registry.add({ name: 'fw2', timezone: null })).key;
+  const apply = (changes: DecisionChange[]) => store.decisions.apply(changes);
+  await apply([
+    {
+      kind: 'feed',
+      key: 'edge',
+      value: {
+        name: 'edge',
+        format: 'plain',
+        passwordHash: hashKey('secret-password-n'),
+        maxEntries: null,
+        family: 'any',
+        createdAt: new Date().toISOString(),
+        rotatedAt: null,
+      },
+    },
+  ]);
+  await until(
+    async () => (await feedText(a)) === '' && (await feedText(b)) === '',
+    GUARD_MS,
+    'the feed on both',
+  );
+  const send = async (server: TestServer, sensor: string, key: string, fields: Record<string, unknown>) => {
+    await until(
+      async () =>
+        (await post(server.url, '/generic', [genericRecord(fields)], { sensor, key, agent: server.agent }))
+          .status === 200,
+      GUARD_MS,
+      `a record stored through ${sensor}`,
+    );
+  };
+  await send(a, 'fw1', key1, { source_ip: '198.51.100.40', criticality: 4 });
+  const ms = await until(
+    async () => (await feedText(b)) === '198.51.100.40\n',
+    GUARD_MS,
+    'the block on the other collector',
+    10,
+  );
+  t.diagnostic(`a block made through one collector served by the other ${ms} ms after the 200`);
+  await send(a, 'fw1', key1, { source_ip: '192.0.2.70', criticality: 2 });
+  await send(b, 'fw2', key2, { source_ip: '192.0.2.70', criticality: 2 });
+  await until(
+    async () => (await feedText(a))?.includes('192.0.2.70') === true,
+    GUARD_MS,
+    'the two-sensor block',
+  );
+  await until(
+    async () => (await feedText(b))?.includes('192.0.2.70') === true,
+    GUARD_MS,
+    'the two-sensor block on b',
+  );
+  const now = new Date();
+  await apply([
+    {
+      kind: 'block',
+      key: '203.0.113.66/32',
+      value: {
+        address: '203.0.113.66/32',
+        rule: 'manual',
+        reason: 'by hand',
+        since: now.toISOString(),
+        until: new Date(now.getTime() + 3_600_000).toISOString(),
+        criticality: 4,
+        records: 0,
+        sensors: [],
+        who: 'test',
+      },
+    },
+  ]);
+  const manual = await until(
+    async () => (await feedText(a))?.includes('203.0.113.66') === true,
+    GUARD_MS,
+    'the manual block',
+    10,
+  );
+  t.diagnostic(`a manual block served ${manual} ms after it was written`);
+  assert.equal(await feedText(b), '192.0.2.70\n198.51.100.40\n203.0.113.66\n');
+});
