@@ -57,7 +57,10 @@ const BY_CODE: Record<string, TlsFailureReason> = {
 /** Classifies an error of `tlsClientError`/`clientError` into a stable reason string (also a metric label). */
 export function classifyTlsFailure(error: unknown): TlsFailureReason {
   const e = error as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : '';
+  // OpenSSL 3.2 renamed the SSLv3-era alerts ("sslv3 alert bad certificate" is now "ssl/tls alert bad
+  // certificate"), and Node makes the code from that text: both spellings are one reason.
+  const code =
+    typeof e?.code === 'string' ? e.code.replace(/^ERR_SSL_SSL\/TLS_ALERT_/, 'ERR_SSL_SSLV3_ALERT_') : '';
   const known = Object.hasOwn(BY_CODE, code) ? BY_CODE[code] : undefined;
   if (known) return known;
   if (e?.message === 'socket hang up') return 'client_disconnected';
