@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ThreatcolError } from '../errors.js';
 import { withStore } from './cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { checkFeedName, feedUrl } from './decisions-cli.js';
+import { checkFeedName, feedUrl, networkArgument } from './decisions-cli.js';
 import { type CliIo, write, writeJson } from './io.js';
 
 const FORMATS = ['paloalto', 'fortinet', 'plain', 'mikrotik', 'nftables', 'json'] as const;
@@ -14,6 +14,7 @@ interface FeedAddOptions extends CommonOptions {
   maxEntries?: string;
   ipv4Only?: boolean;
   ipv6Only?: boolean;
+  from?: string[];
   json?: boolean;
 }
 
@@ -33,6 +34,11 @@ export function registerFeedAdd(
       )
       .option('--ipv4-only', 'only IPv4 blocks')
       .option('--ipv6-only', 'only IPv6 blocks')
+      .option(
+        '--from <cidr...>',
+        'serve the feed only to clients in these networks (others get 403)',
+        (value: string, previous: string[] = []) => [...previous, value],
+      )
       .option('--json', 'print {"name", "format", "url", "username", "password"} as JSON'),
   ).action((name: string, options: FeedAddOptions) => run(() => addFeed(name, options, io)));
 }
@@ -58,6 +64,7 @@ async function addFeed(name: string, options: FeedAddOptions, io: CliIo): Promis
     }
     maxEntries = Number(options.maxEntries);
   }
+  const from = (options.from ?? []).map((text) => networkArgument(text).key);
   const { generateKey, hashKey } = await import('../keys.js');
   const loaded = await loadFromOptions(options, io);
   const password = generateKey();
@@ -79,6 +86,7 @@ async function addFeed(name: string, options: FeedAddOptions, io: CliIo): Promis
           passwordHash: hashKey(password),
           maxEntries,
           family: options.ipv4Only ? 'ipv4' : options.ipv6Only ? 'ipv6' : 'any',
+          ...(from.length > 0 ? { from } : {}),
           createdAt: new Date().toISOString(),
           rotatedAt: null,
         },

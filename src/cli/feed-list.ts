@@ -18,7 +18,7 @@ export function registerFeedList(
   addCommonOptions(
     parent
       .command('list')
-      .description('list the feeds: format, entries served, entries left out by the cap')
+      .description('list the feeds: format, entries served and left out by the cap, last fetch')
       .option('--json', 'print a JSON array'),
   ).action((options: ListOptions) => run(() => listFeeds(options, io)));
 }
@@ -43,8 +43,10 @@ async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
         maxEntries: feed.maxEntries ?? DEFAULT_CAPS[feed.format],
         entries: selected.items.length,
         leftOut: selected.leftOut,
+        from: feed.from ?? null,
         createdAt: feed.createdAt,
         rotatedAt: feed.rotatedAt,
+        lastFetch: state.fetches.get(feed.name) ?? null,
       };
     });
   if (options.json) {
@@ -58,14 +60,14 @@ async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
   write(
     io.stdout,
     formatTable(
-      ['NAME', 'FORMAT', 'ENTRIES', 'LEFT OUT', 'CAP', 'FAMILY', 'URL'],
+      ['NAME', 'FORMAT', 'ENTRIES', 'LEFT OUT', 'CAP', 'LAST FETCH', 'URL'],
       rows.map((r) => [
         r.name,
         r.format,
         String(r.entries),
         String(r.leftOut),
         r.maxEntries === null ? '-' : String(r.maxEntries),
-        r.family,
+        r.lastFetch ? `${r.lastFetch.at} ${r.lastFetch.address} ${r.lastFetch.status}` : 'never',
         r.url,
       ]),
     ),

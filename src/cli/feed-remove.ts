@@ -20,7 +20,10 @@ async function removeFeed(name: string, options: CommonOptions, io: CliIo): Prom
   const loaded = await loadFromOptions(options, io);
   await withStore(loaded, io, async (store) => {
     if (!(await store.decisions.read()).feeds.has(name)) throw feedNotFound(name);
-    await store.decisions.apply([{ kind: 'feed', key: name, value: null }]);
+    await store.decisions.apply([
+      { kind: 'feed', key: name, value: null },
+      { kind: 'fetch', key: name, value: null },
+    ]);
   });
   write(io.stdout, `Feed "${name}" removed.`);
   return 0;

@@ -8,13 +8,19 @@ import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import { digestFromHash, digestsEqual, keyDigest } from '../keys.js';
 import type { DecisionsState, DecisionsStore, FeedEntry } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
+import { FeedFailures } from './feed-failures.js';
 import { selectFeedItems } from './feed-items.js';
+import { overlaps, parseNetwork, unitOf } from './networks.js';
 import { CONTENT_TYPES, renderFeed } from './render-feed.js';
 
 /** Formats that carry each block's remaining time are rendered again at least this often. */
 const TIMED_RENDER_MS = 60_000;
 /** Compared against when the feed does not exist, so an unknown name costs what a wrong password does. */
 const NO_FEED_DIGEST = keyDigest('no such feed');
+/** How often a feed's last fetch is written while its status stays the same. */
+const FETCH_NOTE_MS = 60_000;
+/** ... and at most this often whatever the status (a firewall's 200s between someone's 401s). */
+const FETCH_NOTE_MIN_MS = 5000;
 
 interface Rendered {
   version: number;
@@ -46,6 +52,7 @@ export function startFeedService(deps: {
   let state: DecisionsState = emptyDecisions();
   let version = 0;
   const cache = new Map<string, Rendered>();
+  const failures = new FeedFailures();
   const watch = deps.decisions.watch(
     (next) => {
       state = next;
@@ -77,6 +84,22 @@ export function startFeedService(deps: {
     return rendered;
   }
 
+  /** Each feed's last fetch as this collector last wrote it: written at most once a minute, or on a new status. */
+  const written = new Map<string, { at: number; status: number }>();
+  function noteFetch(feed: string, address: string, status: number, at: number): void {
+    const last = written.get(feed);
+    if (
+      last &&
+      (at - last.at < FETCH_NOTE_MIN_MS || (last.status === status && at - last.at < FETCH_NOTE_MS))
+    )
+      return;
+    written.set(feed, { at, status });
+    const value = { feed, at: new Date(at).toISOString(), address, status };
+    deps.decisions.apply([{ kind: 'fetch', key: feed, value }]).catch((error: Error) => {
+      deps.logger.debug({ err: error.message, feed }, "cannot note a feed's last fetch");
+    });
+  }
+
   function unauthorized(res: ServerResponse): void {
     res.writeHead(401, {
       'WWW-Authenticate': 'Basic realm="threatcol"',
@@ -88,6 +111,16 @@ export function startFeedService(deps: {
 
   return {
     handle(req, res, name) {
+      const at = now();
+      const address = clientAddress(req);
+      if (!failures.allowed(address, at)) {
+        res.writeHead(429, {
+          'Retry-After': String(failures.retryAfter(address, at)),
+          'Content-Type': 'text/plain; charset=utf-8',
+        });
+        res.end('too many failed logins from this address\n');
+        return;
+      }
       const credentials = basicCredentials(req.headers.authorization);
       const feed = state.feeds.get(name) ?? null;
       const stored = feed ? digestFromHash(feed.passwordHash) : null;
@@ -95,11 +128,20 @@ export function startFeedService(deps: {
       const passwordOk = digestsEqual(presented, stored ?? NO_FEED_DIGEST) && stored !== null;
       const userOk = credentials !== null && feed !== null && credentials.user === feed.name;
       if (!passwordOk || !userOk || feed === null) {
+        failures.failed(address, at);
+        // Never the credentials; the name only as far as a feed name can go.
         deps.logger.debug(
-          { feed: name.slice(0, 64), remoteAddr: req.socket.remoteAddress, status: 401 },
+          { feed: name.slice(0, 64), remoteAddr: address, status: 401 },
           'feed fetch refused',
         );
+        if (feed) noteFetch(feed.name, address, 401, at);
         unauthorized(res);
+        return;
+      }
+      if (feed.from && feed.from.length > 0 && !fromAllowed(feed.from, address)) {
+        noteFetch(feed.name, address, 403, at);
+        res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('this feed is not served to this address\n');
         return;
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -117,10 +159,12 @@ export function startFeedService(deps: {
       };
       const match = req.headers['if-none-match'];
       if (match?.split(',').some((tag) => tag.trim() === rendered.etag)) {
+        noteFetch(feed.name, address, 304, at);
         res.writeHead(304, headers);
         res.end();
         return;
       }
+      noteFetch(feed.name, address, 200, at);
       res.writeHead(200, {
         ...headers,
         'Content-Type': rendered.contentType,
@@ -136,6 +180,22 @@ export function startFeedService(deps: {
       watch.stop();
     },
   };
+}
+
+/** The client's address, IPv4-mapped IPv6 as plain IPv4. */
+function clientAddress(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** Whether `address` lies in one of a feed's `--from` networks. */
+function fromAllowed(networks: readonly string[], address: string): boolean {
+  const client = unitOf(address, 32, 128);
+  if (client === null) return false;
+  return networks.some((text) => {
+    const network = parseNetwork(text);
+    return network !== null && network.prefix <= client.prefix && overlaps(network, client);
+  });
 }
 
 /** `Basic base64(user:password)`, or null. */

@@ -44,6 +44,8 @@ export interface FeedEntry {
   /** Most entries served (the highest criticality, then the newest, are kept); null: no cap. */
   maxEntries: number | null;
   family: 'any' | 'ipv4' | 'ipv6';
+  /** Served only to clients in these networks (others: 403); absent or empty: to any address. */
+  from?: string[];
   createdAt: string;
   rotatedAt: string | null;
 }
@@ -61,12 +63,21 @@ export interface OffenceEntry {
   last: string;
 }
 
+/** A feed's last fetch (written at most once a minute per collector, and when its status changes). */
+export interface FetchEntry {
+  feed: string;
+  at: string;
+  address: string;
+  status: number;
+}
+
 export interface DecisionsState {
   blocks: Map<string, Block>;
   allow: Map<string, AllowEntry>;
   feeds: Map<string, FeedEntry>;
   cleared: Map<string, ClearedEntry>;
   offences: Map<string, OffenceEntry>;
+  fetches: Map<string, FetchEntry>;
 }
 
 /** One entry written (value) or removed (null). */
@@ -75,10 +86,18 @@ export type DecisionChange =
   | { kind: 'allow'; key: string; value: AllowEntry | null }
   | { kind: 'feed'; key: string; value: FeedEntry | null }
   | { kind: 'cleared'; key: string; value: ClearedEntry | null }
-  | { kind: 'offence'; key: string; value: OffenceEntry | null };
+  | { kind: 'offence'; key: string; value: OffenceEntry | null }
+  | { kind: 'fetch'; key: string; value: FetchEntry | null };
 
 export type DecisionKind = DecisionChange['kind'];
-export const DECISION_KINDS: readonly DecisionKind[] = ['block', 'allow', 'feed', 'cleared', 'offence'];
+export const DECISION_KINDS: readonly DecisionKind[] = [
+  'block',
+  'allow',
+  'feed',
+  'cleared',
+  'offence',
+  'fetch',
+];
 
 export interface DecisionsWatch {
   stop(): void;
@@ -109,7 +128,14 @@ export function isOutputName(name: string): boolean {
 }
 
 export function emptyDecisions(): DecisionsState {
-  return { blocks: new Map(), allow: new Map(), feeds: new Map(), cleared: new Map(), offences: new Map() };
+  return {
+    blocks: new Map(),
+    allow: new Map(),
+    feeds: new Map(),
+    cleared: new Map(),
+    offences: new Map(),
+    fetches: new Map(),
+  };
 }
 
 const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
@@ -118,6 +144,7 @@ const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
   feed: 'feeds',
   cleared: 'cleared',
   offence: 'offences',
+  fetch: 'fetches',
 };
 
 /** Sets or removes one entry in `state`, when its value has its kind's shape (else removes the key). */
@@ -174,11 +201,14 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
         isString(v.passwordHash) &&
         (v.maxEntries === null || Number.isInteger(v.maxEntries)) &&
         (v.family === 'any' || v.family === 'ipv4' || v.family === 'ipv6') &&
+        (v.from === undefined || (Array.isArray(v.from) && v.from.every(isString))) &&
         isIso(v.createdAt)
       );
     case 'cleared':
       return isString(v.address) && isIso(v.at);
     case 'offence':
       return isString(v.address) && Number.isInteger(v.blocks) && isIso(v.last);
+    case 'fetch':
+      return isString(v.feed) && isIso(v.at) && isString(v.address) && Number.isInteger(v.status);
   }
 }

@@ -10,6 +10,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { post } from '../helpers/client.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
 
 /** A hang guard for a block to reach a feed; the time taken is reported (the goal is 1 s). */
 const GUARD_MS = 15_000;
@@ -235,4 +236,49 @@ test('repeat offenders: a new block of an address blocked before lasts repeatFac
   await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.20', criticality: 4 })]);
   const secondUntil = await lasting();
   assert.ok(secondUntil - secondSent >= 6000 - 1000, `second block lasts 3x: ${secondUntil - secondSent} ms`);
+});
+
+test('failed logins are limited per address (429 after 20), --from networks answer 403 elsewhere, and the last fetch is noted', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  await addFeed(server, 'edge', 'plain', 'secret-password-7');
+  await decide(server, [
+    {
+      kind: 'feed',
+      key: 'far',
+      value: {
+        name: 'far',
+        format: 'plain',
+        passwordHash: hashKey('secret-password-8'),
+        maxEntries: null,
+        family: 'any',
+        from: ['192.0.2.0/24'],
+        createdAt: new Date().toISOString(),
+        rotatedAt: null,
+      },
+    },
+  ]);
+  await untilFeed(server, 'edge', 'edge:secret-password-7', () => true);
+  const far = await fetchFeed(server, 'far', 'far:secret-password-8');
+  assert.equal(far.status, 403);
+  const statuses: number[] = [];
+  for (let i = 0; i < 22; i++) statuses.push((await fetchFeed(server, 'edge', 'edge:guess')).status);
+  assert.deepEqual(statuses.slice(0, 20), Array(20).fill(401));
+  assert.deepEqual(statuses.slice(20), [429, 429]);
+  const limited = await fetchFeed(server, 'edge', 'edge:secret-password-7');
+  assert.equal(limited.status, 429, 'even the right password waits');
+  assert.match(String(limited.headers['retry-after']), /^[1-9][0-9]*$/);
+  const store = await openStore(server.loaded.config, {
+    dataDir: server.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => store.close());
+  // Noted in the background, at most once every 5 s per feed: the first fetch of each is there.
+  let fetches = (await store.decisions.read()).fetches;
+  await until(async () => {
+    fetches = (await store.decisions.read()).fetches;
+    return fetches.has('edge') && fetches.has('far');
+  }, GUARD_MS);
+  assert.equal(fetches.get('edge')?.address, '127.0.0.1');
+  assert.ok([200, 401].includes(fetches.get('edge')?.status as number));
+  assert.equal(fetches.get('far')?.status, 403);
 });

@@ -19,14 +19,17 @@ exits 65 (\`FEED_EXISTS\`).
   options: {
     '--format': `\`paloalto\` (PAN-OS External Dynamic List, capped at 50,000 entries), \`fortinet\` (FortiGate external threat feed, capped at 128,000), \`plain\` (one address or CIDR per line), \`mikrotik\` (a RouterOS script for \`/import\`), \`nftables\` (a script for \`nft -f\`), \`json\``,
     '--max-entries': `serve at most this many blocks: over it, the highest criticality, then the newest, are kept; \`feed list\` shows how many were left out`,
+    '--from': `serve the feed only to clients in these networks (repeat the option or list several); a client elsewhere with the right credentials gets 403`,
     '--json': `print \`{"name", "format", "url", "username", "password"}\``,
   },
 };
 
 export const feedListManual: CommandManual = {
   description: `
-Lists the feeds: format, the blocks each serves now, the blocks its cap leaves out, its cap, address family and
-URL.
+Lists the feeds: format, the blocks each serves now, the blocks its cap leaves out, its cap, its last fetch
+(time, client address and status: 200, 304, 401 for wrong credentials, 403 from outside \`--from\`) and URL. A
+collector notes a feed's last fetch at most once a minute while its status stays the same, so a firewall that
+stopped polling shows an old time: PAN-OS, for one, stops enforcing a list it cannot authenticate to.
 `,
 };
 
