@@ -10,9 +10,11 @@ import { encodeRelpFrame } from '../../src/relp-frames.js';
 import { addSensorCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
+import { connectRelp } from '../helpers/relp-client.js';
 import { addRelpSensor, LIBRELP_OFFERS } from '../helpers/relp-sensor.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 import { rssBytes } from '../reliability/support.js';
 
 const MB = 1024 * 1024;
@@ -211,12 +213,14 @@ test('syslog over TLS: partial messages arriving a byte per read cost about the 
   assert.ok(grew < 24 * MB, `RSS grew by ${(grew / MB).toFixed(0)} MB for 192 KiB held`);
 });
 
-test('syslog.stallTimeoutMs: a sender trickling a message that never ends is closed; one sending slowly but finishing each message, or idle between messages, is not', async (t) => {
+test('syslog.stallTimeoutMs: a sender trickling a message (or a RELP frame) that never ends is closed; one sending slowly but finishing each message, or idle between messages, is not', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'gw', ['--syslog', '--format', 'cef', '--from', '127.0.0.1/32']);
+  const relay = await addRelpSensor(dataDir, 'relay');
   const { serve, ports } = await serveSyslog(t, dataDir, {
     THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0',
-    THREATCOL_SYSLOG_STALL_TIMEOUT_MS: '1500',
+    THREATCOL_SYSLOG_RELP_LISTEN: '127.0.0.1:0',
+    THREATCOL_SYSLOG_STALL_TIMEOUT_MS: '2000',
   });
   const open = async () => {
     const socket = connectTcp({ host: '127.0.0.1', port: ports.tcpPort as number });
@@ -231,9 +235,9 @@ test('syslog.stallTimeoutMs: a sender trickling a message that never ends is clo
   trickler.write('<134>');
   const trickle = setInterval(() => trickler.write('a'), 20);
   t.after(() => clearInterval(trickle));
-  // The slow one: 6 messages, each sent in 5 parts 100 ms apart (0.5 s a message, 3 s in all > the timeout).
+  // The slow one: 8 messages, each sent in 5 parts 100 ms apart (0.5 s a message, 4 s in all > the timeout).
   const slowDone = (async () => {
-    for (let m = 0; m < 6; m++) {
+    for (let m = 0; m < 8; m++) {
       const text = `${cef(`Slow ${m}`)}\n`;
       const part = Math.ceil(text.length / 5);
       for (let p = 0; p < 5; p++) {
@@ -249,22 +253,17 @@ test('syslog.stallTimeoutMs: a sender trickling a message that never ends is clo
   assert.ok(await closedWithin(trickler, 60_000), 'the trickler is closed');
   const took = Date.now() - started;
   clearInterval(trickle);
-  t.diagnostic(`trickler closed after ${took} ms (timeout 1500 ms)`);
-  assert.ok(took >= 1400, `closed after ${took} ms, not before the timeout`);
+  t.diagnostic(`trickler closed after ${took} ms (timeout 2000 ms)`);
+  assert.ok(took >= 1900, `closed after ${took} ms, not before the timeout`);
   await slowDone;
   await new Promise((resolve) => setTimeout(resolve, 500)); // idle now past the timeout
   assert.ok(!slow.destroyed && !idle.destroyed, 'the slow and the idle senders stay connected');
   idle.write(`${cef('Idle 2')}\n`);
-  const stored = await storedSyslog(dataDir, 8);
+  const stored = await storedSyslog(dataDir, 10);
   assert.deepEqual(stored.map((r) => r.threat).sort(), [
     'Idle 1',
     'Idle 2',
-    'Slow 0',
-    'Slow 1',
-    'Slow 2',
-    'Slow 3',
-    'Slow 4',
-    'Slow 5',
+    ...Array.from({ length: 8 }, (_, m) => `Slow ${m}`),
   ]);
   assert.ok(!slow.destroyed && !idle.destroyed);
   assert.ok(
@@ -272,5 +271,22 @@ test('syslog.stallTimeoutMs: a sender trickling a message that never ends is clo
       (l) => l.level === 40 && l.sensor === 'gw' && String(l.msg).includes('syslog.stallTimeoutMs'),
     ),
     'the close is logged, with the sensor and the setting',
+  );
+
+  // RELP: a frame begun and trickled, never finished, closes the session the same way.
+  const relp = await connectRelp(ports.relpPort as number, relay);
+  relp.send(1, 'open', LIBRELP_OFFERS);
+  assert.match(await relp.answer(1), /^200 OK/);
+  relp.socket.write('2 syslog 500 <134>');
+  const relpTrickle = setInterval(() => relp.socket.write('a'), 20);
+  t.after(() => clearInterval(relpTrickle));
+  const relpStarted = Date.now();
+  await relp.closed;
+  clearInterval(relpTrickle);
+  assert.ok(Date.now() - relpStarted >= 1900, 'not before the timeout');
+  await until(
+    () => serve.logs.some((l) => l.sensor === 'relay' && String(l.msg).includes('a frame did not complete')),
+    10_000,
+    'the RELP close logged',
   );
 });
