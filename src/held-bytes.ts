@@ -28,12 +28,14 @@ export class HeldBytes {
     return this.#buffer?.length ?? 0;
   }
 
-  /** Appends bytes `start` to `end` of `chunk` (a copy); past the limit the caller's bound is broken: throws. */
+  /**
+   * Appends bytes `start` to `end` of `chunk` (a copy). The readers stop at their limit themselves; bytes past it
+   * are not kept all the same (a hostile stream must never make a reader throw in a socket's handler).
+   */
   append(chunk: Buffer, start = 0, end = chunk.length): void {
-    const n = end - start;
+    const n = Math.min(end - start, this.#limit - this.#length);
     if (n <= 0) return;
     const need = this.#length + n;
-    if (need > this.#limit) throw new RangeError(`held bytes over their limit (${this.#limit})`);
     let buffer = this.#buffer;
     if (buffer === null || buffer.length < need) {
       let size = Math.max(FIRST_BYTES, buffer?.length ?? 0);
@@ -43,7 +45,7 @@ export class HeldBytes {
       buffer = grown;
       this.#buffer = grown;
     }
-    chunk.copy(buffer, this.#length, start, end);
+    chunk.copy(buffer, this.#length, start, start + n);
     this.#length = need;
   }
 
