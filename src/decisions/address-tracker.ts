@@ -61,28 +61,40 @@ export class AddressTracker {
     }
     addTime(window, record.at, record.criticality, rule.minRecords);
     addSensor(window, record.sensor, record.at, rule.minSensors);
-    const from = Math.max(record.at - rule.withinMs, notBefore + 1);
-    let records = 0;
-    let criticality = 0;
-    window.times.forEach((t, i) => {
-      if (t < from || t > record.at) return;
-      records++;
-      criticality = Math.max(criticality, window.criticalities[i] as number);
-    });
-    if (records < rule.minRecords) return null;
-    const sensors = [...window.sensors].filter(([, t]) => t >= from && t <= record.at).map(([s]) => s);
-    if (sensors.length < rule.minSensors) return null;
-    return { records, sensors: sensors.sort(), criticality };
+    return measure(window, rule, record.at, notBefore);
   }
 
-  /** Forgets a unit (its block was removed by hand: only newer records count). */
-  forget(unit: string): void {
-    this.units.delete(unit);
+  /**
+   * The thresholds of rule number `index` over what is kept of `unit`, at its newest record, counting only
+   * records after `notBefore` (a `block remove` seen after the records that came since it were counted).
+   */
+  evaluate(
+    unit: string,
+    index: number,
+    rule: CompiledRule,
+    notBefore: number,
+  ): { at: number; met: Met } | null {
+    const window = this.units.get(unit)?.[index];
+    const at = window?.times.at(-1);
+    if (window === undefined || at === undefined) return null;
+    const met = measure(window, rule, at, notBefore);
+    return met === null ? null : { at, met };
   }
+}
 
-  clear(): void {
-    this.units.clear();
-  }
+function measure(window: Window, rule: CompiledRule, at: number, notBefore: number): Met | null {
+  const from = Math.max(at - rule.withinMs, notBefore + 1);
+  let records = 0;
+  let criticality = 0;
+  window.times.forEach((t, i) => {
+    if (t < from || t > at) return;
+    records++;
+    criticality = Math.max(criticality, window.criticalities[i] as number);
+  });
+  if (records < rule.minRecords) return null;
+  const sensors = [...window.sensors].filter(([, t]) => t >= from && t <= at).map(([s]) => s);
+  if (sensors.length < rule.minSensors) return null;
+  return { records, sensors: sensors.sort(), criticality };
 }
 
 /** Keeps the newest `keep` times in order (records of several workers may arrive a little out of order). */

@@ -15,7 +15,7 @@ import {
 import type { OutputFeed, Store } from '../store/store.js';
 import { AddressTracker } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
-import { formatNetwork, isPrivate, unitOf } from './networks.js';
+import { formatNetwork, isPrivate, parseNetwork, unitOf } from './networks.js';
 import { type CompiledRule, compileRules } from './rules.js';
 
 const DAY_MS = 86_400_000;
@@ -24,6 +24,8 @@ const REPEAT_WINDOW_MS = 30 * DAY_MS;
 /** How long the engine trusts its own writes over a watcher that has not delivered them yet. */
 const OWN_WRITES_MS = 10_000;
 const CLEANUP_INTERVAL_MS = 60_000;
+/** The longest step by which an active block is extended: it may end up to this much early. */
+const EXTEND_STEP_MS = 60_000;
 
 export interface EngineDeps {
   store: Pick<Store, 'outputs' | 'decisions' | 'reader'>;
@@ -57,10 +59,16 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   const watch = deps.store.decisions.watch(
     (next) => {
-      for (const [unit, cleared] of next.cleared) {
-        if (state.cleared.get(unit)?.at !== cleared.at) tracker.forget(unit);
-      }
+      const removed = [...next.cleared].filter(([unit, c]) => state.cleared.get(unit)?.at !== c.at);
       state = next;
+      // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
+      // after them must not be hidden by them).
+      for (const [key, mine] of own) {
+        const map = mine.change.kind === 'block' ? next.blocks : next.offences;
+        const seen = map.get(mine.change.key) ?? null;
+        if (JSON.stringify(seen) === JSON.stringify(mine.change.value)) own.delete(key);
+      }
+      if (removed.length > 0) void recheck(removed.map(([unit]) => unit));
     },
     (error) => logger.warn({ err: error.message }, 'cannot read the decisions; keeping the last ones'),
   );
@@ -147,11 +155,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       sensors: met.sensors,
       who: null,
     };
+    // An active block is written again only when it moves on by a step (a hundredth of its duration, at most
+    // a minute) or a new sensor reports it: a flood of records about one address writes it once a minute.
+    const step = Math.min(EXTEND_STEP_MS, durationMs / 100);
     if (
       active &&
-      existing.until === block.until &&
-      existing.records === block.records &&
-      existing.sensors.join() === block.sensors.join()
+      until - Date.parse(existing.until) < step &&
+      block.sensors.every((sensor) => existing.sensors.includes(sensor))
     )
       return;
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
@@ -168,6 +178,30 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         },
         'address blocked',
       );
+    }
+  }
+
+  /**
+   * Blocks removed by hand: records about them received since the removal, counted before the watcher showed
+   * it, make the block again now (older ones no longer count: the tracker measures after the removal).
+   */
+  async function recheck(units: string[]): Promise<void> {
+    const changes = new Map<string, DecisionChange>();
+    for (const unit of units) {
+      own.delete(`block ${unit}`);
+      const cleared = state.cleared.get(unit);
+      const network = parseNetwork(unit);
+      if (!cleared || network === null) continue;
+      if (allowedBy(network, config.allow, state.allow, now()) !== null) continue;
+      rules.forEach((rule, index) => {
+        const found = tracker.evaluate(unit, index, rule, Date.parse(cleared.at));
+        if (found) decide(unit, rule, found.at, found.met, changes);
+      });
+    }
+    try {
+      await write(changes);
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'cannot write the decisions');
     }
   }
 

@@ -3,6 +3,7 @@
 // of the decisions and kept with its ETag, 304 for a poll that already has it.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import { digestFromHash, digestsEqual, keyDigest } from '../keys.js';
@@ -17,6 +18,8 @@ import { CONTENT_TYPES, renderFeed } from './render-feed.js';
 const TIMED_RENDER_MS = 60_000;
 /** Compared against when the feed does not exist, so an unknown name costs what a wrong password does. */
 const NO_FEED_DIGEST = keyDigest('no such feed');
+/** Smaller bodies are sent as they are (gzip would save little). */
+const GZIP_FROM_BYTES = 1024;
 /** How often a feed's last fetch is written while its status stays the same. */
 const FETCH_NOTE_MS = 60_000;
 /** ... and at most this often whatever the status (a firewall's 200s between someone's 401s). */
@@ -25,6 +28,8 @@ const FETCH_NOTE_MIN_MS = 5000;
 interface Rendered {
   version: number;
   body: Buffer;
+  /** The body gzipped, made at the first request that asks for it. */
+  gzipped?: Buffer;
   etag: string;
   lastModified: string;
   contentType: string;
@@ -150,27 +155,34 @@ export function startFeedService(deps: {
         return;
       }
       const rendered = render(feed);
+      const gzip = rendered.body.length >= GZIP_FROM_BYTES && acceptsGzip(req.headers['accept-encoding']);
+      if (gzip) rendered.gzipped ??= gzipSync(rendered.body);
+      // Each encoding is its own representation, with its own tag.
+      const etag = gzip ? `${rendered.etag.slice(0, -1)}-gz"` : rendered.etag;
       const headers = {
-        ETag: rendered.etag,
+        ETag: etag,
+        Vary: 'Accept-Encoding',
         'Last-Modified': rendered.lastModified,
         'Cache-Control': 'no-cache',
         'X-Threatcol-Entries': String(rendered.entries),
         'X-Threatcol-Left-Out': String(rendered.leftOut),
       };
       const match = req.headers['if-none-match'];
-      if (match?.split(',').some((tag) => tag.trim() === rendered.etag)) {
+      if (match?.split(',').some((tag) => tag.trim() === etag)) {
         noteFetch(feed.name, address, 304, at);
         res.writeHead(304, headers);
         res.end();
         return;
       }
       noteFetch(feed.name, address, 200, at);
+      const body = gzip ? (rendered.gzipped as Buffer) : rendered.body;
       res.writeHead(200, {
         ...headers,
         'Content-Type': rendered.contentType,
-        'Content-Length': rendered.body.length,
+        'Content-Length': body.length,
+        ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
       });
-      res.end(req.method === 'HEAD' ? undefined : rendered.body);
+      res.end(req.method === 'HEAD' ? undefined : body);
     },
     configure(next) {
       blocklist = next;
@@ -180,6 +192,16 @@ export function startFeedService(deps: {
       watch.stop();
     },
   };
+}
+
+/** Whether `Accept-Encoding` takes gzip (and does not refuse it with q=0). */
+function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding = '', ...params] = part.trim().toLowerCase().split(';');
+    if (coding.trim() !== 'gzip' && coding.trim() !== '*') return false;
+    return !params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(p));
+  });
 }
 
 /** The client's address, IPv4-mapped IPv6 as plain IPv4. */

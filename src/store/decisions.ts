@@ -15,7 +15,7 @@ export interface Block {
   until: string;
   /** Highest criticality of the records that made it (manual: 4). */
   criticality: number;
-  /** Records and distinct sensors in the rule's window when it was last extended. */
+  /** Records (counted up to the rule's minRecords) and distinct sensors in its window when it was last written. */
   records: number;
   sensors: string[];
   /** Who made it: the CLI's user for a manual block, null for a rule. */

@@ -282,3 +282,70 @@ test('failed logins are limited per address (429 after 20), --from networks answ
   assert.ok([200, 401].includes(fetches.get('edge')?.status as number));
   assert.equal(fetches.get('far')?.status, 403);
 });
+
+test('a cap keeps the highest criticality, then the newest, and says how many it left out; gzip when asked, with its own ETag', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const now = Date.now();
+  const changes: DecisionChange[] = [];
+  for (let i = 0; i < 200; i++) {
+    const address = `198.18.${Math.floor(i / 100)}.${i % 100}/32`;
+    changes.push({
+      kind: 'block',
+      key: address,
+      value: {
+        address,
+        rule: 'manual',
+        reason: 'bulk',
+        since: new Date(now - 200_000 + i * 1000).toISOString(),
+        until: new Date(now + 3_600_000).toISOString(),
+        criticality: i < 10 ? 4 : 2,
+        records: 0,
+        sensors: [],
+        who: 'test',
+      },
+    });
+  }
+  await decide(server, changes);
+  await decide(server, [
+    {
+      kind: 'feed',
+      key: 'capped',
+      value: {
+        name: 'capped',
+        format: 'plain',
+        passwordHash: hashKey('secret-password-9'),
+        maxEntries: 100,
+        family: 'ipv4',
+        createdAt: new Date().toISOString(),
+        rotatedAt: null,
+      },
+    },
+  ]);
+  const full = await untilFeed(server, 'capped', 'capped:secret-password-9', (text) => text.length > 0);
+  const lines = full.text.trimEnd().split('\n');
+  assert.equal(lines.length, 100);
+  // The ten of criticality 4 (the oldest), then the 90 newest of the others.
+  const expected = [...Array(10).keys(), ...Array.from({ length: 90 }, (_, i) => 110 + i)].map(
+    (i) => `198.18.${Math.floor(i / 100)}.${i % 100}`,
+  );
+  assert.deepEqual([...lines].sort(), [...expected].sort());
+  const plain = await fetchFeed(server, 'capped', 'capped:secret-password-9');
+  assert.equal(plain.headers['x-threatcol-left-out'], '100');
+  const res = await request(`${server.url}/feeds/capped`, {
+    headers: {
+      authorization: `Basic ${Buffer.from('capped:secret-password-9').toString('base64')}`,
+      'accept-encoding': 'gzip',
+    },
+    dispatcher: server.agent,
+  });
+  assert.equal(res.headers['content-encoding'], 'gzip');
+  const { gunzipSync } = await import('node:zlib');
+  assert.equal(gunzipSync(Buffer.from(await res.body.arrayBuffer())).toString(), plain.text);
+  const gzTag = res.headers.etag as string;
+  assert.notEqual(gzTag, plain.headers.etag);
+  const again = await fetchFeed(server, 'capped', 'capped:secret-password-9', {
+    'accept-encoding': 'gzip',
+    'if-none-match': gzTag,
+  });
+  assert.equal(again.status, 304);
+});
