@@ -53,6 +53,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
 
   const leaves = listConfigKeys();
   const known = new Map(leaves.map((leaf) => [envNameFor(leaf.path), leaf]));
+  /** Keys a THREATCOL_* variable set (dotted path -> `NAME="value"`): their errors name the variable, not the file. */
+  const fromEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('THREATCOL_') || value === undefined || RESERVED_ENV.has(name)) continue;
     const leaf = known.get(name);
@@ -77,9 +79,14 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
       }
     }
     setPath(raw, leaf.path, parseEnvValue(value, leaf.schema));
+    // A secret's value is not echoed into a terminal or the journal.
+    const secret = /token|password|secret/i.test(leaf.path[leaf.path.length - 1] ?? '');
+    fromEnv.set(leaf.path.join('.'), secret ? name : `${name}=${JSON.stringify(value)}`);
   }
   for (const [dotted, value] of Object.entries(options.overrides ?? {})) {
-    if (value !== undefined) setPath(raw, dotted.split('.'), value);
+    if (value === undefined) continue;
+    setPath(raw, dotted.split('.'), value);
+    fromEnv.delete(dotted);
   }
 
   if (!validateConfig(raw)) {
@@ -92,8 +99,17 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     problems.push(...crossChecks(raw));
   }
   if (problems.length > 0) {
-    const where = configPath ? ` (${configPath})` : '';
-    const list = problems.map((p) => `${p.path || '(root)'}: ${p.message}`).join('; ');
+    // Every problem a variable caused names it and its value (a variable's own name is its path already).
+    const source = (path: string): string | undefined =>
+      [...fromEnv].find(([key]) => path === key || path.startsWith(`${key}.`))?.[1];
+    const fromFile = problems.some((p) => source(p.path) === undefined && !p.path.startsWith('THREATCOL_'));
+    const where = configPath && fromFile ? ` (${configPath})` : '';
+    const list = problems
+      .map((p) => {
+        const variable = source(p.path);
+        return `${p.path || '(root)'}${variable ? ` (from ${variable})` : ''}: ${p.message}`;
+      })
+      .join('; ');
     throw new ThreatcolError('CONFIG_INVALID', `the configuration is invalid${where}: ${list}`, {
       details: problems,
     });
