@@ -191,13 +191,19 @@ async function getJson(path) {
   return res.json();
 }
 
+/** The histogram follows the view's filters but its interval (a bar of it): the same query the feed gets. */
+function histogramPath() {
+  const { from: _from, to: _to, ...filters } = view;
+  return `/api/histogram?${filterQuery(filters, { range })}`;
+}
+
 async function poll() {
   try {
     const [summary, sensors, outputs, histogram] = await Promise.all([
       getJson('/api/summary'),
       getJson('/api/sensors'),
       getJson('/api/outputs'),
-      getJson(`/api/histogram?range=${range}`),
+      getJson(histogramPath()),
     ]);
     renderSummary(summary);
     renderSensors(sensors.sensors);
@@ -231,7 +237,7 @@ function setView(next) {
   for (const button of document.querySelectorAll('#range button'))
     button.setAttribute('aria-pressed', String(button.value === range));
   openFeed();
-  void getJson(`/api/histogram?range=${range}`)
+  void getJson(histogramPath())
     .then((h) => drawHistogram($('#histogram'), h, Number(view.min ?? 0)))
     .catch(() => {});
 }

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { AdminAddress } from '../config/admin-address.js';
 import { errorBody } from '../errors.js';
 import { AdminConnections } from './admin-connections.js';
-import { type DashboardStore, sensorRows, serveFeed } from './dashboard-routes.js';
+import { type DashboardStore, feedFilter, sensorRows, serveFeed } from './dashboard-routes.js';
+import { createFilteredHistograms, histogramFilter } from './filtered-histograms.js';
 import type { LiveFeed } from './live-feed.js';
 import { serveSearch } from './search-route.js';
 
@@ -68,6 +69,11 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
   const tokenDigest = deps.token === null ? null : digest(deps.token);
   const files = new Map<string, Promise<Buffer>>();
   const connections = new AdminConnections();
+  const histograms = createFilteredHistograms({
+    reader: deps.store.reader,
+    feed: deps.feed,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
   // A socket that sends no whole request head within 5 s is closed, checked every second: a silent socket
   // lived 17-26 s with 10 s and Node's 30 s check, and 64 of them locked everyone out (issue 27 F1).
   const server = createServer(
@@ -150,10 +156,22 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         await serveFeed(req, res, url.searchParams, deps.store, deps.feed);
         return;
       case '/api/histogram': {
+        // The view's filters narrow it as they narrow the feed (the same parameters); an interval does not
+        // (it is a bar of this histogram), and criticalities below `min` are zeroed in each bar.
         const range = url.searchParams.get('range') ?? '24h';
-        if (range !== '24h' && range !== '7d')
+        if (range !== '24h' && range !== '7d') {
           sendJson(res, 400, JSON.parse(errorBody('BAD_REQUEST', 'range: 24h or 7d')));
-        else sendJson(res, 200, { ...deps.feed.counts.histogram(range), complete: deps.feed.warm });
+          return;
+        }
+        const filter = feedFilter(url.searchParams);
+        const narrowed = histogramFilter(filter);
+        const h =
+          narrowed === null
+            ? { ...deps.feed.counts.histogram(range), complete: deps.feed.warm }
+            : histograms.histogram(narrowed, range);
+        const min = filter.minCriticality ?? 0;
+        if (min > 0) for (const counts of h.buckets) counts.fill(0, 0, min);
+        sendJson(res, 200, h);
         return;
       }
       case '/api/search':
@@ -187,6 +205,7 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       });
     },
     close() {
+      histograms.stop();
       deps.feed.stop();
       return new Promise((resolve) => {
         server.close(() => resolve());

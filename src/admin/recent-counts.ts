@@ -49,27 +49,93 @@ export interface Histogram {
 
 export type HistogramRange = '24h' | '7d';
 
-export class RecentCounts {
-  private readonly minutes = new Map<number, number[]>();
-  private readonly tens = new Map<number, number[]>();
+/**
+ * The two histograms' buckets alone: 10-minute buckets of 24 hours and hourly ones of 7 days, by criticality.
+ * Fixed size (at most twice the bars of each range), whatever is added: the dashboard keeps one for all records
+ * (in RecentCounts) and one per filter in view (filtered-histograms.ts).
+ */
+export class HistogramCounts {
+  /** 10-minute buckets (the 24 h bars, and the summary's last 24 hours). */
+  readonly tens = new Map<number, number[]>();
   private readonly weekHours = new Map<number, number[]>();
-  private readonly hours = new Map<number, HourTop>();
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** Counts a record received at `at` (ms) of criticality `c` (0-4); older than the week: not counted. */
+  add(at: number, c: number): void {
+    const now = this.now();
+    if (!(at > now - WEEK - HOUR)) return;
+    if (at > now - DAY - TEN_MINUTES)
+      bump(
+        bucketOf(this.tens, Math.floor(at / TEN_MINUTES), () => this.prune(now)),
+        c,
+      );
+    bump(
+      bucketOf(this.weekHours, Math.floor(at / HOUR), () => this.prune(now)),
+      c,
+    );
+  }
+
+  clear(): void {
+    this.tens.clear();
+    this.weekHours.clear();
+  }
+
+  /** The last 24 hours in 10-minute bars or the last 7 days in hourly bars, the newest (current) one last. */
+  histogram(range: HistogramRange): Histogram {
+    const now = this.now();
+    this.prune(now);
+    const [bucketMs, count, map] =
+      range === '24h' ? [TEN_MINUTES, DAY_BUCKETS, this.tens] : [HOUR, WEEK_BUCKETS, this.weekHours];
+    const first = Math.floor(now / bucketMs) - count + 1;
+    const buckets = Array.from({ length: count }, (_, i) => [...(map.get(first + i) ?? [0, 0, 0, 0, 0])]);
+    return { range, bucketMs, from: new Date(first * bucketMs).toISOString(), buckets };
+  }
+
+  /** Buckets held. */
+  get size(): number {
+    return this.tens.size + this.weekHours.size;
+  }
+
+  prune(now: number): void {
+    const oldTen = Math.floor((now - DAY) / TEN_MINUTES) - 1;
+    for (const t of this.tens.keys()) if (t < oldTen) this.tens.delete(t);
+    const oldWeekHour = Math.floor((now - WEEK) / HOUR) - 1;
+    for (const h of this.weekHours.keys()) if (h < oldWeekHour) this.weekHours.delete(h);
+    // Bounded even if the clock jumps (or records come stamped in the future): never more buckets than the
+    // windows hold twice over.
+    if (this.tens.size > DAY_BUCKETS * 2) this.tens.clear();
+    if (this.weekHours.size > WEEK_BUCKETS * 2) this.weekHours.clear();
+  }
+}
+
+/** A record's criticality as counted: an integer 0-4, else 0. */
+export function countedCriticality(value: unknown): number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 4 ? (value as number) : 0;
+}
+
+export class RecentCounts {
+  private readonly minutes = new Map<number, number[]>();
+  private readonly bars: HistogramCounts;
+  private readonly hours = new Map<number, HourTop>();
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.bars = new HistogramCounts(now);
+  }
 
   /** O(1): a few map look-ups and one step of each sketch. */
   add(record: StoredRecord): void {
     const at = Date.parse(record.received_at);
     const now = this.now();
     if (!(at > now - WEEK - HOUR)) return;
-    const c =
-      Number.isInteger(record.criticality) && record.criticality >= 0 && record.criticality <= 4
-        ? record.criticality
-        : 0;
-    if (at > now - HOUR - MINUTE) bump(this.bucket(this.minutes, Math.floor(at / MINUTE), now), c);
-    if (at > now - DAY - TEN_MINUTES) bump(this.bucket(this.tens, Math.floor(at / TEN_MINUTES), now), c);
+    const c = countedCriticality(record.criticality);
+    if (at > now - HOUR - MINUTE)
+      bump(
+        bucketOf(this.minutes, Math.floor(at / MINUTE), () => this.prune(now)),
+        c,
+      );
+    this.bars.add(at, c);
     const h = Math.floor(at / HOUR);
-    bump(this.bucket(this.weekHours, h, now), c);
     if (h < Math.floor((now - DAY) / HOUR)) return;
     let top = this.hours.get(h);
     if (!top) {
@@ -84,20 +150,14 @@ export class RecentCounts {
   /** Forgets everything (before counting the store again). */
   clear(): void {
     this.minutes.clear();
-    this.tens.clear();
-    this.weekHours.clear();
+    this.bars.clear();
     this.hours.clear();
   }
 
   /** The last 24 hours in 10-minute bars or the last 7 days in hourly bars, the newest (current) one last. */
   histogram(range: HistogramRange): Histogram {
-    const now = this.now();
-    this.prune(now);
-    const [bucketMs, count, map] =
-      range === '24h' ? [TEN_MINUTES, DAY_BUCKETS, this.tens] : [HOUR, WEEK_BUCKETS, this.weekHours];
-    const first = Math.floor(now / bucketMs) - count + 1;
-    const buckets = Array.from({ length: count }, (_, i) => [...(map.get(first + i) ?? [0, 0, 0, 0, 0])]);
-    return { range, bucketMs, from: new Date(first * bucketMs).toISOString(), buckets };
+    this.prune(this.now());
+    return this.bars.histogram(range);
   }
 
   /** O(hours × TOP_CAPACITY), whatever was counted. */
@@ -112,7 +172,7 @@ export class RecentCounts {
     return {
       generatedAt: new Date(now).toISOString(),
       lastHour: sumAfter(this.minutes, fromMinute),
-      lastDay: sumAfter(this.tens, fromTen),
+      lastDay: sumAfter(this.bars.tens, fromTen),
       topThreats: topOf(
         tops.map((t) => t.threats.entries()),
         top,
@@ -136,38 +196,34 @@ export class RecentCounts {
       }
     }
     return {
-      buckets: this.minutes.size + this.tens.size + this.weekHours.size + this.hours.size,
+      buckets: this.minutes.size + this.bars.size + this.hours.size,
       names,
       chars,
     };
   }
 
-  private bucket(map: Map<number, number[]>, key: number, now: number): number[] {
-    let counts = map.get(key);
-    if (!counts) {
-      counts = [0, 0, 0, 0, 0];
-      map.set(key, counts);
-      this.prune(now);
-    }
-    return counts;
-  }
-
   private prune(now: number): void {
     const oldMinute = Math.floor((now - HOUR) / MINUTE) - 1;
     for (const m of this.minutes.keys()) if (m < oldMinute) this.minutes.delete(m);
-    const oldTen = Math.floor((now - DAY) / TEN_MINUTES) - 1;
-    for (const t of this.tens.keys()) if (t < oldTen) this.tens.delete(t);
-    const oldWeekHour = Math.floor((now - WEEK) / HOUR) - 1;
-    for (const h of this.weekHours.keys()) if (h < oldWeekHour) this.weekHours.delete(h);
+    this.bars.prune(now);
     const oldHour = Math.floor((now - DAY) / HOUR);
     for (const h of this.hours.keys()) if (h < oldHour) this.hours.delete(h);
     // Bounded even if the clock jumps (or records come stamped in the future): never more buckets than the
     // windows hold twice over.
     if (this.minutes.size > HOUR_BUCKETS * 2) this.minutes.clear();
-    if (this.tens.size > DAY_BUCKETS * 2) this.tens.clear();
-    if (this.weekHours.size > WEEK_BUCKETS * 2) this.weekHours.clear();
     if (this.hours.size > TOP_HOURS * 2) this.hours.clear();
   }
+}
+
+/** The bucket at `key`, made (then `pruned`) when new. */
+function bucketOf(map: Map<number, number[]>, key: number, pruned: () => void): number[] {
+  let counts = map.get(key);
+  if (!counts) {
+    counts = [0, 0, 0, 0, 0];
+    map.set(key, counts);
+    pruned();
+  }
+  return counts;
 }
 
 function bump(counts: number[], c: number): void {

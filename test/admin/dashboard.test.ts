@@ -217,6 +217,25 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
   const feedThreats = await page.$$eval('#feed tbody td.threat', (tds) => tds.map((td) => td.textContent));
   assert.deepEqual(feedThreats, ['Bucket 5 threat', 'Bucket 5 threat', 'Bucket 5 threat']);
   assert.equal(await page.inputValue('#filters select[name="min"]'), '1');
+  // The histogram follows the view's filters too: only bucket 5's records of criticality 1 and above.
+  const histogramTotalIs = (want: number) =>
+    page.waitForFunction(
+      (n) =>
+        [...document.querySelectorAll('#histogram .bar')].reduce(
+          (sum, g) =>
+            sum +
+            ((g as SVGGElement).dataset.counts ?? '').split(',').reduce((a, c) => a + Number(c || 0), 0),
+          0,
+        ) === n,
+      want,
+      { timeout: 10_000 },
+    );
+  await histogramTotalIs(3);
+  const filteredBar = await page.getAttribute(
+    `#histogram .bar[data-from="${bucketStart(5)}"]`,
+    'data-counts',
+  );
+  assert.equal(filteredBar, '0,1,2,0,0');
 
   // Removing the chips shows everything again, and the URL follows.
   await page.click('#chips .chip[data-key="threat"] button');
@@ -232,6 +251,7 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
   await page.waitForFunction(() => document.querySelectorAll('#histogram .bar').length === 144, undefined, {
     timeout: 5000,
   });
+  await histogramTotalIs(9);
   const bars = async () =>
     page.$$eval('#histogram .bar', (gs) =>
       gs.map((g) => {
