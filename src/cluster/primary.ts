@@ -19,6 +19,7 @@ import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
 import { OUTPUTS_START_WAIT_MS } from '../daemon/start-daemon.js';
 import { startBoxEngine } from '../decisions/box-engine.js';
+import { registerEngineMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
 import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
@@ -215,7 +216,12 @@ export function createPrimary(options: PrimaryOptions): Primary {
           : pool.listening < options.workers
             ? [`${pool.listening} of ${options.workers} workers listening`]
             : [],
-      renderMetrics: withPrimaryMetrics(clusterMetricsRenderer(), () => outputs, syslogTally),
+      renderMetrics: withPrimaryMetrics(
+        clusterMetricsRenderer(),
+        () => outputs,
+        syslogTally,
+        () => engine,
+      ),
       outputs: async () => (outputs ? outputs.report() : []),
       ...(syslogTally ? { syslogErrors: (sensor: string) => syslogTally.report(sensor) } : {}),
     });
@@ -348,9 +354,11 @@ function withPrimaryMetrics(
   render: () => Promise<{ contentType: string; body: string }>,
   outputs: () => RunningOutputs | null,
   syslogTally: SyslogTally | null,
+  engine: () => RunningEngine | null,
 ): () => Promise<{ contentType: string; body: string }> {
   const registry = new Registry();
   registerOutputMetrics(registry, async () => (await outputs()?.metricRows()) ?? []);
+  registerEngineMetrics(registry, engine);
   if (syslogTally) registerSyslogMetrics(registry, syslogTally);
   return async () => {
     const cluster = await render();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { startBoxEngine } from '../decisions/box-engine.js';
+import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
 import { startFeedService } from '../decisions/feed-service.js';
 import { ThreatcolError } from '../errors.js';
@@ -170,6 +171,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ? null
     : startBoxEngine({ config, dataDir, store: backend, logger, now });
   const feeds = startFeedService({ decisions: backend.decisions, blocklist: config.blocklist, logger, now });
+  registerFeedMetrics(metrics.registry, feeds);
+  if (engine) registerEngineMetrics(metrics.registry, () => engine);
   const configWatch = outputs
     ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)
     : { stop() {} };

@@ -40,8 +40,20 @@ export interface RunningEngine {
   /** Rules changed by a reload: counting starts again under the new rules. */
   configure(blocklist: BlocklistConfig): void;
   /** Counters for metrics and logs. */
-  counts(): { tracked: number; dropped: number; blocksMade: number; skippedPrivate: number };
+  counts(): EngineCounts;
   stop(): Promise<void>;
+}
+
+export interface EngineCounts {
+  /** Address units the engine keeps counts for, and those dropped at blocklist.maxTracked. */
+  tracked: number;
+  dropped: number;
+  /** New blocks made, by rule (extensions not counted). */
+  blocksMade: Record<string, number>;
+  /** Records about an address never blocked by default (private ranges and the like), left alone. */
+  skippedPrivate: number;
+  /** Blocks in force now (any rule or manual). */
+  active: number;
 }
 
 export function startDecisionEngine(deps: EngineDeps): RunningEngine {
@@ -53,7 +65,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   let state: DecisionsState = emptyDecisions();
   /** Entries this engine wrote, by `kind key`, until the watcher has them (or OWN_WRITES_MS passed). */
   const own = new Map<string, { change: DecisionChange; at: number }>();
-  let blocksMade = 0;
+  const blocksMade: Record<string, number> = {};
   let skippedPrivate = 0;
   const abort = new AbortController();
 
@@ -167,7 +179,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
     if (offence) {
       changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: offence });
-      blocksMade++;
+      blocksMade[rule.name] = (blocksMade[rule.name] ?? 0) + 1;
       logger.info(
         {
           address: unit,
@@ -311,7 +323,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       rules = compileRules(next);
       tracker = new AddressTracker(next.maxTracked);
     },
-    counts: () => ({ tracked: tracker.size, dropped: tracker.dropped, blocksMade, skippedPrivate }),
+    counts: () => {
+      const at = now();
+      let active = 0;
+      for (const block of state.blocks.values()) if (Date.parse(block.until) > at) active++;
+      return {
+        tracked: tracker.size,
+        dropped: tracker.dropped,
+        blocksMade: { ...blocksMade },
+        skippedPrivate,
+        active,
+      };
+    },
     async stop() {
       abort.abort();
       watch.stop();

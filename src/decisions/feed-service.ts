@@ -43,7 +43,17 @@ export interface FeedService {
   /** Answers a request for `/feeds/<name>` (name as in the path, not yet checked). */
   handle(req: IncomingMessage, res: ServerResponse, name: string): void;
   configure(blocklist: BlocklistConfig): void;
+  /** For /metrics: each feed's entries and those its cap left out now, and the requests answered. */
+  report(): FeedReport;
   stop(): void;
+}
+
+export interface FeedReport {
+  feeds: { feed: string; entries: number; leftOut: number }[];
+  /** Requests answered, by feed (`unknown` for a name that is no feed) and status. */
+  requests: { feed: string; status: number; count: number }[];
+  /** Requests answered 429 (too many failed logins from their address). */
+  limited: number;
 }
 
 export function startFeedService(deps: {
@@ -58,6 +68,12 @@ export function startFeedService(deps: {
   let version = 0;
   const cache = new Map<string, Rendered>();
   const failures = new FeedFailures();
+  /** By `feed status`: bounded by the feeds (every unknown name counts as one) and a handful of statuses. */
+  const requests = new Map<string, number>();
+  const count = (feed: string | null, status: number) => {
+    const key = `${feed ?? 'unknown'} ${status}`;
+    requests.set(key, (requests.get(key) ?? 0) + 1);
+  };
   const watch = deps.decisions.watch(
     (next) => {
       state = next;
@@ -124,6 +140,7 @@ export function startFeedService(deps: {
           'Content-Type': 'text/plain; charset=utf-8',
         });
         res.end('too many failed logins from this address\n');
+        count(state.feeds.has(name) ? name : null, 429);
         return;
       }
       const credentials = basicCredentials(req.headers.authorization);
@@ -140,11 +157,13 @@ export function startFeedService(deps: {
           'feed fetch refused',
         );
         if (feed) noteFetch(feed.name, address, 401, at);
+        count(feed?.name ?? null, 401);
         unauthorized(res);
         return;
       }
       if (feed.from && feed.from.length > 0 && !fromAllowed(feed.from, address)) {
         noteFetch(feed.name, address, 403, at);
+        count(feed.name, 403);
         res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end('this feed is not served to this address\n');
         return;
@@ -152,6 +171,7 @@ export function startFeedService(deps: {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
         res.end('only GET and HEAD\n');
+        count(feed.name, 405);
         return;
       }
       const rendered = render(feed);
@@ -170,11 +190,13 @@ export function startFeedService(deps: {
       const match = req.headers['if-none-match'];
       if (match?.split(',').some((tag) => tag.trim() === etag)) {
         noteFetch(feed.name, address, 304, at);
+        count(feed.name, 304);
         res.writeHead(304, headers);
         res.end();
         return;
       }
       noteFetch(feed.name, address, 200, at);
+      count(feed.name, 200);
       const body = gzip ? (rendered.gzipped as Buffer) : rendered.body;
       res.writeHead(200, {
         ...headers,
@@ -187,6 +209,17 @@ export function startFeedService(deps: {
     configure(next) {
       blocklist = next;
       version++;
+    },
+    report() {
+      const feeds = [...state.feeds.values()].map((feed) => {
+        const rendered = render(feed);
+        return { feed: feed.name, entries: rendered.entries, leftOut: rendered.leftOut };
+      });
+      const answered = [...requests].map(([key, n]) => {
+        const space = key.lastIndexOf(' ');
+        return { feed: key.slice(0, space), status: Number(key.slice(space + 1)), count: n };
+      });
+      return { feeds, requests: answered, limited: failures.limited };
     },
     stop() {
       watch.stop();

@@ -349,3 +349,20 @@ test('a cap keeps the highest criticality, then the newest, and says how many it
   });
   assert.equal(again.status, 304);
 });
+
+test('/metrics: blocks in force and made per rule, feed requests per feed and status, entries served', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const key = await server.addSensor('fw1');
+  await addFeed(server, 'edge', 'plain', 'secret-password-10');
+  await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.77', criticality: 4 })]);
+  await untilFeed(server, 'edge', 'edge:secret-password-10', (text) => text === '198.51.100.77\n');
+  await fetchFeed(server, 'nosuchfeed', 'x:y');
+  const res = await request(`${server.adminUrl}/metrics`);
+  const text = await res.body.text();
+  assert.match(text, /^threatcol_blocks_active 1$/m);
+  assert.match(text, /^threatcol_blocks_made_total\{rule="critical"\} 1$/m);
+  assert.match(text, /^threatcol_feed_requests_total\{feed="edge",status="200"\} [1-9][0-9]*$/m);
+  assert.match(text, /^threatcol_feed_requests_total\{feed="unknown",status="401"\} 1$/m);
+  assert.match(text, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
+  assert.match(text, /^threatcol_feed_left_out\{feed="edge"\} 0$/m);
+});
