@@ -144,9 +144,15 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
           { name: 'store', status: 'fail', message: `${backend} backend: ${health.reason ?? 'not ready'}` },
         ];
       }
+      const { checkSyslogListeners } = await import('../check/syslog-listeners.js');
+      const syslogSensors = (await store.registry.list().catch(() => []))
+        .filter((s) => s.status === 'active' && s.syslog !== undefined)
+        .map((s) => s.name);
+      const syslog = checkSyslogListeners(loaded.config.syslog, syslogSensors);
       return [
         { name: 'store', status: 'ok', message: `${backend} backend ready` },
         await checkRegistry(store),
+        ...(syslog ? [syslog] : []),
       ];
     });
   } catch (error) {

@@ -9,6 +9,7 @@ import { newKeyText } from './firewall-setup.js';
 import { overlapWarnings } from './overlapping-networks.js';
 import { foreignRegistryWarning } from './registry-location.js';
 import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
+import { syslogIdentityLines, warnNoSyslogListener } from './syslog-summary.js';
 
 interface AddOptions extends CommonOptions, SyslogOptions {
   description?: string;
@@ -64,6 +65,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     return { ...added, overlaps };
   });
   for (const line of overlaps) write(io.stderr, line);
+  if (sensor.syslog) warnNoSyslogListener(config, sensor.name, io);
   if (options.json) {
     const out: Record<string, unknown> = { name: sensor.name, key };
     if (sensor.description) out.description = sensor.description;
@@ -81,6 +83,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     io.stdout,
     [
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
+      ...(sensor.syslog ? syslogIdentityLines(sensor.name, sensor.syslog) : []),
       storeLocationLine(loaded),
       newKeyText(sensor.name, key),
     ].join('\n'),

@@ -8,6 +8,7 @@ import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
 import { overlapWarnings } from './overlapping-networks.js';
 import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
+import { syslogIdentityLines, warnNoSyslogListener } from './syslog-summary.js';
 
 interface SetOptions extends CommonOptions, SyslogOptions {
   description?: string;
@@ -75,6 +76,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
     return { sensor: changed, overlaps };
   });
   for (const line of overlaps) write(io.stderr, line);
+  if (syslog && sensor.syslog) warnNoSyslogListener(config, sensor.name, io);
   if (options.json) {
     writeJson(io.stdout, {
       name: sensor.name,
@@ -94,7 +96,9 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
       `Sensor "${sensor.name}" changed: time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone} (the default)`}, description ${sensor.description ? `"${sensor.description}"` : 'none'}.`,
       ...(options.syslog === undefined
         ? []
-        : [sensor.syslog ? `Syslog: ${sensor.syslog.format}.` : 'Syslog: off.']),
+        : sensor.syslog
+          ? syslogIdentityLines(sensor.name, sensor.syslog)
+          : ['Syslog: off.']),
       'A running collector uses the change within a second.',
       storeLocationLine(loaded),
     ].join('\n'),

@@ -1,7 +1,6 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
-import type { SensorSyslog } from '../../store/registry.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -9,6 +8,7 @@ import { type CliIo, write, writeJson } from '../io.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
 import { showSyslogErrors } from './syslog-errors.js';
 import { syslogSetup, syslogSetupText } from './syslog-setup.js';
+import { syslogSummary, warnNoSyslogListener } from './syslog-summary.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;
@@ -55,6 +55,7 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     const { syslogTarget } = await import('./syslog-target.js');
     const target = syslogTarget(loaded, sensor, options.collector);
     const setup = syslogSetup(target);
+    warnNoSyslogListener(config, sensor.name, io);
     if (options.json) writeJson(io.stdout, { ...target, setup });
     else write(io.stdout, syslogSetupText(target, setup));
     return 0;
@@ -112,14 +113,4 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   ];
   write(io.stdout, lines.join('\n'));
   return 0;
-}
-
-/** `cef, from 192.0.2.0/24, 1 pinned client certificate`: who the syslog sender is (docs/syslog.md). */
-function syslogSummary(syslog: SensorSyslog): string {
-  const parts = [syslog.format];
-  if (syslog.from.length > 0) parts.push(`from ${syslog.from.join(' ')}`);
-  const pinned = syslog.client_cert_sha256.length;
-  if (pinned > 0) parts.push(`${pinned} pinned client certificate${pinned === 1 ? '' : 's'}`);
-  if (syslog.client_ca !== undefined) parts.push(`client certificates for "${syslog.client_cn}" from its CA`);
-  return parts.join(', ');
 }
