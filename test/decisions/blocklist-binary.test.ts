@@ -251,4 +251,11 @@ test('under --workers the primary runs the engine once and every worker serves t
   }
   const blocked = server.logs.filter((l) => l.msg === 'address blocked');
   assert.equal(blocked.length, 1, JSON.stringify(blocked));
+  // The primary's engine and the workers' feeds in one /metrics.
+  const metrics = await (await fetch(`${server.adminUrl}/metrics`)).text();
+  assert.match(metrics, /^threatcol_blocks_active 1$/m);
+  assert.match(metrics, /^threatcol_blocks_made_total\{rule="critical"\} 1$/m);
+  const served = /^threatcol_feed_requests_total\{feed="edge",status="200"\} (\d+)$/m.exec(metrics);
+  assert.ok(Number(served?.[1]) >= 7, metrics);
+  assert.match(metrics, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
 });
