@@ -212,8 +212,9 @@ export function parseNetwork(text: string): Network | null {
   return { family: family as 4 | 6, prefix, bytes: maskBytes(bytes, prefix) };
 }
 
-/** Clears the bits after `prefix` (a copy). */
+/** Clears the bits after `prefix` (a copy, or the bytes themselves when no bit is cleared). */
 export function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
+  if (prefix >= bytes.length * 8) return bytes;
   const out = Uint8Array.from(bytes);
   for (let i = 0; i < out.length; i++) {
     const keep = Math.max(0, Math.min(8, prefix - i * 8));
@@ -222,8 +223,22 @@ export function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
   return out;
 }
 
+/** A dotted quad (already checked by isIP) to its 4 bytes, without splitting: the engine runs this per record. */
 function ipv4Bytes(address: string): Uint8Array {
-  return Uint8Array.from(address.split('.').map(Number));
+  const out = new Uint8Array(4);
+  let part = 0;
+  let value = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 0x2e) {
+      out[part++] = value;
+      value = 0;
+    } else {
+      value = value * 10 + (c - 0x30);
+    }
+  }
+  out[part] = value;
+  return out;
 }
 
 function ipv6Bytes(address: string): Uint8Array {

@@ -15,7 +15,7 @@ import {
 import type { OutputFeed, Store } from '../store/store.js';
 import { AddressTracker } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
-import { formatNetwork, isPrivate, parseNetwork, unitOf } from './networks.js';
+import { formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
 import { type CompiledRule, compileRules } from './rules.js';
 
 const DAY_MS = 86_400_000;
@@ -42,6 +42,12 @@ export interface RunningEngine {
   /** Counters for metrics and logs. */
   counts(): EngineCounts;
   stop(): Promise<void>;
+}
+
+interface Target {
+  network: Network;
+  unit: string;
+  private: boolean;
 }
 
 export interface EngineCounts {
@@ -97,33 +103,45 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   function observe(record: StoredRecord, changes: Map<string, DecisionChange>): void {
     const at = Date.parse(record.received_at);
     if (Number.isNaN(at)) return;
+    // Each address of the record is looked at once, whatever the number of rules.
+    let source: Target | null | undefined;
+    let destination: Target | null | undefined;
     rules.forEach((rule, index) => {
       if (!rule.matches(record)) return;
-      const network = unitOf(
-        rule.address === 'source' ? record.src_ip : record.dst_ip,
-        config.ipv4Prefix,
-        config.ipv6Prefix,
-      );
-      if (network === null) return;
-      if (!config.blockPrivate && isPrivate(network)) {
+      let target: Target | null;
+      if (rule.address === 'source') {
+        source ??= targetOf(record.src_ip);
+        target = source;
+      } else {
+        destination ??= targetOf(record.dst_ip);
+        target = destination;
+      }
+      if (target === null) return;
+      if (target.private) {
         skippedPrivate++;
         return;
       }
-      const unit = formatNetwork(network);
-      const cleared = state.cleared.get(unit);
+      const cleared = state.cleared.get(target.unit);
       const notBefore = cleared ? Date.parse(cleared.at) : Number.NEGATIVE_INFINITY;
       if (at <= notBefore) return;
       const met = tracker.observe(
-        unit,
+        target.unit,
         index,
         rule,
         { at, sensor: record.sensor, criticality: record.criticality },
         notBefore,
       );
       if (met === null) return;
-      if (allowedBy(network, config.allow, state.allow, now()) !== null) return;
-      decide(unit, rule, at, met, changes);
+      if (allowedBy(target.network, config.allow, state.allow, now()) !== null) return;
+      decide(target.unit, rule, at, met, changes);
     });
+  }
+
+  /** An address as the engine keys it: its unit, and whether it is never blocked by default. */
+  function targetOf(address: string): Target | null {
+    const network = unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
+    if (network === null) return null;
+    return { network, unit: formatNetwork(network), private: !config.blockPrivate && isPrivate(network) };
   }
 
   function decide(

@@ -32,7 +32,7 @@ export function formatNetwork(n: Network): string {
 
 /** The network's first address: dotted IPv4, or IPv6 in its shortest form (RFC 5952). */
 export function formatAddress(n: Network): string {
-  if (n.family === 4) return [...n.bytes].join('.');
+  if (n.family === 4) return `${n.bytes[0]}.${n.bytes[1]}.${n.bytes[2]}.${n.bytes[3]}`;
   const groups: number[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(((n.bytes[i] as number) << 8) | (n.bytes[i + 1] as number));
   // The longest run of two or more zero groups becomes `::` (the first such run when two are as long).
@@ -85,7 +85,34 @@ const NEVER_BY_DEFAULT = [
 
 /** Whether a network lies in (or covers) a range never blocked unless blocklist.blockPrivate. */
 export function isPrivate(n: Network): boolean {
+  // The engine asks this of every record: a single address (the common case) is checked on its first bytes.
+  if (n.family === 4 && n.prefix >= 16) return privateIpv4(n.bytes);
+  if (n.family === 6 && n.prefix >= 16) return privateIpv6(n.bytes, n.prefix);
   return NEVER_BY_DEFAULT.some((range) => overlaps(range, n));
+}
+
+function privateIpv4(b: Uint8Array): boolean {
+  const [x = 0, y = 0, z = 0, w = 0] = b;
+  return (
+    x === 0 ||
+    x === 10 ||
+    x === 127 ||
+    x >= 224 ||
+    (x === 100 && y >= 64 && y < 128) ||
+    (x === 169 && y === 254) ||
+    (x === 172 && y >= 16 && y < 32) ||
+    (x === 192 && y === 168) ||
+    (x === 255 && y === 255 && z === 255 && w === 255)
+  );
+}
+
+function privateIpv6(b: Uint8Array, prefix: number): boolean {
+  const x = b[0] as number;
+  const y = b[1] as number;
+  if ((x & 0xfe) === 0xfc || x === 0xff || (x === 0xfe && (y & 0xc0) === 0x80)) return true;
+  // :: and ::1 (a /64 or wider unit holding them is the whole ::/64).
+  for (let i = 0; i < 15; i++) if (b[i] !== 0) return false;
+  return prefix < 128 || b[15] === 0 || b[15] === 1;
 }
 
 /** One address (/32, /128) as the address alone, a wider network as a CIDR: what firewalls' lists take. */

@@ -65,6 +65,11 @@ test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecif
     'fd00::1',
     'fe80::1',
     'ff02::1',
+    '172.31.255.255',
+    '100.127.0.1',
+    'febf::1',
+    'fc00::1',
+    '255.255.255.255',
   ]) {
     assert.equal(isPrivate(unitOf(a, 32, 64) as never), true, a);
   }
@@ -76,6 +81,10 @@ test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecif
     '8.8.8.8',
     '100.128.0.1',
     '172.32.0.1',
+    '100.63.255.255',
+    'fec0::1',
+    'fbff::1',
+    '223.255.255.255',
   ]) {
     assert.equal(isPrivate(unitOf(a, 32, 64) as never), false, a);
   }
