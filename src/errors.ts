@@ -103,6 +103,17 @@ export const CATALOGUE = {
     exit: EXIT.UNAVAILABLE,
     message: 'the output could not deliver to its receiver',
   },
+  SYSLOG_REFUSED: {
+    status: 0,
+    exit: EXIT.NOPERM,
+    message:
+      'the collector refused the syslog connection: no sensor matches its address or client certificate',
+  },
+  SYSLOG_OTHER_SENSOR: {
+    status: 0,
+    exit: EXIT.NOPERM,
+    message: 'the syslog connection would be taken as another sensor than the one given with --sensor',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

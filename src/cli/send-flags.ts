@@ -4,18 +4,18 @@ import { ThreatcolError } from '../errors.js';
 
 type FlagList = readonly [option: string, flag: string][];
 
-/** `send syslog`'s own: the format, the transport and the client certificate. */
+/** `send syslog`'s own: the format, the transport, the client certificate and the source address. */
 export const SYSLOG_ONLY_FLAGS: FlagList = [
   ['format', '--format'],
   ['tcp', '--tcp'],
   ['relp', '--relp'],
   ['clientCert', '--client-cert'],
   ['clientKey', '--client-key'],
+  ['source', '--source'],
 ];
 
 /** `send firewall|generic`'s own: a syslog sender is known by its certificate or address, and sends samples. */
 export const HTTPS_ONLY_FLAGS: FlagList = [
-  ['sensor', '--sensor'],
   ['key', '--key'],
   ['keyFile', '--key-file'],
   ['batch', '--batch'],

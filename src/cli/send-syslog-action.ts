@@ -1,14 +1,16 @@
 // What `threatcol send syslog` does: sends sample threat messages of a format, octet-counted, over TLS (with a
-// client certificate when the sensor pins one) or plain TCP, and prints what it sent. Syslog has no answer:
-// whether they were stored shows in `threats tail --endpoint syslog` and `sensor show NAME --syslog-errors`.
+// client certificate when the sensor pins one) or plain TCP, and prints what it sent. Syslog has no answer: a
+// connection the collector closes unread (it matches no sensor) fails the command; whether the messages were
+// stored shows in `threats tail --endpoint syslog` and `sensor show NAME --syslog-errors`.
 
+import { isIP, type Socket } from 'node:net';
 import { connectionError } from '../client/connection-error.js';
 import {
   SYSLOG_SAMPLE_FORMATS,
   type SyslogSampleFormat,
   sampleSyslogMessage,
 } from '../client/syslog-samples.js';
-import { type SyslogDestination, sendSyslog } from '../client/syslog-send.js';
+import { type SyslogDestination, SyslogRefusedError, sendSyslog } from '../client/syslog-send.js';
 import { parseAdminListen } from '../config/admin-address.js';
 import { loadConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
@@ -24,6 +26,7 @@ export interface SendSyslogOptions extends TargetOptions {
   relp?: boolean;
   clientCert?: string;
   clientKey?: string;
+  source?: string;
   count?: string;
   concurrency?: string;
   json?: boolean;
@@ -32,10 +35,15 @@ export interface SendSyslogOptions extends TargetOptions {
 export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): Promise<number> {
   // A key or a batch would mean nothing to a syslog listener: said, not ignored.
   refuseFlags(options, HTTPS_ONLY_FLAGS, 'send firewall|generic', 'send syslog');
-  const format = options.format as SyslogSampleFormat;
-  if (!SYSLOG_SAMPLE_FORMATS.includes(format)) {
-    throw usage(`send syslog needs --format ${SYSLOG_SAMPLE_FORMATS.join('|')}`);
+  if (options.sensor === undefined && !SYSLOG_SAMPLE_FORMATS.includes(options.format as SyslogSampleFormat)) {
+    throw usage(
+      `send syslog needs --format ${SYSLOG_SAMPLE_FORMATS.join('|')} (or --sensor NAME: its format)`,
+    );
   }
+  if (options.source !== undefined && isIP(options.source) === 0)
+    throw usage(`--source is a local IP address to send from, not "${options.source}"`);
+  if (options.sensor !== undefined && options.relp)
+    throw usage('--sensor tests a TLS or TCP connection; RELP answers each message (drop --sensor)');
   if (options.sample !== true || options.data !== undefined)
     throw usage('send syslog sends --sample messages only');
   if ((options.clientCert === undefined) !== (options.clientKey === undefined)) {
@@ -54,6 +62,16 @@ export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): P
   const count = integer(options.count ?? '1', '--count', 1, 100_000_000);
   const concurrency = integer(options.concurrency ?? '1', '--concurrency', 1, 1000);
   const to = destination(options, io);
+  const plan =
+    options.sensor === undefined
+      ? null
+      : await (await import('./send-syslog-sensor.js')).syslogSensorPlan(
+          options.sensor,
+          options,
+          to.tls?.cert ?? null,
+          io,
+        );
+  const format = plan?.format ?? (options.format as SyslogSampleFormat);
   const scheme = options.relp ? 'relp' : to.tls ? 'tls' : 'tcp';
   const where = `${scheme}://${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`;
   const base = Date.now();
@@ -62,16 +80,37 @@ export async function sendSyslogAction(options: SendSyslogOptions, io: CliIo): P
   if (options.relp)
     return sendRelpAction(to, where, { format, count, concurrency, json: options.json }, next, io);
   let summary: Awaited<ReturnType<typeof sendSyslog>>;
+  let from = '';
+  const connected = (socket: Socket) => {
+    from = socket.localAddress ?? '';
+    plan?.check(socket);
+  };
   try {
-    summary = await sendSyslog(to, count, concurrency, next);
+    summary = await sendSyslog(to, count, concurrency, next, connected);
   } catch (error) {
+    if (error instanceof ThreatcolError) throw error;
+    if (error instanceof SyslogRefusedError) {
+      const certificate =
+        to.tls?.cert === undefined ? 'without a client certificate' : 'with the client certificate given';
+      throw new ThreatcolError(
+        'SYSLOG_REFUSED',
+        `${where}: ${error.message}: no active sensor matches this connection (from ${from.replace(/^::ffff:(?=\d+\.)/, '')}, ${certificate}); see sensor list and sensor show NAME, or the collector's log ("matches no active sensor")`,
+      );
+    }
     throw connectionError(error, where, to.tls?.trust);
   }
-  if (options.json) writeJson(io.stdout, { to: where, format, ...summary });
-  else {
+  const as = options.sensor === undefined ? '' : ` as sensor ${options.sensor}`;
+  if (options.json) {
+    writeJson(io.stdout, {
+      to: where,
+      format,
+      ...(options.sensor ? { sensor: options.sensor } : {}),
+      ...summary,
+    });
+  } else {
     write(
       io.stdout,
-      `sent ${summary.messages} ${format} messages (${summary.bytes} bytes) to ${where} over ${summary.connections} connection${summary.connections === 1 ? '' : 's'} in ${summary.seconds.toFixed(3)} s`,
+      `sent ${summary.messages} ${format} messages (${summary.bytes} bytes) to ${where}${as} over ${summary.connections} connection${summary.connections === 1 ? '' : 's'} in ${summary.seconds.toFixed(3)} s`,
     );
     write(
       io.stderr,
@@ -130,13 +169,15 @@ function destination(options: SendSyslogOptions, io: CliIo): SyslogDestination {
       throw usage(`no --url and syslog.${key} gives no port: --url HOST:PORT`);
     port = at.port;
   }
-  if (options.tcp) return { host, port, tls: null };
+  const local = options.source === undefined ? {} : { localAddress: options.source };
+  if (options.tcp) return { host, port, tls: null, ...local };
   const trust = chooseTrust(options, new URL(`tls://${host.includes(':') ? `[${host}]` : host}`), io);
   if (trust.kind === 'insecure')
     write(io.stderr, "threatcol: warning: --insecure: the collector's certificate is not verified");
   return {
     host,
     port,
+    ...local,
     tls: {
       trust,
       ...(options.clientCert !== undefined && options.clientKey !== undefined

@@ -36,12 +36,19 @@ export function registerSend(
       'syslog over TLS: present this PEM client certificate (the sensor pins it)',
     )
     .option('--client-key <file>', "syslog over TLS: the client certificate's PEM key")
+    .option(
+      '--source <address>',
+      "syslog: send from this local address (one of this machine's), e.g. the firewall's address a sensor's --from names",
+    )
     .option('--batch <n>', 'with --sample: send a JSON array of n records per request (1-1000)')
     .option(
       '--url <url>',
       'collector base URL (env THREATCOL_URL; default https://localhost:<server.port>); syslog: HOST:PORT (default localhost, syslog.listen, or syslog.tcpListen with --tcp, syslog.relpListen with --relp)',
     )
-    .option('--sensor <name>', 'sensor name, sent as X-SENSOR_NAME (env THREATCOL_SENSOR)')
+    .option(
+      '--sensor <name>',
+      "sensor name, sent as X-SENSOR_NAME (env THREATCOL_SENSOR); syslog: the sensor to test, from this collector's registry (its format; refused unless the connection is taken as its)",
+    )
     .option('--key <key>', 'sensor key, sent as X-AUTH_KEY (env THREATCOL_KEY); visible to other users in ps')
     .option('--key-file <file>', 'read the sensor key from this file (first line)')
     .option('--ca <file>', 'trust this PEM CA certificate instead of the system CAs')

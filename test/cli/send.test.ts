@@ -192,7 +192,11 @@ test("each kind of sending's own flags given to the other exit 64 naming them; n
     ],
     [
       syslog(['--sensor', 'fw', '--key-file', keyFile]),
-      '--sensor, --key-file: for send firewall|generic only, not send syslog',
+      '--key-file: for send firewall|generic only, not send syslog',
+    ],
+    [
+      https(['firewall', '--sample', '--source', '127.0.0.2']),
+      '--source: for send syslog only, not send firewall',
     ],
     [
       syslog(['--count', '2', '--batch', '5', '--rate', '1', '--repeat']),
