@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { endChild, guard, killGroup } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -17,34 +18,36 @@ test('a sensor add killed mid-write leaves nothing the next add waits for or kee
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'first');
   // strace holds the add at its rename: the temporary file written and synced, the lock held.
-  const held = spawn(
-    'strace',
-    [
-      '-f',
-      '-qq',
-      '-o',
-      '/dev/null',
-      '-e',
-      'trace=rename,renameat,renameat2',
-      '-e',
-      'inject=rename,renameat,renameat2:delay_enter=60000000',
-      process.execPath,
-      BIN,
-      'sensor',
-      'add',
-      'killed',
-      '--data-dir',
-      dataDir,
-    ],
-    { env: cleanEnv(), stdio: 'ignore', detached: true },
+  const held = guard(
+    spawn(
+      'strace',
+      [
+        '-f',
+        '-qq',
+        '-o',
+        '/dev/null',
+        '-e',
+        'trace=rename,renameat,renameat2',
+        '-e',
+        'inject=rename,renameat,renameat2:delay_enter=60000000',
+        process.execPath,
+        BIN,
+        'sensor',
+        'add',
+        'killed',
+        '--data-dir',
+        dataDir,
+      ],
+      { env: cleanEnv(), stdio: 'ignore', detached: true },
+    ),
+    { group: true },
   );
   const exited = new Promise((resolve) => held.on('exit', resolve));
-  t.after(() => {
-    if (held.exitCode === null) process.kill(-(held.pid as number), 'SIGKILL');
-  });
+  // strace and the add it holds are one process group; the group may be gone by now (killed below).
+  t.after(() => endChild(held, { group: true }));
   const temporaries = () => readdirSync(dataDir).filter((n) => n.startsWith('sensors.json.tmp-'));
   await until(() => temporaries().length === 1, 60_000, 'the held add to write its temporary file', 20);
-  process.kill(-(held.pid as number), 'SIGKILL');
+  killGroup(held.pid as number);
   await exited;
 
   const lock = join(dataDir, 'sensors.json.lock');

@@ -1,6 +1,7 @@
 // Runs the real CLI binary in a clean environment (no THREATCOL_* leaking in from the caller).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { endChild, guard, watched } from './children.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/threatcol', import.meta.url));
 
@@ -44,12 +45,19 @@ export function startCli(
   args: string[],
   options: CliOptions = {},
 ): { child: ChildProcess; result: Promise<CliResult> } {
-  const argv = [...(options.prefix ?? []), options.node ?? process.execPath, options.bin ?? BIN, ...args];
-  const child = spawn(argv[0] as string, argv.slice(1), {
-    env: cleanEnv(options.env),
-    stdio: 'pipe',
-    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
-  });
+  const argv = watched([
+    ...(options.prefix ?? []),
+    options.node ?? process.execPath,
+    options.bin ?? BIN,
+    ...args,
+  ]);
+  const child = guard(
+    spawn(argv[0] as string, argv.slice(1), {
+      env: cleanEnv(options.env),
+      stdio: 'pipe',
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+    }),
+  );
   const result = new Promise<CliResult>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -126,17 +134,20 @@ export function spawnServe(
 ): Promise<ServeProcess> {
   // `prefix`: a wrapper command in front of node, e.g. strace to inject faults. `node`, `bin`: another
   // installation (an extracted package).
-  const argv = [
+  const argv = watched([
     ...(options.prefix ?? []),
     options.node ?? process.execPath,
     options.bin ?? BIN,
     ...serveArgs(dataDir, extraArgs),
-  ];
+  ]);
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] as string, argv.slice(1), {
-      env: cleanEnv(options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // Guarded: ended by the file's teardown when the test's own did not (a test that timed out).
+    const child = guard(
+      spawn(argv[0] as string, argv.slice(1), {
+        env: cleanEnv(options.env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const logs: Record<string, unknown>[] = [];
     let stderr = '';
     let buffered = '';
@@ -209,10 +220,13 @@ export function spawnTail(
   args: string[],
   env: Record<string, string> = {},
 ): Tail {
-  const child = spawn(process.execPath, [BIN, 'threats', 'tail', ...args], {
-    env: cleanEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const argv = watched([process.execPath, BIN, 'threats', 'tail', ...args]);
+  const child = guard(
+    spawn(argv[0] as string, argv.slice(1), {
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const lines: string[] = [];
   let buffered = '';
   let stderr = '';
@@ -228,9 +242,7 @@ export function spawnTail(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
+  t.after(() => endChild(child));
   return {
     child,
     lines,

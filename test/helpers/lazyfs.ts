@@ -15,6 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { guard, watched } from './children.js';
 import { until } from './until.js';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../tools/build-lazyfs.sh', import.meta.url));
@@ -159,22 +160,21 @@ export async function mountLazyfs(
     log: () => output,
     async mount() {
       output = '';
-      const proc = spawn(
+      const argv = watched([
         bin,
-        [
-          dir,
-          '--config-path',
-          config,
-          '-o',
-          'allow_other',
-          '-o',
-          'modules=subdir',
-          '-o',
-          `subdir=${disk}`,
-          '-f',
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+        dir,
+        '--config-path',
+        config,
+        '-o',
+        'allow_other',
+        '-o',
+        'modules=subdir',
+        '-o',
+        `subdir=${disk}`,
+        '-f',
+      ]);
+      // Guarded: ended when the test process dies (the mount is then a dead one, removed by the exit hook below).
+      const proc = guard(spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }));
       child = proc;
       exited = new Promise((resolve) => proc.once('exit', () => resolve()));
       proc.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));

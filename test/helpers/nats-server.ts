@@ -8,6 +8,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
+import { guard, watched } from './children.js';
 import { makeTempDir } from './temp-dir.js';
 
 /** Debian installs it in /usr/sbin; NATS_SERVER_BIN overrides. */
@@ -62,7 +63,8 @@ function makeNode(name: string, port: number, storeDir: string, extra: () => str
     start() {
       mkdirSync(storeDir, { recursive: true });
       const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, '-n', name, ...extra()];
-      const proc = spawn(NATS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const argv = watched([NATS_SERVER, ...args]);
+      const proc = guard(spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }));
       child = proc;
       exited = new Promise((resolve) => proc.on('exit', () => resolve()));
       void exited.then(() => {

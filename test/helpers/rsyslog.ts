@@ -6,6 +6,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/schema.js';
 import { loadTlsMaterial } from '../../src/tls/tls-material.js';
+import { endChild, guard, watched } from './children.js';
 import { until } from './until.js';
 
 export interface Rsyslog {
@@ -61,17 +62,11 @@ export async function spawnRsyslogd(
   const conf = join(dir, 'rsyslog.conf');
   writeFileSync(conf, `${lines.join('\n')}\n`);
   let log = '';
-  const child = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const argv = watched(['rsyslogd', '-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')]);
+  const child = guard(spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }));
   child.stdout?.on('data', (d) => (log += d));
   child.stderr?.on('data', (d) => (log += d));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
+  const stop = () => endChild(child, { signal: 'SIGTERM' });
   t.after(stop);
   await until(
     async () => {
@@ -128,9 +123,8 @@ export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promi
             .filter((line) => line !== '')
         : [],
     async start() {
-      const started = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const argv = watched(['rsyslogd', '-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')]);
+      const started = guard(spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }));
       started.stdout?.on('data', (chunk) => {
         log += chunk;
       });
@@ -160,11 +154,8 @@ export async function startRsyslog(dir: string, transport: 'tls' | 'tcp'): Promi
     async stop() {
       const running = child;
       child = null;
-      if (running === null || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGTERM');
-      running.kill('SIGCONT');
-      await exited;
+      // endChild continues a frozen (SIGSTOP) rsyslogd so that it takes the SIGTERM.
+      if (running !== null) await endChild(running, { signal: 'SIGTERM' });
     },
   };
   await rsyslog.start();
