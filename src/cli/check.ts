@@ -149,10 +149,20 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
         .filter((s) => s.status === 'active' && s.syslog !== undefined)
         .map((s) => s.name);
       const syslog = checkSyslogListeners(loaded.config.syslog, syslogSensors);
+      const { checkFeeds } = await import('../check/feed-checks.js');
+      const feeds = await store.decisions.read().then(
+        (state) => checkFeeds(state, Date.now()),
+        (error: Error): CheckResult => ({
+          name: 'feeds',
+          status: 'warn',
+          message: `cannot read the feeds: ${error.message}`,
+        }),
+      );
       return [
         { name: 'store', status: 'ok', message: `${backend} backend ready` },
         await checkRegistry(store),
         ...(syslog ? [syslog] : []),
+        ...(feeds ? [feeds] : []),
       ];
     });
   } catch (error) {
