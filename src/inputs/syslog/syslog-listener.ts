@@ -127,7 +127,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       open.delete(socket);
       relpSessions.delete(socket);
     });
-    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    socket.setTimeout(IDLE_MS, () => resetConnection(socket));
     const intake = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
     // Over TLS the handshake with a sensor's identity is the proof; plain TCP's match by address costs a
     // connection nothing, so there the first message is.
@@ -218,7 +218,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       for (const [socket, sensor] of open) {
         if (!senders.stillValid(sensor)) {
           logger.info({ sensor: sensor.name }, 'syslog sensor revoked or changed; closing its connection');
-          socket.destroy();
+          resetConnection(socket);
         }
       }
     },
@@ -235,15 +235,36 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
             server.close(() => resolve());
           }),
       );
-      // A RELP sender is told (serverclose) after its answers; syslog over TCP has none to wait for.
+      // A RELP sender is told (serverclose) after its answers; syslog over TCP has none to wait for, and is
+      // reset so that the sender's next write fails rather than vanishes (resetConnection).
       const sessions = [...relpSessions.values()].map((session) => session.close());
-      for (const socket of open.keys()) if (!relpSessions.has(socket)) socket.destroy();
+      for (const socket of open.keys()) if (!relpSessions.has(socket)) resetConnection(socket);
       // Connections still in their TLS handshake would hold server.close for up to server.handshakeTimeoutMs.
       for (const listener of Object.values(slots)) listener.destroyUnproven();
       refusals.flush();
       await Promise.all([...closing, ...sessions]);
     },
   };
+}
+
+/**
+ * Closes a syslog connection (TLS or plain TCP) with a TCP reset rather than a FIN. Syslog has no answers, so a
+ * sender learns that the collector went only from its socket: after a FIN its next write still succeeds (into a
+ * connection the collector no longer reads, which answers it with a reset: that message is lost), unless it
+ * checks for the FIN first. rsyslog's omfwd does check (a peeking recv before each send), but over TLS the check
+ * sees the TLS 1.3 session tickets it never read, still waiting in its socket, and writes anyway. After a reset
+ * the next write fails, and a sender that retries (rsyslog's action.resumeRetryCount) reconnects and sends it
+ * again. What the collector had not read yet is dropped either way.
+ */
+function resetConnection(socket: Socket): void {
+  // A TLS socket's TCP socket is node:tls's `_parent`; only a TCP handle can be reset.
+  const tcp = (socket as { _parent?: Socket | null })._parent ?? socket;
+  try {
+    tcp.resetAndDestroy();
+  } catch {
+    // Already closed, or not over TCP.
+  }
+  socket.destroy();
 }
 
 function plainAddress(addr: string): string {
