@@ -197,18 +197,24 @@ function histogramPath() {
   return `/api/histogram?${filterQuery(filters, { range })}`;
 }
 
+/** Draws an answer for `path` unless the view changed while it was asked for (a newer answer is coming). */
+function showHistogram(path, h) {
+  if (path === histogramPath()) drawHistogram($('#histogram'), h, Number(view.min ?? 0));
+}
+
 async function poll() {
   try {
+    const asked = histogramPath();
     const [summary, sensors, outputs, histogram] = await Promise.all([
       getJson('/api/summary'),
       getJson('/api/sensors'),
       getJson('/api/outputs'),
-      getJson(histogramPath()),
+      getJson(asked),
     ]);
     renderSummary(summary);
     renderSensors(sensors.sensors);
     renderOutputs(outputs.outputs);
-    drawHistogram($('#histogram'), histogram, Number(view.min ?? 0));
+    showHistogram(asked, histogram);
     $('#updated').textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
   } catch (error) {
     $('#updated').textContent = String(error.message);
@@ -237,8 +243,9 @@ function setView(next) {
   for (const button of document.querySelectorAll('#range button'))
     button.setAttribute('aria-pressed', String(button.value === range));
   openFeed();
-  void getJson(histogramPath())
-    .then((h) => drawHistogram($('#histogram'), h, Number(view.min ?? 0)))
+  const asked = histogramPath();
+  void getJson(asked)
+    .then((h) => showHistogram(asked, h))
     .catch(() => {});
 }
 
