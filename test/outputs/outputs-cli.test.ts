@@ -8,7 +8,7 @@ import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { startReceiver } from './webhook-receiver.js';
 
 test('outputs test, dead-letter, --retry, forget and the check line, against a real daemon', async (t) => {
@@ -28,7 +28,7 @@ test('outputs test, dead-letter, --retry, forget and the check line, against a r
   receiver.mode = 'down';
   const failed = await cli('outputs', 'test', 'hook');
   assert.equal(failed.code, 69);
-  assert.match(failed.stderr, /OUTPUT_FAILED: output hook: .*HTTP 503/);
+  assert.match(failed.stderr, /OUTPUT_FAILED: output hook \(webhook\): .*HTTP 503/);
   assert.equal((await cli('outputs', 'test', 'nope')).code, 65);
   receiver.mode = 'up';
 
@@ -51,7 +51,7 @@ test('outputs test, dead-letter, --retry, forget and the check line, against a r
     } catch {
       return false;
     }
-  }, 10_000);
+  }, OUTPUTS_THREAD_MS);
   const listed = await cli('outputs', 'dead-letter', 'hook', '--json');
   assert.equal(listed.code, 0, listed.stderr);
   const letters = JSON.parse(listed.stdout) as { answer: string; record: { id: string } }[];

@@ -1,5 +1,5 @@
 // `threatcol outputs list`: every output's state, position, lag, last success and error, dead letters; from
-// the running daemon when it answers, else from the cursor files (state "stopped").
+// the running daemon when it answers (since it started), else from the cursor files (state "stopped").
 import type { Command } from 'commander';
 import type { OutputReport } from '../../outputs/start-outputs.js';
 import { withStore } from '../cli-store.js';
@@ -83,14 +83,28 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
         r.configured ? r.state : 'removed (position kept)',
         String(r.position?.lagRecords ?? '-'),
         r.position ? `${r.position.lagSeconds}s` : '-',
-        r.lastSuccessAt ?? (fromDaemon ? 'never' : '-'),
+        r.lastSuccessAt ?? (fromDaemon ? 'none since start' : '-'),
         String(r.deadLetterFile),
         String(r.position?.skippedRecords ?? 0),
-        r.lastError ?? '-',
+        lastErrorText(r),
       ]),
     ),
   );
   if (!fromDaemon)
     write(io.stdout, '(no daemon answered on the admin listener: positions from the cursor files)');
   return 0;
+}
+
+/**
+ * The last error with its time; once a batch was delivered after it, marked "since recovered" (it stays shown:
+ * an output that fails now and then is worth seeing). The daemon keeps both since it started.
+ */
+function lastErrorText(r: Pick<OutputReport, 'lastError' | 'lastErrorAt' | 'lastSuccessAt'>): string {
+  if (r.lastError === null) return '-';
+  const at = r.lastErrorAt === null ? '' : `${r.lastErrorAt}: `;
+  const recovered =
+    r.lastErrorAt !== null &&
+    r.lastSuccessAt !== null &&
+    Date.parse(r.lastSuccessAt) > Date.parse(r.lastErrorAt);
+  return `${at}${r.lastError}${recovered ? ' (since recovered)' : ''}`;
 }

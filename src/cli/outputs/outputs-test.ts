@@ -1,6 +1,6 @@
 // `threatcol outputs test NAME`: one marked sample record through the output's real receiver, and its answer.
 import type { Command } from 'commander';
-import { ThreatcolError } from '../../errors.js';
+import { CATALOGUE, ThreatcolError } from '../../errors.js';
 import { newRecordId } from '../../records/record-id.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
@@ -46,7 +46,12 @@ export async function testOutput(name: string, options: CommonOptions, io: CliIo
   const output = configuredOutput(loaded, name);
   const record = sampleRecord(Date.now());
   const outcome = await sendThrough(output, [record], io.env);
-  if (!outcome.ok) throw new ThreatcolError('OUTPUT_FAILED', `output ${name}: ${outcome.error}`);
+  if (!outcome.ok) {
+    throw new ThreatcolError(
+      'OUTPUT_FAILED',
+      `output ${name} (${output.type}): ${CATALOGUE.OUTPUT_FAILED.message}: ${outcome.error}`,
+    );
+  }
   const refused = outcome.report.refused[0];
   if (refused)
     throw new ThreatcolError(

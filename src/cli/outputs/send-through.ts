@@ -44,9 +44,19 @@ export async function openSender(
         const report = await receiver.send(outgoing, AbortSignal.timeout(output.timeoutMs + 1000));
         return { ok: true, report };
       } catch (error) {
-        return { ok: false, error: `${(error as Error).name}: ${(error as Error).message}` };
+        return { ok: false, error: failureText(error as Error) };
       }
     },
     close: () => receiver.close().catch(() => {}),
   };
+}
+
+/** The receiver's failure as a user reads it: its message and what the daemon would do, never a class name. */
+function failureText(error: Error): string {
+  // By name: the receiver classes stay out of every command line that does not send (imported when sending).
+  if (error.name === 'TransientDeliveryError')
+    return `${error.message} (a temporary failure: the daemon sends again, backing off)`;
+  if (error.name === 'AuthDeliveryError')
+    return `${error.message} (credentials refused: the daemon pauses the output and tries again slowly)`;
+  return error.message;
 }
