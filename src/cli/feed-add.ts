@@ -15,6 +15,7 @@ interface FeedAddOptions extends CommonOptions {
   ipv4Only?: boolean;
   ipv6Only?: boolean;
   from?: string[];
+  aggregate?: boolean;
   json?: boolean;
 }
 
@@ -34,6 +35,7 @@ export function registerFeedAdd(
       )
       .option('--ipv4-only', 'only IPv4 blocks')
       .option('--ipv6-only', 'only IPv6 blocks')
+      .option('--aggregate', 'merge neighbouring blocks into the fewest CIDRs')
       .option(
         '--from <cidr...>',
         'serve the feed only to clients in these networks (others get 403)',
@@ -87,6 +89,7 @@ async function addFeed(name: string, options: FeedAddOptions, io: CliIo): Promis
           maxEntries,
           family: options.ipv4Only ? 'ipv4' : options.ipv6Only ? 'ipv6' : 'any',
           ...(from.length > 0 ? { from } : {}),
+          ...(options.aggregate ? { aggregate: true } : {}),
           createdAt: new Date().toISOString(),
           rotatedAt: null,
         },

@@ -1,6 +1,7 @@
 // Which blocks a feed serves now: active, of its address family, not covered by an allow entry, the highest
 // criticality then the newest kept up to its cap; printed in address order (a stable body for the same blocks).
 import type { DecisionsState, FeedEntry } from '../store/decisions.js';
+import { aggregateItems } from './aggregate.js';
 import { allowedBy } from './allowed.js';
 import { type Network, parseNetwork } from './networks.js';
 import { DEFAULT_CAPS, type FeedItem } from './render-feed.js';
@@ -42,7 +43,8 @@ export function selectFeedItems(
   );
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
   const kept = cap === null ? items : items.slice(0, cap);
-  return { items: sortForList(kept), leftOut: items.length - kept.length, validUntil };
+  const served = feed.aggregate ? aggregateItems(kept) : kept;
+  return { items: sortForList(served), leftOut: items.length - kept.length, validUntil };
 }
 
 function sortForList(items: FeedItem[]): FeedItem[] {

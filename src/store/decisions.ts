@@ -46,6 +46,8 @@ export interface FeedEntry {
   family: 'any' | 'ipv4' | 'ipv6';
   /** Served only to clients in these networks (others: 403); absent or empty: to any address. */
   from?: string[];
+  /** Neighbouring blocks merged into the fewest CIDRs. */
+  aggregate?: boolean;
   createdAt: string;
   rotatedAt: string | null;
 }
@@ -202,6 +204,7 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
         (v.maxEntries === null || Number.isInteger(v.maxEntries)) &&
         (v.family === 'any' || v.family === 'ipv4' || v.family === 'ipv6') &&
         (v.from === undefined || (Array.isArray(v.from) && v.from.every(isString))) &&
+        (v.aggregate === undefined || typeof v.aggregate === 'boolean') &&
         isIso(v.createdAt)
       );
     case 'cleared':

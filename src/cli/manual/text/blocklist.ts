@@ -19,6 +19,7 @@ exits 65 (\`FEED_EXISTS\`).
   options: {
     '--format': `\`paloalto\` (PAN-OS External Dynamic List, capped at 50,000 entries), \`fortinet\` (FortiGate external threat feed, capped at 128,000), \`plain\` (one address or CIDR per line), \`mikrotik\` (a RouterOS script for \`/import\`), \`nftables\` (a script for \`nft -f\`), \`json\``,
     '--max-entries': `serve at most this many blocks: over it, the highest criticality, then the newest, are kept; \`feed list\` shows how many were left out`,
+    '--aggregate': `merge neighbouring and overlapping blocks into the fewest CIDRs covering exactly the same addresses (for firewalls with short lists); a merged entry ends with the earliest of the blocks it covers, and the feed is rendered again then`,
     '--from': `serve the feed only to clients in these networks (repeat the option or list several); a client elsewhere with the right credentials gets 403`,
     '--json': `print \`{"name", "format", "url", "username", "password"}\``,
   },

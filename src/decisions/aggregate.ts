@@ -1,0 +1,106 @@
+// `feed add --aggregate`: a feed's blocks merged into the fewest CIDRs that cover exactly the same addresses
+// (neighbours and overlaps joined), for firewalls whose lists are short. A merged entry carries the earliest end
+// and the highest criticality of what it covers: it never blocks an address longer than decided, and the feed
+// is rendered again when that end comes.
+import type { Block } from '../store/decisions.js';
+import { formatNetwork, type Network } from './networks.js';
+import type { FeedItem } from './render-feed.js';
+
+interface Range {
+  family: 4 | 6;
+  start: bigint;
+  end: bigint;
+  items: FeedItem[];
+}
+
+const bits = (family: 4 | 6) => (family === 4 ? 32 : 128);
+
+function toBigInt(bytes: Uint8Array): bigint {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  return n;
+}
+
+function toBytes(n: bigint, family: 4 | 6): Uint8Array {
+  const out = new Uint8Array(family === 4 ? 4 : 16);
+  let rest = n;
+  for (let i = out.length - 1; i >= 0; i--) {
+    out[i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  return out;
+}
+
+function rangeOf(item: FeedItem): Range {
+  const width = bits(item.network.family);
+  const start = toBigInt(item.network.bytes);
+  const size = 1n << BigInt(width - item.network.prefix);
+  return { family: item.network.family, start, end: start + size - 1n, items: [item] };
+}
+
+/** The fewest CIDRs covering [start, end]: the largest aligned block at each step. */
+function cidrsOf(start: bigint, end: bigint, family: 4 | 6): Network[] {
+  const width = bits(family);
+  const out: Network[] = [];
+  let at = start;
+  while (at <= end) {
+    let size = 0;
+    while (size < width) {
+      const next = 1n << BigInt(size + 1);
+      if (at % next !== 0n || at + next - 1n > end) break;
+      size++;
+    }
+    out.push({ family, prefix: width - size, bytes: toBytes(at, family) });
+    at += 1n << BigInt(size);
+  }
+  return out;
+}
+
+/** Each merged entry's block: the earliest end and the highest criticality of the blocks it covers. */
+function merged(blocks: Block[], address: string): Block {
+  const first = blocks.reduce((a, b) => (Date.parse(b.until) < Date.parse(a.until) ? b : a));
+  if (blocks.length === 1) return first;
+  return {
+    ...first,
+    address,
+    criticality: Math.max(...blocks.map((b) => b.criticality)),
+    records: blocks.reduce((n, b) => n + b.records, 0),
+    sensors: [...new Set(blocks.flatMap((b) => b.sensors))].sort(),
+    reason: `${blocks.length} blocks merged`,
+  };
+}
+
+export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
+  const ranges = items
+    .map(rangeOf)
+    .sort((a, b) => a.family - b.family || (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  const joined: Range[] = [];
+  for (const range of ranges) {
+    const last = joined.at(-1);
+    if (last && last.family === range.family && range.start <= last.end + 1n) {
+      if (range.end > last.end) last.end = range.end;
+      last.items.push(...range.items);
+    } else {
+      joined.push({ ...range, items: [...range.items] });
+    }
+  }
+  const out: FeedItem[] = [];
+  for (const range of joined) {
+    for (const network of cidrsOf(range.start, range.end, range.family)) {
+      const start = toBigInt(network.bytes);
+      const end = start + (1n << BigInt(bits(range.family) - network.prefix)) - 1n;
+      const inside = range.items.filter((item) => {
+        const r = rangeOf(item);
+        return r.end >= start && r.start <= end;
+      });
+      out.push({
+        network,
+        block: merged(
+          inside.map((item) => item.block),
+          formatNetwork(network),
+        ),
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+// `--aggregate`: the fewest CIDRs covering exactly the addresses of the blocks, each with the earliest end.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { aggregateItems } from '../../src/decisions/aggregate.js';
+import { formatNetwork, parseNetwork } from '../../src/decisions/networks.js';
+import type { FeedItem } from '../../src/decisions/render-feed.js';
+
+function item(address: string, until = '2026-01-02T00:00:00.000Z', criticality = 2): FeedItem {
+  return {
+    network: parseNetwork(address) as FeedItem['network'],
+    block: {
+      address,
+      rule: 'r',
+      reason: 'x',
+      since: '2026-01-01T00:00:00.000Z',
+      until,
+      criticality,
+      records: 1,
+      sensors: ['fw1'],
+      who: null,
+    },
+  };
+}
+
+const texts = (items: FeedItem[]) => items.map((i) => formatNetwork(i.network)).sort();
+
+test('aggregate: neighbours join into the widest aligned CIDRs, nothing else', () => {
+  const all = Array.from({ length: 256 }, (_, i) => item(`192.0.2.${i}/32`));
+  assert.deepEqual(texts(aggregateItems(all)), ['192.0.2.0/24']);
+  assert.deepEqual(
+    texts(aggregateItems([item('198.51.100.1/32'), item('198.51.100.2/32'), item('198.51.100.3/32')])),
+    ['198.51.100.1/32', '198.51.100.2/31'],
+  );
+  assert.deepEqual(texts(aggregateItems([item('2001:db8:0:0::/64'), item('2001:db8:0:1::/64')])), [
+    '2001:db8::/63',
+  ]);
+  assert.deepEqual(texts(aggregateItems([item('203.0.113.0/24'), item('203.0.113.7/32')])), [
+    '203.0.113.0/24',
+  ]);
+  const [merged] = aggregateItems([
+    item('192.0.2.0/32', '2026-01-03T00:00:00.000Z', 4),
+    item('192.0.2.1/32', '2026-01-02T00:00:00.000Z', 2),
+  ]);
+  assert.equal(merged?.block.until, '2026-01-02T00:00:00.000Z', 'the earliest end');
+  assert.equal(merged?.block.criticality, 4);
+  assert.equal(merged?.block.address, '192.0.2.0/31');
+});
+
+test('aggregate (property): the same addresses are covered, and no two entries overlap', () => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 28, max: 32 })), {
+        maxLength: 40,
+      }),
+      (parts) => {
+        const items = parts.map(([host, prefix]) => {
+          const n = parseNetwork(`192.0.2.${host}/${prefix}`) as FeedItem['network'];
+          return item(formatNetwork(n));
+        });
+        const out = aggregateItems(items);
+        const covers = (list: FeedItem[], last: number) =>
+          list.some((i) => {
+            const start = i.network.bytes[3] as number;
+            return last >= start && last < start + 2 ** (32 - i.network.prefix);
+          });
+        for (let last = 0; last < 256; last++) if (covers(items, last) !== covers(out, last)) return false;
+        const count = (last: number) => out.filter((i) => covers([i], last)).length;
+        return Array.from({ length: 256 }, (_, last) => count(last)).every((n) => n <= 1);
+      },
+    ),
+  );
+});
