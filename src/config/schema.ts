@@ -489,7 +489,7 @@ export const configSchema = {
           type: 'string',
           default: '',
           description:
-            'syslog over TLS (RFC 5425) as host:port, e.g. 0.0.0.0:6514; "" (the default) turns it off; docs/syslog.md',
+            'syslog over TLS (RFC 5425) as host:port, e.g. [::]:6514 (IPv4 and IPv6; 0.0.0.0:6514 is IPv4 only); "" (the default) turns it off; docs/syslog.md',
         },
         tcpListen: {
           type: 'string',
@@ -501,7 +501,7 @@ export const configSchema = {
           type: 'string',
           default: '',
           description:
-            'RELP over TLS (rsyslog omrelp) as host:port, e.g. 0.0.0.0:2514; each message acknowledged once durable; "" (the default) turns it off',
+            'RELP over TLS (rsyslog omrelp) as host:port, e.g. [::]:2514; each message acknowledged once durable; "" (the default) turns it off',
         },
         maxMessageBytes: {
           type: 'integer',

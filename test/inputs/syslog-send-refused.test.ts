@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import test from 'node:test';
+import { renderConffile } from '../../src/config/describe-config.js';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
@@ -117,4 +118,9 @@ test('syslog.listen "[::]:PORT" takes senders over IPv4 and IPv6 (dual-stack, as
   }
   const records = await storedSyslog(dir, 2, 'one message from each family stored');
   assert.deepEqual(records.map((r) => `${r.sensor} ${r.remote_addr}`).sort(), ['v4 127.0.0.1', 'v6 ::1']);
+  // The configuration file the package installs gives this form as its example.
+  assert.match(
+    renderConffile(),
+    /syslog over TLS \(RFC 5425\) as host:port, e\.g\. \[::\]:6514 \(IPv4 and IPv6;/,
+  );
 });
