@@ -248,7 +248,7 @@ export function spawnTail(
     lines,
     stderr: () => stderr,
     exited,
-    waitFor(n, timeoutMs = 10_000) {
+    waitFor(n, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
           () => reject(new Error(`got ${lines.length} of ${n} lines; stderr: ${stderr}`)),

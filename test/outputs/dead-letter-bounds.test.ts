@@ -33,7 +33,7 @@ import { post, trustingAgent } from '../helpers/client.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord, readStored, storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { startReceiver } from './webhook-receiver.js';
 
 const PEAK_RSS = fileURLToPath(new URL('./peak-rss.cjs', import.meta.url));
@@ -357,15 +357,19 @@ for (const backend of ['files', 'nats'] as const) {
     t.after(() => first.stop('SIGKILL'));
     await until(
       () => !existsSync(join(dir, 'outputs', 'hook.dead-letter.1-1.ndjson')),
-      10_000,
+      OUTPUTS_THREAD_MS,
       'old part pruned',
     );
     await first.stop();
     // The file being appended to is set aside first, and deleted by the next run (never under a writer).
     const second = await spawnServe(dir, ['--config', config]);
     t.after(() => second.stop('SIGKILL'));
-    await until(() => deadLetterFiles(dir, 'gone').length === 0, 10_000, "the removed output's pruned");
-    await until(() => deadLetterFiles(dir).length === 1, 10_000, 'only the recent part left');
+    await until(
+      () => deadLetterFiles(dir, 'gone').length === 0,
+      OUTPUTS_THREAD_MS,
+      "the removed output's pruned",
+    );
+    await until(() => deadLetterFiles(dir).length === 1, OUTPUTS_THREAD_MS, 'only the recent part left');
     await second.stop();
     assert.deepEqual(await listedIds(dir, config), keptPart);
     const pruned = [...first.logs, ...second.logs].filter(

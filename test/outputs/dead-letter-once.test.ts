@@ -9,7 +9,7 @@ import { spawnServe } from '../helpers/cli.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { slowRenames, straceMissing, tracedKiller } from '../helpers/slow-renames.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { deadLetterIds } from './kill-twice.js';
 import { serveWithOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
@@ -70,7 +70,11 @@ test('a dead-letter file left with a torn last line (a power cut mid-append): th
   await post(Array.from({ length: 3 }, (_, i) => genericRecord({ threat: `t${i}` })));
   const ids = readStored(dir).map((r) => r.id as string);
   await until(() => receiver.refused.size === 3, 30_000, 'the batch refused');
-  await until(async () => (await deadLetters('hook')).length >= 3, 10_000, 'three dead letters listed');
+  await until(
+    async () => (await deadLetters('hook')).length >= 3,
+    OUTPUTS_THREAD_MS,
+    'three dead letters listed',
+  );
   assert.deepEqual(
     (await deadLetters('hook')).map((l) => l.record.id),
     ids,

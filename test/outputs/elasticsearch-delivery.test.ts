@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { startBulkServer } from '../helpers/bulk-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until, untilDrained } from '../helpers/until.js';
 import { serveWithOutputs } from './output-serve.js';
 
 const RECORDS = 3000;
@@ -53,7 +53,11 @@ test('elasticsearch: refused items dead-lettered, 429 items and 503 answers retr
   );
   bulk.failNext.length = 0;
 
-  await until(() => bulk.docs.size >= RECORDS - refused.size, 60_000, 'every record not refused is created');
+  await untilDrained(
+    () => RECORDS - refused.size - bulk.docs.size,
+    OUTPUTS_THREAD_MS,
+    'every record not refused is created',
+  );
   await until(
     async () => (await deadLetters('elastic')).length >= refused.size,
     30_000,

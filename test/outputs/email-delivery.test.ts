@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { startSmtpReceiver } from '../helpers/smtp-receiver.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, untilDrained } from '../helpers/until.js';
 import { serveWithOutputs } from './output-serve.js';
 
 const FLOOD = 500;
@@ -57,7 +57,7 @@ test('email: a flood of 500 critical records gives a few digests that together c
     }
     return at;
   };
-  await until(() => covered() >= FLOOD, 60_000, 'every critical record mailed');
+  await untilDrained(() => FLOOD - covered(), OUTPUTS_THREAD_MS, 'every critical record mailed');
   assert.equal(covered(), FLOOD, 'every record in exactly one mail');
   t.diagnostic(`${smtp.mails.length} mails for ${FLOOD} critical records`);
   assert.ok(smtp.mails.length <= 3, `a flood is a few mails, not ${smtp.mails.length}`);

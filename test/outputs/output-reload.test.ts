@@ -8,7 +8,7 @@ import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { startReceiver } from './webhook-receiver.js';
 
 interface Report {
@@ -44,7 +44,11 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
   const admin = serve.adminUrl as string;
 
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'one' })], as)).status, 200);
-  await until(async () => (await outputsOf(admin))[0]?.state === 'paused', 10_000, 'the output pauses');
+  await until(
+    async () => (await outputsOf(admin))[0]?.state === 'paused',
+    OUTPUTS_THREAD_MS,
+    'the output pauses',
+  );
   const [paused] = await outputsOf(admin);
   assert.match(paused?.lastError ?? '', /refused the credentials: HTTP 401/);
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'two' })], as)).status, 200);
@@ -59,7 +63,7 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
   serve.child.kill('SIGHUP');
   await until(
     () => receiver.accepted.size === 2 && other.accepted.size === 2,
-    10_000,
+    OUTPUTS_THREAD_MS,
     'both outputs deliver',
   );
   assert.deepEqual(
@@ -78,7 +82,7 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
       metrics = await (await fetch(`${admin}/metrics`)).text();
       return /^threatcol_output_lag_seconds\{output="added"\} 0$/m.test(metrics);
     },
-    10_000,
+    OUTPUTS_THREAD_MS,
     'the added output acknowledged',
   );
   assert.match(metrics, /^threatcol_output_records_sent_total\{output="added"\} 2$/m);
@@ -91,17 +95,24 @@ test('a refused token pauses the output, ingest goes on; SIGHUP retries it and r
   // A broken configuration on reload: refused, the outputs keep running as they were.
   writeFileSync(config, JSON.stringify({ outputs: { hook: { ...hook, bogus: 1 } } }));
   serve.child.kill('SIGHUP');
-  await until(() => serve.logs.some((l) => String(l.msg).startsWith('configuration not reloaded')), 10_000);
+  await until(
+    () => serve.logs.some((l) => String(l.msg).startsWith('configuration not reloaded')),
+    OUTPUTS_THREAD_MS,
+  );
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'three' })], as)).status, 200);
-  await until(() => receiver.accepted.size === 3 && other.accepted.size === 3, 10_000, 'both still deliver');
+  await until(
+    () => receiver.accepted.size === 3 && other.accepted.size === 3,
+    OUTPUTS_THREAD_MS,
+    'both still deliver',
+  );
 
   // Removed from the configuration, with no SIGHUP: the file watch applies it; stopped, its cursor kept.
   writeFileSync(config, JSON.stringify({ outputs: { hook } }));
   await until(
     async () => (await outputsOf(admin)).find((o) => o.name === 'added')?.state === 'removed',
-    10_000,
+    OUTPUTS_THREAD_MS,
   );
   assert.equal((await post(serve.url, '/generic', [genericRecord({ threat: 'four' })], as)).status, 200);
-  await until(() => receiver.accepted.size === 4, 10_000);
+  await until(() => receiver.accepted.size === 4, OUTPUTS_THREAD_MS);
   assert.equal(other.accepted.size, 3, 'a removed output sends nothing');
 });

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { openStore } from '../../src/store/open-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -68,7 +68,7 @@ test('the outputs thread ended: logged, started again, and forwarding resumes fr
   t.after(() => log.close());
   await log.append([record({ threat: 'before' })]);
   await outputs.started();
-  await until(() => receiver.accepted.size === 1, 10_000, 'forwarded from the thread');
+  await until(() => receiver.accepted.size === 1, OUTPUTS_THREAD_MS, 'forwarded from the thread');
   assert.equal(threads.length, 1, JSON.stringify(logs));
   assert.ok(
     logs.some((l) => l.msg === 'output started' && l.output === 'hook'),
@@ -81,9 +81,9 @@ test('the outputs thread ended: logged, started again, and forwarding resumes fr
   assert.equal(down?.state, 'paused', 'shown as not forwarding while the thread is away');
   assert.match(String(down?.lastError), /outputs thread/);
 
-  await until(() => receiver.accepted.size === 2, 10_000, 'forwarding resumes in a new thread');
+  await until(() => receiver.accepted.size === 2, OUTPUTS_THREAD_MS, 'forwarding resumes in a new thread');
   assert.equal(threads.length, 2);
-  await until(async () => (await outputs.report())[0]?.state === 'running', 10_000);
+  await until(async () => (await outputs.report())[0]?.state === 'running', OUTPUTS_THREAD_MS);
   assert.ok(
     logs.some((l) => l.level === 50 && l.msg === 'outputs thread stopped; starting it again'),
     'the end of the thread is logged',

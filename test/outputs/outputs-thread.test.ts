@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { OUTPUTS_NICE } from '../../src/outputs/run-outputs.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { serveWithOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -42,10 +42,10 @@ test('an enabled output forwards from one thread at nice +15; none enabled, no s
 
   writeFileSync(config, JSON.stringify({ outputs: { hook } }));
   serve.child.kill('SIGHUP');
-  await until(() => receiver.accepted.size === 1, 10_000, 'the enabled output forwards');
+  await until(() => receiver.accepted.size === 1, OUTPUTS_THREAD_MS, 'the enabled output forwards');
   assert.equal(lowered(pid), 1, 'one thread at nice +15 forwards');
   await post([genericRecord({ threat: 'two' })]);
-  await until(() => receiver.accepted.size === 2, 10_000);
+  await until(() => receiver.accepted.size === 2, OUTPUTS_THREAD_MS);
   assert.ok(
     serve.logs.some((l) => l.msg === 'output started' && l.output === 'hook'),
     "the thread's lines are in serve's log, with their fields",
@@ -53,7 +53,7 @@ test('an enabled output forwards from one thread at nice +15; none enabled, no s
 
   writeFileSync(config, JSON.stringify({ outputs: {} }));
   serve.child.kill('SIGHUP');
-  await until(() => lowered(pid) === 0, 10_000, 'the thread ends with the last output');
+  await until(() => lowered(pid) === 0, OUTPUTS_THREAD_MS, 'the thread ends with the last output');
   const listed = await (await fetch(`${serve.adminUrl}/api/outputs`)).json();
   assert.deepEqual(
     (listed as { outputs: { name: string; state: string }[] }).outputs.map((o) => [o.name, o.state]),

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until } from '../helpers/until.js';
 import { startReceiver } from './webhook-receiver.js';
 
 test('/readyz: 200 with a warning once an output has failed for over a minute; none after it delivers again', async (t) => {
@@ -28,7 +28,7 @@ test('/readyz: 200 with a warning once an output has failed for over a minute; n
   );
   const readyz = async () =>
     (await fetch(`${server.adminUrl}/readyz`)).json() as Promise<{ status: string; warnings?: string[] }>;
-  await until(() => server.logs.some((l) => l.msg === 'output delivery failed; retrying'), 10_000);
+  await until(() => server.logs.some((l) => l.msg === 'output delivery failed; retrying'), OUTPUTS_THREAD_MS);
   assert.deepEqual(await readyz(), { status: 'ready' }, 'failing for less than a minute: no warning yet');
 
   skew = 61_000;
@@ -40,6 +40,6 @@ test('/readyz: 200 with a warning once an output has failed for over a minute; n
   );
 
   receiver.mode = 'up';
-  await until(() => receiver.accepted.size === 1, 10_000, 'delivered once the receiver is back');
-  await until(async () => (await readyz()).warnings === undefined, 10_000, 'the warning goes');
+  await until(() => receiver.accepted.size === 1, OUTPUTS_THREAD_MS, 'delivered once the receiver is back');
+  await until(async () => (await readyz()).warnings === undefined, OUTPUTS_THREAD_MS, 'the warning goes');
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { startRsyslog } from '../helpers/rsyslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, until, untilDrained } from '../helpers/until.js';
 import { serveWithOutputs } from './output-serve.js';
 
 /** The record ids rsyslog wrote, in order: its lines are `threat [threatcol@32473 id="…" …] BODY`. */
@@ -45,7 +45,11 @@ test('syslog over TLS to rsyslog: every record once with its id, across an rsysl
     );
 
   await postRecords(1000);
-  await until(() => rsyslog.lines().length >= 1000, 30_000, 'rsyslog wrote the first records');
+  await untilDrained(
+    () => 1000 - rsyslog.lines().length,
+    OUTPUTS_THREAD_MS,
+    'rsyslog wrote the first records',
+  );
   await rsyslog.stop();
   await postRecords(1500);
   await until(
@@ -58,7 +62,11 @@ test('syslog over TLS to rsyslog: every record once with its id, across an rsysl
 
   const stored = readStored(dir).map((r) => r.id as string);
   assert.equal(stored.length, 3500);
-  await until(() => rsyslog.lines().length >= stored.length, 60_000, 'rsyslog wrote every record');
+  await untilDrained(
+    () => stored.length - rsyslog.lines().length,
+    OUTPUTS_THREAD_MS,
+    'rsyslog wrote every record',
+  );
   const received = idsIn(rsyslog.lines());
   assert.deepEqual(received, stored, 'every record once, in store order: none skipped, none twice');
 

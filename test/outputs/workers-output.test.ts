@@ -7,7 +7,7 @@ import { addSensorCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { until } from '../helpers/until.js';
+import { OUTPUTS_THREAD_MS, untilDrained } from '../helpers/until.js';
 import { startReceiver } from './webhook-receiver.js';
 
 test('serve --workers 2: one forwarder in the primary delivers the records of both workers, each once', async (t) => {
@@ -34,7 +34,7 @@ test('serve --workers 2: one forwarder in the primary delivers the records of bo
   assert.equal(stored.length, 2000);
   const series = new Set(readdirSync(join(dir, 'threats')).map((f) => /-(w\d+)-/.exec(f)?.[1]));
   assert.deepEqual([...series].sort(), ['w1', 'w2'], 'both workers wrote segments');
-  await until(() => receiver.accepted.size === 2000, 20_000, 'every record delivered');
+  await untilDrained(() => 2000 - receiver.accepted.size, OUTPUTS_THREAD_MS, 'every record delivered');
   assert.ok(
     [...receiver.accepted.values()].every((n) => n === 1),
     'no duplicates without a crash',
@@ -55,6 +55,10 @@ test('serve --workers 2: one forwarder in the primary delivers the records of bo
     }),
   );
   serve.child.kill('SIGHUP');
-  await until(() => other.accepted.size === 2000, 20_000, 'the added output delivers everything');
+  await untilDrained(
+    () => 2000 - other.accepted.size,
+    OUTPUTS_THREAD_MS,
+    'the added output delivers everything',
+  );
   assert.equal(serve.logs.filter((l) => l.msg === 'output started').length, 2);
 });
