@@ -88,6 +88,10 @@ function rsyslog(t: SyslogTarget): string {
   const tls = t.transport === 'tls';
   const lines = [
     `# /etc/rsyslog.d/60-threatcol.conf: forward to threatcol (sensor ${t.sensor}, format ${t.format})`,
+    // omfwd has no answers: what is in flight when the collector stops is lost (docs/syslog.md, restarts).
+    t.relpPort === null
+      ? '# omfwd can lose what it sends in the instant threatcol stops; RELP (syslog.relpListen) loses nothing'
+      : '# omfwd can lose what it sends in the instant threatcol stops; the omrelp action below loses nothing',
     `action(type="omfwd" target="${t.host}" port="${t.port}" protocol="tcp"`,
   ];
   if (tls) {
