@@ -10,6 +10,7 @@ threatcol send generic --data @records.json        # a file: one record or a JSO
 some-tool | threatcol send generic --data -        # standard input
 threatcol send syslog --format panos --sample --url collector.example.org:6514 --client-cert fw.pem --client-key fw.key
 threatcol send syslog --format cef --sample --count 1000 --concurrency 4 --tcp --url 127.0.0.1:514
+threatcol send syslog --sensor fw-branch --sample --source 192.0.2.10
 \`\`\`
 
 Sends one request to \`POST /firewall\` or \`POST /generic\` of a collector, prints the HTTP status and the
@@ -32,11 +33,17 @@ presenting \`--client-cert\`/\`--client-key\` when the sensor pins a certificate
 (default port \`syslog.tcpListen\`'s). \`--count N\` sends N distinct messages over \`--concurrency C\`
 connections. Syslog has no answer: it exits 0 once the collector has closed the connections, and prints what
 it sent; whether they were stored shows in \`threats tail --endpoint syslog\` and \`sensor show NAME
---syslog-errors\` (a connection no sensor matches is closed unread). With \`--relp\` it speaks RELP over TLS
+--syslog-errors\`. A connection no sensor matches is closed unread by the collector: \`send syslog\` waits
+after its last message (20 times the connection's set-up time, 0.5 to 5 s) for that close or reset, and exits
+77 (\`SYSLOG_REFUSED\`) when it comes. \`--sensor NAME\`, run on the collector, tests one sensor of its registry:
+its format by default, its certificate required when it is known by one, and each connection checked before
+anything is sent (77: \`SYSLOG_REFUSED\` when no sensor would take it, \`SYSLOG_OTHER_SENSOR\` when another
+would); \`--source ADDRESS\` sends from one of this machine's addresses, e.g. one in the sensor's \`--from\`
+network. With \`--relp\` it speaks RELP over TLS
 (default port \`syslog.relpListen\`'s), up to 128 messages unanswered per session, and prints how many the
 collector answered 200 OK (stored, or counted as not a threat); any other answer, or none, exits 69
-(UNAVAILABLE). \`--format\`, \`--tcp\`, \`--relp\`, \`--client-cert\` and \`--client-key\` are for \`send syslog\`
-only, \`--sensor\`, \`--key\`, \`--key-file\`, \`--batch\`, \`--repeat\` and \`--rate\` for \`firewall\` and
+(UNAVAILABLE). \`--format\`, \`--tcp\`, \`--relp\`, \`--client-cert\`, \`--client-key\` and \`--source\` are for
+\`send syslog\` only, \`--key\`, \`--key-file\`, \`--batch\`, \`--repeat\` and \`--rate\` for \`firewall\` and
 \`generic\` only: given to the other they exit 64 (USAGE) naming them, and nothing is sent.
 
 **A key given with \`--key\` is visible to every user of the machine** in \`ps\` and \`/proc/PID/cmdline\`, and
@@ -52,7 +59,8 @@ lands in shell history. Prefer \`--key-file\` or \`THREATCOL_KEY\`.
     '--client-key': `syslog over TLS: the PEM key of \`--client-cert\``,
     '--batch': `with \`--sample\`: a JSON array of N records (1-1000) per request`,
     '--url': `the collector's base URL (environment \`THREATCOL_URL\`); default \`https://localhost:<server.port>\` from the configuration. A URL ending in the endpoint (\`https://host/firewall\` for \`send firewall\`) is used as given, one ending in the other endpoint is refused (USAGE, the URL shown), any other path is a prefix (\`https://proxy/threatcol\` posts to \`/threatcol/firewall\`); only \`https://\`: the key is never sent over plain HTTP`,
-    '--sensor': `sensor name, sent as \`X-SENSOR_NAME\` (environment \`THREATCOL_SENSOR\`)`,
+    '--sensor': `sensor name, sent as \`X-SENSOR_NAME\` (environment \`THREATCOL_SENSOR\`); \`send syslog\`: the sensor to test, read from this collector's registry (\`--config\`, \`--data-dir\`): its format unless \`--format\`, and the connection refused before sending unless the collector would take it as this sensor's`,
+    '--source': `syslog: send from this local address (one of this machine's), e.g. a test address in the firewall's network that a sensor's \`--from\` names; the collector sees it as the sender's address`,
     '--key': `sensor key, sent as \`X-AUTH_KEY\` (environment \`THREATCOL_KEY\`); visible to other users in \`ps\``,
     '--key-file': `read the key from the first line of FILE (keep it mode 0600: a file others can read gets a warning)`,
     '--ca': `verify the collector's certificate against this PEM CA (or the self-signed \`<data-dir>/tls/cert.pem\` itself) instead of the system CAs`,

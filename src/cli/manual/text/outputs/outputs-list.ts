@@ -14,6 +14,12 @@ its position and the age of the oldest of them, its last success, its dead lette
 removed before it passed them (\`maxLag\`), and its last error. An output removed from the configuration whose
 position is kept is listed as \`removed (cursor kept)\` until \`outputs forget\`.
 
+The last success and the last error are the running daemon's, since it started: \`none since start\` is an
+output that has delivered nothing since then (after a restart or an upgrade, until its next batch). The last
+error is shown with its time and stays after deliveries succeed again, marked \`(since recovered)\` once a batch
+was delivered after it: an output that fails now and then shows it. \`--json\` has \`lastSuccessAt\`,
+\`lastError\` and \`lastErrorAt\` (null when none since start).
+
 The state comes from the running daemon's admin listener (\`GET /api/outputs\`); when none answers, the
 positions are read from the store and the state is \`stopped\`.
 `,
