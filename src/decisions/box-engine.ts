@@ -1,5 +1,5 @@
-// The decisions engine of one collector box (the single serving process, or the primary under --workers): its
-// cursor's name, and the engine started with the box's configuration.
+// The decisions engine of one collector box (the single serving process, or the primary under --workers),
+// started with the box's configuration; on NATS, under the cluster's lease.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -13,13 +13,8 @@ import { type RunningEngine, startDecisionEngine } from './engine.js';
 
 const BOX_ID_FILE = 'decisions-engine-id';
 
-/**
- * Files: `@decisions` (one box per data directory). NATS: `@decisions-<box>`, one cursor per collector: an
- * output's consumer is shared by the collectors of a cluster, each record handed to one of them, while every
- * engine must count every record (they then make the same decisions from the same records).
- */
-export function engineCursor(config: Config, dataDir: string): string {
-  if (config.store.backend !== 'nats') return DECISIONS_CURSOR;
+/** This collector's id (hostname and random), made once and kept in the data directory. */
+export function boxId(dataDir: string): string {
   const path = join(dataDir, BOX_ID_FILE);
   let id = '';
   try {
@@ -33,8 +28,11 @@ export function engineCursor(config: Config, dataDir: string): string {
       .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
     writeFileAtomic(path, `${id}\n`, 0o644, null);
   }
-  return `${DECISIONS_CURSOR}-${id}`;
+  return id;
 }
+
+/** A lease outlives its holder by this much: a collector that died is replaced within it. */
+const LEASE_TTL_MS = 15_000;
 
 export function startBoxEngine(options: {
   config: Config;
@@ -43,10 +41,14 @@ export function startBoxEngine(options: {
   logger: Logger;
   now?: () => number;
 }): RunningEngine {
+  // NATS: one engine per cluster, the holder of the lease, reading the one shared cursor (a durable consumer:
+  // what a leader that died had not acknowledged is handed to the next).
+  const nats = options.config.store.backend === 'nats';
   return startDecisionEngine({
     store: options.store,
     blocklist: options.config.blocklist,
-    cursor: engineCursor(options.config, options.dataDir),
+    cursor: DECISIONS_CURSOR,
+    ...(nats ? { lease: { holder: boxId(options.dataDir), ttlMs: LEASE_TTL_MS } } : {}),
     logger: options.logger,
     ...(options.now ? { now: options.now } : {}),
   });

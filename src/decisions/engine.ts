@@ -27,10 +27,25 @@ const CLEANUP_INTERVAL_MS = 60_000;
 /** The longest step by which an active block is extended: it may end up to this much early. */
 const EXTEND_STEP_MS = 60_000;
 
+/** How often a leased engine renews its lease (and a waiting one tries to take it). */
+const LEASE_RENEW_MS = 3000;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 export interface EngineDeps {
   store: Pick<Store, 'outputs' | 'decisions' | 'reader'>;
-  /** The engine's cursor in Store.outputs (default DECISIONS_CURSOR; box-engine.ts names one per collector on NATS). */
+  /** The engine's cursor in Store.outputs (default DECISIONS_CURSOR). */
   cursor?: string;
+  /** NATS: the engine runs only while this collector holds the cluster's lease (box-engine.ts). */
+  lease?: { holder: string; ttlMs: number };
   blocklist: BlocklistConfig;
   logger: Logger;
   now?: () => number;
@@ -74,6 +89,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   const blocksMade: Record<string, number> = {};
   let skippedPrivate = 0;
   const abort = new AbortController();
+  /** Whether this engine holds the cluster's lease (always, without one). */
+  let leading = false;
 
   const watch = deps.store.decisions.watch(
     (next) => {
@@ -294,15 +311,43 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let feed: OutputFeed | null = null;
     let lastCleanUp = now();
     let scanned: { newestId: string; since: number } | null = null;
+    let leader = deps.lease === undefined;
+    leading = leader;
+    let leaseAt = Number.NEGATIVE_INFINITY;
     while (!abort.signal.aborted) {
       try {
+        if (deps.lease && now() - leaseAt >= LEASE_RENEW_MS) {
+          leaseAt = now();
+          const was = leader;
+          leader = await deps.store.decisions.lease('engine', deps.lease.holder, deps.lease.ttlMs);
+          leading = leader;
+          if (leader !== was) {
+            logger.info(
+              { holder: deps.lease.holder },
+              leader
+                ? 'this collector runs the decisions engine now'
+                : 'another collector runs the decisions engine',
+            );
+          }
+          if (!leader) {
+            // The leader's: this collector's view of the windows is rebuilt when it takes over.
+            await feed?.close().catch(() => {});
+            feed = null;
+            scanned = null;
+            await sleep(LEASE_RENEW_MS, abort.signal);
+            continue;
+          }
+        }
         feed ??= await deps.store.outputs.openFeed({ name: deps.cursor ?? DECISIONS_CURSOR, startAt: 'now' });
         scanned ??= await rebuild();
         const batch = await feed.next({
           maxRecords: 1000,
           maxBytes: 4_194_304,
           waitMs: 20,
-          signal: abort.signal,
+          // Under a lease, back in time to renew it even when no record comes.
+          signal: deps.lease
+            ? AbortSignal.any([abort.signal, AbortSignal.timeout(LEASE_RENEW_MS)])
+            : abort.signal,
         });
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();
@@ -357,6 +402,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       abort.abort();
       watch.stop();
       await running;
+      // A collector stopping hands the engine on at the next collector's renewal, not at the lease's end.
+      if (deps.lease && leading)
+        await deps.store.decisions.lease('engine', deps.lease.holder, 0).catch(() => {});
     },
   };
 }

@@ -116,6 +116,12 @@ export interface DecisionsStore {
   apply(changes: readonly DecisionChange[]): Promise<void>;
   /** Calls `onState` with the whole state at once, then after every change by anyone, within a second. */
   watch(onState: (state: DecisionsState) => void, onError: (error: Error) => void): DecisionsWatch;
+  /**
+   * Takes or renews the lease `name` for `holder` until `ttlMs` from now; resolves whether `holder` has it (no
+   * one else held an unexpired one). Files: always (one collector per data directory); NATS: a compare-and-set
+   * key, so of a cluster's collectors one runs the engine and another takes over when its lease runs out.
+   */
+  lease(name: string, holder: string, ttlMs: number): Promise<boolean>;
 }
 
 /**

@@ -123,3 +123,51 @@ test('nats: two collectors serve the same feed; a rule over two sensors counts r
   t.diagnostic(`a manual block served ${manual} ms after it was written`);
   assert.equal(await feedText(b), '192.0.2.70\n198.51.100.40\n203.0.113.66\n');
 });
+
+test('nats: one engine per cluster; when its collector stops, another takes over and blocks what it missed', async (t) => {
+  const node = await startNatsServer(t);
+  const overrides = {
+    'store.backend': 'nats',
+    'nats.servers': [node.url],
+    'nats.publishTimeoutMs': 1500,
+    'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
+  };
+  const a = await startTestServer(t, { overrides });
+  await until(
+    () => a.logs.some((l) => l.msg === 'this collector runs the decisions engine now'),
+    GUARD_MS,
+    'a leads',
+  );
+  const b = await startTestServer(t, { overrides });
+  const store: Store = await openStore(a.loaded.config, {
+    dataDir: a.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => store.close());
+  const key = (await store.registry.add({ name: 'fw1', timezone: null })).key;
+  const send = async (server: TestServer, address: string) => {
+    const record = [genericRecord({ source_ip: address, criticality: 4 })];
+    await until(
+      async () =>
+        (await post(server.url, '/generic', record, { sensor: 'fw1', key, agent: server.agent })).status ===
+        200,
+      GUARD_MS,
+      `a record about ${address} stored`,
+    );
+  };
+  const blocked = async (address: string) => (await store.decisions.read()).blocks.has(`${address}/32`);
+  await send(b, '198.51.100.50');
+  await until(() => blocked('198.51.100.50'), GUARD_MS, 'the block made by the leader');
+  assert.equal(
+    b.logs.filter((l) => l.msg === 'address blocked').length,
+    0,
+    'b made no block: it does not lead',
+  );
+  assert.equal(a.logs.filter((l) => l.msg === 'address blocked').length, 1);
+  // The leader stops; a record stored meanwhile is blocked by the next one, once the lease runs out.
+  assert.equal(await a.stop(), 0);
+  await send(b, '198.51.100.51');
+  const ms = await until(() => blocked('198.51.100.51'), 60_000, 'the block made after the take-over');
+  t.diagnostic(`blocked by the next leader ${ms} ms after the record`);
+  assert.ok(b.logs.some((l) => l.msg === 'this collector runs the decisions engine now'));
+});

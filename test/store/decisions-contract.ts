@@ -142,4 +142,20 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
     const names = (await store.outputs.list()).map((p) => p.name);
     assert.deepEqual(names, ['siem']);
   });
+
+  test(`${backend}: the engine's lease`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    assert.equal(await store.decisions.lease('engine', 'a', 400), true);
+    assert.equal(await store.decisions.lease('engine', 'a', 400), true, 'renewed by its holder');
+    // Files: one collector per data directory, the lease is always its own. NATS: one holder at a time.
+    const exclusive = backend !== 'files';
+    assert.equal(await other.decisions.lease('engine', 'b', 400), !exclusive);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await other.decisions.lease('engine', 'b', 60_000), true, 'taken once it ran out');
+    assert.equal(await store.decisions.lease('engine', 'a', 400), !exclusive);
+    assert.equal(await other.decisions.lease('engine', 'b', 0), true, 'released');
+    assert.equal(await store.decisions.lease('engine', 'a', 400), true);
+  });
 }

@@ -42,6 +42,9 @@ export function createFileDecisions(options: {
       }
     },
 
+    // One collector per data directory: the engine's lease is always its own.
+    lease: async () => true,
+
     watch(onState, onError) {
       let seen = '';
       const check = () => {

@@ -43,6 +43,36 @@ export function createNatsDecisions(options: {
       );
     },
 
+    async lease(name, holder, ttlMs) {
+      const kv = await options.bucket();
+      const key = `lease.${encodeToken(name)}`;
+      const now = Date.now();
+      const value = JSON.stringify({ holder, until: new Date(now + ttlMs).toISOString() });
+      const entry = await kv.get(key);
+      try {
+        if (entry === null || entry.operation !== 'PUT') {
+          // Never taken (or purged): the first to create it has it.
+          if (entry === null) await kv.create(key, value);
+          else await kv.update(key, value, entry.revision);
+          return true;
+        }
+        let current: { holder?: unknown; until?: unknown } = {};
+        try {
+          current = entry.json();
+        } catch {
+          // Not a lease: taken over below.
+        }
+        const held =
+          current.holder !== holder && typeof current.until === 'string' && Date.parse(current.until) > now;
+        if (held) return false;
+        await kv.update(key, value, entry.revision);
+        return true;
+      } catch {
+        // Another collector wrote it first (create or revision conflict): it has the lease this round.
+        return false;
+      }
+    },
+
     watch(onState, onError) {
       let stopped = false;
       let state = emptyDecisions();
