@@ -27,6 +27,8 @@ const CLEANUP_INTERVAL_MS = 60_000;
 /** The longest step by which an active block is extended: it may end up to this much early. */
 const EXTEND_STEP_MS = 60_000;
 
+/** New blocks logged one line each per batch; the rest in one line. */
+const BLOCK_LINES_PER_BATCH = 10;
 /** How often a leased engine renews its lease (and a waiting one tries to take it). */
 const LEASE_RENEW_MS = 3000;
 
@@ -87,6 +89,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   /** Entries this engine wrote, by `kind key`, until the watcher has them (or OWN_WRITES_MS passed). */
   const own = new Map<string, { change: DecisionChange; at: number }>();
   const blocksMade: Record<string, number> = {};
+  /** Blocks logged one by one in the batch being decided, and those left to its summary line. */
+  let loggedInBatch = 0;
+  let unlogged: Record<string, number> = {};
   let skippedPrivate = 0;
   const abort = new AbortController();
   /** Whether this engine holds the cluster's lease (always, without one). */
@@ -215,16 +220,21 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     if (offence) {
       changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: offence });
       blocksMade[rule.name] = (blocksMade[rule.name] ?? 0) + 1;
-      logger.info(
-        {
-          address: unit,
-          rule: rule.name,
-          until: block.until,
-          records: met.records,
-          sensors: met.sensors.length,
-        },
-        'address blocked',
-      );
+      // One line per block up to a few a batch, then one line for the rest (an attack makes thousands).
+      if (loggedInBatch++ < BLOCK_LINES_PER_BATCH) {
+        logger.info(
+          {
+            address: unit,
+            rule: rule.name,
+            until: block.until,
+            records: met.records,
+            sensors: met.sensors.length,
+          },
+          'address blocked',
+        );
+      } else {
+        unlogged[rule.name] = (unlogged[rule.name] ?? 0) + 1;
+      }
     }
   }
 
@@ -253,6 +263,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   }
 
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
+    const more = Object.values(unlogged).reduce((a, b) => a + b, 0);
+    if (more > 0) logger.info({ blocks: more, byRule: unlogged }, 'more addresses blocked');
+    loggedInBatch = 0;
+    unlogged = {};
     if (changes.size === 0) return;
     const list = [...changes.values()];
     await deps.store.decisions.apply(list);
