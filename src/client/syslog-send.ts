@@ -121,6 +121,8 @@ export async function sendSyslog(
   }
   let sent = 0;
   let bytes = 0;
+  // Waited on every connection at once: not part of the sending time reported.
+  const waitMs = refusalWaitMs(setupMs);
   const refused = (why: string) =>
     new SyslogRefusedError(
       `the collector closed the connection without taking the messages (${why === 'closed' ? 'closed' : `reset: ${why}`})`,
@@ -139,9 +141,7 @@ export async function sendSyslog(
         await wrote(frame);
       }
       // The collector decides as the connection is set up: a refusal arrives within a few set-up times.
-      const waited = new Promise<null>((resolve) =>
-        setTimeout(resolve, refusalWaitMs(setupMs), null).unref(),
-      );
+      const waited = new Promise<null>((resolve) => setTimeout(resolve, waitMs, null).unref());
       const why = await Promise.race([closedFirst, waited]);
       if (why !== null) throw refused(why);
       end();
@@ -155,6 +155,6 @@ export async function sendSyslog(
     for (const socket of sockets) socket.destroy();
     throw error;
   });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const seconds = Math.max(0, Number(process.hrtime.bigint() - started) / 1e9 - waitMs / 1000);
   return { messages: sent, bytes, connections: sockets.length, seconds };
 }
