@@ -15,6 +15,10 @@ The output names the data directory the sensor was written to. Run it as the ser
 threatcol threatcol sensor add NAME\`) or as root: as an ordinary user it writes to
 \`~/.local/state/threatcol\`, which the service never reads; it warns when it is about to create such a
 registry while \`/var/lib/threatcol/sensors.json\` exists.
+
+With \`--syslog\`, the output also says the identity stored (format, networks, pinned certificates) and points to
+\`sensor show NAME --syslog\` for the sender's setup; while no syslog listener is configured (\`syslog.listen\`,
+\`syslog.tcpListen\`, \`syslog.relpListen\` all off) it warns on stderr (exit 0): the sensor could send to nothing.
 `,
   options: {
     '--description': `free text shown in \`sensor list\` (the DESCRIPTION column) and \`sensor show\``,

@@ -12,5 +12,7 @@ threatcol sensor set fw-berlin --timezone default            # back to firewall.
 Changes a sensor's time zone and/or description; the running daemon uses the change within a second,
 without restart (records stored before keep their \`detected_at\`). At least one flag is required; an unknown
 time zone exits 64 (\`USAGE\`), an unknown name 65 (\`SENSOR_NOT_FOUND\`). \`--json\` prints the changed sensor.
+\`--syslog\` prints the whole identity it set (format, networks, pinned certificates) and warns on stderr, as
+\`sensor add\` does, while no syslog listener is configured.
 `,
 };

@@ -29,7 +29,7 @@ daemon answering it fails with \`CONNECTION_FAILED\`.
 `,
   options: {
     '--firewall': `print the PAN-OS setup text for this sensor`,
-    '--syslog': `print the syslog sender configuration (with \`--json\`: the target and each snippet)`,
+    '--syslog': `print the syslog sender configuration (with \`--json\`: the target and each snippet); a warning on stderr while no syslog listener is configured`,
     '--collector': `with \`--syslog\`: the collector's name or address as the sender reaches it`,
     '--syslog-errors': `print the daemon's syslog counters and latest unreadable messages for this sensor`,
     '--admin-listen': `the running daemon's admin listener when \`admin.listen\` does not say it (port 0 in the configuration)`,
