@@ -79,9 +79,13 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
       }
     }
     setPath(raw, leaf.path, parseEnvValue(value, leaf.schema));
-    // A secret's value is not echoed into a terminal or the journal.
-    const secret = /token|password|secret/i.test(leaf.path[leaf.path.length - 1] ?? '');
-    fromEnv.set(leaf.path.join('.'), secret ? name : `${name}=${JSON.stringify(value)}`);
+    // A secret's value is not echoed into a terminal or the journal, nor an object or a list (outputs, NATS
+    // server URLs may hold credentials).
+    const hidden =
+      /token|password|secret/i.test(leaf.path[leaf.path.length - 1] ?? '') ||
+      types.includes('object') ||
+      types.includes('array');
+    fromEnv.set(leaf.path.join('.'), hidden ? name : `${name}=${JSON.stringify(value)}`);
   }
   for (const [dotted, value] of Object.entries(options.overrides ?? {})) {
     if (value === undefined) continue;
