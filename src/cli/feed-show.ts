@@ -98,7 +98,8 @@ export function firewallSetup(feed: FeedEntry, url: string): string {
         '# /etc/systemd/system/threatcol-feed.service',
         '[Service]',
         'Type=oneshot',
-        `ExecStart=/bin/sh -c 'curl -fsS --cacert /etc/threatcol-feed/ca.pem -u ${feed.name}:"$(cat /etc/threatcol-feed/password)" -o /run/threatcol-feed.nft ${url} && nft -f /run/threatcol-feed.nft'`,
+        // `$$`: systemd passes one `$` on to the shell.
+        `ExecStart=/bin/sh -c 'curl -fsS --cacert /etc/threatcol-feed/ca.pem -u ${feed.name}:"$$(cat /etc/threatcol-feed/password)" -o /run/threatcol-feed.nft ${url} && nft -f /run/threatcol-feed.nft'`,
         '',
         '# /etc/systemd/system/threatcol-feed.timer',
         '[Timer]',
