@@ -330,6 +330,14 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let leaseAt = Number.NEGATIVE_INFINITY;
     while (!abort.signal.aborted) {
       try {
+        if (rules.length === 0) {
+          // No rule, nothing to decide: the record log is not read at all (ingest pays nothing for it).
+          await feed?.close().catch(() => {});
+          feed = null;
+          scanned = null;
+          await sleep(1000, abort.signal);
+          continue;
+        }
         if (deps.lease && now() - leaseAt >= LEASE_RENEW_MS) {
           leaseAt = now();
           const was = leader;

@@ -1,6 +1,8 @@
 // Blocklists end to end in one process: records posted over real HTTPS become blocks by the configured rules,
 // served as feeds on the same listener with their own Basic credentials (real TLS, undici).
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -365,4 +367,21 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
   assert.match(text, /^threatcol_feed_requests_total\{feed="unknown",status="401"\} 1$/m);
   assert.match(text, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
   assert.match(text, /^threatcol_feed_left_out\{feed="edge"\} 0$/m);
+});
+
+test('without a rule the engine does not read the record log: no cursor of its own is made', async (t) => {
+  const server = await startTestServer(t);
+  const key = await server.addSensor('fw1');
+  await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.90', criticality: 4 })]);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(existsSync(join(server.dataDir, 'outputs', '@decisions.cursor.json')), false);
+  // With a rule, the engine's cursor is there once it has read a record.
+  const ruled = await startTestServer(t, { overrides: RULES });
+  const key2 = await ruled.addSensor('fw1');
+  await send(ruled, 'fw1', key2, [genericRecord({ source_ip: '198.51.100.91', criticality: 4 })]);
+  await until(
+    () => existsSync(join(ruled.dataDir, 'outputs', '@decisions.cursor.json')),
+    GUARD_MS,
+    'the cursor',
+  );
 });
