@@ -65,6 +65,7 @@ test('a healthy installation with a running daemon passes every check, in text a
   assert.equal(json.report.ok, true);
   assert.deepEqual(json.status, {
     config: 'ok',
+    runtime: 'ok',
     tls: 'ok',
     'certificate expiry': 'ok',
     'data directory': 'ok',
