@@ -23,6 +23,8 @@ const layers = [
     'package-version.ts',
     'wait-at-most.ts',
   ],
+  // Below them all: what relp-frames.ts and the syslog framer both hold a partial message in.
+  ['held-bytes.ts'],
 ];
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -16,7 +16,7 @@ single process's rate per core added.
 Measured here, on a 2-core box where the load generator itself takes a core, 1 to 2 workers gave
 0.88x-1.75x of one worker's keep-alive throughput depending on the generator and the neighbours, and
 0.99x-1.41x on batched records, with 1.34-1.70x (keep-alive) and 0.91-1.14x (batched) the server CPU per
-request; the primary used 0.25 % of the CPU ([docs/performance.md](performance.md#several-cores-serve---workers-issue-11),
+request; the primary used 0.25 % of the CPU ([docs/performance.md](performance.md#several-cores-serve---workers),
 \`npm run bench:workers\`). Scaling on a box with idle cores is not measured yet.
 
 - **Records**: each worker appends to its own segments, \`threats/YYYYMMDD-wK-NNNNNN.ndjson\` (K = the
