@@ -8,9 +8,17 @@ interface Window {
   times: number[];
   /** Criticality of each record in `times`. */
   criticalities: number[];
-  /** Newest time per sensor, at most the rule's minSensors sensors (the most recent ones). */
-  sensors: Map<string, number>;
+  /**
+   * Sensors and the newest time of each, at most the rule's minSensors (the most recent ones): two small
+   * arrays, not a Map, as a million units are kept (a Map costs some 200 bytes even with one entry).
+   */
+  sensors: string[];
+  sensorTimes: number[];
 }
+
+/** Shared by new windows until their first record replaces them (they are never written in place). */
+const EMPTY: number[] = [];
+const NO_SENSORS: string[] = [];
 
 /** A rule's thresholds met by the records about one unit. */
 export interface Met {
@@ -44,7 +52,8 @@ export class AddressTracker {
   ): Met | null {
     let windows = this.units.get(unit);
     if (windows === undefined) {
-      windows = [];
+      // Exactly as long as needed (an empty array's first store reserves 17 slots: a million units kept).
+      windows = new Array<Window | undefined>(index + 1);
       if (this.units.size >= this.maxTracked) {
         const oldest = this.units.keys().next().value as string;
         this.units.delete(oldest);
@@ -53,10 +62,12 @@ export class AddressTracker {
     } else {
       this.units.delete(unit);
     }
+    if (index >= windows.length)
+      windows = windows.concat(new Array<Window | undefined>(index + 1 - windows.length));
     this.units.set(unit, windows);
     let window = windows[index];
     if (window === undefined) {
-      window = { times: [], criticalities: [], sensors: new Map() };
+      window = { times: EMPTY, criticalities: EMPTY, sensors: NO_SENSORS, sensorTimes: EMPTY };
       windows[index] = window;
     }
     addTime(window, record.at, record.criticality, rule.minRecords);
@@ -92,35 +103,47 @@ function measure(window: Window, rule: CompiledRule, at: number, notBefore: numb
     criticality = Math.max(criticality, window.criticalities[i] as number);
   });
   if (records < rule.minRecords) return null;
-  const sensors = [...window.sensors].filter(([, t]) => t >= from && t <= at).map(([s]) => s);
+  const sensors = window.sensors.filter((_s, i) => {
+    const t = window.sensorTimes[i] as number;
+    return t >= from && t <= at;
+  });
   if (sensors.length < rule.minSensors) return null;
   return { records, sensors: sensors.sort(), criticality };
 }
 
 /** Keeps the newest `keep` times in order (records of several workers may arrive a little out of order). */
+/**
+ * Keeps the newest `keep` times in order (records of several workers may arrive a little out of order). The
+ * arrays are made anew at their exact length rather than grown (growing one reserves 17 slots or more).
+ */
 function addTime(window: Window, at: number, criticality: number, keep: number): void {
   let i = window.times.length;
   while (i > 0 && (window.times[i - 1] as number) > at) i--;
-  window.times.splice(i, 0, at);
-  window.criticalities.splice(i, 0, criticality);
-  if (window.times.length > keep) {
-    window.times.shift();
-    window.criticalities.shift();
+  let times = window.times.slice(0, i).concat([at], window.times.slice(i));
+  let criticalities = window.criticalities.slice(0, i).concat([criticality], window.criticalities.slice(i));
+  if (times.length > keep) {
+    times = times.slice(times.length - keep);
+    criticalities = criticalities.slice(criticalities.length - keep);
   }
+  window.times = times;
+  window.criticalities = criticalities;
 }
 
+/** The sensor's newest time, the most recent `keep` sensors kept; arrays at their exact length, as above. */
 function addSensor(window: Window, sensor: string, at: number, keep: number): void {
-  const before = window.sensors.get(sensor);
-  if (before !== undefined && before >= at) return;
-  window.sensors.set(sensor, at);
-  if (window.sensors.size <= keep) return;
-  let oldest: string | null = null;
-  let oldestAt = Number.POSITIVE_INFINITY;
-  for (const [s, t] of window.sensors) {
-    if (t < oldestAt) {
-      oldest = s;
-      oldestAt = t;
-    }
+  const i = window.sensors.indexOf(sensor);
+  if (i !== -1) {
+    if ((window.sensorTimes[i] as number) < at) window.sensorTimes[i] = at;
+    return;
   }
-  if (oldest !== null) window.sensors.delete(oldest);
+  let sensors = window.sensors.concat([sensor]);
+  let times = window.sensorTimes.concat([at]);
+  if (sensors.length > keep) {
+    let oldest = 0;
+    for (let k = 1; k < times.length; k++) if ((times[k] as number) < (times[oldest] as number)) oldest = k;
+    sensors = sensors.filter((_s, k) => k !== oldest);
+    times = times.filter((_t, k) => k !== oldest);
+  }
+  window.sensors = sensors;
+  window.sensorTimes = times;
 }

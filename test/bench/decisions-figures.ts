@@ -1,6 +1,7 @@
 // Blocklist figures, run by hand (`node --import tsx test/bench/decisions-figures.ts [records]`): the decisions
 // engine's throughput on distinct records (records per engine CPU-second, reading the files backend's log as
-// it does at start), and rendering a 100,000-entry feed in each format (time and heap).
+// it does at start, and the heap it then holds), and rendering a 100,000-entry feed in each format (time and
+// heap). With --expose-gc for the heap figures.
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startDecisionEngine } from '../../src/decisions/engine.js';
@@ -64,10 +65,12 @@ while (!lines.some((l) => String(l.msg).startsWith("the rules' windows")))
 const used = process.cpuUsage(cpu);
 const seconds = (used.user + used.system) / 1e6;
 const counts = engine.counts();
+global.gc?.();
+const heapMiB = process.memoryUsage().heapUsed / 1048576;
 await engine.stop();
 await store.close();
 console.log(
-  `engine: ${total} distinct records in ${Math.round(performance.now() - wall)} ms wall, ${seconds.toFixed(2)} CPU-s: ${Math.round(total / seconds)} records per CPU-second (tracked ${counts.tracked}, blocks made ${JSON.stringify(counts.blocksMade)})`,
+  `engine: ${total} distinct records in ${Math.round(performance.now() - wall)} ms wall, ${seconds.toFixed(2)} CPU-s: ${Math.round(total / seconds)} records per CPU-second (tracked ${counts.tracked}, blocks made ${JSON.stringify(counts.blocksMade)}; heap with them ${heapMiB.toFixed(0)} MiB)`,
 );
 
 const now = Date.now();
