@@ -22,6 +22,7 @@ import { startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord, storedGenericRecord } from '../helpers/records.js';
 import { startRsyslog } from '../helpers/rsyslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { OUTPUTS_THREAD_MS } from '../helpers/until.js';
 
 const SECRET = 'shape-secret-0123456789';
 
@@ -177,8 +178,12 @@ async function scenario(t: TestContext, backend: 'files' | 'nats'): Promise<void
   assert.equal(sent.status, 200, sent.text);
   const genuine = (sent.json as { ids: string[] }).ids[0] as string;
 
-  const cefGotGenuine = await within(30_000, () => rsyslog.lines().some((l) => l.includes(genuine)));
-  const hookGotGenuine = await within(30_000, () => hook.got.bodies.some((b) => b.includes(genuine)));
+  const cefGotGenuine = await within(OUTPUTS_THREAD_MS, () =>
+    rsyslog.lines().some((l) => l.includes(genuine)),
+  );
+  const hookGotGenuine = await within(OUTPUTS_THREAD_MS, () =>
+    hook.got.bodies.some((b) => b.includes(genuine)),
+  );
   const admin = serve.adminUrl as string;
   const search = await get(`${admin}/api/search?threat=genuine`);
   const cli = await runCli(['threats', 'search', '--threat', 'genuine', '--json', '--data-dir', dataDir], {

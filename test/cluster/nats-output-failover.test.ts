@@ -188,9 +188,12 @@ test('NATS cluster: the node leading an output’s consumer killed while two col
     })),
   );
   /** A confirmed copy of the record whose leader was replaced after it handed it out (none: the record's acks held). */
+  // The first election after the kill makes the dead leader's successor; only those after it replace a leader
+  // that confirmed acks after the kill.
+  const reelections = elections.slice(1);
   const electedSince = (id: string, after: number) =>
     handOuts.some(
-      (c) => c.id === id && c.ackedAt !== null && c.at < after && elections.some((e) => e > c.at),
+      (c) => c.id === id && c.ackedAt !== null && c.at < after && reelections.some((e) => e > c.at),
     );
   const unexplained = duplicates.filter((id) => {
     if (deliveredBeforeKill.has(id) || unconfirmed.has(id)) return false;

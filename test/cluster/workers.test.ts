@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect } from 'node:tls';
 import { listSegments, threatsDir } from '../../src/store/files/segments.js';
+import { guard } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, runCli, serveArgs, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
@@ -72,13 +73,11 @@ test('two workers: records over many connections land exactly once, tail -n read
   assert.deepEqual([...ids].sort(), [...acked].sort(), 'every acknowledged record exactly once');
 
   // Follow: new lines of both workers show up. Its first line (the newest stored) says it is following.
-  const follower = spawn(
-    process.execPath,
-    [BIN, 'threats', 'tail', '-n', '1', '--json', '--data-dir', dataDir],
-    {
+  const follower = guard(
+    spawn(process.execPath, [BIN, 'threats', 'tail', '-n', '1', '--json', '--data-dir', dataDir], {
       env: cleanEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    }),
   );
   t.after(() => follower.kill('SIGKILL'));
   let followed = '';
@@ -329,10 +328,12 @@ test('socket activation: both workers accept on the listening socket the primary
   await once(listener, 'listening');
   const { port } = listener.address() as { port: number };
   const fd = (listener as unknown as { _handle: { fd: number } })._handle.fd;
-  const child = spawn(
-    '/bin/sh',
-    ['-c', 'LISTEN_PID=$$ exec "$0" "$@"', process.execPath, BIN, ...serveArgs(dataDir, TWO)],
-    { env: cleanEnv({ LISTEN_FDS: '1' }), stdio: ['ignore', 'pipe', 'pipe', fd] },
+  const child = guard(
+    spawn(
+      '/bin/sh',
+      ['-c', 'LISTEN_PID=$$ exec "$0" "$@"', process.execPath, BIN, ...serveArgs(dataDir, TWO)],
+      { env: cleanEnv({ LISTEN_FDS: '1' }), stdio: ['ignore', 'pipe', 'pipe', fd] },
+    ),
   );
   listener.close();
   const exited = once(child, 'exit');

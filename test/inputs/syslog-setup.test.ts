@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
+import { guard } from '../helpers/children.js';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { addRelpSensor } from '../helpers/relp-sensor.js';
 import { freeLoopbackPort } from '../helpers/rsyslog.js';
@@ -38,9 +39,11 @@ async function runRsyslog(
   const path = join(dir, 'rsyslog.conf');
   writeFileSync(path, conf);
   let log = '';
-  const rsyslog: ChildProcess = spawn('rsyslogd', ['-n', '-f', path, '-i', join(dir, 'rsyslogd.pid')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const rsyslog: ChildProcess = guard(
+    spawn('rsyslogd', ['-n', '-f', path, '-i', join(dir, 'rsyslogd.pid')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   rsyslog.stdout?.on('data', (d) => (log += d));
   rsyslog.stderr?.on('data', (d) => (log += d));
   t.after(() => rsyslog.kill('SIGTERM'));
@@ -99,9 +102,11 @@ test("rsyslog runs the printed omfwd snippet: the collector pinned by fingerprin
     ].join('\n'),
   );
   let log = '';
-  const rsyslog: ChildProcess = spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const rsyslog: ChildProcess = guard(
+    spawn('rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslogd.pid')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   rsyslog.stdout?.on('data', (d) => (log += d));
   rsyslog.stderr?.on('data', (d) => (log += d));
   t.after(() => rsyslog.kill('SIGTERM'));

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { test } from 'node:test';
 import { inheritedListener } from '../../src/cli/serve.js';
+import { endChild, guard } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, serveArgs } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, readStored } from '../helpers/records.js';
@@ -34,26 +35,23 @@ test('serve accepts HTTPS on the listening socket it inherits as fd 3 (ignoring 
   assert.ok(fd > 2);
 
   // `exec` keeps the shell's pid, so LISTEN_PID=$$ is the pid of the node process, as systemd sets it.
-  const child = spawn(
-    '/bin/sh',
-    [
-      '-c',
-      'LISTEN_PID=$$ exec "$0" "$@"',
-      process.execPath,
-      BIN,
-      // --host/--port must be ignored: with them, serve would listen on another (random loopback) port.
-      ...serveArgs(dataDir),
-    ],
-    { env: cleanEnv({ LISTEN_FDS: '1' }), stdio: ['ignore', 'pipe', 'pipe', fd] },
+  const child = guard(
+    spawn(
+      '/bin/sh',
+      [
+        '-c',
+        'LISTEN_PID=$$ exec "$0" "$@"',
+        process.execPath,
+        BIN,
+        // --host/--port must be ignored: with them, serve would listen on another (random loopback) port.
+        ...serveArgs(dataDir),
+      ],
+      { env: cleanEnv({ LISTEN_FDS: '1' }), stdio: ['ignore', 'pipe', 'pipe', fd] },
+    ),
   );
   listener.close();
   const exited = once(child, 'exit');
-  t.after(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
+  t.after(() => endChild(child, { signal: 'SIGTERM' }));
   let out = '';
   let err = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));

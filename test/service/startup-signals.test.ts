@@ -11,6 +11,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { guard } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, serveArgs } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
@@ -36,10 +37,12 @@ function catchesSighup(pid: number): boolean {
 
 /** Spawns `serve` and sends SIGHUP `delayMs` after it started catching SIGHUP (polled every millisecond). */
 function spawnAndHangUp(dataDir: string, delayMs: number): Run & { sentBeforeListening: Promise<boolean> } {
-  const child = spawn(process.execPath, [BIN, ...serveArgs(dataDir)], {
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = guard(
+    spawn(process.execPath, [BIN, ...serveArgs(dataDir)], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let isListening = false;
   const sentBeforeListening = new Promise<boolean>((resolve, reject) => {
     const poll = () => {
@@ -138,10 +141,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal} at any moment of serve's start-up stops it cleanly with 0`, async (t) => {
     for (const delayMs of [0, 0, 5, 20, 50, 100, 200, 400]) {
       const dataDir = makeTempDir(t);
-      const child = spawn(process.execPath, [BIN, ...serveArgs(dataDir)], {
-        env: cleanEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = guard(
+        spawn(process.execPath, [BIN, ...serveArgs(dataDir)], {
+          env: cleanEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
       t.after(() => child.kill('SIGKILL'));
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
