@@ -1,20 +1,20 @@
 // The whole command tree, built without running anything: what the man pages, docs/cli.md, the completion
 // scripts and the help outline are rendered from. A command line builds only its part (program.ts).
 import type { Command } from 'commander';
-import { registerAllowAdd } from './allow-add.js';
-import { registerAllowList } from './allow-list.js';
-import { registerAllowRemove } from './allow-remove.js';
-import { registerBlockAdd } from './block-add.js';
-import { registerBlockList } from './block-list.js';
-import { registerBlockRemove } from './block-remove.js';
+import { registerAllowAdd } from './blocklist/allow-add.js';
+import { registerAllowList } from './blocklist/allow-list.js';
+import { registerAllowRemove } from './blocklist/allow-remove.js';
+import { registerBlockAdd } from './blocklist/block-add.js';
+import { registerBlockList } from './blocklist/block-list.js';
+import { registerBlockRemove } from './blocklist/block-remove.js';
+import { registerFeedAdd } from './blocklist/feed-add.js';
+import { registerFeedList } from './blocklist/feed-list.js';
+import { registerFeedRemove } from './blocklist/feed-remove.js';
+import { registerFeedRotate } from './blocklist/feed-rotate.js';
+import { registerFeedShow } from './blocklist/feed-show.js';
 import { registerCheck } from './check.js';
 import { COMMANDS, type Register } from './command-table.js';
 import { registerCompletion } from './completion.js';
-import { registerFeedAdd } from './feed-add.js';
-import { registerFeedList } from './feed-list.js';
-import { registerFeedRemove } from './feed-remove.js';
-import { registerFeedRotate } from './feed-rotate.js';
-import { registerFeedShow } from './feed-show.js';
 import { type CliIo, processIo } from './io.js';
 import { registerOutputsDeadLetter } from './outputs/outputs-dead-letter.js';
 import { registerOutputsForget } from './outputs/outputs-forget.js';

@@ -34,8 +34,11 @@ test('threatcol(8) and one page per top-level command, formatted by man without 
     pages.map((p) => p.file).sort(),
     [
       'threatcol.8',
+      'threatcol-allow.8',
+      'threatcol-block.8',
       'threatcol-check.8',
       'threatcol-completion.8',
+      'threatcol-feed.8',
       'threatcol-outputs.8',
       'threatcol-reload.8',
       'threatcol-send.8',

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { firewallSetup } from '../../src/cli/feed-show.js';
+import { firewallSetup } from '../../src/cli/blocklist/feed-show.js';
 import type { FeedEntry, FeedFormat } from '../../src/store/decisions.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

@@ -1,11 +1,11 @@
 // `threatcol block add ADDRESS|CIDR --for DURATION --reason TEXT`: a manual block, in every feed within a
 // second; 0.0.0.0/0, ::/0 are refused, private ranges need --force.
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write } from '../io.js';
 import { forDuration, networkArgument, whoAmI } from './decisions-cli.js';
-import { type CliIo, write } from './io.js';
 
 interface BlockAddOptions extends CommonOptions {
   for: string;
@@ -29,7 +29,7 @@ export function registerBlockAdd(
 }
 
 async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Promise<number> {
-  const { isPrivate } = await import('../decisions/networks.js');
+  const { isPrivate } = await import('../../decisions/networks.js');
   const { network, key } = networkArgument(text);
   if (network.prefix === 0) throw new ThreatcolError('INVALID_ARGUMENT', `${key} would block every address`);
   if (isPrivate(network) && !options.force) {

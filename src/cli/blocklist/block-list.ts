@@ -1,11 +1,11 @@
 // `threatcol block list`: the active blocks (with --all the expired ones still kept too), newest first, and
 // what an allow entry keeps out of the feeds.
 import type { Command } from 'commander';
-import type { Block } from '../store/decisions.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { type CliIo, write, writeJson } from './io.js';
-import { formatTable } from './table.js';
+import type { Block } from '../../store/decisions.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -28,8 +28,8 @@ export function registerBlockList(
 
 async function listBlocks(options: ListOptions, io: CliIo): Promise<number> {
   const [{ allowedBy }, { parseNetwork }] = await Promise.all([
-    import('../decisions/allowed.js'),
-    import('../decisions/networks.js'),
+    import('../../decisions/allowed.js'),
+    import('../../decisions/networks.js'),
   ]);
   const loaded = await loadFromOptions(options, io);
   const state = await withStore(loaded, io, (store) => store.decisions.read());

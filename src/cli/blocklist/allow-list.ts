@@ -1,10 +1,10 @@
 // `threatcol allow list`: the networks never blocked: the configuration's (blocklist.allow) and those added
 // with `allow add`.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
-import { type CliIo, write, writeJson } from './io.js';
-import { formatTable } from './table.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;

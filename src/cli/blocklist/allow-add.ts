@@ -1,10 +1,10 @@
 // `threatcol allow add CIDR --reason TEXT [--for DURATION]`: a network never blocked; blocks it covers leave
 // every feed within a second.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write } from '../io.js';
 import { forDuration, networkArgument, whoAmI } from './decisions-cli.js';
-import { type CliIo, write } from './io.js';
 
 interface AllowAddOptions extends CommonOptions {
   reason: string;

@@ -1,10 +1,10 @@
 // What the `feed`, `block` and `allow` commands share: names, durations and networks from the command line,
 // the feed's URL, and who is running the command (recorded with a manual block or allow entry).
 import { hostname, userInfo } from 'node:os';
-import { type Network, parseBlockDuration, parseNetwork } from '../config/blocklist-schema.js';
-import type { Config } from '../config/schema.js';
-import { formatNetwork } from '../decisions/networks.js';
-import { ThreatcolError } from '../errors.js';
+import { type Network, parseBlockDuration, parseNetwork } from '../../config/blocklist-schema.js';
+import type { Config } from '../../config/schema.js';
+import { formatNetwork } from '../../decisions/networks.js';
+import { ThreatcolError } from '../../errors.js';
 
 export const FEED_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

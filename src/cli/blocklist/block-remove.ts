@@ -1,11 +1,11 @@
 // `threatcol block remove ADDRESS|CIDR`: the block leaves every feed within a second, and the records that
 // made it do not make it again (only newer records count).
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write } from '../io.js';
 import { networkArgument } from './decisions-cli.js';
-import { type CliIo, write } from './io.js';
 
 export function registerBlockRemove(
   parent: Command,

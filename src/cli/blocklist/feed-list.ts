@@ -1,10 +1,10 @@
 // `threatcol feed list`: each feed, its format, the blocks it serves now and those its cap leaves out.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
+import { formatTable } from '../table.js';
 import { feedUrl } from './decisions-cli.js';
-import { type CliIo, write, writeJson } from './io.js';
-import { formatTable } from './table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -25,8 +25,8 @@ export function registerFeedList(
 
 async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
   const [{ selectFeedItems }, { DEFAULT_CAPS }] = await Promise.all([
-    import('../decisions/feed-items.js'),
-    import('../decisions/render-feed.js'),
+    import('../../decisions/feed-items.js'),
+    import('../../decisions/render-feed.js'),
   ]);
   const loaded = await loadFromOptions(options, io);
   const state = await withStore(loaded, io, (store) => store.decisions.read());

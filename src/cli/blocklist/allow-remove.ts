@@ -1,10 +1,10 @@
 // `threatcol allow remove CIDR`: the network may be blocked again (by newer records or by hand).
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write } from '../io.js';
 import { networkArgument } from './decisions-cli.js';
-import { type CliIo, write } from './io.js';
 
 export function registerAllowRemove(
   parent: Command,

@@ -1,11 +1,11 @@
 // `threatcol feed show NAME [--firewall]`: one feed, and with --firewall the setup to paste into the firewall
 // that pulls it (PAN-OS, FortiGate, RouterOS, a Linux host with nftables).
 import type { Command } from 'commander';
-import type { FeedEntry } from '../store/decisions.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import type { FeedEntry } from '../../store/decisions.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { checkFeedName, feedNotFound, feedUrl } from './decisions-cli.js';
-import { type CliIo, write, writeJson } from './io.js';
 
 interface ShowOptions extends CommonOptions {
   firewall?: boolean;

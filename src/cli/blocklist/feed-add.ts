@@ -1,11 +1,11 @@
 // `threatcol feed add NAME --format F`: a feed of the active blocks for one firewall, with its own user name
 // and password (printed once, only its hash stored).
 import type { Command } from 'commander';
-import { ThreatcolError } from '../errors.js';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { ThreatcolError } from '../../errors.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { checkFeedName, feedUrl, networkArgument } from './decisions-cli.js';
-import { type CliIo, write, writeJson } from './io.js';
 
 const FORMATS = ['paloalto', 'fortinet', 'plain', 'mikrotik', 'nftables', 'json'] as const;
 
@@ -67,7 +67,7 @@ async function addFeed(name: string, options: FeedAddOptions, io: CliIo): Promis
     maxEntries = Number(options.maxEntries);
   }
   const from = (options.from ?? []).map((text) => networkArgument(text).key);
-  const { generateKey, hashKey } = await import('../keys.js');
+  const { generateKey, hashKey } = await import('../../keys.js');
   const loaded = await loadFromOptions(options, io);
   const password = generateKey();
   await withStore(loaded, io, async (store) => {

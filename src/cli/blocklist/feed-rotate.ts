@@ -1,9 +1,9 @@
 // `threatcol feed rotate NAME`: a new password for a feed (printed once); the old one stops working at once.
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write, writeJson } from '../io.js';
 import { checkFeedName, feedNotFound, feedUrl } from './decisions-cli.js';
-import { type CliIo, write, writeJson } from './io.js';
 
 interface RotateOptions extends CommonOptions {
   json?: boolean;
@@ -24,7 +24,7 @@ export function registerFeedRotate(
 
 async function rotateFeed(name: string, options: RotateOptions, io: CliIo): Promise<number> {
   checkFeedName(name);
-  const { generateKey, hashKey } = await import('../keys.js');
+  const { generateKey, hashKey } = await import('../../keys.js');
   const loaded = await loadFromOptions(options, io);
   const password = generateKey();
   await withStore(loaded, io, async (store) => {

@@ -1,9 +1,9 @@
 // `threatcol feed remove NAME`: the feed's URL answers 401 from now on (as an unknown feed does).
 import type { Command } from 'commander';
-import { withStore } from './cli-store.js';
-import { addCommonOptions, type CommonOptions, loadFromOptions } from './common-options.js';
+import { withStore } from '../cli-store.js';
+import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
+import { type CliIo, write } from '../io.js';
 import { checkFeedName, feedNotFound } from './decisions-cli.js';
-import { type CliIo, write } from './io.js';
 
 export function registerFeedRemove(
   parent: Command,
