@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { AdminAddress } from '../config/admin-address.js';
 import { errorBody } from '../errors.js';
 import { AdminConnections } from './admin-connections.js';
+import { type BlocklistView, MAX_CHECKED } from './blocklist-panel.js';
 import { type DashboardStore, feedFilter, sensorRows, serveFeed } from './dashboard-routes.js';
 import { createFilteredHistograms, histogramFilter } from './filtered-histograms.js';
 import type { LiveFeed } from './live-feed.js';
@@ -30,6 +31,8 @@ export interface AdminServerDeps {
   syslogErrors?(sensor: string): unknown;
   /** Problems that do not make the collector unready (an output failing for a while): /readyz detail. */
   warnings(): Promise<string[]>;
+  /** The Blocklist panel's data (`GET /api/blocklist`): the decisions store, watched from the first visitor. */
+  blocklist?: BlocklistView;
   /** The clock the look-up's windows are measured on (tests inject it). */
   now?: () => number;
 }
@@ -174,6 +177,24 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         sendJson(res, 200, h);
         return;
       }
+      case '/api/blocklist': {
+        if (!deps.blocklist) {
+          sendJson(res, 404, { error: 'no decisions store here' });
+          return;
+        }
+        deps.blocklist.start();
+        // `check`: the page's addresses, comma-separated; bounded, so one request costs a bounded answer.
+        const check = (url.searchParams.get('check') ?? '').split(',').filter((a) => a !== '');
+        if (check.length > MAX_CHECKED) {
+          sendJson(res, 400, JSON.parse(errorBody('BAD_REQUEST', `check: at most ${MAX_CHECKED} addresses`)));
+          return;
+        }
+        const at = (deps.now ?? Date.now)();
+        const panel = deps.blocklist.panel(at);
+        const marks = check.length > 0 ? { blocked: deps.blocklist.check(check, at) } : {};
+        sendJson(res, 200, { ...panel, ...marks });
+        return;
+      }
       case '/api/search':
         await serveSearch(res, url.searchParams, deps.store, deps.feed, (deps.now ?? Date.now)());
         return;
@@ -207,6 +228,7 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
     close() {
       histograms.stop();
       deps.feed.stop();
+      deps.blocklist?.stop();
       return new Promise((resolve) => {
         server.close(() => resolve());
         // Event streams never end by themselves.

@@ -172,6 +172,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     : startBoxEngine({ config, dataDir, store: backend, logger, now });
   const feeds = startFeedService({ decisions: backend.decisions, blocklist: config.blocklist, logger, now });
   registerFeedMetrics(metrics.registry, feeds);
+  /** blocklist.allow as configured now: the dashboard's Blocklist panel lists it (and follows a reload). */
+  let configuredAllow: readonly string[] = config.blocklist.allow;
   if (engine) registerEngineMetrics(metrics.registry, () => engine);
   const configWatch = outputs
     ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)
@@ -336,6 +338,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
                 ? []
                 : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
+        configuredAllow: () => configuredAllow,
         ...(outputs ? { outputs: () => outputs.report() } : {}),
         ...(syslog ? { syslogErrors: (sensor: string) => syslog?.tally.report(sensor) ?? null } : {}),
       });
@@ -377,6 +380,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     apply: (_previous, next) => {
       engine?.configure(next.blocklist);
       feeds.configure(next.blocklist);
+      configuredAllow = next.blocklist.allow;
     },
   });
 

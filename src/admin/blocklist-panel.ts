@@ -1,0 +1,229 @@
+// The dashboard's Blocklist panel (GET /api/blocklist): the active blocks, newest first and bounded, the allow
+// entries, each feed's last fetch, and which of the page's addresses are blocked. Read from the decisions store
+// (Store.decisions) the listener watches from its first visitor on: never one read of the store per request.
+import type { Logger } from 'pino';
+import { type Network, parseNetwork } from '../config/blocklist-schema.js';
+import type { AllowEntry, Block, DecisionsState, DecisionsStore } from '../store/decisions.js';
+import { emptyDecisions } from '../store/decisions.js';
+
+/** Blocks, allow entries and feeds listed at most (the newest first); the totals say how many there are. */
+export const PANEL_ROWS = 100;
+/** Addresses one request may ask about (`check`): the page's feed, top sources and look-up. */
+export const MAX_CHECKED = 500;
+
+export interface PanelBlock extends Block {
+  /** The allow entry that keeps it out of every feed, or null. */
+  allowedBy: string | null;
+}
+
+export interface PanelAllow extends Omit<AllowEntry, 'since'> {
+  /** ISO 8601, or null for the configuration's (in force since the configuration was read). */
+  since: string | null;
+  /** `configuration` (blocklist.allow) or `command` (threatcol allow add). */
+  source: 'configuration' | 'command';
+}
+
+export interface BlocklistPanel {
+  blocks: PanelBlock[];
+  /** Blocks in force now (those kept out by an allow entry included). */
+  total: number;
+  keptOut: number;
+  allow: PanelAllow[];
+  allowTotal: number;
+  feeds: Array<{
+    name: string;
+    format: string;
+    lastFetch: { at: string; address: string; status: number } | null;
+  }>;
+  feedTotal: number;
+  /** Whether the listener has read the decisions yet (false: an empty panel may be incomplete). */
+  complete: boolean;
+}
+
+export interface BlockMark {
+  address: string;
+  rule: string;
+  until: string;
+}
+
+export interface BlocklistView {
+  /** Starts watching the decisions (the first visitor; idempotent). */
+  start(): void;
+  stop(): void;
+  panel(now: number): BlocklistPanel;
+  /** The block each address lies in, for the addresses that are blocked (kept-out blocks do not count). */
+  check(addresses: readonly string[], now: number): Record<string, BlockMark>;
+}
+
+/** What one state of the decisions costs to answer from, made once per change (and per second for expiry). */
+interface Prepared {
+  version: number;
+  second: number;
+  panel: BlocklistPanel;
+  /** Blocks in the feeds now by `family:hex/prefix`, and the prefixes they use. */
+  byKey: Map<string, Block>;
+  prefixes: Array<{ family: 4 | 6; prefix: number }>;
+}
+
+export function createBlocklistView(deps: {
+  decisions: DecisionsStore;
+  /** blocklist.allow as configured now (a reload may change it). */
+  configuredAllow: () => readonly string[];
+  logger: Logger;
+}): BlocklistView {
+  let state: DecisionsState = emptyDecisions();
+  let version = 0;
+  let read = false;
+  let watch: { stop(): void } | null = null;
+  let prepared: Prepared | null = null;
+
+  function prepare(now: number): Prepared {
+    const second = Math.floor(now / 1000);
+    const configured = deps.configuredAllow();
+    if (prepared && prepared.version === version && prepared.second === second) return prepared;
+    const allows: Array<{ text: string; network: Network }> = [];
+    const allow: PanelAllow[] = [];
+    for (const text of configured) {
+      const network = parseNetwork(text);
+      if (network) allows.push({ text, network });
+      allow.push({
+        network: text,
+        reason: 'blocklist.allow',
+        since: null,
+        until: null,
+        who: null,
+        source: 'configuration',
+      });
+    }
+    for (const entry of state.allow.values()) {
+      if (entry.until !== null && Date.parse(entry.until) <= now) continue;
+      const network = parseNetwork(entry.network);
+      if (network) allows.push({ text: entry.network, network });
+      allow.push({ ...entry, source: 'command' });
+    }
+    const byKey = new Map<string, Block>();
+    const prefixes = new Map<string, { family: 4 | 6; prefix: number }>();
+    /** The newest PANEL_ROWS, oldest first (a bounded insertion: one pass over the blocks). */
+    const newest: PanelBlock[] = [];
+    let total = 0;
+    let keptOut = 0;
+    for (const block of state.blocks.values()) {
+      if (!(Date.parse(block.until) > now)) continue;
+      total++;
+      const network = parseNetwork(block.address);
+      const allowedBy =
+        network === null ? null : (allows.find((a) => overlaps(a.network, network))?.text ?? null);
+      if (allowedBy !== null) keptOut++;
+      else if (network !== null) {
+        byKey.set(networkKey(network), block);
+        prefixes.set(`${network.family}/${network.prefix}`, {
+          family: network.family,
+          prefix: network.prefix,
+        });
+      }
+      if (newest.length === PANEL_ROWS && block.since <= (newest[0] as PanelBlock).since) continue;
+      let at = newest.length;
+      while (at > 0 && (newest[at - 1] as PanelBlock).since > block.since) at--;
+      newest.splice(at, 0, { ...block, allowedBy });
+      if (newest.length > PANEL_ROWS) newest.shift();
+    }
+    const feeds = [...state.feeds.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .slice(0, PANEL_ROWS)
+      .map((feed) => {
+        const fetch = state.fetches.get(feed.name);
+        return {
+          name: feed.name,
+          format: feed.format,
+          lastFetch: fetch ? { at: fetch.at, address: fetch.address, status: fetch.status } : null,
+        };
+      });
+    allow.sort((a, b) =>
+      (a.since ?? '') < (b.since ?? '') ? 1 : (a.since ?? '') > (b.since ?? '') ? -1 : 0,
+    );
+    prepared = {
+      version,
+      second,
+      byKey,
+      prefixes: [...prefixes.values()],
+      panel: {
+        blocks: newest.reverse(),
+        total,
+        keptOut,
+        allow: allow.slice(0, PANEL_ROWS),
+        allowTotal: allow.length,
+        feeds,
+        feedTotal: state.feeds.size,
+        complete: read,
+      },
+    };
+    return prepared;
+  }
+
+  return {
+    start() {
+      if (watch) return;
+      watch = deps.decisions.watch(
+        (next) => {
+          state = next;
+          version++;
+          read = true;
+        },
+        (error) =>
+          deps.logger.warn(
+            { err: error.message },
+            'dashboard: cannot read the decisions; showing the last ones',
+          ),
+      );
+    },
+    stop() {
+      watch?.stop();
+      watch = null;
+    },
+    panel(now) {
+      return prepare(now).panel;
+    },
+    check(addresses, now) {
+      const { byKey, prefixes } = prepare(now);
+      const marks: Record<string, BlockMark> = {};
+      if (byKey.size === 0) return marks;
+      for (const text of addresses) {
+        // An IPv4-mapped IPv6 address counts as its IPv4 address, as the engine counts it.
+        const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(text);
+        const network = text.includes('/') ? null : parseNetwork(mapped ? (mapped[1] as string) : text);
+        if (network === null) continue;
+        for (const { family, prefix } of prefixes) {
+          if (family !== network.family) continue;
+          const block = byKey.get(networkKey({ family, prefix, bytes: masked(network.bytes, prefix) }));
+          if (block) {
+            marks[text] = { address: block.address, rule: block.rule, until: block.until };
+            break;
+          }
+        }
+      }
+      return marks;
+    },
+  };
+}
+
+function networkKey(n: Network): string {
+  return `${n.family}:${Buffer.from(n.bytes).toString('hex')}/${n.prefix}`;
+}
+
+function masked(bytes: Uint8Array, prefix: number): Uint8Array {
+  const out = new Uint8Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    const bits = Math.max(0, Math.min(8, prefix - i * 8));
+    out[i] = (bytes[i] as number) & ((0xff << (8 - bits)) & 0xff);
+  }
+  return out;
+}
+
+/** Two CIDRs overlap when one holds the other's first address (CIDRs are nested or apart). */
+function overlaps(a: Network, b: Network): boolean {
+  if (a.family !== b.family) return false;
+  const shorter = Math.min(a.prefix, b.prefix);
+  const x = masked(a.bytes, shorter);
+  const y = masked(b.bytes, shorter);
+  return x.every((byte, i) => byte === y[i]);
+}
