@@ -11,12 +11,29 @@ import {
 } from '../decisions.js';
 import { decodeToken, encodeToken } from './names.js';
 
+/** Reads of every entry tried this many times when one times out. */
+const READ_ATTEMPTS = 3;
+
 export function createNatsDecisions(options: {
   bucket: () => Promise<KV>;
   /** A full re-read now and then and after a watcher failure, besides the live watch (default 15 s). */
   rereadIntervalMs?: number;
 }): DecisionsStore {
+  /**
+   * With a node of the cluster just killed, one listing in a few times out (nats-server loses the request of
+   * the listing's consumer while it moves its leaders): a `block list` then failed. Tried again, it answers.
+   */
   async function readAll(): Promise<DecisionsState> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await readOnce();
+      } catch (error) {
+        if (attempt >= READ_ATTEMPTS || !/timeout/i.test((error as Error).message)) throw error;
+      }
+    }
+  }
+
+  async function readOnce(): Promise<DecisionsState> {
     const kv = await options.bucket();
     const state = emptyDecisions();
     const keys: string[] = [];
