@@ -1,5 +1,6 @@
 // threatcol dashboard: plain ES module, DOM APIs only. Every value from a sensor is put in the page with
 // textContent (never as HTML), so a threat named <script> is shown as text.
+import { blocklistPath, markable, renderBlocklist } from './blocklist.js';
 import { drawHistogram } from './histogram.js';
 import { setUpLookUp } from './look-up.js';
 import { filterable, filterQuery, readFilters, renderChips } from './view-filters.js';
@@ -49,8 +50,8 @@ function recordRow(r) {
     cell(r.endpoint),
     criticalityCell(r.criticality),
     filterable(cell(r.threat, 'wrap threat'), 'threat', r.threat),
-    filterable(cell(hostPort(r.src_ip, r.src_port), 'src'), 'src', r.src_ip),
-    cell(hostPort(r.dst_ip, r.dst_port)),
+    markable(filterable(cell(hostPort(r.src_ip, r.src_port), 'src'), 'src', r.src_ip), r.src_ip),
+    markable(cell(hostPort(r.dst_ip, r.dst_port), 'dst'), r.dst_ip),
     cell(r.protocol),
   );
   return tr;
@@ -134,6 +135,8 @@ function renderSummary(s) {
           ]);
   fillRows($('#top-threats tbody'), top(s.topThreats)('threat'));
   fillRows($('#top-sources tbody'), top(s.topSources)('src'));
+  for (const td of document.querySelectorAll('#top-sources td[data-filter="src"]'))
+    markable(td, td.dataset.value);
   $('#summary-note').textContent = s.complete
     ? ''
     : 'still counting the stored records of the last 24 hours…';
@@ -212,6 +215,8 @@ async function poll() {
       getJson(asked),
     ]);
     renderSummary(summary);
+    // After the summary: its top sources are among the addresses the blocklist is asked about.
+    renderBlocklist($('#blocklist'), await getJson(blocklistPath()));
     renderSensors(sensors.sensors);
     renderOutputs(outputs.outputs);
     showHistogram(asked, histogram);

@@ -52,6 +52,7 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/histogram.js': { file: 'histogram.js', type: 'text/javascript; charset=utf-8' },
   '/view-filters.js': { file: 'view-filters.js', type: 'text/javascript; charset=utf-8' },
   '/look-up.js': { file: 'look-up.js', type: 'text/javascript; charset=utf-8' },
+  '/blocklist.js': { file: 'blocklist.js', type: 'text/javascript; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 

@@ -58,7 +58,10 @@ export interface BlocklistView {
 /** What one state of the decisions costs to answer from, made once per change (and per second for expiry). */
 interface Prepared {
   version: number;
-  second: number;
+  at: number;
+  /** A block or allow entry in it expires then: prepared again after. */
+  validUntil: number;
+  configured: readonly string[];
   panel: BlocklistPanel;
   /** Blocks in the feeds now by `family:hex/prefix`, and the prefixes they use. */
   byKey: Map<string, Block>;
@@ -78,9 +81,16 @@ export function createBlocklistView(deps: {
   let prepared: Prepared | null = null;
 
   function prepare(now: number): Prepared {
-    const second = Math.floor(now / 1000);
     const configured = deps.configuredAllow();
-    if (prepared && prepared.version === version && prepared.second === second) return prepared;
+    // Once per change of the decisions (or expiry), and at most once a second: a collector holding a million
+    // blocks while its engine writes new ones spends one pass over them a second, whatever the tabs open.
+    if (
+      prepared &&
+      prepared.configured === configured &&
+      ((prepared.version === version && now < prepared.validUntil) || now - prepared.at < 1000)
+    )
+      return prepared;
+    let validUntil = Number.POSITIVE_INFINITY;
     const allows: Array<{ text: string; network: Network }> = [];
     const allow: PanelAllow[] = [];
     for (const text of configured) {
@@ -97,6 +107,7 @@ export function createBlocklistView(deps: {
     }
     for (const entry of state.allow.values()) {
       if (entry.until !== null && Date.parse(entry.until) <= now) continue;
+      if (entry.until !== null) validUntil = Math.min(validUntil, Date.parse(entry.until));
       const network = parseNetwork(entry.network);
       if (network) allows.push({ text: entry.network, network });
       allow.push({ ...entry, source: 'command' });
@@ -108,7 +119,9 @@ export function createBlocklistView(deps: {
     let total = 0;
     let keptOut = 0;
     for (const block of state.blocks.values()) {
-      if (!(Date.parse(block.until) > now)) continue;
+      const ends = Date.parse(block.until);
+      if (!(ends > now)) continue;
+      validUntil = Math.min(validUntil, ends);
       total++;
       const network = parseNetwork(block.address);
       const allowedBy =
@@ -143,7 +156,9 @@ export function createBlocklistView(deps: {
     );
     prepared = {
       version,
-      second,
+      at: now,
+      validUntil,
+      configured,
       byKey,
       prefixes: [...prefixes.values()],
       panel: {

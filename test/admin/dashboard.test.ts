@@ -5,11 +5,19 @@
 // and a threat named <script> is shown as text (picture: test/output/dashboard-feed.png). The second test:
 // the histogram's bars against records posted into known 10-minute buckets, click to filter, the URL round
 // trip and a look-up by CIDR; its picture, test/output/dashboard.png, is docs/dashboard.png (README, operations.md).
+// The third: the Blocklist panel shows a block made by a record posted over real TLS, its address is marked in
+// the feed, the top sources and a look-up, a feed's last fetch shows, and a reason that is markup is text
+// (picture: test/output/dashboard-blocklist.png).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { chromium } from 'playwright-core';
+import { request } from 'undici';
+import { hashKey } from '../../src/keys.js';
+import type { DecisionChange } from '../../src/store/decisions.js';
+import { openStore } from '../../src/store/open-store.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
@@ -348,5 +356,147 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
   });
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: `${OUTPUT}dashboard.png`, fullPage: true });
+  assert.deepEqual(problems, []);
+});
+
+test('dashboard: the Blocklist panel shows a rule-made block, marks its address across the page, and shows a markup reason as text', {
+  timeout: 90_000,
+}, async (t) => {
+  const s = await startTestServer(t, {
+    overrides: {
+      'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
+      'blocklist.allow': ['192.0.2.128/25'],
+    },
+  });
+  const key = await s.addSensor('ids-lab');
+  const gen = { agent: s.agent, sensor: 'ids-lab', key };
+  const now = Date.now();
+  const store = await openStore(s.loaded.config, { dataDir: s.dataDir, logger: pino({ level: 'silent' }) });
+  const changes: DecisionChange[] = [
+    {
+      kind: 'block',
+      key: '203.0.113.66/32',
+      value: {
+        address: '203.0.113.66/32',
+        rule: 'manual',
+        reason: SCRIPT_NAME,
+        since: new Date(now - 60_000).toISOString(),
+        until: new Date(now + 7_200_000).toISOString(),
+        criticality: 4,
+        records: 0,
+        sensors: [],
+        who: 'alice',
+      },
+    },
+    {
+      kind: 'allow',
+      key: '198.18.0.0/15',
+      value: {
+        network: '198.18.0.0/15',
+        reason: 'partner VPN',
+        since: new Date().toISOString(),
+        until: null,
+        who: 'bob',
+      },
+    },
+    {
+      kind: 'feed',
+      key: 'edge',
+      value: {
+        name: 'edge',
+        format: 'paloalto',
+        passwordHash: hashKey('secret-password-7'),
+        maxEntries: null,
+        family: 'any',
+        createdAt: new Date().toISOString(),
+        rotatedAt: null,
+      },
+    },
+  ];
+  try {
+    await store.decisions.apply(changes);
+  } finally {
+    await store.close();
+  }
+  // The firewall pulls its feed once over real TLS.
+  const pulled = await request(`${s.url}/feeds/edge`, {
+    headers: { authorization: `Basic ${Buffer.from('edge:secret-password-7').toString('base64')}` },
+    dispatcher: s.agent,
+  });
+  await pulled.body.text();
+  assert.equal(pulled.statusCode, 200);
+
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1360, height: 1000 } });
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  assert.equal((await page.goto(s.adminUrl as string))?.status(), 200);
+  await page.waitForSelector('#connection[data-state="live"]', { timeout: UI_MS });
+
+  // A critical record from 198.51.100.7 and an informational one from its neighbour, over real TLS.
+  const reply = await post(
+    s.url,
+    '/generic',
+    [
+      genericRecord({ source_ip: '198.51.100.7', criticality: 4, threat: 'Ransomware beacon' }),
+      genericRecord({ source_ip: '198.51.100.8', criticality: 0, threat: 'Ping' }),
+    ],
+    gen,
+  );
+  assert.equal(reply.status, 200, reply.text);
+  const posted = performance.now();
+  const ids = (reply.json as { ids: string[] }).ids;
+  const blockRow = page.locator('#blocks tbody tr', { hasText: '198.51.100.7/32' });
+  await blockRow.waitFor({ timeout: UI_MS });
+  t.diagnostic(`the block on the panel ${(performance.now() - posted).toFixed(0)} ms after the 200`);
+  assert.equal(await blockRow.locator('td.rule').textContent(), 'critical');
+  assert.match((await blockRow.textContent()) ?? '', /ids-lab/);
+
+  // Marked in the feed (the blocked source only), the top sources and a look-up.
+  await page.waitForSelector(`#feed tr[data-id="${ids[0]}"] td.src.blocked`, { timeout: UI_MS });
+  assert.equal(await page.locator(`#feed tr[data-id="${ids[1]}"] td.src.blocked`).count(), 0);
+  await page.waitForSelector('#top-sources td.blocked[data-address="198.51.100.7"]', { timeout: UI_MS });
+  assert.equal(await page.locator('#top-sources td.blocked[data-address="198.51.100.8"]').count(), 0);
+  await page.selectOption('#look-up select[name="field"]', 'src');
+  await page.fill('#look-up input[name="value"]', '198.51.100.0/24');
+  await page.click('#look-up button[type="submit"]');
+  await page.waitForFunction(
+    () => document.querySelectorAll('#look-up-results tbody tr').length === 2,
+    undefined,
+    { timeout: UI_MS },
+  );
+  await page.waitForSelector('#look-up-results td.src.blocked[data-address="198.51.100.7"]', {
+    timeout: UI_MS,
+  });
+  assert.equal(await page.locator('#look-up-results td.blocked[data-address="198.51.100.8"]').count(), 0);
+
+  // The manual block's reason is markup: shown as text, never run.
+  const scripted = page.locator('#blocks tbody tr', { hasText: '203.0.113.66/32' });
+  assert.equal(await scripted.locator('td.reason').textContent(), SCRIPT_NAME);
+  assert.equal(await page.locator('#blocklist script, #blocklist img').count(), 0);
+  assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
+  // Allow entries, both kinds; the feed's last fetch: when, from where, its status.
+  const allowText = (await page.textContent('#allow tbody')) ?? '';
+  assert.match(allowText, /198\.18\.0\.0\/15.*partner VPN/);
+  assert.match(allowText, /192\.0\.2\.128\/25/);
+  const feedRow = page.locator('#feeds tbody tr', { hasText: 'edge' });
+  await page.waitForFunction(
+    () => document.querySelector('#feeds tbody td.fetch-ok')?.textContent === '200',
+    undefined,
+    { timeout: UI_MS },
+  );
+  assert.match((await feedRow.textContent()) ?? '', /paloalto.*127\.0\.0\.1/);
+
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.locator('#blocklist').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${OUTPUT}dashboard-blocklist.png`, fullPage: true });
   assert.deepEqual(problems, []);
 });
