@@ -65,7 +65,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     return { ...added, overlaps };
   });
   for (const line of overlaps) write(io.stderr, line);
-  if (sensor.syslog) warnNoSyslogListener(config, sensor.name, io);
+  if (sensor.syslog) await warnNoSyslogListener(config, sensor.name, io);
   if (options.json) {
     const out: Record<string, unknown> = { name: sensor.name, key };
     if (sensor.description) out.description = sensor.description;

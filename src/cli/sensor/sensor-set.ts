@@ -76,7 +76,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
     return { sensor: changed, overlaps };
   });
   for (const line of overlaps) write(io.stderr, line);
-  if (syslog && sensor.syslog) warnNoSyslogListener(config, sensor.name, io);
+  if (syslog && sensor.syslog) await warnNoSyslogListener(config, sensor.name, io);
   if (options.json) {
     writeJson(io.stdout, {
       name: sensor.name,

@@ -55,7 +55,7 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     const { syslogTarget } = await import('./syslog-target.js');
     const target = syslogTarget(loaded, sensor, options.collector);
     const setup = syslogSetup(target);
-    warnNoSyslogListener(config, sensor.name, io);
+    await warnNoSyslogListener(config, sensor.name, io);
     if (options.json) writeJson(io.stdout, { ...target, setup });
     else write(io.stdout, syslogSetupText(target, setup));
     return 0;

@@ -1,6 +1,5 @@
 // How a sensor's syslog identity reads in one line (`sensor show`, `sensor add/set --syslog`), and the warning
 // that no syslog listener is configured to receive from it.
-import { noSyslogListenerWarning } from '../../check/syslog-listeners.js';
 import type { Config } from '../../config/schema.js';
 import type { SensorSyslog } from '../../store/registry.js';
 import { type CliIo, write } from '../io.js';
@@ -25,8 +24,12 @@ export function syslogIdentityLines(name: string, syslog: SensorSyslog): string[
   ];
 }
 
-/** On stderr, when `name` sends syslog and no syslog listener is configured: it would send to nothing. */
-export function warnNoSyslogListener(config: Config, name: string, io: CliIo): void {
+/**
+ * On stderr, when `name` sends syslog and no syslog listener is configured: it would send to nothing. The check
+ * is imported when an action runs: `help sensor add` loads the definitions only.
+ */
+export async function warnNoSyslogListener(config: Config, name: string, io: CliIo): Promise<void> {
+  const { noSyslogListenerWarning } = await import('../../check/syslog-listeners.js');
   const warning = noSyslogListenerWarning(config.syslog, [name]);
   if (warning !== null) write(io.stderr, `threatcol: warning: ${warning}`);
 }
