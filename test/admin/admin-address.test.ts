@@ -40,7 +40,9 @@ test('config: a non-loopback admin.listen needs admin.token; default is 127.0.0.
     (e: unknown) =>
       e instanceof ThreatcolError &&
       e.code === 'CONFIG_INVALID' &&
-      /admin\.listen \(from THREATCOL_ADMIN_LISTEN="0\.0\.0\.0:9441"\): 0\.0\.0\.0:9441 is not a loopback address/.test(e.message),
+      /admin\.listen \(from THREATCOL_ADMIN_LISTEN="0\.0\.0\.0:9441"\): 0\.0\.0\.0:9441 is not a loopback address/.test(
+        e.message,
+      ),
   );
   const guarded = load({
     THREATCOL_ADMIN_LISTEN: '0.0.0.0:9441',
