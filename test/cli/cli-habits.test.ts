@@ -160,7 +160,10 @@ test('systemd-unit warns when the installation lives under /tmp (hidden by Priva
   const r = await runCli(['systemd-unit'], { bin: join(copy, 'bin', 'threatcol') });
   assert.equal(r.code, 0, r.stderr);
   // "are under" when the runtime (node_modules/node-linux-*, in a checkout under /tmp) is there too.
-  assert.match(r.stderr, /warning: .*threatcol-install-.* (is|are) under \/tmp, which the unit's PrivateTmp=yes/);
+  assert.match(
+    r.stderr,
+    /warning: .*threatcol-install-.* (is|are) under \/tmp, which the unit's PrivateTmp=yes/,
+  );
   // The checkout itself gets the warning only if it lives under /tmp (a CI clone might).
   const here = await runCli(['systemd-unit']);
   if (ROOT.startsWith('/tmp/')) assert.match(here.stderr, /under \/tmp/);
