@@ -65,7 +65,9 @@ function cell(text, className) {
 }
 
 function rows(tbody, list, empty, render) {
-  const made = list.length === 0 ? [[cell(empty, 'muted')]] : list.map(render);
+  const none = cell(empty, 'muted');
+  none.colSpan = tbody.parentElement.tHead.rows[0].cells.length;
+  const made = list.length === 0 ? [[none]] : list.map(render);
   tbody.replaceChildren(
     ...made.map((cells) => {
       const tr = document.createElement('tr');

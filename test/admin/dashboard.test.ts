@@ -201,6 +201,40 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
     fw,
   );
   assert.equal(v6.status, 200, v6.text);
+  // A block by hand of one of the sources, for the picture's Blocklist panel and its marks.
+  const decided = await openStore(s.loaded.config, { dataDir: s.dataDir, logger: pino({ level: 'silent' }) });
+  try {
+    await decided.decisions.apply([
+      {
+        kind: 'block',
+        key: '198.51.100.51/32',
+        value: {
+          address: '198.51.100.51/32',
+          rule: 'manual',
+          reason: 'SSH brute force on the VPN gateway',
+          since: new Date(base - 300_000).toISOString(),
+          until: new Date(base + 86_400_000).toISOString(),
+          criticality: 4,
+          records: 0,
+          sensors: [],
+          who: 'alice',
+        },
+      },
+      {
+        kind: 'allow',
+        key: '192.0.2.0/24',
+        value: {
+          network: '192.0.2.0/24',
+          reason: 'our VPN gateways',
+          since: new Date(base).toISOString(),
+          until: null,
+          who: 'alice',
+        },
+      },
+    ]);
+  } finally {
+    await decided.close();
+  }
 
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -354,6 +388,7 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
   await page.waitForFunction(() => document.querySelectorAll('#histogram .bar').length === 144, undefined, {
     timeout: UI_MS,
   });
+  await page.waitForSelector('#feed td.src.blocked[data-address="198.51.100.51"]', { timeout: UI_MS });
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: `${OUTPUT}dashboard.png`, fullPage: true });
   assert.deepEqual(problems, []);
