@@ -150,19 +150,20 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
         .map((s) => s.name);
       const syslog = checkSyslogListeners(loaded.config.syslog, syslogSensors);
       const { checkFeeds } = await import('../check/feed-checks.js');
-      const feeds = await store.decisions.read().then(
-        (state) => checkFeeds(state, Date.now()),
-        (error: Error): CheckResult => ({
-          name: 'feeds',
-          status: 'warn',
-          message: `cannot read the feeds: ${error.message}`,
-        }),
+      const { checkRules } = await import('../check/rule-checks.js');
+      const rules = Object.keys(loaded.config.blocklist.rules);
+      const [feeds, ruleResult] = await store.decisions.read().then(
+        (state) => [checkFeeds(state, Date.now()), checkRules(state, rules, Date.now())],
+        (error: Error): CheckResult[] => [
+          { name: 'feeds', status: 'warn', message: `cannot read the feeds: ${error.message}` },
+        ],
       );
       return [
         { name: 'store', status: 'ok', message: `${backend} backend ready` },
         await checkRegistry(store),
         ...(syslog ? [syslog] : []),
         ...(feeds ? [feeds] : []),
+        ...(ruleResult ? [ruleResult] : []),
       ];
     });
   } catch (error) {

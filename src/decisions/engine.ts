@@ -16,6 +16,7 @@ import type { OutputFeed, Store } from '../store/store.js';
 import { AddressTracker } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
 import { formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
+import { RuleHistory } from './rule-history.js';
 import { type CompiledRule, compileRules } from './rules.js';
 
 const DAY_MS = 86_400_000;
@@ -85,6 +86,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   let config = deps.blocklist;
   let rules = compileRules(config);
   let tracker = new AddressTracker(config.maxTracked);
+  let history = new RuleHistory(rules.map((r) => r.name));
+  /** Whether the watcher has delivered the stored decisions (a rule's history is written on top of them). */
+  let loaded = false;
   let state: DecisionsState = emptyDecisions();
   /** Entries this engine wrote, by `kind key`, until the watcher has them (or OWN_WRITES_MS passed). */
   const own = new Map<string, { change: DecisionChange; at: number }>();
@@ -101,6 +105,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     (next) => {
       const removed = [...next.cleared].filter(([unit, c]) => state.cleared.get(unit)?.at !== c.at);
       state = next;
+      loaded = true;
       // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
       // after them must not be hidden by them).
       for (const [key, mine] of own) {
@@ -130,6 +135,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let destination: Target | null | undefined;
     rules.forEach((rule, index) => {
       if (!rule.matches(record)) return;
+      history.match(index, at);
       let target: Target | null;
       if (rule.address === 'source') {
         source ??= targetOf(record.src_ip);
@@ -217,6 +223,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     )
       return;
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
+    history.block(rule.name, at);
     if (offence) {
       changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: offence });
       blocksMade[rule.name] = (blocksMade[rule.name] ?? 0) + 1;
@@ -267,10 +274,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     if (more > 0) logger.info({ blocks: more, byRule: unlogged }, 'more addresses blocked');
     loggedInBatch = 0;
     unlogged = {};
-    if (changes.size === 0) return;
-    const list = [...changes.values()];
+    const rulesDue = loaded ? history.due(state.rules, now()) : [];
+    if (changes.size === 0 && rulesDue.length === 0) return;
+    const list = [...changes.values(), ...rulesDue];
     await deps.store.decisions.apply(list);
     const at = now();
+    history.written(rulesDue, at);
     for (const [key, change] of changes) own.set(key, { change, at });
     for (const [key, mine] of own) if (at - mine.at >= OWN_WRITES_MS) own.delete(key);
   }
@@ -407,6 +416,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       config = next;
       rules = compileRules(next);
       tracker = new AddressTracker(next.maxTracked);
+      history = new RuleHistory(rules.map((r) => r.name));
     },
     counts: () => {
       const at = now();

@@ -73,6 +73,20 @@ export interface FetchEntry {
   status: number;
 }
 
+/**
+ * What a rule did lately (the engine's, written at most once a minute per rule, and at once when it blocks):
+ * `check` warns about a rule that blocked nothing for a week while records met its criteria.
+ */
+export interface RuleEntry {
+  rule: string;
+  /** When the engine first kept this rule's history. */
+  since: string;
+  /** Received time of the newest record that met the rule's criteria (criticality, sensors, endpoints, threat). */
+  lastMatch: string | null;
+  /** Time of the newest record that made or extended a block by this rule. */
+  lastBlock: string | null;
+}
+
 export interface DecisionsState {
   blocks: Map<string, Block>;
   allow: Map<string, AllowEntry>;
@@ -80,6 +94,7 @@ export interface DecisionsState {
   cleared: Map<string, ClearedEntry>;
   offences: Map<string, OffenceEntry>;
   fetches: Map<string, FetchEntry>;
+  rules: Map<string, RuleEntry>;
 }
 
 /** One entry written (value) or removed (null). */
@@ -89,7 +104,8 @@ export type DecisionChange =
   | { kind: 'feed'; key: string; value: FeedEntry | null }
   | { kind: 'cleared'; key: string; value: ClearedEntry | null }
   | { kind: 'offence'; key: string; value: OffenceEntry | null }
-  | { kind: 'fetch'; key: string; value: FetchEntry | null };
+  | { kind: 'fetch'; key: string; value: FetchEntry | null }
+  | { kind: 'rule'; key: string; value: RuleEntry | null };
 
 export type DecisionKind = DecisionChange['kind'];
 export const DECISION_KINDS: readonly DecisionKind[] = [
@@ -99,6 +115,7 @@ export const DECISION_KINDS: readonly DecisionKind[] = [
   'cleared',
   'offence',
   'fetch',
+  'rule',
 ];
 
 export interface DecisionsWatch {
@@ -143,6 +160,7 @@ export function emptyDecisions(): DecisionsState {
     cleared: new Map(),
     offences: new Map(),
     fetches: new Map(),
+    rules: new Map(),
   };
 }
 
@@ -153,6 +171,7 @@ const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
   cleared: 'cleared',
   offence: 'offences',
   fetch: 'fetches',
+  rule: 'rules',
 };
 
 /** Sets or removes one entry in `state`, when its value has its kind's shape (else removes the key). */
@@ -219,5 +238,12 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
       return isString(v.address) && Number.isInteger(v.blocks) && isIso(v.last);
     case 'fetch':
       return isString(v.feed) && isIso(v.at) && isString(v.address) && Number.isInteger(v.status);
+    case 'rule':
+      return (
+        isString(v.rule) &&
+        isIso(v.since) &&
+        (v.lastMatch === null || isIso(v.lastMatch)) &&
+        (v.lastBlock === null || isIso(v.lastBlock))
+      );
   }
 }

@@ -1,0 +1,30 @@
+// `check`'s blocklist rules line: a rule that blocked nothing for a week while records met its criteria is a
+// warning (thresholds too high, an allow entry too wide, or only private addresses): the engine keeps each
+// rule's newest matching record and newest block in the decisions store (decisions/rule-history.ts).
+import type { DecisionsState } from '../store/decisions.js';
+import type { CheckResult } from './local-checks.js';
+
+export const QUIET_RULE_MS = 7 * 86_400_000;
+
+/** null when no rule is configured. */
+export function checkRules(state: DecisionsState, rules: readonly string[], now: number): CheckResult | null {
+  if (rules.length === 0) return null;
+  const problems: string[] = [];
+  for (const name of [...rules].sort()) {
+    const entry = state.rules.get(name);
+    // No history yet (the engine has not run with this rule), or no matching record this week.
+    if (!entry || entry.lastMatch === null || now - Date.parse(entry.lastMatch) > QUIET_RULE_MS) continue;
+    const lastBlock = entry.lastBlock ?? entry.since;
+    if (now - Date.parse(lastBlock) <= QUIET_RULE_MS) continue;
+    problems.push(
+      `rule ${name} blocked nothing for 7 days (${entry.lastBlock === null ? `never, counting since ${entry.since}` : `last block ${entry.lastBlock}`}) while records met its criteria (the newest ${entry.lastMatch}): are its thresholds, the allow list or blocklist.blockPrivate keeping every address out?`,
+    );
+  }
+  if (problems.length === 0)
+    return {
+      name: 'rules',
+      status: 'ok',
+      message: `${rules.length} rule(s): each blocked within 7 days, or no record met it`,
+    };
+  return { name: 'rules', status: 'warn', message: problems.join('; ') };
+}
