@@ -28,7 +28,13 @@ function sendFrom(port: number, localAddress: string, threat: string): Promise<v
 test('syslog --from: the most specific network wins, and sensor add / set warn when networks overlap', async (t) => {
   const dir = makeTempDir(t);
   const sensor = async (verb: 'add' | 'set', name: string, ...args: string[]) => {
-    const r = await runCli(['sensor', verb, name, '--data-dir', dir, '--syslog', '--format', 'cef', ...args]);
+    // A listener configured, as serve below has it: only the overlap warning is under test here.
+    const r = await runCli(
+      ['sensor', verb, name, '--data-dir', dir, '--syslog', '--format', 'cef', ...args],
+      {
+        env: { THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0' },
+      },
+    );
     assert.equal(r.code, 0, r.stderr);
     return r.stderr;
   };
