@@ -2,6 +2,11 @@
 import { type BlocklistConfig, type BlockRule, parseBlockDuration } from '../config/blocklist-schema.js';
 import type { StoredRecord } from '../records/stored-record.js';
 
+/** What a rule tests of a record: the threat's name is read only by a rule that filters on it. */
+export interface RuleInput extends Pick<StoredRecord, 'criticality' | 'sensor' | 'endpoint'> {
+  threat(): string;
+}
+
 export interface CompiledRule {
   name: string;
   minCriticality: number;
@@ -11,7 +16,7 @@ export interface CompiledRule {
   durationMs: number;
   address: 'source' | 'destination';
   /** Whether a record counts for this rule (criticality, sensors, endpoints, threat). */
-  matches(record: StoredRecord): boolean;
+  matches(record: RuleInput): boolean;
   /** What a block made by this rule says it is for. */
   reason: string;
 }
@@ -43,6 +48,6 @@ function compileRule(name: string, rule: BlockRule): CompiledRule {
       record.criticality >= rule.minCriticality &&
       (sensors === null || sensors.has(record.sensor)) &&
       (endpoints === null || endpoints.has(record.endpoint)) &&
-      (threat === null || record.threat.toLowerCase().includes(threat)),
+      (threat === null || record.threat().toLowerCase().includes(threat)),
   };
 }

@@ -166,3 +166,53 @@ export function outputLineOf(
 
 /** The one endpoint name of this length ('firewall' 8, 'generic' 7), as the head check passed it. */
 const SYSLOG_LENGTH = 'syslog'.length;
+
+/** What the decisions engine reads of a record beyond its head (rules.ts, engine.ts). */
+export interface EngineFields {
+  readonly src_ip: string;
+  readonly dst_ip: string;
+  /** Read when a rule tests the threat's name. */
+  threat(): string;
+}
+
+const SRC_IP_KEY = Buffer.from(',"src_ip":"');
+const DST_IP_KEY = Buffer.from(',"dst_ip":"');
+const THREAT_KEY = Buffer.from(',"threat":"');
+
+/**
+ * The addresses and the threat of a line handed over by a feed, read off its bytes where the feed checked the
+ * line whole in the writer's form (`check: 'head'`: its head, then its rest, record-rest.ts): those fields then
+ * come before `original` in that order, and a key's bytes cannot occur inside a JSON string before them (each `"`
+ * there is escaped), so the first occurrence is the field. A value with an escape, or any other line, is read
+ * from the parsed record (which went through the same shape check).
+ */
+export function engineFieldsOf(line: OutputLine): EngineFields {
+  if (line instanceof MarkedOutputLine) {
+    const bytes = line.bytes;
+    const src = plainValue(bytes, SRC_IP_KEY, 0);
+    const dst = src === null ? null : plainValue(bytes, DST_IP_KEY, src.end);
+    if (src !== null && dst !== null) {
+      const after = dst.end;
+      return {
+        src_ip: src.value,
+        dst_ip: dst.value,
+        threat: () => plainValue(bytes, THREAT_KEY, after)?.value ?? line.record.threat,
+      };
+    }
+  }
+  const record = line.record;
+  return { src_ip: record.src_ip, dst_ip: record.dst_ip, threat: () => record.threat };
+}
+
+/** The value of the first string field `key` (`,"name":"`) from `from` on, when it has no escape; else null. */
+function plainValue(bytes: Buffer, key: Buffer, from: number): { value: string; end: number } | null {
+  const at = bytes.indexOf(key, from);
+  if (at === -1) return null;
+  const start = at + key.length;
+  for (let i = start; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c === 0x22) return { value: bytes.toString('utf8', start, i), end: i + 1 };
+    if (c === 0x5c) return null;
+  }
+  return null;
+}
