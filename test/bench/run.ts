@@ -6,6 +6,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { NATS_SERVER } from '../helpers/nats-server.js';
 import { lookUpFigure } from './figure-look-up.js';
+import { decisionsRows } from './figures-decisions.js';
 import { dedupeRows } from './figures-dedupe.js';
 import {
   againstBound,
@@ -319,6 +320,11 @@ try {
   rows.push(...(await outputIngestRows(ctx, root)));
   log('figure 14: syslog over TLS per server CPU second, beside a bare node:tls reader and syslog-ng');
   rows.push(...(await syslogRows(ctx, root)));
+
+  log(
+    'figure 17: blocklists: the decisions engine per CPU-second, ingest with it on, feeds rendered and polled',
+  );
+  rows.push(...(await decisionsRows(ctx, root)));
 
   log('figure 7: CLI start-up');
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);
