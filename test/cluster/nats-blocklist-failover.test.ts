@@ -166,6 +166,12 @@ test('NATS cluster: two collectors, one decision per address, the same feed on b
     `bucket leader ${leader} killed; ${AFTER.length} more addresses stored through both and every block in ` +
       `both feeds ${Date.now() - killedAt} ms after the kill (${recovered} ms after the last 200)`,
   );
+  const failed = collectors.flatMap((c) =>
+    c.serve.logs.filter((l) => l.level === 50 && String(l.msg).startsWith('the decisions engine failed')),
+  );
+  t.diagnostic(
+    `the engine's batch read again ${failed.length} time(s): ${failed.map((l) => l.err).join(' | ')}`,
+  );
   await assertOncePerAddress([...BEFORE, ...AFTER]);
   const after = await listed();
   for (const b of before) {
