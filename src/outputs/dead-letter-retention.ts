@@ -68,9 +68,11 @@ export function startDeadLetterRetention(options: {
   const run = () => {
     const now = options.now();
     try {
+      // No file in the outputs' directory yet (a new collector): nothing to prune, and nothing to judge the clock by.
+      const newest = lastRunAt === null ? newestChange(options.dataDir) : null;
       const suspect =
         lastRunAt === null
-          ? now > newestChange(options.dataDir) + DAY_MS
+          ? newest !== Number.NEGATIVE_INFINITY && now > (newest as number) + DAY_MS
           : now - lastRunAt > intervalMs + DAY_MS;
       lastRunAt = now;
       if (suspect) {

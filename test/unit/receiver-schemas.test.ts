@@ -49,13 +49,14 @@ test("docs/outputs.md's worked examples load, and get their type's defaults", (t
   assert.ok(blocks.length >= 4);
   const seen = new Set<string>();
   for (const block of blocks) {
-    const outputs = JSON.parse(`{${block}}`).outputs as Outputs;
+    // A whole configuration (`{ "outputs": … }`) or its `"outputs": …` fragment.
+    const outputs = JSON.parse(block.trimStart().startsWith('{') ? block : `{${block}}`).outputs as Outputs;
     for (const [name, output] of Object.entries(load(t, outputs))) {
       assert.equal(output.type, outputs[name]?.type);
       seen.add(output.type as string);
     }
   }
-  assert.deepEqual([...seen].sort(), ['elasticsearch', 'email', 'splunk_hec', 'syslog']);
+  assert.deepEqual([...seen].sort(), ['elasticsearch', 'email', 'splunk_hec', 'syslog', 'webhook']);
   const { siem } = load(t, { siem: { type: 'syslog', host: 'siem.example' } });
   assert.deepEqual(
     { ...siem, filter: undefined, batch: undefined },

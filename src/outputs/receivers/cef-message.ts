@@ -66,7 +66,7 @@ export function cefMessage(record: StoredRecord, id: string, productVersion: str
     'threatcol',
     'threatcol',
     cefHeaderField(productVersion),
-    cefHeaderField(text(record.threat_id) || threat),
+    cefHeaderField(typeof record.threat_id === 'string' ? record.threat_id : threat),
     cefHeaderField(threat),
     String(cefSeverity(record.criticality)),
   ].join('|');
