@@ -4,11 +4,10 @@
 // Every ratio is against a reference from the same run, alternated A B A B.
 // By hand, the engine before/after: `node --import tsx test/bench/figures-decisions.ts --base ROOT [--records N]
 // [--rounds N]` (ROOT: another checkout with its node_modules), alternated, one process per measure.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config/load-config.js';
 import { hashKey } from '../../src/keys.js';
 import type { Block, DecisionChange } from '../../src/store/decisions.js';
@@ -16,7 +15,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { argValue } from './argv.js';
 import { type BenchContext, warmUp } from './figures-load.js';
 import { type Measured, standardWorkload } from './load.js';
-import { ROOT, startThreatcol, type ThreatcolServer } from './processes.js';
+import { pinned, ROOT, startThreatcol, type ThreatcolServer } from './processes.js';
 import { fmt, median, type Row } from './report.js';
 
 const ENGINE_TARGET = 100_000;
@@ -234,50 +233,35 @@ async function seedFeed(dataDir: string, password: string): Promise<void> {
   }
 }
 
-/** Polls `edge` POLLS_PER_SECOND times a second with If-None-Match until stopped; counts the answers. */
-function poller(server: ThreatcolServer, password: string) {
-  // A few firewalls' worth of connections, each kept alive.
-  const dispatcher = new Agent({
-    connections: 8,
-    connect: { ca: readFileSync(server.certPath), rejectUnauthorized: true },
-  });
-  const authorization = `Basic ${Buffer.from(`edge:${password}`).toString('base64')}`;
-  const statuses: Record<number, number> = {};
-  let firstError = '';
-  let etag = '';
-  let timer: NodeJS.Timeout | null = null;
-  const poll = async () => {
-    try {
-      const res = await request(`${server.url}/feeds/edge`, {
-        dispatcher,
-        headers: { authorization, ...(etag ? { 'if-none-match': etag } : {}) },
-      });
-      await res.body.dump();
-      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-      if (res.statusCode === 200) etag = String(res.headers.etag ?? '');
-    } catch (error) {
-      firstError ||= (error as Error).message;
-      statuses[0] = (statuses[0] ?? 0) + 1;
-    }
-  };
+/** The poller (feed-poller.mjs) on the load generators' core; `ask` sends a message and waits for the counts. */
+function poller(ctx: BenchContext, server: ThreatcolServer, password: string) {
+  const run = pinned(ctx.pin.loadCpu, [
+    join(ROOT, 'test/bench/feed-poller.mjs'),
+    `${server.url}/feeds/edge`,
+    server.certPath,
+    `edge:${password}`,
+    String(POLLS_PER_SECOND),
+  ]);
+  const child = spawn(run.cmd, run.args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let counts = { statuses: {} as Record<number, number>, error: '' };
+  const ask = (m: 'first' | 'go' | 'halt') =>
+    new Promise<void>((resolve) =>
+      child
+        .once('message', (answer) => {
+          counts = answer as typeof counts;
+          resolve();
+        })
+        .send(m),
+    );
   return {
-    statuses,
-    error: () => firstError,
-    first: poll,
-    start() {
-      const started = performance.now();
-      let sent = 0;
-      // Paced by the clock: a late tick sends what is due, so the rate holds on a busy box.
-      timer = setInterval(() => {
-        const due = Math.floor(((performance.now() - started) / 1000) * POLLS_PER_SECOND);
-        for (; sent < due; sent++) void poll();
-      }, 5);
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-    },
-    close: () => dispatcher.close(),
+    counts: () => counts,
+    ask,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.send('close');
+      }),
   };
 }
 
@@ -287,37 +271,36 @@ async function pollRows(ctx: BenchContext, root: string): Promise<Row[]> {
   const password = 'bench-feed-password-0123456789';
   await seedFeed(dataDir, password);
   const server = await startThreatcol('feed polled', dataDir, ctx.pin);
-  const polls = poller(server, password);
+  const polls = poller(ctx, server, password);
   try {
-    await polls.first();
-    if (polls.statuses[200] !== 1)
-      throw new Error(`figure 17: the feed answered ${JSON.stringify(polls.statuses)}`);
+    await polls.ask('first');
+    if (polls.counts().statuses[200] !== 1)
+      throw new Error(`figure 17: the feed answered ${JSON.stringify(polls.counts())}`);
     const w = standardWorkload('firewall', Math.max(2, ctx.seconds));
     await warmUp(ctx, [server], server, w);
     const p = await pairs(
       ctx,
       () => ctx.worker.measure('autocannon', server, server, w),
       async () => {
-        polls.start();
+        await polls.ask('go');
         try {
           return await ctx.worker.measure('autocannon', server, server, w);
         } finally {
-          polls.stop();
+          await polls.ask('halt');
         }
       },
     );
     const show = (ms: Measured[]) => ms.map((m) => fmt.n(m.recordsPerSecond)).join(' ');
-    ctx.log(
-      `  without polls ${show(p.a)} | with ${show(p.b)} rec/s; answers ${JSON.stringify(polls.statuses)}`,
-    );
-    if (polls.statuses[0]) ctx.log(`  ${fmt.n(polls.statuses[0])} polls failed: ${polls.error()}`);
+    const { statuses, error } = polls.counts();
+    ctx.log(`  without polls ${show(p.a)} | with ${show(p.b)} rec/s; answers ${JSON.stringify(statuses)}`);
+    if (statuses[0]) ctx.log(`  ${fmt.n(statuses[0])} polls failed: ${error}`);
     const failed = [...p.a, ...p.b].reduce((n, m) => n + m.non2xx + m.errors, 0);
     if (failed > 0) ctx.log(`  ${fmt.n(failed)} requests failed (non-2xx or errors)`);
     ctx.runs['17 feed polled [autocannon]'] = { reference: p.a, threatcol: p.b, ratios: [p.ratio] };
-    const answered = (polls.statuses[304] ?? 0) + (polls.statuses[200] ?? 0);
+    const answered = (statuses[304] ?? 0) + (statuses[200] ?? 0);
     return [
       {
-        figure: `17 keep-alive /firewall while a ${fmt.n(POLLED_ENTRIES)}-entry feed is polled ${POLLS_PER_SECOND}/s with If-None-Match (${fmt.n(answered)} answered, ${fmt.n(polls.statuses[304] ?? 0)} 304), against no polls, rec/s`,
+        figure: `17 keep-alive /firewall while a ${fmt.n(POLLED_ENTRIES)}-entry feed is polled ${POLLS_PER_SECOND}/s with If-None-Match (${fmt.n(answered)} answered, ${fmt.n(statuses[304] ?? 0)} 304, poller on the load core), against no polls, rec/s`,
         generator: 'autocannon',
         threatcol: fmt.n(median(p.b.map((m) => m.recordsPerSecond))),
         reference: `${fmt.n(median(p.a.map((m) => m.recordsPerSecond)))} (no polls)`,
