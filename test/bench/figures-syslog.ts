@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cleanEnv, runCli } from '../helpers/cli.js';
-import { freeLoopbackPort } from '../helpers/rsyslog.js';
+import { freeLoopbackPort } from '../helpers/free-port.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
 import type { BenchContext } from './figures-load.js';
 import { cpuSeconds, listeningPorts, pinned, ROOT, startThreatcol } from './processes.js';

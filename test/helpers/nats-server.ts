@@ -2,13 +2,13 @@
 // ports with temporary store directories; kill -9, stop and restart on the same ports and directories.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { guard, watched } from './children.js';
+import { freeLoopbackPort } from './free-port.js';
 import { makeTempDir } from './temp-dir.js';
 
 /** Debian installs it in /usr/sbin; NATS_SERVER_BIN overrides. */
@@ -17,16 +17,8 @@ export const NATS_SERVER =
   ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((p) => existsSync(p)) ??
   'nats-server';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback port (test/helpers/free-port.ts), for a node that restarts on the same port. */
+export const freePort = freeLoopbackPort;
 
 export interface NatsNode {
   name: string;

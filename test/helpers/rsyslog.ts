@@ -2,11 +2,12 @@
 // syslog receiver's tests (it writes every message it receives to a file, one line each), and as a sender.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/schema.js';
 import { loadTlsMaterial } from '../../src/tls/tls-material.js';
 import { endChild, guard, watched } from './children.js';
+import { freeLoopbackPort } from './free-port.js';
 import { until } from './until.js';
 
 export interface Rsyslog {
@@ -19,16 +20,6 @@ export interface Rsyslog {
   stop(): Promise<void>;
   /** SIGSTOP or SIGCONT: a stalled receiver whose buffers fill, then one that reads again. */
   freeze(frozen: boolean): void;
-}
-
-/** A port free at this moment: bound on port 0, then released for rsyslog to take. */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** Whether something accepts TCP connections on the loopback `port`. */

@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
 import { spawnServe } from '../helpers/cli.js';
+import { freeLoopbackPort } from '../helpers/free-port.js';
 import { addRelpSensor } from '../helpers/relp-sensor.js';
-import { freeLoopbackPort, spawnRsyslogd } from '../helpers/rsyslog.js';
+import { spawnRsyslogd } from '../helpers/rsyslog.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
