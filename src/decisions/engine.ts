@@ -211,16 +211,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       const before =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
         current('offence', unit);
-      // An offence as recent as this record is this very decision, stored before the rest of its batch failed to
-      // be (a NATS node lost between two puts): the batch is read again and must not count it as an earlier block.
-      const again = before && Date.parse(before.last) >= at;
-      const repeats = !before
-        ? 0
-        : again
-          ? before.blocks - 1
-          : at - Date.parse(before.last) < REPEAT_WINDOW_MS
-            ? before.blocks
-            : 0;
+      const repeats = before && at - Date.parse(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
       offence = { address: unit, blocks: repeats + 1, last: new Date(at).toISOString() };
     } else {
