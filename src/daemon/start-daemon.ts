@@ -109,6 +109,8 @@ export interface Daemon {
 }
 
 const SHUTDOWN_GRACE_MS = 8000;
+/** The whole stop, in-flight requests included: under the unit's TimeoutStopSec=15s. */
+const STOP_LIMIT_MS = 12_000;
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, dataDir } = options.loaded;
@@ -122,6 +124,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     resolveDone = resolve;
   });
   let stopping = false;
+  /** What stopping is doing now, named in the log when it takes too long. */
+  let stopStep = '';
   let fatal = false;
   const metrics = options.metrics ?? createMetrics();
   if (worker) shareMetricsWithPrimary(metrics);
@@ -257,19 +261,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   /** The one teardown list, for a failed start and for stop(): everything started above, in reverse. */
   const cleanUp = async () => {
+    stopStep = 'closing the syslog listeners';
     await syslog?.close();
     configWatch.stop();
+    stopStep = 'stopping the outputs';
     await outputs?.stop();
+    stopStep = 'stopping the decisions engine';
     await engine?.stop();
     feeds.stop();
     certificate.stop();
     watch.stop();
     activity.stop();
+    stopStep = 'writing the counts';
     try {
       await stats.stop();
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'cannot write stats');
     }
+    stopStep = 'closing the record store';
     await store.close();
     await backend.close();
   };
@@ -391,10 +400,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       { fatal },
       fatal ? 'stopping after a store failure' : 'stopping: finishing in-flight requests',
     );
+    // Bounded as a whole: a step that hangs (a store that never answers) is named in the log, and serve exits
+    // before systemd's stop timeout kills it without a word. Records were stored before they were answered.
+    const limit = setTimeout(() => {
+      logger.error(
+        { step: stopStep, limitMs: STOP_LIMIT_MS },
+        `stopping did not finish in ${STOP_LIMIT_MS / 1000} s (${stopStep}): exiting without it`,
+      );
+      resolveDone(new ThreatcolError('INTERNAL').exitCode);
+    }, STOP_LIMIT_MS);
     void (async () => {
+      stopStep = 'finishing in-flight requests';
       await collector.close(fatal ? 0 : SHUTDOWN_GRACE_MS);
+      stopStep = 'closing the admin listener';
       await admin?.close();
       await cleanUp();
+      clearTimeout(limit);
       logger.info('stopped');
       resolveDone(fatal ? new ThreatcolError('STORE_FAILED').exitCode : 0);
     })();

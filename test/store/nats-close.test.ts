@@ -1,12 +1,17 @@
 // Closing a NATS-backed store ends in bounded time whatever the server does: a server that stopped answering
 // (SIGSTOP: the socket stays open, nothing is answered, so the client has not noticed anything) must not keep
-// serve's stop, a CLI command or a test process waiting on a drain that cannot finish.
+// serve's stop, a CLI command or a test process waiting on a drain that cannot finish; and serve's stop as a
+// whole is bounded, whatever step hangs. Uses dist/ (npm run build).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { openNatsStore } from '../../src/store/nats/open-nats-store.js';
-import { natsBackend } from '../helpers/nats-server.js';
+import { spawnServe } from '../helpers/cli.js';
+import { natsBackend, startNatsServer } from '../helpers/nats-server.js';
 import { stopProcess } from '../helpers/stop-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
 test('a store whose NATS server stopped answering closes within seconds, its client closed', async (t) => {
@@ -29,4 +34,52 @@ test('a store whose NATS server stopped answering closes within seconds, its cli
   ]);
   assert.equal(outcome, 'closed', 'close() still waiting 15 s later');
   assert.ok(Date.now() - started < 10_000, `closed after ${Date.now() - started} ms`);
+});
+
+test('serve stops within its 12 s limit when a step hangs on a frozen NATS server, naming the step and exiting 70', async (t) => {
+  const node = await startNatsServer(t);
+  const env = {
+    THREATCOL_STORE_BACKEND: 'nats',
+    THREATCOL_NATS_SERVERS: node.url,
+    // Each request to the frozen server waits this long: the engine's lease given back at its stop would too.
+    THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '60000',
+  };
+  const dir = makeTempDir(t);
+  const config = join(makeTempDir(t), 'config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ blocklist: { rules: { critical: { minCriticality: 4, duration: '1h' } } } }),
+  );
+  const serve = await spawnServe(dir, ['--config', config], { env, timeoutMs: 60_000 });
+  t.after(() => serve.stop('SIGKILL'));
+  await until(
+    () => serve.logs.some((l) => l.msg === 'this collector runs the decisions engine now'),
+    30_000,
+    'the engine leads',
+  );
+  const pid = node.pid as number;
+  t.after(() => {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // already gone
+    }
+  });
+  await stopProcess(pid);
+  const started = Date.now();
+  serve.child.kill('SIGTERM');
+  // A hang guard far past the limit: before the limit, the stop waited out the 60 s request timeout.
+  const outcome = await Promise.race([
+    serve.exited,
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 45_000).unref()),
+  ]);
+  const ms = Date.now() - started;
+  assert.ok(outcome, `serve still stopping ${ms} ms after SIGTERM`);
+  assert.equal(outcome.code, 70, `exit ${outcome.code ?? outcome.signal} after ${ms} ms`);
+  const line = serve.logs.find(
+    (l) => typeof l.msg === 'string' && l.msg.startsWith('stopping did not finish'),
+  );
+  assert.ok(line, 'the stop that took too long is logged');
+  assert.equal(line.step, 'stopping the decisions engine');
+  assert.equal(line.level, 50);
 });
