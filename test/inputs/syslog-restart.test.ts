@@ -98,7 +98,7 @@ for (const c of CASES)
     const allArrived = async (what: string) => {
       const expected = Array.from({ length: sent }, (_, i) => `message ${i + 1}`);
       let threats: string[] = [];
-      // The guard is long: rsyslog retries a suspended action after 30 s (its default action.resumeInterval).
+      // A hang guard: the printed action retries a suspended action every 5 s (action.resumeInterval).
       await until(
         async () => {
           threats = (await readStoredSyslog(dir)).map((r) => String(r.threat));

@@ -107,7 +107,8 @@ function rsyslog(t: SyslogTarget): string {
   }
   lines.push(
     '       TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format"',
-    '       queue.type="LinkedList" action.resumeRetryCount="-1")',
+    // Retried every 5 s, not rsyslog's 30 s: a collector restart (an upgrade) delays messages by seconds.
+    '       queue.type="LinkedList" action.resumeRetryCount="-1" action.resumeInterval="5")',
   );
   return lines.join('\n');
 }
@@ -133,7 +134,7 @@ function rsyslogRelp(t: SyslogTarget, port: number): string {
     // A memory queue alone discards what does not fit while the collector is away (queue.size 1000, after
     // queue.timeoutEnqueue): disk-assisted, it spills to the work directory and keeps them across restarts.
     `       queue.type="LinkedList" queue.filename="threatcol-${t.sensor}" queue.maxDiskSpace="1g"`,
-    '       queue.saveOnShutdown="on" action.resumeRetryCount="-1")',
+    '       queue.saveOnShutdown="on" action.resumeRetryCount="-1" action.resumeInterval="5")',
   ].join('\n');
 }
 
