@@ -120,6 +120,9 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
   ];
 }
 
+/** How long ServeProcess.stop() waits for the exit before it kills serve and fails. */
+const STOP_GUARD_MS = 60_000;
+
 /** Starts `threatcol serve` on 127.0.0.1 port 0 and waits until it listens. */
 export function spawnServe(
   dataDir: string,
@@ -190,7 +193,23 @@ export function spawnServe(
             exited,
             async stop(signal: NodeJS.Signals = 'SIGTERM') {
               if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-              return exited;
+              // A hang guard (serve bounds its own stop at 12 s): a serve that never exits fails the test with
+              // its last log lines, instead of holding it until the runner's timeout says nothing.
+              let timer: NodeJS.Timeout | undefined;
+              const hung = new Promise<never>((_, rejectStop) => {
+                timer = setTimeout(() => {
+                  child.kill('SIGKILL');
+                  const tail = logs.slice(-10).map((l) => JSON.stringify(l));
+                  rejectStop(
+                    new Error(`serve did not exit 60 s after ${signal}; its last lines:\n${tail.join('\n')}`),
+                  );
+                }, STOP_GUARD_MS);
+              });
+              try {
+                return await Promise.race([exited, hung]);
+              } finally {
+                clearTimeout(timer);
+              }
             },
           });
         }
