@@ -25,6 +25,8 @@ const layers = [
   ],
   // Below them all: what relp-frames.ts and the syslog framer both hold a partial message in.
   ['held-bytes.ts'],
+  // The code the build renders from the rest (the configuration's validator, completion, help outline).
+  ['generated'],
 ];
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

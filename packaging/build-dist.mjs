@@ -1,11 +1,14 @@
 // Compiles src/ into dist/ so that no reader ever sees a half-written tree, and (with --if-stale) only when needed.
+// First it writes src/generated/ (packaging/generate/write-generated.ts): the code rendered from other code,
+// which no one commits or edits.
 //
 // Why both: `npx threatcol` in a checkout installs the checkout into npm's cache as a link, and npm runs the
 // linked package's `prepare` every time. A plain `tsc` there rebuilt dist/ in place on each call (6 s) while
 // other processes ran bin/threatcol from it. So tsc writes a fresh directory beside dist/, which then replaces
 // dist/ by rename (a starting CLI sees the old tree or the new one, never a mix), and `prepare` passes
-// --if-stale: nothing happens when dist/ was built from the same sources, compiler and tsconfig.
-// Plain JavaScript: it runs before anything is compiled, and without tsx's start-up on every npx.
+// --if-stale: nothing happens when dist/ was built from the same sources, generators, tools and tsconfig.
+// Plain JavaScript: it runs before anything is compiled, and without tsx's start-up on every npx (the
+// generators, TypeScript, run through tsx only when a build is due).
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -19,20 +22,40 @@ const DIST = join(ROOT, 'dist');
 const STAMP = '.sources-digest';
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
-/** Every file under src/, tsconfig.json and the compiler's version, in a fixed order. */
+/** The generators of src/generated/, and the modules whose versions shape what they or the compiler write. */
+const GENERATORS = join(ROOT, 'packaging/generate');
+const TOOLS = ['typescript', 'ajv', 'commander'];
+
+const filesUnder = (dir) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+
+/**
+ * Every file under src/ (generated ones too: a tree without them is stale) and packaging/generate/,
+ * tsconfig.json and the tools' versions, in a fixed order.
+ */
 export function sourcesDigest() {
   const hash = createHash('sha256');
-  const files = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort();
+  const files = [...filesUnder(join(ROOT, 'src')), ...filesUnder(GENERATORS)].sort();
   for (const file of [...files, join(ROOT, 'tsconfig.json')]) {
     hash.update(`${relative(ROOT, file)}\0`);
     hash.update(readFileSync(file));
     hash.update('\0');
   }
-  hash.update(JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')).version);
+  for (const tool of TOOLS)
+    hash.update(
+      `${JSON.parse(readFileSync(join(ROOT, 'node_modules', tool, 'package.json'), 'utf8')).version}\0`,
+    );
   return hash.digest('hex');
+}
+
+/** Writes src/generated/ from the current sources (TypeScript, so through tsx, only when a build is due). */
+export function writeGenerated() {
+  execFileSync(process.execPath, ['--import', 'tsx', join(GENERATORS, 'write-generated.ts')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 }
 
 function builtDigest() {
@@ -65,8 +88,9 @@ function swapIn(fresh) {
 }
 
 export function buildDist({ ifStale }) {
+  if (ifStale && builtDigest() === sourcesDigest()) return false;
+  writeGenerated();
   const digest = sourcesDigest();
-  if (ifStale && builtDigest() === digest) return false;
   const fresh = join(ROOT, `.dist-build-${process.pid}`);
   rmSync(fresh, { recursive: true, force: true });
   try {

@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { writeGenerated } from '../generate/write-generated.js';
 import { RUNTIME_PACKAGES } from '../runtime.js';
 import * as layout from './layout.js';
 
@@ -64,7 +65,8 @@ export function stageApp(options: StageOptions): void {
   );
   put(root, layout.APP_BIN, entry, 0o644);
   // A fresh compile of src/ (dist/ in the checkout may hold files of modules since moved or deleted), without
-  // source maps: they point at src/, which the package does not carry.
+  // source maps: they point at src/, which the package does not carry; its generated code first, as the build does.
+  writeGenerated();
   execFileSync(
     process.execPath,
     [

@@ -14,7 +14,7 @@ export async function preRenderedHelp(
   stdout: { isTTY?: boolean; columns?: number } = process.stdout,
 ): Promise<string | null> {
   // Imported here: every command line loads this module (main.ts), only the help needs the text.
-  const { HELP_TEXT } = await import('./help-outline.js');
+  const { HELP_TEXT } = await import('../generated/help-outline.js');
   const width = (stdout.isTTY ? stdout.columns : undefined) ?? 80;
   if (width === 80) return HELP_TEXT.at80;
   return width >= HELP_TEXT.wideFrom ? HELP_TEXT.wide : null;

@@ -16,7 +16,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
   // Pre-rendered at build time (npm run docs): a shell that sources it waits for no command tree.
   if (argv.length === 2 && argv[0] === 'completion' && ['bash', 'zsh', 'fish'].includes(argv[1] as string)) {
-    const { COMPLETION_SCRIPTS } = await import('./completion-scripts.js');
+    const { COMPLETION_SCRIPTS } = await import('../generated/completion-scripts.js');
     io.stdout.write(COMPLETION_SCRIPTS[argv[1] as 'bash' | 'zsh' | 'fish']);
     return EXIT.OK;
   }

@@ -3,7 +3,6 @@
 import { Command, CommanderError } from 'commander';
 import { CATALOGUE, EXIT, isPermissionError, permissionDenied, ThreatcolError } from '../errors.js';
 import { type CommandEntry, commandsFor, GROUPS, type Register, type Runner } from './command-table.js';
-import { HELP_OUTLINE } from './help-outline.js';
 import { isProgramHelp } from './help-text.js';
 import { type CliIo, write } from './io.js';
 import { readVersions, versionText } from './version.js';
@@ -69,10 +68,12 @@ function createRoot(io: CliIo): {
 }
 
 /**
- * The program as its own help shows it, from the outline rendered at build time (help-outline.ts): each
- * top-level command a name, term and description, commander formatting them as for the whole tree.
+ * The program as its own help shows it, from the outline rendered at build time (generated/help-outline.ts):
+ * each top-level command a name, term and description, commander formatting them as for the whole tree.
+ * Imported here, not above: the build renders the outline from the tree this module assembles.
  */
-export function outlineProgram(io: CliIo): { program: Command; hint: () => string } {
+export async function outlineProgram(io: CliIo): Promise<{ program: Command; hint: () => string }> {
+  const { HELP_OUTLINE } = await import('../generated/help-outline.js');
   const { program, hint } = createRoot(io);
   const terms = new Map(HELP_OUTLINE.map((c) => [c.name, c.term]));
   for (const c of HELP_OUTLINE) program.command(c.name).description(c.description);
@@ -96,7 +97,7 @@ export async function runProgram(argv: string[], io: CliIo): Promise<number> {
   const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : argv;
   // The program's help at a width main.ts has no text for: `threatcol`, `--help`, `-h`, `help`.
   const { program, hint } = isProgramHelp(args)
-    ? outlineProgram(io)
+    ? await outlineProgram(io)
     : assembleProgram(io, run, await Promise.all(commandsFor(args).map(loadCommand)));
   // A bare `threatcol` is a usage error: the command list on stderr, exit 64.
   if (argv.length === 0) {

@@ -85,7 +85,7 @@ test('the program’s help loads no command definition, and on a pipe not comman
   for (const args of [['--help'], ['-h'], ['help']]) {
     const urls = await loadedBy(t, args);
     assert.ok(
-      urls.some((u) => u.endsWith('/dist/cli/help-outline.js')),
+      urls.some((u) => u.endsWith('/dist/generated/help-outline.js')),
       args.join(' '),
     );
     assert.deepEqual(definitions(urls), [], args.join(' '));
@@ -133,7 +133,7 @@ test('sensor list loads the config loader and the store, not the logger, the loc
   );
   // The configuration's checks: only those of the keys given (here --data-dir's), not the outputs' 186 KB.
   assert.deepEqual(
-    list.filter((u) => u.includes('/dist/config/config-validator-')).map((u) => u.replace(/^.*\//, '')),
+    list.filter((u) => u.includes('/dist/generated/config-validator-')).map((u) => u.replace(/^.*\//, '')),
     ['config-validator-data-dir.cjs'],
   );
   // The segment readers are the records' (threats tail reads them), not the sensors'.

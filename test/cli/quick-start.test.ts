@@ -2,7 +2,7 @@
 // checkout so no other test's dist/ changes under it), and LISTEN_FAILED's advice works under npm start.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,8 @@ function npm(args: string[], options: { uid?: number; home: string; cwd?: string
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    // A hang guard: a stale checkout's build (generate, then tsc) takes about 8 s on a quiet box.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -44,7 +45,15 @@ function userEnv(): Record<string, string> {
 /** What `npx` needs of a checkout, copied (node_modules linked): npx runs `prepare`, which may write dist/. */
 function copyCheckout(t: Parameters<typeof makeTempDir>[0]): string {
   const copy = makeTempDir(t);
-  for (const entry of ['package.json', 'tsconfig.json', 'bin', 'dist', 'src', 'packaging/build-dist.mjs'])
+  for (const entry of [
+    'package.json',
+    'tsconfig.json',
+    'bin',
+    'dist',
+    'src',
+    'packaging/build-dist.mjs',
+    'packaging/generate',
+  ])
     cpSync(join(ROOT, entry), join(copy, entry), { recursive: true, preserveTimestamps: true });
   symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
   return copy;
@@ -61,12 +70,17 @@ test('npx threatcol runs the CLI of a checkout and leaves a current dist/ alone;
   const after = statSync(main);
   assert.deepEqual([after.ino, after.mtimeMs], [before.ino, before.mtimeMs], 'dist/ was rebuilt by npx');
   // A changed source is compiled when npm links the checkout into a (here: new) npx cache, into a new tree
-  // that replaces dist/ whole.
+  // that replaces dist/ whole; the generated code, missing as in a fresh clone, is written first.
   appendFileSync(join(copy, 'src/cli/version.ts'), '\nexport const quickStartMarker = 1;\n');
+  rmSync(join(copy, 'src/generated'), { recursive: true });
   const stale = await npm(['exec', '--', 'threatcol', '--version'], { home: makeTempDir(t), cwd: copy });
   assert.equal(stale.code, 0, stale.stderr);
   assert.match(readFileSync(join(copy, 'dist/cli/version.js'), 'utf8'), /quickStartMarker/);
   assert.notEqual(statSync(main).ino, before.ino, 'the new tree replaced dist/ by rename');
+  assert.match(
+    readFileSync(join(copy, 'dist/generated/completion-scripts.js'), 'utf8'),
+    /bash completion for threatcol/,
+  );
 });
 
 test('LISTEN_FAILED says npm start -- --port 8443 under npm start, --port 8443 otherwise', {

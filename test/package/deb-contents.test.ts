@@ -111,7 +111,7 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
     [],
   );
   assert.deepEqual(
-    // .cjs: the configuration's checks per key, which load-config requires synchronously (config-validator.ts).
+    // .cjs: the configuration's checks per key, which load-config requires synchronously (generated/config-validator.ts).
     paths.filter((p) => p.startsWith(`${lib}/dist/`) && !/\.c?js$/.test(p)),
     [],
   );

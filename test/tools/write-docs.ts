@@ -1,16 +1,12 @@
 // Regenerates the documents derived from code: config/threatcol.example.json, the configuration table in
-// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose),
-// the configuration's compiled validator, src/config/config-validator.ts, and the pre-rendered completion
-// scripts, src/cli/completion-scripts.ts, and the outline `threatcol --help` lists, src/cli/help-outline.ts.
+// docs/configuration.md and docs/cli.md (the command reference, from the commander definitions and their prose).
+// The code derived from code (src/generated/) is the build's: packaging/generate/write-generated.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderCliMarkdown } from '../../src/cli/manual/index.js';
 import { buildProgram } from '../../src/cli/whole-program.js';
 import { renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 import { renderOutputKeysTable } from '../../src/config/describe-outputs.js';
-import { COMPLETION_SCRIPTS_FILE, renderCompletionScripts } from './completion-scripts.js';
-import { CONFIG_VALIDATOR_FILE, renderConfigValidator } from './config-validator.js';
-import { HELP_OUTLINE_FILE, renderHelpOutline } from './help-outline.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // Where the configuration table lives, between its markers (test/unit/config.test.ts reads the same file).
@@ -30,9 +26,4 @@ doc = fill(doc, 'config-table', renderConfigTable());
 doc = fill(doc, 'output-keys', renderOutputKeysTable());
 writeFileSync(`${root}${CONFIG_DOC}`, doc);
 writeFileSync(`${root}docs/cli.md`, renderCliMarkdown(buildProgram()));
-for (const [file, text] of renderConfigValidator()) writeFileSync(`${root}${file}`, text);
-writeFileSync(`${root}${COMPLETION_SCRIPTS_FILE}`, renderCompletionScripts());
-writeFileSync(`${root}${HELP_OUTLINE_FILE}`, renderHelpOutline());
-console.log(
-  `wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC}, docs/cli.md, ${CONFIG_VALIDATOR_FILE} (and one file per top-level key), ${COMPLETION_SCRIPTS_FILE} and ${HELP_OUTLINE_FILE}`,
-);
+console.log(`wrote config/threatcol.example.json, the configuration table in ${CONFIG_DOC} and docs/cli.md`);
