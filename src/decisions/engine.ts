@@ -109,6 +109,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   const logger = deps.logger.child({ part: 'decisions' });
   let config = deps.blocklist;
   let rules = compileRules(config);
+  let maxDurationMs = parseBlockDuration(config.maxDuration) as number;
   let tracker = new AddressTracker(config.maxTracked);
   let history = new RuleHistory(rules.map((r) => r.name));
   /** Whether the watcher has delivered the stored decisions (a rule's history is written on top of them). */
@@ -122,22 +123,36 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   /** Whether this engine holds the cluster's lease (always, without one). */
   let leading = false;
 
+  /** The removals (`cleared`) last delivered: the store may hand over the same state object, changed. */
+  let clearedSeen = new Map<string, string>();
+  /** Bumped at each delivery: counts() recounts the active blocks after one. */
+  let delivered = 0;
   const watch = deps.store.decisions.watch(
     (next) => {
-      const removed = [...next.cleared].filter(([unit, c]) => state.cleared.get(unit)?.at !== c.at);
+      const removed: string[] = [];
+      const cleared = new Map<string, string>();
+      for (const [unit, c] of next.cleared) {
+        cleared.set(unit, c.at);
+        if (clearedSeen.get(unit) !== c.at) removed.push(unit);
+      }
+      clearedSeen = cleared;
       state = next;
       loaded = true;
+      delivered++;
       // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
       // after them must not be hidden by them).
-      for (const [key, mine] of own) {
-        const map = mine.change.kind === 'block' ? next.blocks : next.offences;
-        const seen = map.get(mine.change.key) ?? null;
-        if (JSON.stringify(seen) === JSON.stringify(mine.change.value)) own.delete(key);
-      }
-      if (removed.length > 0) void recheck(removed.map(([unit]) => unit));
+      for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
+      if (removed.length > 0) void recheck(removed);
     },
     (error) => logger.warn({ err: error.message }, 'cannot read the decisions; keeping the last ones'),
   );
+
+  /** Whether the state delivered holds `change` (the very value, as the files backend keeps its writer's). */
+  function holds(change: DecisionChange): boolean {
+    const map = change.kind === 'block' ? state.blocks : state.offences;
+    const seen = map.get(change.key) ?? null;
+    return seen === change.value || JSON.stringify(seen) === JSON.stringify(change.value);
+  }
 
   function current<K extends 'block' | 'offence'>(kind: K, key: string) {
     const mine = own.get(`${kind} ${key}`);
@@ -204,7 +219,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const existing = (pending?.value as Block | null | undefined) ?? current('block', unit);
     const active = existing !== null && Date.parse(existing.until) > now();
     if (active && existing.rule === 'manual') return;
-    const maxMs = parseBlockDuration(config.maxDuration) as number;
+    const maxMs = maxDurationMs;
     let durationMs = rule.durationMs;
     let offence: OffenceEntry | null = null;
     if (!active) {
@@ -282,7 +297,11 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     await deps.store.decisions.apply(list);
     const at = now();
     history.written(rulesDue, at);
-    for (const [key, change] of changes) own.set(key, { change, at });
+    // A store whose watchers' state already holds the write (files) needs no bookkeeping of it.
+    for (const [key, change] of changes) {
+      const map = change.kind === 'block' ? state.blocks : state.offences;
+      if ((map.get(change.key) ?? null) !== change.value) own.set(key, { change, at });
+    }
     for (const [key, mine] of own) if (at - mine.at >= OWN_WRITES_MS) own.delete(key);
     reportBlocks(changes);
   }
@@ -464,18 +483,32 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     await feed?.close().catch(() => {});
   }
   const running = run();
+  let activeAt = { delivered: -1, validUntil: 0, active: 0 };
 
   return {
     configure(next) {
       config = next;
       rules = compileRules(next);
+      maxDurationMs = parseBlockDuration(next.maxDuration) as number;
       tracker = new AddressTracker(next.maxTracked);
       history = new RuleHistory(rules.map((r) => r.name));
     },
     counts: () => {
       const at = now();
-      let active = 0;
-      for (const block of state.blocks.values()) if (Date.parse(block.until) > at) active++;
+      // Counted again after a change, or when the first of the counted blocks ends (metrics ask often).
+      if (activeAt.delivered !== delivered || at >= activeAt.validUntil) {
+        let active = 0;
+        let validUntil = at + CLEANUP_INTERVAL_MS;
+        for (const block of state.blocks.values()) {
+          const until = Date.parse(block.until);
+          if (until > at) {
+            active++;
+            if (until < validUntil) validUntil = until;
+          }
+        }
+        activeAt = { delivered, validUntil, active };
+      }
+      const active = activeAt.active;
       return {
         tracked: tracker.size,
         dropped: tracker.dropped,

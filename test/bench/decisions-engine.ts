@@ -4,8 +4,10 @@
 // original each), then times the engine over them: `feed` (the default), as it reads records arriving while it
 // runs (its durable cursor placed before them: the scan at start finds none in its window); `scan`, as it reads
 // the window again at start. --src: another checkout's root (before/after in one run, figures-decisions.ts).
+// --profile FILE: a CPU profile of the engine's part alone (not the records' storing), for profile-summary.ts.
 // Prints one JSON line: records, cpuSeconds, wallMs, tracked, blocksMade, heapMiB.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
@@ -15,6 +17,7 @@ import { firewallRecord } from './payloads.js';
 const root = resolve(argValue('--src') ?? join(import.meta.dirname, '../..'));
 const path = argValue('--path') ?? 'feed';
 const total = Number(argValue('--records') ?? 100_000);
+const profile = argValue('--profile');
 const from = (file: string) => import(join(root, file));
 const { loadConfig } = await from('src/config/load-config.ts');
 const { startDecisionEngine } = await from('src/decisions/engine.ts');
@@ -69,6 +72,12 @@ try {
   await log.close();
   if (path === 'feed') await store.outputs.replay(DECISIONS_CURSOR, started - 1);
 
+  const session = profile ? new Session() : null;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   const cpu = process.cpuUsage();
   const wall = performance.now();
   const lines: Record<string, unknown>[] = [];
@@ -88,6 +97,11 @@ try {
   await engine.stop();
   const used = process.cpuUsage(cpu);
   const wallMs = performance.now() - wall;
+  if (session && profile) {
+    const { profile: taken } = await session.post('Profiler.stop');
+    writeFileSync(profile, JSON.stringify(taken));
+    session.disconnect();
+  }
   global.gc?.();
   const heapMiB = process.memoryUsage().heapUsed / 1048576;
   await store.close();

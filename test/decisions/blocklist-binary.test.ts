@@ -146,12 +146,12 @@ test('records posted by a sensor become a block in a feed fetched with curl over
   const after = JSON.parse(body) as { address: string; until: string }[];
   // Not prolonged by the restart: the first block ends when it did.
   assert.equal(after.find((b) => b.address === '198.51.100.7/32')?.until, before[0]?.until);
-  assert.equal(
-    readFileSync(join(dataDir, 'decisions.json'), 'utf8').includes('sha256:'),
-    true,
-    'the password is stored hashed',
-  );
-  assert.doesNotMatch(readFileSync(join(dataDir, 'decisions.json'), 'utf8'), new RegExp(feed.password));
+  // The decisions' snapshot and the journal of the changes since.
+  const stored = ['decisions.json', 'decisions.journal']
+    .map((file) => readFileSync(join(dataDir, file), 'utf8'))
+    .join('');
+  assert.equal(stored.includes('sha256:'), true, 'the password is stored hashed');
+  assert.doesNotMatch(stored, new RegExp(feed.password));
 });
 
 test('a malformed CIDR, duration or rule key exits 78 naming it; a SIGHUP with one keeps the running rules', async (t) => {

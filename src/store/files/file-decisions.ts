@@ -1,23 +1,61 @@
-// The files backend's decisions: one document, `<dataDir>/decisions.json`, changed under the registry's kind of
-// lock (CLI and daemon both write it) and written atomically (temporary file, fsync, rename, directory fsync).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The files backend's decisions: a snapshot, `<dataDir>/decisions.json` (written atomically: temporary file,
+// fsync, rename, directory fsync), and a journal of the changes since, `decisions.journal` (one checked line per
+// change, fsynced per apply), both changed under the registry's kind of lock (CLI and daemon both write). The
+// journal is folded into a new snapshot once it outgrows it. A process's watchers share one reader that reads
+// only what was appended since, and its own writes update that state as they are made, never read back.
+import {
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Owner } from '../../data-dir/file-owner.js';
-import { writeFileAtomic } from '../../data-dir/file-owner.js';
-import { fileSignature, watchFiles } from '../../watch-files.js';
+import { adoptOwner, syncDir, writeFileAtomic } from '../../data-dir/file-owner.js';
+import { type FilesWatch, watchFiles } from '../../watch-files.js';
 import {
   applyEntry,
   DECISION_KINDS,
+  type DecisionChange,
   type DecisionsState,
   type DecisionsStore,
   decisionEntries,
   emptyDecisions,
 } from '../decisions.js';
+import { changeLines, headerLine, readEntries, readHeader } from './decisions-journal.js';
 import { lockRegistry } from './registry-lock.js';
 
 export const DECISIONS_FILE = 'decisions.json';
+export const DECISIONS_JOURNAL = 'decisions.journal';
 /** Feeds' password hashes are in it: the service user's only, as sensors.json. */
 const DECISIONS_MODE = 0o600;
+/** The journal is folded into the snapshot once it is larger than the snapshot and than this. */
+const COMPACT_MIN_BYTES = 1_048_576;
+/** Reads of a snapshot and a journal of different generations (a compaction between the two) before giving up. */
+const READ_ATTEMPTS = 5;
+
+/** What a reader has read: the state, and where in which files it stands. */
+interface Tail {
+  state: DecisionsState;
+  /** The snapshot's stat signature when read ('' when there was none). */
+  snapshot: string;
+  snapshotBytes: number;
+  generation: number;
+  /** The journal's inode (null: none), and the bytes of it read (complete lines). */
+  journalIno: number | null;
+  offset: number;
+}
+
+interface Subscriber {
+  onState: (state: DecisionsState) => void;
+  onError: (error: Error) => void;
+}
 
 export function createFileDecisions(options: {
   dataDir: string;
@@ -25,70 +63,284 @@ export function createFileDecisions(options: {
   owner: () => Owner;
   pollIntervalMs: number;
 }): DecisionsStore {
-  const path = join(options.dataDir, DECISIONS_FILE);
+  const snapshotPath = join(options.dataDir, DECISIONS_FILE);
+  const journalPath = join(options.dataDir, DECISIONS_JOURNAL);
+  /** The watchers' shared reader (null: nobody watches, or the last read failed). */
+  let tail: Tail | null = null;
+  const subscribers = new Set<Subscriber>();
+  let filesWatch: FilesWatch | null = null;
+
+  const notify = () => {
+    for (const s of subscribers) if (tail) s.onState(tail.state);
+  };
+  /** Brings the shared reader up to date; whether anything changed. */
+  const refresh = (): boolean => {
+    if (tail === null) {
+      tail = readAll(snapshotPath, journalPath);
+      return true;
+    }
+    return catchUp(tail, snapshotPath, journalPath);
+  };
+  const check = () => {
+    try {
+      if (refresh()) notify();
+    } catch (error) {
+      // Read again whole at the next change or poll.
+      tail = null;
+      filesWatch?.forget();
+      for (const s of subscribers) s.onError(error as Error);
+    }
+  };
+
   return {
-    read: async () => readDocument(path),
+    read: async () => readAll(snapshotPath, journalPath).state,
 
     async apply(changes) {
       if (changes.length === 0) return;
       const owner = options.owner();
-      const release = await lockRegistry(path);
+      const release = await lockRegistry(snapshotPath);
       try {
-        const state = readDocument(path);
-        for (const change of changes) applyEntry(state, change.kind, change.key, change.value);
-        writeFileAtomic(path, renderDocument(state), DECISIONS_MODE, owner);
+        // Under the lock nobody appends: what the reader has not read yet is read now, so the state it keeps
+        // is the journal's up to its end, and this write's changes go on top of it without reading them back.
+        let current: Tail | null = null;
+        if (subscribers.size > 0) {
+          try {
+            refresh();
+            current = tail;
+          } catch {
+            tail = null;
+          }
+        }
+        const journal = statOrNull(journalPath);
+        if (journal === null) {
+          // A data directory of before the journal, or a new one: the journal starts on a new snapshot.
+          current = compact(current ?? readAll(snapshotPath, journalPath), owner);
+        }
+        appendChanges(journalPath, changes);
+        if (current !== null && current === tail) {
+          for (const change of changes) applyEntry(current.state, change.kind, change.key, change.value);
+          current.offset = statSync(journalPath).size;
+        }
+        const size = statSync(journalPath).size;
+        if (size > COMPACT_MIN_BYTES && size > (current?.snapshotBytes ?? snapshotSize(snapshotPath)))
+          compact(current ?? readAll(snapshotPath, journalPath), owner);
       } finally {
         await release();
       }
+      if (subscribers.size > 0 && tail !== null) notify();
     },
 
     // One collector per data directory: the engine's lease is always its own.
     lease: async () => true,
 
     watch(onState, onError) {
-      let seen = '';
-      const check = () => {
-        const signature = fileSignature([path]);
-        if (signature === seen) return;
-        seen = signature;
-        try {
-          onState(readDocument(path));
-        } catch (error) {
-          // Seen again at the next change or poll.
-          seen = '';
-          onError(error as Error);
-        }
+      const subscriber: Subscriber = { onState, onError };
+      try {
+        // Others see a change read now as well; the new watcher gets the whole state at once.
+        if (refresh()) notify();
+        onState((tail as unknown as Tail).state);
+      } catch (error) {
+        tail = null;
+        onError(error as Error);
+      }
+      subscribers.add(subscriber);
+      filesWatch ??= watchFiles({
+        paths: [snapshotPath, journalPath],
+        onChange: check,
+        pollIntervalMs: options.pollIntervalMs,
+      });
+      return {
+        stop: () => {
+          subscribers.delete(subscriber);
+          if (subscribers.size > 0) return;
+          filesWatch?.stop();
+          filesWatch = null;
+          tail = null;
+        },
       };
-      check();
-      const watch = watchFiles({ paths: [path], onChange: check, pollIntervalMs: options.pollIntervalMs });
-      return { stop: () => watch.stop() };
     },
   };
+
+  /**
+   * Writes `from`'s state as the next generation's snapshot, then an empty journal of that generation (a
+   * reader meeting the new snapshot beside the old journal skips the old journal: the snapshot holds it).
+   */
+  function compact(from: Tail, owner: Owner): Tail {
+    const generation = from.generation + 1;
+    writeFileAtomic(snapshotPath, renderSnapshot(from.state, generation), DECISIONS_MODE, owner);
+    replaceJournal(
+      journalPath,
+      `${snapshotPath}.tmp-${process.pid}-j${Math.random().toString(36).slice(2)}`,
+      generation,
+      owner,
+    );
+    const snapshot = statSync(snapshotPath);
+    const journal = statSync(journalPath);
+    from.generation = generation;
+    from.snapshot = signatureOf(snapshot);
+    from.snapshotBytes = snapshot.size;
+    from.journalIno = journal.ino;
+    from.offset = journal.size;
+    return from;
+  }
 }
 
-/** The document's entries of the right shape; none when it does not exist yet. */
-function readDocument(path: string): DecisionsState {
-  let text: string;
+const signatureOf = (st: { ino: number; size: number; mtimeMs: number }) =>
+  `${st.ino}:${st.size}:${st.mtimeMs}`;
+
+function statOrNull(path: string): Stats | null {
   try {
-    text = readFileSync(path, 'utf8');
+    return statSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyDecisions();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const state = emptyDecisions();
-  const doc = JSON.parse(text) as { entries?: Record<string, Record<string, unknown>> };
-  for (const kind of DECISION_KINDS) {
-    const entries = doc.entries?.[kind];
-    if (entries === null || typeof entries !== 'object') continue;
-    for (const [key, value] of Object.entries(entries)) applyEntry(state, kind, key, value);
-  }
-  return state;
 }
 
-function renderDocument(state: DecisionsState): string {
+function snapshotSize(path: string): number {
+  return statOrNull(path)?.size ?? 0;
+}
+
+/** A file's bytes from `from` with its stat, read off one descriptor (null: it does not exist). */
+function readFrom(
+  path: string,
+  from = 0,
+): { data: Buffer; ino: number; size: number; mtimeMs: number } | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    const st = fstatSync(fd);
+    const data = Buffer.allocUnsafe(Math.max(0, st.size - from));
+    let read = 0;
+    while (read < data.length) {
+      const n = readSync(fd, data, read, data.length - read, from + read);
+      if (n === 0) break;
+      read += n;
+    }
+    return { data: data.subarray(0, read), ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The snapshot's entries of the right shape, then the journal's changes on top (none when neither exists). */
+function readAll(snapshotPath: string, journalPath: string): Tail {
+  for (let attempt = 1; ; attempt++) {
+    const state = emptyDecisions();
+    const snapshot = readFrom(snapshotPath);
+    let generation = 0;
+    if (snapshot !== null) {
+      const doc = JSON.parse(snapshot.data.toString('utf8')) as {
+        generation?: unknown;
+        entries?: Record<string, Record<string, unknown>>;
+      };
+      if (Number.isSafeInteger(doc.generation)) generation = doc.generation as number;
+      for (const kind of DECISION_KINDS) {
+        const entries = doc.entries?.[kind];
+        if (entries === null || typeof entries !== 'object') continue;
+        for (const [key, value] of Object.entries(entries)) applyEntry(state, kind, key, value);
+      }
+    }
+    const tail: Tail = {
+      state,
+      snapshot: snapshot ? signatureOf(snapshot) : '',
+      snapshotBytes: snapshot?.size ?? 0,
+      generation,
+      journalIno: null,
+      offset: 0,
+    };
+    const journal = readFrom(journalPath);
+    if (journal === null) return tail;
+    const header = readHeader(journal.data);
+    // A journal newer than the snapshot read: a compaction came between the two reads.
+    if (header !== null && header.generation > generation && attempt < READ_ATTEMPTS) continue;
+    tail.journalIno = journal.ino;
+    if (header !== null && header.generation < generation) {
+      // The old journal beside its compaction's snapshot: the snapshot holds all of it.
+      tail.offset = journal.size;
+      return tail;
+    }
+    tail.offset = readEntries(journal.data, header?.end ?? 0, (e) =>
+      applyEntry(state, e.kind, e.key, e.value),
+    ).end;
+    return tail;
+  }
+}
+
+/** Reads what was appended since `tail` (or everything again, when a file was replaced); whether it changed. */
+function catchUp(tail: Tail, snapshotPath: string, journalPath: string): boolean {
+  const snapshot = statOrNull(snapshotPath);
+  const journal = statOrNull(journalPath);
+  if (
+    (snapshot ? signatureOf(snapshot) : '') !== tail.snapshot ||
+    (journal?.ino ?? null) !== tail.journalIno ||
+    (journal !== null && journal.size < tail.offset)
+  ) {
+    Object.assign(tail, readAll(snapshotPath, journalPath));
+    return true;
+  }
+  if (journal === null || journal.size === tail.offset) return false;
+  const appended = readFrom(journalPath, tail.offset);
+  if (appended === null || appended.ino !== tail.journalIno) {
+    Object.assign(tail, readAll(snapshotPath, journalPath));
+    return true;
+  }
+  const { end } = readEntries(appended.data, 0, (e) => applyEntry(tail.state, e.kind, e.key, e.value));
+  tail.offset += end;
+  return end > 0;
+}
+
+/**
+ * Appends the changes' lines and fsyncs them. A last line without its newline is one a writer killed or a
+ * power cut left torn: it gets its newline first, so it stays a bad line of its own and the new ones read.
+ */
+function appendChanges(path: string, changes: readonly DecisionChange[]): void {
+  const fd = openSync(path, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    let text = changeLines(changes);
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) text = `\n${text}`;
+    }
+    const buffer = Buffer.from(text, 'utf8');
+    let written = 0;
+    while (written < buffer.length)
+      written += writeSync(fd, buffer, written, buffer.length - written, size + written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A new journal holding only its header, renamed over the old one. Its temporary file (`tmp`) is named as
+ * writeFileAtomic names the snapshot's, so the next lock holder removes it if this process dies first.
+ */
+function replaceJournal(path: string, tmp: string, generation: number, owner: Owner): void {
+  const fd = openSync(tmp, 'wx', DECISIONS_MODE);
+  try {
+    fchmodSync(fd, DECISIONS_MODE);
+    writeSync(fd, headerLine(generation));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  adoptOwner(tmp, owner);
+  renameSync(tmp, path);
+  syncDir(dirname(path));
+}
+
+function renderSnapshot(state: DecisionsState, generation: number): string {
   const entries: Record<string, Record<string, unknown>> = {};
   for (const kind of DECISION_KINDS) entries[kind] = {};
   for (const { kind, key, value } of decisionEntries(state))
     (entries[kind] as Record<string, unknown>)[key] = value;
-  return `${JSON.stringify({ version: 1, entries })}\n`;
+  return `${JSON.stringify({ version: 1, generation, entries })}\n`;
 }
