@@ -113,7 +113,9 @@ export async function createNatsServer(
 ): Promise<NatsNode> {
   const dir = makeTempDir(t, 'threatcol-nats-');
   const node = makeNode('n1', await freePort(), join(dir, 'store'), () => extraArgs);
-  t.after(() => node.kill());
+  // Ended with the file's other children (children.ts), after every test's own hooks: an after() hook here would
+  // run before the test's "stop the collector" hook (hooks run in the order added), and each collector would then
+  // stop against a dead server, waiting out its request timeouts.
   return node;
 }
 
@@ -177,7 +179,7 @@ export async function startNatsCluster(
       await Promise.all(nodes.map((n) => n.kill()));
     },
   };
-  t.after(() => cluster.stop());
+  // Ended with the file's other children (see createNatsServer).
   await Promise.all(nodes.map((n) => n.start()));
   await waitForJetStream(cluster.servers);
   return cluster;
