@@ -1,9 +1,11 @@
 // The NATS backend's decisions: one key per entry (`block.<network>`, `feed.<name>`, ...) in the KV bucket
 // `blocklist.bucket`, so every collector of a cluster reads, serves and watches the same blocks and feeds.
 import type { KV, KvEntry } from '@nats-io/kv';
+import { ThreatcolError } from '../../errors.js';
 import {
   applyEntry,
   DECISION_KINDS,
+  type DecisionChange,
   type DecisionKind,
   type DecisionsState,
   type DecisionsStore,
@@ -11,57 +13,159 @@ import {
 } from '../decisions.js';
 import { decodeToken, encodeToken } from './names.js';
 
-/** Reads of every entry tried this many times when one times out. */
-const READ_ATTEMPTS = 3;
+/**
+ * The order a batch is written in, each group acknowledged before the next is sent. The keys of a batch are
+ * separate puts: a node lost between two leaves part of it stored, and the engine decides the batch again
+ * from what it reads back. Blocks go before the offences that count them (an offence stored without its block
+ * would be taken for an earlier block, and the block made again repeatFactor times longer); a removal's
+ * `cleared` before the removal (a block gone without it could be made again from the records that made it).
+ */
+const WRITE_ORDER: readonly (readonly DecisionKind[])[] = [
+  ['cleared'],
+  ['block', 'allow', 'feed', 'fetch', 'rule'],
+  ['offence'],
+];
+
+/** A read's pauses between tries: doubling from this, up to a second. */
+const FIRST_PAUSE_MS = 100;
+const MAX_PAUSE_MS = 1000;
 
 export function createNatsDecisions(options: {
-  bucket: () => Promise<KV>;
+  /** The bucket's name (for messages). */
+  name: string;
+  /** Opens the bucket (creating it when missing), each request given up after `requestTimeoutMs`. */
+  open: (requestTimeoutMs: number) => Promise<KV>;
+  /**
+   * How long a read waits, in all, for a cluster that does not answer (nats.publishTimeoutMs): through an
+   * election it is tried again, then it fails UNAVAILABLE. A write waits this long for each put.
+   */
+  waitMs: number;
+  /** Why NATS cannot be used now, when the connection is down (for the error's message); else null. */
+  why?: () => string | null;
   /** A full re-read now and then and after a watcher failure, besides the live watch (default 15 s). */
   rereadIntervalMs?: number;
 }): DecisionsStore {
+  /** One try may go this long without an answer (a request lost while the cluster moves its leaders). */
+  const quietMs = Math.min(5000, Math.max(250, Math.round(options.waitMs / 3)));
+  let opened: Promise<KV> | null = null;
+
+  /** The bucket, opened once (again after a failure). */
+  function bucket(): Promise<KV> {
+    if (opened === null) {
+      const opening = options.open(quietMs);
+      opened = opening;
+      opening.catch(() => {
+        if (opened === opening) opened = null;
+      });
+    }
+    return opened;
+  }
+
   /**
-   * With a node of the cluster just killed, one listing in a few times out (nats-server loses the request of
-   * the listing's consumer while it moves its leaders): a `block list` then failed. Tried again, it answers.
+   * With a node of the cluster just lost, a listing or a get may never be answered (nats-server loses requests
+   * while it moves its leaders): each try ends when no answer came for quietMs, and is tried again with a
+   * pause until waitMs have passed (a try under way then may take its quietMs more); then the store is
+   * unavailable (exit 69), never an internal error.
    */
   async function readAll(): Promise<DecisionsState> {
+    const started = Date.now();
+    const deadline = started + options.waitMs;
     for (let attempt = 1; ; attempt++) {
+      let failure: unknown;
       try {
-        return await readOnce();
+        const kv = await beforeDeadline(bucket(), deadline);
+        return await withQuietLimit((answered, signal) => readOnce(kv, answered, signal), quietMs);
       } catch (error) {
-        if (attempt >= READ_ATTEMPTS || !/timeout/i.test((error as Error).message)) throw error;
+        // Already the store's own verdict (NATS unreachable for publishTimeoutMs): as it is.
+        if (error instanceof ThreatcolError) throw error;
+        failure = error;
       }
+      const pause = Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), MAX_PAUSE_MS, deadline - Date.now());
+      if (pause <= 0)
+        throw unavailable(
+          `no answer to a read within ${Date.now() - started} ms (${attempt} ${attempt === 1 ? 'try' : 'tries'})`,
+          failure,
+        );
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
-  async function readOnce(): Promise<DecisionsState> {
-    const kv = await options.bucket();
-    const state = emptyDecisions();
+  /** Every entry, each key listed then read; `answered` marks each answer from NATS. */
+  async function readOnce(kv: KV, answered: () => void, signal: AbortSignal): Promise<DecisionsState> {
+    const lister = await kv.keys();
+    answered();
+    // A try given up stops its listing (its consumer), which would otherwise wait on.
+    if (signal.aborted) lister.stop();
+    else signal.addEventListener('abort', () => lister.stop(), { once: true });
     const keys: string[] = [];
-    for await (const key of await kv.keys()) keys.push(key);
+    for await (const key of lister) {
+      keys.push(key);
+      answered();
+    }
+    const state = emptyDecisions();
     await Promise.all(
       keys.map(async (key) => {
+        if (signal.aborted) return;
         const entry = await kv.get(key);
+        answered();
         if (entry) take(state, entry);
       }),
     );
     return state;
   }
 
+  /** Resolves with `promise`, or rejects when the deadline passes first. */
+  function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the bucket did not open within ${options.waitMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  function unavailable(what: string, error: unknown): ThreatcolError {
+    const why = options.why?.();
+    const detail = error instanceof Error ? error.message : String(error);
+    return new ThreatcolError(
+      'UNAVAILABLE',
+      `NATS bucket ${options.name}: ${what}: ${detail}${why ? `; ${why}` : ''}`,
+      { cause: error },
+    );
+  }
+
+  /** Writes a batch in WRITE_ORDER, each group's puts at once. */
+  async function write(changes: readonly DecisionChange[]): Promise<void> {
+    const kv = await bucket();
+    for (const kinds of WRITE_ORDER) {
+      const group = changes.filter((change) => kinds.includes(change.kind));
+      await Promise.all(
+        group.map((change) => {
+          const key = entryKey(change.kind, change.key);
+          return change.value === null
+            ? kv.purge(key)
+            : kv.put(key, JSON.stringify(change.value), { timeout: options.waitMs });
+        }),
+      );
+    }
+  }
+
   return {
     read: readAll,
 
     async apply(changes) {
-      const kv = await options.bucket();
-      await Promise.all(
-        changes.map((change) => {
-          const key = entryKey(change.kind, change.key);
-          return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
-        }),
-      );
+      try {
+        await write(changes);
+      } catch (error) {
+        if (error instanceof ThreatcolError) throw error;
+        throw unavailable('cannot write the decisions', error);
+      }
     },
 
     async lease(name, holder, ttlMs) {
-      const kv = await options.bucket();
+      const kv = await bucket();
       const key = `lease.${encodeToken(name)}`;
       const now = Date.now();
       const value = JSON.stringify({ holder, until: new Date(now + ttlMs).toISOString() });
@@ -70,7 +174,7 @@ export function createNatsDecisions(options: {
         if (entry === null || entry.operation !== 'PUT') {
           // Never taken (or purged): the first to create it has it.
           if (entry === null) await kv.create(key, value);
-          else await kv.update(key, value, entry.revision);
+          else await kv.update(key, value, entry.revision, options.waitMs);
           return true;
         }
         let current: { holder?: unknown; until?: unknown } = {};
@@ -82,7 +186,7 @@ export function createNatsDecisions(options: {
         const held =
           current.holder !== holder && typeof current.until === 'string' && Date.parse(current.until) > now;
         if (held) return false;
-        await kv.update(key, value, entry.revision);
+        await kv.update(key, value, entry.revision, options.waitMs);
         return true;
       } catch {
         // Another collector wrote it first (create or revision conflict): it has the lease this round.
@@ -111,7 +215,7 @@ export function createNatsDecisions(options: {
       const run = async () => {
         while (!stopped) {
           try {
-            const kv = await options.bucket();
+            const kv = await bucket();
             await reread();
             const watcher = await kv.watch({ key: '>' });
             stopWatcher = () => watcher.stop();
@@ -160,4 +264,33 @@ function take(state: DecisionsState, entry: KvEntry): void {
     }
   }
   applyEntry(state, kind, key, value);
+}
+
+/**
+ * Runs `work`, failing it when NATS gave no answer for `quietMs`: `answered()` marks each answer, and the
+ * signal tells the work it was given up. A listing that never ends cannot hang.
+ */
+function withQuietLimit<T>(
+  work: (answered: () => void, signal: AbortSignal) => Promise<T>,
+  quietMs: number,
+): Promise<T> {
+  const controller = new AbortController();
+  let last = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  return new Promise<T>((resolve, reject) => {
+    // Re-armed when it fires rather than at every answer (a read of 100,000 keys has as many answers).
+    const check = () => {
+      const left = last + quietMs - Date.now();
+      if (left > 0) {
+        timer = setTimeout(check, left);
+        return;
+      }
+      controller.abort();
+      reject(new Error(`no answer from NATS for ${quietMs} ms`));
+    };
+    timer = setTimeout(check, quietMs);
+    work(() => {
+      last = Date.now();
+    }, controller.signal).then(resolve, reject);
+  }).finally(() => clearTimeout(timer));
 }

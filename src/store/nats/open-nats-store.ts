@@ -136,7 +136,19 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     reader,
     stats,
     outputs,
-    decisions: createNatsDecisions({ bucket: bucket(config.blocklist.bucket, 1) }),
+    decisions: createNatsDecisions({
+      name: config.blocklist.bucket,
+      // On a client of its own whose requests give up after `requestTimeoutMs`: a read waiting through an
+      // election asks again rather than wait publishTimeoutMs for a request the cluster lost.
+      open: async (requestTimeoutMs) => {
+        const nc = await link.ready(nats.publishTimeoutMs);
+        const js = jetstream(nc, { timeout: requestTimeoutMs });
+        const jsm = await js.jetstreamManager(false);
+        return ensureBucket(js, jsm, config.blocklist.bucket, config, logger, 1);
+      },
+      waitMs: nats.publishTimeoutMs,
+      why: () => (link.current() ? null : link.reason()),
+    }),
     async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
       const setUp = () =>

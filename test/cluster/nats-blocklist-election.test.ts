@@ -1,0 +1,89 @@
+// The blocklist commands' reads while a three-node NATS cluster cannot answer, through the real binary: two
+// nodes paused (SIGSTOP: the cluster has no quorum, requests to them are never answered) and `block list`
+// connected to the third. It fails as the store being unavailable (exit 69, UNAVAILABLE) within its bounded
+// wait, never as an internal error (70) or a hang; and when quorum comes back while it waits (one node
+// resumed: an election), it answers the blocks. Uses dist/.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli, startCli } from '../helpers/cli.js';
+import { type NatsNode, startNatsCluster, streamLeader } from '../helpers/nats-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+
+const BUCKET = 'threatcol_decisions';
+/** The CLI's wait for a cluster that cannot answer (nats.publishTimeoutMs), short: it runs out here. */
+const BUDGET_MS = 3000;
+/** The wait that lets an election finish (as in the failover test). */
+const ELECTION_BUDGET_MS = 15_000;
+/** Hang guard of one command: its budget and start, 10x over. */
+const CLI_GUARD_MS = 60_000;
+
+function pause(node: NatsNode): void {
+  if (node.pid) process.kill(node.pid, 'SIGSTOP');
+}
+function resume(node: NatsNode): void {
+  if (node.pid) process.kill(node.pid, 'SIGCONT');
+}
+
+test('NATS cluster without quorum: block list exits 69 UNAVAILABLE within its wait; with quorum back while it waits, it lists the blocks', async (t) => {
+  const cluster = await startNatsCluster(t, 3);
+  // SIGKILL (the cluster's teardown) ends a paused process too; resumed first so nothing is left stopped.
+  t.after(() => {
+    for (const n of cluster.nodes) if (n.running) resume(n);
+  });
+  const dir = makeTempDir(t);
+  const dataDir = makeTempDir(t);
+  const configFile = (name: string, servers: string[], publishTimeoutMs = BUDGET_MS) => {
+    const path = join(dir, `${name}.json`);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        store: { backend: 'nats' },
+        nats: { servers, replicas: 3, publishTimeoutMs },
+        blocklist: { bucket: BUCKET },
+      }),
+    );
+    return ['--config', path, '--data-dir', dataDir];
+  };
+  const all = configFile('all', cluster.servers);
+  const added = await runCli(['block', 'add', '198.51.100.7', '--for', '24h', '--reason', 'test', ...all], {
+    timeoutMs: CLI_GUARD_MS,
+  });
+  assert.equal(added.code, 0, added.stderr);
+
+  // The command talks to one node that stays up; the bucket's leader is among the two paused.
+  const leader = await streamLeader(cluster.servers, `KV_${BUCKET}`);
+  const survivor = cluster.nodes.find((n) => n.name !== leader) as NatsNode;
+  const paused = cluster.nodes.filter((n) => n !== survivor);
+  const list = (budgetMs: number) =>
+    startCli(['block', 'list', '--json', ...configFile(`one-${budgetMs}`, [survivor.url], budgetMs)], {
+      timeoutMs: CLI_GUARD_MS,
+    });
+
+  for (const n of paused) pause(n);
+  let started = Date.now();
+  const refused = await list(BUDGET_MS).result;
+  const refusedMs = Date.now() - started;
+  t.diagnostic(`without quorum: exit ${refused.code} after ${refusedMs} ms: ${refused.stderr.trim()}`);
+  assert.equal(refused.code, 69, `exit 69, not ${refused.code}: ${refused.stderr}`);
+  assert.match(refused.stderr, /^threatcol: UNAVAILABLE: /m);
+  assert.doesNotMatch(refused.stderr, /INTERNAL/);
+
+  // Still paused for the second command; then the follower is resumed while it waits: quorum, without the
+  // bucket's leader, so the two elect a new one.
+  const follower = paused.find((n) => n.name !== leader) as NatsNode;
+  started = Date.now();
+  const running = list(ELECTION_BUDGET_MS);
+  await until(() => Date.now() - started >= 500, 1000, 'half a second into the command');
+  resume(follower);
+  const listed = await running.result;
+  t.diagnostic(`quorum back 0.5 s into the command: exit ${listed.code} after ${Date.now() - started} ms`);
+  assert.equal(listed.code, 0, listed.stderr);
+  const blocks = JSON.parse(listed.stdout) as { address: string }[];
+  assert.deepEqual(
+    blocks.map((b) => b.address),
+    ['198.51.100.7/32'],
+  );
+});
