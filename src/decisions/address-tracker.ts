@@ -97,36 +97,51 @@ function measure(window: Window, rule: CompiledRule, at: number, notBefore: numb
   const from = Math.max(at - rule.withinMs, notBefore + 1);
   let records = 0;
   let criticality = 0;
-  window.times.forEach((t, i) => {
-    if (t < from || t > at) return;
+  const { times, criticalities } = window;
+  for (let i = 0; i < times.length; i++) {
+    const t = times[i] as number;
+    if (t < from || t > at) continue;
     records++;
-    criticality = Math.max(criticality, window.criticalities[i] as number);
-  });
+    if ((criticalities[i] as number) > criticality) criticality = criticalities[i] as number;
+  }
   if (records < rule.minRecords) return null;
-  const sensors = window.sensors.filter((_s, i) => {
+  const sensors: string[] = [];
+  for (let i = 0; i < window.sensors.length; i++) {
     const t = window.sensorTimes[i] as number;
-    return t >= from && t <= at;
-  });
+    if (t >= from && t <= at) sensors.push(window.sensors[i] as string);
+  }
   if (sensors.length < rule.minSensors) return null;
-  return { records, sensors: sensors.sort(), criticality };
+  if (sensors.length > 1) sensors.sort();
+  return { records, sensors, criticality };
+}
+
+/**
+ * `values` with `value` put at `i`, the oldest dropped beyond `keep`. A full array (the usual case: a unit
+ * seen again) is changed in place; a growing one is made anew at its exact length (growing an array in
+ * place reserves 17 slots or more, for each of up to a million units).
+ */
+function insertAt(values: number[], i: number, value: number, keep: number): number[] {
+  const n = values.length;
+  if (n >= keep && n > 0) {
+    // Full: the oldest leaves (when the new one is not older than all of them).
+    if (i === 0) return values;
+    for (let k = 0; k < i - 1; k++) values[k] = values[k + 1] as number;
+    values[i - 1] = value;
+    return values;
+  }
+  const out = new Array<number>(n + 1);
+  for (let k = 0; k < i; k++) out[k] = values[k] as number;
+  out[i] = value;
+  for (let k = i; k < n; k++) out[k + 1] = values[k] as number;
+  return out;
 }
 
 /** Keeps the newest `keep` times in order (records of several workers may arrive a little out of order). */
-/**
- * Keeps the newest `keep` times in order (records of several workers may arrive a little out of order). The
- * arrays are made anew at their exact length rather than grown (growing one reserves 17 slots or more).
- */
 function addTime(window: Window, at: number, criticality: number, keep: number): void {
   let i = window.times.length;
   while (i > 0 && (window.times[i - 1] as number) > at) i--;
-  let times = window.times.slice(0, i).concat([at], window.times.slice(i));
-  let criticalities = window.criticalities.slice(0, i).concat([criticality], window.criticalities.slice(i));
-  if (times.length > keep) {
-    times = times.slice(times.length - keep);
-    criticalities = criticalities.slice(criticalities.length - keep);
-  }
-  window.times = times;
-  window.criticalities = criticalities;
+  window.times = insertAt(window.times, i, at, keep);
+  window.criticalities = insertAt(window.criticalities, i, criticality, keep);
 }
 
 /** The sensor's newest time, the most recent `keep` sensors kept; arrays at their exact length, as above. */
@@ -134,6 +149,11 @@ function addSensor(window: Window, sensor: string, at: number, keep: number): vo
   const i = window.sensors.indexOf(sensor);
   if (i !== -1) {
     if ((window.sensorTimes[i] as number) < at) window.sensorTimes[i] = at;
+    return;
+  }
+  if (window.sensors.length === 0) {
+    window.sensors = [sensor];
+    window.sensorTimes = [at];
     return;
   }
   let sensors = window.sensors.concat([sensor]);

@@ -169,8 +169,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     // Each address of the record is looked at once, whatever the number of rules.
     let source: Target | null | undefined;
     let destination: Target | null | undefined;
-    rules.forEach((rule, index) => {
-      if (!rule.matches(record)) return;
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index] as CompiledRule;
+      if (!rule.matches(record)) continue;
       history.match(index, at);
       let target: Target | null;
       if (rule.address === 'source') {
@@ -180,25 +181,19 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         destination ??= targetOf(record.dst_ip);
         target = destination;
       }
-      if (target === null) return;
+      if (target === null) continue;
       if (target.private) {
         skippedPrivate++;
-        return;
+        continue;
       }
       const cleared = state.cleared.get(target.unit);
       const notBefore = cleared ? Date.parse(cleared.at) : Number.NEGATIVE_INFINITY;
-      if (at <= notBefore) return;
-      const met = tracker.observe(
-        target.unit,
-        index,
-        rule,
-        { at, sensor: record.sensor, criticality: record.criticality },
-        notBefore,
-      );
-      if (met === null) return;
-      if (allowedBy(target.network, config.allow, state.allow, now()) !== null) return;
+      if (at <= notBefore) continue;
+      const met = tracker.observe(target.unit, index, rule, record, notBefore);
+      if (met === null) continue;
+      if (allowedBy(target.network, config.allow, state.allow, now()) !== null) continue;
       decide(target.unit, rule, at, met, changes);
-    });
+    }
   }
 
   /** An address as the engine keys it: its unit, and whether it is never blocked by default. */

@@ -35,7 +35,10 @@ export const DECISIONS_FILE = 'decisions.json';
 export const DECISIONS_JOURNAL = 'decisions.journal';
 /** Feeds' password hashes are in it: the service user's only, as sensors.json. */
 const DECISIONS_MODE = 0o600;
-/** The journal is folded into the snapshot once it is larger than the snapshot and than this. */
+/**
+ * The journal is folded into the snapshot once it is larger than this and than twice the snapshot: a read costs
+ * at most about three snapshots, and the folds' rewriting a few bytes per change.
+ */
 const COMPACT_MIN_BYTES = 1_048_576;
 /** Reads of a snapshot and a journal of different generations (a compaction between the two) before giving up. */
 const READ_ATTEMPTS = 5;
@@ -122,7 +125,7 @@ export function createFileDecisions(options: {
           current.offset = statSync(journalPath).size;
         }
         const size = statSync(journalPath).size;
-        if (size > COMPACT_MIN_BYTES && size > (current?.snapshotBytes ?? snapshotSize(snapshotPath)))
+        if (size > COMPACT_MIN_BYTES && size > 2 * (current?.snapshotBytes ?? snapshotSize(snapshotPath)))
           compact(current ?? readAll(snapshotPath, journalPath), owner);
       } finally {
         await release();
