@@ -3,8 +3,8 @@
 import type { Command } from 'commander';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
-import { type CliIo, write, writeJson } from '../io.js';
-import { formatTable } from '../table.js';
+import type { CliIo } from '../io.js';
+import { printList } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -39,20 +39,10 @@ async function listAllow(options: ListOptions, io: CliIo): Promise<number> {
       .filter((e) => e.until === null || Date.parse(e.until) > now)
       .sort((a, b) => a.network.localeCompare(b.network)),
   ];
-  if (options.json) {
-    writeJson(io.stdout, rows);
-    return 0;
-  }
-  if (rows.length === 0) {
-    write(io.stdout, 'No allow entries (private ranges are never blocked unless blocklist.blockPrivate).');
-    return 0;
-  }
-  write(
-    io.stdout,
-    formatTable(
-      ['NETWORK', 'REASON', 'SINCE', 'UNTIL', 'WHO'],
-      rows.map((r) => [r.network, r.reason, r.since ?? '-', r.until ?? 'for good', r.who ?? '-']),
-    ),
-  );
-  return 0;
+  return printList(io, rows, {
+    json: options.json,
+    none: 'No allow entries (private ranges are never blocked unless blocklist.blockPrivate).',
+    header: ['NETWORK', 'REASON', 'SINCE', 'UNTIL', 'WHO'],
+    cells: (r) => [r.network, r.reason, r.since ?? '-', r.until ?? 'for good', r.who ?? '-'],
+  });
 }

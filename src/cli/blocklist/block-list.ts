@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import type { Block } from '../../store/decisions.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
-import { type CliIo, write, writeJson } from '../io.js';
-import { formatTable } from '../table.js';
+import type { CliIo } from '../io.js';
+import { printList } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -42,30 +42,20 @@ async function listBlocks(options: ListOptions, io: CliIo): Promise<number> {
       const allowed = network ? allowedBy(network, loaded.config.blocklist.allow, state.allow, now) : null;
       return { ...block, active: Date.parse(block.until) > now, allowedBy: allowed };
     });
-  if (options.json) {
-    writeJson(io.stdout, rows);
-    return 0;
-  }
-  if (rows.length === 0) {
-    write(io.stdout, options.all ? 'No blocks.' : 'No active blocks.');
-    return 0;
-  }
-  write(
-    io.stdout,
-    formatTable(
-      ['ADDRESS', 'RULE', 'REASON', 'SINCE', 'UNTIL', 'RECORDS', 'SENSORS', 'WHO', 'NOTE'],
-      rows.map((r) => [
-        r.address,
-        r.rule,
-        r.reason,
-        r.since,
-        r.until,
-        String(r.records),
-        r.sensors.join(',') || '-',
-        r.who ?? '-',
-        r.allowedBy ? `kept out by allow ${r.allowedBy}` : r.active ? '' : 'expired',
-      ]),
-    ),
-  );
-  return 0;
+  return printList(io, rows, {
+    json: options.json,
+    none: options.all ? 'No blocks.' : 'No active blocks.',
+    header: ['ADDRESS', 'RULE', 'REASON', 'SINCE', 'UNTIL', 'RECORDS', 'SENSORS', 'WHO', 'NOTE'],
+    cells: (r) => [
+      r.address,
+      r.rule,
+      r.reason,
+      r.since,
+      r.until,
+      String(r.records),
+      r.sensors.join(',') || '-',
+      r.who ?? '-',
+      r.allowedBy ? `kept out by allow ${r.allowedBy}` : r.active ? '' : 'expired',
+    ],
+  });
 }

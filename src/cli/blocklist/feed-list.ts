@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
-import { type CliIo, write, writeJson } from '../io.js';
-import { formatTable } from '../table.js';
+import type { CliIo } from '../io.js';
+import { printList } from '../table.js';
 import { feedUrl } from './decisions-cli.js';
 
 interface ListOptions extends CommonOptions {
@@ -49,28 +49,18 @@ async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
         lastFetch: state.fetches.get(feed.name) ?? null,
       };
     });
-  if (options.json) {
-    writeJson(io.stdout, rows);
-    return 0;
-  }
-  if (rows.length === 0) {
-    write(io.stdout, 'No feeds. Add one with: threatcol feed add NAME --format paloalto');
-    return 0;
-  }
-  write(
-    io.stdout,
-    formatTable(
-      ['NAME', 'FORMAT', 'ENTRIES', 'LEFT OUT', 'CAP', 'LAST FETCH', 'URL'],
-      rows.map((r) => [
-        r.name,
-        r.format,
-        String(r.entries),
-        String(r.leftOut),
-        r.maxEntries === null ? '-' : String(r.maxEntries),
-        r.lastFetch ? `${r.lastFetch.at} ${r.lastFetch.address} ${r.lastFetch.status}` : 'never',
-        r.url,
-      ]),
-    ),
-  );
-  return 0;
+  return printList(io, rows, {
+    json: options.json,
+    none: 'No feeds. Add one with: threatcol feed add NAME --format paloalto',
+    header: ['NAME', 'FORMAT', 'ENTRIES', 'LEFT OUT', 'CAP', 'LAST FETCH', 'URL'],
+    cells: (r) => [
+      r.name,
+      r.format,
+      String(r.entries),
+      String(r.leftOut),
+      r.maxEntries === null ? '-' : String(r.maxEntries),
+      r.lastFetch ? `${r.lastFetch.at} ${r.lastFetch.address} ${r.lastFetch.status}` : 'never',
+      r.url,
+    ],
+  });
 }

@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
-import { type CliIo, write, writeJson } from '../io.js';
-import { formatTable } from '../table.js';
+import type { CliIo } from '../io.js';
+import { printList } from '../table.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -53,35 +53,20 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
           : null,
     };
   });
-  if (options.json) {
-    writeJson(io.stdout, rows);
-    return 0;
-  }
-  if (rows.length === 0) {
-    write(
-      io.stdout,
-      `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
-    );
-    return 0;
-  }
-  write(
-    io.stdout,
-    formatTable(
-      ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
-      rows.map((r) => [
-        r.name,
-        r.rotation_grace_until
-          ? `${r.status} (old key until ${shortTime(r.rotation_grace_until)})`
-          : r.status,
-        shortTime(r.created_at),
-        r.last_seen ? shortTime(r.last_seen) : 'never',
-        r.last_address ?? '-',
-        String(r.records_received),
-        r.description || '-',
-      ]),
-    ),
-  );
-  return 0;
+  return printList(io, rows, {
+    json: options.json,
+    none: `No sensors yet (${storeLocationLine(loaded)}). Add one with: threatcol sensor add NAME`,
+    header: ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
+    cells: (r) => [
+      r.name,
+      r.rotation_grace_until ? `${r.status} (old key until ${shortTime(r.rotation_grace_until)})` : r.status,
+      shortTime(r.created_at),
+      r.last_seen ? shortTime(r.last_seen) : 'never',
+      r.last_address ?? '-',
+      String(r.records_received),
+      r.description || '-',
+    ],
+  });
 }
 
 function shortTime(iso: string): string {
