@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { promisify } from 'node:util';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
@@ -192,26 +192,7 @@ test('a malformed CIDR, duration or rule key exits 78 naming it; a SIGHUP with o
     GUARD_MS,
     'the refused reload',
   );
-  const agent = trustingAgent(dataDir);
-  t.after(() => agent.close());
-  await until(
-    async () =>
-      (
-        await post(server.url, '/generic', [genericRecord({ source_ip: '192.0.2.44', criticality: 4 })], {
-          sensor: 'fw1',
-          key,
-          agent,
-        })
-      ).status === 200,
-    GUARD_MS,
-    'a record stored',
-  );
-  await until(
-    async () =>
-      (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body === '192.0.2.44\n',
-    GUARD_MS,
-    'a block by the running rules',
-  );
+  await blockThroughFeed(t, { dataDir, server, key, password: feed.password }, '192.0.2.44');
   assert.equal(server.child.exitCode, null);
 });
 
@@ -222,27 +203,8 @@ test('under --workers the primary runs the engine once and every worker serves t
   t.after(() => server.stop('SIGKILL'));
   const key = await addSensorCli(dataDir, 'fw1');
   const feed = await addFeed(dataDir, config, 'edge', 'plain');
-  const agent = trustingAgent(dataDir);
-  t.after(() => agent.close());
-  await until(
-    async () =>
-      (
-        await post(server.url, '/generic', [genericRecord({ source_ip: '198.51.100.30', criticality: 4 })], {
-          sensor: 'fw1',
-          key,
-          agent,
-        })
-      ).status === 200,
-    GUARD_MS,
-    'a record stored',
-  );
   // Each curl is a new connection: the workers take turns, and each must serve the block.
-  await until(
-    async () =>
-      (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body === '198.51.100.30\n',
-    GUARD_MS,
-    'the block in the feed',
-  );
+  await blockThroughFeed(t, { dataDir, server, key, password: feed.password }, '198.51.100.30');
   for (let i = 0; i < 6; i++) {
     assert.equal(
       (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body,
@@ -259,3 +221,26 @@ test('under --workers the primary runs the engine once and every worker serves t
   assert.ok(Number(served?.[1]) >= 7, metrics);
   assert.match(metrics, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
 });
+
+/** Posts a critical record about `address` (until one is stored) and waits until feed `edge` serves its block alone. */
+async function blockThroughFeed(
+  t: TestContext,
+  c: { dataDir: string; server: ServeProcess; key: string; password: string },
+  address: string,
+): Promise<void> {
+  const agent = trustingAgent(c.dataDir);
+  t.after(() => agent.close());
+  const record = [genericRecord({ source_ip: address, criticality: 4 })];
+  await until(
+    async () =>
+      (await post(c.server.url, '/generic', record, { sensor: 'fw1', key: c.key, agent })).status === 200,
+    GUARD_MS,
+    'a record stored',
+  );
+  await until(
+    async () =>
+      (await curlFeed(c.dataDir, `${c.server.url}/feeds/edge`, 'edge', c.password)).body === `${address}\n`,
+    GUARD_MS,
+    `the block of ${address} in the feed`,
+  );
+}
