@@ -1,8 +1,9 @@
 // The dashboard's Blocklist panel (GET /api/blocklist): the active blocks, newest first and bounded, the allow
-// entries, each feed's last fetch, and which of the page's addresses are blocked. Read from the decisions store
-// (Store.decisions) the listener watches from its first visitor on: never one read of the store per request.
+// entries, each feed's last fetch, and which of the page's addresses are blocked. Read from the process's one
+// watched copy of the decisions (the feeds' and the engine's: decisions/watched-decisions.ts), from the first
+// visitor on: never one read of the store per request, and no copy of the blocks of its own.
 import type { Logger } from 'pino';
-import { type Network, parseNetwork } from '../config/blocklist-schema.js';
+import { formatNetwork, maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
 import type { AllowEntry, Block, DecisionsState, DecisionsStore } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
 
@@ -65,13 +66,15 @@ interface Prepared {
   validUntil: number;
   configured: readonly string[];
   panel: BlocklistPanel;
-  /** Blocks in the feeds now by their network's bytes and prefix, and the prefixes they use. */
-  byKey: Map<string, Block>;
+  /** The allow entries in force, parsed. */
+  allows: Array<{ text: string; network: Network }>;
+  /** The prefixes of the blocks in the feeds (a block is looked up by its network's text, its key). */
   prefixes: Array<{ family: 4 | 6; prefix: number }>;
 }
 
 export function createBlocklistView(deps: {
-  decisions: DecisionsStore;
+  /** Read only: the process's one watched copy of the decisions, which it shares (its state is never changed). */
+  decisions: Pick<DecisionsStore, 'watch'>;
   /** blocklist.allow as configured now (a reload may change it). */
   configuredAllow: () => readonly string[];
   logger: Logger;
@@ -116,7 +119,6 @@ export function createBlocklistView(deps: {
       if (network) allows.push({ text: entry.network, network });
       allow.push({ ...entry, source: 'command' });
     }
-    const byKey = new Map<string, Block>();
     const prefixes = new Map<number, { family: 4 | 6; prefix: number }>();
     /** The newest PANEL_ROWS, oldest first (a bounded insertion: one pass over the blocks). */
     const newest: PanelBlock[] = [];
@@ -137,7 +139,6 @@ export function createBlocklistView(deps: {
           }
       if (allowedBy !== null) keptOut++;
       else if (network !== null) {
-        byKey.set(networkKey(network), block);
         const kind = network.family * 256 + network.prefix;
         if (!prefixes.has(kind)) prefixes.set(kind, { family: network.family, prefix: network.prefix });
       }
@@ -167,7 +168,7 @@ export function createBlocklistView(deps: {
       costMs: 0,
       validUntil,
       configured,
-      byKey,
+      allows,
       prefixes: [...prefixes.values()],
       panel: {
         blocks: newest.reverse(),
@@ -208,9 +209,8 @@ export function createBlocklistView(deps: {
       return prepare(now).panel;
     },
     check(addresses, now) {
-      const { byKey, prefixes } = prepare(now);
+      const { allows, prefixes } = prepare(now);
       const marks: Record<string, BlockMark> = {};
-      if (byKey.size === 0) return marks;
       for (const text of addresses) {
         // An IPv4-mapped IPv6 address counts as its IPv4 address, as the engine counts it.
         const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(text);
@@ -218,29 +218,18 @@ export function createBlocklistView(deps: {
         if (network === null) continue;
         for (const { family, prefix } of prefixes) {
           if (family !== network.family) continue;
-          const block = byKey.get(networkKey({ family, prefix, bytes: masked(network.bytes, prefix) }));
-          if (block) {
-            marks[text] = { address: block.address, rule: block.rule, until: block.until };
-            break;
-          }
+          const unit: Network = { family, prefix, bytes: maskBytes(network.bytes, prefix) };
+          // The engine and `block add` key a block by its network's canonical text.
+          const block = state.blocks.get(formatNetwork(unit));
+          if (!block || !(Date.parse(block.until) > now) || allows.some((a) => overlaps(a.network, unit)))
+            continue;
+          marks[text] = { address: block.address, rule: block.rule, until: block.until };
+          break;
         }
       }
       return marks;
     },
   };
-}
-
-function networkKey(n: Network): string {
-  return `${n.bytes.join('.')}/${n.prefix}`;
-}
-
-function masked(bytes: Uint8Array, prefix: number): Uint8Array {
-  const out = new Uint8Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) {
-    const bits = Math.max(0, Math.min(8, prefix - i * 8));
-    out[i] = (bytes[i] as number) & ((0xff << (8 - bits)) & 0xff);
-  }
-  return out;
 }
 
 /** Two CIDRs overlap when one holds the other's first address (CIDRs are nested or apart). */

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { type AdminAddress, adminUrl, parseAdminListen } from '../config/admin-address.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
+import type { DecisionsStore } from '../store/decisions.js';
 import type { Store } from '../store/store.js';
 import { type AdminServer, createAdminServer } from './admin-server.js';
 import { createBlocklistView } from './blocklist-panel.js';
@@ -14,15 +15,20 @@ import { createLiveFeed } from './live-feed.js';
 export interface AdminOptions {
   config: Config;
   logger: Logger;
-  store: Pick<Store, 'reader' | 'stats' | 'registry' | 'health'> & Partial<Pick<Store, 'decisions'>>;
+  store: Pick<Store, 'reader' | 'stats' | 'registry' | 'health'>;
+  /**
+   * Read only, for the Blocklist panel: the process's one watched copy of the decisions (shareDecisionsWatch in
+   * decisions/watched-decisions.ts), which the engine and the feeds read too.
+   */
+  decisions: Pick<DecisionsStore, 'watch'>;
   now?: () => number;
   /** Reasons not to send traffic here besides the store's health (stopping, a failed writer). */
   extraNotReady(): string[];
   renderMetrics(): Promise<{ contentType: string; body: string }>;
   /** The outputs' status for `GET /api/outputs` and `outputs list` (DESIGN 13); absent: none run here. */
   outputs?: () => Promise<OutputSummary[]>;
-  /** blocklist.allow as configured now (the daemon follows reloads); absent: as at start. */
-  configuredAllow?: () => readonly string[];
+  /** blocklist.allow as configured now: the caller follows reloads (the daemon, or the primary of --workers). */
+  configuredAllow: () => readonly string[];
   /** One sensor's syslog counters and unreadable messages for `GET /api/syslog-errors`; absent: no syslog here. */
   syslogErrors?: (sensor: string) => unknown;
 }
@@ -52,15 +58,11 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     store,
     feed: createLiveFeed({ reader: store.reader, logger, ...(options.now ? { now: options.now } : {}) }),
     defaultTimezone: config.firewall.defaultTimezone,
-    ...(store.decisions
-      ? {
-          blocklist: createBlocklistView({
-            decisions: store.decisions,
-            configuredAllow: options.configuredAllow ?? (() => config.blocklist.allow),
-            logger,
-          }),
-        }
-      : {}),
+    blocklist: createBlocklistView({
+      decisions: options.decisions,
+      configuredAllow: options.configuredAllow,
+      logger,
+    }),
     ...(options.now ? { now: options.now } : {}),
     async notReadyReasons() {
       const extra = options.extraNotReady();

@@ -21,6 +21,7 @@ import { OUTPUTS_START_WAIT_MS } from '../daemon/start-daemon.js';
 import { startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
+import { shareDecisionsWatch } from '../decisions/watched-decisions.js';
 import { RateLimiter } from '../inputs/https/rate-limit.js';
 import { syslogConfigured } from '../inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../inputs/syslog/syslog-tally.js';
@@ -29,6 +30,7 @@ import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { RunningOutputs } from '../outputs/start-outputs.js';
+import type { DecisionsStore } from '../store/decisions.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { waitAtMost } from '../wait-at-most.js';
@@ -107,6 +109,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let outputs: RunningOutputs | null = null;
   /** The decisions engine runs here, once per box (DESIGN 15); the workers serve the feeds. */
   let engine: RunningEngine | null = null;
+  /** blocklist.allow as configured now: the admin listener's Blocklist panel lists it (and follows a reload). */
+  let configuredAllow: readonly string[] = config.blocklist.allow;
   /** A change of the configuration file applies its outputs, as SIGHUP does. */
   let configWatch: { stop(): void } | null = null;
   let address: AddressInfo | null = null;
@@ -204,11 +208,13 @@ export function createPrimary(options: PrimaryOptions): Primary {
     );
   }
 
-  async function startAdmin(opened: Store): Promise<void> {
+  async function startAdmin(opened: Store, decisions: Pick<DecisionsStore, 'watch'>): Promise<void> {
     admin = await startAdminListener({
       config,
       logger,
       store: opened,
+      decisions,
+      configuredAllow: () => configuredAllow,
       now,
       extraNotReady: () =>
         stopping
@@ -283,11 +289,22 @@ export function createPrimary(options: PrimaryOptions): Primary {
       // Before the workers take records: a new output's "now" is the start of serve (as in the daemon), bounded.
       await waitAtMost(started.started(), OUTPUTS_START_WAIT_MS);
       reloader.onReload(outputsLivePart(started, logger));
-      const decisions = startBoxEngine({ config, dataDir, store: opened, logger, now });
-      engine = decisions;
+      // The engine and the dashboard's panel read one watched copy of the decisions.
+      const decisions = shareDecisionsWatch(opened.decisions);
+      const running = startBoxEngine({
+        config,
+        dataDir,
+        store: { outputs: opened.outputs, reader: opened.reader, decisions },
+        logger,
+        now,
+      });
+      engine = running;
       reloader.onReload({
         keys: ['blocklist'],
-        apply: (_previous, next) => decisions.configure(next.blocklist),
+        apply: (_previous, next) => {
+          running.configure(next.blocklist);
+          configuredAllow = next.blocklist.allow;
+        },
       });
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
@@ -318,7 +335,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       await startedOrFailed;
       if (!pool.started || stopping) return;
       try {
-        await startAdmin(opened);
+        await startAdmin(opened, decisions);
       } catch (error) {
         stop();
         await done;

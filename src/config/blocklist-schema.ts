@@ -212,6 +212,37 @@ export function parseNetwork(text: string): Network | null {
   return { family: family as 4 | 6, prefix, bytes: maskBytes(bytes, prefix) };
 }
 
+/** `198.51.100.7/32`, `2001:db8:1:2::/64`: the canonical text of a network (the key of its block). */
+export function formatNetwork(n: Network): string {
+  return `${formatAddress(n)}/${n.prefix}`;
+}
+
+/** The network's first address: dotted IPv4, or IPv6 in its shortest form (RFC 5952). */
+export function formatAddress(n: Network): string {
+  if (n.family === 4) return `${n.bytes[0]}.${n.bytes[1]}.${n.bytes[2]}.${n.bytes[3]}`;
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((n.bytes[i] as number) << 8) | (n.bytes[i + 1] as number));
+  // The longest run of two or more zero groups becomes `::` (the first such run when two are as long).
+  let best = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      best = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = (gs: number[]) => gs.map((g) => g.toString(16)).join(':');
+  if (best === -1) return hex(groups);
+  return `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLength))}`;
+}
+
 /** Clears the bits after `prefix` (a copy, or the bytes themselves when no bit is cleared). */
 export function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
   if (prefix >= bytes.length * 8) return bytes;

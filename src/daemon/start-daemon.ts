@@ -7,6 +7,7 @@ import { startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
 import { startFeedService } from '../decisions/feed-service.js';
+import { shareDecisionsWatch } from '../decisions/watched-decisions.js';
 import { ThreatcolError } from '../errors.js';
 import { ActivityLog } from '../inputs/https/activity-log.js';
 import { Authenticator } from '../inputs/https/auth.js';
@@ -170,11 +171,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
   // Decisions (DESIGN 15): the engine once per box (here, or the primary under --workers); every serving
-  // process serves the feeds from the decisions store it watches.
+  // process serves the feeds. The engine, the feeds and the dashboard's panel read one watched copy.
+  const decisions = shareDecisionsWatch(backend.decisions);
   const engine: RunningEngine | null = worker
     ? null
-    : startBoxEngine({ config, dataDir, store: backend, logger, now });
-  const feeds = startFeedService({ decisions: backend.decisions, blocklist: config.blocklist, logger, now });
+    : startBoxEngine({
+        config,
+        dataDir,
+        store: { outputs: backend.outputs, reader: backend.reader, decisions },
+        logger,
+        now,
+      });
+  const feeds = startFeedService({ decisions, blocklist: config.blocklist, logger, now });
   registerFeedMetrics(metrics.registry, feeds);
   /** blocklist.allow as configured now: the dashboard's Blocklist panel lists it (and follows a reload). */
   let configuredAllow: readonly string[] = config.blocklist.allow;
@@ -337,6 +345,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         config,
         logger,
         store: backend,
+        decisions,
         now,
         extraNotReady: () =>
           fatal

@@ -1,9 +1,15 @@
 // Addresses as the engine and the feeds see them: the unit a block covers (IPv4 /32, IPv6 /64 by default),
 // the ranges never blocked unless blocklist.blockPrivate, overlap with allow entries, and printing.
-import { maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
+import {
+  formatAddress,
+  formatNetwork,
+  maskBytes,
+  type Network,
+  parseNetwork,
+} from '../config/blocklist-schema.js';
 
 export type { Network } from '../config/blocklist-schema.js';
-export { parseNetwork } from '../config/blocklist-schema.js';
+export { formatAddress, formatNetwork, parseNetwork } from '../config/blocklist-schema.js';
 
 /**
  * The unit an address falls in, as a Network (host bits cleared); IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is
@@ -23,37 +29,6 @@ function mappedIpv4(n: Network): Uint8Array | null {
   for (let i = 0; i < 10; i++) if (n.bytes[i] !== 0) return null;
   if (n.bytes[10] !== 0xff || n.bytes[11] !== 0xff) return null;
   return n.bytes.slice(12);
-}
-
-/** `198.51.100.7/32`, `2001:db8:1:2::/64`: the canonical text of a network (the key of its block). */
-export function formatNetwork(n: Network): string {
-  return `${formatAddress(n)}/${n.prefix}`;
-}
-
-/** The network's first address: dotted IPv4, or IPv6 in its shortest form (RFC 5952). */
-export function formatAddress(n: Network): string {
-  if (n.family === 4) return `${n.bytes[0]}.${n.bytes[1]}.${n.bytes[2]}.${n.bytes[3]}`;
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((n.bytes[i] as number) << 8) | (n.bytes[i + 1] as number));
-  // The longest run of two or more zero groups becomes `::` (the first such run when two are as long).
-  let best = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) {
-      best = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  const hex = (gs: number[]) => gs.map((g) => g.toString(16)).join(':');
-  if (best === -1) return hex(groups);
-  return `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLength))}`;
 }
 
 /** Whether one of the two networks contains the other. */
