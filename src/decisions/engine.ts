@@ -40,6 +40,30 @@ function seenOf(record: StoredRecord): Seen {
   };
 }
 
+/** The bytes of a dotted IPv4 address written as formatNetwork writes it (no leading zeros), else null. */
+export function canonicalIpv4(text: string): Uint8Array | null {
+  if (text.length < 7 || text.length > 15) return null;
+  const bytes = new Uint8Array(4);
+  let part = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i === text.length ? 0x2e : text.charCodeAt(i);
+    if (c === 0x2e) {
+      if (digits === 0 || part > 3) return null;
+      bytes[part++] = value;
+      value = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      if (digits > 0 && value === 0) return null;
+      value = value * 10 + (c - 0x30);
+      if (value > 255) return null;
+      digits++;
+    } else return null;
+  }
+  return part === 4 ? bytes : null;
+}
+
 const DAY_MS = 86_400_000;
 /** A new block of an address blocked within this long lasts repeatFactor times longer per earlier block. */
 const REPEAT_WINDOW_MS = 30 * DAY_MS;
@@ -198,9 +222,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   /** An address as the engine keys it: its unit, and whether it is never blocked by default. */
   function targetOf(address: string): Target | null {
-    const network = unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
+    // Most records carry a canonical dotted IPv4 address: its /32 unit is its own text, read in one pass.
+    const bytes = config.ipv4Prefix === 32 ? canonicalIpv4(address) : null;
+    const network =
+      bytes !== null
+        ? ({ family: 4, prefix: 32, bytes } satisfies Network)
+        : unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
     if (network === null) return null;
-    return { network, unit: formatNetwork(network), private: !config.blockPrivate && isPrivate(network) };
+    return {
+      network,
+      unit: bytes !== null ? `${address}/32` : formatNetwork(network),
+      private: !config.blockPrivate && isPrivate(network),
+    };
   }
 
   function decide(
