@@ -16,9 +16,9 @@ const BUCKET = 'threatcol_decisions';
 /** The CLI's wait for a cluster that cannot answer (nats.publishTimeoutMs), short: it runs out here. */
 const BUDGET_MS = 3000;
 /** The wait that lets an election finish (as in the failover test). */
-const ELECTION_BUDGET_MS = 15_000;
-/** Hang guard of one command: its budget and start, 10x over. */
-const CLI_GUARD_MS = 60_000;
+const ELECTION_BUDGET_MS = 30_000;
+/** Hang guard of one command (killed then: no exit code), far over its budget and start. */
+const CLI_GUARD_MS = 120_000;
 
 function pause(node: NatsNode): void {
   if (node.pid) process.kill(node.pid, 'SIGSTOP');
@@ -27,7 +27,7 @@ function resume(node: NatsNode): void {
   if (node.pid) process.kill(node.pid, 'SIGCONT');
 }
 
-test('NATS cluster without quorum: block list exits 69 UNAVAILABLE within its wait; with quorum back while it waits, it lists the blocks', async (t) => {
+test('NATS cluster without quorum: block list exits 69 UNAVAILABLE (not 70, no hang); with quorum back while it waits, it lists the blocks', async (t) => {
   const cluster = await startNatsCluster(t, 3);
   // SIGKILL (the cluster's teardown) ends a paused process too; resumed first so nothing is left stopped.
   t.after(() => {
@@ -85,5 +85,6 @@ test('NATS cluster without quorum: block list exits 69 UNAVAILABLE within its wa
   assert.deepEqual(
     blocks.map((b) => b.address),
     ['198.51.100.7/32'],
+    `the block listed whole: ${listed.stdout}`,
   );
 });

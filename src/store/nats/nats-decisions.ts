@@ -33,11 +33,14 @@ const MAX_PAUSE_MS = 1000;
 export function createNatsDecisions(options: {
   /** The bucket's name (for messages). */
   name: string;
-  /** Opens the bucket (creating it when missing), each request given up after `requestTimeoutMs`. */
+  /**
+   * Opens the bucket (creating it when missing) on a client whose requests give up after `requestTimeoutMs`:
+   * reads open it with a short one (a request lost in an election is asked again), writes with waitMs.
+   */
   open: (requestTimeoutMs: number) => Promise<KV>;
   /**
    * How long a read waits, in all, for a cluster that does not answer (nats.publishTimeoutMs): through an
-   * election it is tried again, then it fails UNAVAILABLE. A write waits this long for each put.
+   * election it is tried again, then it fails UNAVAILABLE. A write waits this long for each acknowledgement.
    */
   waitMs: number;
   /** Why NATS cannot be used now, when the connection is down (for the error's message); else null. */
@@ -46,20 +49,10 @@ export function createNatsDecisions(options: {
   rereadIntervalMs?: number;
 }): DecisionsStore {
   /** One try may go this long without an answer (a request lost while the cluster moves its leaders). */
-  const quietMs = Math.min(5000, Math.max(250, Math.round(options.waitMs / 3)));
-  let opened: Promise<KV> | null = null;
-
-  /** The bucket, opened once (again after a failure). */
-  function bucket(): Promise<KV> {
-    if (opened === null) {
-      const opening = options.open(quietMs);
-      opened = opening;
-      opening.catch(() => {
-        if (opened === opening) opened = null;
-      });
-    }
-    return opened;
-  }
+  const quietMs = Math.min(2000, Math.max(250, Math.round(options.waitMs / 3)));
+  /** The bucket for reads and watches, and for writes and the lease, each opened once (again after a failure). */
+  const reads = openOnce(() => options.open(quietMs));
+  const writes = openOnce(() => options.open(options.waitMs));
 
   /**
    * With a node of the cluster just lost, a listing or a get may never be answered (nats-server loses requests
@@ -73,7 +66,7 @@ export function createNatsDecisions(options: {
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       try {
-        const kv = await beforeDeadline(bucket(), deadline);
+        const kv = await beforeDeadline(reads(), deadline);
         return await withQuietLimit((answered, signal) => readOnce(kv, answered, signal), quietMs);
       } catch (error) {
         // Already the store's own verdict (NATS unreachable for publishTimeoutMs): as it is.
@@ -138,15 +131,13 @@ export function createNatsDecisions(options: {
 
   /** Writes a batch in WRITE_ORDER, each group's puts at once. */
   async function write(changes: readonly DecisionChange[]): Promise<void> {
-    const kv = await bucket();
+    const kv = await writes();
     for (const kinds of WRITE_ORDER) {
       const group = changes.filter((change) => kinds.includes(change.kind));
       await Promise.all(
         group.map((change) => {
           const key = entryKey(change.kind, change.key);
-          return change.value === null
-            ? kv.purge(key)
-            : kv.put(key, JSON.stringify(change.value), { timeout: options.waitMs });
+          return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
         }),
       );
     }
@@ -165,7 +156,7 @@ export function createNatsDecisions(options: {
     },
 
     async lease(name, holder, ttlMs) {
-      const kv = await bucket();
+      const kv = await writes();
       const key = `lease.${encodeToken(name)}`;
       const now = Date.now();
       const value = JSON.stringify({ holder, until: new Date(now + ttlMs).toISOString() });
@@ -174,7 +165,7 @@ export function createNatsDecisions(options: {
         if (entry === null || entry.operation !== 'PUT') {
           // Never taken (or purged): the first to create it has it.
           if (entry === null) await kv.create(key, value);
-          else await kv.update(key, value, entry.revision, options.waitMs);
+          else await kv.update(key, value, entry.revision);
           return true;
         }
         let current: { holder?: unknown; until?: unknown } = {};
@@ -186,7 +177,7 @@ export function createNatsDecisions(options: {
         const held =
           current.holder !== holder && typeof current.until === 'string' && Date.parse(current.until) > now;
         if (held) return false;
-        await kv.update(key, value, entry.revision, options.waitMs);
+        await kv.update(key, value, entry.revision);
         return true;
       } catch {
         // Another collector wrote it first (create or revision conflict): it has the lease this round.
@@ -215,7 +206,7 @@ export function createNatsDecisions(options: {
       const run = async () => {
         while (!stopped) {
           try {
-            const kv = await bucket();
+            const kv = await reads();
             await reread();
             const watcher = await kv.watch({ key: '>' });
             stopWatcher = () => watcher.stop();
@@ -264,6 +255,21 @@ function take(state: DecisionsState, entry: KvEntry): void {
     }
   }
   applyEntry(state, kind, key, value);
+}
+
+/** `open()` called once, and again at the next call after it failed. */
+function openOnce<T>(open: () => Promise<T>): () => Promise<T> {
+  let opened: Promise<T> | null = null;
+  return () => {
+    if (opened === null) {
+      const opening = open();
+      opened = opening;
+      opening.catch(() => {
+        if (opened === opening) opened = null;
+      });
+    }
+    return opened;
+  };
 }
 
 /**
