@@ -10,7 +10,7 @@ import { blocklistChecks, RULE_KEY_NAMES, ruleWithDefaults } from './blocklist-s
 import { DEFAULT_CONFIG_PATH, envNameFor, type Leaf, listConfigKeys } from './config-keys.js';
 import { stripJsonComments } from './jsonc.js';
 import { didYouMean } from './nearest-key.js';
-import { applyOutputDefaults, outputKeysFor } from './outputs-schema.js';
+import { applyOutputDefaults, GROUPED_TYPES, outputKeysFor } from './outputs-schema.js';
 import type { Config } from './schema.js';
 
 export { DEFAULT_CONFIG_PATH, envNameFor, listConfigKeys } from './config-keys.js';
@@ -264,6 +264,11 @@ function describeOutputKey(
     '/batch': ['maxRecords', 'maxBytes', 'maxWaitMs'],
   };
   const candidates = nested[within] ?? [];
+  if (within === '' && extra === 'group' && type !== '')
+    return {
+      path: `${prefix}.${extra}`,
+      message: `group is for the alert outputs (${GROUPED_TYPES.join(', ')}) only: a ${type} output forwards every record`,
+    };
   return {
     path: `${prefix}.${extra}`,
     message: `unknown key of the ${type} output "${name}"${didYouMean(extra, candidates)}`,

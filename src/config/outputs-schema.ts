@@ -154,6 +154,33 @@ const COMMON_KEYS = {
 // that is required).
 // `format` values are checked here too, so a typo in it is a configuration error, not a runtime surprise.
 
+/** `group` of the alert outputs (webhook, email): the defaults of its keys beside `by` and `window`. */
+export const GROUP_DEFAULTS = { maxGroups: 1000, samples: 5 } as const;
+
+/** The output types whose messages people read, and so may be grouped (the SIEM outputs never are). */
+export const GROUPED_TYPES: readonly OutputType[] = ['webhook', 'email'];
+
+const GROUP_KEY = {
+  group: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['by', 'window'],
+    default: null,
+    description: `alerts grouped: {by [record fields], window ("10m"), maxGroups ${GROUP_DEFAULTS.maxGroups}, samples ${GROUP_DEFAULTS.samples}}: a group's first record at once, the rest of each window one summary; null: every record`,
+    properties: {
+      by: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 8,
+        items: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' },
+      },
+      window: { type: 'string', pattern: '^\\d{1,5}[smh]$' },
+      maxGroups: { type: 'integer', minimum: 1, maximum: 100_000 },
+      samples: { type: 'integer', minimum: 0, maximum: 50 },
+    },
+  },
+} as const;
+
 const WEBHOOK_KEYS = {
   url: { type: 'string', pattern: '^https?://', description: 'required: where each batch is POSTed' },
   format: {
@@ -167,6 +194,7 @@ const WEBHOOK_KEYS = {
     default: 10,
     description: 'format slack: records quoted in the message (the rest are counted)',
   },
+  ...GROUP_KEY,
 } as const;
 
 export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
@@ -174,7 +202,7 @@ export const OUTPUT_TYPE_KEYS: Record<OutputType, Record<string, unknown>> = {
   syslog: SYSLOG_KEYS,
   splunk_hec: SPLUNK_HEC_KEYS,
   elasticsearch: ELASTICSEARCH_KEYS,
-  email: EMAIL_KEYS,
+  email: { ...EMAIL_KEYS, ...GROUP_KEY },
 };
 
 /** Keys an output of the type must have (besides `type`). */

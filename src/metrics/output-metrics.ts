@@ -8,6 +8,8 @@ export interface OutputMetricRow {
   batches: number;
   retries: number;
   deadLetters: number;
+  /** Records of new groups past group.maxGroups (grouped alert outputs), counted in one overflow group. */
+  groupOverflow: number;
   lagRecords: number;
   lagSeconds: number;
 }
@@ -15,7 +17,7 @@ export interface OutputMetricRow {
 /** Registers the series on `registry`; `rows` is called once per scrape. */
 export function registerOutputMetrics(registry: Registry, rows: () => Promise<OutputMetricRow[]>): void {
   let pending: Promise<OutputMetricRow[]> | null = null;
-  // The six series read one snapshot per scrape, not six.
+  // The series read one snapshot per scrape, not one each.
   const snapshot = () => {
     pending ??= rows().finally(() => {
       setImmediate(() => {
@@ -38,6 +40,12 @@ export function registerOutputMetrics(registry: Registry, rows: () => Promise<Ou
       'records the receiver refused for good (dead-lettered)',
       'counter',
       'deadLetters',
+    ],
+    [
+      'threatcol_output_group_overflow_total',
+      'records of new groups past group.maxGroups, counted in one overflow group',
+      'counter',
+      'groupOverflow',
     ],
     ['threatcol_output_lag_records', 'records stored after the output position', 'gauge', 'lagRecords'],
     [

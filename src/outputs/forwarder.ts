@@ -6,9 +6,16 @@ import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputBatch, OutputCursors, OutputFeed } from '../store/store.js';
 import { createBackoff, sleep } from './backoff.js';
 import { appendDeadLetters, lastDeadLetterIds } from './dead-letter.js';
+import { type Grouper, groupConfig, groupStatePath, openGrouper } from './grouping.js';
 import { newStatus, type OutputStatus } from './output-status.js';
 import { createReceiver, lineCheck } from './receivers/create-receiver.js';
-import { AuthDeliveryError, type OutgoingRecord, type Pacing, type Receiver } from './receivers/receiver.js';
+import {
+  AuthDeliveryError,
+  type DeliveryReport,
+  type OutgoingRecord,
+  type Pacing,
+  type Receiver,
+} from './receivers/receiver.js';
 import { outputMatcher } from './record-match.js';
 
 export interface ForwarderDeps {
@@ -81,20 +88,23 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
 
   /**
    * Sends the batch until every record was taken or refused; false when stopped first. `written`: ids already
-   * dead-lettered by a run that died before its ack (not written again).
+   * dead-lettered by a run that died before its ack (not written again). The items are records, or group
+   * summaries (`letters`: the records a refused item leaves in the dead letters; `weight`: records it carries).
    */
-  const deliver = async (
-    receiver: Receiver,
-    records: readonly OutgoingRecord[],
+  const deliver = async <T>(
+    items: readonly T[],
+    send: (pending: readonly T[], signal: AbortSignal) => Promise<DeliveryReport>,
+    letters: (item: T) => readonly { id: string; line: string }[],
+    weight: (item: T) => number,
     written: () => ReadonlySet<string>,
   ): Promise<boolean> => {
-    let pending = records;
+    let pending = items;
     while (!stopping.signal.aborted) {
       try {
-        const report = await receiver.send(pending, stopping.signal);
+        const report = await send(pending, stopping.signal);
         if (stopping.signal.aborted) return false;
         const refused = report.refused
-          .map((r) => ({ record: pending[r.index] as OutgoingRecord, answer: r.answer }))
+          .flatMap((r) => letters(pending[r.index] as T).map((record) => ({ record, answer: r.answer })))
           .filter((r) => !written().has(r.record.id))
           .map((r) => ({ line: r.record.line, answer: r.answer }));
         appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner, {
@@ -111,10 +121,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
             'receiver refused records; dead-lettered',
           );
         }
-        const sent = pending.length - report.refused.length - report.retry.length;
-        status.recordsSent += sent;
+        const gone = new Set([...report.retry, ...report.refused.map((r) => r.index)]);
+        for (const [index, item] of pending.entries())
+          if (!gone.has(index)) status.recordsSent += weight(item);
         if (report.retry.length === 0) return true;
-        pending = report.retry.map((i) => pending[i] as OutgoingRecord);
+        pending = report.retry.map((i) => pending[i] as T);
         status.retries += 1;
         failed('retrying', new Error(`${pending.length} records to send again`));
         await pause(backoff.next());
@@ -134,6 +145,42 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       }
     }
     return false;
+  };
+  const deliverRecords = (
+    receiver: Receiver,
+    records: readonly OutgoingRecord[],
+    written: () => ReadonlySet<string>,
+  ) =>
+    deliver(
+      records,
+      (pending, signal) => receiver.send(pending, signal),
+      (r) => [r],
+      () => 1,
+      written,
+    );
+
+  /**
+   * Sends the summaries of the windows that ended, then writes the open groups: false when stopped first (the
+   * state unwritten, so the next start sends them again). Refused summaries leave their samples as dead letters.
+   */
+  const flushGroups = async (receiver: Receiver, grouper: Grouper): Promise<boolean> => {
+    const now = deps.now();
+    const due = grouper.due(now);
+    const quiet = grouper.closeQuiet(now);
+    if (due.length > 0) {
+      const sent = await deliver(
+        due,
+        (pending, signal) =>
+          (receiver.sendSummaries as NonNullable<Receiver['sendSummaries']>)(pending, signal),
+        (summary) => summary.samples.map((line) => ({ id: (JSON.parse(line) as { id: string }).id, line })),
+        (summary) => summary.count,
+        () => NONE,
+      );
+      if (!sent) return false;
+      for (const summary of due) grouper.settle(summary, deps.now());
+    }
+    if (due.length > 0 || quiet > 0) grouper.save();
+    return true;
   };
 
   /** One life of the receiver and the feed; throws when either fails (then `run` starts another). */
@@ -161,21 +208,37 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         return recentDead;
       };
       status.state = status.failingSince === null ? 'running' : status.state;
+      const grouping = groupConfig(output);
+      const grouper =
+        grouping === null ? null : openGrouper(grouping, groupStatePath(deps.dataDir, name), deps.owner);
       while (!stopping.signal.aborted) {
+        if (grouper !== null) {
+          if (!(await flushGroups(receiver, grouper))) return;
+          reportOverflow(grouper);
+        }
         // A receiver that paces itself (email) is given its next batch when it will take it, so that batch
         // carries every record stored meanwhile: one digest per interval, not a mail per batch.
         const readyIn = (receiver.readyAt?.() ?? 0) - deps.now();
         if (readyIn > 0) await sleep(readyIn, stopping.signal);
         if (stopping.signal.aborted) break;
+        // A grouped output wakes at the end of its next window to send that window's summary.
+        const windowEnd = grouper?.nextEnd() ?? null;
         const batch: OutputBatch = await feed.next({
           maxRecords: output.batch.maxRecords,
           maxBytes: output.batch.maxBytes,
           waitMs: output.batch.maxWaitMs,
-          signal: stopping.signal,
+          signal:
+            windowEnd === null
+              ? stopping.signal
+              : AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.max(1, windowEnd - deps.now()))]),
         });
         if (batch.records.length === 0) continue;
         const records: readonly OutgoingRecord[] = batch.records;
-        if (!(await deliver(receiver, records, written))) return;
+        // Grouped: only the records that open a group are sent now; the others are counted into their group's
+        // summary, and the groups are written before the ack (grouping.ts: what a crash does at each step).
+        const now = grouper?.absorb(records, deps.now()) ?? records;
+        if (now.length > 0 && !(await deliverRecords(receiver, now, written))) return;
+        grouper?.save();
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();
         firstBatch = false;
@@ -191,6 +254,21 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       await feed?.close();
       await receiver?.close().catch(() => {});
     }
+  };
+
+  /** Records of new groups past group.maxGroups: counted (metrics) and logged at most once a minute. */
+  let overflowLogged = { at: Number.NEGATIVE_INFINITY, count: 0 };
+  const reportOverflow = (grouper: Grouper) => {
+    const more = grouper.overflowed - overflowLogged.count;
+    if (more <= 0) return;
+    status.groupOverflow += more;
+    if (deps.now() - overflowLogged.at >= 60_000) {
+      log.warn(
+        { records: status.groupOverflow, maxGroups: groupConfig(output)?.maxGroups },
+        'records of new groups past group.maxGroups are counted in one overflow group',
+      );
+      overflowLogged = { at: deps.now(), count: grouper.overflowed };
+    } else overflowLogged.count = grouper.overflowed;
   };
 
   const run = async () => {

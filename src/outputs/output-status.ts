@@ -16,6 +16,8 @@ export interface OutputStatus {
   batches: number;
   retries: number;
   deadLetters: number;
+  /** Records of new groups past `group.maxGroups`, counted in the overflow group (grouped outputs). */
+  groupOverflow: number;
 }
 
 export function newStatus(name: string, type: string, state: OutputState): OutputStatus {
@@ -31,6 +33,7 @@ export function newStatus(name: string, type: string, state: OutputState): Outpu
     batches: 0,
     retries: 0,
     deadLetters: 0,
+    groupOverflow: 0,
   };
 }
 

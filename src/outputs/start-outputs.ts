@@ -113,6 +113,7 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
         batches: status.batches,
         retries: status.retries,
         deadLetters: status.deadLetters,
+        groupOverflow: status.groupOverflow,
         lagRecords: byName.get(name)?.lagRecords ?? 0,
         lagSeconds: byName.get(name)?.lagSeconds ?? 0,
       }));

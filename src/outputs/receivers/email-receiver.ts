@@ -18,12 +18,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTransport } from 'nodemailer';
 import type { Logger } from '../../log.js';
 import { systemCas } from '../../system-cas.js';
-import { buildDigest } from './email-digest.js';
+import { buildDigest, buildSummaryMail, type Digest } from './email-digest.js';
 import {
   AuthDeliveryError,
   DELIVERED,
   type DeliveryReport,
-  type OutgoingRecord,
   type Pacing,
   type Receiver,
   TransientDeliveryError,
@@ -100,8 +99,8 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
     return new TransientDeliveryError(what);
   };
 
-  const mail = async (batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> => {
-    const digest = buildDigest(batch, collector, options.subjectPrefix);
+  /** Mails `digest`, made of `items` records or summaries (all refused when the server refuses the message). */
+  const mail = async (digest: Digest, items: number, signal: AbortSignal): Promise<DeliveryReport> => {
     const transport = createTransport({
       host: options.host,
       port,
@@ -139,7 +138,7 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
       const code = smtp.responseCode ?? 0;
       if (smtp.code === 'EMESSAGE' && code >= 500 && code < 600) {
         const answer = `${where}: ${code} ${smtp.message}`;
-        return { refused: batch.map((_, index) => ({ index, answer })), retry: [] };
+        return { refused: Array.from({ length: items }, (_, index) => ({ index, answer })), retry: [] };
       }
       throw classify(smtp);
     } finally {
@@ -148,19 +147,25 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
     }
   };
 
+  /** Waits out the interval, then mails: at most one mail per `minIntervalMs`, summaries included. */
+  const paced = async (digest: () => Digest, items: number, signal: AbortSignal): Promise<DeliveryReport> => {
+    signal.throwIfAborted();
+    if (items === 0) return DELIVERED;
+    const left = pacing.lastSentAt + options.minIntervalMs - now();
+    if (left > 0) await wait(left, signal);
+    signal.throwIfAborted();
+    const report = await mail(digest(), items, signal);
+    // A refused mail left too: it counts against the interval like an accepted one.
+    pacing.lastSentAt = now();
+    return report;
+  };
+
   return {
     readyAt: () => pacing.lastSentAt + options.minIntervalMs,
-    async send(batch: readonly OutgoingRecord[], signal: AbortSignal): Promise<DeliveryReport> {
-      signal.throwIfAborted();
-      if (batch.length === 0) return DELIVERED;
-      const left = pacing.lastSentAt + options.minIntervalMs - now();
-      if (left > 0) await wait(left, signal);
-      signal.throwIfAborted();
-      const report = await mail(batch, signal);
-      // A refused mail left too: it counts against the interval like an accepted one.
-      pacing.lastSentAt = now();
-      return report;
-    },
+    send: (batch, signal) =>
+      paced(() => buildDigest(batch, collector, options.subjectPrefix), batch.length, signal),
+    sendSummaries: (summaries, signal) =>
+      paced(() => buildSummaryMail(summaries, collector, options.subjectPrefix), summaries.length, signal),
     async close(): Promise<void> {},
   };
 }

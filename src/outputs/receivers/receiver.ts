@@ -60,6 +60,26 @@ export class AuthDeliveryError extends Error {
   }
 }
 
+/** The rest of a group's window (an output's `group`, outputs/grouping.ts): one message, whatever the count. */
+export interface GroupSummary {
+  /** The group's identity in the output's state. */
+  readonly key: string;
+  /** The values of `group.by` that make the group; null for the records of groups past `maxGroups`. */
+  readonly group: Readonly<Record<string, unknown>> | null;
+  /** Records of the window after the group's first (sent on its own). */
+  readonly count: number;
+  /** `received_at` of the first and last of them. */
+  readonly firstAt: string;
+  readonly lastAt: string;
+  readonly sensors: readonly string[];
+  /** More sensors than `sensors` lists. */
+  readonly moreSensors: boolean;
+  /** Stored lines of the window's first records. */
+  readonly samples: readonly string[];
+  /** The configured window ("10m"). */
+  readonly window: string;
+}
+
 export interface Receiver {
   /**
    * Delivers one batch (in store order). Resolves with what the receiver did per record; rejects with
@@ -73,6 +93,11 @@ export interface Receiver {
    * minIntervalMs): the forwarder reads the next batch only then, so it carries every record stored meanwhile.
    */
   readyAt?(): number;
+  /**
+   * Delivers group summaries (alert receivers: webhook, email). Resolves with what the receiver did per summary
+   * (`refused` and `retry` index `summaries`); rejects like `send` for all of them.
+   */
+  sendSummaries?(summaries: readonly GroupSummary[], signal: AbortSignal): Promise<DeliveryReport>;
 }
 
 /**

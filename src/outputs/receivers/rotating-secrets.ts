@@ -8,15 +8,24 @@ export function withSecrets(
   build: (secrets: (string | null)[]) => Receiver,
 ): Receiver {
   let current: { key: string; receiver: Receiver } | null = null;
+  /** The receiver built with the secrets as they are now. */
+  const receiver = async (): Promise<Receiver> => {
+    const secrets = read();
+    const key = JSON.stringify(secrets);
+    if (current === null || current.key !== key) {
+      await current?.receiver.close().catch(() => {});
+      current = { key, receiver: build(secrets) };
+    }
+    return current.receiver;
+  };
   return {
     async send(batch, signal) {
-      const secrets = read();
-      const key = JSON.stringify(secrets);
-      if (current === null || current.key !== key) {
-        await current?.receiver.close().catch(() => {});
-        current = { key, receiver: build(secrets) };
-      }
-      return current.receiver.send(batch, signal);
+      return (await receiver()).send(batch, signal);
+    },
+    async sendSummaries(summaries, signal) {
+      const now = await receiver();
+      if (now.sendSummaries === undefined) throw new Error('this receiver sends no group summaries');
+      return now.sendSummaries(summaries, signal);
     },
     readyAt: () => current?.receiver.readyAt?.() ?? 0,
     async close() {

@@ -1,0 +1,213 @@
+// Grouped alerts (an output's `group`): records with the same values of `group.by` make a group; its first record
+// is sent at once, the rest of each `window` becomes one summary (count, first and last time, sensors, a few
+// samples). A window that ends with no record closes the group; one that counted some starts the next window.
+//
+// At-least-once with the store's cursor: the open groups live in a state file beside the output's dead letters
+// (data dir `outputs/NAME.groups.json`, written atomically and fsynced), written after a batch's first records
+// were delivered and before the batch is acked, and after each summary was delivered. A crash before the write
+// re-reads the batch (its first records may be sent again, nothing is lost); a crash between the write and the
+// ack re-reads a batch whose ids the state names, and they are not counted twice; a crash after a summary left
+// and before the write sends that summary again. The state is bounded: `maxGroups` open groups (records of new
+// groups beyond it are counted in one overflow group), `samples` records and SENSORS_KEPT sensor names a group.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { GROUP_DEFAULTS, type OutputConfig } from '../config/outputs-schema.js';
+import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
+import { outputsDir } from './dead-letter-files.js';
+import type { GroupSummary, OutgoingRecord } from './receivers/receiver.js';
+
+/** An output's `group` with its defaults. */
+export interface GroupConfig {
+  by: string[];
+  window: string;
+  windowMs: number;
+  maxGroups: number;
+  samples: number;
+}
+
+/** Sensor names a group keeps (a summary says "on N+ sensors" past it). */
+export const SENSORS_KEPT = 50;
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
+
+/** The output's `group`, or null when it forwards every record. */
+export function groupConfig(output: OutputConfig): GroupConfig | null {
+  const raw = output.group as { by: string[]; window: string; maxGroups?: number; samples?: number } | null;
+  if (raw === null || raw === undefined) return null;
+  const m = /^(\d+)([smh])$/.exec(raw.window);
+  const windowMs = Math.max(1000, Number(m?.[1] ?? 600) * (UNIT_MS[m?.[2] ?? 's'] as number));
+  return {
+    by: raw.by,
+    window: raw.window,
+    windowMs,
+    maxGroups: raw.maxGroups ?? GROUP_DEFAULTS.maxGroups,
+    samples: raw.samples ?? GROUP_DEFAULTS.samples,
+  };
+}
+
+interface OpenGroup {
+  key: string;
+  /** The `by` values; null for the overflow group. */
+  group: Record<string, unknown> | null;
+  /** When the current window ends (epoch ms, the forwarder's clock). */
+  endsAt: number;
+  count: number;
+  firstAt: string | null;
+  lastAt: string | null;
+  sensors: string[];
+  /** Stored lines of the first records of the window. */
+  samples: string[];
+}
+
+interface GroupState {
+  v: 1;
+  groups: OpenGroup[];
+  /** Ids of the last batch counted: handed over again after a crash before its ack, they are not counted twice. */
+  absorbed: string[];
+}
+
+/** The key of records of groups past `maxGroups`. */
+const OVERFLOW = '\u0000overflow';
+
+export function groupStatePath(dataDir: string, name: string): string {
+  return join(outputsDir(dataDir), `${name}.groups.json`);
+}
+
+export interface Grouper {
+  /**
+   * Counts a batch into its groups: returns the records that open a group (to send at once). Records of the
+   * batch already counted before a crash are skipped.
+   */
+  absorb(records: readonly OutgoingRecord[], now: number): OutgoingRecord[];
+  /** Summaries of the windows ended by `now` (with a count); `settle` each once delivered. */
+  due(now: number): GroupSummary[];
+  /** The summary was delivered (or refused for good): its group starts its next window, or closes. */
+  settle(summary: GroupSummary, now: number): void;
+  /** Closes the groups whose window ended empty; how many. */
+  closeQuiet(now: number): number;
+  /** When the next window ends (epoch ms), or null with no group open. */
+  nextEnd(): number | null;
+  /** Writes the state (atomically, fsynced). */
+  save(): void;
+  /** Records of new groups counted into the overflow group since the start. */
+  readonly overflowed: number;
+}
+
+/** Loads the output's open groups from its state file (none when it has none or it cannot be read). */
+export function openGrouper(config: GroupConfig, path: string, owner: Owner | null): Grouper {
+  const groups = new Map<string, OpenGroup>();
+  let absorbed = new Set<string>();
+  if (existsSync(path)) {
+    try {
+      const state = JSON.parse(readFileSync(path, 'utf8')) as GroupState;
+      for (const g of state.groups) groups.set(g.key, g);
+      absorbed = new Set(state.absorbed);
+    } catch {}
+  }
+  let overflowed = 0;
+
+  const keyOf = (record: Record<string, unknown>) => JSON.stringify(config.by.map((f) => record[f] ?? null));
+  const open = (key: string, group: Record<string, unknown> | null, now: number): OpenGroup => {
+    const g: OpenGroup = {
+      key,
+      group,
+      endsAt: now + config.windowMs,
+      count: 0,
+      firstAt: null,
+      lastAt: null,
+      sensors: [],
+      samples: [],
+    };
+    groups.set(key, g);
+    return g;
+  };
+
+  return {
+    get overflowed() {
+      return overflowed;
+    },
+    absorb(records, now) {
+      const firsts: OutgoingRecord[] = [];
+      const skip = absorbed;
+      absorbed = new Set();
+      for (const r of records) {
+        absorbed.add(r.id);
+        if (skip.has(r.id)) continue;
+        const record = r.record as unknown as Record<string, unknown>;
+        let key = keyOf(record);
+        let g = groups.get(key);
+        if (g === undefined) {
+          if (groups.size >= config.maxGroups + (groups.has(OVERFLOW) ? 1 : 0)) {
+            overflowed += 1;
+            key = OVERFLOW;
+            g = groups.get(OVERFLOW);
+          }
+          if (g === undefined) {
+            const values =
+              key === OVERFLOW ? null : Object.fromEntries(config.by.map((f) => [f, record[f] ?? null]));
+            open(key, values, now);
+            firsts.push(r);
+            continue;
+          }
+        }
+        g.count += 1;
+        const at = String(r.record.received_at);
+        g.firstAt ??= at;
+        g.lastAt = at;
+        const sensor = String(r.record.sensor);
+        if (g.sensors.length < SENSORS_KEPT + 1 && !g.sensors.includes(sensor)) g.sensors.push(sensor);
+        if (g.samples.length < config.samples) g.samples.push(r.line);
+      }
+      return firsts;
+    },
+    due(now) {
+      const summaries: GroupSummary[] = [];
+      for (const g of groups.values()) {
+        if (g.endsAt > now || g.count === 0) continue;
+        summaries.push({
+          key: g.key,
+          group: g.group,
+          count: g.count,
+          firstAt: g.firstAt as string,
+          lastAt: g.lastAt as string,
+          sensors: g.sensors.slice(0, SENSORS_KEPT),
+          moreSensors: g.sensors.length > SENSORS_KEPT,
+          samples: g.samples,
+          window: config.window,
+        });
+      }
+      return summaries;
+    },
+    settle(summary, now) {
+      const g = groups.get(summary.key);
+      if (g === undefined) return;
+      Object.assign(g, {
+        count: 0,
+        firstAt: null,
+        lastAt: null,
+        sensors: [],
+        samples: [],
+        endsAt: now + config.windowMs,
+      });
+    },
+    closeQuiet(now) {
+      let closed = 0;
+      for (const [key, g] of groups) {
+        if (g.endsAt > now || g.count > 0) continue;
+        groups.delete(key);
+        closed += 1;
+      }
+      return closed;
+    },
+    nextEnd() {
+      let next: number | null = null;
+      for (const g of groups.values()) if (next === null || g.endsAt < next) next = g.endsAt;
+      return next;
+    },
+    save() {
+      mkdirSync(dirname(path), { recursive: true });
+      const state: GroupState = { v: 1, groups: [...groups.values()], absorbed: [...absorbed] };
+      writeFileAtomic(path, JSON.stringify(state), 0o640, owner);
+    },
+  };
+}

@@ -1,0 +1,189 @@
+// Grouped alerts through the real binary and a real HTTPS receiver: a flood of one group is its first record at
+// once plus one summary per window, counts adding up; two groups stay apart; the slack format says the same in
+// words; kill -9 during a window loses no count (it may repeat one); `group` on a SIEM output is refused (78).
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { post, trustingAgent } from '../helpers/client.js';
+import { startHttpsReceiver } from '../helpers/https-receiver.js';
+import { genericRecord } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+
+const A = { source_ip: '203.0.113.5', threat: 'SSH brute force' };
+const B = { source_ip: '198.51.100.7', threat: 'SSH brute force' };
+
+interface Summary {
+  group: Record<string, unknown> | null;
+  count: number;
+  first_at: string;
+  last_at: string;
+  sensors: string[];
+  records: { id: string; src_ip: string; threat: string }[];
+}
+
+/** What the receiver was sent, per path: plain record batches, summaries, slack texts. */
+async function groupReceiver(t: { after(fn: () => unknown): void }) {
+  const seen = {
+    firsts: [] as { src_ip: string; threat: string }[],
+    summaries: [] as Summary[],
+    texts: [] as string[],
+  };
+  const receiver = await startHttpsReceiver(t, (request, body, response) => {
+    const message = JSON.parse(body) as { records?: []; group?: unknown; text?: string };
+    if (request.url === '/slack') seen.texts.push(message.text as string);
+    else if ('group' in message) seen.summaries.push(message as unknown as Summary);
+    else seen.firsts.push(...(message.records as { src_ip: string; threat: string }[]));
+    response.writeHead(200).end();
+  });
+  return { receiver, seen };
+}
+
+/** Records sent for a group so far: its first records plus every summary's count. */
+function counted(seen: { firsts: { src_ip: string }[]; summaries: Summary[] }, ip: string): number {
+  const firsts = seen.firsts.filter((r) => r.src_ip === ip).length;
+  return firsts + seen.summaries.filter((s) => s.group?.src_ip === ip).reduce((n, s) => n + s.count, 0);
+}
+
+async function serveGrouped(
+  t: { after(fn: () => unknown): void },
+  dir: string,
+  outputs: Record<string, Record<string, unknown>>,
+): Promise<{
+  serve: () => Promise<ServeProcess>;
+  post: (serve: ServeProcess, records: object[]) => Promise<void>;
+}> {
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ outputs }));
+  const key = await addSensorCli(dir, 'fw');
+  let agent: ReturnType<typeof trustingAgent> | null = null;
+  return {
+    async serve() {
+      const serve = await spawnServe(dir, ['--config', config]);
+      t.after(() => serve.stop('SIGKILL'));
+      return serve;
+    },
+    async post(serve, records) {
+      // Made once serve has written its certificate.
+      if (agent === null) {
+        const made = trustingAgent(dir);
+        t.after(() => made.close());
+        agent = made;
+      }
+      const reply = await post(serve.url, '/generic', records, { agent, sensor: 'fw', key });
+      assert.equal(reply.status, 200);
+    },
+  };
+}
+
+const times = (n: number, record: Record<string, unknown>) => Array.from({ length: n }, () => genericRecord(record));
+
+test('a flood of one group: its first record at once, then one summary per window; two groups apart', async (t) => {
+  const dir = makeTempDir(t);
+  const { receiver, seen } = await groupReceiver(t);
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const group = { by: ['src_ip', 'threat'], window: '2s' };
+  const common = { type: 'webhook', ca: join(dir, 'ca.pem'), group, batch: { maxWaitMs: 100 } };
+  const run = await serveGrouped(t, dir, {
+    hook: { ...common, url: `${receiver.url}/json` },
+    chat: { ...common, url: `${receiver.url}/slack`, format: 'slack' },
+  });
+  const serve = await run.serve();
+  const started = Date.now();
+  // 300 of A in six bursts over about 3 s (past one window), 20 of B among them.
+  for (let burst = 0; burst < 6; burst += 1) {
+    await run.post(serve, [...times(50, A), ...(burst < 2 ? times(10, B) : [])]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  await until(
+    () => counted(seen, A.source_ip) >= 300 && counted(seen, B.source_ip) >= 20,
+    60_000,
+    'every count',
+  );
+  const elapsedWindows = Math.ceil((Date.now() - started) / 2000) + 1;
+  assert.equal(counted(seen, A.source_ip), 300, 'no record counted twice');
+  assert.equal(counted(seen, B.source_ip), 20);
+  const firstsA = seen.firsts.filter((r) => r.src_ip === A.source_ip).length;
+  const summariesA = seen.summaries.filter((s) => s.group?.src_ip === A.source_ip);
+  t.diagnostic(`A: ${firstsA} first(s), summaries ${summariesA.map((s) => s.count).join(' + ')}`);
+  assert.equal(firstsA, 1, 'one first message for a flood without a quiet window');
+  assert.ok(summariesA.length >= 1 && summariesA.length <= elapsedWindows, 'one summary per window at most');
+  for (const s of seen.summaries) {
+    assert.deepEqual(Object.keys(s.group ?? {}).sort(), ['src_ip', 'threat']);
+    assert.ok(s.count > 0 && s.first_at <= s.last_at);
+    assert.deepEqual(s.sensors, ['fw']);
+    assert.ok(s.records.length > 0 && s.records.length <= 5, 'a few samples');
+    assert.ok(
+      s.records.every((r) => r.src_ip === s.group?.src_ip),
+      'groups stay apart',
+    );
+  }
+  // The slack output says the same in words.
+  await until(
+    () => seen.texts.some((text) => text.includes('198.51.100.7 — SSH brute force ×')),
+    30_000,
+    'slack',
+  );
+  assert.match(seen.texts.join('\n'), /203\.0\.113\.5 — SSH brute force ×\d+ on 1 sensor in 2 s/);
+});
+
+test('kill -9 during a window loses no count: the open groups come back with the position', async (t) => {
+  const dir = makeTempDir(t);
+  const { receiver, seen } = await groupReceiver(t);
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const run = await serveGrouped(t, dir, {
+    hook: {
+      type: 'webhook',
+      url: `${receiver.url}/json`,
+      ca: join(dir, 'ca.pem'),
+      group: { by: ['src_ip', 'threat'], window: '4s' },
+      batch: { maxWaitMs: 100 },
+    },
+  });
+  let serve = await run.serve();
+  await run.post(serve, times(100, A));
+  await until(() => seen.firsts.length > 0, 30_000, 'the first message');
+  // The output passed all 100 records (their count is in the open window, not yet sent), then the kill.
+  const admin = new URL(serve.adminUrl as string).host;
+  await until(
+    async () => {
+      const list = await runCli(['outputs', 'list', '--json', '--data-dir', dir, '--admin-listen', admin]);
+      const [hook] = JSON.parse(list.stdout).outputs as { position: { lagRecords: number } | null }[];
+      return hook?.position?.lagRecords === 0;
+    },
+    30_000,
+    'the output passing every record',
+  );
+  assert.equal(seen.summaries.length, 0, 'the kill lands inside the window');
+  await serve.stop('SIGKILL');
+  serve = await run.serve();
+  await run.post(serve, times(50, A));
+  await until(() => counted(seen, A.source_ip) >= 150, 60_000, 'every count after the restart');
+  t.diagnostic(`firsts ${seen.firsts.length}, summaries ${seen.summaries.map((s) => s.count).join(' + ')}`);
+  assert.ok(counted(seen, A.source_ip) >= 150);
+});
+
+test('group on a SIEM output stops serve with 78, naming the key', async (t) => {
+  const dir = makeTempDir(t);
+  const config = join(dir, 'config.json');
+  const group = { by: ['src_ip'], window: '10m' };
+  writeFileSync(
+    config,
+    JSON.stringify({ outputs: { siem: { type: 'syslog', host: 'siem.example', group } } }),
+  );
+  const result = await runCli([
+    'serve',
+    '--data-dir',
+    dir,
+    '--config',
+    config,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+  ]);
+  assert.equal(result.code, 78, result.stderr);
+  assert.match(result.stderr, /outputs\.siem\.group: .*webhook.*email/);
+});
