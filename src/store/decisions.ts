@@ -1,6 +1,6 @@
 // What the decisions room (src/decisions/) keeps (DESIGN 15): blocks, allow entries, feeds and the engine's
-// bookkeeping, one entry per key, behind one interface both backends implement (files: one document written
-// atomically under a lock; NATS: one KV key per entry, so every collector of a cluster serves the same feed).
+// bookkeeping, one entry per key, behind one interface both backends implement (files: a snapshot and a journal
+// of changes, under a lock; NATS: one KV key per entry, so every collector of a cluster serves the same feed).
 
 /** One blocked network: the unit an address falls in (IPv4 /32, IPv6 /64 by default). */
 export interface Block {
@@ -127,11 +127,15 @@ export interface DecisionsStore {
   /** Every entry now (entries that are not of their kind's shape are left out). */
   read(): Promise<DecisionsState>;
   /**
-   * Writes the changes durably, each entry as given (files: re-read under the lock, written atomically and
-   * fsynced; NATS: one put or purge per key, acked). Writers of different keys never undo each other.
+   * Writes the changes durably, each entry as given (files: a journal line each, appended and fsynced under
+   * the lock; NATS: one put or purge per key, acked). Writers of different keys never undo each other.
    */
   apply(changes: readonly DecisionChange[]): Promise<void>;
-  /** Calls `onState` with the whole state at once, then after every change by anyone, within a second. */
+  /**
+   * Calls `onState` with the whole state at once, then after every change by anyone, within a second. The
+   * state handed over is the watchers' to read, never to change; a backend may hand over the same object each
+   * time, changed in place just before the call (files: the process's own writes go straight into it).
+   */
   watch(onState: (state: DecisionsState) => void, onError: (error: Error) => void): DecisionsWatch;
   /**
    * Takes or renews the lease `name` for `holder` until `ttlMs` from now; resolves whether `holder` has it (no
