@@ -8,6 +8,8 @@ const layers = [
   ['cluster'],
   ['daemon'],
   ['inputs', 'admin', 'check', 'client', 'outputs', 'decisions'],
+  // Country and AS of addresses, added to records as they are appended (wraps the store's RecordLog).
+  ['enrich'],
   ['store', 'tls', 'json', 'metrics'],
   ['records', 'data-dir'],
   ['schemas', 'config'],

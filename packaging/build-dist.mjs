@@ -24,7 +24,13 @@ const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 /** The generators of src/generated/, and the modules whose versions shape what they or the compiler write. */
 const GENERATORS = join(ROOT, 'packaging/generate');
-const TOOLS = ['typescript', 'ajv', 'commander'];
+const TOOLS = [
+  'typescript',
+  'ajv',
+  'commander',
+  '@ip-location-db/asn',
+  '@ip-location-db/geo-whois-asn-country-mmdb',
+];
 
 const filesUnder = (dir) =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -97,6 +103,12 @@ export function buildDist({ ifStale }) {
     execFileSync(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.json'), '--outDir', fresh], {
       stdio: 'inherit',
     });
+    // The shipped enrichment databases (src/enrich/databases.ts finds them in dist/enrich/).
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', join(GENERATORS, 'enrich-data.ts'), join(fresh, 'enrich')],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
     writeFileSync(join(fresh, STAMP), `${digest}\n`);
     swapIn(fresh);
   } finally {

@@ -87,6 +87,9 @@ export async function check(options: CheckOptions, io: CliIo): Promise<number> {
     const tls = checkTls(loaded, Date.now());
     results.push(...tls.results);
     results.push(...checkDataDir(loaded, uid));
+    results.push(
+      ...(await import('../check/enrich-checks.js')).checkEnrichment(loaded.config.enrich, Date.now()),
+    );
     results.push(...(await checkStore(loaded, io)));
     const daemon = options.daemon === false ? null : await checkDaemon(loaded, tls.tls?.fingerprint ?? null);
     // --no-daemon: whether threatcol itself holds the port, by the certificate it serves (no request made).

@@ -99,6 +99,12 @@ export interface Config {
   };
   /** Rules, allow list and feeds' storage; the keys are in blocklist-schema.ts. */
   blocklist: BlocklistConfig;
+  enrich: {
+    enabled: boolean;
+    countryDb: string;
+    asnDb: string;
+    maxAgeDays: number;
+  };
 }
 
 const ms = (def: number, min = 1) => ({ type: 'integer', minimum: min, maximum: 86_400_000, default: def });
@@ -537,5 +543,35 @@ export const configSchema = {
       'syslog input (DESIGN 14)',
     ),
     blocklist: blocklistSchema,
+    enrich: section(
+      {
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description:
+            "add the country and AS of a record's public addresses (src_country, src_asn, src_as_org, dst_*)",
+        },
+        countryDb: {
+          type: 'string',
+          default: '',
+          description:
+            'an MMDB country database (GeoLite2-Country, DB-IP, IPinfo Lite...), read again when replaced; "": the shipped one',
+        },
+        asnDb: {
+          type: 'string',
+          default: '',
+          description:
+            'an MMDB AS database (GeoLite2-ASN, DB-IP ASN...), read again when replaced; "": the shipped one',
+        },
+        maxAgeDays: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 3650,
+          default: 180,
+          description: '`threatcol check` warns about a database built longer ago than this',
+        },
+      },
+      'country and AS of addresses (docs/operations.md)',
+    ),
   },
 } as const;

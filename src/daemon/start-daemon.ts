@@ -8,6 +8,7 @@ import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decisio
 import type { RunningEngine } from '../decisions/engine.js';
 import { startFeedService } from '../decisions/feed-service.js';
 import { shareDecisionsWatch } from '../decisions/watched-decisions.js';
+import { enrichingRecordLog, startEnricher } from '../enrich/enricher.js';
 import { ThreatcolError } from '../errors.js';
 import { ActivityLog } from '../inputs/https/activity-log.js';
 import { Authenticator } from '../inputs/https/auth.js';
@@ -155,6 +156,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await backend.close();
     throw error;
   }
+  // Country and AS of each record's public addresses (src/enrich/), added as every input's batch is appended.
+  const enricher = config.enrich.enabled ? startEnricher(config.enrich, { logger }) : null;
+  if (enricher) store = enrichingRecordLog(store, enricher);
   metrics.sources({ queuedRecords: () => store.queuedRecords });
   // One forwarder per output per box (DESIGN 13): here in a single process, in the primary under --workers.
   const outputs: RunningOutputs | null = worker
@@ -278,6 +282,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await engine?.stop();
     feeds.stop();
     certificate.stop();
+    enricher?.stop();
     watch.stop();
     activity.stop();
     stopStep = 'writing the counts';

@@ -27,6 +27,12 @@ export function storedLine(r: StoredRecord): string {
   line += `,"dst_port":${num(r.dst_port)},"protocol":${q(r.protocol)},"threat":${q(r.threat)}`;
   if (r.threat_id !== undefined) line += `,"threat_id":${q(r.threat_id)}`;
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
+  if (r.src_country !== undefined) line += `,"src_country":${quote(r.src_country)}`;
+  if (r.src_asn !== undefined) line += `,"src_asn":${num(r.src_asn)}`;
+  if (r.src_as_org !== undefined) line += `,"src_as_org":${quote(r.src_as_org)}`;
+  if (r.dst_country !== undefined) line += `,"dst_country":${quote(r.dst_country)}`;
+  if (r.dst_asn !== undefined) line += `,"dst_asn":${num(r.dst_asn)}`;
+  if (r.dst_as_org !== undefined) line += `,"dst_as_org":${quote(r.dst_as_org)}`;
   line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.truncated === true) line += ',"truncated":true';

@@ -40,6 +40,14 @@ export interface StoredRecord {
   threat: string;
   threat_id?: string;
   detected_at?: string;
+  /** The source's country (ISO 3166-1 alpha-2), AS number and AS name, when it is public and known (src/enrich/). */
+  src_country?: string;
+  src_asn?: number;
+  src_as_org?: string;
+  /** The same for the destination. */
+  dst_country?: string;
+  dst_asn?: number;
+  dst_as_org?: string;
   remote_addr: string;
   repaired?: true;
   /** Syslog only: the message was longer than syslog.maxMessageBytes; `original` is its beginning. */
@@ -102,6 +110,12 @@ export class BuiltRecord implements StoredRecord {
   threat = '';
   threat_id: string | undefined = undefined;
   detected_at: string | undefined = undefined;
+  src_country: string | undefined = undefined;
+  src_asn: number | undefined = undefined;
+  src_as_org: string | undefined = undefined;
+  dst_country: string | undefined = undefined;
+  dst_asn: number | undefined = undefined;
+  dst_as_org: string | undefined = undefined;
   remote_addr = '';
   original: Record<string, unknown> | string = NO_ORIGINAL;
   repaired: true | undefined = undefined;
@@ -112,14 +126,29 @@ export class BuiltRecord implements StoredRecord {
   #sentText: string | undefined = undefined;
   /** JSON.stringify(original), made at most once. */
   #canonicalText: string | undefined = undefined;
-  /** Built from ASCII strings only (ReceiptContext.ascii): its line is ASCII. */
-  readonly #ascii: boolean;
+  /** Built from ASCII strings only (ReceiptContext.ascii): its line is ASCII (an AS name may change that). */
+  #ascii: boolean;
   /** Built from strings that need no JSON escaping (ReceiptContext.plainStrings). */
   readonly #plainStrings: boolean;
 
   constructor(ctx: Pick<ReceiptContext, 'ascii' | 'plainStrings'>) {
     this.#ascii = ctx.ascii;
     this.#plainStrings = ctx.plainStrings;
+  }
+
+  /** Sets one address's enrichment (src/enrich/); an AS name outside ASCII makes the line UTF-8. */
+  setEnrichment(side: 'src' | 'dst', country?: string, asn?: number, org?: string): void {
+    if (side === 'src') {
+      this.src_country = country;
+      this.src_asn = asn;
+      this.src_as_org = org;
+    } else {
+      this.dst_country = country;
+      this.dst_asn = asn;
+      this.dst_as_org = org;
+    }
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII
+    if (org !== undefined && this.#ascii && !/^[\x00-\x7f]*$/.test(org)) this.#ascii = false;
   }
 
   /** Whether the record's line is certainly ASCII (its strings came from a ReceiptContext that said so). */

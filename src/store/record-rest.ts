@@ -29,6 +29,11 @@ const PROTOCOL = key('protocol');
 const THREAT = key('threat');
 const THREAT_ID = key('threat_id');
 const DETECTED_AT = key('detected_at');
+const ENRICHMENT = ['src', 'dst'].map((side) => ({
+  country: key(`${side}_country`),
+  asn: key(`${side}_asn`),
+  org: key(`${side}_as_org`),
+}));
 const REMOTE_ADDR = key('remote_addr');
 const ORIGINAL = key('original');
 const REPAIRED = Buffer.from(',"repaired":true');
@@ -71,6 +76,11 @@ export function isWholeRest(
   p = stringField(buf, p, stop, THREAT);
   if (p !== -1 && startsWith(buf, p, stop, THREAT_ID)) p = string(buf, p + THREAT_ID.length, stop);
   if (p !== -1 && startsWith(buf, p, stop, DETECTED_AT)) p = string(buf, p + DETECTED_AT.length, stop);
+  for (const e of ENRICHMENT) {
+    if (p !== -1 && startsWith(buf, p, stop, e.country)) p = string(buf, p + e.country.length, stop);
+    if (p !== -1 && startsWith(buf, p, stop, e.asn)) p = asn(buf, p + e.asn.length, stop);
+    if (p !== -1 && startsWith(buf, p, stop, e.org)) p = string(buf, p + e.org.length, stop);
+  }
   p = stringField(buf, p, stop, REMOTE_ADDR);
   if (p === -1 || !startsWith(buf, p, stop, ORIGINAL)) return false;
   p += ORIGINAL.length;
@@ -138,6 +148,21 @@ function port(buf: Buffer, p: number, stop: number): number {
     i++;
   }
   if (i === p || i - p > 5 || n > 65535 || (buf[p] === ZERO && i - p > 1)) return -1;
+  const next = byteAt(buf, i, stop);
+  return next === COMMA || next === BRACE_CLOSE ? i : -1;
+}
+
+/** After an AS number (an integer 0 to 2^32-1, no sign, no leading zero); -1 if none. */
+function asn(buf: Buffer, p: number, stop: number): number {
+  let n = 0;
+  let i = p;
+  while (i < stop && i - p < 11) {
+    const c = buf[i] as number;
+    if (c < ZERO || c > NINE) break;
+    n = n * 10 + (c - ZERO);
+    i++;
+  }
+  if (i === p || n > 0xffffffff || (buf[p] === ZERO && i - p > 1)) return -1;
   const next = byteAt(buf, i, stop);
   return next === COMMA || next === BRACE_CLOSE ? i : -1;
 }

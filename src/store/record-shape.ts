@@ -11,6 +11,9 @@ const optionalString = (v: unknown): boolean => v === undefined || typeof v === 
 const optionalTrue = (v: unknown): boolean => v === undefined || v === true;
 /** 0-65535, as every input stores a port (schemas/common.ts `port`, the syslog parsers). */
 const isPort = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535;
+/** An AS number: 0 to 2^32-1. */
+const optionalAsn = (v: unknown): boolean =>
+  v === undefined || (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff);
 const isPlainObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -48,6 +51,12 @@ export function isStoredRecord(value: unknown): value is StoredRecord {
     isString(r.threat) &&
     optionalString(r.threat_id) &&
     optionalString(r.detected_at) &&
+    optionalString(r.src_country) &&
+    optionalAsn(r.src_asn) &&
+    optionalString(r.src_as_org) &&
+    optionalString(r.dst_country) &&
+    optionalAsn(r.dst_asn) &&
+    optionalString(r.dst_as_org) &&
     isString(r.remote_addr) &&
     optionalTrue(r.repaired) &&
     optionalTrue(r.truncated) &&

@@ -1,0 +1,92 @@
+// The two databases the enrichment reads: country and AS, each the shipped one or any MMDB file configured
+// (GeoLite2, DB-IP, IPinfo Lite, ip-location-db), opened, dated and looked up the same way.
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Reader } from 'mmdb-lib';
+import { WORDS } from './address-words.js';
+import { type AsnEntry, readAsnTable } from './asn-table.js';
+
+/**
+ * Where the build puts the shipped databases (packaging/generate/enrich-data.ts): dist/enrich/, found the same
+ * from dist/enrich/*.js and from src/enrich/*.ts (both two levels under the checkout or the package).
+ */
+export const SHIPPED_DIR = fileURLToPath(new URL('../../dist/enrich/', import.meta.url));
+export const SHIPPED_COUNTRY = `${SHIPPED_DIR}country.mmdb`;
+export const SHIPPED_ASN = `${SHIPPED_DIR}asn.table`;
+
+export type DatabaseKind = 'country' | 'asn';
+
+/** A database as opened: its look-up and what `threatcol check` says of it. */
+export interface OpenDatabase {
+  kind: DatabaseKind;
+  path: string;
+  /** What the database says it is (MMDB database_type, or the shipped table's name). */
+  type: string;
+  /** When it was built (MMDB build_epoch; the shipped table's file time), epoch ms. */
+  builtAt: number;
+  /** The country (ISO 3166-1 alpha-2) of the address last read (WORDS), for a country database. */
+  country(text: string, family: 4 | 6): string | undefined;
+  /** The AS of the address last read, for an AS database. */
+  asn(text: string, family: 4 | 6): AsnEntry | undefined;
+}
+
+/** Opens the database at `path` (MMDB, or the shipped AS table by its name); throws when it is unreadable. */
+export function openDatabase(kind: DatabaseKind, path: string): OpenDatabase {
+  if (path.endsWith('.table')) {
+    const table = readAsnTable(path);
+    return {
+      kind,
+      path,
+      type: 'threatcol AS table (ip-location-db asn)',
+      builtAt: statSync(path).mtimeMs,
+      country: () => undefined,
+      asn: (_text, family) => table.find(family),
+    };
+  }
+  const reader = new Reader<Record<string, unknown>>(readFileSync(path));
+  const { metadata } = reader;
+  const get = (text: string, family: 4 | 6): Record<string, unknown> | null => {
+    try {
+      // An IPv4-mapped address (or one with a zone id) is looked up as what readAddress read it as.
+      return reader.get(family === 4 ? v4Text() : (text.split('%')[0] as string));
+    } catch {
+      return null;
+    }
+  };
+  return {
+    kind,
+    path,
+    type: metadata.databaseType,
+    builtAt: metadata.buildEpoch.getTime(),
+    country: (text, family) => countryOf(get(text, family)),
+    asn: (text, family) => asnOf(get(text, family)),
+  };
+}
+
+function v4Text(): string {
+  const w = WORDS[0] as number;
+  return `${w >>> 24}.${(w >>> 16) & 255}.${(w >>> 8) & 255}.${w & 255}`;
+}
+
+const ALPHA2 = /^[A-Z]{2}$/;
+
+/** GeoLite2 and DB-IP: country.iso_code (else registered_country); ip-location-db and IPinfo: country_code. */
+function countryOf(data: Record<string, unknown> | null): string | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  const code = isoCode(data.country) ?? isoCode(data.registered_country) ?? (data.country_code as unknown);
+  return typeof code === 'string' && ALPHA2.test(code) ? code : undefined;
+}
+
+function isoCode(v: unknown): unknown {
+  return typeof v === 'object' && v !== null ? (v as { iso_code?: unknown }).iso_code : undefined;
+}
+
+/** GeoLite2-ASN, DB-IP and ip-location-db: autonomous_system_number/_organization; IPinfo: asn "AS15169", as_name. */
+function asnOf(data: Record<string, unknown> | null): AsnEntry | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  let asn: unknown = data.autonomous_system_number ?? data.asn;
+  if (typeof asn === 'string') asn = Number(asn.replace(/^AS/i, ''));
+  if (!Number.isInteger(asn) || (asn as number) < 0 || (asn as number) > 0xffffffff) return undefined;
+  const org = data.autonomous_system_organization ?? data.as_name;
+  return { asn: asn as number, org: typeof org === 'string' ? org : '' };
+}

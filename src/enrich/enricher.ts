@@ -1,0 +1,144 @@
+// Adds country and AS of a record's public addresses (src_*, dst_*) before it is stored, from databases read
+// again when their files are replaced. A database that cannot be read leaves its fields out: never a refusal.
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { BuiltRecord, StoredRecord } from '../records/stored-record.js';
+import type { RecordLog } from '../store/store.js';
+import { watchFiles } from '../watch-files.js';
+import { isPublic, readAddress } from './address-words.js';
+import {
+  type DatabaseKind,
+  type OpenDatabase,
+  openDatabase,
+  SHIPPED_ASN,
+  SHIPPED_COUNTRY,
+} from './databases.js';
+
+export interface Enrichment {
+  country?: string;
+  asn?: number;
+  as_org?: string;
+}
+
+export interface Enricher {
+  /** Country and AS of `address`; null for a non-public address, or one no database knows. Never throws. */
+  lookUp(address: string): Enrichment | null;
+  /** Sets the record's src_* and dst_* fields. */
+  enrich(record: BuiltRecord): void;
+  /** The databases as opened now (null where one could not be read). */
+  databases(): Record<DatabaseKind, OpenDatabase | null>;
+  stop(): void;
+}
+
+export type EnrichConfig = Config['enrich'];
+
+/** The files the configuration names (the shipped ones where it names none). */
+export function databasePaths(config: EnrichConfig): Record<DatabaseKind, string> {
+  return { country: config.countryDb || SHIPPED_COUNTRY, asn: config.asnDb || SHIPPED_ASN };
+}
+
+/** Opens a database, or says why not (`check` and the log name it). */
+export function tryOpen(kind: DatabaseKind, path: string): OpenDatabase | Error {
+  try {
+    return openDatabase(kind, path);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** Addresses looked up lately (sources repeat): cleared whole when full, and when a database changes. */
+const CACHE_SIZE = 8192;
+
+export interface EnricherOptions {
+  logger: Logger;
+  /** How often to look at the files when inotify says nothing (ms). */
+  pollIntervalMs?: number;
+}
+
+export function startEnricher(config: EnrichConfig, options: EnricherOptions): Enricher {
+  const { logger } = options;
+  const paths = databasePaths(config);
+  const open = (kind: DatabaseKind): OpenDatabase | null => {
+    const db = tryOpen(kind, paths[kind]);
+    if (db instanceof Error) {
+      logger.warn(
+        { database: kind, path: paths[kind], err: db.message },
+        'enrichment database unreadable: records are stored without its fields',
+      );
+      return null;
+    }
+    logger.info(
+      { database: kind, path: paths[kind], type: db.type, built: new Date(db.builtAt).toISOString() },
+      'enrichment database loaded',
+    );
+    return db;
+  };
+  const dbs: Record<DatabaseKind, OpenDatabase | null> = { country: open('country'), asn: open('asn') };
+  let cache = new Map<string, Enrichment | null>();
+  const watches = (['country', 'asn'] as const).map((kind) =>
+    watchFiles({
+      paths: [paths[kind]],
+      pollIntervalMs: options.pollIntervalMs ?? 5000,
+      // A copy written in place is read once it has been quiet this long.
+      debounceMs: 200,
+      onChange: () => {
+        dbs[kind] = open(kind);
+        cache = new Map();
+      },
+    }),
+  );
+
+  const lookUp = (address: string): Enrichment | null => {
+    let found = cache.get(address);
+    if (found !== undefined) return found;
+    found = null;
+    const family = readAddress(address);
+    if (family !== 0 && isPublic(family)) {
+      const country = dbs.country?.country(address, family);
+      const as = dbs.asn?.asn(address, family);
+      if (country !== undefined || as !== undefined) {
+        found = {};
+        if (country !== undefined) found.country = country;
+        if (as !== undefined) {
+          found.asn = as.asn;
+          if (as.org !== '') found.as_org = as.org;
+        }
+      }
+    }
+    if (cache.size >= CACHE_SIZE) cache = new Map();
+    cache.set(address, found);
+    return found;
+  };
+
+  return {
+    lookUp,
+    enrich(r) {
+      const src = lookUp(r.src_ip);
+      if (src !== null) r.setEnrichment('src', src.country, src.asn, src.as_org);
+      const dst = lookUp(r.dst_ip);
+      if (dst !== null) r.setEnrichment('dst', dst.country, dst.asn, dst.as_org);
+    },
+    databases: () => ({ ...dbs }),
+    stop() {
+      for (const w of watches) w.stop();
+    },
+  };
+}
+
+/** `log` whose appends enrich each record built by this process first (records copied from a store stay as they are). */
+export function enrichingRecordLog(log: RecordLog, enricher: Enricher): RecordLog {
+  return {
+    append(records: StoredRecord[], options) {
+      for (const r of records) if (isBuilt(r)) enricher.enrich(r);
+      return log.append(records, options);
+    },
+    get queuedRecords() {
+      return log.queuedRecords;
+    },
+    close: () => log.close(),
+  };
+}
+
+function isBuilt(r: StoredRecord): r is BuiltRecord {
+  return typeof (r as BuiltRecord).setEnrichment === 'function';
+}
