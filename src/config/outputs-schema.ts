@@ -175,7 +175,7 @@ const GROUP_KEY = {
         items: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' },
       },
       window: { type: 'string', pattern: '^\\d{1,5}[smh]$' },
-      maxGroups: { type: 'integer', minimum: 1, maximum: 100_000 },
+      maxGroups: { type: 'integer', minimum: 1, maximum: 10_000 },
       samples: { type: 'integer', minimum: 0, maximum: 50 },
     },
   },

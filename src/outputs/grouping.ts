@@ -8,7 +8,8 @@
 // re-reads the batch (its first records may be sent again, nothing is lost); a crash between the write and the
 // ack re-reads a batch whose ids the state names, and they are not counted twice; a crash after a summary left
 // and before the write sends that summary again. The state is bounded: `maxGroups` open groups (records of new
-// groups beyond it are counted in one overflow group), `samples` records and SENSORS_KEPT sensor names a group.
+// groups beyond it are counted in one overflow group), `samples` records and SENSORS_KEPT sensor names a group,
+// SAMPLE_BYTES of samples in all.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GROUP_DEFAULTS, type OutputConfig } from '../config/outputs-schema.js';
@@ -27,6 +28,9 @@ export interface GroupConfig {
 
 /** Sensor names a group keeps (a summary says "on N+ sensors" past it). */
 export const SENSORS_KEPT = 50;
+
+/** Bytes of sample records all open groups of an output hold together; past it, a window keeps no more samples. */
+export const SAMPLE_BYTES = 2 * 1024 * 1024;
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -105,6 +109,8 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
     } catch {}
   }
   let overflowed = 0;
+  let sampleBytes = 0;
+  for (const g of groups.values()) for (const line of g.samples) sampleBytes += line.length;
 
   const keyOf = (record: Record<string, unknown>) => JSON.stringify(config.by.map((f) => record[f] ?? null));
   const open = (key: string, group: Record<string, unknown> | null, now: number): OpenGroup => {
@@ -156,7 +162,10 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
         g.lastAt = at;
         const sensor = String(r.record.sensor);
         if (g.sensors.length < SENSORS_KEPT + 1 && !g.sensors.includes(sensor)) g.sensors.push(sensor);
-        if (g.samples.length < config.samples) g.samples.push(r.line);
+        if (g.samples.length < config.samples && sampleBytes + r.line.length <= SAMPLE_BYTES) {
+          g.samples.push(r.line);
+          sampleBytes += r.line.length;
+        }
       }
       return firsts;
     },
@@ -181,6 +190,7 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
     settle(summary, now) {
       const g = groups.get(summary.key);
       if (g === undefined) return;
+      for (const line of g.samples) sampleBytes -= line.length;
       Object.assign(g, {
         count: 0,
         firstAt: null,

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { startHttpsReceiver } from '../helpers/https-receiver.js';
+import { parseExposition, sampleValue } from '../helpers/prometheus.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -78,7 +79,8 @@ async function serveGrouped(
   };
 }
 
-const times = (n: number, record: Record<string, unknown>) => Array.from({ length: n }, () => genericRecord(record));
+const times = (n: number, record: Record<string, unknown>) =>
+  Array.from({ length: n }, () => genericRecord(record));
 
 test('a flood of one group: its first record at once, then one summary per window; two groups apart', async (t) => {
   const dir = makeTempDir(t);
@@ -163,6 +165,43 @@ test('kill -9 during a window loses no count: the open groups come back with the
   await until(() => counted(seen, A.source_ip) >= 150, 60_000, 'every count after the restart');
   t.diagnostic(`firsts ${seen.firsts.length}, summaries ${seen.summaries.map((s) => s.count).join(' + ')}`);
   assert.ok(counted(seen, A.source_ip) >= 150);
+});
+
+test('past maxGroups, records of new groups are counted in one overflow group, and in the metric', async (t) => {
+  const dir = makeTempDir(t);
+  const { receiver, seen } = await groupReceiver(t);
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const run = await serveGrouped(t, dir, {
+    hook: {
+      type: 'webhook',
+      url: `${receiver.url}/json`,
+      ca: join(dir, 'ca.pem'),
+      group: { by: ['src_ip'], window: '1s', maxGroups: 2 },
+      batch: { maxWaitMs: 100 },
+    },
+  });
+  const serve = await run.serve();
+  const ips = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5'];
+  await run.post(
+    serve,
+    ips.flatMap((ip) => times(10, { ...A, source_ip: ip })),
+  );
+  const total = () => seen.firsts.length + seen.summaries.reduce((n, s) => n + s.count, 0);
+  await until(() => total() >= 50, 30_000, 'every count');
+  assert.equal(total(), 50);
+  assert.equal(seen.firsts.length, 3, 'two groups and the overflow group, each a first record');
+  const overflow = seen.summaries.filter((s) => s.group === null);
+  assert.equal(
+    overflow.reduce((n, s) => n + s.count, 0),
+    29,
+    'the records of the groups past the cap, but the first, in the overflow summary',
+  );
+  const metrics = parseExposition(await (await fetch(`${serve.adminUrl}/metrics`)).text());
+  assert.equal(sampleValue(metrics, 'threatcol_output_group_overflow_total', { output: 'hook' }), 30);
+  assert.ok(
+    serve.logs.some((l) => String(l.msg).includes('past group.maxGroups')),
+    'said in the log',
+  );
 });
 
 test('group on a SIEM output stops serve with 78, naming the key', async (t) => {
