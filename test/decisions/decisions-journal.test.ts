@@ -10,9 +10,10 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
-import type { Block, DecisionChange, DecisionsState } from '../../src/store/decisions.js';
+import type { DecisionChange, DecisionsState } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
+import { blockChange } from '../helpers/decisions.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -27,24 +28,9 @@ async function storeOf(dataDir: string) {
   return openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
 }
 
-function block(address: string, reason = 'test'): Block {
-  return {
-    address,
-    rule: 'manual',
-    reason,
-    since: new Date().toISOString(),
-    until: new Date(Date.now() + 86_400_000).toISOString(),
-    criticality: 4,
-    records: 1,
-    sensors: [],
-    who: 'root',
-  };
-}
-const put = (address: string, reason?: string): DecisionChange => ({
-  kind: 'block',
-  key: address,
-  value: block(address, reason),
-});
+const DAY_MS = 86_400_000;
+const put = (address: string, reason = 'test'): DecisionChange =>
+  blockChange(address, Date.now(), Date.now() + DAY_MS, { reason });
 
 async function listed(dataDir: string): Promise<string[]> {
   const r = await runCli(['block', 'list', '--json', '--data-dir', dataDir]);
@@ -119,7 +105,7 @@ test('folding the journal into the snapshot keeps every entry, for a reader and 
 
 test('a data directory with only the older decisions.json reads as before, and takes new changes', async (t) => {
   const dataDir = makeTempDir(t);
-  const old = block('203.0.113.9/32', 'from before the journal');
+  const old = put('203.0.113.9/32', 'from before the journal').value;
   writeFileSync(
     join(dataDir, 'decisions.json'),
     `${JSON.stringify({
