@@ -76,14 +76,27 @@ export function syncDir(dir: string): void {
 export function appendFileDurably(path: string, data: string, mode: number, owner: Owner | null): void {
   const fd = openSync(path, 'a', mode);
   try {
-    const buffer = Buffer.from(data, 'utf8');
-    let written = 0;
-    while (written < buffer.length) written += writeSync(fd, buffer, written);
-    fsyncSync(fd);
+    writeAllDurably(fd, data);
   } finally {
     closeSync(fd);
   }
   adoptOwner(path, owner);
+}
+
+/**
+ * Writes all of `data` to an open file (at `position`, or where the file's offset is) and fsyncs it: on disk when
+ * this returns. The one place a file's own fsync is made synchronously.
+ */
+export function writeAllDurably(fd: number, data: string, position?: number): void {
+  const buffer = Buffer.from(data, 'utf8');
+  let written = 0;
+  while (written < buffer.length) {
+    written +=
+      position === undefined
+        ? writeSync(fd, buffer, written)
+        : writeSync(fd, buffer, written, buffer.length - written, position + written);
+  }
+  fsyncSync(fd);
 }
 
 /**

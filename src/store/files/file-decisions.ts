@@ -7,17 +7,15 @@ import {
   closeSync,
   fchmodSync,
   fstatSync,
-  fsyncSync,
   openSync,
   readSync,
   renameSync,
   type Stats,
   statSync,
-  writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Owner } from '../../data-dir/file-owner.js';
-import { adoptOwner, syncDir, writeFileAtomic } from '../../data-dir/file-owner.js';
+import { adoptOwner, syncDir, writeAllDurably, writeFileAtomic } from '../../data-dir/file-owner.js';
 import { type FilesWatch, watchFiles } from '../../watch-files.js';
 import {
   applyEntry,
@@ -312,11 +310,7 @@ function appendChanges(path: string, changes: readonly DecisionChange[]): void {
       readSync(fd, last, 0, 1, size - 1);
       if (last[0] !== 0x0a) text = `\n${text}`;
     }
-    const buffer = Buffer.from(text, 'utf8');
-    let written = 0;
-    while (written < buffer.length)
-      written += writeSync(fd, buffer, written, buffer.length - written, size + written);
-    fsyncSync(fd);
+    writeAllDurably(fd, text, size);
   } finally {
     closeSync(fd);
   }
@@ -330,8 +324,7 @@ function replaceJournal(path: string, tmp: string, generation: number, owner: Ow
   const fd = openSync(tmp, 'wx', DECISIONS_MODE);
   try {
     fchmodSync(fd, DECISIONS_MODE);
-    writeSync(fd, headerLine(generation));
-    fsyncSync(fd);
+    writeAllDurably(fd, headerLine(generation));
   } finally {
     closeSync(fd);
   }
