@@ -3,6 +3,7 @@
 import { blocklistPath, markable, renderBlocklist } from './blocklist.js';
 import { drawHistogram } from './histogram.js';
 import { setUpLookUp } from './look-up.js';
+import { showSource } from './source-view.js';
 import { filterable, filterQuery, readFilters, renderChips } from './view-filters.js';
 
 const LABELS = ['informational', 'low', 'medium', 'high', 'critical'];
@@ -248,6 +249,8 @@ function setView(next) {
   for (const button of document.querySelectorAll('#range button'))
     button.setAttribute('aria-pressed', String(button.value === range));
   openFeed();
+  // Every source address clicked (a `src` filter) opens what that source did, whole.
+  showSource($('#source-view'), view.src);
   const asked = histogramPath();
   void getJson(asked)
     .then((h) => showHistogram(asked, h))

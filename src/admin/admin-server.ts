@@ -13,6 +13,7 @@ import { type DashboardStore, feedFilter, sensorRows, serveFeed } from './dashbo
 import { createFilteredHistograms, histogramFilter } from './filtered-histograms.js';
 import type { LiveFeed } from './live-feed.js';
 import { serveSearch } from './search-route.js';
+import { serveSource } from './source-route.js';
 
 export interface AdminServerDeps {
   address: AdminAddress;
@@ -53,6 +54,7 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/view-filters.js': { file: 'view-filters.js', type: 'text/javascript; charset=utf-8' },
   '/look-up.js': { file: 'look-up.js', type: 'text/javascript; charset=utf-8' },
   '/blocklist.js': { file: 'blocklist.js', type: 'text/javascript; charset=utf-8' },
+  '/source-view.js': { file: 'source-view.js', type: 'text/javascript; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
@@ -198,6 +200,9 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
       }
       case '/api/search':
         await serveSearch(res, url.searchParams, deps.store, deps.feed, (deps.now ?? Date.now)());
+        return;
+      case '/api/source':
+        await serveSource(res, url.searchParams, deps, (deps.now ?? Date.now)());
         return;
     }
     const asset = Object.hasOwn(STATIC, url.pathname) ? STATIC[url.pathname] : undefined;

@@ -59,7 +59,21 @@ export async function serveSearch(
     sendError(res, 400, errorBody('BAD_REQUEST', `limit must be an integer from 1 to ${MAX_PAGE}`));
     return;
   }
-  // A client that hangs up (the page left, a new search replaced this one) stops the read.
+  await answerFromStore(res, feed, async (signal) => {
+    const page = await searchRecords(store.reader, query, { limit, signal });
+    return { records: page.records.map((l) => feedRecord(l.record)), next: page.next, bounded: page.bounded };
+  });
+}
+
+/**
+ * Answers `read`'s value as JSON once one of the feed's read slots is free (503 DASHBOARD_BUSY when too many
+ * wait); a client that hangs up (the page left, a new question replaced this one) stops the read.
+ */
+export async function answerFromStore(
+  res: ServerResponse,
+  feed: LiveFeed,
+  read: (signal: AbortSignal) => Promise<unknown>,
+): Promise<void> {
   const hangUp = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) hangUp.abort();
@@ -71,12 +85,7 @@ export async function serveSearch(
   }
   try {
     await slot.granted;
-    const page = await searchRecords(store.reader, query, { limit, signal: hangUp.signal });
-    const body = `${JSON.stringify({
-      records: page.records.map((l) => feedRecord(l.record)),
-      next: page.next,
-      bounded: page.bounded,
-    })}\n`;
+    const body = `${JSON.stringify(await read(hangUp.signal))}\n`;
     res.writeHead(200, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
@@ -99,7 +108,7 @@ function instant(text: string, now: number): number | null {
   return Number.isNaN(at) ? null : at;
 }
 
-function sendError(res: ServerResponse, status: number, body: string): void {
+export function sendError(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
   res.end(`${body}\n`);
 }

@@ -26,6 +26,32 @@ export async function withStore<T>(
   }
 }
 
+/** withStore for a read Ctrl-C may stop (`threats search`, `source show`): an interrupted read ends with 0. */
+export async function readStore(
+  loaded: LoadedConfig,
+  io: CliIo,
+  use: (store: Store, signal: AbortSignal) => Promise<number>,
+): Promise<number> {
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    return await withStore(loaded, io, (store) => use(store, stop.signal));
+  } catch (error) {
+    // Ctrl-C ends the read quietly, like `threats tail`.
+    if (stop.signal.aborted) return 0;
+    throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** The stderr line when the look-up's bound (store/search-records.ts) stopped a read before its window's start. */
+export function boundedNote(bounded: { maxRecords: number; maxBytes: number }, advice: string): string {
+  const mib = Math.round(bounded.maxBytes / 1048576);
+  return `stopped after reading back ${bounded.maxRecords} records or ${mib} MiB (the look-up's bound): ${advice}\n`;
+}
+
 /** The logger, made (and pino loaded) at its first use: most commands log nothing. */
 function lazyLogger(make: () => Logger): Logger {
   let real: Logger | undefined;

@@ -51,6 +51,10 @@ export const COMMANDS: readonly CommandEntry[] = [
     path: ['threats', 'search'],
     load: async () => (await import('./threats/threats-search.js')).registerThreatsSearch,
   },
+  {
+    path: ['source', 'show'],
+    load: async () => (await import('./source/source-show.js')).registerSourceShow,
+  },
   { path: ['send'], load: async () => (await import('./send.js')).registerSend },
   outputs('list', async () => (await import('./outputs/outputs-list.js')).registerOutputsList),
   outputs('test', async () => (await import('./outputs/outputs-test.js')).registerOutputsTest),

@@ -32,6 +32,7 @@ import { registerSensorRotate } from './sensor/sensor-rotate.js';
 import { registerSensorSet } from './sensor/sensor-set.js';
 import { registerSensorShow } from './sensor/sensor-show.js';
 import { registerServe } from './serve.js';
+import { registerSourceShow } from './source/source-show.js';
 import { registerStoreMigrate } from './store-migrate.js';
 import { registerSystemdUnit } from './systemd-unit.js';
 import { registerThreatsSearch } from './threats/threats-search.js';
@@ -57,6 +58,7 @@ export const REGISTERS: Readonly<Record<string, Register>> = {
   'threats tail': registerThreatsTail,
   'threats stats': registerThreatsStats,
   'threats search': registerThreatsSearch,
+  'source show': registerSourceShow,
   send: registerSend,
   'outputs list': registerOutputsList,
   'outputs test': registerOutputsTest,

@@ -44,6 +44,7 @@ test('threatcol(8) and one page per top-level command, formatted by man without 
       'threatcol-send.8',
       'threatcol-sensor.8',
       'threatcol-serve.8',
+      'threatcol-source.8',
       'threatcol-store.8',
       'threatcol-systemd-unit.8',
       'threatcol-threats.8',

@@ -1,13 +1,11 @@
 // Black box: `threatcol threats search` through the real binary on hand-made stores; its answers equal a filter
 // (with its own address arithmetic) over `threats tail --json` of the same store.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { newRecordId } from '../../src/records/record-id.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { runCli } from '../helpers/cli.js';
+import { recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const HOUR = 3_600_000;
@@ -82,18 +80,6 @@ function expected(records: StoredRecord[], q: Query, now: number): string[] {
     .reverse();
 }
 
-/** A files store whose records were received over the last 72 hours, one segment per UTC day. */
-function writeStore(dataDir: string, records: StoredRecord[]): void {
-  const threats = join(dataDir, 'threats');
-  mkdirSync(threats, { recursive: true });
-  const days = new Map<string, string>();
-  for (const r of records) {
-    const day = r.received_at.slice(0, 10).replaceAll('-', '');
-    days.set(day, `${days.get(day) ?? ''}${JSON.stringify(r)}\n`);
-  }
-  for (const [day, text] of days) writeFileSync(join(threats, `${day}-000001.ndjson`), text);
-}
-
 const recordArb = fc.record({
   ageMinutes: fc.integer({ min: 1, max: 72 * 60 }),
   src: fc.constantFrom(...SRC),
@@ -117,40 +103,6 @@ const queryArb: fc.Arbitrary<Query> = fc
   )
   .filter((q) => q.untilHours === undefined || q.untilHours < q.sinceHours);
 
-interface Spec {
-  ageMinutes: number;
-  src: string;
-  dst: string;
-  threat: string;
-  sensor: string;
-  criticality: number;
-}
-
-/** Records received `ageMinutes` (and 30 s) ago: half a minute clear of the hour edges the queries use. */
-function buildRecords(specs: Spec[], now: number): StoredRecord[] {
-  return specs
-    .map((s) => now - s.ageMinutes * 60_000 - 30_000)
-    .map((at, i) => ({ at, s: specs[i] as (typeof specs)[number] }))
-    .sort((a, b) => a.at - b.at)
-    .map(({ at, s }) => ({
-      id: newRecordId(at),
-      received_at: new Date(at).toISOString(),
-      sensor: s.sensor,
-      endpoint: 'firewall' as const,
-      criticality: s.criticality,
-      severity: 'medium',
-      criticality_source: 'severity' as const,
-      src_ip: s.src,
-      dst_ip: s.dst,
-      src_port: 40000,
-      dst_port: 443,
-      protocol: 'tcp',
-      threat: s.threat,
-      remote_addr: '127.0.0.1',
-      original: {},
-    }));
-}
-
 function searchArgs(dataDir: string, q: Query, limit: number): string[] {
   const args = ['threats', 'search', '--data-dir', dataDir, '--json', '--limit', String(limit)];
   args.push('--since', `${q.sinceHours}h`);
@@ -173,7 +125,7 @@ test('search answers, page by page, what a filter over `threats tail --json` of 
     fc.asyncProperty(fc.array(recordArb, { minLength: 0, maxLength: 60 }), queryArb, async (specs, q) => {
       const dataDir = makeTempDir(t);
       const now = Date.now();
-      writeStore(dataDir, buildRecords(specs, now));
+      writeDaySegments(dataDir, recordsFromSpecs(specs, now));
       const tail = await runCli([
         'threats',
         'tail',
@@ -212,7 +164,7 @@ test('search answers, page by page, what a filter over `threats tail --json` of 
 
 test('search refuses an address that is not one, and a window wider than 30 days, with exit 64', async (t) => {
   const dataDir = makeTempDir(t);
-  writeStore(dataDir, []);
+  writeDaySegments(dataDir, []);
   for (const args of [
     ['--src', '192.0.2.300'],
     ['--dst', '2001:db8::/129'],
@@ -232,7 +184,7 @@ test('search refuses an address that is not one, and a window wider than 30 days
 test('search prints the text line of `threats tail`, newest first', async (t) => {
   const dataDir = makeTempDir(t);
   const now = Date.now();
-  const records = buildRecords(
+  const records = recordsFromSpecs(
     [
       {
         ageMinutes: 30,
@@ -261,7 +213,7 @@ test('search prints the text line of `threats tail`, newest first', async (t) =>
     ],
     now,
   );
-  writeStore(dataDir, records);
+  writeDaySegments(dataDir, records);
   const r = await runCli(['threats', 'search', '--data-dir', dataDir, '--src', '2001:db8::/32'], {
     env: { NO_COLOR: '1' },
   });

@@ -23,7 +23,7 @@ test('the table lists the whole tree’s commands in its order, each loading the
   for (const entry of COMMANDS)
     assert.equal(await entry.load(), REGISTERS[entry.path.join(' ')], entry.path.join(' '));
   const leaves = treePaths(buildProgram()).filter(
-    (p) => p.includes(' ') || !/^(sensor|threats|outputs|feed|block|allow|store)$/.test(p),
+    (p) => p.includes(' ') || !/^(sensor|threats|source|outputs|feed|block|allow|store)$/.test(p),
   );
   assert.deepEqual(leaves, paths(COMMANDS));
 });

@@ -4,7 +4,7 @@ import { ThreatcolError } from '../../errors.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { SEARCH_MAX_LIMIT } from '../../store/search-limits.js';
 import type { SearchQuery } from '../../store/search-records.js';
-import { withStore } from '../cli-store.js';
+import { boundedNote, readStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
 import { formatRecordLine, useColour } from '../format-record.js';
@@ -88,35 +88,25 @@ export async function searchThreats(options: SearchOptions, io: CliIo): Promise<
   }
   const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
-  try {
-    return await withStore(loaded, io, async ({ reader }) => {
-      const page = await searchRecords(reader, query, { limit, ...match, signal: stop.signal });
-      const colour = options.json !== true && useColour(io.stdout, io.env);
-      let text = '';
-      for (const { line, record } of page.records) {
-        text += options.json === true ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
-      }
-      io.stdout.write(text);
-      // Notes go to stderr, so `--json` output stays NDJSON only.
-      if (page.bounded !== null) {
-        const mib = Math.round(page.bounded.maxBytes / 1048576);
-        io.stderr.write(
-          `stopped after reading back ${page.bounded.maxRecords} records or ${mib} MiB (the look-up's bound): older matches may exist; narrow the window with --until/--since or add --sensor\n`,
-        );
-      }
-      if (page.next !== null) io.stderr.write(`more: add --before ${page.next} for the next page\n`);
-      return 0;
-    });
-  } catch (error) {
-    // Ctrl-C ends the look-up quietly, like `threats tail`.
-    if (stop.signal.aborted) return 0;
-    throw error;
-  } finally {
-    process.off('SIGINT', onSigint);
-  }
+  return readStore(loaded, io, async ({ reader }, signal) => {
+    const page = await searchRecords(reader, query, { limit, ...match, signal });
+    const colour = options.json !== true && useColour(io.stdout, io.env);
+    let text = '';
+    for (const { line, record } of page.records) {
+      text += options.json === true ? `${safeJsonLine(line)}\n` : `${formatRecordLine(record, colour)}\n`;
+    }
+    io.stdout.write(text);
+    // Notes go to stderr, so `--json` output stays NDJSON only.
+    if (page.bounded !== null)
+      io.stderr.write(
+        boundedNote(
+          page.bounded,
+          'older matches may exist; narrow the window with --until/--since or add --sensor',
+        ),
+      );
+    if (page.next !== null) io.stderr.write(`more: add --before ${page.next} for the next page\n`);
+    return 0;
+  });
 }
 
 /** `--since`/`--until`: a duration ago or an ISO time (parseSince), its error naming the flag given. */

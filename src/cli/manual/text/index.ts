@@ -37,6 +37,7 @@ import { sensorRotateManual } from './sensor/sensor-rotate.js';
 import { sensorSetManual } from './sensor/sensor-set.js';
 import { sensorShowManual } from './sensor/sensor-show.js';
 import { serveManual } from './serve.js';
+import { sourceManual, sourceShowManual } from './source.js';
 import { storeManual } from './store.js';
 import { storeMigrateManual } from './store-migrate.js';
 import { systemdUnitManual } from './systemd-unit.js';
@@ -63,6 +64,8 @@ export const MANUALS: Readonly<Record<string, CommandManual>> = {
   'threats tail': threatsTailManual,
   'threats stats': threatsStatsManual,
   'threats search': threatsSearchManual,
+  source: sourceManual,
+  'source show': sourceShowManual,
   send: sendManual,
   outputs: outputsManual,
   'outputs list': outputsListManual,

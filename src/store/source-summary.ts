@@ -1,0 +1,209 @@
+// One source, whole (`threatcol source show`, the dashboard's /api/source): what the records of an address or a
+// network in a window add up to, read back from the newest within the look-up's bounds, and the block or allow
+// entry that covers it.
+import { maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
+import type { StoredRecord } from '../records/stored-record.js';
+import type { AllowEntry, Block } from './decisions.js';
+import { SEARCH_MAX_BYTES, SEARCH_MAX_RECORDS, searchQueryProblem } from './search-records.js';
+import type { RecordReader } from './store.js';
+
+/** Threats, destinations and ports listed at most (the most frequent first); the counts cover them all. */
+export const SOURCE_TOP = 10;
+
+export interface SourceQuery {
+  /** An IPv4/IPv6 address or a CIDR network. */
+  address: string;
+  /** Epoch ms: the window's start (required) and end (default now). */
+  since: number;
+  until?: number;
+}
+
+export interface SourceSummary {
+  address: string;
+  /** ISO 8601 received times of the oldest and newest record read, null when none. */
+  first_seen: string | null;
+  last_seen: string | null;
+  records: number;
+  /** Records by criticality, 0 (informational) to 4 (critical). */
+  criticality: [number, number, number, number, number];
+  /** Every sensor that stored one of the records, sorted. */
+  sensors: string[];
+  /** Distinct destination addresses and destination ports. */
+  targets: number;
+  ports: number;
+  top_targets: Array<{ address: string; count: number }>;
+  top_ports: Array<{ port: number; count: number }>;
+  threats: Array<{ threat: string; count: number }>;
+  /** From the newest record that carries them (enrichment), null otherwise. */
+  country: string | null;
+  asn: number | null;
+  as_org: string | null;
+  /** Set when the look-up's bound stopped the read before the window's start: older records may exist. */
+  bounded: { maxRecords: number; maxBytes: number } | null;
+}
+
+/** Why a query cannot run (a message for a usage error or a 400), or null: the look-up's own rules. */
+export function sourceQueryProblem(query: SourceQuery, now: number): string | null {
+  if (parseNetwork(query.address.trim()) === null)
+    return `"${query.address}" is neither an IPv4/IPv6 address nor a CIDR (192.0.2.0/24, 2001:db8::/32)`;
+  return searchQueryProblem(
+    { since: query.since, ...(query.until === undefined ? {} : { until: query.until }) },
+    now,
+  );
+}
+
+/**
+ * Sums the records of `query.address` in the window, reading back from the newest record through the look-up's
+ * bounds (search-records.ts): the reader's `match` sees each record of the filter once and keeps none, so the
+ * memory is the distinct destinations, ports, sensors and threats, not the records.
+ */
+export async function summarizeSource(
+  reader: RecordReader,
+  query: SourceQuery,
+  options: { signal?: AbortSignal; maxRecords?: number; maxBytes?: number } = {},
+): Promise<SourceSummary> {
+  const maxRecords = options.maxRecords ?? SEARCH_MAX_RECORDS;
+  const maxBytes = options.maxBytes ?? SEARCH_MAX_BYTES;
+  const sum = createSums();
+  const { bounded } = await reader.readRecent({
+    // Never reached: the match keeps nothing, so the read goes on to the window's start or the bound.
+    limit: 1,
+    filter: {
+      src: query.address.trim(),
+      since: query.since,
+      ...(query.until === undefined ? {} : { until: query.until }),
+    },
+    match: (record) => {
+      sum.add(record);
+      return false;
+    },
+    ...(options.signal ? { signal: options.signal } : {}),
+    maxRecords,
+    maxBytes,
+  });
+  return sum.result(query.address.trim(), bounded === true ? { maxRecords, maxBytes } : null);
+}
+
+function createSums() {
+  let records = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let enrichedAt = Number.NEGATIVE_INFINITY;
+  let country: string | null = null;
+  let asn: number | null = null;
+  let asOrg: string | null = null;
+  const criticality: [number, number, number, number, number] = [0, 0, 0, 0, 0];
+  const sensors = new Set<string>();
+  const targets = new Map<string, number>();
+  const ports = new Map<number, number>();
+  const threats = new Map<string, number>();
+  return {
+    add(record: StoredRecord): void {
+      const at = Date.parse(record.received_at);
+      records++;
+      first = Math.min(first, at);
+      last = Math.max(last, at);
+      criticality[record.criticality as 0 | 1 | 2 | 3 | 4]++;
+      sensors.add(record.sensor);
+      targets.set(record.dst_ip, (targets.get(record.dst_ip) ?? 0) + 1);
+      ports.set(record.dst_port, (ports.get(record.dst_port) ?? 0) + 1);
+      threats.set(record.threat, (threats.get(record.threat) ?? 0) + 1);
+      // Enrichment's fields, where the record has them: the newest record's say what the source is now.
+      const r = record as StoredRecord & { src_country?: unknown; src_asn?: unknown; src_as_org?: unknown };
+      if (at >= enrichedAt && (typeof r.src_country === 'string' || typeof r.src_asn === 'number')) {
+        enrichedAt = at;
+        country = typeof r.src_country === 'string' ? r.src_country : null;
+        asn = typeof r.src_asn === 'number' ? r.src_asn : null;
+        asOrg = typeof r.src_as_org === 'string' ? r.src_as_org : null;
+      }
+    },
+    result(address: string, bounded: SourceSummary['bounded']): SourceSummary {
+      return {
+        address,
+        first_seen: records === 0 ? null : new Date(first).toISOString(),
+        last_seen: records === 0 ? null : new Date(last).toISOString(),
+        records,
+        criticality,
+        sensors: [...sensors].sort(),
+        targets: targets.size,
+        ports: ports.size,
+        top_targets: top(targets).map(([a, count]) => ({ address: a, count })),
+        top_ports: top(ports).map(([port, count]) => ({ port, count })),
+        threats: top(threats).map(([threat, count]) => ({ threat, count })),
+        country,
+        asn,
+        as_org: asOrg,
+        bounded,
+      };
+    },
+  };
+}
+
+/** The SOURCE_TOP most frequent, ties in key order. */
+function top<K extends string | number>(counts: Map<K, number>): Array<[K, number]> {
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, SOURCE_TOP);
+}
+
+/** An allow entry as `source show` reports it: `threatcol allow add`'s, or blocklist.allow's (no times). */
+export type SourceAllow = Omit<AllowEntry, 'since'> & {
+  since: string | null;
+  source: 'command' | 'configuration';
+};
+
+/** blocklist.allow's networks as allow entries of their own (in force since the configuration was read). */
+export function configuredAllowEntries(networks: readonly string[]): SourceAllow[] {
+  return networks.map((network) => ({
+    network,
+    reason: 'blocklist.allow',
+    since: null,
+    until: null,
+    who: null,
+    source: 'configuration',
+  }));
+}
+
+/**
+ * The block and the allow entry in force at `now` whose network covers the whole of `address` (an address, or
+ * every address of a CIDR), the narrowest when several do; null each when none does.
+ */
+export function sourceDecisions<
+  B extends Pick<Block, 'address' | 'until'>,
+  A extends Pick<AllowEntry, 'network' | 'until'>,
+>(
+  address: string,
+  decisions: { blocks: Iterable<B>; allow: Iterable<A> },
+  now: number,
+): { blocked: B | null; allowed: A | null } {
+  const query = parseNetwork(address.trim());
+  if (query === null) return { blocked: null, allowed: null };
+  return {
+    blocked: narrowest(decisions.blocks, (b) => b.address, query, now),
+    allowed: narrowest(decisions.allow, (a) => a.network, query, now),
+  };
+}
+
+function narrowest<E extends { until: string | null }>(
+  entries: Iterable<E>,
+  networkOf: (entry: E) => string,
+  query: Network,
+  now: number,
+): E | null {
+  let found: E | null = null;
+  let longest = -1;
+  for (const entry of entries) {
+    if (entry.until !== null && !(Date.parse(entry.until) > now)) continue;
+    const prefix = coverPrefix(networkOf(entry), query);
+    if (prefix > longest) [found, longest] = [entry, prefix];
+  }
+  return found;
+}
+
+/** The prefix length of `network` when it contains all of `query`, else -1. */
+function coverPrefix(network: string, query: Network): number {
+  const n = parseNetwork(network);
+  if (n === null || n.family !== query.family || n.prefix > query.prefix) return -1;
+  const masked = maskBytes(query.bytes, n.prefix);
+  return masked.every((byte, i) => byte === n.bytes[i]) ? n.prefix : -1;
+}

@@ -1,0 +1,77 @@
+// The source view: what one source address (or network) did, from /api/source (the summary of `threatcol
+// source show`), shown while the view filters by that source. Every value is put in the page as text.
+const LABELS = ['informational', 'low', 'medium', 'high', 'critical'];
+let running = null;
+let hooked = false;
+
+/** Shows `address`'s summary in `section`, or hides it when `address` is undefined; a newer call aborts the last. */
+export function showSource(section, address) {
+  running?.abort();
+  running = null;
+  section.hidden = address === undefined;
+  if (address === undefined) return;
+  const abort = new AbortController();
+  running = abort;
+  const title = section.querySelector('.source-address');
+  const body = section.querySelector('tbody');
+  const note = section.querySelector('.source-note');
+  title.textContent = address;
+  body.replaceChildren();
+  note.textContent = 'reading the last 30 days…';
+  void (async () => {
+    try {
+      const res = await fetch(`/api/source?${new URLSearchParams({ address })}`, {
+        cache: 'no-store',
+        signal: abort.signal,
+      });
+      const s = await res.json();
+      if (!res.ok) {
+        note.textContent = s.error?.message ?? `HTTP ${res.status}`;
+        return;
+      }
+      body.replaceChildren(...rows(s).map(([name, value]) => row(name, value)));
+      note.textContent = s.bounded
+        ? `the read stopped after ${s.bounded.maxRecords.toLocaleString('en')} records or ${Math.round(s.bounded.maxBytes / 1048576)} MiB: the counts cover the newest records`
+        : `since ${s.since.replace('T', ' ').slice(0, 16)} UTC`;
+    } catch (error) {
+      if (!abort.signal.aborted) note.textContent = String(error.message);
+    }
+  })();
+  if (!hooked) window.addEventListener('pagehide', () => running?.abort());
+  hooked = true;
+}
+
+function rows(s) {
+  const list = (items) => items.join(', ');
+  const out = [
+    ['first seen', s.first_seen ?? 'no records'],
+    ['last seen', s.last_seen ?? ''],
+    ['records', `${s.records} (${list(LABELS.map((label, i) => `${label} ${s.criticality[i]}`))})`],
+    ['sensors', list(s.sensors)],
+    ['destinations', `${s.targets}: ${list(s.top_targets.map((t) => `${t.address} ×${t.count}`))}`],
+    ['ports', `${s.ports}: ${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`],
+    ['threats', list(s.threats.map((t) => `${t.threat} ×${t.count}`))],
+  ];
+  if (s.country !== null || s.asn !== null)
+    out.push([
+      'network',
+      [s.country, s.asn === null ? null : `AS${s.asn}`, s.as_org].filter((v) => v !== null).join(' '),
+    ]);
+  out.push([
+    'blocked',
+    s.blocked ? `yes: ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}` : 'no',
+  ]);
+  out.push(['allowed', s.allowed ? `yes: ${s.allowed.network} (${s.allowed.reason})` : 'no']);
+  return out;
+}
+
+function row(name, value) {
+  const tr = document.createElement('tr');
+  const th = document.createElement('th');
+  th.textContent = name;
+  const td = document.createElement('td');
+  td.className = 'wrap';
+  td.textContent = String(value);
+  tr.append(th, td);
+  return tr;
+}
