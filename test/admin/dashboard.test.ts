@@ -349,10 +349,29 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
   });
   assert.deepEqual(await chipKeys(), ['src', 'from']);
   assert.ok((await page.evaluate(() => location.search)).includes(`src=${src}`));
+  // ... and its source view opens: what `source show` says of it (GET /api/source), as text.
+  await page.waitForFunction(
+    (a) => {
+      const view = document.querySelector('#source-view') as HTMLElement | null;
+      const rows = [...(view?.querySelectorAll('tbody tr') ?? [])].map((tr) => tr.textContent ?? '');
+      return (
+        view?.hidden === false &&
+        view.querySelector('.source-address')?.textContent === a &&
+        rows.some((r) => /^records[1-9]/.test(r)) &&
+        rows.some((r) => r.startsWith('blocked'))
+      );
+    },
+    src,
+    { timeout: UI_MS },
+  );
 
   // The 7-day view: hourly bars, the same 9 records in all.
   await page.click('#chips .chip[data-key="src"] button');
   await page.click('#chips .chip[data-key="from"] button');
+  assert.equal(
+    await page.evaluate(() => (document.querySelector('#source-view') as HTMLElement).hidden),
+    true,
+  );
   await page.click('#range button[value="7d"]');
   await page.waitForFunction(() => document.querySelectorAll('#histogram .bar').length === 168, undefined, {
     timeout: UI_MS,

@@ -194,3 +194,28 @@ test('source show refuses what is not an address or CIDR, and a window over 30 d
     assert.equal(r.stdout, '');
   }
 });
+
+test('source show names the country and network of the newest record that carries them', async (t) => {
+  const dataDir = makeTempDir(t);
+  const now = Date.now();
+  const spec = { src: '8.8.8.8', dst: '203.0.113.1', threat: 'Port Scan', sensor: 'fw-a', criticality: 2 };
+  const [older, newer, bare] = recordsFromSpecs(
+    [
+      { ...spec, ageMinutes: 30 },
+      { ...spec, ageMinutes: 20 },
+      { ...spec, ageMinutes: 10 },
+    ],
+    now,
+  ) as [StoredRecord, StoredRecord, StoredRecord];
+  const enriched = (r: StoredRecord, country: string, asn: number, org: string) =>
+    Object.assign(r, { src_country: country, src_asn: asn, src_as_org: org });
+  writeDaySegments(dataDir, [
+    enriched(older, 'DE', 64500, 'Old Example'),
+    enriched(newer, 'US', 15169, 'GOOGLE'),
+    bare,
+  ]);
+  const got = await show('8.8.8.8', '1h', ['--data-dir', dataDir], {});
+  assert.deepEqual([got.country, got.asn, got.as_org, got.records], ['US', 15169, 'GOOGLE', 3]);
+  const text = await runCli(['source', 'show', '8.8.8.8', '--data-dir', dataDir]);
+  assert.match(text.stdout, /Network: +US AS15169 GOOGLE/);
+});
