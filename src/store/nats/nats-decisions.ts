@@ -83,27 +83,31 @@ export function createNatsDecisions(options: {
     }
   }
 
-  /** Every entry, each key listed then read; `answered` marks each answer from NATS. */
+  /**
+   * Every entry, from one consumer delivering each key's last entry (not a get per key: gets are spread over
+   * the replicas, and a hung one loses its share while the cluster still counts it); `answered` marks each
+   * answer from NATS.
+   */
   async function readOnce(kv: KV, answered: () => void, signal: AbortSignal): Promise<DecisionsState> {
-    const lister = await kv.keys();
-    answered();
-    // A try given up stops its listing (its consumer), which would otherwise wait on.
-    if (signal.aborted) lister.stop();
-    else signal.addEventListener('abort', () => lister.stop(), { once: true });
-    const keys: string[] = [];
-    for await (const key of lister) {
-      keys.push(key);
-      answered();
-    }
     const state = emptyDecisions();
-    await Promise.all(
-      keys.map(async (key) => {
-        if (signal.aborted) return;
-        const entry = await kv.get(key);
+    // An empty bucket delivers nothing to wait for (once written, a bucket keeps a marker per removed key).
+    if ((await kv.status()).values === 0) return state;
+    answered();
+    const watcher = await kv.watch({ key: '>' });
+    answered();
+    // A try given up stops its consumer, which would otherwise wait on.
+    if (signal.aborted) watcher.stop();
+    else signal.addEventListener('abort', () => watcher.stop(), { once: true });
+    try {
+      for await (const entry of watcher) {
         answered();
-        if (entry) take(state, entry);
-      }),
-    );
+        take(state, entry);
+        // Nothing pending after it: every key's entry was delivered.
+        if (entry.delta === 0) break;
+      }
+    } finally {
+      watcher.stop();
+    }
     return state;
   }
 
