@@ -1,5 +1,6 @@
-// The shipped AS database: @ip-location-db/asn's CSV (address ranges, AS number, AS name) read into sorted
-// typed arrays, looked up by binary search. IPv4 from the numeric file, IPv6 from the text one.
+// The shipped databases' form: address ranges in sorted typed arrays, each with an entry (AS number and name; a
+// country database's entries hold the country code as the name), looked up by binary search. Made by the build
+// from @ip-location-db/asn's CSV (IPv4 from the numeric file, IPv6 from the text one) and from the country MMDB.
 import { readFileSync } from 'node:fs';
 import { readAddress, WORDS } from './address-words.js';
 
@@ -13,6 +14,8 @@ export interface AsnTable {
   find(family: 4 | 6): AsnEntry | undefined;
   /** Ranges held (IPv4 and IPv6). */
   readonly ranges: number;
+  /** When its data was made (epoch ms), as the table file says; 0 for a table not read from one. */
+  readonly builtAt: number;
 }
 
 /** Reads the two CSV files into a table; throws when either is unreadable or holds a line that is not a range. */
@@ -23,16 +26,48 @@ export function readAsnCsv(ipv4NumCsv: string, ipv6Csv: string): AsnTable {
   return table(v4, v6, orgs.entries);
 }
 
+/** A range of a table being made: IPv4 as numbers, IPv6 as four words each; rows sorted, not overlapping. */
+export interface TableRow<A> {
+  start: A;
+  end: A;
+  asn: number;
+  org: string;
+}
+
+/** A table of sorted, non-overlapping rows (the build's conversion of an MMDB file: packaging/generate/). */
+export function tableFromRows(v4Rows: TableRow<number>[], v6Rows: TableRow<Uint32Array>[]): AsnTable {
+  const orgs = new Interner(false);
+  const v4: V4Ranges = {
+    count: v4Rows.length,
+    starts: Uint32Array.from(v4Rows, (r) => r.start),
+    ends: Uint32Array.from(v4Rows, (r) => r.end),
+    at: Uint32Array.from(v4Rows, (r) => orgs.add(r.asn, r.org)),
+  };
+  const v6: V6Ranges = {
+    count: v6Rows.length,
+    starts: new Uint32Array(v6Rows.length * 4),
+    ends: new Uint32Array(v6Rows.length * 4),
+    at: Uint32Array.from(v6Rows, (r) => orgs.add(r.asn, r.org)),
+  };
+  v6Rows.forEach((r, i) => {
+    v6.starts.set(r.start, i * 4);
+    v6.ends.set(r.end, i * 4);
+  });
+  return table(v4, v6, orgs.entries);
+}
+
 function table(
   v4: V4Ranges,
   v6: V6Ranges,
   entries: readonly AsnEntry[],
+  builtAt = 0,
 ): AsnTable & { v4: V4Ranges; v6: V6Ranges; entries: readonly AsnEntry[] } {
   return {
     v4,
     v6,
     entries,
     ranges: v4.count + v6.count,
+    builtAt,
     find(family) {
       const at = family === 4 ? findV4(v4) : findV6(v6);
       return at === -1 ? undefined : entries[at];
@@ -41,17 +76,23 @@ function table(
 }
 
 /** What starts a table file (the version of its layout in the last digit). */
-const MAGIC = 'TCASN01\n';
+const MAGIC = 'TCASN02\n';
 
 /**
  * The table as one file (the build writes it, readAsnTable loads it in milliseconds where the CSV takes
- * seconds): MAGIC, four counts (IPv4 ranges, IPv6 ranges, entries, name bytes), then the arrays as they lie
+ * seconds): MAGIC, four counts (IPv4 ranges, IPv6 ranges, entries, name bytes) and the data's date (epoch seconds), then the arrays as they lie
  * in memory (little-endian), the entries' AS numbers, and their names, UTF-8, one a line.
  */
-export function asnTableFile(t: AsnTable): Buffer {
+export function asnTableFile(t: AsnTable, builtAtMs: number): Buffer {
   const { v4, v6, entries } = t as ReturnType<typeof table>;
   const names = Buffer.from(entries.map((e) => e.org).join('\n'), 'utf8');
-  const words = new Uint32Array([v4.count, v6.count, entries.length, names.length]);
+  const words = new Uint32Array([
+    v4.count,
+    v6.count,
+    entries.length,
+    names.length,
+    Math.floor(builtAtMs / 1000),
+  ]);
   const parts = [
     Buffer.from(MAGIC, 'latin1'),
     words,
@@ -73,8 +114,8 @@ export function readAsnTable(path: string): AsnTable {
   // A copy aligned for the typed arrays' views.
   const words = new Uint32Array(Math.floor((file.length - MAGIC.length) / 4));
   Buffer.from(words.buffer).set(file.subarray(MAGIC.length, MAGIC.length + words.byteLength));
-  const [n4, n6, ne, nameBytes] = words as unknown as [number, number, number, number];
-  let p = 4;
+  const [n4, n6, ne, nameBytes, builtAt] = words as unknown as [number, number, number, number, number];
+  let p = 5;
   const take = (n: number) => {
     const view = words.subarray(p, p + n);
     if (view.length !== n) throw new Error('AS table file cut short');
@@ -90,20 +131,21 @@ export function readAsnTable(path: string): AsnTable {
   if (names.length !== ne) throw new Error('AS table file damaged');
   // An entry index past the names (a damaged file) finds nothing: table() reads entries[at] as undefined.
   const entries = names.map((org, i) => ({ asn: asns[i] as number, org }));
-  return table(v4, v6, entries);
+  return table(v4, v6, entries, builtAt * 1000);
 }
 
 /** One entry per distinct (AS number, name): ranges of one AS share it. */
 class Interner {
   readonly entries: AsnEntry[] = [];
   readonly #index = new Map<string, number>();
+  /** `latin1`: names come from text read as latin1 (fast), and are UTF-8. */
+  constructor(readonly latin1 = true) {}
   add(asn: number, org: string): number {
     const key = `${asn} ${org}`;
     let at = this.#index.get(key);
     if (at === undefined) {
       at = this.entries.length;
-      // The CSV is read as latin1 (fast); names are UTF-8.
-      this.entries.push({ asn, org: Buffer.from(org, 'latin1').toString('utf8') });
+      this.entries.push({ asn, org: this.latin1 ? Buffer.from(org, 'latin1').toString('utf8') : org });
       this.#index.set(key, at);
     }
     return at;

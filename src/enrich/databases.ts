@@ -1,6 +1,6 @@
 // The two databases the enrichment reads: country and AS, each the shipped one or any MMDB file configured
 // (GeoLite2, DB-IP, IPinfo Lite, ip-location-db), opened, dated and looked up the same way.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Reader } from 'mmdb-lib';
 import { WORDS } from './address-words.js';
@@ -11,7 +11,7 @@ import { type AsnEntry, readAsnTable } from './asn-table.js';
  * from dist/enrich/*.js and from src/enrich/*.ts (both two levels under the checkout or the package).
  */
 export const SHIPPED_DIR = fileURLToPath(new URL('../../dist/enrich/', import.meta.url));
-export const SHIPPED_COUNTRY = `${SHIPPED_DIR}country.mmdb`;
+export const SHIPPED_COUNTRY = `${SHIPPED_DIR}country.table`;
 export const SHIPPED_ASN = `${SHIPPED_DIR}asn.table`;
 
 export type DatabaseKind = 'country' | 'asn';
@@ -22,7 +22,7 @@ export interface OpenDatabase {
   path: string;
   /** What the database says it is (MMDB database_type, or the shipped table's name). */
   type: string;
-  /** When it was built (MMDB build_epoch; the shipped table's file time), epoch ms. */
+  /** When it was built (MMDB build_epoch; the shipped table's data date), epoch ms. */
   builtAt: number;
   /** The country (ISO 3166-1 alpha-2) of the address last read (WORDS), for a country database. */
   country(text: string, family: 4 | 6): string | undefined;
@@ -32,23 +32,25 @@ export interface OpenDatabase {
 
 /** Opens the database at `path` (MMDB, or the shipped AS table by its name); throws when it is unreadable. */
 export function openDatabase(kind: DatabaseKind, path: string): OpenDatabase {
+  // The shipped databases: range tables the build made (asn-table.ts); a country table names each range by its code.
   if (path.endsWith('.table')) {
     const table = readAsnTable(path);
     return {
       kind,
       path,
-      type: 'threatcol AS table (ip-location-db asn)',
-      builtAt: statSync(path).mtimeMs,
-      country: () => undefined,
-      asn: (_text, family) => table.find(family),
+      type: `threatcol ${kind === 'country' ? 'country' : 'AS'} table (ip-location-db ${kind === 'country' ? 'geo-whois-asn-country' : 'asn'})`,
+      builtAt: table.builtAt,
+      country: (_text, family) => (kind === 'country' ? table.find(family)?.org : undefined),
+      asn: (_text, family) => (kind === 'asn' ? table.find(family) : undefined),
     };
   }
-  const reader = new Reader<Record<string, unknown>>(readFileSync(path));
+  const reader = new Reader<Record<string, unknown>>(readFileSync(path), { cache: decodedRecords() });
   const { metadata } = reader;
   const get = (text: string, family: 4 | 6): Record<string, unknown> | null => {
     try {
       // An IPv4-mapped address (or one with a zone id) is looked up as what readAddress read it as.
-      return reader.get(family === 4 ? v4Text() : (text.split('%')[0] as string));
+      if (family === 4) return reader.get(text.indexOf(':') === -1 ? text : v4Text());
+      return reader.get(text.indexOf('%') === -1 ? text : (text.split('%')[0] as string));
     } catch {
       return null;
     }
@@ -60,6 +62,21 @@ export function openDatabase(kind: DatabaseKind, path: string): OpenDatabase {
     builtAt: metadata.buildEpoch.getTime(),
     country: (text, family) => countryOf(get(text, family)),
     asn: (text, family) => asnOf(get(text, family)),
+  };
+}
+
+/**
+ * The reader's decoded records by offset: a country database has a few hundred distinct ones, and decoding one
+ * (a map, its strings) was most of a look-up. Bounded: emptied whole when full (an AS database has ~80,000).
+ */
+function decodedRecords(max = 16_384) {
+  let map = new Map<string | number, unknown>();
+  return {
+    get: (key: string | number) => map.get(key),
+    set(key: string | number, value: unknown) {
+      if (map.size >= max) map = new Map();
+      map.set(key, value);
+    },
   };
 }
 

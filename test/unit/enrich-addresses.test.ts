@@ -74,7 +74,7 @@ test('property: every address the validators accept is read, as node reads it; n
       const mapped = v4 && isIP(plain) === 6 && !check.includes('.');
       if (!mapped) {
         const blocked = isIP(check) === 4 ? notPublic4.check(check, 'ipv4') : notPublic6.check(check, 'ipv6');
-        assert.equal(isPublic(family), !blocked, text);
+        assert.equal(isPublic(family as 4 | 6), !blocked, text);
         if (blocked) assert.equal(lookedUp, null, text);
       }
     }),
