@@ -259,9 +259,19 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       offence = { address: unit, blocks: repeats + 1, last: new Date(at).toISOString() };
     } else {
       // An active block keeps the multiple it was made with (its offence counts the blocks so far).
-      const made = current('offence', unit);
-      const repeats = made ? Math.max(0, made.blocks - 1) : 0;
-      durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
+      let made =
+        (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ?? current('offence', unit);
+      const since = Date.parse(existing.since);
+      if (made === null || Date.parse(made.last) < since) {
+        // The block's own offence is missing: a batch cut after its block was stored and before its offence
+        // (NATS writes blocks first). Counted now, from the block before it, as the block was made; not a new
+        // block to report.
+        const repeats = made && since - Date.parse(made.last) < REPEAT_WINDOW_MS ? made.blocks : 0;
+        made = { address: unit, blocks: repeats + 1, last: existing.since };
+        changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: made });
+        repaired.add(unit);
+      }
+      durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** Math.max(0, made.blocks - 1));
     }
     const until = Math.max(at + durationMs, active ? Date.parse(existing.until) : 0);
     // Records read again long after (a replay, a late start) make no block that would already be over.
@@ -318,7 +328,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     }
   }
 
+  /** Units whose offence decide() wrote again for an active block (not new blocks): cleared by each write. */
+  const repaired = new Set<string>();
+
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
+    try {
+      await writeChanges(changes);
+    } finally {
+      repaired.clear();
+    }
+  }
+
+  async function writeChanges(changes: Map<string, DecisionChange>): Promise<void> {
     const rulesDue = loaded ? history.due(state.rules, now()) : [];
     if (changes.size === 0 && rulesDue.length === 0) return;
     const list = [...changes.values(), ...rulesDue];
@@ -343,7 +364,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let lines = 0;
     const more: Record<string, number> = {};
     for (const change of changes.values()) {
-      if (change.kind !== 'offence') continue;
+      if (change.kind !== 'offence' || repaired.has(change.key)) continue;
       const block = changes.get(`block ${change.key}`)?.value as Block | null | undefined;
       if (!block) continue;
       blocksMade[block.rule] = (blocksMade[block.rule] ?? 0) + 1;

@@ -1,7 +1,8 @@
 // A batch of decisions cut between two puts (a NATS node lost mid-write) on the real NATS store: the engine
 // decides the batch again from what was stored, and a first block must still last its rule's duration, not
-// repeatFactor times it. The engine runs on a real nats-server through the real NATS decisions store, whose
-// bucket is wrapped to cut one batch: of the puts in flight together, k land (in the order sent, or the
+// repeatFactor times it, and each block keeps its offence (the count a later block's duration is made from,
+// written after the block: a cut between them is counted again from the stored block). The engine runs on a
+// real nats-server through the real NATS decisions store, whose bucket is wrapped to cut one batch: of the puts in flight together, k land (in the order sent, or the
 // reverse: concurrent puts may be stored in any order) and every later one fails.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,7 +11,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { startDecisionEngine } from '../../src/decisions/engine.js';
-import type { Block, DecisionChange, DecisionsStore } from '../../src/store/decisions.js';
+import type { Block, DecisionChange, DecisionsStore, OffenceEntry } from '../../src/store/decisions.js';
 import { createNatsDecisions } from '../../src/store/nats/nats-decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { natsBackend } from '../helpers/nats-server.js';
@@ -118,15 +119,22 @@ test('nats: a batch of blocks cut after k puts (sent order or reversed) is decid
       next = new Cut(k, order);
       await log.append(addresses.map((src_ip) => record({ src_ip, criticality: 4 })));
       let blocks: Block[] = [];
+      let offences: (OffenceEntry | undefined)[] = [];
+      // Blocks and their offences: a block stored without its offence is counted again when the batch is.
       await until(
         async () => {
           const state = await real.read();
           blocks = addresses.map((a) => state.blocks.get(`${a}/32`)).filter((b) => b !== undefined);
-          return blocks.length === addresses.length && next === null;
+          offences = addresses.map((a) => state.offences.get(`${a}/32`));
+          return (
+            blocks.length === addresses.length && next === null && offences.every((o) => o !== undefined)
+          );
         },
         GUARD_MS,
-        `both addresses blocked (batch cut after ${k} puts, ${order})`,
+        `both addresses blocked, each block counted (batch cut after ${k} puts, ${order})`,
       );
+      for (const offence of offences)
+        assert.equal(offence?.blocks, 1, `${offence?.address}: one block so far`);
       for (const block of blocks) {
         const lasts = (Date.parse(block.until) - Date.parse(block.since)) / DAY_MS;
         assert.equal(
