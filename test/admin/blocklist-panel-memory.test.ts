@@ -5,8 +5,6 @@
 // Uses dist/ (npm run build).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -15,6 +13,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { trustingAgent } from '../helpers/client.js';
 import { blockChange, feedAuthorization, feedChange } from '../helpers/decisions.js';
+import { usedHeapAfterGc } from '../helpers/heap.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -88,19 +87,11 @@ async function inspector(server: ServeProcess): Promise<{ heapUsed(): Promise<nu
 
 /** What one copy of the decisions weighs in a process: read into this test's own heap. */
 async function weighOneCopy(decisions: DecisionsStore): Promise<number> {
-  const before = heapAfterGc();
+  const before = usedHeapAfterGc();
   const copy = await decisions.read();
-  const weight = heapAfterGc() - before;
+  const weight = usedHeapAfterGc() - before;
   assert.equal(copy.blocks.size, BLOCKS);
   return weight;
-}
-
-function heapAfterGc(): number {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
 }
 
 test('the Blocklist panel reads the feeds copy of the decisions: visiting it adds far less than a copy', {

@@ -2,10 +2,9 @@
 // and the fixed bound on what they hold whatever the input (issue 27, F4).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { MAX_NAME_CHARS, RecentCounts, TOP_CAPACITY } from '../../src/admin/recent-counts.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
+import { usedHeapAfterGc } from '../helpers/heap.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
 const at = (msAgo: number, criticality: number, threat: string, src: string) =>
@@ -116,14 +115,6 @@ test('below the sketch size the top lists are exact and say so', () => {
   assert.ok(s.topThreats.every((e) => e.count === 10));
   assert.deepEqual(s.topSources, [{ name: '192.0.2.1', count: 100 }]);
 });
-
-function usedHeapAfterGc(): number {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 test('a long name is cut at 200 characters, never inside a surrogate pair', () => {
   const counts = new RecentCounts(() => NOW);
