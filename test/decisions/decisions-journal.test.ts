@@ -180,3 +180,17 @@ test('property: a journal cut anywhere reads as the applies whose lines were who
     { numRuns: 60 },
   );
 });
+
+test('one large write by a process that watches nothing (a CLI command) keeps every change, on a new data directory and on one with a journal', async (t) => {
+  for (const first of ['none', 'small'] as const) {
+    const dataDir = makeTempDir(t);
+    const store = await storeOf(dataDir);
+    t.after(() => store.close());
+    if (first === 'small') await store.decisions.apply([put('192.0.2.1/32')]);
+    // Over a MiB of journal lines: past the size at which the journal is folded into a new snapshot.
+    const changes = Array.from({ length: 20_000 }, (_, i) => put(`10.${i >> 8}.${i & 0xff}.1/32`));
+    await store.decisions.apply(changes);
+    const state = await store.decisions.read();
+    assert.equal(state.blocks.size, changes.length + (first === 'small' ? 1 : 0), `first write: ${first}`);
+  }
+});

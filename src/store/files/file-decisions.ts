@@ -118,7 +118,9 @@ export function createFileDecisions(options: {
           current = compact(current ?? readAll(snapshotPath, journalPath), owner);
         }
         appendChanges(journalPath, changes);
-        if (current !== null && current === tail) {
+        // `current` is the journal's state up to before this write (the shared reader's, or the one just folded),
+        // so the write goes on top of it: folded below, it must hold this write too.
+        if (current !== null) {
           for (const change of changes) applyEntry(current.state, change.kind, change.key, change.value);
           current.offset = statSync(journalPath).size;
         }
