@@ -257,18 +257,17 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   };
 
   /** Records of new groups past group.maxGroups: counted (metrics) and logged at most once a minute. */
-  let overflowLogged = { at: Number.NEGATIVE_INFINITY, count: 0 };
+  let overflowLoggedAt = Number.NEGATIVE_INFINITY;
   const reportOverflow = (grouper: Grouper) => {
-    const more = grouper.overflowed - overflowLogged.count;
-    if (more <= 0) return;
+    const more = grouper.takeOverflowed();
+    if (more === 0) return;
     status.groupOverflow += more;
-    if (deps.now() - overflowLogged.at >= 60_000) {
-      log.warn(
-        { records: status.groupOverflow, maxGroups: groupConfig(output)?.maxGroups },
-        'records of new groups past group.maxGroups are counted in one overflow group',
-      );
-      overflowLogged = { at: deps.now(), count: grouper.overflowed };
-    } else overflowLogged.count = grouper.overflowed;
+    if (deps.now() - overflowLoggedAt < 60_000) return;
+    overflowLoggedAt = deps.now();
+    log.warn(
+      { records: status.groupOverflow, maxGroups: groupConfig(output)?.maxGroups },
+      'records of new groups past group.maxGroups are counted in one overflow group',
+    );
   };
 
   const run = async () => {

@@ -93,8 +93,8 @@ export interface Grouper {
   nextEnd(): number | null;
   /** Writes the state (atomically, fsynced). */
   save(): void;
-  /** Records of new groups counted into the overflow group since the start. */
-  readonly overflowed: number;
+  /** Records of new groups counted into the overflow group since the last call. */
+  takeOverflowed(): number;
 }
 
 /** Loads the output's open groups from its state file (none when it has none or it cannot be read). */
@@ -129,8 +129,10 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
   };
 
   return {
-    get overflowed() {
-      return overflowed;
+    takeOverflowed() {
+      const taken = overflowed;
+      overflowed = 0;
+      return taken;
     },
     absorb(records, now) {
       const firsts: OutgoingRecord[] = [];
