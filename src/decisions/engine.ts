@@ -12,7 +12,7 @@ import {
   emptyDecisions,
   type OffenceEntry,
 } from '../store/decisions.js';
-import { engineFieldsOf } from '../store/output-line.js';
+import { engineFieldsOf, receivedAtMsOf } from '../store/output-line.js';
 import type { OutputFeed, Store } from '../store/store.js';
 import { AddressTracker } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
@@ -494,7 +494,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           const counted = scanned;
           for (const line of rules.length > 0 ? batch.records : []) {
             const head = line.head;
-            const at = Date.parse(head.received_at);
+            const at = receivedAtMsOf(line);
             // Counted by the scan at start already.
             if (at >= counted.since && head.id <= counted.newestId) continue;
             const fields = engineFieldsOf(line);

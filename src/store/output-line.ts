@@ -4,20 +4,20 @@
 import type { StoredRecord } from '../records/stored-record.js';
 import {
   HEAD_CRITICALITY,
-  HEAD_ENDPOINT,
   HEAD_FORMAT,
   HEAD_ID,
   HEAD_MARKS,
   HEAD_REST,
-  HEAD_SENSOR,
+  HEAD_TEXT,
   HEAD_TIME,
   headValue,
   markRecordHead,
   type RecordHead,
 } from './record-head.js';
-import { isWholeRest } from './record-rest.js';
+import { isWholeRest, REST_DST, REST_MARKS, REST_SRC } from './record-rest.js';
 import { parseStoredRecord } from './record-shape.js';
 import type { OutputLine } from './store.js';
+import { isoTimeMs } from './stored-time.js';
 
 class StoredOutputLine implements OutputLine {
   readonly bytes: Buffer;
@@ -53,24 +53,26 @@ class StoredOutputLine implements OutputLine {
 
 /**
  * A line whose head was checked in place (`check: 'head'`): its buffer, where it lies, and where its head's values
- * lie, as numbers. A batch holds hundreds of these through a delivery, every one copied by the young-generation
- * collector at each scavenge meanwhile: one small object each, where the head's object, its four strings and the
- * line's own Buffer view were eight (what survived into the old space while a collector forwarded halved:
- * docs/performance.md). The head's values, the bytes' view and the text are made when a filter or a receiver
- * reads them.
+ * and its addresses lie, as numbers. A batch holds hundreds of these through a delivery, every one copied by the
+ * young-generation collector at each scavenge meanwhile: one small object each, where the head's object, its
+ * four strings and the line's own Buffer view were eight (what survived into the old space while a collector
+ * forwarded halved: docs/performance.md). The sensor and the endpoint are strings shared by the lines that have
+ * them (record-head.ts HEAD_TEXT); the other values, the bytes' view and the text are made when a filter, a
+ * receiver or the decisions engine reads them.
  */
 class MarkedOutputLine implements OutputLine, RecordHead {
   readonly #buf: Buffer;
   readonly #start: number;
   readonly #stop: number;
-  readonly #idStart: number;
   readonly #idEnd: number;
   readonly #timeStart: number;
   readonly #timeEnd: number;
-  readonly #sensorStart: number;
-  readonly #sensorEnd: number;
-  readonly #endpointStart: number;
-  readonly #endpointEnd: number;
+  readonly #srcStart: number;
+  readonly #srcEnd: number;
+  readonly #dstStart: number;
+  readonly #dstEnd: number;
+  readonly sensor: string;
+  readonly endpoint: RecordHead['endpoint'];
   readonly criticality: number;
   #line: string | null = null;
   #record: StoredRecord | null = null;
@@ -81,36 +83,42 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     this.#stop = stop;
     // Small integers in the object's own fields: no allocation beside it.
     const m = HEAD_MARKS;
-    this.#idStart = m[HEAD_ID] as number;
     this.#idEnd = m[HEAD_ID + 1] as number;
     this.#timeStart = m[HEAD_TIME] as number;
     this.#timeEnd = m[HEAD_TIME + 1] as number;
-    this.#sensorStart = m[HEAD_SENSOR] as number;
-    this.#sensorEnd = m[HEAD_SENSOR + 1] as number;
-    this.#endpointStart = m[HEAD_ENDPOINT] as number;
-    this.#endpointEnd = m[HEAD_ENDPOINT + 1] as number;
+    const r = REST_MARKS;
+    this.#srcStart = r[REST_SRC] as number;
+    this.#srcEnd = r[REST_SRC + 1] as number;
+    this.#dstStart = r[REST_DST] as number;
+    this.#dstEnd = r[REST_DST + 1] as number;
+    this.sensor = HEAD_TEXT.sensor;
+    this.endpoint = HEAD_TEXT.endpoint;
     this.criticality = m[HEAD_CRITICALITY] as number;
   }
 
   get id(): string {
-    return headValue(this.#buf, HEAD_ID, this.#idStart, this.#idEnd);
+    return headValue(this.#buf, HEAD_ID, this.#start + ID_OFFSET, this.#idEnd);
   }
 
   get received_at(): string {
     return headValue(this.#buf, HEAD_TIME, this.#timeStart, this.#timeEnd);
   }
 
-  get sensor(): string {
-    return headValue(this.#buf, HEAD_SENSOR, this.#sensorStart, this.#sensorEnd);
+  /** received_at as epoch ms, read off the bytes (Date.parse's answer, without making the text). */
+  receivedAtMs(): number {
+    return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
   }
 
-  get endpoint(): RecordHead['endpoint'] {
-    return headValue(
-      this.#buf,
-      HEAD_ENDPOINT,
-      this.#endpointStart,
-      this.#endpointEnd,
-    ) as RecordHead['endpoint'];
+  /** The addresses as engineFieldsOf reads them: null when either has an escape (then read from the parse). */
+  addresses(): { src_ip: string; dst_ip: string; after: number } | null {
+    const buf = this.#buf;
+    if (hasEscape(buf, this.#srcStart, this.#srcEnd) || hasEscape(buf, this.#dstStart, this.#dstEnd))
+      return null;
+    return {
+      src_ip: buf.toString('utf8', this.#srcStart, this.#srcEnd),
+      dst_ip: buf.toString('utf8', this.#dstStart, this.#dstEnd),
+      after: this.#dstEnd + 1 - this.#start,
+    };
   }
 
   /** The line is its own head: a filter reads only the values it tests. */
@@ -138,6 +146,14 @@ class MarkedOutputLine implements OutputLine, RecordHead {
   }
 }
 
+/** Where the id's value starts in a line of the writer's form: just after `{"id":"`. */
+const ID_OFFSET = '{"id":"'.length;
+
+function hasEscape(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] === 0x5c) return true;
+  return false;
+}
+
 /**
  * The line of `buf` from `start` to `stop` (no newline) as handed to an output, or null when it is not exactly
  * one stored record (passed, never handed over: the caller counts it). Every line is checked whole, whatever
@@ -154,7 +170,7 @@ export function outputLineOf(
 ): OutputLine | null {
   if (check === 'head' && markRecordHead(buf, start, stop)) {
     const m = HEAD_MARKS;
-    const syslog = (m[HEAD_ENDPOINT + 1] as number) - (m[HEAD_ENDPOINT] as number) === SYSLOG_LENGTH;
+    const syslog = HEAD_TEXT.endpoint === 'syslog';
     if (isWholeRest(buf, m[HEAD_REST] as number, stop, syslog, m[HEAD_FORMAT] === 1))
       return new MarkedOutputLine(buf, start, stop);
   }
@@ -164,9 +180,6 @@ export function outputLineOf(
   return record === null ? null : new StoredOutputLine(bytes, record, line, record);
 }
 
-/** The one endpoint name of this length ('firewall' 8, 'generic' 7), as the head check passed it. */
-const SYSLOG_LENGTH = 'syslog'.length;
-
 /** What the decisions engine reads of a record beyond its head (rules.ts, engine.ts). */
 export interface EngineFields {
   readonly src_ip: string;
@@ -175,33 +188,34 @@ export interface EngineFields {
   threat(): string;
 }
 
-const SRC_IP_KEY = Buffer.from(',"src_ip":"');
-const DST_IP_KEY = Buffer.from(',"dst_ip":"');
 const THREAT_KEY = Buffer.from(',"threat":"');
 
 /**
  * The addresses and the threat of a line handed over by a feed, read off its bytes where the feed checked the
- * line whole in the writer's form (`check: 'head'`: its head, then its rest, record-rest.ts): those fields then
- * come before `original` in that order, and a key's bytes cannot occur inside a JSON string before them (each `"`
- * there is escaped), so the first occurrence is the field. A value with an escape, or any other line, is read
- * from the parsed record (which went through the same shape check).
+ * line whole in the writer's form (`check: 'head'`: its head, then its rest, record-rest.ts, which marked where the
+ * addresses lie). The threat comes after them, before `original`, and a key's bytes cannot occur inside a JSON
+ * string before it (each `"` there is escaped), so its key's first occurrence after the addresses is the field. A
+ * value with an escape, or any other line, is read from the parsed record (which went through the same shape
+ * check).
  */
 export function engineFieldsOf(line: OutputLine): EngineFields {
-  if (line instanceof MarkedOutputLine) {
-    const bytes = line.bytes;
-    const src = plainValue(bytes, SRC_IP_KEY, 0);
-    const dst = src === null ? null : plainValue(bytes, DST_IP_KEY, src.end);
-    if (src !== null && dst !== null) {
-      const after = dst.end;
-      return {
-        src_ip: src.value,
-        dst_ip: dst.value,
-        threat: () => plainValue(bytes, THREAT_KEY, after)?.value ?? line.record.threat,
-      };
-    }
+  const addresses = line instanceof MarkedOutputLine ? line.addresses() : null;
+  if (addresses !== null) {
+    const { src_ip, dst_ip, after } = addresses;
+    return { src_ip, dst_ip, threat: threatReader(line, after) };
   }
   const record = line.record;
   return { src_ip: record.src_ip, dst_ip: record.dst_ip, threat: () => record.threat };
+}
+
+/** When a line was received, as epoch ms (Date.parse of its received_at): off the bytes of a checked line. */
+export function receivedAtMsOf(line: OutputLine): number {
+  return line instanceof MarkedOutputLine ? line.receivedAtMs() : Date.parse(line.head.received_at);
+}
+
+/** Reads the threat of a checked line when a rule asks for it (most rules do not). */
+function threatReader(line: OutputLine, after: number): () => string {
+  return () => plainValue(line.bytes, THREAT_KEY, after)?.value ?? line.record.threat;
 }
 
 /** The value of the first string field `key` (`,"name":"`) from `from` on, when it has no escape; else null. */

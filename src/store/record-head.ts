@@ -1,7 +1,8 @@
 // The head of a stored line: the fields an output's filter and its receivers' envelopes read (id, time,
 // sensor, endpoint, criticality), read off the bytes of a line in the writer's own form without parsing it.
-import { isRecordEndpoint, type StoredRecord } from '../records/stored-record.js';
+import { RECORD_ENDPOINTS, type RecordEndpoint, type StoredRecord } from '../records/stored-record.js';
 import { READABLE_SENSOR_NAME } from './registry.js';
+import { isoTimeMs } from './stored-time.js';
 
 /** What a filter and an envelope (an idempotency key, a timestamp, a syslog header) need of a record. */
 export type RecordHead = Pick<StoredRecord, 'id' | 'received_at' | 'sensor' | 'endpoint' | 'criticality'>;
@@ -18,9 +19,12 @@ const ENDPOINT = Buffer.from(',"endpoint":"');
 const FORMAT = Buffer.from(',"format":"');
 const CRITICALITY = Buffer.from(',"criticality":');
 
-/** The last sensor name seen (its bytes) and whether it is readable. */
-let lastSensorBytes = Buffer.alloc(0);
-let lastSensorReadable = false;
+const ENDPOINT_BYTES = RECORD_ENDPOINTS.map((name) => Buffer.from(name, 'latin1'));
+
+/** Sensor names seen lately, by a hash of their bytes: their bytes, their text, and null when not readable. */
+const SENSOR_SLOTS = 256;
+const sensorBytes: (Buffer | null)[] = new Array(SENSOR_SLOTS).fill(null);
+const sensorTexts: (string | null)[] = new Array(SENSOR_SLOTS).fill(null);
 
 /**
  * Where the head's values lie in the line last checked by `markRecordHead` (absolute indexes into its buffer, a
@@ -38,16 +42,22 @@ export const HEAD_REST = 9;
 export const HEAD_FORMAT = 10;
 
 /**
+ * The line last checked by `markRecordHead`: its sensor's text and its endpoint, strings shared by every line
+ * with the same ones (a line keeps these instead of making its own).
+ */
+export const HEAD_TEXT: { sensor: string; endpoint: RecordEndpoint } = { sensor: '', endpoint: 'firewall' };
+
+/**
  * Whether the line `buf[start, stop)` (no newline) has the form the record log writes (records/stored-line.ts:
  * these fields first, in this order, plain strings, a one-digit criticality, one object ending in `}`, no NUL
  * byte) and its head passes the shape check every reader applies (record-shape.ts): then HEAD_MARKS says where
- * its values are, read with `headValue`. false for any other line: the caller parses that one whole.
+ * its values are, read with `headValue`, and HEAD_TEXT holds its sensor and endpoint. false for any other line:
+ * the caller parses that one whole. Only the head's bytes are looked at: its caller checks the rest
+ * (record-rest.ts), which refuses a line with any byte below 0x20 outside JSON whitespace, so a page of zeros
+ * (a power cut on some filesystems) inside an otherwise well-framed line is refused there, as by the parse.
  */
 export function markRecordHead(buf: Buffer, start: number, stop: number): boolean {
-  // A page of zeros (a power cut on some filesystems) inside an otherwise well-framed line.
   if (stop - start < 64 || buf[stop - 1] !== BRACE_CLOSE) return false;
-  // Searched in a view of the line alone: from `start`, indexOf would search the rest of the chunk each time.
-  if ((start === 0 && stop === buf.length ? buf : buf.subarray(start, stop)).indexOf(0) !== -1) return false;
   // Each field's value ends at its closing quote; the next field starts just after it.
   const idEnd = valueEnd(buf, start, stop, ID);
   const timeEnd = idEnd === -1 ? -1 : valueEnd(buf, idEnd + 1, stop, RECEIVED_AT);
@@ -57,10 +67,12 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   const timeStart = idEnd + 1 + RECEIVED_AT.length;
   const sensorStart = timeEnd + 1 + SENSOR.length;
   const endpointStart = sensorEnd + 1 + ENDPOINT.length;
-  // The checks make short-lived strings; only the numbers are kept.
-  if (Number.isNaN(Date.parse(buf.toString('latin1', timeStart, timeEnd)))) return false;
-  if (!readableSensor(buf, sensorStart, sensorEnd)) return false;
-  if (!isRecordEndpoint(buf.toString('latin1', endpointStart, endpointEnd))) return false;
+  // Checked off the bytes: a writer's time, a sensor seen before and the endpoint make no string.
+  if (Number.isNaN(isoTimeMs(buf, timeStart, timeEnd))) return false;
+  const sensor = readableSensor(buf, sensorStart, sensorEnd);
+  if (sensor === null) return false;
+  const endpoint = endpointAt(buf, endpointStart, endpointEnd);
+  if (endpoint === -1) return false;
   let at = endpointEnd + 1;
   const format = startsWith(buf, at, stop, FORMAT);
   if (format) {
@@ -84,7 +96,18 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   m[HEAD_CRITICALITY] = criticality;
   m[HEAD_REST] = at + 1;
   m[HEAD_FORMAT] = format ? 1 : 0;
+  HEAD_TEXT.sensor = sensor;
+  HEAD_TEXT.endpoint = RECORD_ENDPOINTS[endpoint] as RecordEndpoint;
   return true;
+}
+
+/** Which of RECORD_ENDPOINTS `buf[from, to)` is; -1 for none. */
+function endpointAt(buf: Buffer, from: number, to: number): number {
+  for (let e = 0; e < ENDPOINT_BYTES.length; e++) {
+    const name = ENDPOINT_BYTES[e] as Buffer;
+    if (to - from === name.length && startsWith(buf, from, to, name)) return e;
+  }
+  return -1;
 }
 
 /** One head value's text (`field`: HEAD_ID, HEAD_TIME, HEAD_SENSOR or HEAD_ENDPOINT): UTF-8 for the id and the sensor. */
@@ -92,17 +115,22 @@ export function headValue(buf: Buffer, field: number, start: number, end: number
   return buf.toString(field === HEAD_ID || field === HEAD_SENSOR ? 'utf8' : 'latin1', start, end);
 }
 
-/** Whether a sensor name is readable, the last one's answer kept: a busy sensor's lines follow one another. */
-function readableSensor(buf: Buffer, from: number, to: number): boolean {
-  if (
-    to - from !== lastSensorBytes.length ||
-    buf.compare(lastSensorBytes, 0, lastSensorBytes.length, from, to) !== 0
-  ) {
-    const sensor = buf.toString('utf8', from, to);
-    lastSensorBytes = Buffer.from(sensor, 'utf8');
-    lastSensorReadable = READABLE_SENSOR_NAME.test(sensor);
-  }
-  return lastSensorReadable;
+/**
+ * The sensor name `buf[from, to)` when it is readable, else null; the answer kept for the names seen lately (a
+ * hash of the bytes picks a slot): many sensors' lines interleave, and each of them is decoded once.
+ */
+function readableSensor(buf: Buffer, from: number, to: number): string | null {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ (buf[i] as number), 0x01000193);
+  const slot = (hash >>> 0) % SENSOR_SLOTS;
+  const known = sensorBytes[slot];
+  if (known !== null && known !== undefined && known.length === to - from && startsWith(buf, from, to, known))
+    return sensorTexts[slot] as string | null;
+  const sensor = buf.toString('utf8', from, to);
+  const readable = READABLE_SENSOR_NAME.test(sensor) ? sensor : null;
+  sensorBytes[slot] = Buffer.from(buf.subarray(from, to));
+  sensorTexts[slot] = readable;
+  return readable;
 }
 
 /** Where the plain string value of the field starting at `at` with `prefix` (`,"name":"`) ends; -1 if none. */

@@ -54,6 +54,14 @@ const HEX = new Uint8Array(256);
 for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 
 /**
+ * Where the addresses' values lie in the line `isWholeRest` last answered true for (absolute indexes into its
+ * buffer, inside the quotes: a start and an end each): src_ip, then dst_ip. Filled in place.
+ */
+export const REST_MARKS = new Int32Array(4);
+export const REST_SRC = 0;
+export const REST_DST = 2;
+
+/**
  * Whether `buf[at, stop)` (what follows the head's criticality: a line's rest up to its end) is the rest of a whole
  * stored record in the writer's form, for a record of the syslog endpoint or not (`syslog`) that had a format
  * field or not (`format`). `stop` is the line's end (no newline).
@@ -68,8 +76,16 @@ export function isWholeRest(
   if (syslog !== format) return false;
   let p = stringField(buf, at, stop, SEVERITY);
   p = stringField(buf, p, stop, CRITICALITY_SOURCE);
+  const srcAt = p;
   p = stringField(buf, p, stop, SRC_IP);
+  const dstAt = p;
   p = stringField(buf, p, stop, DST_IP);
+  if (p === -1) return false;
+  // Where the addresses' text lies (inside the quotes), for the decisions engine (output-line.ts).
+  REST_MARKS[REST_SRC] = srcAt + SRC_IP.length + 1;
+  REST_MARKS[REST_SRC + 1] = dstAt - 1;
+  REST_MARKS[REST_DST] = dstAt + DST_IP.length + 1;
+  REST_MARKS[REST_DST + 1] = p - 1;
   if (p !== -1 && startsWith(buf, p, stop, SRC_PORT)) p = port(buf, p + SRC_PORT.length, stop);
   p = p !== -1 && startsWith(buf, p, stop, DST_PORT) ? port(buf, p + DST_PORT.length, stop) : -1;
   p = stringField(buf, p, stop, PROTOCOL);

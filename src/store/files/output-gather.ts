@@ -23,9 +23,15 @@ export interface Candidate {
   skipped?: string;
 }
 
-/** One series' chunk being offered: its lines, the next one to offer, and the segment they are in. */
+/**
+ * One series' chunk being offered: its lines (null: not a stored record) and where each ends, the next one to
+ * offer, and the segment they are in. Arrays side by side, not an object per line: a chunk holds hundreds.
+ */
 interface Chunk {
-  lines: Candidate[];
+  entries: (OutputLine | null)[];
+  ends: number[];
+  /** Where the lines that are not stored records are, by their index (not the empty ones). */
+  skipped: Map<number, string> | null;
   at: number;
   file: string;
   /** The read reached the end of the series' newest segment: nothing more to read in this gather. */
@@ -56,6 +62,8 @@ export async function gather(
     new Set([...series.values()].flatMap((segments) => segments.map((s) => s.path))),
   );
   const dry = new Set<string>();
+  // Handed to `offer` for each line, filled again each time: `offer` reads it before it returns.
+  const offered: Candidate = { entry: null, end: 0 };
   for (;;) {
     let best: Chunk | null = null;
     let bestKey = '';
@@ -64,25 +72,24 @@ export async function gather(
     for (const [key, segments] of series) {
       let chunk = heads.get(key);
       // A series whose chunk is used up reads its next one: a batch fills while records are there.
-      if ((chunk === undefined || chunk.at === chunk.lines.length) && !dry.has(key)) {
+      if ((chunk === undefined || chunk.at === chunk.ends.length) && !dry.has(key)) {
         if (chunk?.last) {
           dry.add(key);
           continue;
         }
         chunk = await readSeries(key, segments, read, options);
         heads.set(key, chunk);
-        if (chunk.lines.length === 0) dry.add(key);
+        if (chunk.ends.length === 0) dry.add(key);
       }
-      const head = chunk?.lines[chunk.at];
-      if (!chunk || !head) continue;
+      if (!chunk || chunk.at === chunk.ends.length) continue;
       if (best === null) {
         best = chunk;
         bestKey = key;
         bestId = null;
         continue;
       }
-      bestId ??= (best.lines[best.at] as Candidate).entry?.id ?? '';
-      const id = head.entry?.id ?? '';
+      bestId ??= best.entries[best.at]?.id ?? '';
+      const id = chunk.entries[chunk.at]?.id ?? '';
       if (id < bestId) {
         best = chunk;
         bestKey = key;
@@ -90,15 +97,21 @@ export async function gather(
       }
     }
     if (best === null) return false;
-    const head = best.lines[best.at] as Candidate;
-    if (offer(head) === 'stop') return true;
-    if (head.skipped !== undefined) options.skipped?.note(head.skipped);
+    const entry = best.entries[best.at] ?? null;
+    const end = best.ends[best.at] as number;
+    const skipped = best.skipped?.get(best.at);
+    offered.entry = entry;
+    offered.end = end;
+    if (skipped === undefined) delete offered.skipped;
+    else offered.skipped = skipped;
+    if (offer(offered) === 'stop') return true;
+    if (skipped !== undefined) options.skipped?.note(skipped);
     best.at++;
     // The position is this series' own object (readSeries made it): moved in place, one line at a time.
     const position = read.get(bestKey) as SeriesPosition;
     position.file = best.file;
-    position.offset = head.end;
-    if (head.entry !== null) position.id = head.entry.id;
+    position.offset = end;
+    if (entry !== null) position.id = entry.id;
   }
 }
 
@@ -119,12 +132,11 @@ async function readSeries(
     const segment = segments.find((s) => s.file === current);
     const next: SegmentName | undefined = segments.find((s) => s.file > current);
     const first = segment ? await linesAfter(options, segment.path, position.offset) : null;
-    if (first && first.lines.length > 0)
-      return { lines: first.lines, at: 0, file: current, last: first.atEnd && !next };
-    if (!next) return { lines: [], at: 0, file: current, last: true };
+    if (first && first.ends.length > 0) return { ...first, at: 0, file: current, last: first.atEnd && !next };
+    if (!next) return { entries: [], ends: [], skipped: null, at: 0, file: current, last: true };
     // The writer never returns to a segment once it opened a newer one: a last read drains it, then move on.
     const drain = segment ? await linesAfter(options, segment.path, position.offset) : null;
-    if (drain && drain.lines.length > 0) return { lines: drain.lines, at: 0, file: current, last: false };
+    if (drain && drain.ends.length > 0) return { ...drain, at: 0, file: current, last: false };
     if (segment) await options.tails.release(segment.path);
     position = { file: next.file, offset: 0 };
     read.set(key, position);
@@ -139,24 +151,30 @@ async function linesAfter(
   options: GatherOptions,
   path: string,
   offset: number,
-): Promise<{ lines: Candidate[]; atEnd: boolean }> {
+): Promise<Pick<Chunk, 'entries' | 'ends' | 'skipped'> & { atEnd: boolean }> {
   const chunk = await options.tails.chunkAt(path, offset, CHUNK);
-  if (chunk === null) return { lines: [], atEnd: true };
+  if (chunk === null) return { entries: [], ends: [], skipped: null, atEnd: true };
   const { buf, last } = chunk;
-  const lines: Candidate[] = [];
+  const entries: (OutputLine | null)[] = [];
+  const ends: number[] = [];
+  let skipped: Map<number, string> | null = null;
   let start = 0;
   while (start <= last) {
     const nl = buf.indexOf(NEWLINE, start);
     if (nl > start) {
       const entry = outputLineOf(buf, start, nl, options.check);
-      lines.push(
-        entry === null
-          ? { entry, end: offset + nl + 1, skipped: `${path} offset ${offset + start}` }
-          : { entry, end: offset + nl + 1 },
-      );
-    } else if (lines.length > 0) (lines[lines.length - 1] as Candidate).end = offset + nl + 1;
-    else lines.push({ entry: null, end: offset + nl + 1 });
+      if (entry === null) {
+        skipped ??= new Map();
+        skipped.set(ends.length, `${path} offset ${offset + start}`);
+      }
+      entries.push(entry);
+      ends.push(offset + nl + 1);
+    } else if (ends.length > 0) ends[ends.length - 1] = offset + nl + 1;
+    else {
+      entries.push(null);
+      ends.push(offset + nl + 1);
+    }
     start = nl + 1;
   }
-  return { lines, atEnd: chunk.atEnd };
+  return { entries, ends, skipped, atEnd: chunk.atEnd };
 }

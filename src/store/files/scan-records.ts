@@ -3,12 +3,16 @@
 import { open } from 'node:fs/promises';
 import type { StoredRecord } from '../../records/stored-record.js';
 import type { ParseStored } from '../record-shape.js';
+import { isoTimeMs } from '../stored-time.js';
 import { listSegments } from './segments.js';
 
 const DAY_MS = 86_400_000;
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
-const RECEIVED_AT = /^\{"id":"[^"\\]{1,64}","received_at":"([^"\\]{1,40})"/;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const ID = Buffer.from('{"id":"');
+const RECEIVED_AT = Buffer.from('","received_at":"');
 
 /**
  * A segment named for day D holds only records received by the end of D (the writer's day never steps
@@ -33,33 +37,36 @@ export async function scanRecords(
     }
     try {
       let position = 0;
-      let carry: Buffer = Buffer.alloc(0);
-      const chunk = Buffer.allocUnsafe(CHUNK);
+      // The part of a line left at a read's end moves to the buffer's start; the next read lands after it.
+      let buf = Buffer.allocUnsafe(CHUNK);
+      let carry = 0;
       for (;;) {
         if (signal?.aborted) return;
-        const { bytesRead } = await handle.read(chunk, 0, CHUNK, position);
+        if (carry === buf.length) {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, carry);
+          buf = bigger;
+        }
+        const { bytesRead } = await handle.read(buf, carry, buf.length - carry, position);
         if (bytesRead === 0) break;
         position += bytesRead;
-        const buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk;
-        const end = carry.length > 0 ? buf.length : bytesRead;
+        const end = carry + bytesRead;
         let start = 0;
         let nl = buf.indexOf(NEWLINE, start);
         while (nl !== -1 && nl < end) {
-          if (nl > start) {
-            const line = buf.toString('utf8', start, nl);
-            // Older lines are skipped on their received_at alone, without parsing the record.
-            if (!(receivedAtOf(line) < since)) {
-              const record = parse(line, segment.file);
-              if (record && Date.parse(record.received_at) >= since) {
-                const pending = visit(record);
-                if (pending instanceof Promise) await pending;
-              }
+          // Older lines are skipped on their received_at alone, read off the bytes, without decoding the line.
+          if (nl > start && !(receivedAtOf(buf, start, nl) < since)) {
+            const record = parse(buf.toString('utf8', start, nl), segment.file);
+            if (record && Date.parse(record.received_at) >= since) {
+              const pending = visit(record);
+              if (pending instanceof Promise) await pending;
             }
           }
           start = nl + 1;
           nl = buf.indexOf(NEWLINE, start);
         }
-        carry = Buffer.from(buf.subarray(start, end));
+        carry = end - start;
+        buf.copy(buf, 0, start, end);
       }
     } finally {
       await handle.close();
@@ -68,9 +75,32 @@ export async function scanRecords(
 }
 
 /** received_at read by position in the usual layout (`{"id":"…","received_at":"…"`), NaN otherwise. */
-function receivedAtOf(line: string): number {
-  const m = RECEIVED_AT.exec(line.slice(0, 160));
-  return m ? Date.parse(m[1] as string) : Number.NaN;
+function receivedAtOf(buf: Buffer, start: number, stop: number): number {
+  if (!startsWith(buf, start, stop, ID)) return Number.NaN;
+  const idEnd = quoteAt(buf, start + ID.length, Math.min(stop, start + ID.length + 65));
+  if (idEnd === start + ID.length || !startsWith(buf, idEnd, stop, RECEIVED_AT)) return Number.NaN;
+  const from = idEnd + RECEIVED_AT.length;
+  const to = quoteAt(buf, from, Math.min(stop, from + 41));
+  return to === from ? Number.NaN : isoTimeMs(buf, from, to);
+}
+
+/**
+ * The first `"` in `buf[from, to)`, with only ASCII and no backslash before it (the text is then what the parse
+ * gives); `from` when there is none.
+ */
+function quoteAt(buf: Buffer, from: number, to: number): number {
+  for (let i = from; i < to; i++) {
+    const c = buf[i] as number;
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH || c >= 0x80) return from;
+  }
+  return from;
+}
+
+function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
+  if (at + prefix.length > stop) return false;
+  for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 function dayEnd(day: string): number {

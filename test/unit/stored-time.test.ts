@@ -1,0 +1,58 @@
+// A stored time read off a line's bytes (store/stored-time.ts) is what Date.parse gives for the same text: the
+// writer's form counted from its digits, anything else (other forms, fields out of range, damage) as parsed.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import fc from 'fast-check';
+import { isoTimeMs } from '../../src/store/stored-time.js';
+
+/** isoTimeMs of `text` where it lies inside a larger buffer, against Date.parse of the text. */
+function agrees(text: string): void {
+  const buf = Buffer.from(`x"${text}"y`, 'latin1');
+  assert.ok(Object.is(isoTimeMs(buf, 2, buf.length - 2), Date.parse(text)), text);
+}
+
+const writerTime = fc
+  .date({
+    min: new Date('0000-01-01T00:00:00.000Z'),
+    max: new Date('9999-12-31T23:59:59.999Z'),
+    noInvalidDate: true,
+  })
+  .map((d) => d.toISOString());
+
+test('property: a time in the writer form reads as Date.parse reads it, across all four-digit years', () => {
+  fc.assert(fc.property(writerTime, agrees), { numRuns: 20_000 });
+});
+
+test('property: a damaged or other-form time reads as Date.parse reads it (NaN where it refuses)', () => {
+  fc.assert(
+    fc.property(writerTime, fc.nat(23), fc.integer({ min: 0x20, max: 0xff }), (text, at, byte) => {
+      agrees(`${text.slice(0, at)}${String.fromCharCode(byte)}${text.slice(at + 1)}`);
+    }),
+    { numRuns: 20_000 },
+  );
+  // Every field at and past its range's edges, leap days, and the forms Date.parse takes besides the writer's.
+  for (const text of [
+    '2024-02-29T00:00:00.000Z',
+    '2023-02-29T00:00:00.000Z',
+    '1900-02-29T00:00:00.000Z',
+    '2000-02-29T23:59:59.999Z',
+    '2026-11-28T24:00:00.000Z',
+    '2026-11-28T23:60:00.000Z',
+    '2026-11-28T23:59:60.000Z',
+    '2026-13-01T00:00:00.000Z',
+    '2026-00-01T00:00:00.000Z',
+    '2026-11-00T00:00:00.000Z',
+    '2026-04-31T00:00:00.000Z',
+    '0000-01-01T00:00:00.000Z',
+    '0099-12-31T00:00:00.000Z',
+    '9999-12-31T23:59:59.999Z',
+    '2026-11-28T10:00:00Z',
+    '2026-11-28T10:00:00.000+01:00',
+    '+002026-11-28T10:00:00.000Z',
+    '2026-11-28',
+    'Sat, 28 Nov 2026 10:00:00 GMT',
+    '',
+    'yesterday',
+  ])
+    agrees(text);
+});
