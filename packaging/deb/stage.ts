@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { writeEnrichData } from '../generate/enrich-data.js';
 import { writeGenerated } from '../generate/write-generated.js';
 import { RUNTIME_PACKAGES } from '../runtime.js';
 import * as layout from './layout.js';
@@ -80,6 +81,8 @@ export function stageApp(options: StageOptions): void {
     ],
     { stdio: 'inherit' },
   );
+  // The shipped enrichment databases, where src/enrich/databases.ts looks for them (as `npm run build` writes them).
+  writeEnrichData(join(lib, 'dist/enrich'));
   cpSync(join(checkout, 'web'), join(lib, 'web'), { recursive: true });
   // `systemd-unit` renders its units from these; package.json gives `type: module` and the version.
   cpSync(join(checkout, 'systemd'), join(lib, 'systemd'), { recursive: true });

@@ -113,7 +113,8 @@ test('the Debian package: layout, control, scripts, man pages, completion, and i
   assert.deepEqual(
     // .cjs: the configuration's checks per key, which load-config requires synchronously (generated/config-validator.ts).
     paths.filter((p) => p.startsWith(`${lib}/dist/`) && !/\.c?js$/.test(p)),
-    [],
+    // The shipped enrichment databases, where src/enrich/databases.ts finds them.
+    [`${lib}/dist/enrich/asn.table`, `${lib}/dist/enrich/country.table`],
   );
   assert.deepEqual(
     paths.filter((p) => /\/(\.bin|\.npmignore|\.eslintrc[^/]*|\.gitattributes)(\/|$)/.test(p)),
