@@ -23,7 +23,7 @@ export function readAsnCsv(ipv4NumCsv: string, ipv6Csv: string): AsnTable {
   const orgs = new Interner();
   const v4 = readV4(readFileSync(ipv4NumCsv, 'latin1'), orgs);
   const v6 = readV6(readFileSync(ipv6Csv, 'latin1'), orgs);
-  return table(v4, v6, orgs.entries);
+  return tableOf(v4, v6, orgs.entries);
 }
 
 /** A range of a table being made: IPv4 as numbers, IPv6 as four words each; rows sorted, not overlapping. */
@@ -53,24 +53,44 @@ export function tableFromRows(v4Rows: TableRow<number>[], v6Rows: TableRow<Uint3
     v6.starts.set(r.start, i * 4);
     v6.ends.set(r.end, i * 4);
   });
-  return table(v4, v6, orgs.entries);
+  return tableOf(v4, v6, orgs.entries);
 }
 
+function tableOf(v4: V4Ranges, v6: V6Ranges, entries: readonly AsnEntry[]) {
+  return table(
+    v4,
+    v6,
+    Uint32Array.from(entries, (e) => e.asn),
+    entries.map((e) => e.org),
+  );
+}
+
+/**
+ * The entries as an array of numbers and one of names (no object per entry: a loaded table's 80,000 AS entries
+ * would be as many objects for every full garbage collection to mark). find() answers in one reused object.
+ */
 function table(
   v4: V4Ranges,
   v6: V6Ranges,
-  entries: readonly AsnEntry[],
+  asns: Uint32Array,
+  names: readonly string[],
   builtAt = 0,
-): AsnTable & { v4: V4Ranges; v6: V6Ranges; entries: readonly AsnEntry[] } {
+): AsnTable & { v4: V4Ranges; v6: V6Ranges; asns: Uint32Array; names: readonly string[] } {
+  const found: AsnEntry = { asn: 0, org: '' };
   return {
     v4,
     v6,
-    entries,
+    asns,
+    names,
     ranges: v4.count + v6.count,
     builtAt,
     find(family) {
       const at = family === 4 ? findV4(v4) : findV6(v6);
-      return at === -1 ? undefined : entries[at];
+      // An index past the entries (a damaged file) finds nothing.
+      if (at === -1 || at >= names.length) return undefined;
+      found.asn = asns[at] as number;
+      found.org = names[at] as string;
+      return found;
     },
   };
 }
@@ -80,16 +100,17 @@ const MAGIC = 'TCASN02\n';
 
 /**
  * The table as one file (the build writes it, readAsnTable loads it in milliseconds where the CSV takes
- * seconds): MAGIC, four counts (IPv4 ranges, IPv6 ranges, entries, name bytes) and the data's date (epoch seconds), then the arrays as they lie
- * in memory (little-endian), the entries' AS numbers, and their names, UTF-8, one a line.
+ * seconds): MAGIC, four counts (IPv4 ranges, IPv6 ranges, entries, name bytes) and the data's date (epoch
+ * seconds), then the arrays as they lie in memory (little-endian), the entries' AS numbers, and their names,
+ * UTF-8, one a line.
  */
 export function asnTableFile(t: AsnTable, builtAtMs: number): Buffer {
-  const { v4, v6, entries } = t as ReturnType<typeof table>;
-  const names = Buffer.from(entries.map((e) => e.org).join('\n'), 'utf8');
+  const { v4, v6, asns, names: orgs } = t as ReturnType<typeof table>;
+  const names = Buffer.from(orgs.join('\n'), 'utf8');
   const words = new Uint32Array([
     v4.count,
     v6.count,
-    entries.length,
+    asns.length,
     names.length,
     Math.floor(builtAtMs / 1000),
   ]);
@@ -102,7 +123,7 @@ export function asnTableFile(t: AsnTable, builtAtMs: number): Buffer {
     v6.starts.subarray(0, v6.count * 4),
     v6.ends.subarray(0, v6.count * 4),
     v6.at.subarray(0, v6.count),
-    Uint32Array.from(entries, (e) => e.asn),
+    asns,
   ].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
   return Buffer.concat([...parts, names]);
 }
@@ -111,9 +132,16 @@ export function asnTableFile(t: AsnTable, builtAtMs: number): Buffer {
 export function readAsnTable(path: string): AsnTable {
   const file = readFileSync(path);
   if (file.toString('latin1', 0, MAGIC.length) !== MAGIC) throw new Error('not an AS table file');
-  // A copy aligned for the typed arrays' views.
-  const words = new Uint32Array(Math.floor((file.length - MAGIC.length) / 4));
-  Buffer.from(words.buffer).set(file.subarray(MAGIC.length, MAGIC.length + words.byteLength));
+  // Views of the file's own memory where it lies on a 4-byte boundary (a large file's buffer is its own, at 0);
+  // else a copy that does.
+  const count = Math.floor((file.length - MAGIC.length) / 4);
+  const offset = file.byteOffset + MAGIC.length;
+  let words: Uint32Array;
+  if (offset % 4 === 0) words = new Uint32Array(file.buffer, offset, count);
+  else {
+    words = new Uint32Array(count);
+    Buffer.from(words.buffer).set(file.subarray(MAGIC.length, MAGIC.length + words.byteLength));
+  }
   const [n4, n6, ne, nameBytes, builtAt] = words as unknown as [number, number, number, number, number];
   let p = 5;
   const take = (n: number) => {
@@ -129,9 +157,7 @@ export function readAsnTable(path: string): AsnTable {
   if (nameStart + nameBytes !== file.length) throw new Error('AS table file cut short');
   const names = file.toString('utf8', nameStart).split('\n');
   if (names.length !== ne) throw new Error('AS table file damaged');
-  // An entry index past the names (a damaged file) finds nothing: table() reads entries[at] as undefined.
-  const entries = names.map((org, i) => ({ asn: asns[i] as number, org }));
-  return table(v4, v6, entries, builtAt * 1000);
+  return table(v4, v6, asns, names, builtAt * 1000);
 }
 
 /** One entry per distinct (AS number, name): ranges of one AS share it. */
