@@ -67,7 +67,12 @@ test('bash completes commands, subcommands, options and their fixed values', () 
   // bash splits --log-level=... at '=': the value after it is completed too.
   assert.deepEqual(bashComplete('threatcol', 'serve', '--log-level', '=', 'de'), ['debug']);
   assert.deepEqual(bashComplete('threatcol', 'serve', '--workers', ''), ['auto']);
-  assert.deepEqual(bashComplete('threatcol', 'threats', 'stats', '--by', 's'), ['sensor', 'src_ip']);
+  assert.deepEqual(bashComplete('threatcol', 'threats', 'stats', '--by', 's'), [
+    'sensor',
+    'src_asn',
+    'src_country',
+    'src_ip',
+  ]);
   assert.deepEqual(bashComplete('threatcol', 'send', ''), ['firewall', 'generic', 'syslog']);
   assert.deepEqual(bashComplete('threatcol', 'completion', ''), ['bash', 'fish', 'zsh']);
   assert.deepEqual(bashComplete('threatcol', 'help', 'sy'), ['systemd-unit']);

@@ -131,6 +131,21 @@ test('the shipped databases give 8.8.8.8 and 2001:4860:4860::8888 US, AS15169 on
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(printed.find((r) => r.threat === 'v6')?.src_asn, GOOGLE.asn);
+  // threats stats groups by them: the Google sources, and the rest without a country.
+  const statsBy = async (by: string) => {
+    const r = await runCli(['threats', 'stats', '--data-dir', dataDir, '--by', by, '--top', '0', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return Object.fromEntries(
+      (JSON.parse(r.stdout) as { rows: { key: string; count: number }[] }).rows.map((x) => [x.key, x.count]),
+    );
+  };
+  const withSource = records.filter((x) => x.src_country === 'US').length;
+  assert.equal(withSource, 5, 'v4, v6, mapped, firewall, syslog');
+  assert.deepEqual(await statsBy('src_country'), { US: withSource, '(none)': records.length - withSource });
+  assert.deepEqual(await statsBy('src_asn'), {
+    [`AS15169 ${String(generic('v4').src_as_org)}`]: withSource,
+    '(none)': records.length - withSource,
+  });
 
   const check = await runCli(['check', '--no-daemon', '--json', '--config', join(dataDir, 'config.json')]);
   const lines = (JSON.parse(check.stdout) as { checks: { name: string; status: string; message: string }[] })

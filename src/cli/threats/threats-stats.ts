@@ -12,7 +12,15 @@ import { formatTable } from '../table.js';
 import { clean } from '../terminal-text.js';
 import { parseSince } from './threats-tail.js';
 
-export const GROUPINGS = ['sensor', 'criticality', 'endpoint', 'threat', 'src_ip'] as const;
+export const GROUPINGS = [
+  'sensor',
+  'criticality',
+  'endpoint',
+  'threat',
+  'src_ip',
+  'src_country',
+  'src_asn',
+] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 interface StatsOptions extends CommonOptions {
@@ -113,6 +121,9 @@ export async function countRecords(
   };
 }
 
+/** The group of records without the field. */
+const NONE = '(none)';
+
 function keyFunction(by: Grouping): (r: StoredRecord) => string {
   switch (by) {
     case 'criticality':
@@ -125,6 +136,12 @@ function keyFunction(by: Grouping): (r: StoredRecord) => string {
       return (r) => String(r.threat);
     case 'src_ip':
       return (r) => String(r.src_ip);
+    // The enrichment's fields (docs/operations.md): a private, documentation or unknown source has none.
+    case 'src_country':
+      return (r) => r.src_country ?? NONE;
+    case 'src_asn':
+      return (r) =>
+        r.src_asn === undefined ? NONE : `AS${r.src_asn}${r.src_as_org ? ` ${r.src_as_org}` : ''}`;
   }
 }
 

@@ -7,6 +7,7 @@ export const threatsStatsManual: CommandManual = {
 threatcol threats stats                          # the last 24 h by threat, largest first (top 20)
 threatcol threats stats --by sensor --since 7d   # which sensor sent what this week
 threatcol threats stats --by src_ip --top 10     # who attacked most
+threatcol threats stats --by src_country         # from which countries; --by src_asn: which networks
 threatcol threats stats --sensor fw-berlin --by criticality --json | jq .rows
 \`\`\`
 
@@ -28,7 +29,7 @@ It reads every record of the window once: 1 GiB of stored records (1.26 million)
   options: {
     '--since': `window start: a duration ago (\`24h\`, \`7d\`, \`90m\`) or an ISO time`,
     '--sensor': `only records of this sensor`,
-    '--by': `group by this field (\`criticality\` is listed 4 to 0)`,
+    '--by': `group by this field (\`criticality\` is listed 4 to 0); \`src_country\` and \`src_asn\` (keys \`AS15169 Google LLC\`) are the enrichment's fields (docs/operations.md), \`(none)\` for records without them (private, documentation or unknown sources, or enrichment off)`,
     '--top': `the N largest groups (\`0\`: all); the rest is summed on a last \`(K more)\` line`,
     '--json': `print \`{"since", "until", "sensor", "by", "total", "distinct", "rows": [{"key", "count"}], "other"}\``,
   },
