@@ -109,15 +109,15 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
   }
 
-  /** The addresses as engineFieldsOf reads them: null when either has an escape (then read from the parse). */
-  addresses(): { src_ip: string; dst_ip: string; after: number } | null {
+  /** What engineFieldsOf reads: null when an address has an escape (then read from the parse). */
+  engineFields(): EngineFields | null {
     const buf = this.#buf;
     if (hasEscape(buf, this.#srcStart, this.#srcEnd) || hasEscape(buf, this.#dstStart, this.#dstEnd))
       return null;
     return {
       src_ip: buf.toString('utf8', this.#srcStart, this.#srcEnd),
       dst_ip: buf.toString('utf8', this.#dstStart, this.#dstEnd),
-      after: this.#dstEnd + 1 - this.#start,
+      threat: threatReader(this, this.#dstEnd + 1 - this.#start),
     };
   }
 
@@ -199,11 +199,8 @@ const THREAT_KEY = Buffer.from(',"threat":"');
  * check).
  */
 export function engineFieldsOf(line: OutputLine): EngineFields {
-  const addresses = line instanceof MarkedOutputLine ? line.addresses() : null;
-  if (addresses !== null) {
-    const { src_ip, dst_ip, after } = addresses;
-    return { src_ip, dst_ip, threat: threatReader(line, after) };
-  }
+  const fields = line instanceof MarkedOutputLine ? line.engineFields() : null;
+  if (fields !== null) return fields;
   const record = line.record;
   return { src_ip: record.src_ip, dst_ip: record.dst_ip, threat: () => record.threat };
 }

@@ -33,6 +33,8 @@ interface Chunk {
   /** Where the lines that are not stored records are, by their index (not the empty ones). */
   skipped: Map<number, string> | null;
   at: number;
+  /** The last record passed and not yet named in the series' position (its id is made once, not per line). */
+  taken: OutputLine | null;
   file: string;
   /** The read reached the end of the series' newest segment: nothing more to read in this gather. */
   last: boolean;
@@ -77,6 +79,7 @@ export async function gather(
           dry.add(key);
           continue;
         }
+        if (chunk) nameTaken(chunk, read.get(key));
         chunk = await readSeries(key, segments, read, options);
         heads.set(key, chunk);
         if (chunk.ends.length === 0) dry.add(key);
@@ -96,7 +99,10 @@ export async function gather(
         bestId = id;
       }
     }
-    if (best === null) return false;
+    if (best === null) {
+      for (const [key, chunk] of heads) nameTaken(chunk, read.get(key));
+      return false;
+    }
     const entry = best.entries[best.at] ?? null;
     const end = best.ends[best.at] as number;
     const skipped = best.skipped?.get(best.at);
@@ -104,15 +110,24 @@ export async function gather(
     offered.end = end;
     if (skipped === undefined) delete offered.skipped;
     else offered.skipped = skipped;
-    if (offer(offered) === 'stop') return true;
+    if (offer(offered) === 'stop') {
+      for (const [key, chunk] of heads) nameTaken(chunk, read.get(key));
+      return true;
+    }
     if (skipped !== undefined) options.skipped?.note(skipped);
     best.at++;
     // The position is this series' own object (readSeries made it): moved in place, one line at a time.
     const position = read.get(bestKey) as SeriesPosition;
     position.file = best.file;
     position.offset = end;
-    if (entry !== null) position.id = entry.id;
+    if (entry !== null) best.taken = entry;
   }
+}
+
+/** The position names the last record its series passed (checkPositions compares it after a cut-back). */
+function nameTaken(chunk: Chunk, position: SeriesPosition | undefined): void {
+  if (chunk.taken !== null && position !== undefined) position.id = chunk.taken.id;
+  chunk.taken = null;
 }
 
 /** The next chunk of complete lines of one series after its position, moving past drained segments. */
@@ -132,11 +147,12 @@ async function readSeries(
     const segment = segments.find((s) => s.file === current);
     const next: SegmentName | undefined = segments.find((s) => s.file > current);
     const first = segment ? await linesAfter(options, segment.path, position.offset) : null;
-    if (first && first.ends.length > 0) return { ...first, at: 0, file: current, last: first.atEnd && !next };
-    if (!next) return { entries: [], ends: [], skipped: null, at: 0, file: current, last: true };
+    if (first && first.ends.length > 0)
+      return { ...first, at: 0, taken: null, file: current, last: first.atEnd && !next };
+    if (!next) return { entries: [], ends: [], skipped: null, at: 0, taken: null, file: current, last: true };
     // The writer never returns to a segment once it opened a newer one: a last read drains it, then move on.
     const drain = segment ? await linesAfter(options, segment.path, position.offset) : null;
-    if (drain && drain.ends.length > 0) return { ...drain, at: 0, file: current, last: false };
+    if (drain && drain.ends.length > 0) return { ...drain, at: 0, taken: null, file: current, last: false };
     if (segment) await options.tails.release(segment.path);
     position = { file: next.file, offset: 0 };
     read.set(key, position);
