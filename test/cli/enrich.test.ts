@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
+import { startNatsServer } from '../helpers/nats-server.js';
 import { firewallRecord, genericRecord, readStored } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { tinyMmdb } from '../helpers/tiny-mmdb.js';
@@ -21,7 +22,7 @@ async function serveWith(t: test.TestContext, config: Record<string, unknown>) {
   const dataDir = makeTempDir(t);
   const configPath = join(dataDir, 'config.json');
   writeFileSync(configPath, JSON.stringify({ dataDir, ...config }));
-  const key = await addSensorCli(dataDir, 'fw');
+  const key = await addSensorCli(dataDir, 'fw', ['--config', configPath]);
   const serve = await spawnServe(dataDir, ['--config', configPath]);
   t.after(() => serve.stop());
   const agent = trustingAgent(dataDir);
@@ -249,4 +250,29 @@ test('enrich.enabled false: no fields, and check says so', async (t) => {
     (c) => c.name === 'enrich',
   );
   assert.match(String(line?.message), /^off/);
+});
+
+test('the NATS backend stores the same fields', async (t) => {
+  const nats = await startNatsServer(t);
+  const { configPath, send } = await serveWith(t, {
+    store: { backend: 'nats' },
+    nats: { servers: [nats.url] },
+  });
+  await send('/generic', [
+    genericRecord({ threat: 'v4', source_ip: '8.8.8.8', destination_ip: '203.0.113.1' }),
+    genericRecord({ threat: 'v6', source_ip: '2001:4860:4860::8888', destination_ip: '8.8.4.4' }),
+  ]);
+  const tail = await runCli(['threats', 'tail', '--config', configPath, '--no-follow', '--json', '-n', '10']);
+  assert.equal(tail.code, 0, tail.stderr);
+  const records = tail.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const v4 = records.find((r) => r.threat === 'v4') as Record<string, unknown>;
+  const v6 = records.find((r) => r.threat === 'v6') as Record<string, unknown>;
+  assert.equal(v4.src_country, GOOGLE.country);
+  assert.equal(v4.src_asn, GOOGLE.asn);
+  assert.equal(v4.dst_country, undefined);
+  assert.equal(v6.src_asn, GOOGLE.asn);
+  assert.equal(v6.dst_country, GOOGLE.country);
 });
