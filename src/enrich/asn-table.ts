@@ -204,21 +204,28 @@ function line(text: string, p: number, fields: [string, string]): Columns | null
   return { start: 0, end: 0, asn, org, next: eol + 1 };
 }
 
-interface V4Ranges {
+/** Ranges in address order: IPv4 one word an address, IPv6 four (most significant first); `at` their entries. */
+interface Ranges {
   count: number;
   starts: Uint32Array;
   ends: Uint32Array;
   at: Uint32Array;
 }
+type V4Ranges = Ranges;
+type V6Ranges = Ranges;
 
-function readV4(text: string, orgs: Interner): V4Ranges {
-  const max = countLines(text);
-  const r: V4Ranges = {
+/** Room for `max` ranges of `words` words an address. */
+function emptyRanges(max: number, words: 1 | 4): Ranges {
+  return {
     count: 0,
-    starts: new Uint32Array(max),
-    ends: new Uint32Array(max),
+    starts: new Uint32Array(max * words),
+    ends: new Uint32Array(max * words),
     at: new Uint32Array(max),
   };
+}
+
+function readV4(text: string, orgs: Interner): V4Ranges {
+  const r = emptyRanges(countLines(text), 1);
   const fields: [string, string] = ['', ''];
   let last = -1;
   for (let c = line(text, 0, fields); c !== null; c = line(text, c.next, fields)) {
@@ -237,22 +244,8 @@ function readV4(text: string, orgs: Interner): V4Ranges {
   return r;
 }
 
-interface V6Ranges {
-  count: number;
-  /** Four words a range, most significant first. */
-  starts: Uint32Array;
-  ends: Uint32Array;
-  at: Uint32Array;
-}
-
 function readV6(text: string, orgs: Interner): V6Ranges {
-  const max = countLines(text);
-  const r: V6Ranges = {
-    count: 0,
-    starts: new Uint32Array(max * 4),
-    ends: new Uint32Array(max * 4),
-    at: new Uint32Array(max),
-  };
+  const r = emptyRanges(countLines(text), 4);
   const fields: [string, string] = ['', ''];
   for (let c = line(text, 0, fields); c !== null; c = line(text, c.next, fields)) {
     if (readAddress(fields[0]) !== 6) continue; // an IPv4-mapped range: IPv4 is the other file's
