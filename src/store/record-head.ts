@@ -138,8 +138,11 @@ function valueEnd(buf: Buffer, at: number, stop: number, prefix: Buffer): number
   return startsWith(buf, at, stop, prefix) ? stringEnd(buf, at + prefix.length, stop) : -1;
 }
 
-/** A byte loop: a native compare per field cost more in the call than in the comparing. */
-function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
+/**
+ * Whether the line `buf[.., stop)` holds `prefix` at `at`. A byte loop: a native compare per field cost more in the
+ * call than in the comparing.
+ */
+export function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
   if (at + prefix.length > stop) return false;
   for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
   return true;

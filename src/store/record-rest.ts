@@ -3,6 +3,7 @@
 // end. An output's feed checks every line whole; this answers for the writer's lines without parsing them.
 // Sound, not complete: true only where parseStoredRecord would give a record with the head's values; false sends
 // the line to that parse (another field order, an unknown field, nesting deeper than the limit).
+import { startsWith } from './record-head.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -120,12 +121,6 @@ function stringField(buf: Buffer, p: number, stop: number, prefix: Buffer): numb
 /** The byte at `p` of the line, or -1 past its end (the buffer may hold the next line there). */
 function byteAt(buf: Buffer, p: number, stop: number): number {
   return p < stop ? (buf[p] as number) : -1;
-}
-
-function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
-  if (at + prefix.length > stop) return false;
-  for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
-  return true;
 }
 
 /** After the JSON string starting at `p` (its opening quote); -1 if it is none (a raw control byte, a bad escape). */

@@ -2,6 +2,7 @@
 // Segments whose UTC day ended before `since` are skipped by name, without being opened.
 import { open } from 'node:fs/promises';
 import type { StoredRecord } from '../../records/stored-record.js';
+import { startsWith } from '../record-head.js';
 import type { ParseStored } from '../record-shape.js';
 import { isoTimeMs } from '../stored-time.js';
 import { listSegments } from './segments.js';
@@ -95,12 +96,6 @@ function quoteAt(buf: Buffer, from: number, to: number): number {
     if (c === BACKSLASH || c >= 0x80) return from;
   }
   return from;
-}
-
-function startsWith(buf: Buffer, at: number, stop: number, prefix: Buffer): boolean {
-  if (at + prefix.length > stop) return false;
-  for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
-  return true;
 }
 
 function dayEnd(day: string): number {
