@@ -24,6 +24,7 @@ export function renderCopyright(options: StageOptions): string {
     },
     nodeStanza(options.nodeBinary, options.nodeVersion),
     ...productionModules(checkout).map((dir) => moduleStanza(checkout, dir)),
+    enrichStanza(checkout),
   ];
   const header = [
     'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/',
@@ -47,6 +48,30 @@ function indent(text: string): string {
     .split('\n')
     .map((line) => (line.trim() === '' ? ' .' : ` ${line.replace(/\t/g, '    ').trimEnd()}`))
     .join('\n');
+}
+
+/**
+ * The country and AS tables in dist/enrich/, built from ip-location-db's data (build-time modules, not shipped):
+ * CC0 for the country table, CC BY 4.0 (RouteViews, DB-IP, NRO) for the AS one, whose attribution this carries.
+ */
+function enrichStanza(checkout: string): Stanza {
+  const asn = join(checkout, 'node_modules/@ip-location-db/asn');
+  const texts = ['ROUTEVIEWS-LICENSE', 'DBIP-LICENSE', 'NRO_LICENSE', 'MODIFICATIONS'].map((name) =>
+    readFileSync(join(asn, name), 'utf8').trim(),
+  );
+  return {
+    files: `${layout.LIB_DIR.slice(1)}/dist/enrich/*`,
+    copyright:
+      'RouteViews (routeviews.org), DB-IP (db-ip.com), Number Resource Organization (nro.net); compiled by ip-location-db (github.com/sapics/ip-location-db)',
+    license: 'CC-BY-4.0 and CC0-1.0',
+    text: [
+      'The AS table is built from @ip-location-db/asn, the country table from',
+      '@ip-location-db/geo-whois-asn-country-mmdb (CC0-1.0, itself from NRO statistics).',
+      'IP Geolocation by DB-IP: https://db-ip.com',
+      '',
+      ...texts.flatMap((text) => [text, '']),
+    ].join('\n'),
+  };
 }
 
 function nodeStanza(nodeBinary: string, nodeVersion: string): Stanza {
