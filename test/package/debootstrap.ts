@@ -1,7 +1,16 @@
 // A fresh Debian root (debootstrap, minbase plus systemd) for the live package test, made once per suite and kept
 // in a cache directory: later runs boot an overlay on it, so each starts from the same untouched system.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -23,24 +32,58 @@ export function debianMirror(): string {
 }
 
 /**
+ * What the package depends on beyond minbase (the bundled Node 26 links libatomic): the containers have no network,
+ * so apt installs the .deb with what the root already holds, as a box that could fetch them would have them.
+ */
+const PACKAGE_DEPENDENCIES = ['libatomic1'];
+
+/**
  * The root of `suite` (bookworm, trixie), made with debootstrap when not cached yet. No Node in it: the package
  * must bring its own. Returns the path, or throws with debootstrap's own words.
  */
 export async function debianRoot(suite: string): Promise<string> {
   const root = join(CACHE_DIR, suite);
-  if (existsSync(join(root, 'etc/os-release')) && existsSync(join(root, '.complete'))) return withHosts(root);
+  if (existsSync(join(root, 'etc/os-release')) && existsSync(join(root, '.complete'))) {
+    await withDependencies(root);
+    return withHosts(root);
+  }
   mkdirSync(CACHE_DIR, { recursive: true });
   const partial = `${root}.partial`;
   rmSync(partial, { recursive: true, force: true });
-  await run(
-    'debootstrap',
-    ['--variant=minbase', '--include=systemd,systemd-sysv,dbus,procps', suite, partial, debianMirror()],
-    { timeout: 1_200_000, maxBuffer: 64 * 1024 * 1024 },
-  );
+  const include = ['systemd', 'systemd-sysv', 'dbus', 'procps', ...PACKAGE_DEPENDENCIES].join(',');
+  await run('debootstrap', ['--variant=minbase', `--include=${include}`, suite, partial, debianMirror()], {
+    timeout: 1_200_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   await run('touch', [join(partial, '.complete')]);
   rmSync(root, { recursive: true, force: true });
   renameSync(partial, root);
   return withHosts(root);
+}
+
+/** A root cached before the package needed PACKAGE_DEPENDENCIES gets them once, from the mirror. */
+async function withDependencies(root: string): Promise<void> {
+  const missing = PACKAGE_DEPENDENCIES.filter(
+    (name) =>
+      !readdirSync(join(root, 'var/lib/dpkg/info')).some(
+        (f) => f.startsWith(`${name}:`) || f === `${name}.list`,
+      ),
+  );
+  if (missing.length === 0) return;
+  await run(
+    'systemd-nspawn',
+    [
+      '-D',
+      root,
+      '--quiet',
+      '--register=no',
+      '--keep-unit',
+      '/bin/sh',
+      '-c',
+      `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${missing.join(' ')}`,
+    ],
+    { timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
+  );
 }
 
 /** The /etc/hosts the Debian installer writes (debootstrap's minbase has none, so `localhost` would not resolve). */
