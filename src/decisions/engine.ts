@@ -260,7 +260,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     } else {
       // An active block keeps the multiple it was made with (its offence counts the blocks so far).
       let made =
-        (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ?? current('offence', unit);
+        (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
+        current('offence', unit);
       const since = Date.parse(existing.since);
       if (made === null || Date.parse(made.last) < since) {
         // The block's own offence is missing: a batch cut after its block was stored and before its offence
