@@ -74,6 +74,8 @@ test('a healthy installation with a running daemon passes every check, in text a
     'free space': 'ok',
     store: 'ok',
     registry: 'ok',
+    'enrich country': 'ok',
+    'enrich asn': 'ok',
     port: 'ok',
     daemon: 'ok',
     ready: 'ok',
