@@ -1,6 +1,7 @@
 // A bare RELP client over TLS for the RELP input's tests: writes frames as given (broken ones too) and collects
 // the server's answers, so a test sees exactly which transaction was acknowledged and when.
 import { once } from 'node:events';
+import { connect as netConnect } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import { encodeRelpFrame, type RelpFrame, RelpFrameReader } from '../../src/relp-frames.js';
 import { until } from './until.js';
@@ -22,8 +23,16 @@ export interface RelpTestClient {
 export async function connectRelp(
   port: number,
   identity: { cert?: string; key?: string },
+  /** Keeps its side open after the server's end, as librelp does until its next message. */
+  options: { halfOpen?: boolean } = {},
 ): Promise<RelpTestClient> {
-  const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...identity });
+  const socket = connect({
+    ...(options.halfOpen
+      ? { socket: netConnect({ host: '127.0.0.1', port, allowHalfOpen: true }) }
+      : { host: '127.0.0.1', port }),
+    rejectUnauthorized: false,
+    ...identity,
+  });
   socket.on('error', () => {});
   const reader = new RelpFrameReader(1 << 20);
   const answers: RelpFrame[] = [];

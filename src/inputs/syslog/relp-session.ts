@@ -16,6 +16,8 @@ const OFFERS = 'relp_version=0\nrelp_software=threatcol\ncommands=syslog';
 const SERVERCLOSE = encodeRelpFrame(0, 'serverclose').toString('latin1');
 /** A session still open this long after `close()` is cut: longer than an append may take (nats.publishTimeoutMs). */
 const CLOSE_WAIT_MS = 10_000;
+/** How long a session whose answers and serverclose are out waits for the sender to close its side. */
+const END_WAIT_MS = 1000;
 
 export interface RelpSession {
   /**
@@ -225,6 +227,15 @@ export function serveRelpSession(
         flush();
       }
       const cut = setTimeout(() => socket.destroy(), CLOSE_WAIT_MS);
+      // Once the answers and serverclose are out (this side ended), the sender has all it will get: librelp keeps
+      // its side open until it next sends, so it is given a moment, not the whole wait. What it sends meanwhile is
+      // read and dropped (the data handler ignores it): bytes left unread would turn the close into a reset.
+      const ended = () => {
+        socket.resume();
+        setTimeout(() => socket.destroy(), END_WAIT_MS).unref();
+      };
+      if (socket.writableFinished) ended();
+      else socket.once('finish', ended);
       await closed;
       clearTimeout(cut);
     },
