@@ -10,6 +10,7 @@ import { hashKey } from '../../src/keys.js';
 import type { DecisionChange, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { post } from '../helpers/client.js';
+import { feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
@@ -43,21 +44,7 @@ async function addFeed(
   format: FeedFormat,
   password: string,
 ): Promise<void> {
-  await decide(server, [
-    {
-      kind: 'feed',
-      key: name,
-      value: {
-        name,
-        format,
-        passwordHash: hashKey(password),
-        maxEntries: null,
-        family: 'any',
-        createdAt: new Date().toISOString(),
-        rotatedAt: null,
-      },
-    },
-  ]);
+  await decide(server, [feedChange(name, password, format)]);
 }
 
 async function fetchFeed(

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { pino } from 'pino';
 import { openNatsStore } from '../../src/store/nats/open-nats-store.js';
 import { spawnServe } from '../helpers/cli.js';
@@ -18,15 +18,7 @@ test('a store whose NATS server stopped answering closes within seconds, its cli
   const { node, dataDir, config } = await natsBackend(t);
   const store = await openNatsStore(config, { logger: pino({ level: 'silent' }), dataDir });
   await until(async () => (await store.health()).ok, 20_000, 'the store is healthy');
-  const pid = node.pid as number;
-  t.after(() => {
-    try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      // already gone (the node's own cleanup killed it)
-    }
-  });
-  await stopProcess(pid);
+  await freezeUntilTheEnd(t, node.pid as number);
   const started = Date.now();
   const outcome = await Promise.race([
     store.close().then(() => 'closed' as const),
@@ -57,15 +49,7 @@ test('serve stops within its 12 s limit when a step hangs on a frozen NATS serve
     30_000,
     'the engine leads',
   );
-  const pid = node.pid as number;
-  t.after(() => {
-    try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      // already gone
-    }
-  });
-  await stopProcess(pid);
+  await freezeUntilTheEnd(t, node.pid as number);
   const started = Date.now();
   serve.child.kill('SIGTERM');
   // A hang guard far past the limit: before the limit, the stop waited out the 60 s request timeout.
@@ -83,3 +67,15 @@ test('serve stops within its 12 s limit when a step hangs on a frozen NATS serve
   assert.equal(line.step, 'stopping the decisions engine');
   assert.equal(line.level, 50);
 });
+
+/** Stops the NATS server (SIGSTOP: it answers nothing, its sockets stay open) and continues it when the test ends. */
+async function freezeUntilTheEnd(t: TestContext, pid: number): Promise<void> {
+  t.after(() => {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // already gone (the file's cleanup ended it)
+    }
+  });
+  await stopProcess(pid);
+}
