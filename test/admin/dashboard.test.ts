@@ -10,7 +10,7 @@
 // (picture: test/output/dashboard-blocklist.png).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
@@ -37,18 +37,7 @@ test('dashboard: live feed within a second, filters, sensor table, escaping, scr
   const gen = { agent: s.agent, sensor: 'ids-lab', key: genKey };
   assert.equal((await post(s.url, '/firewall', firewallRecord({ severity: 'critical' }), fw)).status, 200);
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1360, height: 1000 } });
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
+  const { page, problems } = await openBrowser(t, 1000);
   const response = await page.goto(s.adminUrl as string);
   assert.equal(response?.status(), 200);
   assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self'/);
@@ -236,18 +225,7 @@ test('dashboard: histogram bars match the records of known 10-minute buckets; cl
     await decided.close();
   }
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1360, height: 1100 } });
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
+  const { page, problems } = await openBrowser(t, 1100);
 
   // URL round trip: a bookmarked view opens with its chips and a feed filtered by them.
   await page.goto(`${s.adminUrl}/?threat=Bucket%205&min=1`);
@@ -480,18 +458,7 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
   await pulled.body.text();
   assert.equal(pulled.statusCode, 200);
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1360, height: 1000 } });
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
+  const { page, problems } = await openBrowser(t, 1000);
   assert.equal((await page.goto(s.adminUrl as string))?.status(), 200);
   await page.waitForSelector('#connection[data-state="live"]', { timeout: UI_MS });
 
@@ -554,3 +521,20 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
   await page.screenshot({ path: `${OUTPUT}dashboard-blocklist.png`, fullPage: true });
   assert.deepEqual(problems, []);
 });
+
+/** Headless Debian chromium, one page `height` px tall; `problems` collects its page errors and console errors. */
+async function openBrowser(t: TestContext, height: number) {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1360, height } });
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  return { page, problems };
+}
