@@ -7,13 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Pool } from 'undici';
 import { loadConfig } from '../../src/config/load-config.js';
 import { newRecordId } from '../../src/records/record-id.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import { firewallRecord } from './payloads.js';
-import { cpuSeconds, detectPinning, startThreatcol, type ThreatcolServer } from './processes.js';
+import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
 import { median } from './report.js';
 
 const SECONDS = Number(process.env.AB_SECONDS ?? 5);
@@ -31,32 +30,14 @@ function nextBody(): string {
 }
 
 async function load(server: ThreatcolServer): Promise<{ rps: number; cpuMsPerRequest: number }> {
-  const pool = new Pool(server.url, {
+  const r = await keepAliveFirewallLoad(server, {
     connections: CONNECTIONS,
-    connect: { rejectUnauthorized: false },
+    seconds: SECONDS,
+    nextBody,
+    // A duplicate answer means the window took a retry for a new record: what this A/B must never measure.
+    refuse: (text) => text.includes('duplicates'),
   });
-  const headers = {
-    'content-type': 'application/json',
-    'x-auth_key': server.key,
-    'x-sensor_name': server.sensor,
-  };
-  const cpu0 = cpuSeconds(server.pid);
-  const end = performance.now() + SECONDS * 1000;
-  let done = 0;
-  const client = async () => {
-    while (performance.now() < end) {
-      const res = await pool.request({ method: 'POST', path: '/firewall', headers, body: nextBody() });
-      const text = await res.body.text();
-      if (res.statusCode !== 200 || text.includes('duplicates')) throw new Error(`${res.statusCode} ${text}`);
-      done += 1;
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONNECTIONS }, client));
-  const elapsed = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  await pool.close();
-  return { rps: done / elapsed, cpuMsPerRequest: (cpu * 1000) / done };
+  return { rps: r.rps, cpuMsPerRequest: r.cpuSecondsPerRequest * 1000 };
 }
 
 /** Stores `count` keyed records (~700 bytes each) and times the window's rebuild when a writer opens again. */

@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Pool } from 'undici';
 import { startEnricher } from '../../src/enrich/enricher.js';
 import { firewallRecord } from './payloads.js';
-import { cpuSeconds, detectPinning, startThreatcol, type ThreatcolServer } from './processes.js';
+import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
 import { median } from './report.js';
 
 const quick = process.argv.includes('--quick');
@@ -37,29 +36,8 @@ function nextBody(): string {
 }
 
 async function load(server: ThreatcolServer): Promise<{ rps: number; cpuUsPerRequest: number }> {
-  const pool = new Pool(server.url, { connections: CONNECTIONS, connect: { rejectUnauthorized: false } });
-  const headers = {
-    'content-type': 'application/json',
-    'x-auth_key': server.key,
-    'x-sensor_name': server.sensor,
-  };
-  const cpu0 = cpuSeconds(server.pid);
-  const end = performance.now() + SECONDS * 1000;
-  let done = 0;
-  const client = async () => {
-    while (performance.now() < end) {
-      const res = await pool.request({ method: 'POST', path: '/firewall', headers, body: nextBody() });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${text}`);
-      done += 1;
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONNECTIONS }, client));
-  const elapsed = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  await pool.close();
-  return { rps: done / elapsed, cpuUsPerRequest: (cpu * 1e6) / done };
+  const r = await keepAliveFirewallLoad(server, { connections: CONNECTIONS, seconds: SECONDS, nextBody });
+  return { rps: r.rps, cpuUsPerRequest: r.cpuSecondsPerRequest * 1e6 };
 }
 
 /** Look-ups per second of distinct public addresses (country and AS), in this process; and the heap they take. */

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } fr
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
 import { BIN, cleanEnv, runCli } from '../helpers/cli.js';
 
 export { BIN };
@@ -373,4 +374,51 @@ export function memory(pid: number): { rss: number; peak: number } {
   const kb = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+/**
+ * Keep-alive POSTs of `nextBody()` to /firewall over `connections` connections for `seconds`: requests per second
+ * and the server's CPU seconds per request. A request answered other than 200, or whose answer `refuse` names,
+ * stops the run (an A/B measures only what was stored).
+ */
+export async function keepAliveFirewallLoad(
+  server: ThreatcolServer,
+  options: {
+    connections: number;
+    seconds: number;
+    nextBody: () => string;
+    refuse?: (text: string) => boolean;
+  },
+): Promise<{ rps: number; cpuSecondsPerRequest: number }> {
+  const pool = new Pool(server.url, {
+    connections: options.connections,
+    connect: { rejectUnauthorized: false },
+  });
+  const headers = {
+    'content-type': 'application/json',
+    'x-auth_key': server.key,
+    'x-sensor_name': server.sensor,
+  };
+  const cpu0 = cpuSeconds(server.pid);
+  const end = performance.now() + options.seconds * 1000;
+  let done = 0;
+  const client = async () => {
+    while (performance.now() < end) {
+      const res = await pool.request({
+        method: 'POST',
+        path: '/firewall',
+        headers,
+        body: options.nextBody(),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200 || options.refuse?.(text)) throw new Error(`${res.statusCode} ${text}`);
+      done += 1;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: options.connections }, client));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpu0;
+  await pool.close();
+  return { rps: done / elapsed, cpuSecondsPerRequest: cpu / done };
 }
