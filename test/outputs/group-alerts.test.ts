@@ -145,17 +145,7 @@ test('a flood of one group: its first record at once, then one summary per windo
 
 test('kill -9 during a window loses no count: the open groups come back with the position', async (t) => {
   const dir = makeTempDir(t);
-  const { receiver, seen } = await groupReceiver(t);
-  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
-  const run = await serveGrouped(t, dir, {
-    hook: {
-      type: 'webhook',
-      url: `${receiver.url}/json`,
-      ca: join(dir, 'ca.pem'),
-      group: { by: ['src_ip', 'threat'], window: '6s' },
-      batch: { maxWaitMs: 100 },
-    },
-  });
+  const { seen, run } = await groupedWebhook(t, dir, { by: ['src_ip', 'threat'], window: '6s' });
   let serve = await run.serve();
   await run.post(serve, times(100, A));
   await until(() => seen.firsts.length > 0, 30_000, 'the first message');
@@ -178,17 +168,7 @@ test('kill -9 during a window loses no count: the open groups come back with the
 
 test('past maxGroups, records of new groups are counted in one overflow group, and in the metric', async (t) => {
   const dir = makeTempDir(t);
-  const { receiver, seen } = await groupReceiver(t);
-  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
-  const run = await serveGrouped(t, dir, {
-    hook: {
-      type: 'webhook',
-      url: `${receiver.url}/json`,
-      ca: join(dir, 'ca.pem'),
-      group: { by: ['src_ip'], window: '1s', maxGroups: 2 },
-      batch: { maxWaitMs: 100 },
-    },
-  });
+  const { seen, run } = await groupedWebhook(t, dir, { by: ['src_ip'], window: '1s', maxGroups: 2 });
   const serve = await run.serve();
   const ips = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5'];
   await run.post(
@@ -267,3 +247,23 @@ test('group on a SIEM output stops serve with 78, naming the key', async (t) => 
   assert.equal(result.code, 78, result.stderr);
   assert.match(result.stderr, /outputs\.siem\.group: .*webhook.*email/);
 });
+
+/** One grouped JSON webhook output (`hook`) to a fresh receiver, trusted through its CA. */
+async function groupedWebhook(
+  t: { after(fn: () => unknown): void },
+  dir: string,
+  group: Record<string, unknown>,
+) {
+  const { receiver, seen } = await groupReceiver(t);
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const run = await serveGrouped(t, dir, {
+    hook: {
+      type: 'webhook',
+      url: `${receiver.url}/json`,
+      ca: join(dir, 'ca.pem'),
+      group,
+      batch: { maxWaitMs: 100 },
+    },
+  });
+  return { seen, run };
+}
