@@ -13,7 +13,18 @@ const RAW_WHITESPACE = /[\t\r]/g;
  * able to retitle or clear the terminal, forge a line, or reorder what the admin reads).
  */
 export function clean(value: unknown): string {
-  return String(value ?? '').replace(UNSAFE, '?');
+  return asText(value).replace(UNSAFE, '?');
+}
+
+/** Any value as text, never throwing: a parsed object may carry a `toString` that is not a function. */
+function asText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value !== 'object') return String(value);
+  try {
+    return String(value);
+  } catch {
+    return JSON.stringify(value) ?? '';
+  }
 }
 
 /** A whole text of lines for the terminal: as clean() but keeping its line feeds. */

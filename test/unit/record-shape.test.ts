@@ -185,11 +185,26 @@ test('property: for any JSON value in any field, the check never throws; every r
     }),
   );
   fc.assert(fc.property(fc.anything(), (value) => typeof isStoredRecord(value) === 'boolean'));
-  // CEF and the filters are total over any object, not only over what the check passes.
+  // CEF and the filters are total over any object, not only over what the check passes; a parsed object may
+  // carry a `toString` or `valueOf` that is not a function (String() and Math.trunc() throw on those).
+  const uncallable = fc.dictionary(
+    fc.constantFrom('toString', 'valueOf', 'length', '0'),
+    fc.jsonValue({ maxDepth: 1 }),
+  );
+  const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), uncallable);
   fc.assert(
-    fc.property(fc.dictionary(fc.constantFrom(...FIELDS), fc.jsonValue({ maxDepth: 2 })), (value) => {
-      readAll(value as unknown as StoredRecord);
+    fc.property(fc.dictionary(fc.constantFrom(...FIELDS), value), (record) => {
+      readAll(record as unknown as StoredRecord);
     }),
+    {
+      numRuns: 1000,
+      examples: [
+        [{ id: { toString: 0 } }],
+        [{ protocol: { toString: '' } }],
+        [{ criticality: { valueOf: 1 } }],
+        [{ src_ip: { toString: null }, src_port: { valueOf: [] } }],
+      ],
+    },
   );
 });
 

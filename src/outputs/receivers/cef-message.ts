@@ -5,7 +5,8 @@ import type { StoredRecord } from '../../records/stored-record.js';
 /** Criticality 0..4 on CEF's 0..10 (0-3 low, 4-6 medium, 7-8 high, 9-10 very high). */
 const CEF_SEVERITY = [1, 3, 5, 8, 10];
 
-export function cefSeverity(criticality: number): number {
+export function cefSeverity(criticality: unknown): number {
+  if (typeof criticality !== 'number') return 5;
   return CEF_SEVERITY[Math.min(4, Math.max(0, Math.trunc(criticality) || 0))] ?? 5;
 }
 
@@ -57,7 +58,7 @@ export function cefMessage(record: StoredRecord, id: string, productVersion: str
   add('proto', text(record.protocol).toUpperCase());
   add('dvchost', text(record.sensor));
   add('cat', text(record.severity));
-  add('externalId', id);
+  add('externalId', text(id));
   add('cs1Label', 'endpoint');
   add('cs1', text(record.endpoint));
   const threat = text(record.threat);
