@@ -265,12 +265,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       const since = Date.parse(existing.since);
       if (made === null || Date.parse(made.last) < since) {
         // The block's own offence is missing: a batch cut after its block was stored and before its offence
-        // (NATS writes blocks first). Counted now, from the block before it, as the block was made; not a new
-        // block to report.
+        // (NATS writes blocks first). Counted now, from the block before it, as the block was made; and
+        // reported now, since the cut write failed before it could be (reportBlocks).
         const repeats = made && since - Date.parse(made.last) < REPEAT_WINDOW_MS ? made.blocks : 0;
         made = { address: unit, blocks: repeats + 1, last: existing.since };
         changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: made });
-        repaired.add(unit);
+        repaired.set(unit, existing);
       }
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** Math.max(0, made.blocks - 1));
     }
@@ -329,15 +329,36 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     }
   }
 
-  /** Units whose offence decide() wrote again for an active block (not new blocks): cleared by each write. */
-  const repaired = new Set<string>();
+  /** Units whose offence decide() wrote again for a block stored by a cut write, and that block: cleared by each write. */
+  const repaired = new Map<string, Block>();
+
+  /**
+   * New blocks of writes that failed (some of their puts may have landed): the batch is decided again, and a
+   * block that was stored is then no longer new; it is reported after the next write that succeeds.
+   */
+  const unreported = new Map<string, Block>();
 
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
     try {
       await writeChanges(changes);
+    } catch (error) {
+      for (const [unit, block] of newBlocks(changes)) unreported.set(unit, block);
+      throw error;
     } finally {
       repaired.clear();
     }
+  }
+
+  /** A write's new blocks (with their offence), and blocks whose missing offence it repairs, by unit. */
+  function newBlocks(changes: Map<string, DecisionChange>): Map<string, Block> {
+    const blocks = new Map<string, Block>();
+    for (const change of changes.values()) {
+      if (change.kind !== 'offence') continue;
+      const block =
+        (changes.get(`block ${change.key}`)?.value as Block | null | undefined) ?? repaired.get(change.key);
+      if (block) blocks.set(change.key, block);
+    }
+    return blocks;
   }
 
   async function writeChanges(changes: Map<string, DecisionChange>): Promise<void> {
@@ -357,17 +378,20 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   }
 
   /**
-   * The new blocks of a write, once stored: a batch whose write failed is decided again and reported then, so
-   * a block is logged and counted once. One line each up to a few, then one line for the rest (an attack makes
+   * The new blocks of a write, once stored: a batch whose write failed is decided again and reported then (a
+   * block it did store, through the offence repaired for it), so a block is logged and counted once. One line each up to a few, then one line for the rest (an attack makes
    * thousands at once).
    */
   function reportBlocks(changes: Map<string, DecisionChange>): void {
     let lines = 0;
     const more: Record<string, number> = {};
-    for (const change of changes.values()) {
-      if (change.kind !== 'offence' || repaired.has(change.key)) continue;
-      const block = changes.get(`block ${change.key}`)?.value as Block | null | undefined;
-      if (!block) continue;
+    const made = newBlocks(changes);
+    // A cut write's blocks that were stored (the same block, by its start) and so are not new to this one.
+    for (const [unit, block] of unreported) {
+      if (!made.has(unit) && current('block', unit)?.since === block.since) made.set(unit, block);
+    }
+    unreported.clear();
+    for (const block of made.values()) {
       blocksMade[block.rule] = (blocksMade[block.rule] ?? 0) + 1;
       if (lines++ < BLOCK_LINES_PER_BATCH) {
         logger.info(

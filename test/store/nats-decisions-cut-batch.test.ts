@@ -143,7 +143,17 @@ test('nats: a batch of blocks cut after k puts (sent order or reversed) is decid
           `${block.address}: a first block lasts 24 h, not ${lasts * 24} h (cut after ${k} puts, ${order})`,
         );
       }
+      // Each new block is counted (and logged) once, also when the write that made it was cut.
       cases.push(`${order}/${k}`);
+      await until(
+        () => engine.counts().blocksMade.critical === 2 * cases.length,
+        GUARD_MS,
+        `blocks counted once each (cut after ${k} puts, ${order})`,
+      ).catch(() => {
+        assert.fail(
+          `${engine.counts().blocksMade.critical} blocks counted, not ${2 * cases.length} (cut after ${k} puts, ${order})`,
+        );
+      });
     }
   }
   t.diagnostic(`batches cut and decided again: ${cases.join(' ')}`);
