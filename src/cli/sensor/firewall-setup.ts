@@ -20,10 +20,18 @@ export function firewallPayloadTemplate(): string {
   return `{${FIREWALL_FIELDS.map((f) => `"${f}":"$${f}"`).join(',')}}`;
 }
 
-export function firewallSetupText(name: string, key: string | null): string {
+/**
+ * The port a firewall sends to: the collector's `server.port`. 0 means a free port picked at each start, which no
+ * firewall can be told in advance: the text says where to read it instead.
+ */
+function portText(port: number): string {
+  return port === 0 ? '<the port in the "threatcol is listening" log line>' : String(port);
+}
+
+export function firewallSetupText(name: string, key: string | null, port: number): string {
   const keyLine = key ?? '<the key printed by "threatcol sensor add" or "threatcol sensor rotate">';
   return [
-    'PAN-OS HTTP server profile: protocol HTTPS, port 443, TLS version 1.2, no certificate profile,',
+    `PAN-OS HTTP server profile: protocol HTTPS, port ${portText(port)}, TLS version 1.2, no certificate profile,`,
     'HTTP method POST, any dummy username and password (they are ignored).',
     '',
     'Payload format, log type "threat":',
@@ -38,12 +46,12 @@ export function firewallSetupText(name: string, key: string | null): string {
 }
 
 /** The setup of `firewallSetupText` as data, for `sensor show --firewall --json`. */
-export function firewallSetupJson(name: string): Record<string, unknown> {
+export function firewallSetupJson(name: string, port: number): Record<string, unknown> {
   return {
     name,
     server_profile: {
       protocol: 'HTTPS',
-      port: 443,
+      port: port === 0 ? null : port,
       tls_version: '1.2',
       certificate_profile: null,
       method: 'POST',
@@ -61,7 +69,7 @@ export function firewallSetupJson(name: string): Record<string, unknown> {
 }
 
 /** What `sensor add` and `sensor rotate` print after their first line: the key once, the headers, the template. */
-export function newKeyText(name: string, key: string, note?: string): string {
+export function newKeyText(name: string, key: string, port: number, note?: string): string {
   return [
     '',
     `  Key: ${key}`,
@@ -71,6 +79,6 @@ export function newKeyText(name: string, key: string, note?: string): string {
     `  X-AUTH_KEY: ${key}`,
     `  X-SENSOR_NAME: ${name}`,
     '',
-    firewallSetupText(name, key),
+    firewallSetupText(name, key, port),
   ].join('\n');
 }

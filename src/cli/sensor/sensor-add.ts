@@ -85,7 +85,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
       ...(sensor.syslog ? syslogIdentityLines(sensor.name, sensor.syslog) : []),
       storeLocationLine(loaded),
-      newKeyText(sensor.name, key),
+      newKeyText(sensor.name, key, config.server.port),
     ].join('\n'),
   );
   return 0;

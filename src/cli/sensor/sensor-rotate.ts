@@ -62,7 +62,7 @@ export async function rotateSensor(name: string, options: RotateOptions, io: Cli
     [
       `Sensor "${sensor.name}" has a new key.`,
       storeLocationLine(loaded),
-      newKeyText(sensor.name, key, until),
+      newKeyText(sensor.name, key, loaded.config.server.port, until),
     ].join('\n'),
   );
   return 0;

@@ -61,8 +61,8 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     return 0;
   }
   if (options.firewall) {
-    if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name));
-    else write(io.stdout, firewallSetupText(sensor.name, null));
+    if (options.json) writeJson(io.stdout, firewallSetupJson(sensor.name, config.server.port));
+    else write(io.stdout, firewallSetupText(sensor.name, null, config.server.port));
     return 0;
   }
   const activity = Object.hasOwn(stats, name) ? stats[name] : undefined;
