@@ -31,10 +31,19 @@ export interface FeedRecord {
   dst_port: number;
   protocol: string;
   remote_addr: string;
+  /** The enrichment's fields, where the record has them. */
+  src_country?: string;
+  src_asn?: number;
+  src_as_org?: string;
+  dst_country?: string;
+  dst_asn?: number;
+  dst_as_org?: string;
 }
 
+const ENRICHED = ['src_country', 'src_asn', 'src_as_org', 'dst_country', 'dst_asn', 'dst_as_org'] as const;
+
 export function feedRecord(r: StoredRecord): FeedRecord {
-  return {
+  const record: FeedRecord = {
     id: r.id,
     received_at: r.received_at,
     sensor: r.sensor,
@@ -49,6 +58,8 @@ export function feedRecord(r: StoredRecord): FeedRecord {
     protocol: r.protocol,
     remote_addr: r.remote_addr,
   };
+  for (const key of ENRICHED) if (r[key] !== undefined) Object.assign(record, { [key]: r[key] });
+  return record;
 }
 
 /**

@@ -3,7 +3,13 @@
 import type { ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
 import { isRecordEndpoint } from '../records/stored-record.js';
-import { type SearchQuery, searchQueryProblem, searchRecords } from '../store/search-records.js';
+import {
+  NETWORK_FILTER_KEYS,
+  networkFilters,
+  type SearchQuery,
+  searchQueryProblem,
+  searchRecords,
+} from '../store/search-records.js';
 import {
   busy,
   type DashboardStore,
@@ -19,7 +25,8 @@ const MAX_PAGE = 200;
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
- * `?src=&dst=&threat=&sensor=&endpoint=&min=&since=&until=&before=&limit=`: since and until are ISO times or
+ * `?src=&dst=&threat=&sensor=&endpoint=&min=&src_country=&src_asn=&dst_country=&dst_asn=&since=&until=&before=
+ * &limit=`: since and until are ISO times or
  * durations ago (`90m`, `24h`, `7d`); since defaults to 24 h ago, until to now. The query or a 400 message.
  */
 export function searchQueryFrom(params: URLSearchParams, now: number): SearchQuery | string {
@@ -38,7 +45,11 @@ export function searchQueryFrom(params: URLSearchParams, now: number): SearchQue
   if (isRecordEndpoint(endpoint)) query.endpoint = endpoint;
   const min = Number(params.get('min'));
   if (Number.isInteger(min) && min >= 1 && min <= 4) query.minCriticality = min;
-  return searchQueryProblem(query, now) ?? query;
+  const network = networkFilters(
+    Object.fromEntries(NETWORK_FILTER_KEYS.map((key) => [key, params.get(key)?.trim() || undefined])),
+  );
+  if (typeof network === 'string') return network;
+  return searchQueryProblem(query, now) ?? Object.assign(query, network);
 }
 
 export async function serveSearch(

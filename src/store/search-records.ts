@@ -33,6 +33,37 @@ export interface SearchPage {
   bounded: { maxRecords: number; maxBytes: number } | null;
 }
 
+/** The country and AS filters by their names in a query string (`--src-country` and so on on the command line). */
+export const NETWORK_FILTER_KEYS = ['src_country', 'dst_country', 'src_asn', 'dst_asn'] as const;
+export type NetworkFilterKey = (typeof NETWORK_FILTER_KEYS)[number];
+type NetworkFilter = Pick<RecordFilter, 'srcCountry' | 'dstCountry' | 'srcAsn' | 'dstAsn'>;
+
+/**
+ * The country and AS filters from their text: a country is an ISO 3166-1 alpha-2 code in any case (`us`: US), an
+ * AS a number from 0 to 4294967295, bare or as `AS15169`; an absent value means none. The filter's fields, or a
+ * message naming the first value that is neither.
+ */
+export function networkFilters(given: Partial<Record<NetworkFilterKey, string>>): NetworkFilter | string {
+  const filter: NetworkFilter = {};
+  for (const key of NETWORK_FILTER_KEYS) {
+    const text = given[key]?.trim();
+    if (text === undefined) continue;
+    const [side, kind] = key.split('_') as ['src' | 'dst', 'country' | 'asn'];
+    if (kind === 'country') {
+      if (!/^[a-z]{2}$/i.test(text))
+        return `${key} "${text}" is not a country code (two letters, ISO 3166-1 alpha-2: US, DE)`;
+      filter[`${side}Country`] = text.toUpperCase();
+    } else {
+      const digits = /^(?:as)?(\d{1,10})$/i.exec(text)?.[1];
+      const asn = digits === undefined ? Number.NaN : Number(digits);
+      if (!(asn <= 0xffffffff))
+        return `${key} "${text}" is not an AS number (0 to 4294967295, as 15169 or AS15169)`;
+      filter[`${side}Asn`] = asn;
+    }
+  }
+  return filter;
+}
+
 /** Why a query cannot run (a message for a usage error or a 400), or null. */
 export function searchQueryProblem(query: SearchQuery, now: number): string | null {
   const until = query.until ?? now;

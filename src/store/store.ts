@@ -88,6 +88,12 @@ export interface RecordFilter {
   dst?: string;
   /** Only records whose threat name contains this, ignoring case. */
   threat?: string;
+  /** Only records whose source (destination) country is this ISO 3166-1 alpha-2 code, upper case (enrichment). */
+  srcCountry?: string;
+  dstCountry?: string;
+  /** Only records whose source (destination) address is in this AS number (enrichment). */
+  srcAsn?: number;
+  dstAsn?: number;
   /** Only records stored before the record with this id (ids are time-ordered UUIDv7): the next page back. */
   before?: string;
 }
@@ -147,6 +153,8 @@ export interface RecordReader {
 
 export interface SensorActivity {
   last_seen: string | null;
+  /** When its last record was accepted (last_seen counts refused requests of a proven key too). */
+  last_accepted?: string | null;
   last_address: string | null;
   records_received: number;
   requests_rejected: number;
@@ -155,8 +163,21 @@ export interface SensorActivity {
   last_rejected_at?: string | null;
 }
 
+/** A sensor reported silent (src/sensors/): kept until it sends again, so a restart neither repeats nor loses it. */
+export interface SensorSilence {
+  /** When its expected interval ran out. */
+  silent_since: string;
+}
+
 /** Per-sensor activity counters. The daemon writes (one writer per collector); the CLI reads the sums. */
 export interface SensorStatsStore {
+  /** The silences reported and not yet over, per sensor (one cluster-wide set on NATS). */
+  readSilences(): Promise<Record<string, SensorSilence>>;
+  /**
+   * Stores (or with null, clears) one sensor's silence, durably before it resolves. Only the silence watcher
+   * writes (the daemon, the primary of --workers, on NATS the holder of the watcher's lease).
+   */
+  writeSilence(sensor: string, silence: SensorSilence | null): Promise<void>;
   recordAccepted(sensor: string, address: string, records: number, at: string): void;
   /**
    * A rejected request of `sensor`: counted with its code and time. `address` is null when the sender never

@@ -187,3 +187,55 @@ test('admin /api/search and /api/feed: endpoint=syslog keeps only the records th
   await feed.waitFor(syslogIds[0] as string);
   for (const [i, id] of ids.entries()) assert.equal(feed.text().includes(id), isSyslog(i), id);
 });
+
+test('admin /api/search: by source and destination country and AS (the CLI’s filter), 400 for what is neither', async (t) => {
+  const dataDir = makeTempDir(t);
+  const places = [
+    { src_country: 'US', src_asn: 15169, src_as_org: 'GOOGLE' },
+    { src_country: 'NL', src_asn: 64500, src_as_org: 'Example Hosting', dst_country: 'DE', dst_asn: 3320 },
+    { src_country: 'US', src_asn: 64500, src_as_org: 'Example Hosting' },
+    {},
+  ];
+  const { ids } = writeStore(dataDir, 40, (i) => places[i % places.length] as Record<string, unknown>);
+  const { ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  const idsWhere = (test: (place: Record<string, unknown>) => boolean) =>
+    ids.filter((_, i) => test(places[i % places.length] as Record<string, unknown>)).reverse();
+  for (const [query, want] of [
+    ['src_country=us', idsWhere((p) => p.src_country === 'US')],
+    ['src_asn=AS64500', idsWhere((p) => p.src_asn === 64500)],
+    ['src_country=US&src_asn=64500', idsWhere((p) => p.src_country === 'US' && p.src_asn === 64500)],
+    ['dst_country=DE&dst_asn=3320', idsWhere((p) => p.dst_country === 'DE')],
+    ['src_country=FR', []],
+    ['src_country=&src_asn=', ids.slice().reverse()],
+  ] as const) {
+    const found = await startGet(`${base}/api/search?${query}&since=2h&limit=200`).answer;
+    assert.equal(found.status, 200, query);
+    assert.deepEqual(
+      found.body.records.map((r) => r.id),
+      want,
+      query,
+    );
+  }
+  // The answer's records carry the enrichment's fields, for the page to show and filter by.
+  const one = await startGet(`${base}/api/search?src_country=NL&limit=1&since=2h`).answer;
+  assert.deepEqual(
+    Object.fromEntries(
+      Object.entries(one.body.records[0] as Record<string, unknown>).filter(([key]) =>
+        /_(country|asn|as_org)$/.test(key),
+      ),
+    ),
+    places[1],
+  );
+  for (const query of [
+    'src_country=USA',
+    'dst_country=1x',
+    'src_asn=google',
+    'dst_asn=4294967296',
+    'src_asn=AS',
+  ]) {
+    const bad = await startGet(`${base}/api/search?${query}`).answer;
+    assert.equal(bad.status, 400, query);
+    assert.equal(bad.body.error?.code, 'BAD_REQUEST', query);
+  }
+});

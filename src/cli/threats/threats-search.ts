@@ -1,4 +1,5 @@
-// `threatcol threats search`: the look-up: stored records matching addresses, a threat, sensors in a window, paged.
+// `threatcol threats search`: the look-up: stored records matching addresses, a threat, sensors, countries and ASes
+// in a window, paged.
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
 import type { StoredRecord } from '../../records/stored-record.js';
@@ -16,6 +17,10 @@ interface SearchOptions extends CommonOptions {
   src?: string;
   dst?: string;
   threat?: string;
+  srcCountry?: string;
+  srcAsn?: string;
+  dstCountry?: string;
+  dstAsn?: string;
   sensor?: string[];
   minCriticality?: string;
   endpoint?: 'firewall' | 'generic' | 'syslog';
@@ -36,11 +41,15 @@ export function registerThreatsSearch(
     threats
       .command('search')
       .description(
-        'look up stored records by address or CIDR, threat, sensor, in a window; newest first, paged',
+        'look up stored records by address or CIDR, threat, sensor, country or AS, in a window; newest first, paged',
       )
       .option('--src <address|cidr>', 'only records from this source address or network')
       .option('--dst <address|cidr>', 'only records to this destination address or network')
       .option('--threat <text>', 'only records whose threat name contains this (ignoring case)')
+      .option('--src-country <cc>', 'only records from this country (ISO 3166-1 alpha-2: US, DE)')
+      .option('--src-asn <asn>', 'only records from this AS (15169 or AS15169)')
+      .option('--dst-country <cc>', 'only records to this country')
+      .option('--dst-asn <asn>', 'only records to this AS')
       .option('--sensor <name>', 'only records from this sensor (repeatable)', collect)
       .option('--min-criticality <0-4>', 'only records at or above this criticality')
       .addOption(
@@ -77,15 +86,23 @@ export async function searchThreats(options: SearchOptions, io: CliIo): Promise<
   const match =
     sensors !== null && sensors.size > 1 ? { match: (r: StoredRecord) => sensors.has(r.sensor) } : {};
   // Imported here: the definition above is loaded for every command line.
-  const { searchQueryProblem, searchRecords } = await import('../../store/search-records.js');
-  const problem = searchQueryProblem(query, now);
+  const { networkFilters, searchQueryProblem, searchRecords } = await import('../../store/search-records.js');
+  const network = networkFilters({
+    src_country: options.srcCountry,
+    src_asn: options.srcAsn,
+    dst_country: options.dstCountry,
+    dst_asn: options.dstAsn,
+  });
+  const problem = typeof network === 'string' ? network : searchQueryProblem(query, now);
   if (problem !== null) {
     // The search's messages name the API's fields; here they are flags.
     const named = problem
+      .replace(/^(src|dst)_(country|asn) /, '--$1-$2 ')
       .replace(/^(src|dst|before|threat) /, '--$1 ')
       .replace(/^the window/, '--since/--until: the window');
     throw new ThreatcolError('USAGE', named);
   }
+  Object.assign(query, network);
   const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
   return readStore(loaded, io, async ({ reader }, signal) => {
