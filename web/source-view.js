@@ -57,9 +57,12 @@ function rows(s) {
       'network',
       [s.country, s.asn === null ? null : `AS${s.asn}`, s.as_org].filter((v) => v !== null).join(' '),
     ]);
+  // An allow entry that covers a block keeps it out of every feed: the firewalls do not block it.
+  const keptOut =
+    s.blocked && s.allowed ? ` (not in the feeds: the allow entry ${s.allowed.network} keeps it out)` : '';
   out.push([
     'blocked',
-    s.blocked ? `yes: ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}` : 'no',
+    s.blocked ? `yes: ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}${keptOut}` : 'no',
   ]);
   out.push(['allowed', s.allowed ? `yes: ${s.allowed.network} (${s.allowed.reason})` : 'no']);
   return out;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { formatNetwork, maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
 import type { AllowEntry, Block, DecisionsState, DecisionsStore } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
+import { decisionsOfSource } from '../store/source-summary.js';
 
 /** Blocks, allow entries and feeds listed at most (the newest first); the totals say how many there are. */
 export const PANEL_ROWS = 100;
@@ -54,6 +55,8 @@ export interface BlocklistView {
   panel(now: number): BlocklistPanel;
   /** The block each address lies in, for the addresses that are blocked (kept-out blocks do not count). */
   check(addresses: readonly string[], now: number): Record<string, BlockMark>;
+  /** What `source show` says of an address or CIDR (store/source-summary.ts), from the watched copy. */
+  source(address: string, now: number): ReturnType<typeof decisionsOfSource>;
 }
 
 /** What one state of the decisions costs to answer from, made once per change (and per second for expiry). */
@@ -228,6 +231,9 @@ export function createBlocklistView(deps: {
         }
       }
       return marks;
+    },
+    source(address, now) {
+      return decisionsOfSource(address, state, deps.configuredAllow(), now);
     },
   };
 }

@@ -2,12 +2,7 @@
 // `threatcol source show` (store/source-summary.ts), within the feed's read slots, aborted on hang-up.
 import type { ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
-import {
-  type SourceQuery,
-  sourceDecisions,
-  sourceQueryProblem,
-  summarizeSource,
-} from '../store/source-summary.js';
+import { type SourceQuery, sourceQueryProblem, summarizeSource } from '../store/source-summary.js';
 import type { BlocklistView } from './blocklist-panel.js';
 import type { DashboardStore } from './dashboard-routes.js';
 import type { LiveFeed } from './live-feed.js';
@@ -29,11 +24,11 @@ export async function serveSource(
   deps.blocklist?.start();
   await answerFromStore(res, deps.feed, async (signal) => {
     const summary = await summarizeSource(deps.store.reader, query, { signal });
-    // The panel's watched copy of the decisions: a block as the feeds serve it (one an allow entry keeps out
-    // is not blocked), and the allow entries it lists.
-    const blocked = deps.blocklist?.check([query.address], now)[query.address] ?? null;
-    const allow = deps.blocklist?.panel(now).allow ?? [];
-    const { allowed } = sourceDecisions(query.address, { blocks: [], allow }, now);
+    // From the process's one watched copy of the decisions, by the function `source show` runs on the store's.
+    const { blocked, allowed } = deps.blocklist?.source(query.address, now) ?? {
+      blocked: null,
+      allowed: null,
+    };
     return { ...summary, blocked, allowed, since: new Date(query.since).toISOString() };
   });
 }

@@ -3,7 +3,7 @@
 // entry that covers it.
 import { maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
 import type { StoredRecord } from '../records/stored-record.js';
-import type { AllowEntry, Block } from './decisions.js';
+import type { AllowEntry, Block, DecisionsState } from './decisions.js';
 import { SEARCH_MAX_BYTES, SEARCH_MAX_RECORDS, searchQueryProblem } from './search-records.js';
 import type { RecordReader } from './store.js';
 
@@ -162,6 +162,22 @@ export function configuredAllowEntries(networks: readonly string[]): SourceAllow
     who: null,
     source: 'configuration',
   }));
+}
+
+/**
+ * What `source show` and the dashboard's /api/source say of `address`: the block and the allow entry covering it
+ * in a state of the decisions (the store's, read by the CLI, or the daemon's one watched copy) and
+ * blocklist.allow as configured. One answer for both, whoever holds the state.
+ */
+export function decisionsOfSource(
+  address: string,
+  state: Pick<DecisionsState, 'blocks' | 'allow'>,
+  configuredAllow: readonly string[],
+  now: number,
+): { blocked: Block | null; allowed: SourceAllow | null } {
+  const allow: SourceAllow[] = configuredAllowEntries(configuredAllow);
+  for (const entry of state.allow.values()) allow.push({ ...entry, source: 'command' });
+  return sourceDecisions(address, { blocks: state.blocks.values(), allow }, now);
 }
 
 /**

@@ -1,6 +1,8 @@
 // The dashboard's source view, GET /api/source, against the real admin listener of a collector that stored
 // records posted over real TLS by two sensors: the summary of `source show` (one function), the block that
-// covers the address, 400 for what is not an address; and the look-up's bound, which says it cut the read short.
+// covers the address, 400 for what is not an address; the block and allow entry `source show` names, from the
+// same decisions (an address, a CIDR, a block an allow entry keeps out); and the look-up's bound, which says it cut
+// the read short.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
@@ -8,6 +10,7 @@ import { request } from 'undici';
 import type { DecisionChange } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { summarizeSource } from '../../src/store/source-summary.js';
+import { runCli } from '../helpers/cli.js';
 import { post } from '../helpers/client.js';
 import { blockChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
@@ -91,11 +94,12 @@ test('GET /api/source: the summary of one source across sensors, its block, 400 
     blocked = (await getJson(server, '/api/source?address=198.51.100.7')).body.blocked;
     if (blocked === null) await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.deepEqual(blocked, {
-    address: '198.51.100.7/32',
-    rule: 'manual',
-    until: new Date(now + 3_600_000).toISOString(),
-  });
+  // The whole block, as `source show` names it.
+  assert.deepEqual(blocked, (changes[0] as { value: unknown }).value);
+  assert.deepEqual(
+    (({ address, rule, until }) => ({ address, rule, until }))(blocked as Record<string, unknown>),
+    { address: '198.51.100.7/32', rule: 'manual', until: new Date(now + 3_600_000).toISOString() },
+  );
   for (const query of ['address=192.0.2.300', 'address=', 'address=192.0.2.1&since=31d', 'address=fw-a']) {
     const bad = await getJson(server, `/api/source?${query}`);
     assert.equal(bad.status, 400, query);
@@ -124,4 +128,35 @@ test('source summary: the look-up bound stops the read and says so, counting the
   );
   assert.ok(cut.records >= 4 && cut.records <= 6, `records read: ${cut.records}`);
   assert.deepEqual(cut.bounded, { maxRecords: 5, maxBytes: 512 * 1024 * 1024 });
+});
+
+test('GET /api/source names the block and allow entry `source show --json` names: an address, a CIDR, a block kept out', {
+  timeout: 120_000,
+}, async (t) => {
+  const server = await startTestServer(t);
+  const args = ['--data-dir', server.dataDir];
+  for (const decision of [
+    ['block', 'add', '198.51.100.0/24', '--for', '1h', '--reason', 'scanning'],
+    ['block', 'add', '203.0.113.5', '--for', '2h', '--reason', 'brute force'],
+    ['allow', 'add', '203.0.113.0/28', '--reason', 'the lab'],
+  ]) {
+    const r = await runCli([...decision, ...args]);
+    assert.equal(r.code, 0, `${decision.join(' ')}: ${r.stderr}`);
+  }
+  for (const address of ['198.51.100.7', '198.51.100.0/25', '203.0.113.5', '203.0.113.0/29', '192.0.2.1']) {
+    const cli = await runCli(['source', 'show', address, '--json', ...args]);
+    assert.equal(cli.code, 0, cli.stderr);
+    const { blocked, allowed } = JSON.parse(cli.stdout) as Record<string, unknown>;
+    const want = JSON.stringify({ blocked, allowed });
+    // The admin's copy of the decisions follows the store within a second or so; a hang guard, not a speed claim.
+    let got = '';
+    for (let i = 0; i < 100 && got !== want; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      const { status, body } = await getJson(server, `/api/source?${new URLSearchParams({ address })}`);
+      assert.equal(status, 200, JSON.stringify(body));
+      got = JSON.stringify({ blocked: body.blocked, allowed: body.allowed });
+    }
+    assert.deepEqual(JSON.parse(got), JSON.parse(want), address);
+    if (address !== '192.0.2.1') assert.ok(blocked !== null || allowed !== null, address);
+  }
 });

@@ -40,7 +40,7 @@ async function showSource(address: string, options: ShowOptions, io: CliIo): Pro
   const now = Date.now();
   const query = { address: address.trim(), since: parseSince(options.since, now) };
   // Imported here: the definition above is loaded for every command line.
-  const { configuredAllowEntries, sourceDecisions, sourceQueryProblem, summarizeSource } = await import(
+  const { decisionsOfSource, sourceQueryProblem, summarizeSource } = await import(
     '../../store/source-summary.js'
   );
   const problem = sourceQueryProblem(query, now);
@@ -50,16 +50,10 @@ async function showSource(address: string, options: ShowOptions, io: CliIo): Pro
   existingDataDir(loaded, options, io);
   return readStore(loaded, io, async (store, signal) => {
     const summary = await summarizeSource(store.reader, query, { signal });
-    const state = await store.decisions.read();
-    const decisions = sourceDecisions(
+    const decisions = decisionsOfSource(
       query.address,
-      {
-        blocks: state.blocks.values(),
-        allow: [
-          ...configuredAllowEntries(loaded.config.blocklist.allow),
-          ...[...state.allow.values()].map((entry) => ({ ...entry, source: 'command' as const })),
-        ],
-      },
+      await store.decisions.read(),
+      loaded.config.blocklist.allow,
       Date.now(),
     );
     const shown = { ...summary, ...decisions, since: new Date(query.since).toISOString() };
