@@ -1,7 +1,7 @@
-// The Debian package (test/package/prebuilt.ts: built as `npm run package` builds it, gzip) read with dpkg-deb:
-// its file list, owners and modes, control fields, conffiles and maintainer scripts; man pages that render; a
-// completion that loads; and the extracted tree runs on its own bundled runtime (a sensor, serve, a record
-// accepted and stored). Two builds agreeing: deb-reproducible.test.ts; lintian: deb-lintian.test.ts.
+// The Debian package (test/helpers/package-build.ts: built once per tree as `npm run package` builds it, gzip) read
+// with dpkg-deb: its file list, owners and modes, control fields, conffiles and maintainer scripts; man pages that
+// render; a completion that loads; and the extracted tree runs on its own bundled runtime (a sensor, serve, a
+// record accepted and stored). Two builds agreeing: deb-reproducible.test.ts; lintian: deb-lintian.test.ts.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import * as layout from '../../packaging/deb/layout.js';
 import { pinnedRuntime } from '../../packaging/runtime.js';
 import { runCli, spawnServe } from '../helpers/cli.js';
+import { CHECKOUT, packageUnavailable, sharedDeb } from '../helpers/package-build.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { CHECKOUT, packageUnavailable, prebuiltDeb } from './prebuilt.js';
 
 const run = promisify(execFile);
 const manifest = JSON.parse(readFileSync(join(CHECKOUT, 'package.json'), 'utf8')) as {
@@ -49,10 +49,11 @@ function contents(deb: string): Entry[] {
 
 test('the Debian package: layout, control, scripts, man pages, completion, and it runs', {
   skip: reason ?? false,
-  timeout: 600_000,
+  // A hang guard: the package build (when no other file has made it yet) and the checks take about a minute here.
+  timeout: 900_000,
 }, async (t) => {
   const dir = makeTempDir(t, 'deb');
-  const deb = prebuiltDeb();
+  const deb = await sharedDeb();
   const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
   assert.equal(basename(deb), `threatcol_${manifest.version}-1_${arch}.deb`);
 
