@@ -41,6 +41,17 @@ function criticalityCell(level) {
   return td;
 }
 
+/** A cell whose click opens the look-up of `field` = `value` (none when there is no value). */
+function searchCell(text, field, value) {
+  const td = cell(text, 'wrap');
+  if (value === undefined) return td;
+  td.dataset.lookUp = field;
+  td.dataset.value = value;
+  td.classList.add('filterable');
+  td.title = `look up the records of ${text}`;
+  return td;
+}
+
 /** A feed or look-up row: the values a click can filter by are marked so. */
 function recordRow(r) {
   const tr = document.createElement('tr');
@@ -136,6 +147,22 @@ function renderSummary(s) {
           ]);
   fillRows($('#top-threats tbody'), top(s.topThreats)('threat'));
   fillRows($('#top-sources tbody'), top(s.topSources)('src'));
+  // A country or an AS clicked opens the look-up of its records over the list's 24 hours.
+  const searchable = (list, field, keyOf) =>
+    list.length === 0
+      ? [[cell('none yet', 'muted'), cell('')]]
+      : list.map((e) => [
+          searchCell(e.name, field, keyOf(e.name)),
+          cell(s.topApproximate ? `≈${e.count}` : e.count, 'num'),
+        ]);
+  fillRows(
+    $('#top-countries tbody'),
+    searchable(s.topCountries, 'src_country', (name) => name),
+  );
+  fillRows(
+    $('#top-asns tbody'),
+    searchable(s.topAsns, 'src_asn', (name) => /^AS(\d+)/.exec(name)?.[1]),
+  );
   for (const td of document.querySelectorAll('#top-sources td[data-filter="src"]'))
     markable(td, td.dataset.value);
   $('#summary-note').textContent = s.complete
@@ -272,6 +299,11 @@ document.addEventListener('click', (event) => {
     setView({ ...view, from: bar.dataset.from, to: bar.dataset.to });
     return;
   }
+  const search = event.target.closest?.('[data-look-up]');
+  if (search) {
+    lookUp(search.dataset.lookUp, search.dataset.value, '24h');
+    return;
+  }
   const marked = event.target.closest?.('[data-filter]');
   if (marked && !marked.closest('form')) setView({ ...view, [marked.dataset.filter]: marked.dataset.value });
 });
@@ -281,6 +313,12 @@ for (const button of document.querySelectorAll('#range button')) {
     setView(view);
   });
 }
-setUpLookUp($('#look-up'), $('#look-up-results tbody'), $('#look-up-note'), $('#look-up-more'), recordRow);
+const lookUp = setUpLookUp(
+  $('#look-up'),
+  $('#look-up-results tbody'),
+  $('#look-up-note'),
+  $('#look-up-more'),
+  recordRow,
+);
 setView(view);
 poll();

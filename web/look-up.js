@@ -1,5 +1,6 @@
-// The look-up box: an address or CIDR, a threat or a sensor over a chosen window, answered by /api/search
-// (bounded on the server), newest first, a page at a time; a new search or leaving the page aborts the last.
+// The look-up box: an address or CIDR, a threat, a sensor, a country or an AS over a chosen window, answered by
+// /api/search (bounded on the server), newest first, a page at a time; a new search or leaving the page aborts the
+// last. Returns `lookUp(field, value, span)`: the same search asked from elsewhere on the page (a top list).
 export function setUpLookUp(form, results, note, more, renderRow) {
   let running = null;
   let next = null;
@@ -46,4 +47,11 @@ export function setUpLookUp(form, results, note, more, renderRow) {
     if (next !== null && last !== null) void run(next);
   });
   window.addEventListener('pagehide', () => running?.abort());
+  return (field, value, span) => {
+    form.elements.field.value = field;
+    form.elements.value.value = value;
+    form.elements.window.value = span;
+    form.scrollIntoView({ block: 'start' });
+    void run(null);
+  };
 }

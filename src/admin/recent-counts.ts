@@ -1,6 +1,7 @@
 // Rolling counts for the dashboard: records by criticality over the last hour, 24 hours (exact, in 10-minute
-// buckets) and 7 days (hourly buckets: the histograms), top threats and top source addresses over 24 hours (one fixed-size top-K sketch
-// per hour), so a summary never rescans the store and no input can make them grow past a fixed size.
+// buckets) and 7 days (hourly buckets: the histograms), top threats, source addresses, source countries and source
+// ASes over 24 hours (fixed-size top-K sketches per hour), so a summary never rescans the store and no input can make
+// them grow past a fixed size.
 import type { StoredRecord } from '../records/stored-record.js';
 import { type SketchEntry, SpaceSaving } from './space-saving.js';
 
@@ -21,7 +22,12 @@ export const TOP_CAPACITY = 256;
 interface HourTop {
   threats: SpaceSaving;
   sources: SpaceSaving;
+  /** The enrichment's: `US`, and `AS15169 GOOGLE` (named as `threats stats --by src_asn` names them). */
+  countries: SpaceSaving;
+  asns: SpaceSaving;
 }
+
+const SKETCHES = ['threats', 'sources', 'countries', 'asns'] as const;
 
 export interface TopEntry {
   name: string;
@@ -35,6 +41,9 @@ export interface RecentSummary {
   lastDay: number[];
   topThreats: TopEntry[];
   topSources: TopEntry[];
+  /** Of the records whose source has a country (an AS), from the enrichment; others are not counted. */
+  topCountries: TopEntry[];
+  topAsns: TopEntry[];
   /** True when an hour had more distinct names than its sketch holds: top counts may be off (docs/operations.md). */
   topApproximate: boolean;
 }
@@ -139,12 +148,26 @@ export class RecentCounts {
     if (h < Math.floor((now - DAY) / HOUR)) return;
     let top = this.hours.get(h);
     if (!top) {
-      top = { threats: new SpaceSaving(TOP_CAPACITY), sources: new SpaceSaving(TOP_CAPACITY) };
+      top = {
+        threats: new SpaceSaving(TOP_CAPACITY),
+        sources: new SpaceSaving(TOP_CAPACITY),
+        countries: new SpaceSaving(TOP_CAPACITY),
+        asns: new SpaceSaving(TOP_CAPACITY),
+      };
       this.hours.set(h, top);
       this.prune(now);
     }
     top.threats.add(nameOf(record.threat));
     top.sources.add(nameOf(record.src_ip));
+    if (typeof record.src_country === 'string') top.countries.add(nameOf(record.src_country));
+    if (typeof record.src_asn === 'number')
+      top.asns.add(
+        nameOf(
+          typeof record.src_as_org === 'string'
+            ? `AS${record.src_asn} ${record.src_as_org}`
+            : `AS${record.src_asn}`,
+        ),
+      );
   }
 
   /** Forgets everything (before counting the store again). */
@@ -181,7 +204,15 @@ export class RecentCounts {
         tops.map((t) => t.sources.entries()),
         top,
       ),
-      topApproximate: tops.some((t) => t.threats.evicted || t.sources.evicted),
+      topCountries: topOf(
+        tops.map((t) => t.countries.entries()),
+        top,
+      ),
+      topAsns: topOf(
+        tops.map((t) => t.asns.entries()),
+        top,
+      ),
+      topApproximate: tops.some((t) => SKETCHES.some((k) => t[k].evicted)),
     };
   }
 
@@ -190,7 +221,7 @@ export class RecentCounts {
     let names = 0;
     let chars = 0;
     for (const t of this.hours.values()) {
-      for (const s of [t.threats, t.sources]) {
+      for (const s of SKETCHES.map((k) => t[k])) {
         names += s.size.names;
         chars += s.size.chars;
       }

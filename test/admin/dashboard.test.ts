@@ -7,7 +7,8 @@
 // trip and a look-up by CIDR; its picture, test/output/dashboard.png, is docs/dashboard.png (README, operations.md).
 // The third: the Blocklist panel shows a block made by a record posted over real TLS, its address is marked in
 // the feed, the top sources and a look-up, a feed's last fetch shows, and a reason that is markup is text
-// (picture: test/output/dashboard-blocklist.png).
+// (picture: test/output/dashboard-blocklist.png). The fourth: the top source countries and networks of records
+// enriched by the shipped databases, and a country or network clicked opening the look-up of its records.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
@@ -20,7 +21,7 @@ import type { DecisionChange } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
-import { firewallRecord, genericRecord } from '../helpers/records.js';
+import { firewallRecord, genericRecord, readStored } from '../helpers/records.js';
 
 const OUTPUT = fileURLToPath(new URL('../output/', import.meta.url));
 const SCRIPT_NAME = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">';
@@ -519,6 +520,95 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
   mkdirSync(OUTPUT, { recursive: true });
   await page.locator('#blocklist').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${OUTPUT}dashboard-blocklist.png`, fullPage: true });
+  assert.deepEqual(problems, []);
+});
+
+test('dashboard: top source countries and networks count the enriched records; a click looks up its records', {
+  timeout: 90_000,
+}, async (t) => {
+  const s = await startTestServer(t);
+  const key = await s.addSensor('fw-edge');
+  // Public addresses the shipped databases know, and a documentation one they leave without fields.
+  const sources = [
+    '8.8.8.8',
+    '8.8.8.8',
+    '8.8.8.8',
+    '2001:4860:4860::8888',
+    '1.1.1.1',
+    '1.1.1.1',
+    '203.0.113.5',
+  ];
+  const reply = await post(
+    s.url,
+    '/generic',
+    sources.map((source_ip, i) => genericRecord({ source_ip, threat: `Probe ${i}` })),
+    { agent: s.agent, sensor: 'fw-edge', key },
+  );
+  assert.equal(reply.status, 200, reply.text);
+  const stored = readStored(s.dataDir);
+  assert.equal(stored.filter((r) => r.src_country === 'US' && r.src_asn === 15169).length, 4);
+  assert.equal(stored.filter((r) => r.src_country === undefined).length, 1);
+  /** Counts by name, most first then by name: the page's top lists. */
+  const tally = (name: (r: Record<string, unknown>) => string | null) => {
+    const counts = new Map<string, number>();
+    for (const r of stored) {
+      const n = name(r);
+      if (n !== null) counts.set(n, (counts.get(n) ?? 0) + 1);
+    }
+    return [...counts]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .map(([n, count]) => `${n}|${count}`);
+  };
+  const countries = tally((r) => (typeof r.src_country === 'string' ? r.src_country : null));
+  const asns = tally((r) =>
+    typeof r.src_asn === 'number' ? `AS${r.src_asn}${r.src_as_org ? ` ${r.src_as_org}` : ''}` : null,
+  );
+
+  const { page, problems } = await openBrowser(t, 1400);
+  assert.equal((await page.goto(s.adminUrl as string))?.status(), 200);
+  const rowsOf = (table: string) =>
+    page.$$eval(`${table} tbody tr`, (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent).join('|')),
+    );
+  await page.waitForFunction(
+    (want) => document.querySelectorAll('#top-asns tbody td[data-look-up]').length === want,
+    asns.length,
+    { timeout: UI_MS },
+  );
+  assert.deepEqual(await rowsOf('#top-countries'), countries);
+  assert.deepEqual(await rowsOf('#top-asns'), asns);
+
+  /** Clicks a top list's first entry; the look-up shows the stored records `matches` picks, newest first. */
+  const clickAndSee = async (
+    table: string,
+    field: string,
+    matches: (r: Record<string, unknown>) => boolean,
+  ) => {
+    const want = stored
+      .filter(matches)
+      .map((r) => r.id as string)
+      .reverse();
+    await page.click(`${table} tbody td[data-look-up] >> nth=0`);
+    await page.waitForFunction(
+      (n) =>
+        /found/.test(document.querySelector('#look-up-note')?.textContent ?? '') &&
+        document.querySelectorAll('#look-up-results tbody tr').length === n,
+      want.length,
+      { timeout: UI_MS },
+    );
+    const ids = await page.$$eval('#look-up-results tbody tr', (trs) =>
+      trs.map((tr) => (tr as HTMLElement).dataset.id),
+    );
+    assert.deepEqual(ids, want, table);
+    assert.equal(await page.inputValue('#look-up select[name="field"]'), field);
+  };
+  const topCountry = (countries[0] as string).split('|')[0];
+  await clickAndSee('#top-countries', 'src_country', (r) => r.src_country === topCountry);
+  assert.equal(await page.inputValue('#look-up input[name="value"]'), topCountry);
+  const topAsn = Number(/^AS(\d+)/.exec(asns[0] as string)?.[1]);
+  await clickAndSee('#top-asns', 'src_asn', (r) => r.src_asn === topAsn);
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: `${OUTPUT}dashboard-networks.png`, fullPage: true });
   assert.deepEqual(problems, []);
 });
 

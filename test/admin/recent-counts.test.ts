@@ -46,6 +46,10 @@ test('500,000 distinct 4,096-character threats over 30 hours: what the counts ho
       criticality: i % 5,
       threat: `${i} ${long}`.slice(0, 4096),
       src_ip: `198.51.${(i >> 8) & 255}.${i & 255}`,
+      // A configured database may name anything: distinct countries, and AS names as long as threats.
+      src_country: `${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + ((i >> 5) % 26))}`,
+      src_asn: i,
+      src_as_org: long,
     } as StoredRecord);
     if (i % 10_000 === 0) {
       const r = counts.retained();
@@ -61,9 +65,9 @@ test('500,000 distinct 4,096-character threats over 30 hours: what the counts ho
   t.diagnostic(
     `held at most ${most.names} names, ${most.chars} characters; heap grew by ${heapGrowth} bytes`,
   );
-  // 26 hours x 2 sketches x 256 names of at most 200 characters (+ "…"); minute, 10-minute and hour buckets,
-  // and the week histogram's hours.
-  const names = 26 * 2 * TOP_CAPACITY;
+  // 26 hours x 4 sketches (threats, sources, countries, ASes) x 256 names of at most 200 characters (+ "…");
+  // minute, 10-minute and hour buckets, and the week histogram's hours.
+  const names = 26 * 4 * TOP_CAPACITY;
   assert.ok(Math.max(most.names, end.names) <= names, `names ${most.names}`);
   assert.ok(Math.max(most.chars, end.chars) <= names * (MAX_NAME_CHARS + 1), `chars ${most.chars}`);
   assert.ok(Math.max(most.buckets, end.buckets) <= 62 + 146 + 26 + 170, `buckets ${most.buckets}`);
@@ -73,6 +77,37 @@ test('500,000 distinct 4,096-character threats over 30 hours: what the counts ho
   assert.equal(s.topThreats.length, 10);
   assert.ok(s.topThreats.every((e) => e.name.length === MAX_NAME_CHARS + 1 && e.name.endsWith('…')));
   assert.equal(s.topApproximate, true);
+});
+
+test('top source countries and ASes: of the records that carry them, by count then name, AS named with its organisation', () => {
+  const counts = new RecentCounts(() => NOW);
+  const place = (country: string, asn: number, org?: string) =>
+    org === undefined
+      ? { src_country: country, src_asn: asn }
+      : { src_country: country, src_asn: asn, src_as_org: org };
+  const records: Array<[number, Record<string, unknown>]> = [
+    [3, place('US', 15169, 'GOOGLE')],
+    [2, place('DE', 3320, 'Deutsche Telekom AG')],
+    [2, place('US', 64500)],
+    [1, place('NL', 64501, 'Example Hosting')],
+    [4, {}],
+  ];
+  for (const [n, fields] of records)
+    for (let i = 0; i < n; i++)
+      counts.add({ ...at(60_000 * (i + 1), 2, 'Port scan', '8.8.8.8'), ...fields } as StoredRecord);
+  const s = counts.summary(3);
+  assert.deepEqual(s.topCountries, [
+    { name: 'US', count: 5 },
+    { name: 'DE', count: 2 },
+    { name: 'NL', count: 1 },
+  ]);
+  assert.deepEqual(s.topAsns, [
+    { name: 'AS15169 GOOGLE', count: 3 },
+    { name: 'AS3320 Deutsche Telekom AG', count: 2 },
+    { name: 'AS64500', count: 2 },
+  ]);
+  assert.deepEqual(s.topSources, [{ name: '8.8.8.8', count: 12 }]);
+  assert.equal(s.topApproximate, false);
 });
 
 test('a heavy hitter among 200,000 distinct names is found, its count never under the truth; criticality counts stay exact', () => {
