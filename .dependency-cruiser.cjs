@@ -24,6 +24,7 @@ const layers = [
     'system-cas.ts',
     'package-version.ts',
     'wait-at-most.ts',
+    'thread-module.ts',
   ],
   // Below them all: what relp-frames.ts and the syslog framer both hold a partial message in.
   ['held-bytes.ts'],

@@ -289,12 +289,12 @@ export function createPrimary(options: PrimaryOptions): Primary {
       // Before the workers take records: a new output's "now" is the start of serve (as in the daemon), bounded.
       await waitAtMost(started.started(), OUTPUTS_START_WAIT_MS);
       reloader.onReload(outputsLivePart(started, logger));
-      // The engine and the dashboard's panel read one watched copy of the decisions.
+      // The engine (in its thread) counts blocks in force off the watched copy the dashboard's panel reads.
       const decisions = shareDecisionsWatch(opened.decisions);
       const running = startBoxEngine({
         config,
         dataDir,
-        store: { outputs: opened.outputs, reader: opened.reader, decisions },
+        store: { decisions },
         logger,
         now,
       });

@@ -174,15 +174,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());
-  // Decisions (DESIGN 15): the engine once per box (here, or the primary under --workers); every serving
-  // process serves the feeds. The engine, the feeds and the dashboard's panel read one watched copy.
+  // Decisions (DESIGN 15): the engine once per box (here, or the primary under --workers), in a thread of its
+  // own; every serving process serves the feeds. The feeds, the dashboard's panel and the engine's count of
+  // blocks in force read one watched copy.
   const decisions = shareDecisionsWatch(backend.decisions);
   const engine: RunningEngine | null = worker
     ? null
     : startBoxEngine({
         config,
         dataDir,
-        store: { outputs: backend.outputs, reader: backend.reader, decisions },
+        store: { decisions },
         logger,
         now,
       });

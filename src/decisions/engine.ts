@@ -100,6 +100,8 @@ export interface EngineDeps {
   blocklist: BlocklistConfig;
   logger: Logger;
   now?: () => number;
+  /** Called after each write of decisions (its new blocks counted): the engine's thread sends its counts then. */
+  onWrite?: () => void;
 }
 
 export interface RunningEngine {
@@ -149,8 +151,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   /** The removals (`cleared`) last delivered: the store may hand over the same state object, changed. */
   let clearedSeen = new Map<string, string>();
-  /** Bumped at each delivery: counts() recounts the active blocks after one. */
-  let delivered = 0;
+  const active = activeBlocks(now);
   const watch = deps.store.decisions.watch(
     (next) => {
       const removed: string[] = [];
@@ -162,7 +163,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       clearedSeen = cleared;
       state = next;
       loaded = true;
-      delivered++;
+      active.delivered(next);
       // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
       // after them must not be hidden by them).
       for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
@@ -375,6 +376,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     }
     for (const [key, mine] of own) if (at - mine.at >= OWN_WRITES_MS) own.delete(key);
     reportBlocks(changes);
+    deps.onWrite?.();
   }
 
   /**
@@ -557,7 +559,6 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     await feed?.close().catch(() => {});
   }
   const running = run();
-  let activeAt = { delivered: -1, validUntil: 0, active: 0 };
 
   return {
     configure(next) {
@@ -567,10 +568,39 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       tracker = new AddressTracker(next.maxTracked);
       history = new RuleHistory(rules.map((r) => r.name));
     },
-    counts: () => {
+    counts: () => ({
+      tracked: tracker.size,
+      dropped: tracker.dropped,
+      blocksMade: { ...blocksMade },
+      skippedPrivate,
+      active: active.count(),
+    }),
+    async stop() {
+      abort.abort();
+      watch.stop();
+      await running;
+      // A collector stopping hands the engine on at the next collector's renewal, not at the lease's end.
+      if (deps.lease && leading)
+        await deps.store.decisions.lease('engine', deps.lease.holder, 0).catch(() => {});
+    },
+  };
+}
+
+/**
+ * Blocks in force in the decisions last delivered: counted again after a delivery, or when the first of the
+ * counted blocks ends (metrics ask often).
+ */
+export function activeBlocks(now: () => number): { delivered(state: DecisionsState): void; count(): number } {
+  let state: DecisionsState = emptyDecisions();
+  let counted: { validUntil: number; active: number } | null = null;
+  return {
+    delivered(next) {
+      state = next;
+      counted = null;
+    },
+    count() {
       const at = now();
-      // Counted again after a change, or when the first of the counted blocks ends (metrics ask often).
-      if (activeAt.delivered !== delivered || at >= activeAt.validUntil) {
+      if (counted === null || at >= counted.validUntil) {
         let active = 0;
         let validUntil = at + CLEANUP_INTERVAL_MS;
         for (const block of state.blocks.values()) {
@@ -580,24 +610,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
             if (until < validUntil) validUntil = until;
           }
         }
-        activeAt = { delivered, validUntil, active };
+        counted = { validUntil, active };
       }
-      const active = activeAt.active;
-      return {
-        tracked: tracker.size,
-        dropped: tracker.dropped,
-        blocksMade: { ...blocksMade },
-        skippedPrivate,
-        active,
-      };
-    },
-    async stop() {
-      abort.abort();
-      watch.stop();
-      await running;
-      // A collector stopping hands the engine on at the next collector's renewal, not at the lease's end.
-      if (deps.lease && leading)
-        await deps.store.decisions.lease('engine', deps.lease.holder, 0).catch(() => {});
+      return counted.active;
     },
   };
 }

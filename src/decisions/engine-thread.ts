@@ -1,0 +1,65 @@
+// The decisions engine's own thread (box-engine.ts starts it): opens the store (the engine's cursor, the record
+// scan, the decisions), runs the engine at a lower CPU priority than the thread that takes records, and sends
+// its counts and log lines to its owner. When the CPU is short, ingest goes first and the engine's lag grows.
+// An entry point, like bin/threatcol: loading it runs the thread, so only box-engine.ts loads it, as a Worker.
+import { getPriority, setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { pino } from 'pino';
+import { openStore } from '../store/open-store.js';
+import { type EngineCall, type EngineMessage, type EngineThreadData, runBoxEngine } from './box-engine.js';
+
+const port = parentPort;
+if (!port) throw new Error('engine-thread.ts runs as a worker thread (box-engine.ts)');
+const data = workerData as EngineThreadData;
+const post = (message: EngineMessage) => port.postMessage(message);
+
+const logger = pino(
+  { level: data.level, base: { thread: 'decisions' }, timestamp: false },
+  { write: (line: string) => post({ t: 'log', line }) },
+);
+
+try {
+  setPriority(Math.min(19, getPriority() + data.nice));
+} catch (error) {
+  logger.warn({ err: (error as Error).message }, 'the decisions engine runs at the priority of ingest');
+}
+
+/** How often counts that changed outside a write (addresses tracked, private records skipped) are sent. */
+const COUNTS_MS = 1000;
+let sent = '';
+const sendCounts = () => {
+  const { active: _, ...counts } = engine.counts();
+  const text = JSON.stringify(counts);
+  if (text === sent) return;
+  sent = text;
+  post({ t: 'counts', counts });
+};
+
+const store = await openStore(data.config, { dataDir: data.dataDir, logger });
+const engine = runBoxEngine({
+  config: data.config,
+  dataDir: data.dataDir,
+  store,
+  logger,
+  onWrite: sendCounts,
+});
+const timer = setInterval(sendCounts, COUNTS_MS);
+
+port.on('message', (call: EngineCall) => {
+  if (call.op === 'configure') engine.configure(call.blocklist);
+  else if (call.op === 'level') logger.level = call.level;
+  else {
+    clearInterval(timer);
+    void engine
+      .stop()
+      .catch((error: unknown) =>
+        logger.error({ err: (error as Error).message }, 'cannot stop the decisions engine'),
+      )
+      .then(() => {
+        sendCounts();
+        return store.close();
+      })
+      .catch(() => {})
+      .finally(() => post({ t: 'stopped' }));
+  }
+});
