@@ -4,11 +4,12 @@
 // lag grows instead: docs/operations.md, "Where forwarding runs"). With none enabled no thread is started:
 // start-outputs.ts in this thread reports the disabled outputs and the cursors left behind. A thread that
 // dies is logged and started again, its forwarders resuming from their durable cursors as after a restart.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { OutputConfig } from '../config/outputs-schema.js';
 import type { Config } from '../config/schema.js';
 import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputMetricRow } from '../metrics/output-metrics.js';
+import { relogLine, startThreadModule } from '../thread-module.js';
 import { waitAtMost } from '../wait-at-most.js';
 import { createBackoff } from './backoff.js';
 import { startDeadLetterRetention } from './dead-letter-retention.js';
@@ -58,14 +59,9 @@ const STOP_MS = 10_000;
 /** How long a thread must have run for its next end to be restarted after the shortest wait again. */
 const STABLE_MS = 60_000;
 
-/** The thread's module; run from the sources (tests under tsx), the thread registers tsx itself first. */
+/** The thread's module (run from the sources, tests under tsx, it registers tsx itself first). */
 function newThread(workerData: OutputsThreadData): Worker {
-  const options = { workerData, name: 'threatcol outputs' };
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./outputs-thread.js', import.meta.url), options);
-  const entry = JSON.stringify(new URL('./outputs-thread.ts', import.meta.url).href);
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
-  return new Worker(bootstrap, { ...options, eval: true });
+  return startThreadModule(import.meta.url, 'outputs-thread', { workerData, name: 'threatcol outputs' });
 }
 
 export function runOutputs(options: RunOutputsOptions): RunningOutputs {
@@ -134,16 +130,6 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
     startedOnce = resolve;
   });
 
-  const relog = (line: string) => {
-    try {
-      const { level, msg, ...fields } = JSON.parse(line) as { level: number; msg?: string };
-      const label = (logger.levels.labels[level] ?? 'info') as 'info';
-      logger[label](fields, msg ?? '');
-    } catch {
-      logger.info(line.trim());
-    }
-  };
-
   const spawn = () => {
     const data: OutputsThreadData = {
       nice: OUTPUTS_NICE,
@@ -162,7 +148,7 @@ function outputsThread(options: RunOutputsOptions, initial: Record<string, Outpu
     worker = thread;
     let failure: string | null = null;
     thread.on('message', (message: ThreadMessage) => {
-      if (message.t === 'log') relog(message.line);
+      if (message.t === 'log') relogLine(logger, message.line);
       else if (message.t === 'ready') {
         down = null;
         stable = setTimeout(() => restarts.reset(), STABLE_MS).unref();
