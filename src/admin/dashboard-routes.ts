@@ -17,7 +17,7 @@ const INITIAL_RECORDS = 200;
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 
-export interface FeedRecord {
+export interface FeedRecord extends Pick<StoredRecord, (typeof ENRICHED)[number]> {
   id: string;
   received_at: string;
   sensor: string;
@@ -31,15 +31,9 @@ export interface FeedRecord {
   dst_port: number;
   protocol: string;
   remote_addr: string;
-  /** The enrichment's fields, where the record has them. */
-  src_country?: string;
-  src_asn?: number;
-  src_as_org?: string;
-  dst_country?: string;
-  dst_asn?: number;
-  dst_as_org?: string;
 }
 
+/** The enrichment's fields, which a record has where the databases knew its addresses. */
 const ENRICHED = ['src_country', 'src_asn', 'src_as_org', 'dst_country', 'dst_asn', 'dst_as_org'] as const;
 
 export function feedRecord(r: StoredRecord): FeedRecord {

@@ -192,26 +192,19 @@ export class RecentCounts {
     // The top lists go by whole hours: the oldest hour may reach up to an hour further back than 24 h.
     const fromHour = Math.floor((now - DAY) / HOUR);
     const tops = [...this.hours].filter(([h]) => h >= fromHour).map(([, t]) => t);
+    const listOf = (sketch: (typeof SKETCHES)[number]) =>
+      topOf(
+        tops.map((t) => t[sketch].entries()),
+        top,
+      );
     return {
       generatedAt: new Date(now).toISOString(),
       lastHour: sumAfter(this.minutes, fromMinute),
       lastDay: sumAfter(this.bars.tens, fromTen),
-      topThreats: topOf(
-        tops.map((t) => t.threats.entries()),
-        top,
-      ),
-      topSources: topOf(
-        tops.map((t) => t.sources.entries()),
-        top,
-      ),
-      topCountries: topOf(
-        tops.map((t) => t.countries.entries()),
-        top,
-      ),
-      topAsns: topOf(
-        tops.map((t) => t.asns.entries()),
-        top,
-      ),
+      topThreats: listOf('threats'),
+      topSources: listOf('sources'),
+      topCountries: listOf('countries'),
+      topAsns: listOf('asns'),
       topApproximate: tops.some((t) => SKETCHES.some((k) => t[k].evicted)),
     };
   }

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, tailJson } from '../helpers/cli.js';
 import { natsBackend } from '../helpers/nats-server.js';
 import { type RecordSpec, recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -68,15 +68,6 @@ function expected(stored: StoredRecord[], address: string, since: number) {
     ports: count((r) => r.dst_port).size,
     threats,
   };
-}
-
-async function tailJson(args: string[], env: Record<string, string>): Promise<StoredRecord[]> {
-  const tail = await runCli(['threats', 'tail', '--json', '--no-follow', '-n', '100000', ...args], { env });
-  assert.equal(tail.code, 0, tail.stderr);
-  return tail.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as StoredRecord);
 }
 
 async function show(address: string, since: string, args: string[], env: Record<string, string>) {

@@ -1,6 +1,7 @@
 // Runs the real CLI binary in a clean environment (no THREATCOL_* leaking in from the caller).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { StoredRecord } from '../../src/records/stored-record.js';
 import { endChild, guard, watched } from './children.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/threatcol', import.meta.url));
@@ -38,6 +39,16 @@ export interface CliOptions {
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).result;
+}
+
+/** Every stored record as `threats tail --json --no-follow` prints it: the oracle of the read commands' tests. */
+export async function tailJson(args: string[], env: Record<string, string> = {}): Promise<StoredRecord[]> {
+  const tail = await runCli(['threats', 'tail', '--json', '--no-follow', '-n', '100000', ...args], { env });
+  if (tail.code !== 0) throw new Error(`threats tail exited ${tail.code}: ${tail.stderr}`);
+  return tail.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as StoredRecord);
 }
 
 /** The CLI started in the background: its process (to kill it mid-command) and its outcome. */
