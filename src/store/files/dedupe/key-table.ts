@@ -150,6 +150,20 @@ export class KeyTable {
     }
   }
 
+  /**
+   * The longest distance of a key from its home slot: what a lookup may probe at worst. Keys that hash badly
+   * (regular ones, mixed poorly) show here as long runs, long before they show as time.
+   */
+  longestProbe(): number {
+    const mask = this.capacity - 1;
+    let longest = 0;
+    for (let slot = 0; slot < this.capacity; slot++) {
+      if (this.slots[slot * SLOT] === 0) continue;
+      longest = Math.max(longest, (slot - this.home(slot)) & mask);
+    }
+    return longest;
+  }
+
   /** Where the key held in `slot` would go in an empty table. */
   private home(slot: number): number {
     const at = slot * SLOT;
