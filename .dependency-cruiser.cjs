@@ -7,7 +7,7 @@ const layers = [
   ['cli'],
   ['cluster'],
   ['daemon'],
-  ['inputs', 'admin', 'check', 'client', 'outputs', 'decisions'],
+  ['inputs', 'admin', 'check', 'client', 'outputs', 'decisions', 'sensors'],
   // Country and AS of addresses, added to records as they are appended (wraps the store's RecordLog).
   ['enrich'],
   ['store', 'tls', 'json', 'metrics'],

@@ -148,7 +148,14 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
         ];
       }
       const { checkSyslogListeners } = await import('../check/syslog-listeners.js');
-      const syslogSensors = (await store.registry.list().catch(() => []))
+      const sensors = await store.registry.list().catch(() => []);
+      const { checkSilentSensors } = await import('../check/silent-sensors.js');
+      const silent = checkSilentSensors(
+        sensors,
+        await store.stats.readSilences().catch(() => ({})),
+        loaded.config.sensors.expectEvery,
+      );
+      const syslogSensors = sensors
         .filter((s) => s.status === 'active' && s.syslog !== undefined)
         .map((s) => s.name);
       const syslog = checkSyslogListeners(loaded.config.syslog, syslogSensors);
@@ -165,6 +172,7 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
         { name: 'store', status: 'ok', message: `${backend} backend ready` },
         await checkRegistry(store),
         ...(syslog ? [syslog] : []),
+        ...(silent ? [silent] : []),
         ...(feeds ? [feeds] : []),
         ...(ruleResult ? [ruleResult] : []),
       ];

@@ -19,16 +19,5 @@ export function parseDuration(text: string): number | null {
   return total;
 }
 
-/** `90000` -> `1m30s`: the shortest spelling that parseDuration reads back to the same value. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0';
-  let rest = ms;
-  let out = '';
-  for (const unit of ['d', 'h', 'm', 's', 'ms']) {
-    const size = UNIT_MS[unit] as number;
-    const n = Math.floor(rest / size);
-    if (n > 0) out += `${n}${unit}`;
-    rest -= n * size;
-  }
-  return out;
-}
+/** `90000` -> `1m30s` (config/format-duration.ts: the silence watcher's records spell durations the same way). */
+export { formatDuration } from '../config/format-duration.js';

@@ -46,6 +46,15 @@ export class IpcSensorStats implements SensorStatsStore {
     return Promise.reject(new Error('a worker does not read the sensor stats'));
   }
 
+  /** The primary watches for silent sensors, not the workers. */
+  readSilences(): Promise<never> {
+    return Promise.reject(new Error('a worker does not read the silences'));
+  }
+
+  writeSilence(): Promise<never> {
+    return Promise.reject(new Error('a worker does not write the silences'));
+  }
+
   start(intervalMs: number): void {
     this.timer = setInterval(() => this.flush(), intervalMs);
     this.timer.unref();

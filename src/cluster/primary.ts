@@ -18,7 +18,7 @@ import { createConfigReloader, type LivePart, type ReloadOutcome } from '../daem
 import { applyLiveSettings, outputsLivePart } from '../daemon/live-settings.js';
 import { watchOutputsConfig } from '../daemon/outputs-reload.js';
 import { OUTPUTS_START_WAIT_MS } from '../daemon/start-daemon.js';
-import { startBoxEngine } from '../decisions/box-engine.js';
+import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
 import { shareDecisionsWatch } from '../decisions/watched-decisions.js';
@@ -30,6 +30,7 @@ import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { RunningOutputs } from '../outputs/start-outputs.js';
+import { type BoxSilenceWatch, startBoxSilenceWatch } from '../sensors/box-silence-watch.js';
 import type { DecisionsStore } from '../store/decisions.js';
 import { openStore, openWorkersDedupeIndex } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -109,6 +110,9 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let outputs: RunningOutputs | null = null;
   /** The decisions engine runs here, once per box (DESIGN 15); the workers serve the feeds. */
   let engine: RunningEngine | null = null;
+  let silenceWatch: BoxSilenceWatch | null = null;
+  /** The series only the primary holds (outputs, engine, syslog tally, silent sensors), after the workers'. */
+  const primaryRegistry = new Registry();
   /** blocklist.allow as configured now: the admin listener's Blocklist panel lists it (and follows a reload). */
   let configuredAllow: readonly string[] = config.blocklist.allow;
   /** A change of the configuration file applies its outputs, as SIGHUP does. */
@@ -227,6 +231,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         () => outputs,
         syslogTally,
         () => engine,
+        primaryRegistry,
       ),
       outputs: async () => (outputs ? outputs.report() : []),
       ...(syslogTally ? { syslogErrors: (sensor: string) => syslogTally.report(sensor) } : {}),
@@ -238,6 +243,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     configWatch?.stop();
     await outputs?.stop();
     await engine?.stop();
+    await silenceWatch?.stop();
     certificate?.stop();
     await admin?.close();
     try {
@@ -309,6 +315,26 @@ export function createPrimary(options: PrimaryOptions): Primary {
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);
+      // Silent sensors: watched here, once per box; their records go to a series of the primary's own (w0).
+      const watch = startBoxSilenceWatch({
+        config,
+        store: opened,
+        sensors: () => opened.registry.list(),
+        records: {
+          open: () =>
+            opened.openRecordLog({
+              workerId: 0,
+              retentionIntervalMs: 0,
+              ...(index ? { dedupe: index } : {}),
+            }),
+        },
+        holder: () => boxId(dataDir),
+        metrics: primaryRegistry,
+        logger,
+        now,
+      });
+      silenceWatch = watch;
+      reloader.onReload({ keys: ['sensors'], apply: (_previous, next) => watch.configure(next) });
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
@@ -372,8 +398,8 @@ function withPrimaryMetrics(
   outputs: () => RunningOutputs | null,
   syslogTally: SyslogTally | null,
   engine: () => RunningEngine | null,
+  registry: Registry,
 ): () => Promise<{ contentType: string; body: string }> {
-  const registry = new Registry();
   registerOutputMetrics(registry, async () => (await outputs()?.metricRows()) ?? []);
   registerEngineMetrics(registry, engine);
   if (syslogTally) registerSyslogMetrics(registry, syslogTally);

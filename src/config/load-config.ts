@@ -8,6 +8,7 @@ import validateConfigSchema from '../generated/config-validator.js';
 import { parseAdminListen } from './admin-address.js';
 import { blocklistChecks, RULE_KEY_NAMES, ruleWithDefaults } from './blocklist-schema.js';
 import { DEFAULT_CONFIG_PATH, envNameFor, type Leaf, listConfigKeys } from './config-keys.js';
+import { parseExpectEvery } from './expect-every.js';
 import { stripJsonComments } from './jsonc.js';
 import { didYouMean } from './nearest-key.js';
 import { applyOutputDefaults, GROUPED_TYPES, outputKeysFor } from './outputs-schema.js';
@@ -288,6 +289,12 @@ function crossChecks(config: Config): ErrorDetail[] {
   }
   problems.push(...adminChecks(config.admin));
   problems.push(...syslogChecks(config.syslog));
+  if (parseExpectEvery(config.sensors.expectEvery) === null) {
+    problems.push({
+      path: 'sensors.expectEvery',
+      message: `"${config.sensors.expectEvery}" is neither "off" nor a duration of at least 1s (e.g. 15m, 1h, 1d)`,
+    });
+  }
   problems.push(...blocklistChecks(config.blocklist));
   for (const key of Object.keys(config.firewall.criticalityByCategory)) {
     if (key !== key.toLowerCase()) {

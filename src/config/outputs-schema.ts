@@ -16,7 +16,7 @@ export interface OutputConfig {
   filter: {
     minCriticality: number;
     sensors: string[] | null;
-    endpoints: ('firewall' | 'generic' | 'syslog')[] | null;
+    endpoints: ('firewall' | 'generic' | 'syslog' | 'collector')[] | null;
   };
   batch: { maxRecords: number; maxBytes: number; maxWaitMs: number };
   /** Secrets: a file (read at each start of the output) or an environment variable name, never the value. */
@@ -81,11 +81,14 @@ const COMMON_KEYS = {
     type: 'object',
     additionalProperties: false,
     description:
-      'which records: {minCriticality 0-4, sensors [names], endpoints ["firewall", "generic", "syslog"]}; the others are passed',
+      'which records: {minCriticality 0-4, sensors [names], endpoints ["firewall", "generic", "syslog", "collector"]}; the others are passed',
     properties: {
       minCriticality: { type: 'integer', minimum: 0, maximum: 4 },
       sensors: { type: ['array', 'null'], items: { type: 'string', minLength: 1 } },
-      endpoints: { type: ['array', 'null'], items: { enum: ['firewall', 'generic', 'syslog'] } },
+      endpoints: {
+        type: ['array', 'null'],
+        items: { enum: ['firewall', 'generic', 'syslog', 'collector'] },
+      },
     },
   },
   batch: {

@@ -81,6 +81,9 @@ export interface Config {
   registry: {
     pollIntervalMs: number;
   };
+  sensors: {
+    expectEvery: string;
+  };
   admin: {
     listen: string;
     token: string | null;
@@ -469,6 +472,18 @@ export const configSchema = {
         },
       },
       'sensor registry',
+    ),
+    sensors: section(
+      {
+        expectEvery: {
+          type: 'string',
+          pattern: '^(?:off|(?:[0-9]{1,9}(?:ms|s|m|h|d|w))+)$',
+          default: 'off',
+          description:
+            'a sensor that sends nothing accepted for this long (e.g. "1h") is reported silent; "off": not watched. Per sensor: sensor set --expect-every',
+        },
+      },
+      'silent sensors (docs/operations.md)',
     ),
     admin: section(
       {

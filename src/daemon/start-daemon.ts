@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { startBoxEngine } from '../decisions/box-engine.js';
+import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
 import { startFeedService } from '../decisions/feed-service.js';
@@ -27,6 +27,7 @@ import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { OutputsDeps, RunningOutputs } from '../outputs/start-outputs.js';
+import { startBoxSilenceWatch } from '../sensors/box-silence-watch.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { Sensor } from '../store/registry.js';
@@ -226,6 +227,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   );
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
+  // Silent sensors (docs/operations.md): watched once per box (here, or the primary under --workers).
+  const silenceWatch = worker
+    ? null
+    : startBoxSilenceWatch({
+        config,
+        store: backend,
+        sensors: () => lastSensors,
+        records: { append: (records) => store.append(records) },
+        holder: () => boxId(dataDir),
+        metrics: metrics.registry,
+        logger,
+        now,
+      });
 
   const recordLimiter = worker
     ? null
@@ -281,6 +295,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await outputs?.stop();
     stopStep = 'stopping the decisions engine';
     await engine?.stop();
+    stopStep = 'stopping the silence watcher';
+    await silenceWatch?.stop();
     feeds.stop();
     certificate.stop();
     enricher?.stop();
@@ -399,6 +415,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     switchTls: (certPath, keyPath) => certificate.switchTo(certPath, keyPath),
   });
   if (outputs) reloader.onReload(outputsLivePart(outputs, logger));
+  if (silenceWatch)
+    reloader.onReload({ keys: ['sensors'], apply: (_p, next) => silenceWatch.configure(next) });
   reloader.onReload({
     keys: ['blocklist'],
     apply: (_previous, next) => {

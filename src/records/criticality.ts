@@ -2,7 +2,8 @@
 
 export const SEVERITY_LABELS = ['informational', 'low', 'medium', 'high', 'critical'] as const;
 export type SeverityLabel = (typeof SEVERITY_LABELS)[number];
-export type CriticalitySource = 'severity' | 'category' | 'default' | 'sender';
+/** `collector`: the collector's own records (src/sensors/), whose criticality is fixed. */
+export type CriticalitySource = 'severity' | 'category' | 'default' | 'sender' | 'collector';
 
 const BY_LABEL = new Map<string, number>(SEVERITY_LABELS.map((label, level) => [label, level]));
 

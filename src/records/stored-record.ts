@@ -14,8 +14,11 @@ import { memoIsoTime } from './iso-time.js';
 import { quoteJson } from './json-quote.js';
 import { splitThreatName, threatIdFrom } from './threat-name.js';
 
-/** Where a record came in: the two HTTPS routes and the syslog input. */
-export const RECORD_ENDPOINTS = ['firewall', 'generic', 'syslog'] as const;
+/**
+ * Where a record came in: the two HTTPS routes and the syslog input; `collector` marks the collector's own
+ * records (a sensor gone silent, or back: src/sensors/), which are no threats and never counted as such.
+ */
+export const RECORD_ENDPOINTS = ['firewall', 'generic', 'syslog', 'collector'] as const;
 export type RecordEndpoint = (typeof RECORD_ENDPOINTS)[number];
 
 /** Whether a query parameter names an endpoint (filters ignore anything else). */

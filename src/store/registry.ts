@@ -22,6 +22,11 @@ export interface Sensor {
   keys: SensorKey[];
   /** How the sensor sends syslog (docs/syslog.md); absent: it does not. */
   syslog?: SensorSyslog;
+  /**
+   * How often it is expected to send (a duration such as `1h`, or `off`): silent after that long without an
+   * accepted record (docs/operations.md). Absent: `sensors.expectEvery`. Registries written before it read as absent.
+   */
+  expect_every?: string;
 }
 
 /** A sensor's syslog identity: its message format, and who it is (source networks and/or client certificates). */
@@ -48,6 +53,8 @@ export interface SensorChanges {
   timezone?: string | null;
   /** A new syslog identity replacing the old one; null: the sensor no longer sends syslog. */
   syslog?: SensorSyslog | null;
+  /** A duration or `off`; null: back to `sensors.expectEvery`. */
+  expect_every?: string | null;
 }
 
 export interface NewSensor {
@@ -55,6 +62,7 @@ export interface NewSensor {
   description?: string;
   timezone?: string | null;
   syslog?: SensorSyslog;
+  expect_every?: string;
 }
 
 /** Read, watch and change sensors. Files are the embedded default; another backend implements the same. */

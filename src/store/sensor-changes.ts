@@ -1,7 +1,7 @@
 // The registry's changes as pure functions on one Sensor: one set of rules for both backends (the files
 // registry applies them under its lock, the NATS registry re-applies them after a revision conflict).
 import { ThreatcolError } from '../errors.js';
-import { type NewSensor, SENSOR_NAME_PATTERN, type Sensor } from './registry.js';
+import { type NewSensor, SENSOR_NAME_PATTERN, type Sensor, type SensorChanges } from './registry.js';
 
 /** Expired key hashes are kept this long after expiry (to tell "expired" from "never issued" when debugging). */
 const EXPIRED_KEY_RETENTION_MS = 7 * 86_400_000;
@@ -25,7 +25,19 @@ export function newSensor(input: NewSensor, keyHash: string, at: string): Sensor
     revoked_at: null,
     keys: [{ hash: keyHash, created_at: at, expires_at: null }],
     ...(input.syslog ? { syslog: input.syslog } : {}),
+    ...(input.expect_every === undefined ? {} : { expect_every: input.expect_every }),
   };
+}
+
+/** `sensor set`'s changes applied to `sensor` in place (both backends: under the lock, or per revision). */
+export function applySensorChanges(sensor: Sensor, changes: SensorChanges): Sensor {
+  if (changes.description !== undefined) sensor.description = changes.description;
+  if (changes.timezone !== undefined) sensor.timezone = changes.timezone;
+  if (changes.syslog === null) delete sensor.syslog;
+  else if (changes.syslog !== undefined) sensor.syslog = changes.syslog;
+  if (changes.expect_every === null) delete sensor.expect_every;
+  else if (changes.expect_every !== undefined) sensor.expect_every = changes.expect_every;
+  return sensor;
 }
 
 export function revokeSensor(sensor: Sensor, at: number): Sensor {
@@ -79,5 +91,6 @@ export function canonicalSensor(s: Sensor): Sensor {
           },
         }
       : {}),
+    ...(s.expect_every === undefined ? {} : { expect_every: s.expect_every }),
   };
 }

@@ -2,6 +2,7 @@
 // bucket), so a malformed one is skipped and reported while the others keep working, instead of taking
 // down every collector that reads it.
 import type { Logger } from 'pino';
+import { parseExpectEvery } from '../config/expect-every.js';
 import { isValidTimezone } from '../config/load-config.js';
 import { READABLE_SENSOR_NAME, type RejectedEntry, type Sensor } from './registry.js';
 import { syslogProblem } from './sensor-syslog.js';
@@ -36,6 +37,12 @@ export function sensorProblem(value: unknown): string | null {
     }
     if (key.expires_at !== null && !isTime(key.expires_at))
       return 'a key has an expires_at that is not a time';
+  }
+  if (
+    s.expect_every !== undefined &&
+    !(isString(s.expect_every) && parseExpectEvery(s.expect_every) !== null)
+  ) {
+    return 'expect_every is neither "off" nor a duration of at least 1s';
   }
   // The listener builds its per-connection look-up from this: a wrong type here would throw there.
   return s.syslog === undefined ? null : syslogProblem(s.syslog);

@@ -537,6 +537,7 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
       { ...read.fw1 },
       {
         last_seen: '2026-11-23T10:00:02.000Z',
+        last_accepted: '2026-11-23T10:00:01.000Z',
         last_address: '192.0.2.3',
         records_received: 15,
         requests_rejected: 1,
@@ -546,6 +547,19 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     );
     assert.equal(read.fw2?.records_received, 1);
     assert.equal(read.fw2?.requests_rejected, 0);
+  });
+
+  test(`${backend}: silences: written durably, read back by another opening, cleared`, async (t) => {
+    const { sut, open } = await setUp(t, factory);
+    const since = '2026-11-23T10:00:00.000Z';
+    await sut.store.stats.writeSilence('fw.paris', { silent_since: since });
+    await sut.store.stats.writeSilence('fw-2', { silent_since: since });
+    await sut.store.stats.writeSilence('fw-2', null);
+    await sut.store.stats.writeSilence('never-silent', null);
+    const reader = await open();
+    assert.deepEqual({ ...(await reader.stats.readSilences()) }, { 'fw.paris': { silent_since: since } });
+    // Silences are not counters: the activity of the sensors is untouched.
+    assert.deepEqual({ ...(await reader.stats.read()) }, {});
   });
 
   test(`${backend}: dedupe: a key stored within the window returns the first id and is not stored again`, async (t) => {

@@ -9,6 +9,7 @@ import { feedRecord } from '../../src/admin/dashboard-routes.js';
 import { formatRecordLine } from '../../src/cli/format-record.js';
 import { cefMessage } from '../../src/outputs/receivers/cef-message.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
+import { silenceRecord } from '../../src/sensors/silence-record.js';
 import { outputLineOf } from '../../src/store/output-line.js';
 import { recordMatcher } from '../../src/store/record-filter.js';
 import { isStoredRecord, parseStoredRecord } from '../../src/store/record-shape.js';
@@ -35,7 +36,20 @@ function storedOfEach(): Record<string, unknown>[] {
     truncated: true,
   };
   const other = { ...syslog, src_ip: '', dst_ip: '', dst_port: 0, other: true };
-  return [generic, firewall, syslog, other];
+  // The collector's own record of a sensor gone silent, as the silence watcher makes it.
+  const collector = silenceRecord(
+    {
+      kind: 'silent',
+      sensor: 'fw1',
+      silent_since: '2026-11-21T09:15:30.000Z',
+      last_seen: '2026-11-21T08:15:30.000Z',
+      expect_every_ms: 3_600_000,
+      silent_for_ms: 5000,
+      at: '2026-11-21T09:15:35.000Z',
+    },
+    Date.parse('2026-11-21T09:15:35.000Z'),
+  ) as unknown as Record<string, unknown>;
+  return [generic, firewall, syslog, other, collector];
 }
 
 test('record shape: a stored record of each endpoint passes, anything lacking what readers rely on does not', () => {
@@ -131,7 +145,7 @@ const FIELDS = [
 /** A stored record of some endpoint with one field set to any JSON value, or removed. */
 const mutated = fc
   .tuple(
-    fc.integer({ min: 0, max: 3 }),
+    fc.integer({ min: 0, max: 4 }),
     fc.constantFrom(...FIELDS),
     fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined }),
   )

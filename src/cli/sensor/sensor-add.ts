@@ -5,6 +5,7 @@ import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
+import { expectEveryLines, expectEveryOption, expectEveryView } from './expect-every-option.js';
 import { newKeyText } from './firewall-setup.js';
 import { overlapWarnings } from './overlapping-networks.js';
 import { foreignRegistryWarning } from './registry-location.js';
@@ -14,6 +15,7 @@ import { syslogIdentityLines, warnNoSyslogListener } from './syslog-summary.js';
 interface AddOptions extends CommonOptions, SyslogOptions {
   description?: string;
   timezone?: string;
+  expectEvery?: string;
   json?: boolean;
 }
 
@@ -30,6 +32,10 @@ export function registerSensorAdd(
       .option(
         '--timezone <iana>',
         'time zone of the firewall clock, for time_received (default: firewall.defaultTimezone)',
+      )
+      .option(
+        '--expect-every <duration>',
+        'silent when nothing is accepted for this long, e.g. 1h; "off": never (default: sensors.expectEvery)',
       )
       .option('--json', 'print {"name", "key", ...} as JSON'),
   );
@@ -50,6 +56,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
       `--timezone "${options.timezone}" is not an IANA time zone (e.g. Europe/Berlin)`,
     );
   }
+  const expectEvery = expectEveryOption(options.expectEvery, false);
   const warning =
     config.store.backend === 'files'
       ? foreignRegistryWarning(loaded.dataDir, process.getuid?.() ?? -1)
@@ -60,6 +67,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
       description: options.description ?? '',
       timezone: options.timezone ?? null,
       ...(syslog ? { syslog } : {}),
+      ...(expectEvery ? { expect_every: expectEvery } : {}),
     });
     const overlaps = syslog ? overlapWarnings(added.sensor, await store.registry.list()) : [];
     return { ...added, overlaps };
@@ -71,6 +79,8 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     if (sensor.description) out.description = sensor.description;
     if (sensor.timezone) out.timezone = sensor.timezone;
     if (sensor.syslog) out.syslog = sensor.syslog;
+    const watched = expectEveryView(sensor, config);
+    if (watched) out.expect_every = watched;
     out.created_at = sensor.created_at;
     out.data_dir = loaded.dataDir;
     out.store_backend = config.store.backend;
@@ -84,6 +94,7 @@ export async function addSensor(name: string, options: AddOptions, io: CliIo): P
     [
       `Sensor "${sensor.name}" added (time zone ${sensor.timezone ?? `${config.firewall.defaultTimezone}, the default`}).`,
       ...(sensor.syslog ? syslogIdentityLines(sensor.name, sensor.syslog) : []),
+      ...expectEveryLines(sensor, config),
       storeLocationLine(loaded),
       newKeyText(sensor.name, key, config.server.port),
     ].join('\n'),

@@ -5,6 +5,7 @@ import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common
 import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
 import type { CliIo } from '../io.js';
 import { printList } from '../table.js';
+import { expectEveryView } from './expect-every-option.js';
 
 interface ListOptions extends CommonOptions {
   json?: boolean;
@@ -24,24 +25,31 @@ export function registerSensorList(
 }
 
 export async function listSensors(options: ListOptions, io: CliIo): Promise<number> {
+  // Imported here: the definition above is loaded for every command line.
+  const { sensorState } = await import('../../store/sensor-state.js');
   const loaded = await loadFromOptions(options, io);
   existingDataDir(loaded, options, io);
-  const { sensors, stats } = await withStore(loaded, io, async (store) => ({
+  const { sensors, stats, silences } = await withStore(loaded, io, async (store) => ({
     sensors: await store.registry.list(),
     stats: await store.stats.read(),
+    silences: await store.stats.readSilences(),
   }));
   const now = Date.now();
   const rows = sensors.map((s) => {
     const activity = Object.hasOwn(stats, s.name) ? stats[s.name] : undefined;
     const pending = s.keys.filter((k) => k.expires_at !== null && Date.parse(k.expires_at) > now);
+    const { state, silent_since } = sensorState(s, silences, loaded.config.sensors.expectEvery);
     return {
       name: s.name,
       status: s.status,
+      state,
       description: s.description,
       timezone: s.timezone,
       created_at: s.created_at,
       revoked_at: s.revoked_at,
       last_seen: activity?.last_seen ?? null,
+      expect_every: expectEveryView(s, loaded.config),
+      silent_since,
       last_address: activity?.last_address ?? null,
       records_received: activity?.records_received ?? 0,
       rotation_grace_until:
@@ -59,7 +67,8 @@ export async function listSensors(options: ListOptions, io: CliIo): Promise<numb
     header: ['NAME', 'STATUS', 'CREATED', 'LAST SEEN', 'LAST ADDRESS', 'RECORDS', 'DESCRIPTION'],
     cells: (r) => [
       r.name,
-      r.rotation_grace_until ? `${r.status} (old key until ${shortTime(r.rotation_grace_until)})` : r.status,
+      (r.silent_since ? `silent since ${shortTime(r.silent_since)}` : r.status) +
+        (r.rotation_grace_until ? ` (old key until ${shortTime(r.rotation_grace_until)})` : ''),
       shortTime(r.created_at),
       r.last_seen ? shortTime(r.last_seen) : 'never',
       r.last_address ?? '-',

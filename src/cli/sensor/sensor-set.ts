@@ -6,6 +6,7 @@ import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir, storeLocationLine } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
+import { expectEveryLines, expectEveryOption, expectEveryView } from './expect-every-option.js';
 import { overlapWarnings } from './overlapping-networks.js';
 import { addSyslogOptions, type SyslogOptions, syslogIdentity } from './syslog-identity.js';
 import { syslogIdentityLines, warnNoSyslogListener } from './syslog-summary.js';
@@ -13,6 +14,7 @@ import { syslogIdentityLines, warnNoSyslogListener } from './syslog-summary.js';
 interface SetOptions extends CommonOptions, SyslogOptions {
   description?: string;
   timezone?: string;
+  expectEvery?: string;
   json?: boolean;
 }
 
@@ -30,6 +32,10 @@ export function registerSensorSet(
         'time zone of the firewall clock, e.g. Europe/Berlin; "default" for firewall.defaultTimezone',
       )
       .option('--description <text>', 'free text shown in "sensor list" and "sensor show"')
+      .option(
+        '--expect-every <duration>',
+        'silent when nothing is accepted for this long, e.g. 1h; "off": never; "default": sensors.expectEvery',
+      )
       .option('--json', 'print the changed sensor as JSON'),
   );
   addSyslogOptions(command)
@@ -46,10 +52,16 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
     options.syslog === false
       ? (syslogIdentity({ ...options, syslog: undefined }) ?? null)
       : syslogIdentity(options);
-  if (options.timezone === undefined && options.description === undefined && syslog === undefined) {
+  const expectEvery = expectEveryOption(options.expectEvery, true);
+  if (
+    options.timezone === undefined &&
+    options.description === undefined &&
+    syslog === undefined &&
+    expectEvery === undefined
+  ) {
     throw new ThreatcolError(
       'USAGE',
-      'nothing to change: give --timezone, --description, --syslog or --no-syslog',
+      'nothing to change: give --timezone, --description, --expect-every, --syslog or --no-syslog',
     );
   }
   let timezone: string | null | undefined;
@@ -70,6 +82,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
   if (syslog !== undefined) changes.syslog = syslog;
   if (timezone !== undefined) changes.timezone = timezone;
   if (options.description !== undefined) changes.description = options.description;
+  if (expectEvery !== undefined) changes.expect_every = expectEvery;
   const { sensor, overlaps } = await withStore(loaded, io, async (store) => {
     const changed = await store.registry.set(name, changes);
     const overlaps = syslog ? overlapWarnings(changed, await store.registry.list()) : [];
@@ -85,6 +98,7 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
       timezone: sensor.timezone,
       effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
       ...(sensor.syslog ? { syslog: sensor.syslog } : {}),
+      expect_every: expectEveryView(sensor, config),
       data_dir: loaded.dataDir,
       store_backend: config.store.backend,
     });
@@ -99,6 +113,10 @@ export async function setSensor(name: string, options: SetOptions, io: CliIo): P
         : sensor.syslog
           ? syslogIdentityLines(sensor.name, sensor.syslog)
           : ['Syslog: off.']),
+      ...(expectEvery === undefined ? [] : expectEveryLines(sensor, config)),
+      ...(expectEvery === undefined || expectEveryView(sensor, config) !== null
+        ? []
+        : ['Silence watch: off.']),
       'A running collector uses the change within a second.',
       storeLocationLine(loaded),
     ].join('\n'),

@@ -5,6 +5,7 @@ import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
 import { type CliIo, write, writeJson } from '../io.js';
+import { expectEveryLines, expectEveryView } from './expect-every-option.js';
 import { firewallSetupJson, firewallSetupText } from './firewall-setup.js';
 import { showSyslogErrors } from './syslog-errors.js';
 import { syslogSetup, syslogSetupText } from './syslog-setup.js';
@@ -41,12 +42,16 @@ export function registerSensorShow(
 }
 
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
+  // Imported here: the definition above is loaded for every command line.
+  const { sensorState } = await import('../../store/sensor-state.js');
   const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
   const { config } = loaded;
   existingDataDir(loaded, options, io);
-  const { sensor, stats } = await withStore(loaded, io, async (store) => ({
+  const brief = options.firewall || options.syslog || options.syslogErrors;
+  const { sensor, stats, silences } = await withStore(loaded, io, async (store) => ({
     sensor: (await store.registry.list()).find((s) => s.name === name),
-    stats: options.firewall || options.syslog || options.syslogErrors ? {} : await store.stats.read(),
+    stats: brief ? {} : await store.stats.read(),
+    silences: brief ? {} : await store.stats.readSilences(),
   }));
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.syslogErrors) return showSyslogErrors(loaded, sensor.name, options.json === true, io);
@@ -71,9 +76,11 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   const keys = sensor.keys
     .filter((k) => sensor.status !== 'revoked' && (k.expires_at === null || Date.parse(k.expires_at) > now))
     .map((k) => ({ created_at: k.created_at, expires_at: k.expires_at }));
+  const { state, silent_since } = sensorState(sensor, silences, config.sensors.expectEvery);
   const view = {
     name: sensor.name,
     status: sensor.status,
+    state,
     description: sensor.description,
     timezone: sensor.timezone,
     effective_timezone: sensor.timezone ?? config.firewall.defaultTimezone,
@@ -81,6 +88,8 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     revoked_at: sensor.revoked_at,
     valid_keys: keys,
     last_seen: activity?.last_seen ?? null,
+    expect_every: expectEveryView(sensor, config),
+    silent_since,
     last_address: activity?.last_address ?? null,
     records_received: activity?.records_received ?? 0,
     requests_rejected: activity?.requests_rejected ?? 0,
@@ -101,6 +110,10 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
     `Valid keys:     ${keys.length}`,
     ...keys.map((k) => `  issued ${k.created_at}, ${k.expires_at ? `expires ${k.expires_at}` : 'no expiry'}`),
     `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
+    ...(view.silent_since
+      ? [`Silent since:   ${view.silent_since} (nothing accepted for ${view.expect_every})`]
+      : []),
+    ...expectEveryLines(sensor, config),
     `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
     ...(view.last_rejection_code
       ? [`Last rejected:  ${view.last_rejected_at} (${view.last_rejection_code})`]

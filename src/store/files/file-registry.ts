@@ -18,6 +18,7 @@ import {
   sensorExistsError,
 } from '../registry.js';
 import {
+  applySensorChanges,
   canonicalSensor,
   checkSensorName,
   newSensor,
@@ -133,11 +134,7 @@ export function createFileRegistry(options: FileRegistryOptions): SensorRegistry
       return update((data) => {
         const sensor = data.sensors.find((s) => s.name === name);
         if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
-        if (changes.description !== undefined) sensor.description = changes.description;
-        if (changes.timezone !== undefined) sensor.timezone = changes.timezone;
-        if (changes.syslog === null) delete sensor.syslog;
-        else if (changes.syslog !== undefined) sensor.syslog = changes.syslog;
-        return sensor;
+        return applySensorChanges(sensor, changes);
       });
     },
 

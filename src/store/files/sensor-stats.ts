@@ -3,10 +3,10 @@
 // daemon writes it; the CLI reads it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { STATS_FILE } from '../../data-dir/data-layout.js';
+import { SILENCES_FILE, STATS_FILE } from '../../data-dir/data-layout.js';
 import { type Owner, writeFileAtomic } from '../../data-dir/file-owner.js';
-import { toSensorActivity } from '../activity-shape.js';
-import type { SensorActivity, SensorStatsStore } from '../store.js';
+import { toSensorActivity, toSensorSilence } from '../activity-shape.js';
+import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store.js';
 
 export { STATS_FILE };
 
@@ -60,6 +60,7 @@ export class SensorStats implements SensorStatsStore {
   recordAccepted(sensor: string, address: string, records: number, at: string): void {
     const e = this.entry(sensor);
     e.last_seen = at;
+    e.last_accepted = at;
     e.last_address = address;
     e.records_received += records;
     this.dirty = true;
@@ -105,4 +106,39 @@ export class SensorStats implements SensorStatsStore {
     this.timer = null;
     this.flush();
   }
+
+  async readSilences(): Promise<Record<string, SensorSilence>> {
+    return readSilencesFile(this.dataDir);
+  }
+
+  async writeSilence(sensor: string, silence: SensorSilence | null): Promise<void> {
+    const silences = readSilencesFile(this.dataDir);
+    if (silence === null) {
+      if (!Object.hasOwn(silences, sensor)) return;
+      delete silences[sensor];
+    } else silences[sensor] = { silent_since: silence.silent_since };
+    writeFileAtomic(
+      join(this.dataDir, SILENCES_FILE),
+      `${JSON.stringify({ sensors: silences })}\n`,
+      0o640,
+      this.owner(),
+    );
+  }
+}
+
+/** <dataDir>/sensor-silences.json's silences; an entry without a time in silent_since is left out. */
+function readSilencesFile(dataDir: string): Record<string, SensorSilence> {
+  const silences: Record<string, SensorSilence> = Object.create(null);
+  try {
+    const data = JSON.parse(readFileSync(join(dataDir, SILENCES_FILE), 'utf8')) as { sensors?: unknown };
+    if (typeof data?.sensors === 'object' && data.sensors !== null) {
+      for (const [name, value] of Object.entries(data.sensors)) {
+        const since = toSensorSilence(value);
+        if (since) silences[name] = since;
+      }
+    }
+  } catch {
+    // None yet, or unreadable: no silence is known (the watcher reports one again if it lasts).
+  }
+  return silences;
 }

