@@ -229,10 +229,15 @@ async function rsyslogRelay(
   assert.equal(shown.code, 0, shown.stderr);
   const printed = (JSON.parse(shown.stdout) as { setup: { rsyslog_relp: string | null } }).setup.rsyslog_relp;
   assert.ok(printed, 'sensor show prints the omrelp action when syslog.relpListen is set');
-  const action = printed
+  let action = printed
     .replaceAll('/etc/rsyslog.d/threatcol-client.pem', identity.certPath)
-    .replaceAll('/etc/rsyslog.d/threatcol-client.key', identity.keyPath)
-    .replace(/\)$/, ` ${extra})`);
+    .replaceAll('/etc/rsyslog.d/threatcol-client.key', identity.keyPath);
+  // A parameter the printed action already sets takes the test's value (rsyslog refuses one given twice, as
+  // "parameter not known"); any other is added.
+  for (const [param, name] of extra.matchAll(/([\w.]+)="[^"]*"/g)) {
+    const given = new RegExp(`\\b${name?.replaceAll('.', '\\.')}="[^"]*"`);
+    action = given.test(action) ? action.replace(given, param) : action.replace(/\)$/, ` ${param})`);
+  }
   const input = await freeLoopbackPort();
   const rsyslog = await spawnRsyslogd(
     t,
