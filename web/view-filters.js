@@ -1,6 +1,27 @@
 // The dashboard's view filters: one object kept in the URL's query string (a view can be bookmarked or pasted
 // into a ticket), shown as removable chips; any element with data-filter/data-value on the page sets one.
-const KEYS = ['sensor', 'endpoint', 'min', 'threat', 'src', 'dst', 'from', 'to'];
+const KEYS = [
+  'sensor',
+  'endpoint',
+  'min',
+  'threat',
+  'src',
+  'dst',
+  'src_country',
+  'src_asn',
+  'dst_country',
+  'dst_asn',
+  'from',
+  'to',
+];
+const NAMES = {
+  src: 'source',
+  dst: 'destination',
+  src_country: 'source country',
+  src_asn: 'source AS',
+  dst_country: 'destination country',
+  dst_asn: 'destination AS',
+};
 const LABELS = ['informational', 'low', 'medium', 'high', 'critical'];
 
 /** The filters in `search` (location.search); unknown keys and empty values are dropped. */
@@ -27,7 +48,7 @@ function chipText(key, value, filters) {
   if (key === 'from') return `from ${value.replace('T', ' ').replace(/:00\.000Z$|\.000Z$/, '')} UTC`;
   if (key === 'to')
     return filters.from ? null : `until ${value.replace('T', ' ').replace(/:00\.000Z$/, '')} UTC`;
-  return `${key === 'src' ? 'source' : key === 'dst' ? 'destination' : key}: ${value}`;
+  return `${NAMES[key] ?? key}: ${value}`;
 }
 
 /** One chip per filter, each with a button that removes it (from and to go together: one interval). */

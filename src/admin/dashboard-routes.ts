@@ -5,6 +5,7 @@ import { errorBody } from '../errors.js';
 import { isRecordEndpoint, type StoredRecord } from '../records/stored-record.js';
 import { parseAddressMatch } from '../store/address-match.js';
 import { recordMatcher } from '../store/record-filter.js';
+import { NETWORK_FILTER_KEYS, networkFilters } from '../store/search-records.js';
 import type { RecordFilter, Store } from '../store/store.js';
 import type { LiveFeed } from './live-feed.js';
 import { ReadSlots } from './read-slots.js';
@@ -57,8 +58,8 @@ export function feedRecord(r: StoredRecord): FeedRecord {
 }
 
 /**
- * `?sensor=&endpoint=&min=&threat=&src=&dst=&from=&to=` (from/to: ISO times, a histogram bar's interval) to a
- * store filter; unknown, empty or unparsable values mean "any".
+ * `?sensor=&endpoint=&min=&threat=&src=&dst=&src_country=&src_asn=&dst_country=&dst_asn=&from=&to=` (from/to: ISO
+ * times, a histogram bar's interval) to a store filter; unknown, empty or unparsable values mean "any".
  */
 export function feedFilter(query: URLSearchParams): RecordFilter {
   const filter: RecordFilter = {};
@@ -69,6 +70,11 @@ export function feedFilter(query: URLSearchParams): RecordFilter {
   for (const key of ['src', 'dst'] as const) {
     const value = query.get(key)?.trim();
     if (value && parseAddressMatch(value) !== null) filter[key] = value;
+  }
+  for (const key of NETWORK_FILTER_KEYS) {
+    const value = query.get(key)?.trim();
+    const parsed = value ? networkFilters({ [key]: value }) : null;
+    if (parsed !== null && typeof parsed !== 'string') Object.assign(filter, parsed);
   }
   const from = Date.parse(query.get('from') ?? '');
   if (!Number.isNaN(from)) filter.since = from;

@@ -20,7 +20,19 @@ const READS_WAITING = MAX_FILTERED_HISTOGRAMS;
 const WEEK_MS = 7 * 86_400_000;
 
 /** The part of a view's filter a histogram is narrowed by: not the interval (a bar), not the criticality. */
-export type HistogramFilter = Pick<RecordFilter, 'sensor' | 'endpoint' | 'threat' | 'src' | 'dst'>;
+/** The view filters that narrow a histogram (not `min`, which zeroes levels, nor an interval, which is a bar). */
+const NARROWING = [
+  'sensor',
+  'endpoint',
+  'threat',
+  'src',
+  'dst',
+  'srcCountry',
+  'srcAsn',
+  'dstCountry',
+  'dstAsn',
+] as const;
+export type HistogramFilter = Pick<RecordFilter, (typeof NARROWING)[number]>;
 
 interface Entry {
   counts: HistogramCounts;
@@ -41,7 +53,7 @@ export interface FilteredHistograms {
 /** The narrowing part of `filter`, or null when it narrows nothing (the rolling counts answer). */
 export function histogramFilter(filter: RecordFilter): HistogramFilter | null {
   const kept: HistogramFilter = {};
-  for (const key of ['sensor', 'endpoint', 'threat', 'src', 'dst'] as const) {
+  for (const key of NARROWING) {
     const value = filter[key];
     if (value !== undefined) Object.assign(kept, { [key]: value });
   }

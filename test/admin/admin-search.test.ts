@@ -239,3 +239,39 @@ test('admin /api/search: by source and destination country and AS (the CLI’s f
     assert.equal(bad.body.error?.code, 'BAD_REQUEST', query);
   }
 });
+
+test('admin /api/feed and /api/histogram: the view filters by source and destination country and AS', async (t) => {
+  const dataDir = makeTempDir(t);
+  const places = [
+    { src_country: 'NL', src_asn: 64500 },
+    { src_country: 'US', src_asn: 15169, dst_country: 'DE', dst_asn: 3320 },
+    {},
+  ];
+  const { ids } = writeStore(dataDir, 30, (i) => places[i % places.length] as Record<string, unknown>);
+  const { ops } = heldReads();
+  const { base } = await startAdmin(t, dataDir, ops);
+  for (const [query, place] of [
+    ['src_country=nl', 0],
+    ['src_asn=AS15169&dst_country=DE', 1],
+    ['dst_asn=3320', 1],
+  ] as const) {
+    const want = ids.filter((_, i) => i % places.length === place);
+    const feed = await openFeed(`${base}/api/feed?${query}`);
+    t.after(() => feed.req.destroy());
+    await feed.waitFor(want.at(-1) as string);
+    for (const id of ids) assert.equal(feed.text().includes(id), want.includes(id), `${query}: ${id}`);
+    // The histogram of the same view counts the same records, once it has counted the store.
+    let total = -1;
+    await until(
+      async () => {
+        const res = await fetch(`${base}/api/histogram?${query}`);
+        const h = (await res.json()) as { complete: boolean; buckets: number[][] };
+        total = h.buckets.flat().reduce((a, n) => a + n, 0);
+        return h.complete;
+      },
+      20_000,
+      `the histogram of ${query}`,
+    );
+    assert.equal(total, want.length, query);
+  }
+});
