@@ -301,7 +301,7 @@ document.addEventListener('click', (event) => {
   }
   const search = event.target.closest?.('[data-look-up]');
   if (search) {
-    lookUp(search.dataset.lookUp, search.dataset.value, '24h');
+    lookUp(search.dataset.lookUp, search.dataset.value, search.dataset.window ?? '24h');
     return;
   }
   const marked = event.target.closest?.('[data-filter]');

@@ -52,10 +52,15 @@ function rows(s) {
     ['ports', `${s.ports}: ${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`],
     ['threats', list(s.threats.map((t) => `${t.threat} ×${t.count}`))],
   ];
+  // The country and the AS open the look-up of their records when clicked (dashboard.js: data-look-up).
   if (s.country !== null || s.asn !== null)
     out.push([
       'network',
-      [s.country, s.asn === null ? null : `AS${s.asn}`, s.as_org].filter((v) => v !== null).join(' '),
+      [
+        s.country === null ? null : lookUpSpan(s.country, 'src_country', s.country),
+        s.asn === null ? null : lookUpSpan(`AS${s.asn}`, 'src_asn', String(s.asn)),
+        s.as_org,
+      ].filter((v) => v !== null),
     ]);
   // An allow entry that covers a block keeps it out of every feed: the firewalls do not block it.
   const keptOut =
@@ -68,13 +73,30 @@ function rows(s) {
   return out;
 }
 
+function lookUpSpan(text, field, value) {
+  const span = document.createElement('span');
+  span.textContent = text;
+  span.dataset.lookUp = field;
+  span.dataset.value = value;
+  span.className = 'filterable';
+  span.title = `look up the records of ${text}`;
+  span.dataset.window = '30d';
+  return span;
+}
+
+/** A row of the summary: `value` as text, or a list of elements and texts separated by spaces. */
 function row(name, value) {
   const tr = document.createElement('tr');
   const th = document.createElement('th');
   th.textContent = name;
   const td = document.createElement('td');
   td.className = 'wrap';
-  td.textContent = String(value);
+  if (Array.isArray(value))
+    value.forEach((part, i) => {
+      if (i > 0) td.append(' ');
+      td.append(part);
+    });
+  else td.textContent = String(value);
   tr.append(th, td);
   return tr;
 }

@@ -8,7 +8,8 @@
 // The third: the Blocklist panel shows a block made by a record posted over real TLS, its address is marked in
 // the feed, the top sources and a look-up, a feed's last fetch shows, and a reason that is markup is text
 // (picture: test/output/dashboard-blocklist.png). The fourth: the top source countries and networks of records
-// enriched by the shipped databases, and a country or network clicked opening the look-up of its records.
+// enriched by the shipped databases, and a country or network clicked (there, or in a source's view) opening the
+// look-up of its records.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
@@ -588,7 +589,7 @@ test('dashboard: top source countries and networks count the enriched records; a
       .filter(matches)
       .map((r) => r.id as string)
       .reverse();
-    await page.click(`${table} tbody td[data-look-up] >> nth=0`);
+    await page.click(`${table} tbody [data-look-up] >> nth=0`);
     await page.waitForFunction(
       (n) =>
         /found/.test(document.querySelector('#look-up-note')?.textContent ?? '') &&
@@ -607,6 +608,10 @@ test('dashboard: top source countries and networks count the enriched records; a
   assert.equal(await page.inputValue('#look-up input[name="value"]'), topCountry);
   const topAsn = Number(/^AS(\d+)/.exec(asns[0] as string)?.[1]);
   await clickAndSee('#top-asns', 'src_asn', (r) => r.src_asn === topAsn);
+  // A source of those opens its source view, whose country looks up that country's records of 30 days.
+  await page.click('#look-up-results tbody td.src >> nth=0');
+  await clickAndSee('#source-view', 'src_country', (r) => r.src_country === 'US');
+  assert.equal(await page.inputValue('#look-up select[name="window"]'), '30d');
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: `${OUTPUT}dashboard-networks.png`, fullPage: true });
   assert.deepEqual(problems, []);
