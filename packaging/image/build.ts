@@ -24,6 +24,8 @@ export interface ImageOptions {
 export interface ImageBuild extends ImageResult {
   path: string;
   bytes: number;
+  /** The source label, or null when none was known. */
+  source: string | null;
 }
 
 export function buildImage(options: ImageOptions): ImageBuild {
@@ -33,7 +35,15 @@ export function buildImage(options: ImageOptions): ImageBuild {
     const deb = options.deb ?? buildDeb({ checkout, outDir: join(work, 'deb'), compression: 'none' }).path;
     const field = (name: string) => execFileSync('dpkg-deb', ['-f', deb, name], { encoding: 'utf8' }).trim();
     const root = join(work, 'root');
-    execFileSync('dpkg-deb', ['-x', deb, root]);
+    mkdirSync(root);
+    // Modes as the package holds them whatever the umask (-p), owners left to the image (0, or 65532).
+    execFileSync('sh', [
+      '-c',
+      'dpkg-deb --fsys-tarfile "$1" | tar -x -p --no-same-owner -C "$2"',
+      'sh',
+      deb,
+      root,
+    ]);
     // The package's files carry its source date (the build clamps every time stamp to it): so does the image.
     const epoch = Math.floor(statSync(join(root, layout.USR_BIN.slice(1))).mtimeMs / 1000);
     const version = field('Version')
@@ -45,19 +55,20 @@ export function buildImage(options: ImageOptions): ImageBuild {
       license: string;
       repository?: string | { url?: string };
     };
-    const { entries } = imageEntries(root);
+    const entries = imageEntries(root);
     mkdirSync(options.outDir, { recursive: true });
     const path = join(options.outDir, `threatcol-${version}-${arch}.oci.tar`);
+    const source = options.source ?? sourceUrl(checkout, manifest.repository);
     const result = writeOciArchive(path, {
       version,
       arch,
       epoch,
       description: manifest.description,
       licenses: manifest.license,
-      source: options.source ?? sourceUrl(checkout, manifest.repository),
+      source,
       entries,
     });
-    return { ...result, path, bytes: statSync(path).size };
+    return { ...result, path, bytes: statSync(path).size, source };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -101,5 +112,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   console.log(
     `digest ${result.digest}, image id ${result.configDigest.slice(7, 19)}, name ${result.reference}`,
   );
+  if (!result.source)
+    console.log(
+      "no org.opencontainers.image.source label: set package.json's repository or pass --source URL",
+    );
   console.log(`load it: podman load -i ${result.path} (or docker load -i)`);
 }

@@ -48,7 +48,7 @@ const SYSTEM_FILES: Record<string, string> = {
  * Every entry of the image's root: `packageRoot` (the .deb extracted) with the additions above, its parents
  * listed before it, sorted by path.
  */
-export function imageEntries(packageRoot: string): { entries: TarEntry[]; libraries: string } {
+export function imageEntries(packageRoot: string): TarEntry[] {
   const entries = new Map<string, TarEntry>();
   const add = (entry: TarEntry) => entries.set(entry.path, entry);
   for (const entry of packageEntries(packageRoot)) add(entry);
@@ -85,8 +85,7 @@ export function imageEntries(packageRoot: string): { entries: TarEntry[]; librar
     ...root,
     data: Buffer.from(host.list),
   });
-  const sorted = [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries: sorted, libraries: host.list };
+  return [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The package's files with their modes, owned by root as dpkg would install them. */

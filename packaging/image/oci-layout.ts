@@ -111,7 +111,12 @@ export function writeOciArchive(path: string, meta: ImageMeta): ImageResult {
         mediaType: MEDIA.manifest,
         digest,
         size: manifest.length,
-        annotations: { 'org.opencontainers.image.ref.name': reference },
+        // podman names the image by the first, docker's containerd store by the second (its older one reads
+        // manifest.json's RepoTags).
+        annotations: {
+          'org.opencontainers.image.ref.name': reference,
+          'io.containerd.image.name': `docker.io/library/threatcol:${meta.version}`,
+        },
       },
     ],
   });
