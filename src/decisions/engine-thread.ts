@@ -2,10 +2,9 @@
 // scan, the decisions), runs the engine at a lower CPU priority than the thread that takes records, and sends
 // its counts and log lines to its owner. When the CPU is short, ingest goes first and the engine's lag grows.
 // An entry point, like bin/threatcol: loading it runs the thread, so only box-engine.ts loads it, as a Worker.
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { pino } from 'pino';
 import { openStore } from '../store/open-store.js';
+import { threadSetUp } from '../thread-module.js';
 import { type EngineCall, type EngineMessage, type EngineThreadData, runBoxEngine } from './box-engine.js';
 
 const port = parentPort;
@@ -13,16 +12,13 @@ if (!port) throw new Error('engine-thread.ts runs as a worker thread (box-engine
 const data = workerData as EngineThreadData;
 const post = (message: EngineMessage) => port.postMessage(message);
 
-const logger = pino(
-  { level: data.level, base: { thread: 'decisions' }, timestamp: false },
-  { write: (line: string) => post({ t: 'log', line }) },
-);
-
-try {
-  setPriority(Math.min(19, getPriority() + data.nice));
-} catch (error) {
-  logger.warn({ err: (error as Error).message }, 'the decisions engine runs at the priority of ingest');
-}
+const logger = threadSetUp({
+  level: data.level,
+  thread: 'decisions',
+  send: (line) => post({ t: 'log', line }),
+  nice: data.nice,
+  what: 'the decisions engine runs',
+});
 
 /** How often counts that changed outside a write (addresses tracked, private records skipped) are sent. */
 const COUNTS_MS = 1000;

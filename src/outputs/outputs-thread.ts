@@ -2,10 +2,9 @@
 // start-outputs.ts at a lower CPU priority than the thread that takes records, and answers its owner's calls.
 // Nothing here takes a record: when the CPU is short, ingest goes first and the outputs' lag grows instead.
 // An entry point, like bin/threatcol: loading it runs the thread, so only run-outputs.ts loads it, as a Worker.
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { pino } from 'pino';
 import { openStore } from '../store/open-store.js';
+import { threadSetUp } from '../thread-module.js';
 import type { OutputsCall, OutputsThreadData, ThreadMessage } from './run-outputs.js';
 import { type RunningOutputs, startOutputs } from './start-outputs.js';
 
@@ -16,16 +15,13 @@ const post = (message: ThreadMessage) => port.postMessage(message);
 
 // Every log line goes to the owner's logger: one format, one destination, the same redaction; `thread`
 // tells this thread's lines apart (its own NATS connection, on that backend, says so when it drops).
-const logger = pino(
-  { level: data.level, base: { thread: 'outputs' }, timestamp: false },
-  { write: (line: string) => post({ t: 'log', line }) },
-);
-
-try {
-  setPriority(Math.min(19, getPriority() + data.nice));
-} catch (error) {
-  logger.warn({ err: (error as Error).message }, 'outputs run at the priority of ingest');
-}
+const logger = threadSetUp({
+  level: data.level,
+  thread: 'outputs',
+  send: (line) => post({ t: 'log', line }),
+  nice: data.nice,
+  what: 'outputs run',
+});
 
 const store = await openStore(data.config, { dataDir: data.dataDir, logger });
 const outputs: RunningOutputs = startOutputs(data.config.outputs, {
