@@ -5,9 +5,10 @@
 // Run: npm run build && flock /tmp/threatcol-bench.lock taskset -c 0 node --import tsx test/bench/decisions-ab.ts
 // (AB_SECONDS, AB_PAIRS; AB_BASE=OTHER-CHECKOUT/bin/threatcol: a third collector, engine on, of another build,
 // in the same rotation: before and after a change in one run).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { engineConfig } from './figures-decisions.js';
 import { payloadBodies } from './payloads.js';
 import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
 import { median } from './report.js';
@@ -44,19 +45,7 @@ const dirs = {
   off: mkdtempSync(join(tmpdir(), 'threatcol-decisions-off-')),
   base: mkdtempSync(join(tmpdir(), 'threatcol-decisions-base-')),
 };
-const configPath = join(dirs.on, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    blocklist: {
-      blockPrivate: true,
-      rules: {
-        critical: { minCriticality: 4, duration: '24h' },
-        spreading: { minCriticality: 2, minSensors: 2, within: '1h', duration: '6h' },
-      },
-    },
-  }),
-);
+const configPath = engineConfig(join(dirs.on, 'config.json'));
 const BASE = process.env.AB_BASE;
 type Which = 'on' | 'off' | 'base';
 const results: Record<Which, Run[]> = { on: [], off: [], base: [] };

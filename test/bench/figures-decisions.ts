@@ -120,7 +120,7 @@ function renderRows(ctx: BenchContext): Row[] {
 }
 
 /** The rules of the engine-on collector; blockPrivate: the load's sources are in 10/8 (payloads.ts). */
-function engineConfig(path: string): string {
+export function engineConfig(path: string): string {
   writeFileSync(
     path,
     JSON.stringify({

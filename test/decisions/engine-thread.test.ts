@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { pino } from 'pino';
+import type { Agent } from 'undici';
 import { loadConfig } from '../../src/config/load-config.js';
 import { ENGINE_NICE } from '../../src/decisions/box-engine.js';
 import { DECISIONS_CURSOR } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
-import { addSensorCli, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord, type RecordSpec, recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -41,6 +42,25 @@ const niceOf = (pid: number, tid: number | string): number => {
 const lowered = (pid: number): number =>
   readdirSync(`/proc/${pid}/task`).filter((tid) => niceOf(pid, tid) === niceOf(pid, pid) + ENGINE_NICE)
     .length;
+
+/** Posts a record of sensor fw1 until serve takes it (it reads the new sensor within its poll); the agent. */
+async function firstRecord(
+  t: TestContext,
+  serve: ServeProcess,
+  dataDir: string,
+  key: string,
+): Promise<Agent> {
+  const agent = trustingAgent(dataDir);
+  t.after(() => agent.close());
+  await until(
+    async () =>
+      (await post(serve.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status === 200,
+    GUARD_MS,
+    'a record is taken',
+    100,
+  );
+  return agent;
+}
 
 const BLOCKLIST = {
   rules: {
@@ -81,15 +101,7 @@ test('the engine reads its records in a thread of its own at nice +15: the main 
   await store.outputs.replay(DECISIONS_CURSOR, Date.parse(records[0]?.received_at as string) - 1);
   await store.close();
   // The engine takes the moved cursor after its next record (a waiting feed reads on from where it is).
-  const agent = trustingAgent(dataDir);
-  t.after(() => agent.close());
-  await until(
-    async () =>
-      (await post(serve.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status === 200,
-    GUARD_MS,
-    'a record is taken',
-    100,
-  );
+  await firstRecord(t, serve, dataDir, key);
   const tracked = async () => {
     const text = await (await fetch(`${serve.adminUrl}/metrics`)).text();
     return Number(/^threatcol_decisions_tracked_addresses (\d+)$/m.exec(text)?.[1] ?? 0);
@@ -115,15 +127,7 @@ test('without a rule no engine thread runs; a reload that adds one starts it, an
   t.after(() => serve.stop('SIGKILL'));
   const pid = serve.child.pid as number;
   const key = await addSensorCli(dataDir, 'fw1');
-  const agent = trustingAgent(dataDir);
-  t.after(() => agent.close());
-  await until(
-    async () =>
-      (await post(serve.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status === 200,
-    GUARD_MS,
-    'a record is taken',
-    100,
-  );
+  const agent = await firstRecord(t, serve, dataDir, key);
   assert.equal(lowered(pid), 0, 'no rule, no engine thread');
 
   writeFileSync(configPath, JSON.stringify({ blocklist: BLOCKLIST, registry: { pollIntervalMs: 100 } }));
