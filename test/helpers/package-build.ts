@@ -123,13 +123,14 @@ function debIn(dir: string): string | null {
 }
 
 /**
- * What the package is built from: the commit (whose time dates the package) and every change to it outside
- * test/, untracked files included; the architecture and SOURCE_DATE_EPOCH. node_modules follows the lockfile.
+ * What the package is built from: the checkout, its commit (whose time dates the package) and every change to it
+ * outside test/, untracked files included; the architecture and SOURCE_DATE_EPOCH.
  * Without git (an exported tree): every file outside node_modules, dist and test.
  */
 function treeKey(): string {
   const hash = createHash('sha256');
-  hash.update(`${process.arch}\0${process.env.SOURCE_DATE_EPOCH ?? ''}\0`);
+  // The checkout's own path: another clone of the same commit has node_modules of its own, and builds its own.
+  hash.update(`${CHECKOUT}\0${process.arch}\0${process.env.SOURCE_DATE_EPOCH ?? ''}\0`);
   const git = (args: string[]) =>
     execFileSync('git', args, {
       cwd: CHECKOUT,
