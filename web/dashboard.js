@@ -175,7 +175,9 @@ function renderSensors(sensors) {
     $('#sensors tbody'),
     sensors.map((s) => [
       filterable(cell(s.name), 'sensor', s.name),
-      cell(s.status, `status-${s.status}`),
+      s.silent_since
+        ? cell(`silent since ${when(s.silent_since)}`, 'status-silent')
+        : cell(s.status, `status-${s.status}`),
       cell(s.timezone_default ? `${s.timezone} (default)` : s.timezone),
       cell(s.last_seen ? when(s.last_seen) : 'never'),
       cell(s.last_address ?? ''),

@@ -221,6 +221,8 @@ export interface SensorRow {
   timezone: string;
   timezone_default: boolean;
   last_seen: string | null;
+  /** When the collector reported it silent (docs/operations.md, "Silent sensors"); null: it is not. */
+  silent_since: string | null;
   last_address: string | null;
   accepted: number;
   rejected: number;
@@ -230,15 +232,22 @@ export interface SensorRow {
 
 /** The sensor table: the registry's sensors (without their keys) with their activity. */
 export async function sensorRows(store: DashboardStore, defaultTimezone: string): Promise<SensorRow[]> {
-  const [sensors, activity] = await Promise.all([store.registry.list(), store.stats.read()]);
+  const [sensors, activity, silences] = await Promise.all([
+    store.registry.list(),
+    store.stats.read(),
+    store.stats.readSilences(),
+  ]);
   return sensors.map((s) => {
     const a = Object.hasOwn(activity, s.name) ? activity[s.name] : undefined;
+    // The watcher keeps a silence only while the sensor is watched, and forgets it when it is revoked.
+    const silence = s.status === 'active' && Object.hasOwn(silences, s.name) ? silences[s.name] : undefined;
     return {
       name: s.name,
       status: s.status,
       timezone: s.timezone ?? defaultTimezone,
       timezone_default: s.timezone === null,
       last_seen: a?.last_seen ?? null,
+      silent_since: silence?.silent_since ?? null,
       last_address: a?.last_address ?? null,
       accepted: a?.records_received ?? 0,
       rejected: a?.requests_rejected ?? 0,

@@ -5,6 +5,7 @@
 // (HistogramCounts), one dropped after IDLE_MS unasked; their reads of the store one at a time, aborted when
 // the filter goes.
 
+import { isThreatRecord, type StoredRecord } from '../records/stored-record.js';
 import { recordMatcher } from '../store/record-filter.js';
 import type { RecordFilter, RecordReader } from '../store/store.js';
 import type { LiveFeed } from './live-feed.js';
@@ -78,7 +79,8 @@ export function createFilteredHistograms(options: {
   }
 
   function start(filter: HistogramFilter): Entry {
-    const matches = recordMatcher(filter);
+    const matching = recordMatcher(filter);
+    const matches = (r: StoredRecord) => isThreatRecord(r) && matching(r);
     const counts = new HistogramCounts(now);
     const abort = new AbortController();
     // Records received before this instant are counted by the scan, the rest as the feed follows them (as the

@@ -2,7 +2,7 @@
 // buckets) and 7 days (hourly buckets: the histograms), top threats, source addresses, source countries and source
 // ASes over 24 hours (fixed-size top-K sketches per hour), so a summary never rescans the store and no input can make
 // them grow past a fixed size.
-import type { StoredRecord } from '../records/stored-record.js';
+import { isThreatRecord, type StoredRecord } from '../records/stored-record.js';
 import { type SketchEntry, SpaceSaving } from './space-saving.js';
 
 const MINUTE = 60_000;
@@ -134,6 +134,7 @@ export class RecentCounts {
 
   /** O(1): a few map look-ups and one step of each sketch. */
   add(record: StoredRecord): void {
+    if (!isThreatRecord(record)) return;
     const at = Date.parse(record.received_at);
     const now = this.now();
     if (!(at > now - WEEK - HOUR)) return;

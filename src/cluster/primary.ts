@@ -315,26 +315,6 @@ export function createPrimary(options: PrimaryOptions): Primary {
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);
       const index = await openWorkersDedupeIndex(config, { dataDir, logger, now });
       if (index) dedupe = new DedupeBroker(index);
-      // Silent sensors: watched here, once per box; their records go to a series of the primary's own (w0).
-      const watch = startBoxSilenceWatch({
-        config,
-        store: opened,
-        sensors: () => opened.registry.list(),
-        records: {
-          open: () =>
-            opened.openRecordLog({
-              workerId: 0,
-              retentionIntervalMs: 0,
-              ...(index ? { dedupe: index } : {}),
-            }),
-        },
-        holder: () => boxId(dataDir),
-        metrics: primaryRegistry,
-        logger,
-        now,
-      });
-      silenceWatch = watch;
-      reloader.onReload({ keys: ['sensors'], apply: (_previous, next) => watch.configure(next) });
       opened.stats.start(config.store.statsIntervalMs, (error) =>
         logger.error({ err: error.message }, 'cannot write stats'),
       );
@@ -360,6 +340,28 @@ export function createPrimary(options: PrimaryOptions): Primary {
       pool.start();
       await startedOrFailed;
       if (!pool.started || stopping) return;
+      // Silent sensors: watched here, once per box, from the workers listening on; their records go to a
+      // series of the primary's own (w0).
+      const watch = startBoxSilenceWatch({
+        config,
+        store: opened,
+        sensors: () => opened.registry.list(),
+        records: {
+          open: () =>
+            opened.openRecordLog({
+              workerId: 0,
+              retentionIntervalMs: 0,
+              ...(index ? { dedupe: index } : {}),
+            }),
+        },
+        holder: () => boxId(dataDir),
+        workers: true,
+        metrics: primaryRegistry,
+        logger,
+        now,
+      });
+      silenceWatch = watch;
+      reloader.onReload({ keys: ['sensors'], apply: (_previous, next) => watch.configure(next) });
       try {
         await startAdmin(opened, decisions);
       } catch (error) {

@@ -27,7 +27,7 @@ import { registerOutputMetrics } from '../metrics/output-metrics.js';
 import { registerSyslogMetrics } from '../metrics/syslog-metrics.js';
 import { runOutputs } from '../outputs/run-outputs.js';
 import type { OutputsDeps, RunningOutputs } from '../outputs/start-outputs.js';
-import { startBoxSilenceWatch } from '../sensors/box-silence-watch.js';
+import { type BoxSilenceWatch, startBoxSilenceWatch } from '../sensors/box-silence-watch.js';
 import type { FileOps } from '../store/file-ops.js';
 import { openStore } from '../store/open-store.js';
 import type { Sensor } from '../store/registry.js';
@@ -227,19 +227,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   );
   const activity = new ActivityLog(logger, config.log.rejectIntervalMs, now);
   activity.start(config.log.summaryIntervalMs);
-  // Silent sensors (docs/operations.md): watched once per box (here, or the primary under --workers).
-  const silenceWatch = worker
-    ? null
-    : startBoxSilenceWatch({
-        config,
-        store: backend,
-        sensors: () => lastSensors,
-        records: { append: (records) => store.append(records) },
-        holder: () => boxId(dataDir),
-        metrics: metrics.registry,
-        logger,
-        now,
-      });
+  /** Silent sensors (docs/operations.md): watched once per box (here, or the primary), from listening on. */
+  let silenceWatch: BoxSilenceWatch | null = null;
 
   const recordLimiter = worker
     ? null
@@ -360,6 +349,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
   }
 
+  if (!worker) {
+    silenceWatch = startBoxSilenceWatch({
+      config,
+      store: backend,
+      sensors: () => lastSensors,
+      records: { append: (records) => store.append(records) },
+      holder: () => boxId(dataDir),
+      metrics: metrics.registry,
+      logger,
+      now,
+    });
+  }
   let admin: RunningAdmin | null = null;
   try {
     if (options.adminListener !== false && !worker) {
@@ -415,8 +416,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     switchTls: (certPath, keyPath) => certificate.switchTo(certPath, keyPath),
   });
   if (outputs) reloader.onReload(outputsLivePart(outputs, logger));
-  if (silenceWatch)
-    reloader.onReload({ keys: ['sensors'], apply: (_p, next) => silenceWatch.configure(next) });
+  reloader.onReload({ keys: ['sensors'], apply: (_p, next) => silenceWatch?.configure(next) });
   reloader.onReload({
     keys: ['blocklist'],
     apply: (_previous, next) => {

@@ -21,6 +21,10 @@ import { splitThreatName, threatIdFrom } from './threat-name.js';
 export const RECORD_ENDPOINTS = ['firewall', 'generic', 'syslog', 'collector'] as const;
 export type RecordEndpoint = (typeof RECORD_ENDPOINTS)[number];
 
+/** Whether a stored record is a threat: the collector's own records (a sensor silent or back) are not counted. */
+export const isThreatRecord = (record: Pick<StoredRecord, 'endpoint'>): boolean =>
+  record.endpoint !== 'collector';
+
 /** Whether a query parameter names an endpoint (filters ignore anything else). */
 export const isRecordEndpoint = (text: string | null | undefined): text is RecordEndpoint =>
   (RECORD_ENDPOINTS as readonly unknown[]).includes(text);

@@ -12,6 +12,8 @@ import { type SilenceWatcher, startSilenceWatcher } from './silence-watcher.js';
 
 /** A lease outlives its holder by this much: a collector that died is replaced within it. */
 const LEASE_TTL_MS = 15_000;
+/** A worker reports its counts to the primary at least this often (cluster/ipc-stats.ts), plus the trip. */
+const WORKER_REPORT_MS = 1500;
 
 export interface BoxSilenceWatch extends SilenceWatcher {
   configure(next: Config): void;
@@ -29,6 +31,8 @@ export function startBoxSilenceWatch(options: {
   records: { append: (records: StoredRecord[]) => Promise<unknown> } | { open: () => Promise<RecordLog> };
   /** This collector's id among the cluster's (NATS): the holder of the lease. */
   holder: () => string;
+  /** The primary of --workers: its workers report what they accepted every second. */
+  workers?: boolean;
   /** Where the series go (the process's /metrics); absent: none. */
   metrics?: Registry;
   logger: Logger;
@@ -59,6 +63,14 @@ export function startBoxSilenceWatch(options: {
     ...(options.store.backend === 'nats'
       ? { lease: { decisions: options.store.decisions, holder: options.holder(), ttlMs: LEASE_TTL_MS } }
       : {}),
+    // What another process accepted reaches the stats read here this late at most: a worker's report, another
+    // collector's stats write (NATS; its own are read back from the bucket too).
+    slackMs:
+      options.store.backend === 'nats'
+        ? options.config.store.statsIntervalMs + 1000
+        : options.workers
+          ? WORKER_REPORT_MS
+          : 0,
     logger: options.logger,
     now,
   });

@@ -42,6 +42,12 @@ export function lookForSilence(input: {
   configuredExpectEvery: string;
   startedAt: number;
   now: number;
+  /**
+   * How late a record accepted elsewhere may reach the stats read here (a worker reports every second, another
+   * collector on NATS every store.statsIntervalMs): a silence is reported only this much after it began, so a
+   * record on its way does not make a silence and a way back of it.
+   */
+  slackMs?: number;
 }): SilenceLook {
   const { now } = input;
   const at = new Date(now).toISOString();
@@ -70,7 +76,7 @@ export function lookForSilence(input: {
       continue;
     }
     const from = Math.max(lastMs, time(sensor.created_at), input.startedAt);
-    if (now - from > interval) {
+    if (now - from > interval + (input.slackMs ?? 0)) {
       events.push({
         ...base,
         kind: 'silent',

@@ -27,6 +27,8 @@ export interface SilenceWatcherDeps {
   report: (event: SilenceEvent) => Promise<void>;
   /** NATS: only the holder of this lease reports (one watcher per cluster); absent: always this one. */
   lease?: { decisions: Pick<DecisionsStore, 'lease'>; holder: string; ttlMs: number };
+  /** How late a record accepted elsewhere may reach `stats` (silence-rules.ts). */
+  slackMs?: number;
   logger: Logger;
   now?: () => number;
   lookEveryMs?: number;
@@ -88,6 +90,7 @@ export function startSilenceWatcher(deps: SilenceWatcherDeps): SilenceWatcher {
       configuredExpectEvery: deps.configuredExpectEvery(),
       startedAt,
       now: now(),
+      slackMs: deps.slackMs ?? 0,
     });
     for (const name of look.dropped) {
       await deps.stats.writeSilence(name, null);

@@ -3,7 +3,7 @@
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
 import { SEVERITY_LABELS } from '../../records/criticality.js';
-import type { StoredRecord } from '../../records/stored-record.js';
+import { isThreatRecord, type StoredRecord } from '../../records/stored-record.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -96,7 +96,7 @@ export async function countRecords(
   let total = 0;
   const keyOf = keyFunction(o.by);
   await scan(o.since, (record) => {
-    if (o.sensor !== null && record.sensor !== o.sensor) return;
+    if ((o.sensor !== null && record.sensor !== o.sensor) || !isThreatRecord(record)) return;
     total += 1;
     const key = keyOf(record);
     counts.set(key, (counts.get(key) ?? 0) + 1);
