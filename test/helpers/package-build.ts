@@ -176,7 +176,11 @@ function takeLock(lock: string): boolean {
   try {
     pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
   } catch {
-    return false; // being written: its builder is alive
+    // Being written by a builder that has just made the lock; one that died in between left it without a pid.
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > 60_000) rmSync(lock, { recursive: true, force: true });
+    } catch {}
+    return false;
   }
   if (!alive(pid)) {
     rmSync(`${lock.slice(0, -'.lock'.length)}.tmp-${pid}`, { recursive: true, force: true });
