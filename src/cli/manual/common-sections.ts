@@ -1,7 +1,7 @@
 // What every command's page shares, derived from the code that decides it: exit statuses from the error
 // catalogue, environment variables from the configuration schema, and the files threatcol reads and writes.
 import { DEFAULT_CONFIG_PATH, envNameFor, listConfigKeys } from '../../config/config-keys.js';
-import { REGISTRY_FILE, STATS_FILE, THREATS_DIR } from '../../data-dir/data-layout.js';
+import { REGISTRY_FILE, SILENCES_FILE, STATS_FILE, THREATS_DIR } from '../../data-dir/data-layout.js';
 import { CATALOGUE, EXIT } from '../../errors.js';
 
 /** A term and its explanation (inline Markdown): one `.TP` item of a page, one list item of docs/cli.md. */
@@ -83,6 +83,10 @@ export function fileEntries(): Entry[] {
     {
       term: `<dataDir>/${STATS_FILE}`,
       text: 'last seen, last address and counts per sensor: written only by the daemon.',
+    },
+    {
+      term: `<dataDir>/${SILENCES_FILE}`,
+      text: 'the sensors reported silent and not yet back (sensor set --expect-every): written only by the daemon.',
     },
     {
       term: `<dataDir>/${THREATS_DIR}/`,
