@@ -111,12 +111,9 @@ export function writeOciArchive(path: string, meta: ImageMeta): ImageResult {
         mediaType: MEDIA.manifest,
         digest,
         size: manifest.length,
-        // podman names the image by the first, docker's containerd store by the second (its older one reads
-        // manifest.json's RepoTags).
-        annotations: {
-          'org.opencontainers.image.ref.name': reference,
-          'io.containerd.image.name': `docker.io/library/threatcol:${meta.version}`,
-        },
+        // podman's name for it (docker's is manifest.json's RepoTags). Not io.containerd.image.name too: podman
+        // prefers that one, and would call it docker.io/library/threatcol, as if it came from Docker Hub.
+        annotations: { 'org.opencontainers.image.ref.name': reference },
       },
     ],
   });

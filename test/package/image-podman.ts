@@ -1,6 +1,7 @@
 // podman for the image test: a store of its own in a temporary directory (images, containers, volumes, run state),
 // what this machine needs to run a container at all (runc, cgroupfs, no events journal, no systemd timers), and
-// a teardown that removes everything the store holds, also after a failure.
+// a teardown that removes everything the store holds (containers first, so nothing stays mounted), also after a
+// failure.
 import { execFile, execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,8 +72,7 @@ export function podmanIn(dir: string): Podman {
     await podman(['rm', '--all', '--force', '--time', '0']);
     await podman(['volume', 'rm', '--all', '--force']);
     await podman(['rmi', '--all', '--force']);
-    // What the store keeps besides (layers' mounts, its database): all of it.
-    await podman(['system', 'reset', '--force']);
+    // Not `podman system reset`: it would also remove the machine's podman networks, which are not the store's.
     rmSync(dir, { recursive: true, force: true });
   };
   return podman;
