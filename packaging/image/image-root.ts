@@ -158,12 +158,15 @@ function hostFiles(runtime: string, programs: string[]): { files: TarEntry[]; li
 function debianPackage(path: string): string | null {
   for (const candidate of [path, realpathSync(path)]) {
     try {
+      // `dash: /bin/sh`, after any `diversion by dash from: /bin/sh` lines; `libc6:amd64: /lib/...`.
       const owner = execFileSync('dpkg-query', ['-S', candidate], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      const name = owner.split(':')[0]?.trim() ?? '';
-      if (!name || name.includes(',') || name.startsWith('diversion')) continue;
+      })
+        .split('\n')
+        .find((line) => line !== '' && !line.startsWith('diversion '));
+      const name = owner?.split(/[:,]/)[0]?.trim();
+      if (!name) continue;
       // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's format, not a template
       const version = execFileSync('dpkg-query', ['-W', '-f', '${Version}', name], {
         encoding: 'utf8',
