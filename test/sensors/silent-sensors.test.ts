@@ -267,3 +267,22 @@ test('NATS, two collectors: one silence and one way back for the cluster, whiche
   );
   assert.equal(reporters.length, 1, 'one watcher for the cluster');
 });
+
+test('sensor set --expect-every: a duration, off whatever the default, default back to sensors.expectEvery', async (t) => {
+  const dir = makeTempDir(t);
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ sensors: { expectEvery: '1d' } }));
+  await addSensorCli(dir, 'fw');
+  const expectEvery = async (...args: string[]) => {
+    const set = await runCli(['sensor', 'set', 'fw', '--data-dir', dir, '--config', config, ...args]);
+    assert.equal(set.code, 0, set.stderr);
+    const shown = await runCli(['sensor', 'show', 'fw', '--data-dir', dir, '--config', config, '--json']);
+    return (JSON.parse(shown.stdout) as { expect_every: string | null }).expect_every;
+  };
+  assert.equal(await expectEvery('--expect-every', '90m'), '1h30m');
+  assert.equal(await expectEvery('--expect-every', 'off'), null);
+  assert.equal(await expectEvery('--expect-every', 'default'), '1d');
+  const bad = await runCli(['sensor', 'set', 'fw', '--data-dir', dir, '--expect-every', 'soon']);
+  assert.equal(bad.code, 64, bad.stderr);
+  assert.match(bad.stderr, /--expect-every "soon" is not a duration of at least 1s/);
+});

@@ -101,3 +101,16 @@ test('sensor entries: a syslog identity the check passes never makes the listene
     ),
   );
 });
+
+test('sensor entries: expect_every is a duration or "off" when present; an entry written before it reads', () => {
+  assert.equal(sensorProblem(valid), null, 'no expect_every: sensors.expectEvery applies');
+  for (const good of ['1h', '30s', '1h30m', '2w', 'off'])
+    assert.equal(sensorProblem({ ...valid, expect_every: good }), null);
+  for (const bad of ['', '0s', '500ms', 'soon', 3600, null, 'OFF']) {
+    assert.equal(
+      sensorProblem({ ...valid, expect_every: bad }),
+      'expect_every is neither "off" nor a duration of at least 1s',
+      String(bad),
+    );
+  }
+});
