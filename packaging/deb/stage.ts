@@ -152,7 +152,10 @@ function isDevelopmentFile(name: string): boolean {
   return (
     name.startsWith('.') ||
     name.endsWith('.sh') ||
-    /^(test|tests|__tests__|benchmarks?|examples?|docs|index\.html)$/.test(name)
+    /^(test|tests|__tests__|benchmarks?|examples?|docs|index\.html)$/.test(name) ||
+    // Type declarations, source maps, TypeScript sources and read-mes: nothing Node runs (about 5 MB). Licence
+    // and notice texts stay, whatever their extension.
+    (/\.(d\.[cm]?ts|[cm]?ts|map|md|markdown)$/i.test(name) && !/^(licen[cs]e|copying|notice)/i.test(name))
   );
 }
 
