@@ -5,12 +5,18 @@
 // Run: npm run build && flock /tmp/threatcol-bench.lock taskset -c 0 node --import tsx test/bench/decisions-ab.ts
 // (AB_SECONDS, AB_PAIRS; AB_BASE=OTHER-CHECKOUT/bin/threatcol: a third collector, engine on, of another build,
 // in the same rotation: before and after a change in one run).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineConfig } from './figures-decisions.js';
 import { payloadBodies } from './payloads.js';
-import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
+import {
+  detectPinning,
+  keepAliveFirewallLoad,
+  mainThreadSeconds,
+  startThreatcol,
+  type ThreatcolServer,
+} from './processes.js';
 import { median } from './report.js';
 
 const SECONDS = Number(process.env.AB_SECONDS ?? 5);
@@ -21,13 +27,6 @@ const body = payloadBodies({ kind: 'firewall' });
 const nextBody = () => body().toString();
 
 type Run = { rps: number; cpuUsPerRequest: number; mainUsPerRequest: number };
-
-/** CPU seconds of the main thread of `pid` (utime + stime, at 100 ticks a second). */
-function mainThreadSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function load(server: ThreatcolServer): Promise<Run> {
   const main0 = mainThreadSeconds(server.pid);

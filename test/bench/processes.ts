@@ -351,6 +351,13 @@ export function cpuSeconds(pid: number): number {
   return total;
 }
 
+/** CPU seconds (user + system) of the main thread of `pid` alone, the one serve takes records on. */
+export function mainThreadSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
 /** `pid` and its descendants, from /proc/<pid>/task/<tid>/children. */
 export function processTree(pid: number): number[] {
   const out = [pid];
