@@ -141,7 +141,18 @@ test('silent sensors: silent within its interval, one event each way through a r
   assert.equal(states.get('unwatched')?.state, 'active');
   assert.equal(states.get('unwatched')?.expect_every, null);
   // The silence record as stored: the collector's own, naming the sensor, its interval and how long.
-  const tail = await runCli(['threats', 'tail', '--data-dir', dir, '--json', '-n', '10', '--no-follow']);
+  const tail = await runCli([
+    'threats',
+    'tail',
+    '--data-dir',
+    dir,
+    '--json',
+    '-n',
+    '10',
+    '--no-follow',
+    '--endpoint',
+    'collector',
+  ]);
   const own = tail.stdout
     .trim()
     .split('\n')

@@ -23,7 +23,7 @@ interface SearchOptions extends CommonOptions {
   dstAsn?: string;
   sensor?: string[];
   minCriticality?: string;
-  endpoint?: 'firewall' | 'generic' | 'syslog';
+  endpoint?: 'firewall' | 'generic' | 'syslog' | 'collector';
   since: string;
   until?: string;
   before?: string;
@@ -53,11 +53,10 @@ export function registerThreatsSearch(
       .option('--sensor <name>', 'only records from this sensor (repeatable)', collect)
       .option('--min-criticality <0-4>', 'only records at or above this criticality')
       .addOption(
-        new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
-          'firewall',
-          'generic',
-          'syslog',
-        ]),
+        new Option(
+          '--endpoint <endpoint>',
+          "only records from this endpoint (collector: the collector's own, a sensor silent or back)",
+        ).choices(['firewall', 'generic', 'syslog', 'collector']),
       )
       .option('--since <when>', 'start of the window: a duration ago (24h, 7d) or an ISO time', '24h')
       .option('--until <when>', 'end of the window: a duration ago or an ISO time (default: now)')

@@ -15,7 +15,7 @@ interface TailOptions extends CommonOptions {
   follow: boolean;
   sensor?: string[];
   minCriticality?: string;
-  endpoint?: 'firewall' | 'generic' | 'syslog';
+  endpoint?: 'firewall' | 'generic' | 'syslog' | 'collector';
   since?: string;
   json?: boolean;
 }
@@ -35,11 +35,10 @@ export function registerThreatsTail(
       .option('--sensor <name>', 'only records from this sensor (repeatable)', collect)
       .option('--min-criticality <0-4>', 'only records at or above this criticality')
       .addOption(
-        new Option('--endpoint <endpoint>', 'only records from this endpoint').choices([
-          'firewall',
-          'generic',
-          'syslog',
-        ]),
+        new Option(
+          '--endpoint <endpoint>',
+          "only records from this endpoint (collector: the collector's own, a sensor silent or back)",
+        ).choices(['firewall', 'generic', 'syslog', 'collector']),
       )
       .option('--since <when>', 'only records received since a duration ago (24h, 90m) or an ISO time')
       .option('--json', 'print the stored records as NDJSON (one JSON object per line)'),

@@ -43,7 +43,7 @@ Ctrl-C stops it.
     '--dst-asn': `only records whose destination is in this autonomous system, written as for \`--src-asn\``,
     '--sensor': `only records of this sensor; repeat the flag for several sensors`,
     '--min-criticality': `only records at or above this criticality (0 informational … 4 critical)`,
-    '--endpoint': `only records received on this endpoint`,
+    '--endpoint': `only records received on this endpoint (\`collector\`: the collector's own, a sensor silent or back)`,
     '--since': `the window's start: a duration ago (\`90m\`, \`24h\`, \`7d\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC); default \`24h\``,
     '--until': `the window's end (exclusive), written as \`--since\`; default now. The window may span 30 days at most`,
     '--before': `the next page: only records stored before the record with this id (printed on stderr after a full page)`,

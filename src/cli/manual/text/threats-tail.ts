@@ -33,7 +33,7 @@ applied while reading backwards, so a filter that matches rarely reads further b
     '--lines': `how many of the last (matching) records to print first; \`0\` prints only new ones`,
     '--sensor': `only records of this sensor; repeat the flag for several sensors`,
     '--min-criticality': `only records at or above this criticality (0 informational … 4 critical)`,
-    '--endpoint': `only records received on this endpoint`,
+    '--endpoint': `only records received on this endpoint (\`collector\`: the collector's own, a sensor silent or back)`,
     '--since': `only records received since then: a duration ago (\`30s\`, \`90m\`, \`24h\`, \`7d\`, \`1h30m\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC)`,
     '--json': `print each stored record exactly as stored, one JSON object per line (see [Stored records](records.md#stored-records))`,
     '--data-dir': `which data directory to read (as for every command)`,
