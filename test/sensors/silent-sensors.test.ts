@@ -1,70 +1,19 @@
 // Black box through the real binary: a sensor with an expected interval that stops sending is silent in
-// `sensor list`, /metrics and `check`, a webhook output receives one silence record naming it, and one "back"
-// record at its next accepted record (HTTPS and syslog alike); a revoked sensor never; a restart of serve
-// neither repeats a reported silence nor loses it; `serve --workers 2` and a two-collector NATS cluster report
-// each once.
+// `sensor list`, /metrics, the dashboard and `check`, a webhook output receives one silence record naming it, and
+// one "back" record at its next accepted record; a revoked sensor never; a restart of serve neither repeats a
+// reported silence nor loses it; sensor set --expect-every. The cluster cases: silent-sensors-cluster.test.ts.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
-import { startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
-import { startReceiver, type TestReceiver } from '../outputs/webhook-receiver.js';
-
-/** The hang guard of each wait: an interval of 3 s plus a look every 2 s, many times over for a loaded box. */
-const WAIT_MS = 60_000;
-
-interface ListedSensor {
-  name: string;
-  state: string;
-  status: string;
-  expect_every: string | null;
-  silent_since: string | null;
-}
-
-async function listed(dir: string, extra: string[] = []): Promise<Map<string, ListedSensor>> {
-  const r = await runCli(['sensor', 'list', '--data-dir', dir, '--json', ...extra]);
-  assert.equal(r.code, 0, r.stderr);
-  return new Map((JSON.parse(r.stdout) as ListedSensor[]).map((s) => [s.name, s]));
-}
-
-/** The collector's own records the webhook received, in order: `silent fw`, `back fw`. */
-function events(receiver: TestReceiver): string[] {
-  return receiver.bodies.flatMap(({ body }) =>
-    ((JSON.parse(body) as { records?: Record<string, unknown>[] }).records ?? [])
-      .filter((r) => r.endpoint === 'collector')
-      .map((r) => `${String(r.threat).replace('sensor ', '')} ${String(r.sensor)}`),
-  );
-}
-
-function webhookConfig(dir: string, receiver: TestReceiver, extra: Record<string, unknown> = {}): string {
-  const path = join(dir, 'config.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      outputs: {
-        alerts: {
-          type: 'webhook',
-          url: receiver.url,
-          filter: { minCriticality: 3 },
-          batch: { maxWaitMs: 50 },
-        },
-      },
-      ...extra,
-    }),
-  );
-  return path;
-}
-
-async function metrics(serve: ServeProcess): Promise<string> {
-  const r = await request(`${serve.adminUrl}/metrics`);
-  return r.body.text();
-}
+import { startReceiver } from '../outputs/webhook-receiver.js';
+import { events, type ListedSensor, listed, metrics, WAIT_MS, webhookConfig } from './silence-support.js';
 
 test('silent sensors: silent within its interval, one event each way through a restart; revoked never; check warns', async (t) => {
   const dir = makeTempDir(t);
@@ -180,103 +129,6 @@ test('silent sensors: silent within its interval, one event each way through a r
   assert.equal(original.event, 'sensor_silent');
   assert.ok((original.silent_for_seconds as number) >= 0);
   t.diagnostic(`silent in sensor list ${silentAfter} ms after the record`);
-});
-
-/** Waits until the webhook holds `n` of the collector's records, then two looks more (none should come). */
-async function exactly(receiver: TestReceiver, n: number, what: string): Promise<string[]> {
-  await until(() => events(receiver).length >= n, WAIT_MS, what);
-  const at = Date.now();
-  await until(() => Date.now() - at > 4500, WAIT_MS, 'two more looks', 250);
-  return [...events(receiver)].sort();
-}
-
-test('serve --workers 2: an HTTPS and a syslog sensor each reported silent once and back once', async (t) => {
-  const dir = makeTempDir(t);
-  const receiver = await startReceiver();
-  t.after(() => receiver.close());
-  const config = webhookConfig(dir, receiver, { syslog: { tcpListen: '127.0.0.1:0' } });
-  const key = await addSensorCli(dir, 'fw', ['--expect-every', '3s']);
-  const added = await runCli([
-    ...['sensor', 'add', 'sl', '--data-dir', dir, '--config', config],
-    ...['--expect-every', '3s', '--syslog', '--format', 'cef', '--from', '127.0.0.1/32'],
-  ]);
-  assert.equal(added.code, 0, added.stderr);
-  const serve = await spawnServe(dir, ['--config', config, '--workers', '2']);
-  t.after(() => serve.stop('SIGKILL'));
-  const agent = trustingAgent(dir);
-  t.after(() => agent.close());
-  const tcpPort = await until(
-    () => serve.logs.some((l) => l.msg === 'syslog listening'),
-    WAIT_MS,
-    'syslog listening',
-  ).then(() => (serve.logs.find((l) => l.msg === 'syslog listening') as { tcpPort: number }).tcpPort);
-  const sendBoth = async () => {
-    assert.equal(
-      (await post(serve.url, '/generic', [genericRecord()], { agent, sensor: 'fw', key })).status,
-      200,
-    );
-    const sent = await runCli([
-      ...['send', 'syslog', '--format', 'cef', '--sample', '--count', '1'],
-      ...['--tcp', '--url', `127.0.0.1:${tcpPort}`],
-    ]);
-    assert.equal(sent.code, 0, sent.stderr);
-  };
-  await sendBoth();
-  assert.deepEqual(await exactly(receiver, 2, 'two silences'), ['silent fw', 'silent sl']);
-  const states = await listed(dir, ['--config', config]);
-  assert.deepEqual([states.get('fw')?.state, states.get('sl')?.state], ['silent', 'silent']);
-  await sendBoth();
-  await until(
-    () => events(receiver).filter((e) => e.startsWith('back')).length >= 2,
-    WAIT_MS,
-    'two ways back',
-  );
-  // Each sensor's own events in order: one silence, one way back (a new silence follows once the interval runs
-  // out again, as nothing more is sent).
-  for (const sensor of ['fw', 'sl']) {
-    const own = events(receiver).filter((e) => e.endsWith(` ${sensor}`));
-    assert.deepEqual(own.slice(0, 2), [`silent ${sensor}`, `back ${sensor}`], own.join(', '));
-  }
-});
-
-test('NATS, two collectors: one silence and one way back for the cluster, whichever collector took the record', async (t) => {
-  const node = await startNatsServer(t);
-  const receiver = await startReceiver();
-  t.after(() => receiver.close());
-  const dirs = [makeTempDir(t), makeTempDir(t)] as const;
-  const config = webhookConfig(dirs[0], receiver, {
-    store: { backend: 'nats', statsIntervalMs: 500 },
-    nats: { servers: [node.url] },
-  });
-  const key = await addSensorCli(dirs[0], 'fw', ['--expect-every', '3s', '--config', config]);
-  const serves = (await Promise.all(dirs.map((dir) => spawnServe(dir, ['--config', config])))) as [
-    ServeProcess,
-    ServeProcess,
-  ];
-  t.after(() => Promise.all(serves.map((s) => s.stop('SIGKILL'))));
-  const send = async (serve: ServeProcess, dir: string) => {
-    const agent = trustingAgent(dir);
-    try {
-      await until(
-        async () =>
-          (await post(serve.url, '/generic', [genericRecord()], { agent, sensor: 'fw', key })).status === 200,
-        WAIT_MS,
-        'a record stored',
-      );
-    } finally {
-      await agent.close();
-    }
-  };
-  await send(serves[0], dirs[0]);
-  assert.deepEqual(await exactly(receiver, 1, 'the silence'), ['silent fw']);
-  assert.equal((await listed(dirs[1], ['--config', config])).get('fw')?.state, 'silent');
-  await send(serves[1], dirs[1]);
-  await until(() => events(receiver).includes('back fw'), WAIT_MS, 'the way back');
-  assert.deepEqual(events(receiver).slice(0, 2), ['silent fw', 'back fw']);
-  const reporters = serves.filter((s) =>
-    s.logs.some((l) => l.msg === 'this collector watches for silent sensors now'),
-  );
-  assert.equal(reporters.length, 1, 'one watcher for the cluster');
 });
 
 test('sensor set --expect-every: a duration, off whatever the default, default back to sensors.expectEvery', async (t) => {
