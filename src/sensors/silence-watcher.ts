@@ -13,6 +13,8 @@ import { lookForSilence, type SilenceEvent } from './silence-rules.js';
 const LOOK_EVERY_MS = 2000;
 /** The lease's name among the cluster's (the decisions engine holds `engine`). */
 const LEASE_NAME = 'silence-watch';
+/** While no sensor is watched, the stats are read every this many looks (30 s), for the last-seen series. */
+const UNWATCHED_READ_EVERY = 15;
 
 export interface SilenceWatcherDeps {
   /** The sensors now (the daemon's watched copy, or a read of the registry). */
@@ -60,6 +62,8 @@ export function startSilenceWatcher(deps: SilenceWatcherDeps): SilenceWatcher {
   let silences: Record<string, SensorSilence> | null = null;
   let view: { sensors: Sensor[]; activity: Record<string, SensorActivity> } = { sensors: [], activity: {} };
   let failing = false;
+  /** Looks since the stats were last read (while no sensor is watched). */
+  let looksUnread = UNWATCHED_READ_EVERY;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   let looking: Promise<void> = Promise.resolve();
@@ -78,7 +82,16 @@ export function startSilenceWatcher(deps: SilenceWatcherDeps): SilenceWatcher {
         );
       }
     }
-    const [sensors, activity] = await Promise.all([deps.sensors(), deps.stats.read()]);
+    const sensors = await deps.sensors();
+    // The stats (on NATS, a read of every collector's key of every sensor) at every look only while a sensor is
+    // watched; else now and then, for threatcol_sensor_last_seen_seconds.
+    const configured = deps.configuredExpectEvery();
+    const watching = sensors.some(
+      (s) => s.status === 'active' && effectiveExpectEvery(s.expect_every, configured) > 0,
+    );
+    const activity =
+      watching || ++looksUnread >= UNWATCHED_READ_EVERY ? await deps.stats.read() : view.activity;
+    if (activity !== view.activity) looksUnread = 0;
     // A follower reads what the leader stored at every look, for its /metrics and dashboard.
     if (silences === null || !leader) silences = await deps.stats.readSilences();
     view = { sensors, activity };
@@ -87,7 +100,7 @@ export function startSilenceWatcher(deps: SilenceWatcherDeps): SilenceWatcher {
       sensors,
       activity,
       silences,
-      configuredExpectEvery: deps.configuredExpectEvery(),
+      configuredExpectEvery: configured,
       startedAt,
       now: now(),
       slackMs: deps.slackMs ?? 0,
