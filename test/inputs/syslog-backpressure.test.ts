@@ -6,6 +6,7 @@ import test from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
+import { createSyslogIntake } from '../../src/inputs/syslog/syslog-intake.js';
 import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -77,14 +78,15 @@ test('over the unsynced bound the socket is paused until the store catches up; a
   let serverSocket: Socket | undefined;
   const server = createServer((socket) => {
     serverSocket = socket;
-    serveSyslogConnection(socket, sensor, '127.0.0.1', {
+    const deps = {
       config,
       recordLog: g.gate,
       stats: store.stats,
       logger: pino({ level: 'silent' }),
       now: Date.now,
       tally,
-    });
+    };
+    serveSyslogConnection(socket, createSyslogIntake(sensor, '127.0.0.1', deps), '127.0.0.1', deps);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => server.close());

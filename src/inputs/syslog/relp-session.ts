@@ -2,9 +2,8 @@
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import { encodeRelpFrame, type RelpFrame, RelpFrameReader, RelpTxnrSequence } from '../../relp-frames.js';
-import type { Sensor } from '../../store/registry.js';
 import { StallDeadline } from './stall-deadline.js';
-import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
+import type { IntakeDeps, SyslogIntake } from './syslog-intake.js';
 
 /** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
 const OFFERS = 'relp_version=0\nrelp_software=threatcol\ncommands=syslog';
@@ -38,7 +37,7 @@ interface Pending {
 }
 
 /**
- * Serves `socket` as a RELP server for `sensor` until it closes. The `syslog` frames of one read are appended in
+ * Serves `socket` as a RELP server for its sensor (`intake`) until it closes. The `syslog` frames of one read are appended in
  * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves, or
  * `rsp 500` when the store refuses it (the sender keeps the message and sends it again). A message that is not a
  * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
@@ -48,12 +47,11 @@ interface Pending {
  */
 export function serveRelpSession(
   socket: Socket,
-  sensor: Sensor,
+  intake: SyslogIntake,
   remoteAddr: string,
   deps: IntakeDeps,
 ): RelpSession {
   const { config, logger, tally } = deps;
-  const intake = createSyslogIntake(sensor, remoteAddr, deps);
   const reader = new RelpFrameReader(config.syslog.maxMessageBytes);
   const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
@@ -68,7 +66,11 @@ export function serveRelpSession(
   let drains = 0;
   const deadline = new StallDeadline(config.syslog.stallTimeoutMs, () => {
     logger.warn(
-      { sensor: sensor.name, remoteAddr, stalledOn: backlogged ? 'answers unread' : 'frame unfinished' },
+      {
+        sensor: intake.sensor.name,
+        remoteAddr,
+        stalledOn: backlogged ? 'answers unread' : 'frame unfinished',
+      },
       backlogged
         ? 'RELP session closed: its sender read none of its answers for syslog.stallTimeoutMs'
         : 'RELP session closed: a frame did not complete within syslog.stallTimeoutMs',
@@ -121,7 +123,7 @@ export function serveRelpSession(
   const broken = (reason: string): void => {
     tally.refuse('relp_protocol');
     logger.warn(
-      { sensor: sensor.name, remoteAddr, reason },
+      { sensor: intake.sensor.name, remoteAddr, reason },
       'RELP session closed: the sender broke the protocol',
     );
     ending = true;
@@ -186,7 +188,7 @@ export function serveRelpSession(
         },
         (error: Error) => {
           logger.error(
-            { sensor: sensor.name, err: error.message },
+            { sensor: intake.sensor.name, err: error.message },
             'cannot store RELP messages; answered 500',
           );
           for (const entry of waiting) entry.answer = '500 cannot store the message now';
@@ -214,7 +216,7 @@ export function serveRelpSession(
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
     logger.debug(
-      { sensor: sensor.name, remoteAddr, err: error.code ?? error.message },
+      { sensor: intake.sensor.name, remoteAddr, err: error.code ?? error.message },
       'RELP connection error',
     );
   });

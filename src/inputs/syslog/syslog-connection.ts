@@ -1,10 +1,9 @@
 // One identified syslog connection: frames, reads and stores its messages, never reading further than it can store.
 import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
-import type { Sensor } from '../../store/registry.js';
 import { type FrameSink, SyslogFramer } from './framer.js';
 import { closeStalledFrames } from './stall-deadline.js';
-import { createSyslogIntake, type IntakeDeps } from './syslog-intake.js';
+import type { IntakeDeps, SyslogIntake } from './syslog-intake.js';
 
 export type ConnectionDeps = IntakeDeps;
 
@@ -12,21 +11,20 @@ export type ConnectionDeps = IntakeDeps;
 const RETRY_MS = 1000;
 
 /**
- * Serves `socket` for `sensor` until it closes. Every chunk's threats are appended in one call (the record log
+ * Serves `socket` for its sensor (`intake`) until it closes. Every chunk's threats are appended in one call (the record log
  * groups concurrent calls into one fsync). While more than syslog.maxUnsyncedMessages of this connection's
  * messages are not yet durable the socket is paused, so TCP pushes back on the sender; an append the store
  * refuses is retried with the socket paused, never dropped.
  */
 export function serveSyslogConnection(
   socket: Socket,
-  sensor: Sensor,
+  intake: SyslogIntake,
   remoteAddr: string,
   deps: ConnectionDeps,
   /** Called at the first message read (plain TCP: what proves a connection matched by address alone). */
   firstMessage: () => void = () => {},
 ): void {
   const { config, logger } = deps;
-  const intake = createSyslogIntake(sensor, remoteAddr, deps);
   const framer = new SyslogFramer({
     maxMessageBytes: config.syslog.maxMessageBytes,
     oversize: config.syslog.oversize,
@@ -46,7 +44,10 @@ export function serveSyslogConnection(
         },
         (error: Error) => {
           socket.pause();
-          logger.error({ sensor: sensor.name, err: error.message }, 'cannot store syslog messages; retrying');
+          logger.error(
+            { sensor: intake.sensor.name, err: error.message },
+            'cannot store syslog messages; retrying',
+          );
           setTimeout(attempt, RETRY_MS).unref();
         },
       );
@@ -81,7 +82,7 @@ export function serveSyslogConnection(
   socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
   closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
     logger.warn(
-      { sensor: sensor.name, remoteAddr },
+      { sensor: intake.sensor.name, remoteAddr },
       'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
     ),
   );
@@ -94,7 +95,7 @@ export function serveSyslogConnection(
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
     logger.debug(
-      { sensor: sensor.name, remoteAddr, err: error.code ?? error.message },
+      { sensor: intake.sensor.name, remoteAddr, err: error.code ?? error.message },
       'syslog connection error',
     );
   });

@@ -32,14 +32,22 @@ export interface SyslogIntake {
   countOversize(n: number, dropped: boolean): void;
   /** Appends `records` (group commit); resolves once durable, having counted them stored. */
   store(records: BuiltRecord[]): Promise<void>;
+  /** The sensor the connection's messages are read and stored for now. */
+  readonly sensor: Sensor;
+  /**
+   * The registry now gives the connection another sensor (a narrower network was added): messages read from now
+   * on are read with its format and time zone and stored under its name; those read before keep the old one.
+   */
+  reassign(sensor: Sensor): void;
 }
 
-export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: IntakeDeps): SyslogIntake {
+export function createSyslogIntake(first: Sensor, remoteAddr: string, deps: IntakeDeps): SyslogIntake {
   const { config, logger, tally } = deps;
   const counts = tally.totals;
-  const format = (sensor.syslog?.format ?? '') as SyslogFormat;
-  const parse = FORMAT_PARSERS[format];
-  const timezone = sensor.timezone ?? config.firewall.defaultTimezone;
+  let sensor = first;
+  let format = formatOf(sensor);
+  let parse = FORMAT_PARSERS[format];
+  let timezone = sensor.timezone ?? config.firewall.defaultTimezone;
   let ascii: ReceiptContext | undefined;
   let other: ReceiptContext | undefined;
   let ctxMs = Number.NaN;
@@ -99,12 +107,27 @@ export function createSyslogIntake(sensor: Sensor, remoteAddr: string, deps: Int
       if (dropped) tally.count(sensor.name, format, 'received', n);
     },
     async store(records) {
+      // Counted for the sensor they were read for, even if the connection is reassigned meanwhile.
+      const name = sensor.name;
+      const as = format;
       await deps.recordLog.append(records);
-      deps.stats.recordAccepted(sensor.name, remoteAddr, records.length, new Date(deps.now()).toISOString());
-      tally.count(sensor.name, format, 'stored', records.length);
+      deps.stats.recordAccepted(name, remoteAddr, records.length, new Date(deps.now()).toISOString());
+      tally.count(name, as, 'stored', records.length);
+    },
+    get sensor() {
+      return sensor;
+    },
+    reassign(next) {
+      sensor = next;
+      format = formatOf(next);
+      parse = FORMAT_PARSERS[format];
+      timezone = next.timezone ?? config.firewall.defaultTimezone;
+      ctxMs = Number.NaN;
     },
   };
 }
+
+const formatOf = (sensor: Sensor): SyslogFormat => (sensor.syslog?.format ?? '') as SyslogFormat;
 
 function receipt(
   sensor: string,

@@ -13,6 +13,7 @@ import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
 import { RefusalLog } from './refusal-log.js';
 import { type RelpSession, serveRelpSession } from './relp-session.js';
 import { serveSyslogConnection } from './syslog-connection.js';
+import { createSyslogIntake, type SyslogIntake } from './syslog-intake.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
 
@@ -43,7 +44,10 @@ export interface SyslogListenerDeps {
 export interface SyslogListener {
   /** Starts the configured listeners; their addresses (null: not configured). */
   listen(): Promise<{ tls: AddressInfo | null; tcp: AddressInfo | null; relp: AddressInfo | null }>;
-  /** The registry changed: new connections are matched against these; connections of a sensor revoked or changed are closed. */
+  /**
+   * The registry changed: new connections are matched against these; connections of a sensor revoked or changed
+   * are closed, and the others matched again (a narrower network added takes its senders' open connections).
+   */
   updateSensors(sensors: readonly Sensor[]): void;
   setTls(material: TlsMaterial): void;
   readonly counts: SyslogCounts;
@@ -64,7 +68,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const { config, logger } = deps;
   const senders = new SyslogSenders();
   const tally = deps.tally ?? new SyslogTally();
-  const open = new Map<Socket, Sensor>();
+  /** Each open connection's identity (matched again when the registry changes) and what stores its messages. */
+  const open = new Map<Socket, { address: string; client: ClientCertificate | null; intake: SyslogIntake }>();
   /** The RELP sessions among them: closed with librelp's `serverclose` once their answers are out. */
   const relpSessions = new Map<Socket, RelpSession>();
   const refusals = new RefusalLog(logger, config.log.rejectIntervalMs, deps.now);
@@ -122,18 +127,20 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       socket.destroy();
       return;
     }
-    open.set(socket, sensor);
+    const intakeDeps = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
+    const intake = createSyslogIntake(sensor, remoteAddr, intakeDeps);
+    open.set(socket, { address: remoteAddr, client, intake });
     socket.on('close', () => {
       open.delete(socket);
       relpSessions.delete(socket);
     });
     socket.setTimeout(IDLE_MS, () => resetConnection(socket));
-    const intake = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
     // Over TLS the handshake with a sensor's identity is the proof; plain TCP's match by address costs a
     // connection nothing, so there the first message is.
     if (transport !== 'tcp') slots[transport].prove(socket);
-    if (transport === 'relp') relpSessions.set(socket, serveRelpSession(socket, sensor, remoteAddr, intake));
-    else serveSyslogConnection(socket, sensor, remoteAddr, intake, () => slots[transport].prove(socket));
+    if (transport === 'relp')
+      relpSessions.set(socket, serveRelpSession(socket, intake, remoteAddr, intakeDeps));
+    else serveSyslogConnection(socket, intake, remoteAddr, intakeDeps, () => slots[transport].prove(socket));
   }
 
   let material = deps.tls;
@@ -215,11 +222,23 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
         tlsServer.setSecureContext(secureContext());
         relpServer.setSecureContext(secureContext());
       }
-      for (const [socket, sensor] of open) {
-        if (!senders.stillValid(sensor)) {
+      for (const [socket, { address, client, intake }] of open) {
+        const sensor = intake.sensor;
+        // A sensor revoked or given another identity: its connections go, as a key revoked ends its requests.
+        const now = senders.stillValid(sensor) ? senders.match(address, client) : null;
+        if (now === null) {
           logger.info({ sensor: sensor.name }, 'syslog sensor revoked or changed; closing its connection');
           resetConnection(socket);
+          continue;
         }
+        // Matched as a new connection from there would be: the most specific network wins.
+        if (now.name !== sensor.name) {
+          logger.info(
+            { sensor: now.name, was: sensor.name, remoteAddr: address },
+            'syslog connection now belongs to another sensor (a more specific network)',
+          );
+        }
+        intake.reassign(now);
       }
     },
     setTls(next) {
