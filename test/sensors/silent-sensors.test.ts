@@ -51,6 +51,8 @@ test('silent sensors: silent within its interval, one event each way through a r
   assert.deepEqual(events(receiver), ['silent fw']);
   const text = await runCli(['sensor', 'list', '--data-dir', dir, '--config', config]);
   assert.match(text.stdout, /^fw\s+silent since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/m);
+  const shown = await runCli(['sensor', 'show', 'fw', '--data-dir', dir, '--config', config]);
+  assert.match(shown.stdout, /^Status: +silent since \S+: nothing accepted for 3s/m);
   const row = (
     (await (await request(`${serve.adminUrl}/api/sensors`)).body.json()) as {
       sensors: { name: string; silent_since: string | null }[];

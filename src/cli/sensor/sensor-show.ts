@@ -103,16 +103,15 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   }
   const lines = [
     `Name:           ${view.name}`,
-    `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at}): every key is refused with 403` : ''}`,
+    view.silent_since
+      ? `Status:         silent since ${view.silent_since}: nothing accepted for ${view.expect_every} (is it still forwarding?)`
+      : `Status:         ${view.status}${view.revoked_at ? ` (since ${view.revoked_at}): every key is refused with 403` : ''}`,
     `Description:    ${view.description || '-'}`,
     `Time zone:      ${view.effective_timezone}${view.timezone ? '' : ' (the default)'}`,
     `Created:        ${view.created_at}`,
     `Valid keys:     ${keys.length}`,
     ...keys.map((k) => `  issued ${k.created_at}, ${k.expires_at ? `expires ${k.expires_at}` : 'no expiry'}`),
     `Last seen:      ${view.last_seen ?? 'never'}${view.last_address ? ` from ${view.last_address}` : ''}`,
-    ...(view.silent_since
-      ? [`Silent since:   ${view.silent_since} (nothing accepted for ${view.expect_every})`]
-      : []),
     ...expectEveryLines(sensor, config),
     `Records:        ${view.records_received} received, ${view.requests_rejected} requests rejected`,
     ...(view.last_rejection_code
