@@ -6,7 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type AsnTable, asnTableFile, readAsnCsv } from '../../src/enrich/asn-table.js';
+import { asnTableFile, type RangeTable, readAsnCsv, TABLE_MAGIC } from '../../src/enrich/asn-table.js';
 import { mmdbRanges } from './mmdb-ranges.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,9 +18,10 @@ export function writeEnrichData(out: string): void {
   const cacheDir = join(ROOT, 'node_modules/.cache/threatcol');
   mkdirSync(cacheDir, { recursive: true });
   /** The table `make` gives, kept by the data package's version so a build makes it once (seconds each). */
-  const cached = (name: string, pkg: string, make: () => AsnTable) => {
+  const cached = (name: string, pkg: string, make: () => RangeTable) => {
     const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version as string;
-    const path = join(cacheDir, `${name}-${version}.table`);
+    // The layout's version in the name: a cache of an older layout is made again.
+    const path = join(cacheDir, `${name}-${version}-${TABLE_MAGIC.trim().toLowerCase()}.table`);
     if (!existsSync(path)) {
       const temp = `${path}.${process.pid}.tmp`;
       writeFileSync(temp, asnTableFile(make(), dataDate(version)));

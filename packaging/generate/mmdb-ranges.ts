@@ -3,13 +3,13 @@
 // left before right, so ranges come out in address order; each leaf's record is decoded through the reader.
 import { readFileSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
-import { type AsnTable, type TableRow, tableFromRows } from '../../src/enrich/asn-table.js';
+import { type RangeTable, type TableRow, tableFromRows } from '../../src/enrich/asn-table.js';
 
 /** The table of `path`'s networks, each entry named by `name(record)` (undefined: the network is left out). */
 export function mmdbRanges(
   path: string,
   name: (record: Record<string, unknown>) => string | undefined,
-): AsnTable {
+): RangeTable {
   const db = readFileSync(path);
   const reader = new Reader<Record<string, unknown>>(db);
   const { nodeCount, recordSize, ipVersion } = reader.metadata;

@@ -1,7 +1,9 @@
-// The shipped databases' form: address ranges in sorted typed arrays, each with an entry (AS number and name; a
-// country database's entries hold the country code as the name), looked up by binary search. Made by the build
-// from @ip-location-db/asn's CSV (IPv4 from the numeric file, IPv6 from the text one) and from the country MMDB.
+// The shipped databases' form: where each address range starts, in sorted typed arrays, each start with an entry
+// (AS number and name; a country database's entries hold the country code as the name), looked up by binary
+// search. The build reads @ip-location-db/asn's CSV (IPv4 from the numeric file, IPv6 from the text one) and the
+// country MMDB into range tables (a start and an end each), and writes each as the packed file serve loads.
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { readAddress, WORDS } from './address-words.js';
 
 export interface AsnEntry {
@@ -19,7 +21,7 @@ export interface AsnTable {
 }
 
 /** Reads the two CSV files into a table; throws when either is unreadable or holds a line that is not a range. */
-export function readAsnCsv(ipv4NumCsv: string, ipv6Csv: string): AsnTable {
+export function readAsnCsv(ipv4NumCsv: string, ipv6Csv: string): RangeTable {
   const orgs = new Interner();
   const v4 = readV4(readFileSync(ipv4NumCsv, 'latin1'), orgs);
   const v6 = readV6(readFileSync(ipv6Csv, 'latin1'), orgs);
@@ -35,7 +37,7 @@ export interface TableRow<A> {
 }
 
 /** A table of sorted, non-overlapping rows (the build's conversion of an MMDB file: packaging/generate/). */
-export function tableFromRows(v4Rows: TableRow<number>[], v6Rows: TableRow<Uint32Array>[]): AsnTable {
+export function tableFromRows(v4Rows: TableRow<number>[], v6Rows: TableRow<Uint32Array>[]): RangeTable {
   const orgs = new Interner(false);
   const v4: V4Ranges = {
     count: v4Rows.length,
@@ -65,17 +67,19 @@ function tableOf(v4: V4Ranges, v6: V6Ranges, entries: readonly AsnEntry[]) {
   );
 }
 
+/** The build's form of a table: each range's start and end, its entry's AS number and name (asnTableFile packs it). */
+export type RangeTable = AsnTable & {
+  v4: V4Ranges;
+  v6: V6Ranges;
+  asns: Uint32Array;
+  names: readonly string[];
+};
+
 /**
  * The entries as an array of numbers and one of names (no object per entry: a loaded table's 80,000 AS entries
  * would be as many objects for every full garbage collection to mark). find() answers in one reused object.
  */
-function table(
-  v4: V4Ranges,
-  v6: V6Ranges,
-  asns: Uint32Array,
-  names: readonly string[],
-  builtAt = 0,
-): AsnTable & { v4: V4Ranges; v6: V6Ranges; asns: Uint32Array; names: readonly string[] } {
+function table(v4: V4Ranges, v6: V6Ranges, asns: Uint32Array, names: readonly string[]): RangeTable {
   const found: AsnEntry = { asn: 0, org: '' };
   return {
     v4,
@@ -83,7 +87,7 @@ function table(
     asns,
     names,
     ranges: v4.count + v6.count,
-    builtAt,
+    builtAt: 0,
     find(family) {
       const at = family === 4 ? findV4(v4) : findV6(v6);
       // An index past the entries (a damaged file) finds nothing.
@@ -96,68 +100,261 @@ function table(
 }
 
 /** What starts a table file (the version of its layout in the last digit). */
-const MAGIC = 'TCASN02\n';
+export const TABLE_MAGIC = 'TCASN03\n';
 
 /**
- * The table as one file (the build writes it, readAsnTable loads it in milliseconds where the CSV takes
- * seconds): MAGIC, four counts (IPv4 ranges, IPv6 ranges, entries, name bytes) and the data's date (epoch
- * seconds), then the arrays as they lie in memory (little-endian), the entries' AS numbers, and their names,
- * UTF-8, one a line.
+ * The table as one file, which readAsnTable loads in tens of milliseconds where the CSV takes seconds. Only where
+ * each range starts is kept: a gap between ranges is a start with no entry, adjacent ranges of one entry are one.
+ * IPv6 is kept by its first 64 bits (the prefix a network is routed by), except in the few /64 networks the data
+ * splits further: those are marked and their starts kept whole in a second, short list. After TABLE_MAGIC, brotli of:
+ * seven counts (IPv4 starts, IPv6 starts, whole IPv6 starts, entries, names, name bytes, the data's date in epoch
+ * seconds), then little-endian words: IPv4 starts (each the difference from the one before) and their entries,
+ * IPv6 starts' first words (differences) and second words and their entries, the whole starts (four words each)
+ * and their entries, the entries' AS numbers and name numbers, then the distinct names, UTF-8, one a line. An
+ * entry number past the entries means no entry (NONE = entries), or, for an IPv6 start, "look in the whole list"
+ * (SPLIT = entries + 1).
  */
-export function asnTableFile(t: AsnTable, builtAtMs: number): Buffer {
-  const { v4, v6, asns, names: orgs } = t as ReturnType<typeof table>;
-  const names = Buffer.from(orgs.join('\n'), 'utf8');
-  const words = new Uint32Array([
-    v4.count,
-    v6.count,
+export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
+  const { v4, v6, asns, names } = t;
+  const none = asns.length;
+  const starts4 = startsV4(v4, none);
+  const { main, whole } = startsV6(v6, none);
+  const distinct = new Map<string, number>();
+  for (const n of names) if (!distinct.has(n)) distinct.set(n, distinct.size);
+  const text = Buffer.from([...distinct.keys()].join('\n'), 'utf8');
+  const words: number[] = [
+    starts4.length,
+    main.length,
+    whole.length,
     asns.length,
-    names.length,
+    distinct.size,
+    text.length,
     Math.floor(builtAtMs / 1000),
-  ]);
-  const parts = [
-    Buffer.from(MAGIC, 'latin1'),
-    words,
-    v4.starts.subarray(0, v4.count),
-    v4.ends.subarray(0, v4.count),
-    v4.at.subarray(0, v4.count),
-    v6.starts.subarray(0, v6.count * 4),
-    v6.ends.subarray(0, v6.count * 4),
-    v6.at.subarray(0, v6.count),
-    asns,
-  ].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-  return Buffer.concat([...parts, names]);
+  ];
+  let before = 0;
+  for (const s of starts4) {
+    words.push(s.start - before);
+    before = s.start;
+  }
+  for (const s of starts4) words.push(s.at);
+  let hiBefore = 0;
+  for (const s of main) {
+    const hi = Number(s.start >> 32n);
+    words.push(hi - hiBefore);
+    hiBefore = hi;
+  }
+  for (const s of main) words.push(Number(s.start & 0xffffffffn));
+  for (const s of main) words.push(s.at);
+  for (const s of whole)
+    for (let k = 96n; k >= 0n; k -= 32n) words.push(Number((s.start >> k) & 0xffffffffn));
+  for (const s of whole) words.push(s.at);
+  for (const asn of asns) words.push(asn);
+  for (const n of names) words.push(distinct.get(n) as number);
+  const body = Buffer.concat([Buffer.from(Uint32Array.from(words).buffer), text]);
+  const packed = brotliCompressSync(body, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: 9,
+      [zlibConstants.BROTLI_PARAM_LGWIN]: 24,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
+  return Buffer.concat([Buffer.from(TABLE_MAGIC, 'latin1'), packed]);
 }
 
-/** Loads a table file (asnTableFile); throws when it is none or is cut short. */
+interface Start<A> {
+  start: A;
+  at: number;
+}
+
+/** Where each IPv4 range starts, and where each gap does (entry `none`); a start of the entry before is left out. */
+function startsV4(r: V4Ranges, none: number): Start<number>[] {
+  const out: Start<number>[] = [];
+  let next = 0;
+  const add = (start: number, at: number) => {
+    if (at !== (out.length === 0 ? none : out[out.length - 1]?.at)) out.push({ start, at });
+  };
+  for (let i = 0; i < r.count; i++) {
+    if ((r.starts[i] as number) > next) add(next, none);
+    add(r.starts[i] as number, r.at[i] as number);
+    next = (r.ends[i] as number) + 1;
+  }
+  if (next <= 0xffffffff) add(next, none);
+  return out;
+}
+
+const LOW64 = (1n << 64n) - 1n;
+
+/**
+ * Where each IPv6 range and gap starts, as 128-bit numbers; then split in two: `main` by the first 64 bits, where
+ * a /64 holding a start inside it has the entry SPLIT (none + 1), and `whole`, the starts of those /64s in full,
+ * each /64's list opening with the entry in force at its first address.
+ */
+function startsV6(r: V6Ranges, none: number): { main: Start<bigint>[]; whole: Start<bigint>[] } {
+  const all: Start<bigint>[] = [];
+  const add = (list: Start<bigint>[], start: bigint, at: number) => {
+    if (at !== (list.length === 0 ? none : list[list.length - 1]?.at)) list.push({ start, at });
+  };
+  const big = (w: Uint32Array, i: number) =>
+    (BigInt(w[i] as number) << 96n) |
+    (BigInt(w[i + 1] as number) << 64n) |
+    (BigInt(w[i + 2] as number) << 32n) |
+    BigInt(w[i + 3] as number);
+  let next = 0n;
+  for (let i = 0; i < r.count; i++) {
+    const start = big(r.starts, i * 4);
+    if (start > next) add(all, next, none);
+    add(all, start, r.at[i] as number);
+    next = big(r.ends, i * 4) + 1n;
+  }
+  if (next <= (1n << 128n) - 1n) add(all, next, none);
+  const split = new Set<bigint>();
+  for (const s of all) if ((s.start & LOW64) !== 0n) split.add(s.start >> 64n);
+  const main: Start<bigint>[] = [];
+  const whole: Start<bigint>[] = [];
+  const SPLIT = none + 1;
+  let inForce = none;
+  let open: bigint | null = null; // the split /64 last entered
+  const close = (upTo: bigint | null) => {
+    // The /64 after a split one starts with the entry in force at its end, unless a start of its own says.
+    if (open !== null && open + 1n !== upTo && open < LOW64) add(main, open + 1n, inForce);
+    open = null;
+  };
+  for (const s of all) {
+    const prefix = s.start >> 64n;
+    if (open !== null && prefix !== open) close(prefix);
+    if (!split.has(prefix)) add(main, prefix, s.at);
+    else {
+      if (open === null) {
+        open = prefix;
+        // Kept even when the /64 before was split too: its whole list must open at this /64's first address.
+        main.push({ start: prefix, at: SPLIT });
+        whole.push({ start: prefix << 64n, at: inForce });
+      }
+      add(whole, s.start, s.at);
+    }
+    inForce = s.at;
+  }
+  close(null);
+  return { main, whole };
+}
+
+/** Loads a table file (asnTableFile); throws when it is none, or damaged. */
 export function readAsnTable(path: string): AsnTable {
   const file = readFileSync(path);
-  if (file.toString('latin1', 0, MAGIC.length) !== MAGIC) throw new Error('not an AS table file');
-  // Views of the file's own memory where it lies on a 4-byte boundary (a large file's buffer is its own, at 0);
-  // else a copy that does.
-  const count = Math.floor((file.length - MAGIC.length) / 4);
-  const offset = file.byteOffset + MAGIC.length;
+  if (file.toString('latin1', 0, TABLE_MAGIC.length) !== TABLE_MAGIC) throw new Error('not an AS table file');
+  let body: Buffer;
+  try {
+    body = brotliDecompressSync(file.subarray(TABLE_MAGIC.length));
+  } catch {
+    throw new Error('AS table file damaged');
+  }
+  // A view of the body's own memory where it lies on a 4-byte boundary, else a copy that does.
+  const count = Math.floor(body.length / 4);
   let words: Uint32Array;
-  if (offset % 4 === 0) words = new Uint32Array(file.buffer, offset, count);
+  if (body.byteOffset % 4 === 0) words = new Uint32Array(body.buffer, body.byteOffset, count);
   else {
     words = new Uint32Array(count);
-    Buffer.from(words.buffer).set(file.subarray(MAGIC.length, MAGIC.length + words.byteLength));
+    Buffer.from(words.buffer).set(body.subarray(0, words.byteLength));
   }
-  const [n4, n6, ne, nameBytes, builtAt] = words as unknown as [number, number, number, number, number];
-  let p = 5;
+  const [n4, n6, nx, ne, nn, nameBytes, builtAt] = words as unknown as number[] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  let p = 7;
   const take = (n: number) => {
     const view = words.subarray(p, p + n);
     if (view.length !== n) throw new Error('AS table file cut short');
     p += n;
     return view;
   };
-  const v4: V4Ranges = { count: n4, starts: take(n4), ends: take(n4), at: take(n4) };
-  const v6: V6Ranges = { count: n6, starts: take(n6 * 4), ends: take(n6 * 4), at: take(n6) };
-  const asns = take(ne);
-  const nameStart = MAGIC.length + p * 4;
-  if (nameStart + nameBytes !== file.length) throw new Error('AS table file cut short');
-  const names = file.toString('utf8', nameStart).split('\n');
-  if (names.length !== ne) throw new Error('AS table file damaged');
-  return table(v4, v6, asns, names, builtAt * 1000);
+  // Entry numbers as narrow as they fit (a country table's in bytes), NONE and SPLIT included.
+  const Entries = ne + 2 <= 0x100 ? Uint8Array : ne + 2 <= 0x10000 ? Uint16Array : Uint32Array;
+  const starts4 = Uint32Array.from(take(n4));
+  for (let i = 1; i < n4; i++) starts4[i] = (starts4[i] as number) + (starts4[i - 1] as number);
+  const at4 = Entries.from(take(n4));
+  // IPv6 by its first 64 bits, two words a start (the first delta-coded), and the whole starts, four words each.
+  const his = take(n6);
+  const los = take(n6);
+  const starts6 = new Uint32Array(n6 * 2);
+  for (let i = 0, hi = 0; i < n6; i++) {
+    hi = (hi + (his[i] as number)) >>> 0;
+    starts6[i * 2] = hi;
+    starts6[i * 2 + 1] = los[i] as number;
+  }
+  const at6 = Entries.from(take(n6));
+  const whole = Uint32Array.from(take(nx * 4));
+  const atWhole = Entries.from(take(nx));
+  const asns = Uint32Array.from(take(ne));
+  const nameOf = Uint32Array.from(take(ne));
+  const nameStart = p * 4;
+  if (nameStart + nameBytes !== body.length) throw new Error('AS table file cut short');
+  const names = body.toString('utf8', nameStart).split('\n');
+  if (names.length !== nn) throw new Error('AS table file damaged');
+  for (const n of nameOf) if (n >= nn) throw new Error('AS table file damaged');
+  const found: AsnEntry = { asn: 0, org: '' };
+  return {
+    ranges: n4 + n6 + nx,
+    builtAt: builtAt * 1000,
+    find(family) {
+      let at: number;
+      if (family === 4) at = upTo1(starts4, WORDS[0] as number, at4, ne);
+      else {
+        at = upTo2(starts6, at6, ne);
+        if (at === ne + 1) at = upTo4(whole, atWhole, ne);
+      }
+      // NONE, or an entry past the entries (a damaged file): nothing.
+      if (at >= ne) return undefined;
+      found.asn = asns[at] as number;
+      found.org = names[nameOf[at] as number] as string;
+      return found;
+    },
+  };
+}
+
+type Entries = Uint8Array | Uint16Array | Uint32Array;
+
+/** The entry of the last start at or before `a` in `starts` (one word each), or `none`. */
+function upTo1(starts: Uint32Array, a: number, at: Entries, none: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((starts[mid] as number) <= a) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return hi >= 0 ? (at[hi] as number) : none;
+}
+
+/** The same for WORDS' first 64 bits, in `starts` of two words each. */
+function upTo2(starts: Uint32Array, at: Entries, none: number): number {
+  const a0 = WORDS[0] as number;
+  const a1 = WORDS[1] as number;
+  let lo = 0;
+  let hi = at.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const s0 = starts[mid * 2] as number;
+    if (s0 < a0 || (s0 === a0 && (starts[mid * 2 + 1] as number) <= a1)) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return hi >= 0 ? (at[hi] as number) : none;
+}
+
+/** The same for all of WORDS, in `starts` of four words each. */
+function upTo4(starts: Uint32Array, at: Entries, none: number): number {
+  let lo = 0;
+  let hi = at.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(starts, mid * 4, WORDS, 0) <= 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return hi >= 0 ? (at[hi] as number) : none;
 }
 
 /** One entry per distinct (AS number, name): ranges of one AS share it. */

@@ -141,7 +141,9 @@ test('the shipped databases give 8.8.8.8 and 2001:4860:4860::8888 US, AS15169 on
     );
   };
   const withSource = records.filter((x) => x.src_country === 'US').length;
-  assert.equal(withSource, 5, 'v4, v6, mapped, firewall, syslog');
+  // The syslog line is sent again while none is stored yet: a slow box may store two.
+  const syslogs = records.filter((x) => x.endpoint === 'syslog').length;
+  assert.equal(withSource, 4 + syslogs, 'v4, v6, mapped, firewall, syslog');
   assert.deepEqual(await statsBy('src_country'), { US: withSource, '(none)': records.length - withSource });
   assert.deepEqual(await statsBy('src_asn'), {
     [`AS15169 ${String(generic('v4').src_as_org)}`]: withSource,
