@@ -30,7 +30,9 @@ configuration (which names NATS).
   with a field of another type: the shape in [records.md](records.md)) are skipped, never published: the summary counts them
   (\`not_records\` with \`--json\`) and the log names the first.
 - **Not copied**: the sensors' counters (\`sensor-stats.json\`: last seen, last address, records received,
-  rejections); they start from zero on NATS. The data directory is only read.
+  rejections); they start from zero on NATS. Nor the silences reported (\`sensor-silences.json\`): a sensor
+  still silent is given its interval again by the collector on NATS and reported once more if it stays quiet.
+  The data directory is only read.
 - The stream's \`store.retention\` limits count from when a record was stored in NATS, so migrated records
   are kept up to \`store.retention.days\` after the migration, not after they were received; and a
   \`store.retention.maxBytes\` smaller than the files store makes NATS discard the oldest copied records as it
