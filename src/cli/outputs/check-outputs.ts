@@ -15,7 +15,8 @@ export async function checkOutputs(
 ): Promise<CheckResult[]> {
   const enabled = Object.entries(loaded.config.outputs).filter(([, o]) => o.enabled);
   if (enabled.length === 0) return [];
-  const reports = options.daemon ? await fetchDaemonOutputs(loaded) : null;
+  const daemon = options.daemon ? await fetchDaemonOutputs(loaded) : null;
+  const reports = daemon?.kind === 'answered' ? daemon.outputs : null;
   const results: CheckResult[] = [];
   const now = Date.now();
   for (const [name, output] of enabled) {
@@ -33,6 +34,10 @@ export async function checkOutputs(
               message: `the ${output.type} receiver did not take a sample record: ${refused}`,
             },
       );
+      continue;
+    }
+    if (daemon?.kind === 'no-answer') {
+      results.push({ name: check, status: 'warn', message: `state unknown: ${daemon.text}` });
       continue;
     }
     const report = reports?.find((r) => r.name === name);

@@ -1,15 +1,20 @@
-// Asks the running daemon's admin listener for its outputs' status (`GET /api/outputs`); null when no daemon
-// answers, so `outputs list` falls back to the cursor files.
+// Asks the running daemon's admin listener for its outputs' status (`GET /api/outputs`). When no daemon is there
+// `outputs list` falls back to the cursor files (state "stopped"); when one took the connection but did not answer
+// in time, the states are unknown, never "stopped".
 import type { LoadedConfig } from '../../config/load-config.js';
 import type { OutputReport } from '../../outputs/start-outputs.js';
-import { fetchAdminJson } from '../admin-get.js';
+import { askAdmin, noAnswerText } from '../admin-get.js';
 
-export async function fetchDaemonOutputs(
-  loaded: LoadedConfig,
-  timeoutMs = 2000,
-): Promise<OutputReport[] | null> {
-  const answer = (await fetchAdminJson(loaded, '/api/outputs', timeoutMs)) as {
-    outputs?: OutputReport[];
-  } | null;
-  return answer?.outputs ?? null;
+export type DaemonOutputs =
+  | { kind: 'answered'; outputs: OutputReport[] }
+  | { kind: 'none' }
+  /** `text`: "the collector did not answer in N s"; `seconds`: N. */
+  | { kind: 'no-answer'; seconds: number; text: string };
+
+export async function fetchDaemonOutputs(loaded: LoadedConfig): Promise<DaemonOutputs> {
+  const answer = await askAdmin(loaded, '/api/outputs');
+  if (answer.kind === 'no-answer') return { ...answer, text: noAnswerText(answer) };
+  const outputs =
+    answer.kind === 'answered' ? (answer.body as { outputs?: OutputReport[] } | null)?.outputs : null;
+  return Array.isArray(outputs) ? { kind: 'answered', outputs } : { kind: 'none' };
 }

@@ -1,5 +1,6 @@
 // `threatcol outputs list`: every output's state, position, lag, last success and error, dead letters; from
-// the running daemon when it answers (since it started), else from the cursor files (state "stopped").
+// the running daemon when it answers (since it started), else from the cursor files (state "stopped" when no
+// daemon is there, "unknown" when one did not answer in time).
 import type { Command } from 'commander';
 import type { OutputReport } from '../../outputs/start-outputs.js';
 import { withStore } from '../cli-store.js';
@@ -22,7 +23,7 @@ export function registerOutputsList(
     parent
       .command('list')
       .description('list outputs: state, lag, last success, last error, dead letters')
-      .option('--json', 'print {"source", "outputs": [...]}')
+      .option('--json', 'print {"source", "daemon", "outputs": [...]}')
       .option('--admin-listen <host:port>', 'admin listener of the running daemon (default: admin.listen)'),
   ).action((options: ListOptions) => run(() => listOutputs(options, io)));
 }
@@ -31,11 +32,14 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
   const loaded = await loadFromOptions(options, io, { 'admin.listen': options.adminListen });
   // Imported here: the definition above is loaded for every command line.
   const { countDeadLetters } = await import('../../outputs/dead-letter.js');
-  const fromDaemon = await fetchDaemonOutputs(loaded);
+  const daemon = await fetchDaemonOutputs(loaded);
+  const fromDaemon = daemon.kind === 'answered';
   let reports: OutputReport[];
-  if (fromDaemon) {
-    reports = fromDaemon;
+  if (daemon.kind === 'answered') {
+    reports = daemon.outputs;
   } else {
+    // A daemon that did not answer in time may well be running its outputs: what they do is not known.
+    const idle = daemon.kind === 'no-answer' ? 'unknown' : 'stopped';
     const positions = await withStore(loaded, io, (store) => store.outputs.list().catch(() => []));
     const names = new Set([...Object.keys(loaded.config.outputs), ...positions.map((p) => p.name)]);
     reports = [...names].sort().map((name) => {
@@ -43,7 +47,7 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
       return {
         name,
         type: output?.type ?? '-',
-        state: output?.enabled === false ? 'disabled' : 'stopped',
+        state: output?.enabled === false ? 'disabled' : idle,
         lastSuccessAt: null,
         lastError: null,
         lastErrorAt: null,
@@ -63,7 +67,11 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
     deadLetterFile: countDeadLetters(loaded.dataDir, r.name),
   }));
   if (options.json) {
-    writeJson(io.stdout, { source: fromDaemon ? 'daemon' : 'files', outputs: rows });
+    writeJson(io.stdout, {
+      source: fromDaemon ? 'daemon' : 'files',
+      daemon: daemon.kind === 'no-answer' ? `no answer in ${daemon.seconds} s` : daemon.kind,
+      outputs: rows,
+    });
     return 0;
   }
   if (rows.length === 0) {
@@ -80,7 +88,11 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
       rows.map((r) => [
         r.name,
         r.type,
-        r.configured ? r.state : 'removed (position kept)',
+        !r.configured
+          ? 'removed (position kept)'
+          : daemon.kind === 'no-answer' && r.state !== 'disabled'
+            ? `unknown (${daemon.text})`
+            : r.state,
         String(r.position?.lagRecords ?? '-'),
         r.position ? `${r.position.lagSeconds}s` : '-',
         r.lastSuccessAt ?? (fromDaemon ? 'none since start' : '-'),
@@ -90,8 +102,14 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
       ]),
     ),
   );
-  if (!fromDaemon)
+  if (daemon.kind === 'none')
     write(io.stdout, '(no daemon answered on the admin listener: positions from the cursor files)');
+  if (daemon.kind === 'no-answer') {
+    write(
+      io.stdout,
+      `(the collector did not answer on its admin listener in ${daemon.seconds} s: positions from the cursor files, states unknown)`,
+    );
+  }
   return 0;
 }
 

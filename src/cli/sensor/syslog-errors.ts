@@ -3,7 +3,7 @@
 import type { LoadedConfig } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
 import type { SyslogErrorSample, SyslogFormatCounts } from '../../inputs/syslog/syslog-tally.js';
-import { fetchAdminJson } from '../admin-get.js';
+import { askAdmin, noAnswerText } from '../admin-get.js';
 import { type CliIo, write, writeJson } from '../io.js';
 
 interface SyslogErrorsReport {
@@ -19,7 +19,14 @@ export async function showSyslogErrors(
   io: CliIo,
 ): Promise<number> {
   const path = `/api/syslog-errors?sensor=${encodeURIComponent(name)}`;
-  const report = (await fetchAdminJson(loaded, path)) as SyslogErrorsReport | null;
+  const answer = await askAdmin(loaded, path);
+  if (answer.kind === 'no-answer') {
+    throw new ThreatcolError(
+      'CONNECTION_FAILED',
+      `${noAnswerText(answer)} at admin.listen (${loaded.config.admin.listen}): it took the connection but may be busy; try again`,
+    );
+  }
+  const report = answer.kind === 'answered' ? (answer.body as SyslogErrorsReport | null) : null;
   if (report === null || !Array.isArray(report.samples)) {
     throw new ThreatcolError(
       'CONNECTION_FAILED',
