@@ -242,8 +242,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   async function finish(): Promise<void> {
     configWatch?.stop();
     await outputs?.stop();
-    await engine?.stop();
-    await silenceWatch?.stop();
+    // Side by side: each waits at most a few seconds for a store that does not answer.
+    await Promise.all([engine?.stop(), silenceWatch?.stop()]);
     certificate?.stop();
     await admin?.close();
     try {

@@ -282,10 +282,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     configWatch.stop();
     stopStep = 'stopping the outputs';
     await outputs?.stop();
-    stopStep = 'stopping the decisions engine';
-    await engine?.stop();
-    stopStep = 'stopping the silence watcher';
-    await silenceWatch?.stop();
+    // Side by side: each waits at most a few seconds for a store that does not answer.
+    stopStep = 'stopping the decisions engine and the silence watcher';
+    await Promise.all([engine?.stop(), silenceWatch?.stop()]);
     feeds.stop();
     certificate.stop();
     enricher?.stop();

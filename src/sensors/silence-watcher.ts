@@ -7,8 +7,11 @@ import { effectiveExpectEvery } from '../config/expect-every.js';
 import type { DecisionsStore } from '../store/decisions.js';
 import type { Sensor } from '../store/registry.js';
 import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store/store.js';
+import { waitAtMost } from '../wait-at-most.js';
 import { lookForSilence, type SilenceEvent } from './silence-rules.js';
 
+/** How long a stop waits for the look in progress and the lease's hand-back (a store that does not answer). */
+const STOP_MS = 3000;
 /** How often the watcher looks (and, on NATS, renews its lease). */
 const LOOK_EVERY_MS = 2000;
 /** The lease's name among the cluster's (the decisions engine holds `engine`). */
@@ -181,11 +184,25 @@ export function startSilenceWatcher(deps: SilenceWatcherDeps): SilenceWatcher {
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await looking;
-      // A stopping collector hands the watch on at the next collector's look, not at the lease's end.
-      if (deps.lease && leader) {
-        await deps.lease.decisions.lease(LEASE_NAME, deps.lease.holder, 0).catch(() => {});
-      }
+      let ended = false;
+      await waitAtMost(
+        (async () => {
+          await looking;
+          // A stopping collector hands the watch on at the next collector's look, not at the lease's end.
+          if (deps.lease && leader) {
+            await deps.lease.decisions.lease(LEASE_NAME, deps.lease.holder, 0).catch(() => {});
+          }
+          ended = true;
+        })(),
+        STOP_MS,
+      );
+      // A look cut short may have stored its record and not yet the silence: the next start reports it again
+      // (at least once), as after a crash.
+      if (!ended)
+        deps.logger.warn(
+          { limitMs: STOP_MS },
+          'the silence watcher did not stop in time (a store that does not answer): on NATS its lease passes on when it expires',
+        );
     },
   };
 }
