@@ -1,6 +1,6 @@
 // A configured rule made ready to match records: its filters as tests and its windows in milliseconds.
 import { type BlocklistConfig, type BlockRule, parseBlockDuration } from '../config/blocklist-schema.js';
-import type { StoredRecord } from '../records/stored-record.js';
+import { isThreatRecord, type StoredRecord } from '../records/stored-record.js';
 
 /** What a rule tests of a record: the threat's name is read only by a rule that filters on it. */
 export interface RuleInput extends Pick<StoredRecord, 'criticality' | 'sensor' | 'endpoint'> {
@@ -44,7 +44,9 @@ function compileRule(name: string, rule: BlockRule): CompiledRule {
     durationMs: parseBlockDuration(rule.duration) as number,
     address: rule.address,
     reason: `rule ${name}: ${parts.join(', ')}`,
+    // The collector's own records (a sensor silent or back) are no threat, whatever the rule's endpoints.
     matches: (record) =>
+      isThreatRecord(record) &&
       record.criticality >= rule.minCriticality &&
       (sensors === null || sensors.has(record.sensor)) &&
       (endpoints === null || endpoints.has(record.endpoint)) &&

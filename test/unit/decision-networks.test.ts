@@ -131,3 +131,29 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
   assert.equal(tracker.size, 1000);
   assert.equal(tracker.dropped, 501);
 });
+
+test('a rule counts no record of the collector’s own (a sensor silent or back), whatever its endpoints', () => {
+  const [rule] = compileRules({
+    rules: {
+      r: {
+        minCriticality: 0,
+        minRecords: 1,
+        minSensors: 1,
+        within: '1m',
+        duration: '1h',
+        sensors: null,
+        endpoints: null,
+        threat: null,
+        address: 'source',
+      },
+    },
+  } as never);
+  const input = (endpoint: string) => ({
+    criticality: 3,
+    sensor: 'fw1',
+    endpoint,
+    threat: () => 'sensor silent',
+  });
+  assert.equal(rule?.matches(input('generic') as never), true);
+  assert.equal(rule?.matches(input('collector') as never), false);
+});
