@@ -1,5 +1,7 @@
 // Creates the stream and KV buckets when missing (idempotent) and warns when existing ones differ from the
 // configuration; retention and the dedupe window are applied to an existing stream, replicas are not.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DiscardPolicy,
   type JetStreamClient,
@@ -107,7 +109,10 @@ export async function ensureStream(jsm: JetStreamManager, config: Config, logger
   }
 }
 
-/** Opens a KV bucket, creating it when missing; warns when its replicas differ from nats.replicas. */
+/**
+ * Opens a KV bucket, creating it when missing; warns when its replicas differ from nats.replicas. `signal` (the
+ * store's close) ends its retries: a command that already gave up must not be held by them.
+ */
 export async function ensureBucket(
   js: JetStreamClient,
   jsm: JetStreamManager,
@@ -115,17 +120,19 @@ export async function ensureBucket(
   config: Config,
   logger: Logger,
   history: number,
+  signal: AbortSignal,
 ) {
   const kvm = new Kvm(js);
   // Creating is idempotent, but on a cluster that has just formed (or several collectors and a CLI creating
   // the same bucket at once) an attempt can fail transiently: retry for a few seconds before giving up.
   let kv: Awaited<ReturnType<Kvm['create']>> | undefined;
   for (let attempt = 1; kv === undefined; attempt++) {
+    signal.throwIfAborted();
     try {
       kv = await kvm.create(name, { replicas: config.nats.replicas, history });
     } catch (error) {
-      if (attempt >= 8) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      if (attempt >= 8 || signal.aborted) throw error;
+      await sleep(250 * attempt, undefined, { signal });
     }
   }
   try {

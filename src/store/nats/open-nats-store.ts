@@ -61,6 +61,8 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
   let clients: { js: JetStreamClient; jsm: JetStreamManager } | null = null;
   const buckets = new Map<string, Promise<KV>>();
   let streamReady: Promise<void> | null = null;
+  /** Aborted by close(): what still retries in the background (a bucket's creation) stops with the store. */
+  const closing = new AbortController();
 
   async function getClients(timeoutMs = nats.publishTimeoutMs) {
     const nc = await link.ready(timeoutMs);
@@ -73,7 +75,9 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
     return () => {
       let kv = buckets.get(name);
       if (!kv) {
-        kv = getClients().then(({ js, jsm }) => ensureBucket(js, jsm, name, config, logger, history));
+        kv = getClients().then(({ js, jsm }) =>
+          ensureBucket(js, jsm, name, config, logger, history, closing.signal),
+        );
         kv.catch(() => buckets.delete(name));
         buckets.set(name, kv);
       }
@@ -144,7 +148,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
         const nc = await link.ready(nats.publishTimeoutMs);
         const js = jetstream(nc, { timeout: requestTimeoutMs });
         const jsm = await js.jetstreamManager(false);
-        return ensureBucket(js, jsm, config.blocklist.bucket, config, logger, 1);
+        return ensureBucket(js, jsm, config.blocklist.bucket, config, logger, 1, closing.signal);
       },
       waitMs: nats.publishTimeoutMs,
       why: () => (link.current() ? null : link.reason()),
@@ -217,6 +221,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
       }
     },
     async close() {
+      closing.abort(new Error('the store is closed'));
       skipped.flush();
       await link.close();
     },
