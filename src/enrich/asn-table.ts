@@ -100,19 +100,20 @@ function table(v4: V4Ranges, v6: V6Ranges, asns: Uint32Array, names: readonly st
 }
 
 /** What starts a table file (the version of its layout in the last digit). */
-export const TABLE_MAGIC = 'TCASN03\n';
+export const TABLE_MAGIC = 'TCASN06\n';
 
 /**
  * The table as one file, which readAsnTable loads in tens of milliseconds where the CSV takes seconds. Only where
  * each range starts is kept: a gap between ranges is a start with no entry, adjacent ranges of one entry are one.
  * IPv6 is kept by its first 64 bits (the prefix a network is routed by), except in the few /64 networks the data
- * splits further: those are marked and their starts kept whole in a second, short list. After TABLE_MAGIC, brotli of:
- * seven counts (IPv4 starts, IPv6 starts, whole IPv6 starts, entries, names, name bytes, the data's date in epoch
- * seconds), then little-endian words: IPv4 starts (each the difference from the one before) and their entries,
- * IPv6 starts' first words (differences) and second words and their entries, the whole starts (four words each)
- * and their entries, the entries' AS numbers and name numbers, then the distinct names, UTF-8, one a line. An
- * entry number past the entries means no entry (NONE = entries), or, for an IPv6 start, "look in the whole list"
- * (SPLIT = entries + 1).
+ * splits further: those are marked and their starts kept whole in a second, short list. After TABLE_MAGIC, three
+ * 32-bit words (the numbers' length, unpacked and packed, and the names' length), then two brotli streams. The
+ * numbers, little-endian words: seven counts (IPv4 starts, IPv6 starts, whole IPv6 starts, entries, names, name
+ * bytes, the data's date in epoch seconds), the IPv4 starts (each the difference from the one before) and their
+ * entries, the IPv6 starts (two words each, the first the difference from the one before) and their entries, the
+ * whole starts (four words each) and their entries, the entries' AS numbers and name numbers. The names: the
+ * distinct ones, UTF-8, one a line. An entry number past the entries means no entry (NONE = entries), or, for an
+ * IPv6 start, "look in the whole list" (SPLIT = entries + 1). Loaded, the numbers are used where they lie.
  */
 export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
   const { v4, v6, asns, names } = t;
@@ -140,25 +141,42 @@ export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
   let hiBefore = 0;
   for (const s of main) {
     const hi = Number(s.start >> 32n);
-    words.push(hi - hiBefore);
+    words.push(hi - hiBefore, Number(s.start & 0xffffffffn));
     hiBefore = hi;
   }
-  for (const s of main) words.push(Number(s.start & 0xffffffffn));
   for (const s of main) words.push(s.at);
   for (const s of whole)
     for (let k = 96n; k >= 0n; k -= 32n) words.push(Number((s.start >> k) & 0xffffffffn));
   for (const s of whole) words.push(s.at);
   for (const asn of asns) words.push(asn);
   for (const n of names) words.push(distinct.get(n) as number);
-  const body = Buffer.concat([Buffer.from(Uint32Array.from(words).buffer), text]);
-  const packed = brotliCompressSync(body, {
+  const numbers = Buffer.from(Uint32Array.from(words).buffer);
+  const packed = pack(numbers);
+  return Buffer.concat([
+    Buffer.from(TABLE_MAGIC, 'latin1'),
+    Buffer.from(Uint32Array.of(numbers.length, packed.length, text.length).buffer),
+    packed,
+    pack(text),
+  ]);
+}
+
+function pack(data: Buffer): Buffer {
+  return brotliCompressSync(data, {
     params: {
       [zlibConstants.BROTLI_PARAM_QUALITY]: 9,
-      [zlibConstants.BROTLI_PARAM_LGWIN]: 24,
-      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      [zlibConstants.BROTLI_PARAM_LGWIN]: 20,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length,
     },
   });
-  return Buffer.concat([Buffer.from(TABLE_MAGIC, 'latin1'), packed]);
+}
+
+/** `packed` unpacked into one buffer of `size` bytes (zlib would otherwise gather 64 KiB chunks and copy them). */
+function unpack(packed: Buffer, size: number): Buffer {
+  try {
+    const out = brotliDecompressSync(packed, { chunkSize: Math.max(size, 64), maxOutputLength: size });
+    if (out.length === size) return out;
+  } catch {}
+  throw new Error('AS table file damaged');
 }
 
 interface Start<A> {
@@ -241,20 +259,21 @@ function startsV6(r: V6Ranges, none: number): { main: Start<bigint>[]; whole: St
 /** Loads a table file (asnTableFile); throws when it is none, or damaged. */
 export function readAsnTable(path: string): AsnTable {
   const file = readFileSync(path);
-  if (file.toString('latin1', 0, TABLE_MAGIC.length) !== TABLE_MAGIC) throw new Error('not an AS table file');
-  let body: Buffer;
-  try {
-    body = brotliDecompressSync(file.subarray(TABLE_MAGIC.length));
-  } catch {
-    throw new Error('AS table file damaged');
-  }
-  // A view of the body's own memory where it lies on a 4-byte boundary, else a copy that does.
-  const count = Math.floor(body.length / 4);
+  const head = TABLE_MAGIC.length;
+  if (file.length < head + 12 || file.toString('latin1', 0, head) !== TABLE_MAGIC)
+    throw new Error('not an AS table file');
+  const size = file.readUInt32LE(head);
+  const packedSize = file.readUInt32LE(head + 4);
+  const numbers = unpack(file.subarray(head + 12, head + 12 + packedSize), size);
+  const text = unpack(file.subarray(head + 12 + packedSize), file.readUInt32LE(head + 8));
+  // The arrays are views of the unpacked numbers (no copy: nothing more to hold than they take), on a 4-byte
+  // boundary (else a copy that is).
+  const count = Math.floor(numbers.length / 4);
   let words: Uint32Array;
-  if (body.byteOffset % 4 === 0) words = new Uint32Array(body.buffer, body.byteOffset, count);
+  if (numbers.byteOffset % 4 === 0) words = new Uint32Array(numbers.buffer, numbers.byteOffset, count);
   else {
     words = new Uint32Array(count);
-    Buffer.from(words.buffer).set(body.subarray(0, words.byteLength));
+    Buffer.from(words.buffer).set(numbers.subarray(0, words.byteLength));
   }
   const [n4, n6, nx, ne, nn, nameBytes, builtAt] = words as unknown as number[] as [
     number,
@@ -272,34 +291,49 @@ export function readAsnTable(path: string): AsnTable {
     p += n;
     return view;
   };
-  // Entry numbers as narrow as they fit (a country table's in bytes), NONE and SPLIT included.
-  const Entries = ne + 2 <= 0x100 ? Uint8Array : ne + 2 <= 0x10000 ? Uint16Array : Uint32Array;
-  const starts4 = Uint32Array.from(take(n4));
+  const starts4 = take(n4);
   for (let i = 1; i < n4; i++) starts4[i] = (starts4[i] as number) + (starts4[i - 1] as number);
-  const at4 = Entries.from(take(n4));
+  const at4 = take(n4);
   // IPv6 by its first 64 bits, two words a start (the first delta-coded), and the whole starts, four words each.
-  const his = take(n6);
-  const los = take(n6);
-  const starts6 = new Uint32Array(n6 * 2);
-  for (let i = 0, hi = 0; i < n6; i++) {
-    hi = (hi + (his[i] as number)) >>> 0;
-    starts6[i * 2] = hi;
-    starts6[i * 2 + 1] = los[i] as number;
-  }
-  const at6 = Entries.from(take(n6));
-  const whole = Uint32Array.from(take(nx * 4));
-  const atWhole = Entries.from(take(nx));
-  const asns = Uint32Array.from(take(ne));
-  const nameOf = Uint32Array.from(take(ne));
-  const nameStart = p * 4;
-  if (nameStart + nameBytes !== body.length) throw new Error('AS table file cut short');
-  const names = body.toString('utf8', nameStart).split('\n');
+  const starts6 = take(n6 * 2);
+  for (let i = 2; i < n6 * 2; i += 2)
+    starts6[i] = ((starts6[i] as number) + (starts6[i - 2] as number)) >>> 0;
+  const at6 = take(n6);
+  const whole = take(nx * 4);
+  const atWhole = take(nx);
+  const asns = take(ne);
+  const nameOf = take(ne);
+  if (p !== count || text.length !== nameBytes) throw new Error('AS table file damaged');
+  const names = text.toString('utf8').split('\n');
   if (names.length !== nn) throw new Error('AS table file damaged');
   for (const n of nameOf) if (n >= nn) throw new Error('AS table file damaged');
+  return packedTable({ starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names }, builtAt * 1000);
+}
+
+/**
+ * The loaded table's look-up. A function of its own: a closure made in readAsnTable would keep all of that
+ * function's variables that any closure there uses (the names' text with them).
+ */
+function packedTable(
+  t: {
+    starts4: Uint32Array;
+    at4: Uint32Array;
+    starts6: Uint32Array;
+    at6: Uint32Array;
+    whole: Uint32Array;
+    atWhole: Uint32Array;
+    asns: Uint32Array;
+    nameOf: Uint32Array;
+    names: readonly string[];
+  },
+  builtAt: number,
+): AsnTable {
+  const { starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names } = t;
+  const ne = asns.length;
   const found: AsnEntry = { asn: 0, org: '' };
   return {
-    ranges: n4 + n6 + nx,
-    builtAt: builtAt * 1000,
+    ranges: at4.length + at6.length + atWhole.length,
+    builtAt,
     find(family) {
       let at: number;
       if (family === 4) at = upTo1(starts4, WORDS[0] as number, at4, ne);
@@ -316,10 +350,8 @@ export function readAsnTable(path: string): AsnTable {
   };
 }
 
-type Entries = Uint8Array | Uint16Array | Uint32Array;
-
 /** The entry of the last start at or before `a` in `starts` (one word each), or `none`. */
-function upTo1(starts: Uint32Array, a: number, at: Entries, none: number): number {
+function upTo1(starts: Uint32Array, a: number, at: Uint32Array, none: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo <= hi) {
@@ -331,7 +363,7 @@ function upTo1(starts: Uint32Array, a: number, at: Entries, none: number): numbe
 }
 
 /** The same for WORDS' first 64 bits, in `starts` of two words each. */
-function upTo2(starts: Uint32Array, at: Entries, none: number): number {
+function upTo2(starts: Uint32Array, at: Uint32Array, none: number): number {
   const a0 = WORDS[0] as number;
   const a1 = WORDS[1] as number;
   let lo = 0;
@@ -346,7 +378,7 @@ function upTo2(starts: Uint32Array, at: Entries, none: number): number {
 }
 
 /** The same for all of WORDS, in `starts` of four words each. */
-function upTo4(starts: Uint32Array, at: Entries, none: number): number {
+function upTo4(starts: Uint32Array, at: Uint32Array, none: number): number {
   let lo = 0;
   let hi = at.length - 1;
   while (lo <= hi) {

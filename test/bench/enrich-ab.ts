@@ -2,7 +2,7 @@
 // enrich off, same binary, alternated A B A B, keep-alive /firewall, one distinct record per request whose
 // source is a distinct public address (no look-up is answered from the cache of recent addresses: its full
 // cost), plus the look-ups per second of the shipped databases in one process and the memory they take.
-// Run: npm run build && flock /tmp/threatcol-bench.lock node --import tsx test/bench/enrich-ab.ts
+// Run: npm run build && flock /tmp/threatcol-bench.lock node --expose-gc --import tsx test/bench/enrich-ab.ts
 // (--quick: 2 s runs, 2 pairs). Target: on/off requests per second >= 0.97.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startEnricher } from '../../src/enrich/enricher.js';
 import { firewallRecord } from './payloads.js';
-import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
+import {
+  detectPinning,
+  keepAliveFirewallLoad,
+  memory,
+  startThreatcol,
+  type ThreatcolServer,
+} from './processes.js';
 import { median } from './report.js';
 
 const quick = process.argv.includes('--quick');
@@ -50,6 +56,8 @@ function lookUps(): { perSecond: number; heapMB: number; loadMs: number } {
     { logger: pino({ level: 'silent' }), pollIntervalMs: 3_600_000 },
   );
   const loadMs = performance.now() - t0;
+  // What stays (the decompressed file is garbage once read): exact with --expose-gc.
+  globalThis.gc?.();
   const heap1 = process.memoryUsage();
   const n = quick ? 200_000 : 1_000_000;
   const addresses = Array.from({ length: 10_000 }, (_, i) => publicAddress(i * 7919 + 1));
@@ -79,20 +87,31 @@ const results: Record<'on' | 'off', { rps: number; cpuUsPerRequest: number }[]> 
 try {
   const load0 = loadavg()[0] as number;
   const servers = { on: await start('on'), off: await start('off') };
+  // Resident memory (MB) once started, and after the runs: what the loaded tables add to a serving process.
+  const mb = (which: 'on' | 'off') => {
+    const m = memory(servers[which].pid);
+    return { rss: Math.round(m.rss / 2 ** 20), peak: Math.round(m.peak / 2 ** 20) };
+  };
+  const rssStarted = { on: mb('on'), off: mb('off') };
   await load(servers.on); // warm-up, both
   await load(servers.off);
   for (let i = 0; i < PAIRS; i++) {
     const order = i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
     for (const which of order) results[which].push(await load(servers[which]));
   }
+  const rssAfter = { on: mb('on'), off: mb('off') };
   await servers.on.stop();
   await servers.off.stop();
   const row = (which: 'on' | 'off') => ({
     rps: Math.round(median(results[which].map((r) => r.rps))),
     cpuUsPerRequest: Math.round(median(results[which].map((r) => r.cpuUsPerRequest))),
+    runs: results[which].map((r) => ({ rps: Math.round(r.rps), cpuUs: Math.round(r.cpuUsPerRequest) })),
   });
   const on = row('on');
   const off = row('off');
+  // The spread: each pair's ratio (its on run against its off run, taken one after the other).
+  const pairRatios = (k: 'rps' | 'cpuUsPerRequest') =>
+    results.on.map((r, i) => Number((r[k] / (results.off[i]?.[k] as number)).toFixed(3)));
   process.stdout.write(
     `${JSON.stringify(
       {
@@ -105,6 +124,9 @@ try {
         enrichOn: on,
         rpsRatioOnToOff: Number((on.rps / off.rps).toFixed(3)),
         cpuRatioOnToOff: Number((on.cpuUsPerRequest / off.cpuUsPerRequest).toFixed(3)),
+        pairRpsRatios: pairRatios('rps'),
+        pairCpuRatios: pairRatios('cpuUsPerRequest'),
+        memoryMB: { started: rssStarted, afterRuns: rssAfter },
         target: 'rps on/off >= 0.97',
         requestsSent: serial,
         lookUps: lookUps(),
