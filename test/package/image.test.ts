@@ -25,10 +25,10 @@ if (reason) console.log(`# image: skipped: ${reason}`);
 
 const SOURCE = 'https://example.org/threatcol.git';
 /**
- * The image's size on disk, unpacked. The bundled Node 26 runtime is 117 MB of it (stripped), the enrichment tables
- * 23 MB, the modules 14 MB; measured 163 MB.
+ * The image's size on disk, unpacked, at most what the image is promised to be. The bundled Node 26 runtime is
+ * 117 MB of it (stripped), the enrichment tables 3.2 MB, the modules 14 MB; measured 138 MB.
  */
-const MAX_UNPACKED = 170_000_000;
+const MAX_UNPACKED = 150_000_000;
 const manifest = JSON.parse(readFileSync(join(CHECKOUT, 'package.json'), 'utf8')) as { version: string };
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
