@@ -134,10 +134,20 @@ const NOT_PUBLIC_V4: readonly (readonly [number, number])[] = [
   [0xf0000000, 4], // reserved, and the limited broadcast
 ];
 
+/** By first octet: 0 every address public, 1 none, 2 look in NOT_PUBLIC_V4 (most addresses end at the first). */
+const BY_OCTET = new Uint8Array(256);
+for (const [first, bits] of NOT_PUBLIC_V4) {
+  const octet = first >>> 24;
+  if (bits <= 8) BY_OCTET.fill(1, octet, octet + 2 ** (8 - bits));
+  else if (BY_OCTET[octet] === 0) BY_OCTET[octet] = 2;
+}
+
 /** Whether the address last read is public: IPv4 outside NOT_PUBLIC_V4, IPv6 global unicast but its special parts. */
 export function isPublic(family: 4 | 6): boolean {
   const w = WORDS[0] as number;
   if (family === 4) {
+    const octet = BY_OCTET[w >>> 24];
+    if (octet !== 2) return octet === 0;
     for (const [first, bits] of NOT_PUBLIC_V4) if (w >>> (32 - bits) === first >>> (32 - bits)) return false;
     return true;
   }

@@ -112,3 +112,16 @@ test('the shipped databases know 8.8.8.8 and 2001:4860:4860::8888; documentation
   ])
     assert.equal(enricher.lookUp(a), null, a);
 });
+
+test('isPublic agrees with the list at the edges of every /16, and of every /24 of a first octet the list splits', () => {
+  const text = (n: number) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  const split = new Set([100, 169, 172, 192, 198, 203]);
+  for (let net = 0; net < 2 ** 32; net += 2 ** 8) {
+    const size = split.has(net >>> 24) ? 2 ** 8 : 2 ** 16;
+    if (net % size !== 0) continue;
+    for (const a of [net, net + size - 1]) {
+      assert.equal(readAddress(text(a)), 4);
+      assert.equal(isPublic(4), !notPublic4.check(text(a), 'ipv4'), text(a));
+    }
+  }
+});
