@@ -12,6 +12,7 @@ import {
   emptyDecisions,
 } from '../decisions.js';
 import { decodeToken, encodeToken } from './names.js';
+import { watchBucket } from './watch-bucket.js';
 
 /**
  * The order a batch is written in, each group acknowledged before the next is sent. The keys of a batch are
@@ -190,52 +191,17 @@ export function createNatsDecisions(options: {
     },
 
     watch(onState, onError) {
-      let stopped = false;
       let state = emptyDecisions();
-      let stopWatcher: (() => void) | null = null;
-      let scheduled = false;
-      /** Coalesces a burst of entries (the watcher's first replay, one engine batch) into one onState. */
-      const schedule = () => {
-        if (scheduled) return;
-        scheduled = true;
-        setImmediate(() => {
-          scheduled = false;
-          if (!stopped) onState(state);
-        });
-      };
-      const reread = async () => {
-        state = await readAll();
-        schedule();
-      };
-      const run = async () => {
-        while (!stopped) {
-          try {
-            const kv = await reads();
-            await reread();
-            const watcher = await kv.watch({ key: '>' });
-            stopWatcher = () => watcher.stop();
-            if (stopped) watcher.stop();
-            for await (const entry of watcher) {
-              take(state, entry);
-              schedule();
-            }
-          } catch (error) {
-            if (!stopped) onError(error as Error);
-          }
-          stopWatcher = null;
-          if (!stopped) await new Promise((resolve) => setTimeout(resolve, 500));
-        }
-      };
-      void run();
-      const timer = setInterval(() => void reread().catch(() => {}), options.rereadIntervalMs ?? 15_000);
-      timer.unref();
-      return {
-        stop() {
-          stopped = true;
-          clearInterval(timer);
-          stopWatcher?.();
+      return watchBucket({
+        bucket: reads,
+        async reread() {
+          state = await readAll();
         },
-      };
+        take: (entry) => take(state, entry),
+        changed: () => onState(state),
+        onError,
+        rereadIntervalMs: options.rereadIntervalMs ?? 15_000,
+      });
     },
   };
 }

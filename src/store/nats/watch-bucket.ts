@@ -1,0 +1,90 @@
+// Keeps a reader of a KV bucket current: a full read, then the KV watcher's live entries, a full read again now
+// and then and after any watcher failure (a NATS node restart, an outage), reopened until stopped. The registry
+// and the decisions watch their buckets through it.
+import type { KV, KvEntry } from '@nats-io/kv';
+
+export interface BucketWatchOptions {
+  /** The bucket, once NATS is reachable (rejects otherwise: retried). */
+  bucket: () => Promise<KV>;
+  /** Reads the whole bucket again, replacing what the reader keeps. */
+  reread: () => Promise<void>;
+  /** One live entry from the watcher. */
+  take: (entry: KvEntry) => void;
+  /** What the reader keeps changed: called once for a burst (the watcher's first replay, one batch of writes). */
+  changed: () => void;
+  /** A watcher that failed (it is reopened), or a `changed` that threw. */
+  onError: (error: Error) => void;
+  /** The full re-read's interval, besides the live watch. */
+  rereadIntervalMs: number;
+}
+
+export interface BucketWatch {
+  /** Reads the whole bucket again now (a failure goes to onError). */
+  reload(): void;
+  stop(): void;
+}
+
+/** How long a watcher that failed waits before it is opened again. */
+const REOPEN_MS = 500;
+
+export function watchBucket(options: BucketWatchOptions): BucketWatch {
+  let stopped = false;
+  let stopWatcher: (() => void) | null = null;
+  let scheduled = false;
+
+  /** Coalesces a burst of entries into one `changed`. */
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      if (stopped) return;
+      // Called from a timer: a reader that throws on what it is given is reported, never ends the process.
+      try {
+        options.changed();
+      } catch (error) {
+        options.onError(error as Error);
+      }
+    });
+  }
+
+  async function reread(): Promise<void> {
+    await options.reread();
+    schedule();
+  }
+
+  async function run(): Promise<void> {
+    while (!stopped) {
+      try {
+        const kv = await options.bucket();
+        await reread();
+        const watcher = await kv.watch({ key: '>' });
+        stopWatcher = () => watcher.stop();
+        if (stopped) watcher.stop();
+        for await (const entry of watcher) {
+          options.take(entry);
+          schedule();
+        }
+      } catch (error) {
+        if (!stopped) options.onError(error as Error);
+      }
+      stopWatcher = null;
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, REOPEN_MS));
+    }
+  }
+  void run();
+
+  const timer = setInterval(() => void reread().catch(() => {}), options.rereadIntervalMs);
+  timer.unref();
+
+  return {
+    reload() {
+      void reread().catch(options.onError);
+    },
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+      stopWatcher?.();
+    },
+  };
+}
