@@ -101,6 +101,23 @@ test('TLS and pre-HTTP failures name the client and the reason', async (t) => {
     s.on('error', () => {});
   });
   await logLine(server, (l) => l.msg === 'client disconnected during the TLS handshake');
+  // A Node client that refuses our certificate closes without an alert once its handshake is done; the server
+  // (half-open for HTTP) sees it only at the handshake timeout: a disconnect at debug, not a timeout at warn.
+  const timeouts = () => server.logs.filter(failure('handshake_timeout')).length;
+  const disconnects = () =>
+    server.logs.filter((l) => l.msg === 'client disconnected during the TLS handshake').length;
+  const [timeoutsBefore, disconnectsBefore] = [timeouts(), disconnects()];
+  await new Promise<void>((resolve) => {
+    const s = tlsConnect({
+      port,
+      host,
+      servername: 'localhost',
+      ca: readFileSync('/etc/ssl/certs/ca-certificates.crt'),
+    });
+    s.on('error', () => resolve());
+  });
+  await logLine(server, () => disconnects() > disconnectsBefore);
+  assert.equal(timeouts(), timeoutsBefore, 'a client that closed is no handshake timeout');
   // A TLS client that sends half a request and hangs up.
   await new Promise<void>((resolve) => {
     const s = tlsConnect({ port, host, rejectUnauthorized: false }, () => {

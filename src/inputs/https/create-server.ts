@@ -163,7 +163,12 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   });
 
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    const reason = classifyTlsFailure(error);
+    // The server is half-open (above), so a client that closed during the handshake (one that refused our
+    // certificate: Node's client sends no alert) is seen only when the handshake times out: it disconnected.
+    const reason =
+      socket.readableEnded && error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT'
+        ? 'client_disconnected'
+        : classifyTlsFailure(error);
     deps.metrics?.tlsHandshakeFailed(reason);
     const remoteAddr = peerAddress(socket);
     if (reason === 'client_disconnected') {
