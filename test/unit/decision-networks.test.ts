@@ -101,13 +101,14 @@ test('overlaps: either network containing the other, never across families', () 
   assert.equal(listEntry(n('2001:db8:aa:bb::/64')), '2001:db8:aa:bb::/64');
 });
 
-test('AddressTracker: thresholds within the window, and at most maxTracked units (the least recently seen dropped, counted)', () => {
+/** One compiled rule `r` over any record of any sensor and endpoint, with these thresholds. */
+function anyRecordRule(minRecords: number, minSensors: number) {
   const [rule] = compileRules({
     rules: {
       r: {
         minCriticality: 0,
-        minRecords: 3,
-        minSensors: 2,
+        minRecords,
+        minSensors,
         within: '1m',
         duration: '1h',
         sensors: null,
@@ -117,6 +118,11 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
       },
     },
   } as never);
+  return rule;
+}
+
+test('AddressTracker: thresholds within the window, and at most maxTracked units (the least recently seen dropped, counted)', () => {
+  const rule = anyRecordRule(3, 2);
   const tracker = new AddressTracker(1000);
   const seen = (at: number, sensor: string) =>
     tracker.observe('u', 0, rule as never, { at, sensor, criticality: 2 }, Number.NEGATIVE_INFINITY);
@@ -133,21 +139,7 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
 });
 
 test('a rule counts no record of the collector’s own (a sensor silent or back), whatever its endpoints', () => {
-  const [rule] = compileRules({
-    rules: {
-      r: {
-        minCriticality: 0,
-        minRecords: 1,
-        minSensors: 1,
-        within: '1m',
-        duration: '1h',
-        sensors: null,
-        endpoints: null,
-        threat: null,
-        address: 'source',
-      },
-    },
-  } as never);
+  const rule = anyRecordRule(1, 1);
   const input = (endpoint: string) => ({
     criticality: 3,
     sensor: 'fw1',
