@@ -1,4 +1,4 @@
-// Where the decisions engine runs (docs/blocklists.md, "Cost"): in a thread of serve's own at nice +15, never on
+// Where the decisions engine runs (docs/blocklists.md, "Cost"): in a thread of serve's own at nice +5, never on
 // the thread that takes records. Read from /proc as `top -H` shows it: while the engine reads a backlog of
 // records (its cursor moved back as `outputs replay` does), serve's main thread spends a small part of the CPU
 // the process spends. Uses dist/ (npm run build).
@@ -69,7 +69,7 @@ const BLOCKLIST = {
   },
 };
 
-test('the engine reads its records in a thread of its own at nice +15: the main thread that takes records stays idle', async (t) => {
+test('the engine reads its records in a thread of its own at a lower priority (nice +5): the main thread that takes records stays idle', async (t) => {
   const dataDir = makeTempDir(t);
   // Two hours old: out of the rules' windows, so only the engine's cursor, moved back below, reads them. One
   // sensor, criticality 2: counted by `spreading` (tracked), never blocked (it wants two sensors).
@@ -112,7 +112,7 @@ test('the engine reads its records in a thread of its own at nice +15: the main 
   t.diagnostic(`main thread ${main} of ${all} ticks while the engine read ${RECORDS} records`);
   assert.ok(all >= 20, `the engine's reading shows in the process's CPU (${all} ticks)`);
   assert.ok(main < all * 0.3, `the main thread took ${main} of ${all} ticks`);
-  assert.equal(lowered(pid), 1, 'one thread at nice +15 runs the engine');
+  assert.equal(lowered(pid), 1, `one thread at nice +${ENGINE_NICE} runs the engine`);
   assert.ok(
     serve.logs.some((l) => l.thread === 'decisions' && l.part === 'decisions'),
     "the engine's thread logs through serve's log, with its fields",
