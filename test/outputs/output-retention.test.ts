@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { runCli, spawnServe } from '../helpers/cli.js';
 import { storedGenericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { listedOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
 
 const DAY_MS = 86_400_000;
@@ -71,22 +72,7 @@ test('retention keeps segments a stalled output has not passed; with maxLag it d
     warned.map((l) => l.records),
     [5, 7],
   );
-  const admin = new URL(serve.adminUrl as string).host;
-  const list = await runCli([
-    'outputs',
-    'list',
-    '--json',
-    '--data-dir',
-    dir,
-    '--config',
-    config,
-    '--admin-listen',
-    admin,
-  ]);
-  assert.equal(list.code, 0, list.stderr);
-  const [siem] = JSON.parse(list.stdout).outputs as {
-    position: { skippedRecords: number; lagRecords: number };
-  }[];
+  const [siem] = await listedOutputs(dir, config, serve);
   assert.equal(siem?.position.skippedRecords, 12);
   assert.equal(siem?.position.lagRecords, 2, 'what is left is still owed to the output');
 

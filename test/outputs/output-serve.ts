@@ -62,3 +62,32 @@ export async function serveWithOutputs(
     },
   };
 }
+
+/** An output as `threatcol outputs list --json` shows it (the fields the tests read). */
+export interface ListedOutput {
+  name: string;
+  state: string;
+  position: { lagRecords: number; skippedRecords: number };
+}
+
+/** `threatcol outputs list --json` against a running serve's admin listener: must succeed. */
+export async function listedOutputs(
+  dir: string,
+  config: string,
+  serve: ServeProcess,
+): Promise<ListedOutput[]> {
+  const admin = new URL(serve.adminUrl as string).host;
+  const list = await runCli([
+    'outputs',
+    'list',
+    '--json',
+    '--data-dir',
+    dir,
+    '--config',
+    config,
+    '--admin-listen',
+    admin,
+  ]);
+  assert.equal(list.code, 0, list.stderr);
+  return JSON.parse(list.stdout).outputs as ListedOutput[];
+}

@@ -8,6 +8,7 @@ import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { runKillTwice } from './kill-twice.js';
+import { type ListedOutput, listedOutputs } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
 
 const isPoison = (threat: string) => threat.startsWith('poison');
@@ -43,23 +44,10 @@ test('webhook: 10,000 records through a receiver down, then slow and refusing, w
 
   // The state is visible from the daemon while it runs; the thread reports its position now and then, so a
   // busy box may show the lag of a moment ago: it reaches 0.
-  const admin = new URL(serve.adminUrl as string).host;
-  let hook: { name: string; state: string; position: { lagRecords: number } } | undefined;
+  let hook: ListedOutput | undefined;
   await until(
     async () => {
-      const list = await runCli([
-        'outputs',
-        'list',
-        '--json',
-        '--data-dir',
-        dir,
-        '--config',
-        config,
-        '--admin-listen',
-        admin,
-      ]);
-      assert.equal(list.code, 0, list.stderr);
-      [hook] = JSON.parse(list.stdout).outputs;
+      [hook] = await listedOutputs(dir, config, serve);
       return hook?.position.lagRecords === 0;
     },
     60_000,
