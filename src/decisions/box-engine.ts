@@ -102,7 +102,17 @@ export function startBoxEngine(options: {
 }): RunningEngine {
   const { logger } = options;
   let config = options.config;
-  let counts: Omit<EngineCounts, 'active'> = { tracked: 0, dropped: 0, blocksMade: {}, skippedPrivate: 0 };
+  type ThreadCounts = Omit<EngineCounts, 'active'>;
+  const none = (): ThreadCounts => ({ tracked: 0, dropped: 0, blocksMade: {}, skippedPrivate: 0 });
+  // The running thread's counts, and the totals of the threads that ended before it: a thread started again
+  // counts from 0, and /metrics's counters must not go back.
+  let counts = none();
+  const ended = none();
+  const total = (a: Record<string, number>, b: Record<string, number>): Record<string, number> => {
+    const sum = { ...a };
+    for (const [rule, n] of Object.entries(b)) sum[rule] = (sum[rule] ?? 0) + n;
+    return sum;
+  };
   const active = activeBlocks(options.now ?? Date.now);
   const watch = options.store.decisions.watch(
     (state) => active.delivered(state),
@@ -142,6 +152,10 @@ export function startBoxEngine(options: {
     });
     current.on('exit', (code) => {
       if (thread === current) thread = null;
+      ended.dropped += counts.dropped;
+      ended.skippedPrivate += counts.skippedPrivate;
+      ended.blocksMade = total(ended.blocksMade, counts.blocksMade);
+      counts = none();
       stopped();
       if (stopping) return;
       // Started again, reading on from its durable cursor as after a restart; one that keeps dying waits longer.
@@ -167,7 +181,13 @@ export function startBoxEngine(options: {
       if (thread) thread.postMessage({ op: 'configure', blocklist } satisfies EngineCall);
       else if (!stopping && restart === undefined && hasRules()) spawn();
     },
-    counts: () => ({ ...counts, blocksMade: { ...counts.blocksMade }, active: active.count() }),
+    counts: () => ({
+      tracked: counts.tracked,
+      dropped: ended.dropped + counts.dropped,
+      blocksMade: total(ended.blocksMade, counts.blocksMade),
+      skippedPrivate: ended.skippedPrivate + counts.skippedPrivate,
+      active: active.count(),
+    }),
     async stop() {
       stopping = true;
       clearTimeout(restart);
