@@ -130,9 +130,10 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     lastWrite = options.now();
   };
 
+  // Waits at most `ms` for the writer's next change; none left (a deadline that passed during a pause): at once.
   const waitForChange = (ms: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
-      if (changed || signal.aborted) return resolve();
+      if (changed || signal.aborted || ms <= 0) return resolve();
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
