@@ -3,14 +3,16 @@
 // read from @ip-location-db's files (a start and an end a range, searched as serve searched them before the tables
 // were packed). And the packed files stay small: they ship in the package and the container image.
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { serialize } from 'node:v8';
 import { mmdbRanges } from '../../packaging/generate/mmdb-ranges.js';
-import { WORDS } from '../../src/enrich/address-words.js';
+import { readAddress, WORDS } from '../../src/enrich/address-words.js';
 import { type AsnTable, type RangeTable, readAsnCsv, readAsnTable } from '../../src/enrich/asn-table.js';
 import { SHIPPED_ASN, SHIPPED_COUNTRY } from '../../src/enrich/databases.js';
+import { isAsciiText } from '../../src/records/stored-line.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const COUNTRY = join(ROOT, 'node_modules/@ip-location-db/geo-whois-asn-country-mmdb');
@@ -98,4 +100,44 @@ test('property: the AS table answers as its CSV files at every range boundary, a
   t.diagnostic(`${compared} addresses compared (${reference.ranges} ranges)`);
   assert.deepEqual(wrong, []);
   assert.ok(compared > 1_000_000, `${compared}`);
+});
+
+test('the AS table names an AS in a one-byte string when its name is ASCII, and decodes the others as UTF-8', (t) => {
+  if (!built) return t.skip('dist/ not built (npm run build)');
+  // A two-byte name makes the stored line holding it two-byte, and the batch's text with it: built, flattened
+  // and encoded two bytes a character. v8.serialize tags a one-byte string '"', a two-byte one 'c'.
+  const oneByte = (s: string) => serialize(s)[2] === 0x22;
+  const table = readAsnTable(SHIPPED_ASN);
+  const orgAt = (address: string) => {
+    const family = readAddress(address);
+    return family === 0 ? undefined : table.find(family)?.org;
+  };
+  const twoByte: string[] = [];
+  let ascii = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const x = Math.imul(i + 1, 2_654_435_761) >>> 0;
+    const org = orgAt(`${1 + (x % 222)}.${(x >>> 8) & 255}.${(x >>> 16) & 255}.${(i & 253) + 1}`);
+    if (org === undefined || !isAsciiText(org)) continue;
+    if (oneByte(org)) ascii++;
+    else twoByte.push(org);
+  }
+  assert.deepEqual(twoByte.slice(0, 5), []);
+  assert.ok(ascii > 10_000, `${ascii}`);
+  // The names that are not ASCII, as the CSV spells them (UTF-8).
+  const wrong: string[] = [];
+  let other = 0;
+  for (const line of readFileSync(join(ASN, 'asn-ipv4-num.csv'), 'utf8').split('\n')) {
+    if (isAsciiText(line)) continue;
+    // start,end,asn,name (the name quoted when it holds a comma).
+    const [start] = line.split(',', 1) as [string];
+    const name = line.split(',').slice(3).join(',');
+    const n = Number(start);
+    const org = orgAt(`${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`);
+    other++;
+    if (org !== name.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'))
+      wrong.push(`${start}: ${org} / ${name}`);
+  }
+  t.diagnostic(`${ascii} ASCII names one-byte; ${other} names not ASCII`);
+  assert.deepEqual(wrong.slice(0, 5), []);
+  assert.ok(other > 0);
 });
