@@ -22,9 +22,10 @@ export const TOP_CAPACITY = 256;
 interface HourTop {
   threats: SpaceSaving;
   sources: SpaceSaving;
-  /** The enrichment's: `US`, and `AS15169 GOOGLE` (named as `threats stats --by src_asn` names them). */
+  /** The enrichment's: `US`; and 15169 labelled `GOOGLE`, listed as `AS15169 GOOGLE` (as `threats stats --by
+   * src_asn` names them). An AS is counted by its number: no name is made for each record. */
   countries: SpaceSaving;
-  asns: SpaceSaving;
+  asns: SpaceSaving<number>;
 }
 
 const SKETCHES = ['threats', 'sources', 'countries', 'asns'] as const;
@@ -153,7 +154,7 @@ export class RecentCounts {
         threats: new SpaceSaving(TOP_CAPACITY),
         sources: new SpaceSaving(TOP_CAPACITY),
         countries: new SpaceSaving(TOP_CAPACITY),
-        asns: new SpaceSaving(TOP_CAPACITY),
+        asns: new SpaceSaving<number>(TOP_CAPACITY),
       };
       this.hours.set(h, top);
       this.prune(now);
@@ -161,14 +162,7 @@ export class RecentCounts {
     top.threats.add(nameOf(record.threat));
     top.sources.add(nameOf(record.src_ip));
     if (typeof record.src_country === 'string') top.countries.add(nameOf(record.src_country));
-    if (typeof record.src_asn === 'number')
-      top.asns.add(
-        nameOf(
-          typeof record.src_as_org === 'string'
-            ? `AS${record.src_asn} ${record.src_as_org}`
-            : `AS${record.src_asn}`,
-        ),
-      );
+    if (typeof record.src_asn === 'number') top.asns.add(record.src_asn, nameOf(record.src_as_org));
   }
 
   /** Forgets everything (before counting the store again). */
@@ -195,7 +189,7 @@ export class RecentCounts {
     const tops = [...this.hours].filter(([h]) => h >= fromHour).map(([, t]) => t);
     const listOf = (sketch: (typeof SKETCHES)[number]) =>
       topOf(
-        tops.map((t) => t[sketch].entries()),
+        tops.map((t) => (sketch === 'asns' ? asEntries(t.asns) : t[sketch].entries())),
         top,
       );
     return {
@@ -271,6 +265,13 @@ function nameOf(value: unknown): string {
   const last = value.charCodeAt(MAX_NAME_CHARS - 1);
   const cut = last >= 0xd800 && last <= 0xdbff ? MAX_NAME_CHARS - 1 : MAX_NAME_CHARS;
   return `${value.slice(0, cut)}…`;
+}
+
+/** An hour's ASes named as listed: `AS15169 GOOGLE`, or `AS15169` when no record said its name. */
+function asEntries(asns: SpaceSaving<number>): SketchEntry[] {
+  return asns
+    .keyedEntries()
+    .map((e) => ({ name: nameOf(e.label === '' ? `AS${e.key}` : `AS${e.key} ${e.label}`), count: e.count }));
 }
 
 /** The `n` largest counts summed over the hours' sketches, ties by name. */

@@ -1,9 +1,17 @@
 // A fixed-size top-K counter (Space-Saving, Metwally et al. 2005): at most `capacity` names, O(1) per count.
 // Any name seen more than total/capacity times is held; a held name's count is at most `total/capacity`
-// over its true count (the count it inherited when it took an evicted name's place).
+// over its true count (the count it inherited when it took an evicted name's place). A name is a string or a
+// number (an AS: counted by its number, its label kept beside it, so no string is made for each count).
 
 export interface SketchEntry {
   name: string;
+  count: number;
+}
+
+/** A held key with its label (the first one it was counted with) and its (over-)estimated count. */
+export interface KeyedEntry<K> {
+  key: K;
+  label: string;
   count: number;
 }
 
@@ -16,20 +24,21 @@ interface Group {
 }
 
 interface Slot {
-  name: string;
+  name: string | number;
+  label: string;
   group: Group;
 }
 
-export class SpaceSaving {
-  private readonly slots = new Map<string, Slot>();
+export class SpaceSaving<K extends string | number = string> {
+  private readonly slots = new Map<K, Slot>();
   private lowest: Group | null = null;
   private heldChars = 0;
   private dropped = false;
 
   constructor(readonly capacity: number) {}
 
-  /** Counts one occurrence of `name`. */
-  add(name: string): void {
+  /** Counts one occurrence of `name`; `label` is kept with it when it is new (an AS's name). */
+  add(name: K, label = ''): void {
     const slot = this.slots.get(name);
     if (slot) {
       this.bump(slot);
@@ -37,27 +46,33 @@ export class SpaceSaving {
     }
     if (this.slots.size < this.capacity) {
       const one = this.lowest?.count === 1 ? this.lowest : this.groupBefore(this.lowest, 1);
-      const fresh: Slot = { name: own(name), group: one };
+      const fresh: Slot = { name: own(name), label: own(label), group: one };
       one.slots.add(fresh);
-      this.slots.set(fresh.name, fresh);
-      this.heldChars += fresh.name.length;
+      this.slots.set(fresh.name as K, fresh);
+      this.heldChars += charsOf(fresh);
       return;
     }
     // Full: the new name takes the place (and the count) of one of the least counted names.
     this.dropped = true;
     const lowest = this.lowest as Group;
     const victim = lowest.slots.values().next().value as Slot;
-    this.slots.delete(victim.name);
-    this.heldChars -= victim.name.length;
+    this.slots.delete(victim.name as K);
+    this.heldChars -= charsOf(victim);
     victim.name = own(name);
-    this.slots.set(victim.name, victim);
-    this.heldChars += victim.name.length;
+    victim.label = own(label);
+    this.slots.set(victim.name as K, victim);
+    this.heldChars += charsOf(victim);
     this.bump(victim);
   }
 
   /** Every held name with its (over-)estimated count, in no order. */
   entries(): SketchEntry[] {
-    return [...this.slots.values()].map((s) => ({ name: s.name, count: s.group.count }));
+    return [...this.slots.values()].map((s) => ({ name: String(s.name), count: s.group.count }));
+  }
+
+  /** Every held name as counted, with its label and (over-)estimated count, in no order. */
+  keyedEntries(): KeyedEntry<K>[] {
+    return [...this.slots.values()].map((s) => ({ key: s.name as K, label: s.label, count: s.group.count }));
   }
 
   /** True once a name was dropped for another: the counts are estimates from then on. */
@@ -104,7 +119,14 @@ export class SpaceSaving {
  * A copy that holds only its own characters: V8 may keep a substring as a view of the whole string it was cut
  * from, so a 200-character cut of a 4,096-character name could keep all 4,096 alive.
  */
-function own(name: string): string {
+function own<T extends string | number>(name: T): T {
   // UTF-16 both ways: every code unit comes back as it was, a lone surrogate too (UTF-8 would replace it).
-  return name.length > 12 ? Buffer.from(name, 'utf16le').toString('utf16le') : name;
+  return typeof name === 'string' && name.length > 12
+    ? (Buffer.from(name, 'utf16le').toString('utf16le') as T)
+    : name;
+}
+
+/** The characters a slot holds (a number: none). */
+function charsOf(slot: Slot): number {
+  return (typeof slot.name === 'string' ? slot.name.length : 0) + slot.label.length;
 }
