@@ -62,8 +62,11 @@ export function httpsServerOptions(config: Config, tls: { cert: string; key: str
     connectionsCheckingInterval: 1000,
     maxHeaderSize: 16 * 1024,
     noDelay: true,
-    // A sender may shut its write side after the request (half-close): it still reads its answer (issue 27 F8).
-    allowHalfOpen: true,
+    // Not half-open during the TLS handshake: a client that closed then (a Node client refusing our certificate
+    // sends no alert) is closed at once, giving its connection slot back, not at handshakeTimeoutMs. Once secure,
+    // the socket is half-open (secureConnection below): a sender may shut its write side after the request
+    // (half-close) and still read its answer.
+    allowHalfOpen: false,
   };
 }
 
@@ -123,7 +126,10 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
 
   /** Connections whose TLS handshake finished: only they can fail at the HTTP level. */
   const secured = new WeakSet<Socket>();
-  server.on('secureConnection', (socket: Socket) => secured.add(socket));
+  server.on('secureConnection', (socket: Socket) => {
+    secured.add(socket);
+    socket.allowHalfOpen = true;
+  });
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // Before the handshake finished this is a TLS failure: tlsClientError below logs it.
@@ -163,12 +169,9 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   });
 
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    // The server is half-open (above), so a client that closed during the handshake (one that refused our
-    // certificate: Node's client sends no alert) is seen only when the handshake times out: it disconnected.
-    const reason =
-      socket.readableEnded && error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT'
-        ? 'client_disconnected'
-        : classifyTlsFailure(error);
+    // A client that closed during the handshake (one that refused our certificate: Node's client sends no
+    // alert) is a reset here, at once (the socket is not half-open until secure): it disconnected.
+    const reason = classifyTlsFailure(error);
     deps.metrics?.tlsHandshakeFailed(reason);
     const remoteAddr = peerAddress(socket);
     if (reason === 'client_disconnected') {

@@ -44,7 +44,9 @@ overloaded or failing) → **200** \`{"accepted": N, "ids": ["<uuidv7>", ...]}\`
   (\`threat\` up to 4 KiB). Extra fields are kept as on \`/firewall\`.
 - **Timeouts and caps** against slow or abusive clients: TLS handshake 10 s, request headers 10 s, whole
   request 20 s, keep-alive idle 60 s, 4096 connections in all and 256 per client address (IPv6 per /64;
-  all configurable; see [Reverse proxy](operations.md#reverse-proxy-and-network) for proxies and NAT). TLS 1.2
+  all configurable; see [Reverse proxy](operations.md#reverse-proxy-and-network) for proxies and NAT). A
+  client that hangs up during the TLS handshake (one that does not trust the certificate) gives its
+  connection back at once, not at the handshake timeout. TLS 1.2
   offers only ECDHE suites with AES-GCM or ChaCha20-Poly1305; TLS session tickets are on, their keys held in
   memory only and replaced every 12 h (\`tls.ticketKeyRotationHours\`), so a leaked key cannot decrypt
   recorded sessions for long. Node keeps one ticket key at a time: a sender resuming with a ticket from
