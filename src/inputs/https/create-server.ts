@@ -104,10 +104,10 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     deps.config.tls.ticketKeyRotationHours * 3_600_000,
   );
   ticketRotation.unref();
-  // With the socket's half-open above: the request is answered, then the connection ends (Node's default
-  // aborts the request, yet its records were stored, so the sender's retry duplicated them). Node's switch
-  // for this is an undocumented property of every http(s) server since 0.x; test/server/half-close.test.ts
-  // fails should it ever go.
+  // With the socket half-open once secure (below): the request is answered, then the connection ends (Node's
+  // default aborts the request, yet its records were stored, so the sender's retry duplicated them). Node's
+  // switch for this is an undocumented property of every http(s) server since 0.x;
+  // test/server/half-close.test.ts fails should it ever go.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // Inactivity on a socket (e.g. a client that never reads its response) ends it after this.
   server.timeout = cfg.keepAliveTimeoutMs + 5000;
