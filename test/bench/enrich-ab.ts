@@ -3,8 +3,10 @@
 // source is a distinct public address (no look-up is answered from the cache of recent addresses: its full
 // cost), plus the look-ups per second of the shipped databases in one process and the memory they take.
 // Run: npm run build && flock /tmp/threatcol-bench.lock node --expose-gc --import tsx test/bench/enrich-ab.ts
-// (--quick: 2 s runs, 2 pairs). Target: on/off requests per second >= 0.97.
-import { mkdtempSync, rmSync } from 'node:fs';
+// (--quick: 2 s runs, 2 pairs; --cpu-prof: both servers' CPU profiles in test/bench/results/profiles/, compared
+// function by function per request with test/bench/profile-diff.ts). Target: on/off requests per second >= 0.97.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -14,12 +16,16 @@ import {
   detectPinning,
   keepAliveFirewallLoad,
   memory,
+  ROOT,
   startThreatcol,
   type ThreatcolServer,
 } from './processes.js';
 import { median } from './report.js';
 
 const quick = process.argv.includes('--quick');
+// --perf: each measured run sampled by perf(1) (whole process, kernel included), self time by symbol compared.
+const perf = process.argv.includes('--perf');
+const profiles = process.argv.includes('--cpu-prof') ? join(ROOT, 'test/bench/results/profiles') : null;
 const SECONDS = Number(process.env.AB_SECONDS ?? (quick ? 2 : 5));
 const PAIRS = Number(process.env.AB_PAIRS ?? (quick ? 2 : 3));
 const CONNECTIONS = 16;
@@ -41,8 +47,73 @@ function nextBody(): string {
   return JSON.stringify({ ...base, sport: serial % 65_536, src: publicAddress(serial) });
 }
 
-async function load(server: ThreatcolServer): Promise<{ rps: number; cpuUsPerRequest: number }> {
-  const r = await keepAliveFirewallLoad(server, { connections: CONNECTIONS, seconds: SECONDS, nextBody });
+/** CPU seconds of each of `pid`'s threads, summed by thread name (node's own: node, libuv-worker, V8 workers...). */
+function threadSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** µs per request by thread name, summed over the measured runs. */
+const byThread = { on: new Map<string, number>(), off: new Map<string, number>() };
+
+/** perf's self µs per request by symbol, summed over the runs. */
+const perfSamples = { on: new Map<string, number>(), off: new Map<string, number>() };
+
+/** Requests each server answered, warm-up included (what a CPU profile covers). */
+const answered = { on: 0, off: 0 };
+
+async function load(which: 'on' | 'off'): Promise<{ rps: number; cpuUsPerRequest: number }> {
+  const t0 = threadSeconds(servers[which].pid);
+  const data = join(dirs[which], `perf-${Date.now()}.data`);
+  const recording = perf
+    ? spawn(
+        'perf',
+        ['record', '-e', 'cpu-clock', '-F', '999', '-p', String(servers[which].pid), '-o', data],
+        {
+          stdio: 'ignore',
+        },
+      )
+    : null;
+  const r = await keepAliveFirewallLoad(servers[which], {
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    nextBody,
+  });
+  if (recording) {
+    recording.kill('SIGINT');
+    await new Promise((resolve) => recording.once('exit', resolve));
+    const report = execFileSync(
+      'perf',
+      ['report', '-i', data, '--no-children', '--sort', 'sym', '--stdio', '-F', 'sample,sym'],
+      {
+        maxBuffer: 1 << 28,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    ).toString();
+    for (const line of report.split('\n')) {
+      const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+      if (m)
+        perfSamples[which].set(
+          m[2] as string,
+          (perfSamples[which].get(m[2] as string) ?? 0) + ((1e6 / 999) * Number(m[1])) / r.requests,
+        );
+    }
+  }
+  answered[which] += r.requests;
+  for (const [name, s] of threadSeconds(servers[which].pid)) {
+    const us = ((s - (t0.get(name) ?? 0)) * 1e6) / r.requests;
+    byThread[which].set(name, (byThread[which].get(name) ?? 0) + us);
+  }
   return { rps: r.rps, cpuUsPerRequest: r.cpuSecondsPerRequest * 1e6 };
 }
 
@@ -79,25 +150,31 @@ const dirs = {
   on: mkdtempSync(join(tmpdir(), 'threatcol-enrich-on-')),
   off: mkdtempSync(join(tmpdir(), 'threatcol-enrich-off-')),
 };
+const stamp = Date.now();
+if (profiles) mkdirSync(profiles, { recursive: true });
 const start = (which: 'on' | 'off') =>
   startThreatcol(`enrich-${which}`, dirs[which], pin, {
     env: { THREATCOL_ENRICH_ENABLED: which === 'on' ? 'true' : 'false' },
+    nodeArgs: profiles
+      ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`, `--cpu-prof-name=enrich-${which}-${stamp}.cpuprofile`]
+      : [],
   });
+let servers: Record<'on' | 'off', ThreatcolServer>;
 const results: Record<'on' | 'off', { rps: number; cpuUsPerRequest: number }[]> = { on: [], off: [] };
 try {
   const load0 = loadavg()[0] as number;
-  const servers = { on: await start('on'), off: await start('off') };
+  servers = { on: await start('on'), off: await start('off') };
   // Resident memory (MB) once started, and after the runs: what the loaded tables add to a serving process.
   const mb = (which: 'on' | 'off') => {
     const m = memory(servers[which].pid);
     return { rss: Math.round(m.rss / 2 ** 20), peak: Math.round(m.peak / 2 ** 20) };
   };
   const rssStarted = { on: mb('on'), off: mb('off') };
-  await load(servers.on); // warm-up, both
-  await load(servers.off);
+  await load('on'); // warm-up, both
+  await load('off');
   for (let i = 0; i < PAIRS; i++) {
     const order = i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
-    for (const which of order) results[which].push(await load(servers[which]));
+    for (const which of order) results[which].push(await load(which));
   }
   const rssAfter = { on: mb('on'), off: mb('off') };
   await servers.on.stop();
@@ -129,6 +206,40 @@ try {
         memoryMB: { started: rssStarted, afterRuns: rssAfter },
         target: 'rps on/off >= 0.97',
         requestsSent: serial,
+        // µs per request by thread (the mean of the runs, warm-up included): where the CPU goes beyond main.
+        cpuUsPerRequestByThread: Object.fromEntries(
+          (['on', 'off'] as const).map((w) => [
+            w,
+            Object.fromEntries([...byThread[w]].map(([n, us]) => [n, Math.round(us / (PAIRS + 1))])),
+          ]),
+        ),
+        ...(perf
+          ? {
+              perfSelfUsPerRequest: [...new Set([...perfSamples.on.keys(), ...perfSamples.off.keys()])]
+                .map((k) => {
+                  const on = (perfSamples.on.get(k) ?? 0) / (PAIRS + 1);
+                  const off = (perfSamples.off.get(k) ?? 0) / (PAIRS + 1);
+                  return {
+                    k,
+                    on: Number(on.toFixed(2)),
+                    off: Number(off.toFixed(2)),
+                    d: Number((on - off).toFixed(2)),
+                  };
+                })
+                .sort((x, y) => Math.abs(y.d) - Math.abs(x.d))
+                .slice(0, 50),
+            }
+          : {}),
+        ...(profiles
+          ? {
+              profiles: {
+                dir: profiles,
+                on: `enrich-on-${stamp}.cpuprofile`,
+                off: `enrich-off-${stamp}.cpuprofile`,
+                answered,
+              },
+            }
+          : {}),
         lookUps: lookUps(),
       },
       null,

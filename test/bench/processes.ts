@@ -396,7 +396,7 @@ export async function keepAliveFirewallLoad(
     nextBody: () => string;
     refuse?: (text: string) => boolean;
   },
-): Promise<{ rps: number; cpuSecondsPerRequest: number }> {
+): Promise<{ rps: number; cpuSecondsPerRequest: number; requests: number }> {
   const pool = new Pool(server.url, {
     connections: options.connections,
     connect: { rejectUnauthorized: false },
@@ -427,5 +427,5 @@ export async function keepAliveFirewallLoad(
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(server.pid) - cpu0;
   await pool.close();
-  return { rps: done / elapsed, cpuSecondsPerRequest: cpu / done };
+  return { rps: done / elapsed, cpuSecondsPerRequest: cpu / done, requests: done };
 }
