@@ -2,9 +2,13 @@
 // of three things happened: it answered, no daemon is there (or it answered other than 200), or one took the
 // connection but did not answer in time. A collector busy enough to answer late is not a stopped one, so each
 // command tells the last apart from the second.
-import { get } from 'node:http';
 import { parseAdminListen } from '../config/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import { ThreatcolError } from '../errors.js';
+
+// Through getBuiltinModule, not an import: an ES-module import of node:http reads every export, its lazy getters
+// too, and so loads Node's bundled undici (fetch, WebSocket: about 70 ms of CPU) into a process that never uses it.
+const { get } = process.getBuiltinModule('node:http');
 
 /** How long a command waits for the admin listener's whole answer: a loaded collector answers in seconds. */
 export const ADMIN_WAIT_MS = 10_000;
@@ -12,6 +16,8 @@ export const ADMIN_WAIT_MS = 10_000;
 export type AdminAnswer =
   | { kind: 'answered'; body: unknown }
   | { kind: 'none' }
+  /** It answered 401: the token sent (admin.token) is not the daemon's, or none was sent. */
+  | { kind: 'refused' }
   /** `seconds`: how long it was waited for, for the user's line ("did not answer in N s"). */
   | { kind: 'no-answer'; seconds: number };
 
@@ -51,7 +57,9 @@ export function askAdmin(loaded: LoadedConfig, path: string, waitMs = ADMIN_WAIT
             settle(
               res.statusCode === 200
                 ? { kind: 'answered', body: JSON.parse(body) as unknown }
-                : { kind: 'none' },
+                : res.statusCode === 401
+                  ? { kind: 'refused' }
+                  : { kind: 'none' },
             );
           } catch {
             settle({ kind: 'none' });
@@ -66,6 +74,14 @@ export function askAdmin(loaded: LoadedConfig, path: string, waitMs = ADMIN_WAIT
     }, waitMs);
     req.on('error', () => settle({ kind: 'none' }));
   });
+}
+
+/** The error of a command whose token the admin listener refused: a daemon runs, it is not "none". */
+export function tokenRefused(loaded: LoadedConfig): ThreatcolError {
+  return new ThreatcolError(
+    'ADMIN_TOKEN_REFUSED',
+    `the daemon at admin.listen (${loaded.config.admin.listen}) refused admin.token (HTTP 401): run this with the daemon's configuration, or set THREATCOL_ADMIN_TOKEN to its admin.token`,
+  );
 }
 
 /** The line a command prints when the admin listener took the connection but did not answer. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { addSensorCli, BIN, cleanEnv } from '../helpers/cli.js';
+import { addSensorCli, BIN, cleanEnv, spawnServe } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const RECORDER = fileURLToPath(new URL('../helpers/record-loads.mjs', import.meta.url));
@@ -151,4 +151,25 @@ test('sensor list loads the config loader and the store, not the logger, the loc
       add.some((u) => u.includes(part)),
       `${part} not among ${add.length} modules`,
     );
+});
+
+test('serve with no output forwarding loads no HTTP client: neither undici nor nodemailer, nor Node’s own undici', async (t) => {
+  // Every start pays for what it loads (the suite starts serve hundreds of times). The outputs' clients load with
+  // the first output that forwards; Node's bundled undici (fetch, WebSocket) comes with any ES-module import of
+  // node:http, whose facade reads every export, its lazy getters included.
+  const file = join(makeTempDir(t), 'loaded');
+  const serve = await spawnServe(makeTempDir(t), [], {
+    env: { NODE_OPTIONS: `--import=${RECORDER}`, LOADED_MODULES_FILE: file },
+  });
+  t.after(() => serve.stop());
+  assert.deepEqual(await serve.stop(), { code: 0, signal: null });
+  const urls = readFileSync(file, 'utf8').trim().split('\n');
+  assert.ok(
+    urls.some((u) => u.endsWith('/dist/admin/admin-server.js')),
+    `${urls.length} modules`,
+  );
+  assert.deepEqual(
+    urls.filter((u) => /node_modules\/(undici|nodemailer)\/|^node:internal\/deps\/undici\//.test(u)),
+    [],
+  );
 });

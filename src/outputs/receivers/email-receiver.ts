@@ -13,9 +13,9 @@
 // failures, and every recipient refused for good (5xx at RCPT: the address is wrong), pause the output; a 5xx
 // for the message itself (a content filter) refuses the batch, which goes to the dead letters; 4xx, timeouts and
 // connection or TLS failures are transient. Some recipients refused, others not: delivered, with a warning.
+import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTransport } from 'nodemailer';
 import type { Logger } from '../../log.js';
 import { systemCas } from '../../system-cas.js';
 import { buildDigest, buildSummaryMail, type Digest } from './email-digest.js';
@@ -27,6 +27,12 @@ import {
   type Receiver,
   TransientDeliveryError,
 } from './receiver.js';
+
+// Required by the first mail, not when this module is imported: a serve with no email output never loads
+// nodemailer (its CommonJS build, so require() is synchronous).
+const requireHere = createRequire(import.meta.url);
+const loadNodemailer = (): typeof import('nodemailer') =>
+  requireHere('nodemailer') as typeof import('nodemailer');
 
 export interface EmailOptions {
   host: string;
@@ -101,7 +107,7 @@ export function createEmailReceiver(options: EmailOptions, deps: EmailDeps): Ema
 
   /** Mails `digest`, made of `items` records or summaries (all refused when the server refuses the message). */
   const mail = async (digest: Digest, items: number, signal: AbortSignal): Promise<DeliveryReport> => {
-    const transport = createTransport({
+    const transport = loadNodemailer().createTransport({
       host: options.host,
       port,
       secure: options.security === 'tls',

@@ -3,11 +3,18 @@
 // and within one deadline, Retry-After read, what each status class means, and whatever keeps an answer from
 // arriving reported as a transient failure.
 import { readFileSync } from 'node:fs';
-import { Agent, type Dispatcher, request } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent, Dispatcher } from 'undici';
 import type { OutputConfig } from '../../config/outputs-schema.js';
 import { systemCas } from '../../system-cas.js';
 import { TransientDeliveryError } from './receiver.js';
 import { oneLine } from './record-text.js';
+
+// Required by the first HTTP output that starts, not when this module is imported: a serve that forwards to no
+// HTTP receiver (most starts, and every one with no output) never loads undici's hundred modules. CommonJS, so
+// require() is synchronous.
+const requireHere = createRequire(import.meta.url);
+const loadUndici = (): typeof import('undici') => requireHere('undici') as typeof import('undici');
 
 export interface HttpReceiverOptions {
   /** Base URL, `https://` (verified) or `http://`. */
@@ -85,7 +92,7 @@ export function httpOptions(output: OutputConfig): HttpReceiverOptions {
 }
 
 function createHttpAgent(options: HttpReceiverOptions): Agent {
-  return new Agent({
+  return new (loadUndici().Agent)({
     connect: { timeout: options.connectTimeoutMs, ca: options.ca ?? systemCas() },
     headersTimeout: options.headersTimeoutMs,
     bodyTimeout: options.bodyTimeoutMs,
@@ -125,7 +132,13 @@ export function createHttpClient(options: HttpReceiverOptions, what: string): Ht
   return {
     async post(url, headers, body, signal, maxBytes = ANSWER_BYTES) {
       try {
-        const answer = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal });
+        const answer = await loadUndici().request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: agent,
+          signal,
+        });
         const { text, cut } = await readBody(answer.body, maxBytes, options.bodyTimeoutMs);
         const location = answer.headers.location;
         return {
