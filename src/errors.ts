@@ -114,6 +114,11 @@ export const CATALOGUE = {
     exit: EXIT.NOPERM,
     message: 'the syslog connection would be taken as another sensor than the one given with --sensor',
   },
+  ADMIN_TOKEN_REFUSED: {
+    status: 0,
+    exit: EXIT.NOPERM,
+    message: "the running daemon's admin listener refused admin.token",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

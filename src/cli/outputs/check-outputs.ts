@@ -36,8 +36,9 @@ export async function checkOutputs(
       );
       continue;
     }
-    if (daemon?.kind === 'no-answer') {
-      results.push({ name: check, status: 'warn', message: `state unknown: ${daemon.text}` });
+    if (daemon?.kind === 'no-answer' || daemon?.kind === 'refused') {
+      const why = daemon.kind === 'refused' ? 'the daemon refused admin.token (HTTP 401)' : daemon.text;
+      results.push({ name: check, status: 'warn', message: `state unknown: ${why}` });
       continue;
     }
     const report = reports?.find((r) => r.name === name);

@@ -3,6 +3,7 @@
 // daemon is there, "unknown" when one did not answer in time).
 import type { Command } from 'commander';
 import type { OutputReport } from '../../outputs/start-outputs.js';
+import { tokenRefused } from '../admin-get.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { type CliIo, write, writeJson } from '../io.js';
@@ -33,6 +34,8 @@ export async function listOutputs(options: ListOptions, io: CliIo): Promise<numb
   // Imported here: the definition above is loaded for every command line.
   const { countDeadLetters } = await import('../../outputs/dead-letter.js');
   const daemon = await fetchDaemonOutputs(loaded);
+  // A running daemon that refused the token: its outputs' states are its own, not the files' "stopped".
+  if (daemon.kind === 'refused') throw tokenRefused(loaded);
   const fromDaemon = daemon.kind === 'answered';
   let reports: OutputReport[];
   if (daemon.kind === 'answered') {

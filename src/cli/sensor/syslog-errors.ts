@@ -3,7 +3,7 @@
 import type { LoadedConfig } from '../../config/load-config.js';
 import { ThreatcolError } from '../../errors.js';
 import type { SyslogErrorSample, SyslogFormatCounts } from '../../inputs/syslog/syslog-tally.js';
-import { askAdmin, noAnswerText } from '../admin-get.js';
+import { askAdmin, noAnswerText, tokenRefused } from '../admin-get.js';
 import { type CliIo, write, writeJson } from '../io.js';
 
 interface SyslogErrorsReport {
@@ -26,6 +26,7 @@ export async function showSyslogErrors(
       `${noAnswerText(answer)} at admin.listen (${loaded.config.admin.listen}): it took the connection but may be busy; try again`,
     );
   }
+  if (answer.kind === 'refused') throw tokenRefused(loaded);
   const report = answer.kind === 'answered' ? (answer.body as SyslogErrorsReport | null) : null;
   if (report === null || !Array.isArray(report.samples)) {
     throw new ThreatcolError(

@@ -29,7 +29,9 @@ admin listener stuck), the positions are read from the store too, but the state 
 collector did not answer in 10 s)\`, never \`stopped\`: run the command again, or look at the service
 (\`systemctl status threatcol\`). \`--json\` says which in \`daemon\`: \`answered\`, \`none\` or
 \`no answer in 10 s\` (its outputs' \`state\` then \`unknown\`). \`threatcol check\` warns the same way
-(\`state unknown\`) for each output.
+(\`state unknown\`) for each output. A daemon that refuses the token this command sends (\`admin.token\` or
+\`THREATCOL_ADMIN_TOKEN\`: none, or not the daemon's) is running: the command says so and exits 77
+(\`ADMIN_TOKEN_REFUSED\`), and \`check\` shows \`state unknown\` for each output.
 `,
   options: {
     '--admin-listen': `the running daemon's admin listener when \`admin.listen\` does not say it (port 0 in the configuration)`,
