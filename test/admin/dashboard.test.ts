@@ -9,7 +9,8 @@
 // the feed, the top sources and a look-up, a feed's last fetch shows, and a reason that is markup is text
 // (picture: test/output/dashboard-blocklist.png). The fourth: the top source countries and networks of records
 // enriched by the shipped databases, and a country or network clicked (there, or in a source's view) opening the
-// look-up of its records.
+// look-up of its records. The fifth: the endpoint filter offers every endpoint, `collector` (the collector's own
+// records of a silent sensor) among them, and selecting it shows only those.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
@@ -18,6 +19,7 @@ import { pino } from 'pino';
 import { chromium } from 'playwright-core';
 import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
+import { RECORD_ENDPOINTS } from '../../src/records/stored-record.js';
 import type { DecisionChange } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { errorCode, post } from '../helpers/client.js';
@@ -633,3 +635,33 @@ async function openBrowser(t: TestContext, height: number) {
   });
   return { page, problems };
 }
+
+test("dashboard: the endpoint filter offers every endpoint a record has, the collector's own among them", {
+  timeout: 60_000,
+}, async (t) => {
+  // A sensor silent past 1 s: the collector's record of it (endpoint collector) comes within a look or two.
+  const s = await startTestServer(t, { overrides: { 'sensors.expectEvery': '1s' } });
+  const key = await s.addSensor('fw-quiet');
+  const { page, problems } = await openBrowser(t, 800);
+  await page.goto(s.adminUrl as string);
+  await page.waitForSelector('#connection[data-state="live"]', { timeout: UI_MS });
+  const offered = await page.$$eval('#filters select[name="endpoint"] option', (options) =>
+    options.map((o) => (o as HTMLOptionElement).value),
+  );
+  assert.deepEqual(offered, ['', ...RECORD_ENDPOINTS]);
+
+  const reply = await post(s.url, '/generic', genericRecord(), { agent: s.agent, sensor: 'fw-quiet', key });
+  assert.equal(reply.status, 200, reply.text);
+  await page.selectOption('#filters select[name="endpoint"]', 'collector');
+  await page.waitForSelector('#connection[data-state="live"]');
+  const endpoints = () =>
+    page.$$eval('#feed tbody tr td:nth-child(3)', (cells) => cells.map((c) => c.textContent));
+  await page.waitForFunction(
+    () => document.querySelectorAll('#feed tbody tr[data-id]').length >= 1,
+    undefined,
+    { timeout: UI_MS },
+  );
+  assert.deepEqual([...new Set(await endpoints())], ['collector'], "only the collector's records");
+  assert.match(await page.innerText('#feed tbody tr[data-id]'), /fw-quiet/);
+  assert.deepEqual(problems, []);
+});
