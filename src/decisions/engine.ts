@@ -12,19 +12,19 @@ import {
   emptyDecisions,
   type OffenceEntry,
 } from '../store/decisions.js';
-import { engineFieldsOf, receivedAtMsOf } from '../store/output-line.js';
-import type { OutputFeed, Store } from '../store/store.js';
+import { dstIpOf, receivedAtMsOf, srcIpOf, threatOf } from '../store/output-line.js';
+import type { OutputFeed, OutputLine, Store } from '../store/store.js';
 import { AddressTracker } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
-import { formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
+import { formatAddress, formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
 import { RuleHistory } from './rule-history.js';
 import { type CompiledRule, compileRules, type RuleInput } from './rules.js';
 
-/** What the engine reads of a record: its time (epoch ms), what the rules test, and its addresses. */
+/** What the engine reads of a record: its time (epoch ms), what the rules test, and its addresses when asked. */
 interface Seen extends RuleInput {
   at: number;
-  src_ip: string;
-  dst_ip: string;
+  source(): string;
+  destination(): string;
 }
 
 /** A record read whole (the scan at start) as the engine reads it. */
@@ -34,16 +34,50 @@ function seenOf(record: StoredRecord): Seen {
     criticality: record.criticality,
     sensor: record.sensor,
     endpoint: record.endpoint,
-    src_ip: record.src_ip,
-    dst_ip: record.dst_ip,
+    source: () => record.src_ip,
+    destination: () => record.dst_ip,
     threat: () => record.threat,
   };
 }
 
+/**
+ * The lines of a batch as the engine reads them: one object, pointed at each line in turn (a batch's records
+ * are looked at one after the other, and nothing keeps the object), its addresses and threat read off the line
+ * only when a rule asks for them.
+ */
+class LineSeen implements Seen {
+  line: OutputLine | null = null;
+  at = 0;
+  criticality = 0;
+  sensor = '';
+  endpoint: Seen['endpoint'] = 'firewall';
+
+  point(line: OutputLine, at: number): this {
+    const head = line.head;
+    this.line = line;
+    this.at = at;
+    this.criticality = head.criticality;
+    this.sensor = head.sensor;
+    this.endpoint = head.endpoint;
+    return this;
+  }
+
+  source(): string {
+    return srcIpOf(this.line as OutputLine);
+  }
+
+  destination(): string {
+    return dstIpOf(this.line as OutputLine);
+  }
+
+  threat(): string {
+    return threatOf(this.line as OutputLine);
+  }
+}
+
 /** The bytes of a dotted IPv4 address written as formatNetwork writes it (no leading zeros), else null. */
-export function canonicalIpv4(text: string): Uint8Array | null {
+export function canonicalIpv4(text: string, bytes: Uint8Array = new Uint8Array(4)): Uint8Array | null {
   if (text.length < 7 || text.length > 15) return null;
-  const bytes = new Uint8Array(4);
   let part = 0;
   let value = 0;
   let digits = 0;
@@ -119,11 +153,24 @@ export interface RunningEngine {
   stop(): Promise<void>;
 }
 
+/**
+ * An address as the engine keys it. `key` names its unit in the tracker: the address itself for an IPv4
+ * address whose unit is its /32 (most records: no text made per record), else the unit (`2001:db8::/64`).
+ */
 interface Target {
-  network: Network;
-  unit: string;
+  key: string;
   private: boolean;
 }
+
+/** A tracker key's unit as the decisions name it. */
+const unitOfKey = (key: string): string => (key.includes('/') ? key : `${key}/32`);
+
+/** A unit's key in the tracker (unitOfKey's inverse). */
+const keyOfUnit = (unit: string): string =>
+  unit.endsWith('/32') && !unit.includes(':') ? unit.slice(0, -3) : unit;
+
+/** Where targetOf reads a canonical IPv4 address (its answer keeps no bytes). */
+const SCRATCH_IPV4: Network = { family: 4, prefix: 32, bytes: new Uint8Array(4) };
 
 export interface EngineCounts {
   /** Address units the engine keeps counts for, and those dropped at blocklist.maxTracked. */
@@ -187,7 +234,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   }
 
   function current<K extends 'block' | 'offence'>(kind: K, key: string) {
-    const mine = own.get(`${kind} ${key}`);
+    const mine = own.size > 0 ? own.get(`${kind} ${key}`) : undefined;
     if (mine && now() - mine.at < OWN_WRITES_MS)
       return mine.change.value as K extends 'block' ? Block | null : OffenceEntry | null;
     const map = kind === 'block' ? state.blocks : state.offences;
@@ -201,16 +248,17 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     // Each address of the record is looked at once, whatever the number of rules.
     let source: Target | null | undefined;
     let destination: Target | null | undefined;
+    const anyCleared = state.cleared.size > 0;
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index] as CompiledRule;
       if (!rule.matches(record)) continue;
       history.match(index, at);
       let target: Target | null;
       if (rule.address === 'source') {
-        source ??= targetOf(record.src_ip);
+        source ??= targetOf(record.source());
         target = source;
       } else {
-        destination ??= targetOf(record.dst_ip);
+        destination ??= targetOf(record.destination());
         target = destination;
       }
       if (target === null) continue;
@@ -218,28 +266,30 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         skippedPrivate++;
         continue;
       }
-      const cleared = state.cleared.get(target.unit);
+      const cleared = anyCleared ? state.cleared.get(unitOfKey(target.key)) : undefined;
       const notBefore = cleared ? Date.parse(cleared.at) : Number.NEGATIVE_INFINITY;
       if (at <= notBefore) continue;
-      const met = tracker.observe(target.unit, index, rule, record, notBefore);
+      const met = tracker.observe(target.key, index, rule, record, notBefore);
       if (met === null) continue;
-      if (allowedBy(target.network, config.allow, state.allow, now()) !== null) continue;
-      decide(target.unit, rule, at, met, changes);
+      const unit = unitOfKey(target.key);
+      if (
+        (config.allow.length > 0 || state.allow.size > 0) &&
+        allowedBy(parseNetwork(unit) as Network, config.allow, state.allow, now()) !== null
+      )
+        continue;
+      decide(unit, rule, at, met, changes);
     }
   }
 
-  /** An address as the engine keys it: its unit, and whether it is never blocked by default. */
+  /** An address as the engine keys it: its unit's key, and whether it is never blocked by default. */
   function targetOf(address: string): Target | null {
-    // Most records carry a canonical dotted IPv4 address: its /32 unit is its own text, read in one pass.
-    const bytes = config.ipv4Prefix === 32 ? canonicalIpv4(address) : null;
-    const network =
-      bytes !== null
-        ? ({ family: 4, prefix: 32, bytes } satisfies Network)
-        : unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
+    // Most records carry a canonical dotted IPv4 address: its /32 unit's key is its own text, read in one pass.
+    if (config.ipv4Prefix === 32 && canonicalIpv4(address, SCRATCH_IPV4.bytes) !== null)
+      return { key: address, private: !config.blockPrivate && isPrivate(SCRATCH_IPV4) };
+    const network = unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
     if (network === null) return null;
     return {
-      network,
-      unit: bytes !== null ? `${address}/32` : formatNetwork(network),
+      key: network.family === 4 && network.prefix === 32 ? formatAddress(network) : formatNetwork(network),
       private: !config.blockPrivate && isPrivate(network),
     };
   }
@@ -258,13 +308,15 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const maxMs = maxDurationMs;
     let durationMs = rule.durationMs;
     let offence: OffenceEntry | null = null;
+    let atText: string | null = null;
     if (!active) {
       const before =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
         current('offence', unit);
       const repeats = before && at - Date.parse(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
-      offence = { address: unit, blocks: repeats + 1, last: new Date(at).toISOString() };
+      atText = new Date(at).toISOString();
+      offence = { address: unit, blocks: repeats + 1, last: atText };
     } else {
       // An active block keeps the multiple it was made with (its offence counts the blocks so far).
       let made =
@@ -289,7 +341,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       address: unit,
       rule: rule.name,
       reason: rule.reason,
-      since: active ? existing.since : new Date(at).toISOString(),
+      since: active ? existing.since : (atText ?? new Date(at).toISOString()),
       until: new Date(until).toISOString(),
       criticality: Math.max(met.criticality, active ? existing.criticality : 0),
       records: met.records,
@@ -326,7 +378,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       if (!cleared || network === null) continue;
       if (allowedBy(network, config.allow, state.allow, now()) !== null) continue;
       rules.forEach((rule, index) => {
-        const found = tracker.evaluate(unit, index, rule, Date.parse(cleared.at));
+        const found = tracker.evaluate(keyOfUnit(unit), index, rule, Date.parse(cleared.at));
         if (found) decide(unit, rule, found.at, found.met, changes);
       });
     }
@@ -526,24 +578,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();
           const counted = scanned;
+          const seen = new LineSeen();
           for (const line of rules.length > 0 ? batch.records : []) {
-            const head = line.head;
             const at = receivedAtMsOf(line);
             // Counted by the scan at start already.
-            if (at >= counted.since && head.id <= counted.newestId) continue;
-            const fields = engineFieldsOf(line);
-            observe(
-              {
-                at,
-                criticality: head.criticality,
-                sensor: head.sensor,
-                endpoint: head.endpoint,
-                src_ip: fields.src_ip,
-                dst_ip: fields.dst_ip,
-                threat: fields.threat,
-              },
-              changes,
-            );
+            if (at >= counted.since && counted.newestId !== '' && line.head.id <= counted.newestId) continue;
+            observe(seen.point(line, at), changes);
           }
           await write(changes);
           await batch.ack();

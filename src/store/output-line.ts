@@ -109,16 +109,19 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
   }
 
-  /** What engineFieldsOf reads: null when an address has an escape (then read from the parse). */
-  engineFields(): EngineFields | null {
-    const buf = this.#buf;
-    if (hasEscape(buf, this.#srcStart, this.#srcEnd) || hasEscape(buf, this.#dstStart, this.#dstEnd))
-      return null;
-    return {
-      src_ip: buf.toString('utf8', this.#srcStart, this.#srcEnd),
-      dst_ip: buf.toString('utf8', this.#dstStart, this.#dstEnd),
-      threat: threatReader(this, this.#dstEnd + 1 - this.#start),
-    };
+  /** The source address off the bytes, or null when it has an escape (then read from the parse). */
+  srcIp(): string | null {
+    return plainText(this.#buf, this.#srcStart, this.#srcEnd);
+  }
+
+  /** The destination address off the bytes, or null when it has an escape. */
+  dstIp(): string | null {
+    return plainText(this.#buf, this.#dstStart, this.#dstEnd);
+  }
+
+  /** The threat off the bytes (its key's first occurrence after the addresses), or null when it has an escape. */
+  threat(): string | null {
+    return plainValue(this.#buf, THREAT_KEY, this.#dstEnd + 1, this.#stop);
   }
 
   /** The line is its own head: a filter reads only the values it tests. */
@@ -149,9 +152,10 @@ class MarkedOutputLine implements OutputLine, RecordHead {
 /** Where the id's value starts in a line of the writer's form: just after `{"id":"`. */
 const ID_OFFSET = '{"id":"'.length;
 
-function hasEscape(buf: Buffer, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (buf[i] === 0x5c) return true;
-  return false;
+/** The text of `buf[from, to)` when it has no escape (a plain JSON string's inside); else null. */
+function plainText(buf: Buffer, from: number, to: number): string | null {
+  for (let i = from; i < to; i++) if (buf[i] === 0x5c) return null;
+  return buf.toString('utf8', from, to);
 }
 
 /**
@@ -190,19 +194,34 @@ export interface EngineFields {
 
 const THREAT_KEY = Buffer.from(',"threat":"');
 
-/**
+/*
  * The addresses and the threat of a line handed over by a feed, read off its bytes where the feed checked the
  * line whole in the writer's form (`check: 'head'`: its head, then its rest, record-rest.ts, which marked where the
  * addresses lie). The threat comes after them, before `original`, and a key's bytes cannot occur inside a JSON
  * string before it (each `"` there is escaped), so its key's first occurrence after the addresses is the field. A
  * value with an escape, or any other line, is read from the parsed record (which went through the same shape
- * check).
+ * check). One field at a time: the engine reads a record's source for most rules, its destination and its threat
+ * only for the rules that ask (no object per record).
  */
+
+/** The source address of a line handed over by a feed (see above). */
+export function srcIpOf(line: OutputLine): string {
+  return (line instanceof MarkedOutputLine ? line.srcIp() : null) ?? line.record.src_ip;
+}
+
+/** The destination address of a line handed over by a feed. */
+export function dstIpOf(line: OutputLine): string {
+  return (line instanceof MarkedOutputLine ? line.dstIp() : null) ?? line.record.dst_ip;
+}
+
+/** The threat of a line handed over by a feed. */
+export function threatOf(line: OutputLine): string {
+  return (line instanceof MarkedOutputLine ? line.threat() : null) ?? line.record.threat;
+}
+
+/** All three at once (tests compare them with the parse). */
 export function engineFieldsOf(line: OutputLine): EngineFields {
-  const fields = line instanceof MarkedOutputLine ? line.engineFields() : null;
-  if (fields !== null) return fields;
-  const record = line.record;
-  return { src_ip: record.src_ip, dst_ip: record.dst_ip, threat: () => record.threat };
+  return { src_ip: srcIpOf(line), dst_ip: dstIpOf(line), threat: () => threatOf(line) };
 }
 
 /** When a line was received, as epoch ms (Date.parse of its received_at): off the bytes of a checked line. */
@@ -210,19 +229,14 @@ export function receivedAtMsOf(line: OutputLine): number {
   return line instanceof MarkedOutputLine ? line.receivedAtMs() : Date.parse(line.head.received_at);
 }
 
-/** Reads the threat of a checked line when a rule asks for it (most rules do not). */
-function threatReader(line: OutputLine, after: number): () => string {
-  return () => plainValue(line.bytes, THREAT_KEY, after)?.value ?? line.record.threat;
-}
-
-/** The value of the first string field `key` (`,"name":"`) from `from` on, when it has no escape; else null. */
-function plainValue(bytes: Buffer, key: Buffer, from: number): { value: string; end: number } | null {
-  const at = bytes.indexOf(key, from);
-  if (at === -1) return null;
+/** The value of the first string field `key` (`,"name":"`) in `buf[from, stop)`, when it has no escape; else null. */
+function plainValue(buf: Buffer, key: Buffer, from: number, stop: number): string | null {
+  const at = buf.indexOf(key, from);
+  if (at === -1 || at >= stop) return null;
   const start = at + key.length;
-  for (let i = start; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (c === 0x22) return { value: bytes.toString('utf8', start, i), end: i + 1 };
+  for (let i = start; i < stop; i++) {
+    const c = buf[i];
+    if (c === 0x22) return buf.toString('utf8', start, i);
     if (c === 0x5c) return null;
   }
   return null;

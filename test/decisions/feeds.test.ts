@@ -346,8 +346,16 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
   await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.77', criticality: 4 })]);
   await untilFeed(server, 'edge', 'edge:secret-password-10', (text) => text === '198.51.100.77\n');
   await fetchFeed(server, 'nosuchfeed', 'x:y');
-  const res = await request(`${server.adminUrl}/metrics`);
-  const text = await res.body.text();
+  // The engine's thread sends its counts once its write has returned: a feed may serve the block before.
+  let text = '';
+  await until(
+    async () => {
+      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+      return /^threatcol_blocks_made_total\{rule="critical"\} 1$/m.test(text);
+    },
+    30_000,
+    'the engine thread counting the block it made',
+  );
   assert.match(text, /^threatcol_blocks_active 1$/m);
   assert.match(text, /^threatcol_blocks_made_total\{rule="critical"\} 1$/m);
   assert.match(text, /^threatcol_feed_requests_total\{feed="edge",status="200"\} [1-9][0-9]*$/m);

@@ -335,10 +335,15 @@ function replaceJournal(path: string, tmp: string, generation: number, owner: Ow
   syncDir(dirname(path));
 }
 
+/**
+ * `{"version":1,"generation":N,"entries":{KIND:{KEY:VALUE,...},...}}` and a newline, written out entry by entry
+ * from the state's maps: not an object of every entry made first (an attack's thousands of blocks are folded
+ * into it at every compaction).
+ */
 function renderSnapshot(state: DecisionsState, generation: number): string {
-  const entries: Record<string, Record<string, unknown>> = {};
-  for (const kind of DECISION_KINDS) entries[kind] = {};
+  const parts = new Map<string, string[]>(DECISION_KINDS.map((kind) => [kind, []]));
   for (const { kind, key, value } of decisionEntries(state))
-    (entries[kind] as Record<string, unknown>)[key] = value;
-  return `${JSON.stringify({ version: 1, generation, entries })}\n`;
+    if (value !== undefined) parts.get(kind)?.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+  const kinds = [...parts].map(([kind, entries]) => `${JSON.stringify(kind)}:{${entries.join(',')}}`);
+  return `{"version":1,"generation":${JSON.stringify(generation)},"entries":{${kinds.join(',')}}}\n`;
 }

@@ -31,6 +31,8 @@ export function openSegmentTails(): SegmentTails {
    * garbage collector had to be told about and page faults the kernel had to serve, for nothing.
    */
   let scratch: Buffer | null = null;
+  /** Whether the last read filled what it asked for: the feed is behind the writer. */
+  let behind = false;
   const fdOf = (path: string) => {
     let fd = open.get(path);
     if (fd === undefined) {
@@ -54,12 +56,20 @@ export function openSegmentTails(): SegmentTails {
       if (fd === null) return null;
       let want = chunkSize;
       for (;;) {
-        if (scratch === null || scratch.length < want) scratch = Buffer.allocUnsafeSlow(want);
-        const bytesRead = await nodeFileOps.read(fd, scratch, 0, want, offset);
-        const last = scratch.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-        // A copy of what is handed over: the lines' bytes live on in the batch while the scratch is read into again.
-        if (last !== -1)
-          return { buf: Buffer.from(scratch.subarray(0, last + 1)), last, atEnd: bytesRead < want };
+        // Behind the writer (the last read came back full), a read fills a buffer of its own, handed over as it
+        // is: a backlog is read once, not read and then copied.
+        const own = behind;
+        if (!own && (scratch === null || scratch.length < want)) scratch = Buffer.allocUnsafeSlow(want);
+        const into = own ? Buffer.allocUnsafe(want) : (scratch as Buffer);
+        const bytesRead = await nodeFileOps.read(fd, into, 0, want, offset);
+        behind = bytesRead === want;
+        const last = into.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+        // A copy of what is handed over from the scratch: the lines' bytes live on in the batch while the scratch
+        // is read into again.
+        if (last !== -1) {
+          const buf = own ? into.subarray(0, last + 1) : Buffer.from(into.subarray(0, last + 1));
+          return { buf, last, atEnd: bytesRead < want };
+        }
         // Only part of a line so far: wait for the rest, or read a bigger piece if the line is that long.
         if (bytesRead < want) return null;
         want *= 2;

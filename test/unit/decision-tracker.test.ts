@@ -1,0 +1,104 @@
+// The decisions engine's per-address windows (decisions/address-tracker.ts: every rule's window of a unit in one
+// array of numbers) against a plain model of what a window keeps: the newest minRecords record times with their
+// criticalities, and the newest time of the most recent minSensors sensors; measured over [at - within, at],
+// after a `block remove`. Records of several units and rules, out of order, as several workers store them.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import fc from 'fast-check';
+import { AddressTracker, type Met } from '../../src/decisions/address-tracker.js';
+import type { CompiledRule } from '../../src/decisions/rules.js';
+
+interface ModelWindow {
+  /** Every record's time and criticality (times are distinct in these runs). */
+  records: { at: number; criticality: number }[];
+  /** The kept sensors and their newest time. */
+  sensors: Map<string, number>;
+}
+
+function modelObserve(w: ModelWindow, rule: CompiledRule, at: number, sensor: string, criticality: number) {
+  w.records.push({ at, criticality });
+  const seen = w.sensors.get(sensor);
+  if (seen !== undefined) w.sensors.set(sensor, Math.max(seen, at));
+  else if (w.sensors.size < Math.max(1, rule.minSensors)) w.sensors.set(sensor, at);
+  else {
+    const [oldest, time] = [...w.sensors].reduce((a, b) => (b[1] < a[1] ? b : a));
+    if (at >= time) {
+      w.sensors.delete(oldest);
+      w.sensors.set(sensor, at);
+    }
+  }
+}
+
+function modelMeasure(w: ModelWindow, rule: CompiledRule, at: number, notBefore: number): Met | null {
+  const from = Math.max(at - rule.withinMs, notBefore + 1);
+  const kept = [...w.records].sort((a, b) => a.at - b.at).slice(-Math.max(1, rule.minRecords));
+  const inside = kept.filter((r) => r.at >= from && r.at <= at);
+  const sensors = [...w.sensors].filter(([, t]) => t >= from && t <= at).map(([s]) => s);
+  if (inside.length < rule.minRecords || sensors.length < rule.minSensors) return null;
+  return {
+    records: inside.length,
+    sensors: sensors.sort(),
+    criticality: Math.max(0, ...inside.map((r) => r.criticality)),
+  };
+}
+
+const rule = (minRecords: number, minSensors: number, withinMs: number) =>
+  ({ name: 'r', minRecords, minSensors, withinMs }) as CompiledRule;
+
+test('property: AddressTracker keeps and measures each rule’s window as the plain model does', () => {
+  const rules = fc.array(
+    fc.record({
+      minRecords: fc.integer({ min: 1, max: 4 }),
+      minSensors: fc.integer({ min: 1, max: 3 }),
+      withinMs: fc.integer({ min: 1, max: 500 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  );
+  const steps = fc.array(
+    fc.record({
+      unit: fc.constantFrom('192.0.2.1', '192.0.2.2', '2001:db8::/64'),
+      rule: fc.nat(),
+      sensor: fc.constantFrom('fw1', 'fw2', 'fw3', 'fw4'),
+      criticality: fc.integer({ min: 0, max: 4 }),
+      notBefore: fc.option(fc.integer({ min: 0, max: 1000 })),
+    }),
+    { minLength: 1, maxLength: 60 },
+  );
+  fc.assert(
+    fc.property(rules, steps, fc.array(fc.integer({ min: 0, max: 1000 })), (specs, list, times) => {
+      const compiled = specs.map((s) => rule(s.minRecords, s.minSensors, s.withinMs));
+      const tracker = new AddressTracker(1000);
+      const model = new Map<string, ModelWindow>();
+      // Distinct times, out of order: a step's time is its own number plus an offset from the list.
+      list.forEach((step, i) => {
+        const index = step.rule % compiled.length;
+        const r = compiled[index] as CompiledRule;
+        const at = ((times[i] ?? i) % 1000) * 100 + i;
+        const notBefore = step.notBefore ?? Number.NEGATIVE_INFINITY;
+        const key = `${step.unit} ${index}`;
+        const w = model.get(key) ?? { records: [], sensors: new Map() };
+        model.set(key, w);
+        modelObserve(w, r, at, step.sensor, step.criticality);
+        const got = tracker.observe(
+          step.unit,
+          index,
+          r,
+          { at, sensor: step.sensor, criticality: step.criticality },
+          notBefore,
+        );
+        assert.deepEqual(got, modelMeasure(w, r, at, notBefore), `step ${i}`);
+      });
+      // evaluate: at each window's newest record, or null for a window never seen.
+      for (const unit of ['192.0.2.1', '192.0.2.2', '2001:db8::/64']) {
+        compiled.forEach((r, index) => {
+          const w = model.get(`${unit} ${index}`);
+          const newest = w ? Math.max(...w.records.map((x) => x.at)) : null;
+          const want = w && newest !== null ? modelMeasure(w, r, newest, 50) : null;
+          const got = tracker.evaluate(unit, index, r, 50);
+          assert.deepEqual(got, want === null ? null : { at: newest, met: want });
+        });
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
