@@ -1,5 +1,6 @@
 // Compiles the record schemas once and validates a body (one record or an array) with bounded, readable details.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
 import { MAX_EXTRA_FIELDS, MAX_FIELD_NAME } from './common.js';
 import { compileCheck } from './compile-check.js';
@@ -10,15 +11,7 @@ import { isIpAddress } from './ip-address.js';
 
 export const MAX_DETAILS = 20;
 
-/** The detailed validators: every error, with its schema, to describe each; run only once a body has failed. */
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const formats = { ip: isIpAddress, 'firewall-time': isFirewallTime };
-for (const [name, validate] of Object.entries(formats)) ajv.addFormat(name, { type: 'string', validate });
-
-export const validators = {
-  firewall: ajv.compile<unknown>(firewallRecordSchema),
-  generic: ajv.compile<unknown>(genericRecordSchema),
-} as const;
 
 /** The happy path: the same schemas as plain checkers (compile-check.ts), yes or no, no error objects. */
 export const fastChecks = {
@@ -26,7 +19,29 @@ export const fastChecks = {
   generic: compileCheck(genericRecordSchema, formats),
 } as const;
 
-export type Endpoint = keyof typeof validators;
+export type Endpoint = keyof typeof fastChecks;
+
+// The detailed validators (every error, with its schema, to describe each) run only once a body has failed the
+// checkers, so ajv is loaded and compiles them then, not at start-up: ~200 ms of CPU every serve start paid for
+// nothing while its records were good. CommonJS, so require() is synchronous.
+const requireHere = createRequire(import.meta.url);
+let compiled: Record<Endpoint, ValidateFunction> | undefined;
+
+function detailed(endpoint: Endpoint): ValidateFunction {
+  if (compiled === undefined) {
+    const { Ajv } = requireHere('ajv') as typeof import('ajv');
+    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+    for (const [name, validate] of Object.entries(formats)) ajv.addFormat(name, { type: 'string', validate });
+    compiled = { firewall: ajv.compile(firewallRecordSchema), generic: ajv.compile(genericRecordSchema) };
+  }
+  return compiled[endpoint];
+}
+
+/** The detailed validators, yes or no (their errors are the business of validateBody). */
+export const validators: Record<Endpoint, (record: unknown) => boolean> = {
+  firewall: (record) => detailed('firewall')(record) as boolean,
+  generic: (record) => detailed('generic')(record) as boolean,
+};
 
 export type BodyCheck =
   | { ok: true; records: Record<string, unknown>[] }
@@ -35,7 +50,6 @@ export type BodyCheck =
 /** Accepts one record or an array of 1..maxRecords records; all-or-nothing. */
 export function validateBody(endpoint: Endpoint, body: unknown, maxRecords: number): BodyCheck {
   const fast = fastChecks[endpoint];
-  const validate = validators[endpoint];
   if (Array.isArray(body)) {
     if (body.length === 0 || body.length > maxRecords) {
       return { ok: false, details: [{ path: '', message: `an array must hold 1 to ${maxRecords} records` }] };
@@ -43,6 +57,7 @@ export function validateBody(endpoint: Endpoint, body: unknown, maxRecords: numb
     let valid = true;
     for (let i = 0; i < body.length && valid; i++) valid = fast(body[i]);
     if (valid) return { ok: true, records: body };
+    const validate = detailed(endpoint);
     const details: ErrorDetail[] = [];
     for (let i = 0; i < body.length && details.length < MAX_DETAILS; i++) {
       if (!validate(body[i])) collectDetails(validate, `/${i}`, details);
@@ -50,7 +65,9 @@ export function validateBody(endpoint: Endpoint, body: unknown, maxRecords: numb
     return details.length === 0 ? { ok: true, records: body } : { ok: false, details };
   }
   // ajv has the last word, here as for arrays: were the checker ever stricter, the record still passes.
-  if (fast(body) || validate(body)) return { ok: true, records: [body as Record<string, unknown>] };
+  if (fast(body)) return { ok: true, records: [body as Record<string, unknown>] };
+  const validate = detailed(endpoint);
+  if (validate(body)) return { ok: true, records: [body as Record<string, unknown>] };
   const details: ErrorDetail[] = [];
   collectDetails(validate, '', details);
   return { ok: false, details };

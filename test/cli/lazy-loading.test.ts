@@ -153,10 +153,11 @@ test('sensor list loads the config loader and the store, not the logger, the loc
     );
 });
 
-test('serve with no output forwarding loads no HTTP client: neither undici nor nodemailer, nor Node’s own undici', async (t) => {
+test('serve with no output forwarding loads no HTTP client (undici, nodemailer, Node’s own undici), nor ajv', async (t) => {
   // Every start pays for what it loads (the suite starts serve hundreds of times). The outputs' clients load with
   // the first output that forwards; Node's bundled undici (fetch, WebSocket) comes with any ES-module import of
-  // node:http, whose facade reads every export, its lazy getters included.
+  // node:http, whose facade reads every export, its lazy getters included. ajv compiles the record schemas for
+  // the first body the plain checkers refuse (the configuration's validator is compiled at build time).
   const file = join(makeTempDir(t), 'loaded');
   const serve = await spawnServe(makeTempDir(t), [], {
     env: { NODE_OPTIONS: `--import=${RECORDER}`, LOADED_MODULES_FILE: file },
@@ -169,7 +170,11 @@ test('serve with no output forwarding loads no HTTP client: neither undici nor n
     `${urls.length} modules`,
   );
   assert.deepEqual(
-    urls.filter((u) => /node_modules\/(undici|nodemailer)\/|^node:internal\/deps\/undici\//.test(u)),
+    urls.filter((u) =>
+      /node_modules\/(undici|nodemailer)\/|node_modules\/ajv\/dist\/(ajv|core)\.js$|^node:internal\/deps\/undici\//.test(
+        u,
+      ),
+    ),
     [],
   );
 });
