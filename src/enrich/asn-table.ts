@@ -347,14 +347,18 @@ function packedTable(
 ): AsnTable {
   const { starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names } = t;
   const ne = asns.length;
+  const by16 = indexBy16(starts4);
   const found: AsnEntry = { asn: 0, org: '' };
   return {
     ranges: at4.length + at6.length + atWhole.length,
     builtAt,
     find(family) {
       let at: number;
-      if (family === 4) at = upTo1(starts4, WORDS[0] as number, at4, ne);
-      else {
+      if (family === 4) {
+        const a = WORDS[0] as number;
+        const p = a >>> 16;
+        at = upTo1(starts4, a, at4, ne, by16[p] as number, (by16[p + 1] as number) - 1);
+      } else {
         at = upTo2(starts6, at6, ne);
         if (at === ne + 1) at = upTo4(whole, atWhole, ne);
       }
@@ -367,10 +371,35 @@ function packedTable(
   };
 }
 
-/** The entry of the last start at or before `a` in `starts` (one word each), or `none`. */
-function upTo1(starts: Uint32Array, a: number, at: Uint32Array, none: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
+/**
+ * For each /16 of IPv4, the index of its first start (the first at or after its first address), 65,537 words
+ * (256 KB): a look-up searches only the starts within its /16, a few words near each other, instead of
+ * halving all 500,000 (about 19 reads from all over 2 MB, each a cache miss: 1-1.5 µs a look-up).
+ */
+function indexBy16(starts: Uint32Array): Uint32Array {
+  const index = new Uint32Array(65_537);
+  let i = 0;
+  for (let p = 0; p < 65_536; p++) {
+    const from = p * 65_536;
+    while (i < starts.length && (starts[i] as number) < from) i++;
+    index[p] = i;
+  }
+  index[65_536] = starts.length;
+  return index;
+}
+
+/**
+ * The entry of the last start at or before `a` in `starts` (one word each), or `none`; the answer is at most
+ * `hi` and at least `lo - 1` (indexBy16's bounds).
+ */
+function upTo1(
+  starts: Uint32Array,
+  a: number,
+  at: Uint32Array,
+  none: number,
+  lo: number,
+  hi: number,
+): number {
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     if ((starts[mid] as number) <= a) lo = mid + 1;
