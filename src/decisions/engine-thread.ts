@@ -24,7 +24,9 @@ const logger = threadSetUp({
 const COUNTS_MS = 1000;
 let sent = '';
 const sendCounts = () => {
-  const { active: _, ...counts } = engine.counts();
+  // Not `active`: the owner counts blocks in force off its own copy of the decisions (box-engine.ts).
+  const { tracked, dropped, blocksMade, skippedPrivate } = engine.counts();
+  const counts = { tracked, dropped, blocksMade, skippedPrivate };
   const text = JSON.stringify(counts);
   if (text === sent) return;
   sent = text;

@@ -620,7 +620,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       dropped: tracker.dropped,
       blocksMade: { ...blocksMade },
       skippedPrivate,
-      active: active.count(),
+      // Counted when read (every block looked at after each write): the engine's thread sends the rest only.
+      get active() {
+        return active.count();
+      },
     }),
     async stop() {
       abort.abort();

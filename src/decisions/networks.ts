@@ -67,7 +67,11 @@ export function isPrivate(n: Network): boolean {
 }
 
 function privateIpv4(b: Uint8Array): boolean {
-  const [x = 0, y = 0, z = 0, w = 0] = b;
+  // Read by index: a destructuring would walk the array's iterator, for every record.
+  const x = b[0] as number;
+  const y = b[1] as number;
+  const z = b[2] as number;
+  const w = b[3] as number;
   return (
     x === 0 ||
     x === 10 ||
