@@ -1,6 +1,7 @@
 // A command loads only what it runs: which modules the real CLI loads, recorded by a loader hook from outside.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -177,4 +178,41 @@ test('serve with no output forwarding loads no HTTP client (undici, nodemailer, 
     ),
     [],
   );
+});
+
+test('serve on a fresh data directory makes its certificate without an X.509 library; the certificate is a server’s', async (t) => {
+  // The self-signed certificate is encoded by threatcol itself: @peculiar/x509 (with tsyringe, reflect-metadata
+  // and the asn1 schemas, ~180 modules) took ~170 ms of CPU of every first start, and the suite's starts are first.
+  for (const keyType of ['ecdsa', 'rsa']) {
+    const file = join(makeTempDir(t), 'loaded');
+    const dataDir = makeTempDir(t);
+    const serve = await spawnServe(dataDir, [], {
+      env: {
+        NODE_OPTIONS: `--import=${RECORDER}`,
+        LOADED_MODULES_FILE: file,
+        THREATCOL_TLS_SELF_SIGNED_KEY_TYPE: keyType,
+      },
+    });
+    t.after(() => serve.stop());
+    assert.deepEqual(await serve.stop(), { code: 0, signal: null });
+    const urls = readFileSync(file, 'utf8').trim().split('\n');
+    assert.deepEqual(
+      urls.filter((u) =>
+        /node_modules\/(@peculiar\/[^/]+|tsyringe|reflect-metadata|asn1js|pvtsutils)\//.test(u),
+      ),
+      [],
+      keyType,
+    );
+    const cert = new X509Certificate(readFileSync(join(dataDir, 'tls', 'cert.pem')));
+    assert.ok(cert.verify(cert.publicKey), keyType);
+    assert.equal(cert.publicKey.asymmetricKeyType, keyType === 'rsa' ? 'rsa' : 'ec');
+    assert.equal(cert.ca, false);
+    assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
+    assert.equal(cert.checkHost('localhost'), 'localhost');
+    assert.equal(cert.checkIP('127.0.0.1'), '127.0.0.1');
+    assert.equal(cert.checkIP('::1'), '::1');
+    assert.equal(cert.subject, cert.issuer);
+    const years = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / (365 * 86_400_000);
+    assert.ok(years > 4.9 && years < 5.1, `${years} years`);
+  }
 });
