@@ -5,7 +5,7 @@
 // Run: npm run build && flock /tmp/threatcol-bench.lock taskset -c 0 node --import tsx test/bench/decisions-ab.ts
 // (AB_SECONDS, AB_PAIRS; AB_BASE=OTHER-CHECKOUT/bin/threatcol: a third collector, engine on, of another build,
 // in the same rotation: before and after a change in one run).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineConfig } from './figures-decisions.js';
@@ -26,16 +26,34 @@ const pin = detectPinning();
 const body = payloadBodies({ kind: 'firewall' });
 const nextBody = () => body().toString();
 
-type Run = { rps: number; cpuUsPerRequest: number; mainUsPerRequest: number };
+type Run = { rps: number; cpuUsPerRequest: number; mainUsPerRequest: number; engineUsPerRequest: number };
+
+/** CPU seconds of `pid`'s engine thread (named "threatcol decisions", cut to 15 characters), 0 when it has none. */
+function engineThreadSeconds(pid: number): number {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith('threatcol decis')) continue;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return 0;
+}
 
 async function load(server: ThreatcolServer): Promise<Run> {
   const main0 = mainThreadSeconds(server.pid);
+  const engine0 = engineThreadSeconds(server.pid);
   const r = await keepAliveFirewallLoad(server, { connections: CONNECTIONS, seconds: SECONDS, nextBody });
   const requests = r.rps * SECONDS;
   return {
     rps: r.rps,
     cpuUsPerRequest: r.cpuSecondsPerRequest * 1e6,
     mainUsPerRequest: ((mainThreadSeconds(server.pid) - main0) / requests) * 1e6,
+    // One record a request: the engine thread's CPU per record it read beside this ingest.
+    engineUsPerRequest: ((engineThreadSeconds(server.pid) - engine0) / requests) * 1e6,
   };
 }
 
@@ -70,7 +88,7 @@ try {
       const r = await load(server);
       results[which].push(r);
       process.stderr.write(
-        `${which} ${Math.round(r.rps)} rps, ${Math.round(r.cpuUsPerRequest)} us/req, main thread ${Math.round(r.mainUsPerRequest)} (load ${loadavg()[0]})\n`,
+        `${which} ${Math.round(r.rps)} rps, ${Math.round(r.cpuUsPerRequest)} us/req, main thread ${Math.round(r.mainUsPerRequest)}, engine thread ${r.engineUsPerRequest.toFixed(1)} (load ${loadavg()[0]})\n`,
       );
     }
   }
@@ -79,6 +97,7 @@ try {
     rps: Math.round(median(results[which].map((r) => r.rps))),
     cpuUsPerRequest: Math.round(median(results[which].map((r) => r.cpuUsPerRequest))),
     mainUsPerRequest: Math.round(median(results[which].map((r) => r.mainUsPerRequest))),
+    engineUsPerRequest: Number(median(results[which].map((r) => r.engineUsPerRequest)).toFixed(1)),
   });
   const on = row('on');
   const off = row('off');

@@ -5,6 +5,8 @@
 // runs (its durable cursor placed before them: the scan at start finds none in its window); `scan`, as it reads
 // the window again at start. --src: another checkout's root (before/after in one run, figures-decisions.ts).
 // --profile FILE: a CPU profile of the engine's part alone (not the records' storing), for profile-summary.ts.
+// --no-blocks: the same rules, each wanting two records about an address (every source here has one): the same
+// counting and none of the blocks' writing, the difference being what the blocks cost.
 // Prints one JSON line: records, cpuSeconds, wallMs, tracked, blocksMade, heapMiB.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -18,6 +20,7 @@ const root = resolve(argValue('--src') ?? join(import.meta.dirname, '../..'));
 const path = argValue('--path') ?? 'feed';
 const total = Number(argValue('--records') ?? 100_000);
 const profile = argValue('--profile');
+const noBlocks = process.argv.includes('--no-blocks');
 const from = (file: string) => import(join(root, file));
 const { loadConfig } = await from('src/config/load-config.ts');
 const { startDecisionEngine } = await from('src/decisions/engine.ts');
@@ -34,8 +37,14 @@ try {
       dataDir,
       'dedupe.windowSeconds': 0,
       'blocklist.rules': {
-        critical: { minCriticality: 4, duration: '24h' },
-        spreading: { minCriticality: 2, minSensors: 2, within: '1h', duration: '6h' },
+        critical: { minCriticality: 4, duration: '24h', ...(noBlocks ? { minRecords: 2 } : {}) },
+        spreading: {
+          minCriticality: 2,
+          minSensors: 2,
+          within: '1h',
+          duration: '6h',
+          ...(noBlocks ? { minRecords: 2 } : {}),
+        },
       },
     },
   });
