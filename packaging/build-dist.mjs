@@ -26,8 +26,7 @@ const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
  * BUILD_NO_TYPECHECK=1 compiles without type checking (tsc --noCheck: the same JavaScript, byte for
  * byte, in half the CPU). The test suite's own builds set it; `npm run typecheck` checks the same sources.
  */
-const typeCheckArgs = (env = process.env) =>
-  env.BUILD_NO_TYPECHECK === '1' ? ['--noCheck'] : [];
+const typeCheckArgs = (env = process.env) => (env.BUILD_NO_TYPECHECK === '1' ? ['--noCheck'] : []);
 
 /** The generators of src/generated/, and the modules whose versions shape what they or the compiler write. */
 const GENERATORS = join(ROOT, 'packaging/generate');
