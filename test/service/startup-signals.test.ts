@@ -116,7 +116,13 @@ for (const delayMs of [0, 10, 50, 100, 200]) {
     const end = await run.exited;
     assert.deepEqual(end, { code: 0, signal: null }, run.stderr());
     assert.equal(run.logs.filter((l) => l.msg === 'reloaded the TLS material').length, 1);
-    if (during) assert.ok(run.logs.some((l) => l.msg === 'SIGHUP received during start-up: reloading now'));
+    // A signal held during start-up is logged as such when the event loop ran the holder before the real handler
+    // was in place; one still queued in libuv then reaches the real handler, an ordinary reload (a start-up that
+    // does all its work without polling, as a fresh start without an X.509 library now does, leaves it queued).
+    // Either way the checks above hold: not ended, one reload after "listening", exit 0.
+    const held = run.logs.filter((l) => l.msg === 'SIGHUP received during start-up: reloading now');
+    assert.ok(held.length <= 1 && (held.length === 0 || during));
+    if (held[0]) assert.ok(run.logs.indexOf(held[0]) > listeningAt);
   });
 }
 
