@@ -102,6 +102,19 @@ test('the shipped databases give 8.8.8.8 and 2001:4860:4860::8888 US, AS15169 on
     200,
   );
 
+  // A syslog line sent again while the first was still being stored lands later: read once nothing more comes.
+  let count = -1;
+  await until(
+    () => {
+      const now = stored(dataDir).length;
+      const settled = now === count;
+      count = now;
+      return settled;
+    },
+    30_000,
+    'the stored records settle',
+    500,
+  );
   const records = stored(dataDir);
   const generic = (threat: string) => records.find((r) => r.threat === threat) as Record<string, unknown>;
   const google = (side: 'src' | 'dst', r: Record<string, unknown>) => {
