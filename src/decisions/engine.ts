@@ -206,24 +206,25 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   /** The removals (`cleared`) last delivered: the store may hand over the same state object, changed. */
   let clearedSeen = new Map<string, string>();
   const active = activeBlocks(now);
-  const watch = deps.store.decisions.watch(
-    (next) => {
-      const removed: string[] = [];
-      const cleared = new Map<string, string>();
-      for (const [unit, c] of next.cleared) {
-        cleared.set(unit, c.at);
-        if (clearedSeen.get(unit) !== c.at) removed.push(unit);
-      }
-      clearedSeen = cleared;
-      state = next;
-      loaded = true;
-      active.delivered(next);
-      // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
-      // after them must not be hidden by them).
-      for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
-      if (removed.length > 0) void recheck(removed);
-    },
-    (error) => logger.warn({ err: error.message }, 'cannot read the decisions; keeping the last ones'),
+  /** The stored decisions, as the watcher delivers them (or as rebuild() reads them). */
+  function delivered(next: DecisionsState): void {
+    const removed: string[] = [];
+    const cleared = new Map<string, string>();
+    for (const [unit, c] of next.cleared) {
+      cleared.set(unit, c.at);
+      if (clearedSeen.get(unit) !== c.at) removed.push(unit);
+    }
+    clearedSeen = cleared;
+    state = next;
+    loaded = true;
+    active.delivered(next);
+    // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
+    // after them must not be hidden by them).
+    for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
+    if (removed.length > 0) void recheck(removed);
+  }
+  const watch = deps.store.decisions.watch(delivered, (error) =>
+    logger.warn({ err: error.message }, 'cannot read the decisions; keeping the last ones'),
   );
 
   /** Whether the state delivered holds `change` (the very value, as the files backend keeps its writer's). */
@@ -498,6 +499,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const since = now() - longest;
     let newestId = '';
     if (rules.length === 0) return { newestId, since };
+    // The decisions as stored now, not as the watcher last delivered them: a collector taking over from another
+    // (NATS), or starting, may not have been shown the blocks made from the records read again below yet, and
+    // would make them a second time (logged and counted twice, and a repeat offender's block at its first length).
+    delivered(await deps.store.decisions.read());
     const changes = new Map<string, DecisionChange>();
     let records = 0;
     await deps.store.reader.scan(
