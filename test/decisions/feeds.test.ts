@@ -69,7 +69,13 @@ async function untilFeed(server: TestServer, name: string, auth: string, check: 
     const reply = await fetchFeed(server, name, auth);
     if (reply.status === 200 && check(reply.text)) return { ms: Date.now() - started, text: reply.text };
     if (Date.now() - started > GUARD_MS)
-      assert.fail(`feed ${name} never matched; last: ${reply.status} ${reply.text}`);
+      assert.fail(
+        `feed ${name} never matched; last: ${reply.status} ${reply.text}; the engine's log: ` +
+          server.logs
+            .filter((l) => l.part === 'decisions' || l.thread === 'decisions')
+            .map((l) => JSON.stringify(l))
+            .join('\n'),
+      );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
