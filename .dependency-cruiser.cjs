@@ -25,6 +25,7 @@ const layers = [
     'package-version.ts',
     'wait-at-most.ts',
     'thread-module.ts',
+    'node-http.ts',
   ],
   // Below them all: what relp-frames.ts and the syslog framer both hold a partial message in.
   ['held-bytes.ts'],

@@ -3,12 +3,11 @@
 import { createServer } from 'node:net';
 import { adminUrl, parseAdminListen } from '../config/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import { nodeHttp } from '../node-http.js';
 import type { CheckResult } from './local-checks.js';
 import { probeTls } from './tls-probe.js';
 
-// Through getBuiltinModule, not an import: an ES-module import of node:http reads every export, its lazy getters
-// too, and so loads Node's bundled undici (fetch, WebSocket: about 70 ms of CPU) into a process that never uses it.
-const { get } = process.getBuiltinModule('node:http');
+const { get } = nodeHttp;
 
 export interface DaemonAnswer {
   answering: boolean;

@@ -5,10 +5,9 @@
 import { parseAdminListen } from '../config/admin-address.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { ThreatcolError } from '../errors.js';
+import { nodeHttp } from '../node-http.js';
 
-// Through getBuiltinModule, not an import: an ES-module import of node:http reads every export, its lazy getters
-// too, and so loads Node's bundled undici (fetch, WebSocket: about 70 ms of CPU) into a process that never uses it.
-const { get } = process.getBuiltinModule('node:http');
+const { get } = nodeHttp;
 
 /** How long a command waits for the admin listener's whole answer: a loaded collector answers in seconds. */
 export const ADMIN_WAIT_MS = 10_000;

@@ -7,13 +7,12 @@ import { formatSummary, runLoad } from '../client/load-test.js';
 import { type Endpoint, sampleBody } from '../client/sample-records.js';
 import { judgeAnswer, requestHeaders, type SendTarget, sendBody } from '../client/send-request.js';
 import { CATALOGUE, ThreatcolError } from '../errors.js';
+import { nodeHttp } from '../node-http.js';
 import { type CliIo, write, writeJson } from './io.js';
 import { refuseFlags, SYSLOG_ONLY_FLAGS } from './send-flags.js';
 import { readArgumentFile, resolveTarget, type Target, type TargetOptions } from './send-target.js';
 
-// Through getBuiltinModule, not an import: an ES-module import of node:http reads every export, its lazy getters
-// too, and so loads Node's bundled undici (fetch, WebSocket: about 70 ms of CPU) into a process that never uses it.
-const { STATUS_CODES } = process.getBuiltinModule('node:http');
+const { STATUS_CODES } = nodeHttp;
 
 export interface SendOptions extends TargetOptions {
   data?: string;
