@@ -1,9 +1,9 @@
 // One output's feed in the files backend: hands over the records after its cursor in batches, merged across
 // writer series by id, and moves the cursor file only when a batch is acked (DESIGN 13).
 import { randomUUID } from 'node:crypto';
+import { type FSWatcher, watch } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
-import { type DirWatch, watchDirs } from '../../watch-files.js';
 import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
 import { type GatherOptions, gather, type Positions } from './output-gather.js';
@@ -20,7 +20,7 @@ import {
 import { readReplay } from './output-replay.js';
 import { openSegmentTails } from './segment-tails.js';
 
-/** While a batch fills, the segments are read again at most this often (not at every write of the writer). */
+/** While a batch fills, the segments are read again this often (not at every write of the writer). */
 const FILL_PAUSE_MS = 50;
 /** A feed that passes only records its filter refuses writes its cursor at most this often. */
 const SKIP_WRITE_MS = 1000;
@@ -85,14 +85,33 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
   let lastWrite = options.now();
   let changed = true;
   let wake: (() => void) | null = null;
-  const watch: DirWatch = watchDirs(
-    new Map([[options.threats, null]]),
-    () => {
-      changed = true;
-      wake?.();
-    },
-    { pollIntervalMs: options.pollIntervalMs ?? 500, keepAlive: true },
-  );
+  /**
+   * The segments' directory is watched (inotify) only while the feed waits with nothing to read. A watch kept
+   * open woke the reading thread at every group commit of the writer, hundreds to thousands of times a second
+   * under load, while the feed filled its batch on its own timer or its reader worked on the last batch.
+   */
+  let watcher: FSWatcher | null = null;
+  const unwatch = () => {
+    watcher?.close();
+    watcher = null;
+  };
+  /** Starts watching; true when it did. */
+  const startWatching = (): boolean => {
+    try {
+      const started = watch(options.threats, { persistent: false }, () => {
+        changed = true;
+        wake?.();
+      });
+      started.on('error', () => {
+        if (watcher === started) unwatch();
+      });
+      watcher = started;
+      return true;
+    } catch {
+      // Not there yet, or no inotify: the wait's own timer reads again.
+      return false;
+    }
+  };
 
   /** Takes the positions `outputs replay` wrote while this feed ran; true when there were any. */
   const adoptForeign = (): boolean => {
@@ -130,10 +149,12 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
     lastWrite = options.now();
   };
 
-  // Waits at most `ms` for the writer's next change; none left (a deadline that passed during a pause): at once.
+  // Waits at most `ms` for the writer's next change. A wait that starts the watch returns at once: what was
+  // written before it raised no event, so the caller reads once more first.
   const waitForChange = (ms: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
       if (changed || signal.aborted || ms <= 0) return resolve();
+      if (watcher === null && startWatching()) return resolve();
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
@@ -165,18 +186,25 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
         if (records.length === 0) {
           // Only refused records so far: they are passed, and the cursor says so now and then.
           passed = new Map([...read].map(([k, p]) => [k, { ...p }]));
+          const before = passed;
           if (options.now() - lastWrite >= SKIP_WRITE_MS && differs(passed, durable.series))
             await save(passed, null);
           await waitForChange(options.pollIntervalMs ?? 500, signal);
+          // `outputs replay` (another process) may have moved the position while nothing arrived: read from there.
+          adoptForeign();
+          if (passed !== before) {
+            read.clear();
+            for (const [k, p] of passed) read.set(k, { ...p });
+          }
           continue;
         }
+        // Filling a batch: read again after each pause until it is full or its time is up, unwatched.
+        unwatch();
         if (full || records.length >= maxRecords || bytes >= maxBytes) break;
         deadline ??= options.now() + waitMs;
         const left = deadline - options.now();
         if (left <= 0) break;
-        // Filling a batch: every group commit of the writer is a change; read again at most this often.
         await delay(Math.min(left, FILL_PAUSE_MS), signal);
-        await waitForChange(deadline - options.now(), signal);
       }
       if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
       const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
@@ -187,7 +215,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
       };
     },
     async close() {
-      watch.stop();
+      unwatch();
       wake?.();
       await reading.tails.close();
     },
