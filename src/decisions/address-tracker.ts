@@ -24,30 +24,57 @@ export interface Met {
   criticality: number;
 }
 
+/**
+ * A unit as the tracker keys it: an IPv4 address whose unit is its /32 as its 32-bit number (most records: no
+ * text made, no string hashed), anything else as its unit's text (`2001:db8::/64`, `192.0.2.0/24`).
+ */
+export type UnitKey = number | string;
+
+const NO_ROW = -1;
+
 export class AddressTracker {
+  /** Units keyed by text, and their rows. */
+  private readonly named = new Map<string, number>();
   /**
-   * By unit (insertion order is recency: a touched unit moves to the end): every rule's window in one array
-   * of numbers (Slots), the least a unit can cost: a million units are kept, and what the engine keeps is what
-   * the garbage collector walks and copies (one array each, not an array, an object and four arrays per rule).
+   * Units keyed by number, by open addressing: `numberKeys[i]` holds a unit's number where `numberRows[i]` holds
+   * its row (NO_ROW: a free slot). Kept at most half full.
    */
-  private readonly units = new Map<string, number[]>();
-  /** The rules' windows by rule number, laid out as rules are first seen; `width` numbers in all. */
+  private numberKeys = new Uint32Array(0);
+  private numberRows = new Int32Array(0);
+  /** Each row's unit: its number (numeric units), or its text (rows of the others). */
+  private rowNumbers = new Float64Array(0);
+  private readonly rowNames = new Map<number, string>();
+  /**
+   * Recency: rows linked from the least recently seen (`oldest`) to the most (`newest`), so that at the bound the
+   * least recently seen unit leaves first; a touched unit moves to the end.
+   */
+  private before = new Int32Array(0);
+  private after = new Int32Array(0);
+  private oldest = NO_ROW;
+  private newest = NO_ROW;
+  /** Units kept: rows 0 to count - 1. */
+  private count = 0;
+  /** The rules' windows by rule number, laid out as rules are first seen; `width` numbers a row in all. */
   private readonly slots: (Slots | undefined)[] = [];
   private width = 0;
-  /** A new unit's numbers, every slot empty (copied: a copy keeps its elements' kind, unboxed doubles). */
-  private blank: number[] = [];
+  /** A new row's numbers, every slot empty. */
+  private blank = new Float64Array(0);
+  /**
+   * Every unit's row of `width` numbers (Slots), `capacity` rows. A million units are kept, and what the engine
+   * keeps is what the garbage collector walks: no object, array or string per IPv4 unit.
+   */
+  private table = new Float64Array(0);
+  private capacity = 0;
   /** Sensors by number, and their numbers (registered sensors: a few, kept as long as the tracker). */
   private readonly sensorNames: string[] = [];
   private readonly sensorNumbers = new Map<string, number>();
-  /** The unit observed last: the last in `units`. */
-  private newest: string | null = null;
   /** Units dropped because maxTracked was reached. */
   dropped = 0;
 
   constructor(private readonly maxTracked: number) {}
 
   get size(): number {
-    return this.units.size;
+    return this.count;
   }
 
   /**
@@ -55,33 +82,36 @@ export class AddressTracker {
    * within its window ending at `at`, counting only records after `notBefore` (a `block remove`).
    */
   observe(
-    unit: string,
+    unit: UnitKey,
     index: number,
     rule: CompiledRule,
     record: { at: number; sensor: string; criticality: number },
     notBefore: number,
   ): Met | null {
     const slots = this.slotsOf(index, rule);
-    let numbers = this.units.get(unit);
-    if (numbers === undefined) {
-      numbers = this.blank.slice();
-      if (this.units.size >= this.maxTracked) {
-        const oldest = this.units.keys().next().value as string;
-        this.units.delete(oldest);
+    let row = this.rowOf(unit);
+    if (row === NO_ROW) {
+      if (this.count >= this.maxTracked && this.count > 0) {
+        // The least recently seen unit leaves, and the new one takes its row.
+        row = this.oldest;
+        this.forget(row);
+        this.unlink(row);
         this.dropped++;
-      }
-      this.units.set(unit, numbers);
-    } else if (unit !== this.newest || numbers.length < this.width) {
+      } else row = this.newRow();
+      const width = this.width;
+      for (let i = 0, at = row * width; i < width; i++) this.table[at + i] = this.blank[i] as number;
+      this.index(unit, row);
+      this.link(row);
+    } else if (row !== this.newest) {
       // Moved to the end, the most recent (not again for another rule of the same record: it is there).
-      this.units.delete(unit);
-      // Kept from before a rule was first seen: made as wide as the rules now are.
-      if (numbers.length < this.width) numbers = numbers.concat(this.blank.slice(numbers.length));
-      this.units.set(unit, numbers);
+      this.unlink(row);
+      this.link(row);
     }
-    this.newest = unit;
-    addTime(numbers, slots, record.at, record.criticality);
-    addSensor(numbers, slots, this.sensorNumber(record.sensor), record.at);
-    return this.measure(numbers, slots, rule, record.at, notBefore);
+    const base = row * this.width + slots.start;
+    const table = this.table;
+    addTime(table, base, slots.records, record.at, record.criticality);
+    addSensor(table, base + slots.records * 2, slots.sensors, this.sensorNumber(record.sensor), record.at);
+    return this.measure(table, base, slots, rule, record.at, notBefore);
   }
 
   /**
@@ -89,37 +119,154 @@ export class AddressTracker {
    * records after `notBefore` (a `block remove` seen after the records that came since it were counted).
    */
   evaluate(
-    unit: string,
+    unit: UnitKey,
     index: number,
     rule: CompiledRule,
     notBefore: number,
   ): { at: number; met: Met } | null {
-    const numbers = this.units.get(unit);
+    const row = this.rowOf(unit);
     const slots = this.slots[index];
-    if (numbers === undefined || slots === undefined || numbers.length < slots.start + slotsWidth(slots))
-      return null;
-    const at = numbers[slots.start + slots.records - 1] as number;
+    if (row === NO_ROW || slots === undefined) return null;
+    const base = row * this.width + slots.start;
+    const at = this.table[base + slots.records - 1] as number;
     if (at === EMPTY_TIME) return null;
-    const met = this.measure(numbers, slots, rule, at, notBefore);
+    const met = this.measure(this.table, base, slots, rule, at, notBefore);
     return met === null ? null : { at, met };
+  }
+
+  /** The row of `unit`, or NO_ROW. */
+  private rowOf(unit: UnitKey): number {
+    if (typeof unit === 'string') return this.named.get(unit) ?? NO_ROW;
+    const keys = this.numberKeys;
+    const rows = this.numberRows;
+    if (rows.length === 0) return NO_ROW;
+    const mask = rows.length - 1;
+    for (let i = hashOf(unit) & mask; ; i = (i + 1) & mask) {
+      const row = rows[i] as number;
+      if (row === NO_ROW || keys[i] === unit) return row;
+    }
+  }
+
+  /** Files `unit` under `row`. */
+  private index(unit: UnitKey, row: number): void {
+    if (typeof unit === 'string') {
+      this.named.set(unit, row);
+      this.rowNames.set(row, unit);
+      return;
+    }
+    this.rowNumbers[row] = unit;
+    const keys = this.numberKeys;
+    const rows = this.numberRows;
+    const mask = rows.length - 1;
+    let i = hashOf(unit) & mask;
+    while (rows[i] !== NO_ROW) i = (i + 1) & mask;
+    keys[i] = unit;
+    rows[i] = row;
+  }
+
+  /** Takes the unit of `row` out of its index (its row is taken over at once). */
+  private forget(row: number): void {
+    const name = this.rowNames.get(row);
+    if (name !== undefined) {
+      this.named.delete(name);
+      this.rowNames.delete(row);
+      return;
+    }
+    const keys = this.numberKeys;
+    const rows = this.numberRows;
+    const mask = rows.length - 1;
+    let i = hashOf(this.rowNumbers[row] as number) & mask;
+    while (rows[i] !== row) i = (i + 1) & mask;
+    // Backward-shift deletion: the entries after it in its run move up where their probe allows, so that a
+    // look-up never stops at a hole before its key.
+    for (let j = (i + 1) & mask; rows[j] !== NO_ROW; j = (j + 1) & mask) {
+      const home = hashOf(keys[j] as number) & mask;
+      // Movable into i when its home is not within (i, j], cyclically.
+      if (i <= j ? home <= i || home > j : home <= i && home > j) {
+        keys[i] = keys[j] as number;
+        rows[i] = rows[j] as number;
+        i = j;
+      }
+    }
+    rows[i] = NO_ROW;
+  }
+
+  /** Appends `row` to the recency list (the most recent). */
+  private link(row: number): void {
+    this.before[row] = this.newest;
+    this.after[row] = NO_ROW;
+    if (this.newest === NO_ROW) this.oldest = row;
+    else this.after[this.newest] = row;
+    this.newest = row;
+  }
+
+  private unlink(row: number): void {
+    const before = this.before[row] as number;
+    const after = this.after[row] as number;
+    if (before === NO_ROW) this.oldest = after;
+    else this.after[before] = after;
+    if (after === NO_ROW) this.newest = before;
+    else this.before[after] = before;
+  }
+
+  /** A row for a new unit: the next one, the tables grown (doubled, up to maxTracked rows) when full. */
+  private newRow(): number {
+    const row = this.count++;
+    if (row >= this.capacity) {
+      const capacity = Math.max(row + 1, Math.min(this.maxTracked, Math.max(1024, this.capacity * 2)));
+      this.table = grown(this.table, capacity * this.width);
+      this.rowNumbers = grown(this.rowNumbers, capacity);
+      this.before = grown(this.before, capacity);
+      this.after = grown(this.after, capacity);
+      this.capacity = capacity;
+      // The numeric index at most half full: rebuilt at twice the rows' capacity (a power of two).
+      let slots = 1;
+      while (slots < capacity * 2) slots *= 2;
+      const keys = new Uint32Array(slots);
+      const rows = new Int32Array(slots).fill(NO_ROW);
+      const mask = slots - 1;
+      for (let i = 0; i < this.numberRows.length; i++) {
+        const r = this.numberRows[i] as number;
+        if (r === NO_ROW) continue;
+        const key = this.numberKeys[i] as number;
+        let j = hashOf(key) & mask;
+        while (rows[j] !== NO_ROW) j = (j + 1) & mask;
+        keys[j] = key;
+        rows[j] = r;
+      }
+      this.numberKeys = keys;
+      this.numberRows = rows;
+    }
+    return row;
   }
 
   private slotsOf(index: number, rule: CompiledRule): Slots {
     let slots = this.slots[index];
     if (slots === undefined) {
       // Laid out at the end, the first time the rule is seen (the engine's rules do not change: a reload
-      // makes a new tracker).
+      // makes a new tracker); the rows kept so far are made as wide, the new rule's slots empty.
       slots = {
         start: this.width,
         records: Math.max(1, rule.minRecords),
         sensors: Math.max(1, rule.minSensors),
       };
       this.slots[index] = slots;
-      const blank = this.blank.slice();
-      for (let i = 0; i < slots.records; i++) blank.push(EMPTY_TIME);
-      for (let i = 0; i < slots.records; i++) blank.push(0);
-      for (let i = 0; i < slots.sensors; i++) blank.push(NO_SENSOR);
-      for (let i = 0; i < slots.sensors; i++) blank.push(EMPTY_TIME);
+      const added = [
+        ...Array<number>(slots.records).fill(EMPTY_TIME),
+        ...Array<number>(slots.records).fill(0),
+        ...Array<number>(slots.sensors).fill(NO_SENSOR),
+        ...Array<number>(slots.sensors).fill(EMPTY_TIME),
+      ];
+      const was = this.width;
+      const blank = new Float64Array(was + added.length);
+      blank.set(this.blank);
+      blank.set(added, was);
+      const table = new Float64Array(this.capacity * blank.length);
+      for (let row = 0; row < this.count; row++) {
+        table.set(this.table.subarray(row * was, row * was + was), row * blank.length);
+        table.set(added, row * blank.length + was);
+      }
+      this.table = table;
       this.blank = blank;
       this.width = blank.length;
     }
@@ -136,8 +283,10 @@ export class AddressTracker {
     return n;
   }
 
+  /** The rule's thresholds over its window at `base` in `table` (its record times first). */
   private measure(
-    numbers: number[],
+    table: Float64Array,
+    base: number,
     slots: Slots,
     rule: CompiledRule,
     at: number,
@@ -146,13 +295,12 @@ export class AddressTracker {
     const from = Math.max(at - rule.withinMs, notBefore + 1);
     let records = 0;
     let criticality = 0;
-    const times = slots.start;
-    const criticalities = times + slots.records;
+    const criticalities = base + slots.records;
     for (let i = 0; i < slots.records; i++) {
-      const t = numbers[times + i] as number;
+      const t = table[base + i] as number;
       if (t < from || t > at) continue;
       records++;
-      const c = numbers[criticalities + i] as number;
+      const c = table[criticalities + i] as number;
       if (c > criticality) criticality = c;
     }
     if (records < rule.minRecords) return null;
@@ -161,56 +309,70 @@ export class AddressTracker {
     const timesAt = sensorsAt + slots.sensors;
     let count = 0;
     for (let i = 0; i < slots.sensors; i++) {
-      const t = numbers[timesAt + i] as number;
+      const t = table[timesAt + i] as number;
       if (t >= from && t <= at) count++;
     }
     if (count < rule.minSensors) return null;
     const sensors: string[] = [];
     for (let i = 0; i < slots.sensors; i++) {
-      const t = numbers[timesAt + i] as number;
-      if (t >= from && t <= at) sensors.push(this.sensorNames[numbers[sensorsAt + i] as number] as string);
+      const t = table[timesAt + i] as number;
+      if (t >= from && t <= at) sensors.push(this.sensorNames[table[sensorsAt + i] as number] as string);
     }
     if (sensors.length > 1) sensors.sort();
     return { records, sensors, criticality };
   }
 }
 
-const slotsWidth = (slots: Slots) => slots.records * 2 + slots.sensors * 2;
+/** A unit's number spread over the index's slots, every bit mixed (MurmurHash3's finalizer). */
+function hashOf(key: number): number {
+  let h = key ^ (key >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A typed array of `length` holding `from`'s elements first. */
+function grown<T extends Float64Array | Int32Array>(from: T, length: number): T {
+  const to = new (from.constructor as new (length: number) => T)(length);
+  to.set(from);
+  return to;
+}
 
 /**
  * Keeps the newest times in order, with their criticalities (records of several workers may arrive a little
  * out of order): the oldest leaves when the window is full, unless the new one is older than all of them.
+ * `times`: where the window's `records` times start in `table`, their criticalities after them.
  */
-function addTime(numbers: number[], slots: Slots, at: number, criticality: number): void {
-  const times = slots.start;
-  const criticalities = times + slots.records;
-  let i = slots.records;
-  while (i > 0 && (numbers[times + i - 1] as number) > at) i--;
+function addTime(table: Float64Array, times: number, records: number, at: number, criticality: number): void {
+  const criticalities = times + records;
+  let i = records;
+  while (i > 0 && (table[times + i - 1] as number) > at) i--;
   if (i === 0) return;
   for (let k = 0; k < i - 1; k++) {
-    numbers[times + k] = numbers[times + k + 1] as number;
-    numbers[criticalities + k] = numbers[criticalities + k + 1] as number;
+    table[times + k] = table[times + k + 1] as number;
+    table[criticalities + k] = table[criticalities + k + 1] as number;
   }
-  numbers[times + i - 1] = at;
-  numbers[criticalities + i - 1] = criticality;
+  table[times + i - 1] = at;
+  table[criticalities + i - 1] = criticality;
 }
 
 /**
  * The sensor's newest time, the most recent sensors kept: a new sensor takes an empty slot, else the one of the
- * oldest time (the first of equals), unless it is older than all of them.
+ * oldest time (the first of equals), unless it is older than all of them. `sensorsAt`: where the window's
+ * `count` sensor numbers start in `table`, their times after them.
  */
-function addSensor(numbers: number[], slots: Slots, sensor: number, at: number): void {
-  const sensorsAt = slots.start + slots.records * 2;
-  const timesAt = sensorsAt + slots.sensors;
+function addSensor(table: Float64Array, sensorsAt: number, count: number, sensor: number, at: number): void {
+  const timesAt = sensorsAt + count;
   let oldest = 0;
-  for (let i = 0; i < slots.sensors; i++) {
-    if (numbers[sensorsAt + i] === sensor) {
-      if ((numbers[timesAt + i] as number) < at) numbers[timesAt + i] = at;
+  for (let i = 0; i < count; i++) {
+    if (table[sensorsAt + i] === sensor) {
+      if ((table[timesAt + i] as number) < at) table[timesAt + i] = at;
       return;
     }
-    if ((numbers[timesAt + i] as number) < (numbers[timesAt + oldest] as number)) oldest = i;
+    if ((table[timesAt + i] as number) < (table[timesAt + oldest] as number)) oldest = i;
   }
-  if (at < (numbers[timesAt + oldest] as number)) return;
-  numbers[sensorsAt + oldest] = sensor;
-  numbers[timesAt + oldest] = at;
+  if (at < (table[timesAt + oldest] as number)) return;
+  table[sensorsAt + oldest] = sensor;
+  table[timesAt + oldest] = at;
 }

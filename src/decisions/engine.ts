@@ -14,9 +14,10 @@ import {
 } from '../store/decisions.js';
 import { dstIpOf, receivedAtMsOf, srcIpOf, threatOf } from '../store/output-line.js';
 import type { OutputFeed, OutputLine, Store } from '../store/store.js';
-import { AddressTracker } from './address-tracker.js';
+import { isoText } from '../store/stored-time.js';
+import { AddressTracker, type UnitKey } from './address-tracker.js';
 import { allowedBy } from './allowed.js';
-import { formatAddress, formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
+import { formatNetwork, isPrivate, type Network, parseNetwork, unitOf } from './networks.js';
 import { RuleHistory } from './rule-history.js';
 import { type CompiledRule, compileRules, type RuleInput } from './rules.js';
 
@@ -154,20 +155,30 @@ export interface RunningEngine {
 }
 
 /**
- * An address as the engine keys it. `key` names its unit in the tracker: the address itself for an IPv4
- * address whose unit is its /32 (most records: no text made per record), else the unit (`2001:db8::/64`).
+ * An address as the engine keys it. `key` names its unit in the tracker: its number for an IPv4 address whose
+ * unit is its /32 (most records: no unit text made per record, no string hashed), else the unit
+ * (`2001:db8::/64`).
  */
 interface Target {
-  key: string;
+  key: UnitKey;
   private: boolean;
 }
 
+/** The 32-bit number of an IPv4 address's bytes. */
+const numberOf = (b: Uint8Array): number =>
+  (((b[0] as number) << 24) | ((b[1] as number) << 16) | ((b[2] as number) << 8) | (b[3] as number)) >>> 0;
+
 /** A tracker key's unit as the decisions name it. */
-const unitOfKey = (key: string): string => (key.includes('/') ? key : `${key}/32`);
+const unitOfKey = (key: UnitKey): string =>
+  typeof key === 'string'
+    ? key
+    : `${key >>> 24}.${(key >>> 16) & 0xff}.${(key >>> 8) & 0xff}.${key & 0xff}/32`;
 
 /** A unit's key in the tracker (unitOfKey's inverse). */
-const keyOfUnit = (unit: string): string =>
-  unit.endsWith('/32') && !unit.includes(':') ? unit.slice(0, -3) : unit;
+function keyOfUnit(unit: string): UnitKey {
+  const bytes = unit.endsWith('/32') ? canonicalIpv4(unit.slice(0, -3)) : null;
+  return bytes === null ? unit : numberOf(bytes);
+}
 
 /** Where targetOf reads a canonical IPv4 address (its answer keeps no bytes). */
 const SCRATCH_IPV4: Network = { family: 4, prefix: 32, bytes: new Uint8Array(4) };
@@ -284,13 +295,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   /** An address as the engine keys it: its unit's key, and whether it is never blocked by default. */
   function targetOf(address: string): Target | null {
-    // Most records carry a canonical dotted IPv4 address: its /32 unit's key is its own text, read in one pass.
+    // Most records carry a canonical dotted IPv4 address: its /32 unit's key is its number, read in one pass.
     if (config.ipv4Prefix === 32 && canonicalIpv4(address, SCRATCH_IPV4.bytes) !== null)
-      return { key: address, private: !config.blockPrivate && isPrivate(SCRATCH_IPV4) };
+      return { key: numberOf(SCRATCH_IPV4.bytes), private: !config.blockPrivate && isPrivate(SCRATCH_IPV4) };
     const network = unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
     if (network === null) return null;
     return {
-      key: network.family === 4 && network.prefix === 32 ? formatAddress(network) : formatNetwork(network),
+      key: network.family === 4 && network.prefix === 32 ? numberOf(network.bytes) : formatNetwork(network),
       private: !config.blockPrivate && isPrivate(network),
     };
   }
@@ -316,7 +327,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         current('offence', unit);
       const repeats = before && at - Date.parse(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
-      atText = new Date(at).toISOString();
+      atText = isoText(at);
       offence = { address: unit, blocks: repeats + 1, last: atText };
     } else {
       // An active block keeps the multiple it was made with (its offence counts the blocks so far).
@@ -342,8 +353,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       address: unit,
       rule: rule.name,
       reason: rule.reason,
-      since: active ? existing.since : (atText ?? new Date(at).toISOString()),
-      until: new Date(until).toISOString(),
+      since: active ? existing.since : (atText ?? isoText(at)),
+      until: isoText(until),
       criticality: Math.max(met.criticality, active ? existing.criticality : 0),
       records: met.records,
       sensors: met.sensors,

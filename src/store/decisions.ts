@@ -168,7 +168,8 @@ export function emptyDecisions(): DecisionsState {
   };
 }
 
-const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
+/** Where each kind's entries are in a DecisionsState. */
+export const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
   block: 'blocks',
   allow: 'allow',
   feed: 'feeds',

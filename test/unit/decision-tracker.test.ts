@@ -1,7 +1,9 @@
 // The decisions engine's per-address windows (decisions/address-tracker.ts: every rule's window of a unit in one
-// array of numbers) against a plain model of what a window keeps: the newest minRecords record times with their
-// criticalities, and the newest time of the most recent minSensors sensors; measured over [at - within, at],
-// after a `block remove`. Records of several units and rules, out of order, as several workers store them.
+// row of a shared table, IPv4 /32 units keyed by number in an index of their own) against a plain model of what a
+// window keeps: the newest minRecords record times with their criticalities, and the newest time of the most
+// recent minSensors sensors; measured over [at - within, at], after a `block remove`. Records of several units
+// (by text and by number) and rules, out of order, as several workers store them; past maxTracked units the least
+// recently seen leaves with its windows.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
@@ -56,7 +58,15 @@ test('property: AddressTracker keeps and measures each rule’s window as the pl
   );
   const steps = fc.array(
     fc.record({
-      unit: fc.constantFrom('192.0.2.1', '192.0.2.2', '2001:db8::/64'),
+      // Units by text and by number (an IPv4 /32's address as the engine keys it), never the same unit.
+      unit: fc.constantFrom<string | number>(
+        '192.0.2.1',
+        '2001:db8::/64',
+        '192.0.2.0/24',
+        3_221_225_986,
+        0,
+        2 ** 32 - 1,
+      ),
       rule: fc.nat(),
       sensor: fc.constantFrom('fw1', 'fw2', 'fw3', 'fw4'),
       criticality: fc.integer({ min: 0, max: 4 }),
@@ -65,40 +75,59 @@ test('property: AddressTracker keeps and measures each rule’s window as the pl
     { minLength: 1, maxLength: 60 },
   );
   fc.assert(
-    fc.property(rules, steps, fc.array(fc.integer({ min: 0, max: 1000 })), (specs, list, times) => {
-      const compiled = specs.map((s) => rule(s.minRecords, s.minSensors, s.withinMs));
-      const tracker = new AddressTracker(1000);
-      const model = new Map<string, ModelWindow>();
-      // Distinct times, out of order: a step's time is its own number plus an offset from the list.
-      list.forEach((step, i) => {
-        const index = step.rule % compiled.length;
-        const r = compiled[index] as CompiledRule;
-        const at = ((times[i] ?? i) % 1000) * 100 + i;
-        const notBefore = step.notBefore ?? Number.NEGATIVE_INFINITY;
-        const key = `${step.unit} ${index}`;
-        const w = model.get(key) ?? { records: [], sensors: new Map() };
-        model.set(key, w);
-        modelObserve(w, r, at, step.sensor, step.criticality);
-        const got = tracker.observe(
-          step.unit,
-          index,
-          r,
-          { at, sensor: step.sensor, criticality: step.criticality },
-          notBefore,
-        );
-        assert.deepEqual(got, modelMeasure(w, r, at, notBefore), `step ${i}`);
-      });
-      // evaluate: at each window's newest record, or null for a window never seen.
-      for (const unit of ['192.0.2.1', '192.0.2.2', '2001:db8::/64']) {
-        compiled.forEach((r, index) => {
-          const w = model.get(`${unit} ${index}`);
-          const newest = w ? Math.max(...w.records.map((x) => x.at)) : null;
-          const want = w && newest !== null ? modelMeasure(w, r, newest, 50) : null;
-          const got = tracker.evaluate(unit, index, r, 50);
-          assert.deepEqual(got, want === null ? null : { at: newest, met: want });
+    fc.property(
+      rules,
+      steps,
+      fc.array(fc.integer({ min: 0, max: 1000 })),
+      fc.integer({ min: 1, max: 7 }),
+      (specs, list, times, max) => {
+        const compiled = specs.map((s) => rule(s.minRecords, s.minSensors, s.withinMs));
+        const tracker = new AddressTracker(max);
+        const model = new Map<string, ModelWindow>();
+        // The units kept, the least recently seen first: past `max`, it leaves, its windows with it.
+        const recent: (string | number)[] = [];
+        let dropped = 0;
+        // Distinct times, out of order: a step's time is its own number plus an offset from the list.
+        list.forEach((step, i) => {
+          const index = step.rule % compiled.length;
+          const r = compiled[index] as CompiledRule;
+          const at = ((times[i] ?? i) % 1000) * 100 + i;
+          const notBefore = step.notBefore ?? Number.NEGATIVE_INFINITY;
+          const key = `${step.unit} ${index}`;
+          const kept = recent.indexOf(step.unit);
+          if (kept !== -1) recent.splice(kept, 1);
+          else if (recent.length >= max) {
+            const gone = recent.shift();
+            dropped++;
+            for (const k of [...model.keys()]) if (k.startsWith(`${gone} `)) model.delete(k);
+          }
+          recent.push(step.unit);
+          const w = model.get(key) ?? { records: [], sensors: new Map() };
+          model.set(key, w);
+          modelObserve(w, r, at, step.sensor, step.criticality);
+          const got = tracker.observe(
+            step.unit,
+            index,
+            r,
+            { at, sensor: step.sensor, criticality: step.criticality },
+            notBefore,
+          );
+          assert.deepEqual(got, modelMeasure(w, r, at, notBefore), `step ${i}`);
         });
-      }
-    }),
+        assert.equal(tracker.size, recent.length);
+        assert.equal(tracker.dropped, dropped);
+        // evaluate: at each window's newest record, or null for a window never seen (or dropped).
+        for (const unit of ['192.0.2.1', '2001:db8::/64', '192.0.2.0/24', 3_221_225_986, 0, 2 ** 32 - 1]) {
+          compiled.forEach((r, index) => {
+            const w = model.get(`${unit} ${index}`);
+            const newest = w ? Math.max(...w.records.map((x) => x.at)) : null;
+            const want = w && newest !== null ? modelMeasure(w, r, newest, 50) : null;
+            const got = tracker.evaluate(unit, index, r, 50);
+            assert.deepEqual(got, want === null ? null : { at: newest, met: want });
+          });
+        }
+      },
+    ),
     { numRuns: 2000 },
   );
 });

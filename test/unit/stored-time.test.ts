@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { isoTimeMs } from '../../src/store/stored-time.js';
+import { isoText, isoTimeMs } from '../../src/store/stored-time.js';
 
 /** isoTimeMs of `text` where it lies inside a larger buffer, against Date.parse of the text. */
 function agrees(text: string): void {
@@ -55,4 +55,18 @@ test('property: a damaged or other-form time reads as Date.parse reads it (NaN w
     'yesterday',
   ])
     agrees(text);
+});
+
+test('property: isoText writes what toISOString writes, across all four-digit years and past them', () => {
+  const ms = fc.oneof(
+    fc.integer({ min: Date.parse('0000-01-01T00:00:00.000Z'), max: Date.parse('9999-12-31T23:59:59.999Z') }),
+    fc.integer({ min: -8.64e15, max: 8.64e15 }),
+    fc.constantFrom(0, -1, 253_402_300_799_999, 253_402_300_800_000, Date.parse('2024-02-29T23:59:59.999Z')),
+    fc.double({ min: -1e13, max: 1e13, noNaN: true }),
+  );
+  fc.assert(
+    fc.property(ms, (at) => assert.equal(isoText(at), new Date(at).toISOString(), String(at))),
+    { numRuns: 20_000 },
+  );
+  assert.throws(() => isoText(Number.NaN), RangeError);
 });

@@ -23,8 +23,8 @@ import {
   type DecisionChange,
   type DecisionsState,
   type DecisionsStore,
-  decisionEntries,
   emptyDecisions,
+  MAP_OF,
 } from '../decisions.js';
 import { changeLines, headerLine, readEntries, readHeader } from './decisions-journal.js';
 import { lockRegistry } from './registry-lock.js';
@@ -338,12 +338,15 @@ function replaceJournal(path: string, tmp: string, generation: number, owner: Ow
 /**
  * `{"version":1,"generation":N,"entries":{KIND:{KEY:VALUE,...},...}}` and a newline, written out entry by entry
  * from the state's maps: not an object of every entry made first (an attack's thousands of blocks are folded
- * into it at every compaction).
+ * into it at every compaction), nor one per entry.
  */
 function renderSnapshot(state: DecisionsState, generation: number): string {
-  const parts = new Map<string, string[]>(DECISION_KINDS.map((kind) => [kind, []]));
-  for (const { kind, key, value } of decisionEntries(state))
-    if (value !== undefined) parts.get(kind)?.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-  const kinds = [...parts].map(([kind, entries]) => `${JSON.stringify(kind)}:{${entries.join(',')}}`);
+  const kinds: string[] = [];
+  for (const kind of DECISION_KINDS) {
+    const entries: string[] = [];
+    for (const [key, value] of state[MAP_OF[kind]] as Map<string, unknown>)
+      if (value !== undefined) entries.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+    kinds.push(`${JSON.stringify(kind)}:{${entries.join(',')}}`);
+  }
   return `{"version":1,"generation":${JSON.stringify(generation)},"entries":{${kinds.join(',')}}}\n`;
 }
