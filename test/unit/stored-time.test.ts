@@ -23,6 +23,30 @@ test('property: a time in the writer form reads as Date.parse reads it, across a
   fc.assert(fc.property(writerTime, agrees), { numRuns: 20_000 });
 });
 
+test('property: times read one after the other, most in the same hour as the one before, damaged or not, read as Date.parse reads each', () => {
+  const step = fc.record({
+    ms: fc.integer({ min: 0, max: 3 * 3_600_000 }),
+    damage: fc.option(fc.tuple(fc.nat(23), fc.integer({ min: 0x20, max: 0xff }))),
+  });
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 253_402_289_999_999 }),
+      fc.array(step, { maxLength: 30 }),
+      (base, steps) => {
+        for (const { ms, damage } of steps) {
+          const text = new Date(base + ms).toISOString();
+          agrees(
+            damage
+              ? `${text.slice(0, damage[0])}${String.fromCharCode(damage[1])}${text.slice(damage[0] + 1)}`
+              : text,
+          );
+        }
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
 test('property: a damaged or other-form time reads as Date.parse reads it (NaN where it refuses)', () => {
   fc.assert(
     fc.property(writerTime, fc.nat(23), fc.integer({ min: 0x20, max: 0xff }), (text, at, byte) => {
