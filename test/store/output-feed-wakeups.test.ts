@@ -1,0 +1,91 @@
+// A files output feed filling a batch reads the segments again on its own timer (output-feed.ts), and watches
+// them only while it waits with nothing to read. Its watch used to stay open: every write of the writer woke the
+// reading thread (the decisions engine's, the outputs'), a thousand times a second beside keep-alive ingest,
+// while the batch filled for its quarter second anyway. Measured here as the context switches of this process's
+// main thread (where the feed runs) while a writer in another process appends a line every millisecond.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { openFileOutputFeed } from '../../src/store/files/output-feed.js';
+import { recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+/** This thread's voluntary context switches: each time it slept and was woken. */
+function wakeUps(): number {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8');
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1]);
+}
+
+/** Appends the lines of `from` to `to` one write each, a line a millisecond; prints "go" as it starts. */
+const WRITER = `
+const fs = require('node:fs');
+const [from, to] = process.argv.slice(1);
+const lines = fs.readFileSync(from, 'utf8').split('\\n').filter(Boolean);
+const fd = fs.openSync(to, 'a');
+const pause = new Int32Array(new SharedArrayBuffer(4));
+process.stdout.write('go\\n');
+for (const line of lines) {
+  fs.writeSync(fd, line + '\\n');
+  Atomics.wait(pause, 0, 0, 1);
+}
+fs.closeSync(fd);
+`;
+
+test('a feed filling a batch is not woken by each write of the writer', async (t) => {
+  const dataDir = makeTempDir(t);
+  const spec = { ageMinutes: 0, src: '198.51.100.1', dst: '198.51.100.2', threat: 'scan', sensor: 'fw1' };
+  const records = recordsFromSpecs(
+    Array.from({ length: 1001 }, () => ({ ...spec, criticality: 3 })),
+    Date.now(),
+  );
+  writeDaySegments(dataDir, records.slice(0, 1));
+  const day = (records[0]?.received_at as string).slice(0, 10).replaceAll('-', '');
+  const segment = join(dataDir, 'threats', `${day}-000001.ndjson`);
+  const lines = join(dataDir, 'lines.ndjson');
+  writeFileSync(
+    lines,
+    records
+      .slice(1)
+      .map((r) => `${JSON.stringify(r)}\n`)
+      .join(''),
+  );
+  const feed = await openFileOutputFeed({
+    dataDir,
+    threats: join(dataDir, 'threats'),
+    name: 'wakeups',
+    owner: () => null,
+    match: () => true,
+    check: 'record',
+    startAt: 0,
+    now: Date.now,
+  });
+  t.after(() => feed.close());
+  const signal = new AbortController().signal;
+  // The record stored before: read and acked, then a pause, so what loading the modules left to finish in the
+  // background (a first run's compile caches) is not counted below.
+  const first = await feed.next({ maxRecords: 10, maxBytes: 1 << 20, waitMs: 0, signal });
+  assert.equal(first.records.length, 1);
+  await first.ack();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+
+  const writer = spawn(process.execPath, ['-e', WRITER, lines, segment], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.after(() => writer.kill());
+  await new Promise<void>((resolve) => writer.stdout.once('data', () => resolve()));
+  const before = wakeUps();
+  const batch = await feed.next({
+    maxRecords: 100_000,
+    maxBytes: 1 << 26,
+    waitMs: 500,
+    signal,
+  });
+  const woken = wakeUps() - before;
+  t.diagnostic(`${batch.records.length} records in the batch, main thread woken ${woken} times`);
+  assert.ok(batch.records.length > 100, `the batch took what was written meanwhile: ${batch.records.length}`);
+  // Its own pauses (ten of 50 ms), their reads and the garbage collector's helpers: a few dozen. Watching
+  // throughout: once a write, about 500.
+  assert.ok(woken < 200, `woken ${woken} times while the batch filled`);
+});
