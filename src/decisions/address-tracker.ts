@@ -43,7 +43,7 @@ export class AddressTracker {
   private numberRows = new Int32Array(0);
   /** Each row's unit: its number (numeric units), or its text (rows of the others). */
   private rowNumbers = new Float64Array(0);
-  private readonly rowNames = new Map<number, string>();
+  private readonly rowNames: (string | undefined)[] = [];
   /**
    * Recency: rows linked from the least recently seen (`oldest`) to the most (`newest`), so that at the bound the
    * least recently seen unit leaves first; a touched unit moves to the end.
@@ -151,7 +151,7 @@ export class AddressTracker {
   private index(unit: UnitKey, row: number): void {
     if (typeof unit === 'string') {
       this.named.set(unit, row);
-      this.rowNames.set(row, unit);
+      this.rowNames[row] = unit;
       return;
     }
     this.rowNumbers[row] = unit;
@@ -166,10 +166,10 @@ export class AddressTracker {
 
   /** Takes the unit of `row` out of its index (its row is taken over at once). */
   private forget(row: number): void {
-    const name = this.rowNames.get(row);
+    const name = this.rowNames[row];
     if (name !== undefined) {
       this.named.delete(name);
-      this.rowNames.delete(row);
+      this.rowNames[row] = undefined;
       return;
     }
     const keys = this.numberKeys;
@@ -212,6 +212,8 @@ export class AddressTracker {
   /** A row for a new unit: the next one, the tables grown (doubled, up to maxTracked rows) when full. */
   private newRow(): number {
     const row = this.count++;
+    // Every row has its slot (a dense array, 4 bytes a row), a numeric unit's empty.
+    this.rowNames.push(undefined);
     if (row >= this.capacity) {
       const capacity = Math.max(row + 1, Math.min(this.maxTracked, Math.max(1024, this.capacity * 2)));
       this.table = grown(this.table, capacity * this.width);
