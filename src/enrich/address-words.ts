@@ -142,13 +142,26 @@ for (const [first, bits] of NOT_PUBLIC_V4) {
   else if (BY_OCTET[octet] === 0) BY_OCTET[octet] = 2;
 }
 
+/**
+ * NOT_PUBLIC_V4's networks longer than /8 as first address and mask, side by side, searched by index: a
+ * for...of with destructuring over the pairs was ~1.5 µs of a keep-alive request whose destination is in 198/8
+ * (profile; 192.168/16 destinations, common behind a firewall, go the same way).
+ */
+const LONGER_V4 = Uint32Array.from(
+  NOT_PUBLIC_V4.filter(([, bits]) => bits > 8).flatMap(([first, bits]) => [
+    first,
+    (0xffffffff << (32 - bits)) >>> 0,
+  ]),
+);
+
 /** Whether the address last read is public: IPv4 outside NOT_PUBLIC_V4, IPv6 global unicast but its special parts. */
 export function isPublic(family: 4 | 6): boolean {
   const w = WORDS[0] as number;
   if (family === 4) {
     const octet = BY_OCTET[w >>> 24];
     if (octet !== 2) return octet === 0;
-    for (const [first, bits] of NOT_PUBLIC_V4) if (w >>> (32 - bits) === first >>> (32 - bits)) return false;
+    for (let i = 0; i < LONGER_V4.length; i += 2)
+      if ((w & (LONGER_V4[i + 1] as number)) >>> 0 === LONGER_V4[i]) return false;
     return true;
   }
   // Only 2000::/3 is global unicast (loopback, unique local, link-local, multicast, NAT64 all lie outside it).

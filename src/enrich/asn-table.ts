@@ -10,6 +10,8 @@ import { readAddress, WORDS } from './address-words.js';
 export interface AsnEntry {
   asn: number;
   org: string;
+  /** True when `org` is ASCII that JSON does not escape: a stored line quotes it as it is (the packed table says). */
+  plain?: boolean;
 }
 
 export interface AsnTable {
@@ -263,15 +265,21 @@ function startsV6(r: V6Ranges, none: number): { main: Start<bigint>[]; whole: St
  * stayed two-byte, so a stored line holding one (src_as_org) was built, flattened and encoded two bytes a
  * character, the whole batch's text with it (about 8 % of a keep-alive request's CPU with enrichment on).
  */
-function namesOf(text: Buffer): string[] {
+function namesOf(text: Buffer): { names: string[]; plain: Uint8Array } {
   const latin1 = text.toString('latin1');
   const names = latin1.split('\n');
+  // Which need no JSON escaping either (nearly all), found once here rather than for every record.
+  const plain = new Uint8Array(names.length);
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
-    if (!isAsciiText(name)) names[i] = Buffer.from(name, 'latin1').toString('utf8');
+    if (PLAIN.test(name)) plain[i] = 1;
+    else if (!isAsciiText(name)) names[i] = Buffer.from(name, 'latin1').toString('utf8');
   }
-  return names;
+  return { names, plain };
 }
+
+/** ASCII that JSON.stringify leaves as it is (no control character, quote or backslash): quoted as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
 
 /** Loads a table file (asnTableFile); throws when it is none, or damaged. */
 export function readAsnTable(path: string): AsnTable {
@@ -321,15 +329,25 @@ export function readAsnTable(path: string): AsnTable {
   const asns = take(ne);
   const nameOf = take(ne);
   if (p !== count || text.length !== nameBytes) throw new Error('AS table file damaged');
-  const names = namesOf(text);
+  const { names, plain } = namesOf(text);
   if (names.length !== nn) throw new Error('AS table file damaged');
   for (const n of nameOf) if (n >= nn) throw new Error('AS table file damaged');
-  return packedTable({ starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names }, builtAt * 1000);
+  return packedTable(
+    { starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names, plain },
+    builtAt * 1000,
+  );
 }
 
 /**
  * The loaded table's look-up. A function of its own: a closure made in readAsnTable would keep all of that
  * function's variables that any closure there uses (the names' text with them).
+ *
+ * Laid out for the few memory reads a look-up makes, each a cache miss when requests come between (a table's
+ * arrays are megabytes): an IPv4 address reads its /16's two words (where its starts begin, and the entry in
+ * force at its first address, marked when no range starts inside it: 86 % of the /16s for the country table,
+ * 72 % for the AS table, answered there); else its starts and their entries, side by side, a few words near each
+ * other; then its entry's AS number and name number, side by side. The arrays are copies: the unpacked file is
+ * not kept.
  */
 function packedTable(
   t: {
@@ -342,13 +360,20 @@ function packedTable(
     asns: Uint32Array;
     nameOf: Uint32Array;
     names: readonly string[];
+    plain: Uint8Array;
   },
   builtAt: number,
 ): AsnTable {
-  const { starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names } = t;
-  const ne = asns.length;
-  const by16 = indexBy16(starts4);
-  const found: AsnEntry = { asn: 0, org: '' };
+  const { starts4, at4, names, plain } = t;
+  const starts6 = t.starts6.slice();
+  const at6 = t.at6.slice();
+  const whole = t.whole.slice();
+  const atWhole = t.atWhole.slice();
+  const ne = t.asns.length;
+  const v4 = interleave(starts4, at4);
+  const entries = interleave(t.asns, t.nameOf);
+  const by16 = indexBy16(starts4, at4, ne);
+  const found: AsnEntry = { asn: 0, org: '', plain: false };
   return {
     ranges: at4.length + at6.length + atWhole.length,
     builtAt,
@@ -356,56 +381,77 @@ function packedTable(
       let at: number;
       if (family === 4) {
         const a = WORDS[0] as number;
-        const p = a >>> 16;
-        at = upTo1(starts4, a, at4, ne, by16[p] as number, (by16[p + 1] as number) - 1);
+        const p = (a >>> 16) * 2;
+        const first = by16[p + 1] as number;
+        if (first >= WHOLE16) at = first - WHOLE16;
+        else at = upTo1(v4, a, first, by16[p] as number, (by16[p + 2] as number) - 1);
       } else {
         at = upTo2(starts6, at6, ne);
         if (at === ne + 1) at = upTo4(whole, atWhole, ne);
       }
       // NONE, or an entry past the entries (a damaged file): nothing.
       if (at >= ne) return undefined;
-      found.asn = asns[at] as number;
-      found.org = names[nameOf[at] as number] as string;
+      const name = entries[at * 2 + 1] as number;
+      found.asn = entries[at * 2] as number;
+      found.org = names[name] as string;
+      found.plain = plain[name] === 1;
       return found;
     },
   };
 }
 
+/** `a` and `b` (of one length) as one array, a[0], b[0], a[1], b[1]...: each pair read together. */
+function interleave(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length * 2);
+  for (let i = 0; i < a.length; i++) {
+    out[i * 2] = a[i] as number;
+    out[i * 2 + 1] = b[i] as number;
+  }
+  return out;
+}
+
+/** By16's mark of a /16 no range starts inside: its second word is WHOLE16 + the entry (entries are < 2^31). */
+const WHOLE16 = 0x80000000;
+
 /**
- * For each /16 of IPv4, the index of its first start (the first at or after its first address), 65,537 words
- * (256 KB): a look-up searches only the starts within its /16, a few words near each other, instead of
- * halving all 500,000 (about 19 reads from all over 2 MB, each a cache miss: 1-1.5 µs a look-up).
+ * For each /16 of IPv4, two words: the index of its first start (the first at or after its first address), and
+ * the entry in force at its first address, plus WHOLE16 when no start lies inside the /16 (its every address
+ * has that entry); 65,537 pairs (512 KB). A look-up searches only the starts within its /16, a few words near
+ * each other, instead of halving all 500,000 (about 19 reads from all over 2 MB, each a cache miss).
  */
-function indexBy16(starts: Uint32Array): Uint32Array {
-  const index = new Uint32Array(65_537);
+function indexBy16(starts: Uint32Array, at: Uint32Array, none: number): Uint32Array {
+  const index = new Uint32Array(65_537 * 2);
   let i = 0;
   for (let p = 0; p < 65_536; p++) {
     const from = p * 65_536;
     while (i < starts.length && (starts[i] as number) < from) i++;
-    index[p] = i;
+    let next = i;
+    // The entry in force at the /16's first address: a start there, else the last start before it.
+    let first = none;
+    if (i < starts.length && starts[i] === from) first = at[next++] as number;
+    else if (i > 0) first = at[i - 1] as number;
+    // An entry past the entries (a damaged file) is none, as find() would answer.
+    if (first > none) first = none;
+    const inside = next < starts.length && (starts[next] as number) < from + 65_536;
+    index[p * 2] = i;
+    index[p * 2 + 1] = inside ? first : WHOLE16 + first;
   }
-  index[65_536] = starts.length;
+  index[65_536 * 2] = starts.length;
   return index;
 }
 
 /**
- * The entry of the last start at or before `a` in `starts` (one word each), or `none`; the answer is at most
- * `hi` and at least `lo - 1` (indexBy16's bounds).
+ * The entry of the last start at or before `a` among the starts lo..hi of `v4` (start and entry side by side),
+ * or `before` (the entry in force before start lo) when none is.
  */
-function upTo1(
-  starts: Uint32Array,
-  a: number,
-  at: Uint32Array,
-  none: number,
-  lo: number,
-  hi: number,
-): number {
+function upTo1(v4: Uint32Array, a: number, before: number, lo: number, hi: number): number {
+  const first = lo;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    if ((starts[mid] as number) <= a) lo = mid + 1;
+    if ((v4[mid * 2] as number) <= a) lo = mid + 1;
     else hi = mid - 1;
   }
-  return hi >= 0 ? (at[hi] as number) : none;
+  return hi >= first ? (v4[hi * 2 + 1] as number) : before;
 }
 
 /** The same for WORDS' first 64 bits, in `starts` of two words each. */

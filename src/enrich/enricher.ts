@@ -100,13 +100,23 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
     return found;
   };
 
+  // lookUp's work straight into the record: no object a record for the garbage collector.
+  const enrichSide = (r: BuiltRecord, side: 'src' | 'dst', address: string): void => {
+    const family = readAddress(address);
+    if (family === 0 || !isPublic(family)) return;
+    const country = dbs.country?.country(address, family);
+    // The AS database answers in an object it reuses: read before the next look-up.
+    const as = dbs.asn?.asn(address, family);
+    if (as !== undefined)
+      r.setEnrichment(side, country, as.asn, as.org === '' ? undefined : as.org, as.plain === true);
+    else if (country !== undefined) r.setEnrichment(side, country, undefined, undefined);
+  };
+
   return {
     lookUp,
     enrich(r) {
-      const src = lookUp(r.src_ip);
-      if (src !== null) r.setEnrichment('src', src.country, src.asn, src.as_org);
-      const dst = lookUp(r.dst_ip);
-      if (dst !== null) r.setEnrichment('dst', dst.country, dst.asn, dst.as_org);
+      enrichSide(r, 'src', r.src_ip);
+      enrichSide(r, 'dst', r.dst_ip);
     },
     databases: () => ({ ...dbs }),
     stop() {

@@ -29,10 +29,12 @@ export function storedLine(r: StoredRecord): string {
   if (r.detected_at !== undefined) line += `,"detected_at":"${r.detected_at}"`;
   if (r.src_country !== undefined) line += `,"src_country":${quote(r.src_country)}`;
   if (r.src_asn !== undefined) line += `,"src_asn":${num(r.src_asn)}`;
-  if (r.src_as_org !== undefined) line += `,"src_as_org":${quote(r.src_as_org)}`;
+  if (r.src_as_org !== undefined)
+    line += `,"src_as_org":${r.isPlainOrg('src', r.src_as_org) ? plain(r.src_as_org) : quote(r.src_as_org)}`;
   if (r.dst_country !== undefined) line += `,"dst_country":${quote(r.dst_country)}`;
   if (r.dst_asn !== undefined) line += `,"dst_asn":${num(r.dst_asn)}`;
-  if (r.dst_as_org !== undefined) line += `,"dst_as_org":${quote(r.dst_as_org)}`;
+  if (r.dst_as_org !== undefined)
+    line += `,"dst_as_org":${r.isPlainOrg('dst', r.dst_as_org) ? plain(r.dst_as_org) : quote(r.dst_as_org)}`;
   line += `,"remote_addr":${quote(r.remote_addr)},"original":${r.sentText() ?? r.canonicalText()}`;
   if (r.repaired === true) line += ',"repaired":true';
   if (r.truncated === true) line += ',"truncated":true';

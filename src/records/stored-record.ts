@@ -137,25 +137,40 @@ export class BuiltRecord implements StoredRecord {
   #ascii: boolean;
   /** Built from strings that need no JSON escaping (ReceiptContext.plainStrings). */
   readonly #plainStrings: boolean;
+  /** The AS names setEnrichment was told need no JSON escaping (plainOrg), each while its field still holds it. */
+  #plainSrcOrg: string | undefined = undefined;
+  #plainDstOrg: string | undefined = undefined;
 
   constructor(ctx: Pick<ReceiptContext, 'ascii' | 'plainStrings'>) {
     this.#ascii = ctx.ascii;
     this.#plainStrings = ctx.plainStrings;
   }
 
-  /** Sets one address's enrichment (src/enrich/); an AS name outside ASCII makes the line UTF-8. */
-  setEnrichment(side: 'src' | 'dst', country?: string, asn?: number, org?: string): void {
+  /**
+   * Sets one address's enrichment (src/enrich/); an AS name outside ASCII makes the line UTF-8. `plainOrg`: the
+   * caller knows `org` is ASCII that JSON does not escape (the shipped table does), so it is neither
+   * tested here nor escaped in the line.
+   */
+  setEnrichment(side: 'src' | 'dst', country?: string, asn?: number, org?: string, plainOrg = false): void {
+    const plain = plainOrg ? org : undefined;
     if (side === 'src') {
       this.src_country = country;
       this.src_asn = asn;
       this.src_as_org = org;
+      this.#plainSrcOrg = plain;
     } else {
       this.dst_country = country;
       this.dst_asn = asn;
       this.dst_as_org = org;
+      this.#plainDstOrg = plain;
     }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII
-    if (org !== undefined && this.#ascii && !/^[\x00-\x7f]*$/.test(org)) this.#ascii = false;
+    if (org !== undefined && !plainOrg && this.#ascii && !/^[\x00-\x7f]*$/.test(org)) this.#ascii = false;
+  }
+
+  /** Whether `org` is the side's AS name as setEnrichment was told it needs no escaping. */
+  isPlainOrg(side: 'src' | 'dst', org: string): boolean {
+    return org === (side === 'src' ? this.#plainSrcOrg : this.#plainDstOrg);
   }
 
   /** Whether the record's line is certainly ASCII (its strings came from a ReceiptContext that said so). */

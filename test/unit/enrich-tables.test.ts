@@ -46,6 +46,14 @@ function compareAtBoundaries(reference: RangeTable, packed: AsnTable) {
       );
   };
   const { v4, v6 } = reference;
+  // Every /16's first, middle and last address: most /16s are answered from the index alone (no range starts
+  // inside them), where no range boundary lies.
+  for (let p = 0; p < 65_536; p++) {
+    for (const low of [0, 0x8000, 0xffff]) {
+      WORDS[0] = p * 65_536 + low;
+      same(4);
+    }
+  }
   for (let i = 0; i < v4.count; i++) {
     for (const a of [v4.starts[i] as number, v4.ends[i] as number]) {
       for (const d of [-1, 0, 1]) {
@@ -113,15 +121,22 @@ test('the AS table names an AS in a one-byte string when its name is ASCII, and 
     return family === 0 ? undefined : table.find(family)?.org;
   };
   const twoByte: string[] = [];
+  const wrongPlain: string[] = [];
   let ascii = 0;
   for (let i = 0; i < 20_000; i++) {
     const x = Math.imul(i + 1, 2_654_435_761) >>> 0;
-    const org = orgAt(`${1 + (x % 222)}.${(x >>> 8) & 255}.${(x >>> 16) & 255}.${(i & 253) + 1}`);
+    const address = `${1 + (x % 222)}.${(x >>> 8) & 255}.${(x >>> 16) & 255}.${(i & 253) + 1}`;
+    const org = orgAt(address);
+    // Plain (quoted as it is in a stored line) exactly when JSON.stringify would not escape it and it is ASCII.
+    const entry = org === undefined ? undefined : table.find(readAddress(address) as 4);
+    if (entry && entry.plain !== (isAsciiText(entry.org) && JSON.stringify(entry.org) === `"${entry.org}"`))
+      wrongPlain.push(entry.org);
     if (org === undefined || !isAsciiText(org)) continue;
     if (oneByte(org)) ascii++;
     else twoByte.push(org);
   }
   assert.deepEqual(twoByte.slice(0, 5), []);
+  assert.deepEqual(wrongPlain.slice(0, 5), []);
   assert.ok(ascii > 10_000, `${ascii}`);
   // The names that are not ASCII, as the CSV spells them (UTF-8).
   const wrong: string[] = [];

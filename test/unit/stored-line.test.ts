@@ -218,3 +218,26 @@ test("property: from bodies as received (raw, or with non-ASCII escaped), lines 
     { numRuns: 500 },
   );
 });
+
+test("property: an enriched record's line is JSON.stringify of it, its AS names quoted as they are only when they may be", () => {
+  fc.assert(
+    fc.property(
+      firewallInput,
+      context,
+      fc.tuple(anyText, anyText, fc.boolean(), fc.option(anyText, { nil: undefined })),
+      (input, c, [srcOrg, dstOrg, country, replaced]) => {
+        const record = buildFirewallRecord(input as FirewallRecordInput, ctxOf(c));
+        // Told plain when the shipped table would say so (ASCII that JSON does not escape).
+        const plain = (s: string) => /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/.test(s);
+        record.setEnrichment('src', country ? 'US' : undefined, 15169, srcOrg, plain(srcOrg));
+        record.setEnrichment('dst', undefined, 3320, dstOrg, plain(dstOrg));
+        assert.equal(storedLine(record), JSON.stringify(record));
+        assert.equal(encodeLines([record]).toString('utf8'), `${JSON.stringify(record)}\n`);
+        // A field changed after it was set is quoted as any string.
+        if (replaced !== undefined) record.src_as_org = replaced;
+        assert.equal(storedLine(record), JSON.stringify(record));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
