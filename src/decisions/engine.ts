@@ -107,6 +107,8 @@ const OWN_WRITES_MS = 10_000;
 const CLEANUP_INTERVAL_MS = 60_000;
 /** The longest step by which an active block is extended: it may end up to this much early. */
 const EXTEND_STEP_MS = 60_000;
+/** The sensors a block names at most: those whose records made it, then those that extended it. */
+const MAX_BLOCK_SENSORS = 32;
 
 /** New blocks logged one line each per batch; the rest in one line. */
 const BLOCK_LINES_PER_BATCH = 10;
@@ -315,7 +317,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   ): void {
     const pending = changes.get(`block ${unit}`);
     const existing = (pending?.value as Block | null | undefined) ?? current('block', unit);
-    const active = existing !== null && Date.parse(existing.until) > now();
+    const existingUntil = existing === null ? 0 : Date.parse(existing.until);
+    const active = existing !== null && existingUntil > now();
     if (active && existing.rule === 'manual') return;
     const maxMs = maxDurationMs;
     let durationMs = rule.durationMs;
@@ -346,9 +349,16 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       }
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** Math.max(0, made.blocks - 1));
     }
-    const until = Math.max(at + durationMs, active ? Date.parse(existing.until) : 0);
+    const until = Math.max(at + durationMs, active ? existingUntil : 0);
     // Records read again long after (a replay, a late start) make no block that would already be over.
     if (until <= now()) return;
+    // An active block keeps the sensors it names and adds the new ones. It is written again only when it moves
+    // on by a step (a hundredth of its duration, at most a minute) or a new sensor reports it: a flood of
+    // records about one address, from any number of sensors, writes it about once a minute. Checked before the
+    // block is built: in such a flood nearly every record ends here.
+    const sensors = active ? withSensors(existing.sensors, met.sensors) : met.sensors;
+    const step = Math.min(EXTEND_STEP_MS, durationMs / 100);
+    if (active && until - existingUntil < step && sensors === existing.sensors) return;
     const block: Block = {
       address: unit,
       rule: rule.name,
@@ -356,19 +366,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       since: active ? existing.since : (atText ?? isoText(at)),
       until: isoText(until),
       criticality: Math.max(met.criticality, active ? existing.criticality : 0),
-      records: met.records,
-      sensors: met.sensors,
+      records: active ? Math.max(met.records, existing.records) : met.records,
+      sensors,
       who: null,
     };
-    // An active block is written again only when it moves on by a step (a hundredth of its duration, at most
-    // a minute) or a new sensor reports it: a flood of records about one address writes it once a minute.
-    const step = Math.min(EXTEND_STEP_MS, durationMs / 100);
-    if (
-      active &&
-      until - Date.parse(existing.until) < step &&
-      block.sensors.every((sensor) => existing.sensors.includes(sensor))
-    )
-      return;
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
     history.block(rule.name, at);
     if (offence) {
@@ -681,4 +682,19 @@ export function activeBlocks(now: () => number): { delivered(state: DecisionsSta
       return counted.active;
     },
   };
+}
+
+/**
+ * `named` with the sensors of `more` it lacks added, up to MAX_BLOCK_SENSORS: `named` itself when none is added
+ * (a block names every sensor that made or extended it, and a flood from sensors it names writes nothing).
+ */
+function withSensors(named: string[], more: string[]): string[] {
+  let out = named;
+  for (const sensor of more) {
+    if (out.length >= MAX_BLOCK_SENSORS) break;
+    if (out.includes(sensor)) continue;
+    if (out === named) out = [...named];
+    out.push(sensor);
+  }
+  return out;
 }

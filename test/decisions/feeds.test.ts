@@ -386,3 +386,41 @@ test('without a rule the engine does not read the record log: no cursor of its o
     'the cursor',
   );
 });
+
+test('an active block is written again only when a new sensor reports it (or it moves on by a step), not per record', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const key1 = await server.addSensor('fw1');
+  const key2 = await server.addSensor('fw2');
+  await addFeed(server, 'all', 'json', 'secret-password-9');
+  const auth = 'all:secret-password-9';
+  const blockOf = (text: string, address: string) =>
+    (JSON.parse(text) as { address: string; until: string; sensors: string[] }[]).find(
+      (b) => b.address === `${address}/32`,
+    );
+  await send(server, 'fw1', key1, [genericRecord({ source_ip: '198.51.100.30', criticality: 4 })]);
+  const first = blockOf(
+    (await untilFeed(server, 'all', auth, (text) => text.includes('198.51.100.30'))).text,
+    '198.51.100.30',
+  );
+  assert.deepEqual(first?.sensors, ['fw1']);
+  // The same sensor again a moment later: the block would move on by less than its step (a minute here), so it
+  // is left as it is. A record about another address after it says when the engine has read both.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await send(server, 'fw1', key1, [
+    genericRecord({ source_ip: '198.51.100.30', criticality: 4 }),
+    genericRecord({ source_ip: '198.51.100.31', criticality: 4 }),
+  ]);
+  const again = await untilFeed(server, 'all', auth, (text) => text.includes('198.51.100.31'));
+  assert.deepEqual(blockOf(again.text, '198.51.100.30'), first);
+  // Another sensor: written again, with both sensors and a later end.
+  await send(server, 'fw2', key2, [genericRecord({ source_ip: '198.51.100.30', criticality: 4 })]);
+  const widened = await untilFeed(
+    server,
+    'all',
+    auth,
+    (text) => blockOf(text, '198.51.100.30')?.sensors.length === 2,
+  );
+  const block = blockOf(widened.text, '198.51.100.30');
+  assert.deepEqual(block?.sensors.toSorted(), ['fw1', 'fw2']);
+  assert.ok(Date.parse(block?.until ?? '') > Date.parse(first?.until ?? ''), 'it moved on');
+});
