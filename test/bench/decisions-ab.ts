@@ -12,7 +12,7 @@
 // (AB_SECONDS, default 3; AB_PAIRS, default 10; AB_LATENCY_SECONDS, default 6, 0: none; --perf: the engine
 // thread of the engine-on collector sampled by perf(1), its self time by symbol in µs per record; AB_BASE=
 // OTHER-CHECKOUT/bin/threatcol: a third collector, engine on, of another build, in the same rotation: before
-// and after a change in one run).
+// and after a change in one run; AB_CPU_PROF=DIR: CPU profiles of both collectors, DIR/on and DIR/off).
 import { execFileSync, spawn } from 'node:child_process';
 import { type FSWatcher, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -287,11 +287,18 @@ const BASE = process.env.AB_BASE;
 type Which = 'on' | 'off' | 'base';
 const results: Record<Which, Run[]> = { on: [], off: [], base: [] };
 const nodeArgs = perf ? ['--perf-basic-prof', '--no-compact-code-space'] : [];
+// AB_CPU_PROF=DIR: each collector's CPU profiles (main thread and engine thread) in DIR, for profile-diff.ts.
+const profileDir = process.env.AB_CPU_PROF;
+const profiled = (which: Which) =>
+  profileDir ? [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}/${which}`] : nodeArgs;
 try {
   const load0 = loadavg()[0] as number;
   const servers: Partial<Record<Which, ThreatcolServer>> = {
-    on: await startThreatcol('decisions-on', dirs.on, pin, { args: ['--config', configPath], nodeArgs }),
-    off: await startThreatcol('decisions-off', dirs.off, pin, { nodeArgs }),
+    on: await startThreatcol('decisions-on', dirs.on, pin, {
+      args: ['--config', configPath],
+      nodeArgs: profiled('on'),
+    }),
+    off: await startThreatcol('decisions-off', dirs.off, pin, { nodeArgs: profiled('off') }),
     ...(BASE
       ? {
           base: await startThreatcol('decisions-base', dirs.base, pin, {

@@ -22,6 +22,9 @@ export interface Pinning {
 export function detectPinning(): Pinning {
   const n = cpus().length;
   if (n < 2) return { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned: one core only' };
+  // BENCH_PIN=off: server and load share every core (the server's threads may use the load's idle time).
+  if (process.env.BENCH_PIN === 'off')
+    return { pinned: false, serverCpu: '', loadCpu: '', reason: 'not pinned: BENCH_PIN=off' };
   try {
     execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
   } catch {
