@@ -286,11 +286,22 @@ const configPath = engineConfig(join(dirs.on, 'config.json'));
 const BASE = process.env.AB_BASE;
 type Which = 'on' | 'off' | 'base';
 const results: Record<Which, Run[]> = { on: [], off: [], base: [] };
-const nodeArgs = perf ? ['--perf-basic-prof', '--no-compact-code-space'] : [];
+// JIT code named for perf (/tmp/perf-PID.map), code that stays where it was mapped, V8's log in the data dir.
+const perfArgs = (which: Which) =>
+  perf
+    ? [
+        '--perf-basic-prof',
+        '--no-compact-code-space',
+        `--logfile=${join(dirs[which], 'v8.log')}`,
+        '--no-logfile-per-isolate',
+      ]
+    : [];
 // AB_CPU_PROF=DIR: each collector's CPU profiles (main thread and engine thread) in DIR, for profile-diff.ts.
 const profileDir = process.env.AB_CPU_PROF;
-const profiled = (which: Which) =>
-  profileDir ? [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}/${which}`] : nodeArgs;
+const profiled = (which: Which) => [
+  ...perfArgs(which),
+  ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${which}`] : []),
+];
 try {
   const load0 = loadavg()[0] as number;
   const servers: Partial<Record<Which, ThreatcolServer>> = {
@@ -304,7 +315,7 @@ try {
           base: await startThreatcol('decisions-base', dirs.base, pin, {
             bin: BASE,
             args: ['--config', configPath],
-            nodeArgs,
+            nodeArgs: profiled('base'),
           }),
         }
       : {}),
