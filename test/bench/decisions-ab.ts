@@ -13,7 +13,6 @@
 // thread of the engine-on collector sampled by perf(1), its self time by symbol in µs per record; AB_BASE=
 // OTHER-CHECKOUT/bin/threatcol: a third collector, engine on, of another build, in the same rotation: before
 // and after a change in one run; AB_CPU_PROF=DIR: CPU profiles of both collectors, DIR/on and DIR/off).
-import { execFileSync, spawn } from 'node:child_process';
 import { type FSWatcher, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +20,13 @@ import { Pool } from 'undici';
 import { runCli } from '../helpers/cli.js';
 import { engineConfig } from './figures-decisions.js';
 import { firewallRecord, payloadBodies } from './payloads.js';
-import { detectPinning, keepAliveFirewallLoad, startThreatcol, type ThreatcolServer } from './processes.js';
+import {
+  detectPinning,
+  keepAliveFirewallLoad,
+  recordPerf,
+  startThreatcol,
+  type ThreatcolServer,
+} from './processes.js';
 import { median } from './report.js';
 
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
@@ -122,12 +127,9 @@ async function load(server: ThreatcolServer, engine: boolean): Promise<Run> {
   const t0 = threads(server.pid);
   const read0 = bytesRead(server.pid);
   const saves = cursorSaves(server.dataDir);
-  const data = join(server.dataDir, `perf-${Date.now()}.data`);
   const recording =
     perf && engine
-      ? spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-p', String(server.pid), '-o', data], {
-          stdio: 'ignore',
-        })
+      ? recordPerf(server.pid, join(server.dataDir, `perf-${Date.now()}.data`), ENGINE_COMM)
       : null;
   const r = await keepAliveFirewallLoad(server, { connections: CONNECTIONS, seconds: SECONDS, nextBody });
   const t1 = threads(server.pid);
@@ -141,31 +143,8 @@ async function load(server: ThreatcolServer, engine: boolean): Promise<Run> {
   }
   saves.stop();
   if (recording) {
-    recording.kill('SIGINT');
-    await new Promise((resolve) => recording.once('exit', resolve));
     perfRecords += r.requests;
-    const report = execFileSync(
-      'perf',
-      [
-        'report',
-        '-i',
-        data,
-        '--no-children',
-        '--comms',
-        ENGINE_COMM,
-        '--sort',
-        'sym',
-        '--stdio',
-        '-F',
-        'sample,sym',
-      ],
-      { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] },
-    ).toString();
-    for (const line of report.split('\n')) {
-      const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-      if (m) perfUs.set(m[2] as string, (perfUs.get(m[2] as string) ?? 0) + (1e6 / 1999) * Number(m[1]));
-    }
-    rmSync(data, { force: true });
+    for (const [symbol, us] of await recording.stop()) perfUs.set(symbol, (perfUs.get(symbol) ?? 0) + us);
   }
   const byThread: Record<string, number> = {};
   let engineSwitches = 0;

@@ -5,7 +5,6 @@
 // Run: npm run build && flock /tmp/threatcol-bench.lock node --expose-gc --import tsx test/bench/enrich-ab.ts
 // (--quick: 2 s runs, 2 pairs; --cpu-prof: both servers' CPU profiles in test/bench/results/profiles/, compared
 // function by function per request with test/bench/profile-diff.ts). Target: on/off requests per second >= 0.97.
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import {
   keepAliveFirewallLoad,
   memory,
   ROOT,
+  recordPerf,
   startThreatcol,
   type ThreatcolServer,
 } from './processes.js';
@@ -74,53 +74,17 @@ const answered = { on: 0, off: 0 };
 
 async function load(which: 'on' | 'off'): Promise<{ rps: number; cpuUsPerRequest: number }> {
   const t0 = threadSeconds(servers[which].pid);
-  const data = join(dirs[which], `perf-${Date.now()}.data`);
   const recording = perf
-    ? spawn(
-        'perf',
-        ['record', '-e', 'cpu-clock', '-F', '1999', '-p', String(servers[which].pid), '-o', data],
-        {
-          stdio: 'ignore',
-        },
-      )
+    ? recordPerf(servers[which].pid, join(dirs[which], `perf-${Date.now()}.data`), 'node-MainThread')
     : null;
   const r = await keepAliveFirewallLoad(servers[which], {
     connections: CONNECTIONS,
     seconds: SECONDS,
     nextBody,
   });
-  if (recording) {
-    recording.kill('SIGINT');
-    await new Promise((resolve) => recording.once('exit', resolve));
-    const report = execFileSync(
-      'perf',
-      [
-        'report',
-        '-i',
-        data,
-        '--no-children',
-        '--comms',
-        'node-MainThread',
-        '--sort',
-        'sym',
-        '--stdio',
-        '-F',
-        'sample,sym',
-      ],
-      {
-        maxBuffer: 1 << 28,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      },
-    ).toString();
-    for (const line of report.split('\n')) {
-      const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-      if (m)
-        perfSamples[which].set(
-          m[2] as string,
-          (perfSamples[which].get(m[2] as string) ?? 0) + ((1e6 / 1999) * Number(m[1])) / r.requests,
-        );
-    }
-  }
+  if (recording)
+    for (const [symbol, us] of await recording.stop())
+      perfSamples[which].set(symbol, (perfSamples[which].get(symbol) ?? 0) + us / r.requests);
   answered[which] += r.requests;
   for (const [name, s] of threadSeconds(servers[which].pid)) {
     const us = ((s - (t0.get(name) ?? 0)) * 1e6) / r.requests;

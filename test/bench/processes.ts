@@ -1,7 +1,7 @@
 // Starts the servers under test (threatcol's real binary, the bare reference) pinned to a core, and reads
 // their CPU time and memory from /proc.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -431,4 +431,55 @@ export async function keepAliveFirewallLoad(
   const cpu = cpuSeconds(server.pid) - cpu0;
   await pool.close();
   return { rps: done / elapsed, cpuSecondsPerRequest: cpu / done, requests: done };
+}
+
+const PERF_HZ = 1999;
+
+/**
+ * perf(1) sampling the whole process `pid` (kernel included) into `data` until `stop()`, which gives the self
+ * µs by symbol of its threads named `comm` (15 characters at most, as /proc/PID/task/TID/comm shows them) and
+ * removes `data`. JIT code is named only when the process runs with `--perf-basic-prof`.
+ */
+export function recordPerf(
+  pid: number,
+  data: string,
+  comm: string,
+): { stop(): Promise<Map<string, number>> } {
+  const recording = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', String(PERF_HZ), '-p', String(pid), '-o', data],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return {
+    async stop() {
+      recording.kill('SIGINT');
+      await new Promise((resolve) => recording.once('exit', resolve));
+      const report = execFileSync(
+        'perf',
+        [
+          'report',
+          '-i',
+          data,
+          '--no-children',
+          '--comms',
+          comm,
+          '--sort',
+          'sym',
+          '--stdio',
+          '-F',
+          'sample,sym',
+        ],
+        { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] },
+      ).toString();
+      rmSync(data, { force: true });
+      const us = new Map<string, number>();
+      for (const line of report.split('\n')) {
+        const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+        if (m) us.set(m[2] as string, (us.get(m[2] as string) ?? 0) + (1e6 / PERF_HZ) * Number(m[1]));
+      }
+      return us;
+    },
+  };
 }
