@@ -8,6 +8,7 @@ import { NATS_SERVER } from '../helpers/nats-server.js';
 import { lookUpFigure } from './figure-look-up.js';
 import { decisionsRows } from './figures-decisions.js';
 import { dedupeRows } from './figures-dedupe.js';
+import { enrichRows } from './figures-enrich.js';
 import {
   againstBound,
   type BenchContext,
@@ -325,6 +326,8 @@ try {
     'figure 17: blocklists: the decisions engine per CPU-second, ingest with it on, feeds rendered and polled',
   );
   rows.push(...(await decisionsRows(ctx, root)));
+  log('figure 18: keep-alive ingest with country and AS enrichment on against off; look-ups per second');
+  rows.push(...enrichRows(ctx));
 
   log('figure 7: CLI start-up');
   const cli = await cliStartup(ctx, tc.dataDir, { dataDir: fullDir, bytes: filled.bytes }, tailAvailable);
