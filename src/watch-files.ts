@@ -1,11 +1,29 @@
 // Noticing file changes without trusting inotify alone: fs.watch on the directories (a rename over a file ends a
 // watch on the file itself) plus a poll, and a stat signature so only real changes count. One helper for the
-// TLS files, the sensor registry and the record segments.
+// TLS files, the sensor registry and the record segments; and a plain watch of one directory for a reader that
+// watches only while it waits (the files output feed).
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
 export interface DirWatch {
   stop(): void;
+}
+
+/**
+ * One plain fs.watch of `dir` (no poll: the caller has its own timer), `onEvent` at each event; null when it cannot
+ * be watched (absent, no inotify). An error ends the watch: `onEnded` says so, and the caller may watch again.
+ */
+export function watchDir(dir: string, onEvent: () => void, onEnded: () => void): DirWatch | null {
+  try {
+    const watcher = watch(dir, { persistent: false }, onEvent);
+    watcher.on('error', () => {
+      watcher.close();
+      onEnded();
+    });
+    return { stop: () => watcher.close() };
+  } catch {
+    return null;
+  }
 }
 
 /**

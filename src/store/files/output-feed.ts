@@ -1,9 +1,9 @@
 // One output's feed in the files backend: hands over the records after its cursor in batches, merged across
 // writer series by id, and moves the cursor file only when a batch is acked (DESIGN 13).
 import { randomUUID } from 'node:crypto';
-import { type FSWatcher, watch } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Owner } from '../../data-dir/file-owner.js';
+import { type DirWatch, watchDir } from '../../watch-files.js';
 import type { SkippedRecords } from '../skipped-records.js';
 import type { OutputBatch, OutputFeed, OutputLine, RecordHead } from '../store.js';
 import { type GatherOptions, gather, type Positions } from './output-gather.js';
@@ -90,27 +90,25 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
    * open woke the reading thread at every group commit of the writer, hundreds to thousands of times a second
    * under load, while the feed filled its batch on its own timer or its reader worked on the last batch.
    */
-  let watcher: FSWatcher | null = null;
+  let watcher: DirWatch | null = null;
   const unwatch = () => {
-    watcher?.close();
+    watcher?.stop();
     watcher = null;
   };
-  /** Starts watching; true when it did. */
+  /** Starts watching; true when it did (not there yet, or no inotify: the wait's own timer reads again). */
   const startWatching = (): boolean => {
-    try {
-      const started = watch(options.threats, { persistent: false }, () => {
+    const started = watchDir(
+      options.threats,
+      () => {
         changed = true;
         wake?.();
-      });
-      started.on('error', () => {
-        if (watcher === started) unwatch();
-      });
-      watcher = started;
-      return true;
-    } catch {
-      // Not there yet, or no inotify: the wait's own timer reads again.
-      return false;
-    }
+      },
+      () => {
+        if (watcher === started) watcher = null;
+      },
+    );
+    watcher = started;
+    return started !== null;
   };
 
   /** Takes the positions `outputs replay` wrote while this feed ran; true when there were any. */
