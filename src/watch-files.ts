@@ -1,8 +1,8 @@
 // Noticing file changes without trusting inotify alone: fs.watch on the directories (a rename over a file ends a
 // watch on the file itself) plus a poll, and a stat signature so only real changes count. One helper for the
-// TLS files, the sensor registry and the record segments; and a plain watch of one directory for a reader that
-// watches only while it waits (the files output feed).
-import { type FSWatcher, statSync, watch } from 'node:fs';
+// TLS files, the sensor registry and the record segments; its plain watch of one directory (watchDir) also serves
+// a reader that watches only while it waits (the files output feed): fs.watch is called here alone.
+import { statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
 export interface DirWatch {
@@ -13,9 +13,13 @@ export interface DirWatch {
  * One plain fs.watch of `dir` (no poll: the caller has its own timer), `onEvent` at each event; null when it cannot
  * be watched (absent, no inotify). An error ends the watch: `onEnded` says so, and the caller may watch again.
  */
-export function watchDir(dir: string, onEvent: () => void, onEnded: () => void): DirWatch | null {
+export function watchDir(
+  dir: string,
+  onEvent: (name: string | null) => void,
+  onEnded: () => void,
+): DirWatch | null {
   try {
-    const watcher = watch(dir, { persistent: false }, onEvent);
+    const watcher = watch(dir, { persistent: false }, (_event, file) => onEvent(file?.toString() ?? null));
     watcher.on('error', () => {
       watcher.close();
       onEnded();
@@ -40,25 +44,21 @@ export function watchDirs(
     keepAlive?: boolean;
   },
 ): DirWatch {
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, DirWatch>();
   const startWatching = () => {
     if (options.useFsWatch === false) return;
     for (const [dir, names] of dirs) {
       if (watchers.has(dir)) continue;
-      try {
-        const watcher = watch(dir, { persistent: false }, (_event, file) => {
-          const name = file?.toString() ?? null;
+      const watcher = watchDir(
+        dir,
+        (name) => {
           // `..data`-style names: atomic symlink swaps of a whole directory (Kubernetes secrets).
           if (names === null || name === null || names.has(name) || name.startsWith('..')) onEvent();
-        });
-        watcher.on('error', () => {
-          watcher.close();
-          watchers.delete(dir);
-        });
-        watchers.set(dir, watcher);
-      } catch {
-        // Polling covers it; watching is tried again at the next tick.
-      }
+        },
+        () => watchers.delete(dir),
+      );
+      // null: polling covers it; watching is tried again at the next tick.
+      if (watcher) watchers.set(dir, watcher);
     }
   };
   startWatching();
@@ -70,7 +70,7 @@ export function watchDirs(
   return {
     stop() {
       clearInterval(timer);
-      for (const watcher of watchers.values()) watcher.close();
+      for (const watcher of watchers.values()) watcher.stop();
       watchers.clear();
     },
   };

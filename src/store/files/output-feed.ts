@@ -167,7 +167,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
   return {
     async next({ maxRecords, maxBytes, waitMs, signal }): Promise<OutputBatch> {
       adoptForeign();
-      const read: Positions = new Map([...passed].map(([k, p]) => [k, { ...p }]));
+      let read = copied(passed);
       const records: OutputLine[] = [];
       let bytes = 0;
       let deadline: number | null = null;
@@ -183,17 +183,14 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
         });
         if (records.length === 0) {
           // Only refused records so far: they are passed, and the cursor says so now and then.
-          passed = new Map([...read].map(([k, p]) => [k, { ...p }]));
+          passed = copied(read);
           const before = passed;
           if (options.now() - lastWrite >= SKIP_WRITE_MS && differs(passed, durable.series))
             await save(passed, null);
           await waitForChange(options.pollIntervalMs ?? 500, signal);
           // `outputs replay` (another process) may have moved the position while nothing arrived: read from there.
           adoptForeign();
-          if (passed !== before) {
-            read.clear();
-            for (const [k, p] of passed) read.set(k, { ...p });
-          }
+          if (passed !== before) read = copied(passed);
           continue;
         }
         // Filling a batch: read again after each pause until it is full or its time is up, unwatched.
@@ -205,7 +202,7 @@ export async function openFileOutputFeed(options: FileFeedOptions): Promise<Outp
         await delay(Math.min(left, FILL_PAUSE_MS), signal);
       }
       if (signal.aborted && records.length === 0) return { records: [], ack: async () => {} };
-      const reached = new Map([...read].map(([k, p]) => [k, { ...p }]));
+      const reached = copied(read);
       const lastId = records.at(-1)?.id ?? null;
       return {
         records,
@@ -241,4 +238,9 @@ function differs(a: Positions, b: Record<string, SeriesPosition>): boolean {
   if (a.size !== Object.keys(b).length) return true;
   for (const [k, p] of a) if (b[k]?.file !== p.file || b[k]?.offset !== p.offset) return true;
   return false;
+}
+
+/** A copy of `positions` whose entries the reader may move on without touching the original's. */
+function copied(positions: Positions): Positions {
+  return new Map([...positions].map(([k, p]) => [k, { ...p }]));
 }
