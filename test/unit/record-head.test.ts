@@ -298,6 +298,44 @@ test('property: a line checked off its bytes is one the parse and shape check pa
   );
 });
 
+test('property: long strings are checked four bytes at a time: a stop byte anywhere, at any alignment, is found', () => {
+  // A string's bytes are looked at as 32-bit words (record-rest.ts): a quote, a backslash or a control byte at any
+  // place in a long value, with the line at any offset of its buffer's memory, must still answer as the parse.
+  const special = fc.constantFrom('"', '\\', '\u0000', '\u0001', '\u001f', '\n', 'é', '\u007f', '\\u00e9');
+  fc.assert(
+    fc.property(
+      fc.string({ unit: fc.constantFrom('a', 'Z', ' ', '~', 'é'), minLength: 0, maxLength: 40 }),
+      special,
+      fc.string({ unit: fc.constantFrom('b', '9', '😀'), minLength: 0, maxLength: 40 }),
+      fc.nat(7),
+      fc.boolean(),
+      (before, mark, after, offset, raw) => {
+        const value = `${before}${mark}${after}`;
+        const text = JSON.stringify({
+          id: newRecordId(),
+          received_at: '2026-11-26T10:00:00.123Z',
+          sensor: 'fw1',
+          endpoint: 'generic',
+          criticality: 3,
+          ...REST,
+          threat: value,
+          original: { message: value },
+        });
+        // raw: the mark's bytes as they are, where JSON.stringify escaped them (a line only a damaged file holds).
+        const line = raw ? text.replaceAll(JSON.stringify(mark).slice(1, -1), mark) : text;
+        const bytes = Buffer.from(line, 'utf8');
+        const memory = Buffer.alloc(bytes.length + 16, 0x61);
+        bytes.copy(memory, offset);
+        const record = parseStoredRecord(line);
+        const checked = outputLineOf(memory, offset, offset + bytes.length, 'head');
+        assert.equal(checked === null, record === null, line);
+        if (checked !== null) assert.deepEqual(checked.record, record);
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
 test("the collector's own lines of every endpoint are checked off their bytes (the parse is for other forms)", () => {
   const ctx = {
     id: newRecordId,
