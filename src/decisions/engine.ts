@@ -12,7 +12,15 @@ import {
   emptyDecisions,
   type OffenceEntry,
 } from '../store/decisions.js';
-import { dstIpOf, receivedAtMsOf, srcIpOf, threatOf } from '../store/output-line.js';
+import {
+  canonicalIpv4,
+  dstIpOf,
+  dstIpv4Of,
+  receivedAtMsOf,
+  srcIpOf,
+  srcIpv4Of,
+  threatOf,
+} from '../store/output-line.js';
 import type { OutputFeed, OutputLine, Store } from '../store/store.js';
 import { isoText } from '../store/stored-time.js';
 import { AddressTracker, type UnitKey } from './address-tracker.js';
@@ -26,6 +34,9 @@ interface Seen extends RuleInput {
   at: number;
   source(): string;
   destination(): string;
+  /** Whether the address is a canonical dotted IPv4 one, its bytes then written to `into` (no text made). */
+  sourceIpv4(into: Uint8Array): boolean;
+  destinationIpv4(into: Uint8Array): boolean;
 }
 
 /** A record read whole (the scan at start) as the engine reads it. */
@@ -37,6 +48,8 @@ function seenOf(record: StoredRecord): Seen {
     endpoint: record.endpoint,
     source: () => record.src_ip,
     destination: () => record.dst_ip,
+    sourceIpv4: (into) => canonicalIpv4(record.src_ip, into),
+    destinationIpv4: (into) => canonicalIpv4(record.dst_ip, into),
     threat: () => record.threat,
   };
 }
@@ -71,32 +84,17 @@ class LineSeen implements Seen {
     return dstIpOf(this.line as OutputLine);
   }
 
+  sourceIpv4(into: Uint8Array): boolean {
+    return srcIpv4Of(this.line as OutputLine, into);
+  }
+
+  destinationIpv4(into: Uint8Array): boolean {
+    return dstIpv4Of(this.line as OutputLine, into);
+  }
+
   threat(): string {
     return threatOf(this.line as OutputLine);
   }
-}
-
-/** The bytes of a dotted IPv4 address written as formatNetwork writes it (no leading zeros), else null. */
-export function canonicalIpv4(text: string, bytes: Uint8Array = new Uint8Array(4)): Uint8Array | null {
-  if (text.length < 7 || text.length > 15) return null;
-  let part = 0;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i === text.length ? 0x2e : text.charCodeAt(i);
-    if (c === 0x2e) {
-      if (digits === 0 || part > 3) return null;
-      bytes[part++] = value;
-      value = 0;
-      digits = 0;
-    } else if (c >= 0x30 && c <= 0x39) {
-      if (digits > 0 && value === 0) return null;
-      value = value * 10 + (c - 0x30);
-      if (value > 255) return null;
-      digits++;
-    } else return null;
-  }
-  return part === 4 ? bytes : null;
 }
 
 const DAY_MS = 86_400_000;
@@ -178,8 +176,8 @@ const unitOfKey = (key: UnitKey): string =>
 
 /** A unit's key in the tracker (unitOfKey's inverse). */
 function keyOfUnit(unit: string): UnitKey {
-  const bytes = unit.endsWith('/32') ? canonicalIpv4(unit.slice(0, -3)) : null;
-  return bytes === null ? unit : numberOf(bytes);
+  const bytes = new Uint8Array(4);
+  return unit.endsWith('/32') && canonicalIpv4(unit.slice(0, -3), bytes) ? numberOf(bytes) : unit;
 }
 
 /** Where targetOf reads a canonical IPv4 address (its answer keeps no bytes). */
@@ -269,10 +267,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       history.match(index, at);
       let target: Target | null;
       if (rule.address === 'source') {
-        source ??= targetOf(record.source());
+        source ??= targetOfSeen(record, true);
         target = source;
       } else {
-        destination ??= targetOf(record.destination());
+        destination ??= targetOfSeen(record, false);
         target = destination;
       }
       if (target === null) continue;
@@ -295,11 +293,19 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     }
   }
 
+  /**
+   * A record's source or destination as the engine keys it. Most records carry a canonical dotted IPv4 address:
+   * its /32 unit's key is its number, read off the line's bytes in one pass (no text made).
+   */
+  function targetOfSeen(record: Seen, source: boolean): Target | null {
+    const bytes = SCRATCH_IPV4.bytes;
+    if (config.ipv4Prefix === 32 && (source ? record.sourceIpv4(bytes) : record.destinationIpv4(bytes)))
+      return { key: numberOf(bytes), private: !config.blockPrivate && isPrivate(SCRATCH_IPV4) };
+    return targetOf(source ? record.source() : record.destination());
+  }
+
   /** An address as the engine keys it: its unit's key, and whether it is never blocked by default. */
   function targetOf(address: string): Target | null {
-    // Most records carry a canonical dotted IPv4 address: its /32 unit's key is its number, read in one pass.
-    if (config.ipv4Prefix === 32 && canonicalIpv4(address, SCRATCH_IPV4.bytes) !== null)
-      return { key: numberOf(SCRATCH_IPV4.bytes), private: !config.blockPrivate && isPrivate(SCRATCH_IPV4) };
     const network = unitOf(address, config.ipv4Prefix, config.ipv6Prefix);
     if (network === null) return null;
     return {
