@@ -5,13 +5,16 @@ import type { StoredRecord } from '../records/stored-record.js';
 import {
   HEAD_CRITICALITY,
   HEAD_FORMAT,
+  HEAD_HOUR,
   HEAD_ID,
   HEAD_MARKS,
+  HEAD_MS_IN_HOUR,
   HEAD_REST,
   HEAD_TEXT,
   HEAD_TIME,
   headValue,
   markRecordHead,
+  NO_HOUR,
   type RecordHead,
 } from './record-head.js';
 import { isWholeRest, REST_DST, REST_MARKS, REST_SRC } from './record-rest.js';
@@ -71,6 +74,9 @@ class MarkedOutputLine implements OutputLine, RecordHead {
   readonly #srcEnd: number;
   readonly #dstStart: number;
   readonly #dstEnd: number;
+  /** received_at as two small integers (record-head.ts HEAD_HOUR): no heap number per line. */
+  readonly #hour: number;
+  readonly #msInHour: number;
   readonly sensor: string;
   readonly endpoint: RecordHead['endpoint'];
   readonly criticality: number;
@@ -86,6 +92,8 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     this.#idEnd = m[HEAD_ID + 1] as number;
     this.#timeStart = m[HEAD_TIME] as number;
     this.#timeEnd = m[HEAD_TIME + 1] as number;
+    this.#hour = m[HEAD_HOUR] as number;
+    this.#msInHour = m[HEAD_MS_IN_HOUR] as number;
     const r = REST_MARKS;
     this.#srcStart = r[REST_SRC] as number;
     this.#srcEnd = r[REST_SRC + 1] as number;
@@ -104,9 +112,10 @@ class MarkedOutputLine implements OutputLine, RecordHead {
     return headValue(this.#buf, HEAD_TIME, this.#timeStart, this.#timeEnd);
   }
 
-  /** received_at as epoch ms, read off the bytes (Date.parse's answer, without making the text). */
+  /** received_at as epoch ms (Date.parse's answer), as the check read it off the bytes. */
   receivedAtMs(): number {
-    return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
+    if (this.#hour === NO_HOUR) return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
+    return this.#hour * 3_600_000 + this.#msInHour;
   }
 
   /** The source address off the bytes, or null when it has an escape (then read from the parse). */

@@ -31,7 +31,7 @@ const sensorTexts: (string | null)[] = new Array(SENSOR_SLOTS).fill(null);
  * start and an end each): id, received_at, sensor, endpoint, then the criticality. One array, filled in place:
  * a feed keeps these numbers in its line object instead of four strings per record held through a delivery.
  */
-export const HEAD_MARKS = new Int32Array(11);
+export const HEAD_MARKS = new Int32Array(13);
 export const HEAD_ID = 0;
 export const HEAD_TIME = 2;
 export const HEAD_SENSOR = 4;
@@ -40,6 +40,15 @@ export const HEAD_CRITICALITY = 8;
 /** Where the line's rest starts (just after the criticality), and 1 when the head had a format field. */
 export const HEAD_REST = 9;
 export const HEAD_FORMAT = 10;
+/**
+ * received_at as epoch ms in two small integers, its hour (ms / 3,600,000, floored) and the ms into that hour: a
+ * line keeps these instead of reading the time off its bytes again. HEAD_HOUR is NO_HOUR for a time past what an
+ * int32 holds there (years beyond about 245,000: read again).
+ */
+export const HEAD_HOUR = 11;
+export const HEAD_MS_IN_HOUR = 12;
+export const NO_HOUR = -0x80000000;
+const HOUR_MS = 3_600_000;
 
 /**
  * The line last checked by `markRecordHead`: its sensor's text and its endpoint, strings shared by every line
@@ -68,7 +77,8 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   const sensorStart = timeEnd + 1 + SENSOR.length;
   const endpointStart = sensorEnd + 1 + ENDPOINT.length;
   // Checked off the bytes: a writer's time, a sensor seen before and the endpoint make no string.
-  if (Number.isNaN(isoTimeMs(buf, timeStart, timeEnd))) return false;
+  const ms = isoTimeMs(buf, timeStart, timeEnd);
+  if (Number.isNaN(ms)) return false;
   const sensor = readableSensor(buf, sensorStart, sensorEnd);
   if (sensor === null) return false;
   const endpoint = endpointAt(buf, endpointStart, endpointEnd);
@@ -96,6 +106,10 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   m[HEAD_CRITICALITY] = criticality;
   m[HEAD_REST] = at + 1;
   m[HEAD_FORMAT] = format ? 1 : 0;
+  const hour = Math.floor(ms / HOUR_MS);
+  const fits = hour > NO_HOUR && hour <= 0x7fffffff;
+  m[HEAD_HOUR] = fits ? hour : NO_HOUR;
+  m[HEAD_MS_IN_HOUR] = fits ? ms - hour * HOUR_MS : 0;
   HEAD_TEXT.sensor = sensor;
   HEAD_TEXT.endpoint = RECORD_ENDPOINTS[endpoint] as RecordEndpoint;
   return true;

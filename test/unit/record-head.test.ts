@@ -12,7 +12,7 @@ import {
   buildGenericRecord,
   buildSyslogRecord,
 } from '../../src/records/stored-record.js';
-import { outputLineOf } from '../../src/store/output-line.js';
+import { outputLineOf, receivedAtMsOf } from '../../src/store/output-line.js';
 import { markRecordHead } from '../../src/store/record-head.js';
 import { parseStoredRecord } from '../../src/store/record-shape.js';
 import type { RecordHead } from '../../src/store/store.js';
@@ -36,6 +36,13 @@ const time = fc.oneof(
     .date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true })
     .map((d) => d.toISOString()),
   fc.constantFrom('', 'yesterday', '2026-13-40T00:00:00.000Z'),
+  // Before 1970, another form Date.parse reads, the largest and smallest times it gives (past an int32 of hours).
+  fc.constantFrom(
+    '1969-12-31T23:59:59.999Z',
+    '2026-11-26T10:00:00Z',
+    '+275760-09-13T00:00:00.000Z',
+    '-271821-04-20T00:00:00.000Z',
+  ),
 );
 
 /** What a stored record holds after its head, but `original` (record-shape.ts checks it whole). */
@@ -150,6 +157,8 @@ test('property: a line checked in place inside its chunk reads as the same head,
       assert.equal(checked.id, parsed.id);
       assert.deepEqual(headFields(checked.head), headFields(parsed.head));
       assert.deepEqual(checked.record, parsed.record);
+      // The time as the check read it, kept by the line: Date.parse's answer.
+      assert.equal(receivedAtMsOf(checked), Date.parse(parsed.head.received_at), text);
     }),
     { numRuns: 2000 },
   );
