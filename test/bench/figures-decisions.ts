@@ -27,6 +27,8 @@ interface EngineRun {
   path: string;
   records: number;
   cpuSeconds: number;
+  /** Of cpuSeconds, the engine's start: the decisions read, the rules' window scanned again. */
+  startCpuSeconds: number;
   wallMs: number;
   tracked: number;
   heapMiB: number;
@@ -55,7 +57,12 @@ export function engineRun(records: number, src = ROOT, path: 'feed' | 'scan' = '
   return run;
 }
 
-const perCpuSecond = (r: EngineRun) => r.records / r.cpuSeconds;
+/**
+ * Records per engine CPU-second. Reading its feed: from the end of its start (the scan of the day's log at start
+ * costs per record on disk, not per record read: its own row). The scan: the whole run.
+ */
+const perCpuSecond = (r: EngineRun) =>
+  r.records / (r.path === 'feed' ? r.cpuSeconds - r.startCpuSeconds : r.cpuSeconds);
 
 function engineRows(ctx: BenchContext): Row[] {
   const records = ctx.quick ? 20_000 : 200_000;
@@ -68,18 +75,27 @@ function engineRows(ctx: BenchContext): Row[] {
   }
   const show = (runs: EngineRun[]) => runs.map((r) => fmt.n(perCpuSecond(r))).join(' ');
   ctx.log(
-    `  engine, records per CPU-second: reading its feed ${show(feed)}; the scan at start ${show(scan)}`,
+    `  engine, records per CPU-second: reading its feed ${show(feed)}; the scan at start ${show(scan)}; its start beside ${fmt.n(records)} records out of its window ${feed.map((r) => fmt.ms(r.startCpuSeconds * 1000)).join(' ')} CPU`,
   );
   const f = median(feed.map(perCpuSecond));
   return [
     {
-      figure: `17 decisions engine, ${fmt.n(records)} distinct records from its feed, records per engine CPU-second`,
+      figure: `17 decisions engine, ${fmt.n(records)} distinct records from its feed, records per engine CPU-second (after its start)`,
       generator: 'in process',
       threatcol: fmt.n(f),
       reference: `heap ${median(feed.map((r) => r.heapMiB)).toFixed(0)} MiB`,
       ratio: '',
       target: `>= ${fmt.n(ENGINE_TARGET)}`,
       pass: f >= ENGINE_TARGET,
+    },
+    {
+      figure: `17 the same, its start (decisions read, today's ${fmt.n(records)} records scanned for its window), engine CPU`,
+      generator: 'in process',
+      threatcol: fmt.ms(median(feed.map((r) => r.startCpuSeconds * 1000))),
+      reference: `whole run ${fmt.n(median(feed.map((r) => r.records / r.cpuSeconds)))} rec/CPU-s`,
+      ratio: '',
+      target: '',
+      pass: null,
     },
     {
       figure: `17 the same, the window read again at start (store scan), records per engine CPU-second`,
