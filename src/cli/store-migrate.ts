@@ -1,5 +1,5 @@
-// `threatcol store migrate --to nats`: copies the data directory's files store (sensors and records) into the
-// configured NATS JetStream backend; idempotent, so a re-run or a run after an interruption stores nothing twice.
+// `threatcol store migrate --to nats`: copies the data directory's files store (sensors, the blocklist's
+// decisions and records) into the configured NATS JetStream backend; idempotent, so a re-run or a run after an interruption stores nothing twice.
 import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
@@ -29,7 +29,9 @@ export function registerStoreMigrate(
   addCommonOptions(
     store
       .command('migrate')
-      .description('copy the files store (sensors and records) into NATS JetStream; safe to run again')
+      .description(
+        'copy the files store (sensors, blocklist decisions, records) into NATS JetStream; safe to run again',
+      )
       .addOption(
         new Option('--to <backend>', 'the backend to copy into (configured as for serve: nats.*)')
           .choices(['nats'])
@@ -43,11 +45,12 @@ export function registerStoreMigrate(
 
 export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<number> {
   // Imported here: the definition above is loaded for every command line, this only when migrating.
-  const [{ createLogger }, { copyRecords, copySensors }, { openStore, redactServer }] = await Promise.all([
-    import('../log.js'),
-    import('../store/copy-store.js'),
-    import('../store/open-store.js'),
-  ]);
+  const [{ createLogger }, { copyDecisions, copyRecords, copySensors }, { openStore, redactServer }] =
+    await Promise.all([
+      import('../log.js'),
+      import('../store/copy-store.js'),
+      import('../store/open-store.js'),
+    ]);
   const loaded = await loadFromOptions(options, io);
   const files = withBackend(loaded, 'files');
   existingDataDir(files, options, io);
@@ -71,6 +74,7 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
   try {
     target = await openStore(nats, { dataDir: loaded.dataDir, logger });
     const sensors = await unavailableSays(copySensors(source, target, copyOptions));
+    const decisions = await unavailableSays(copyDecisions(source, target, copyOptions));
     const records = await unavailableSays(copyRecords(source, target, copyOptions));
     const summary = {
       dry_run: dryRun,
@@ -92,6 +96,11 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
         already_present: sensors.alreadyPresent,
         conflicting: sensors.conflicting,
         overwritten: sensors.overwritten,
+      },
+      decisions: {
+        copied: decisions.copied,
+        already_present: decisions.alreadyPresent,
+        left_in_target: decisions.leftInTarget,
       },
       seconds: Math.round((performance.now() - started) / 10) / 100,
     };
@@ -154,6 +163,7 @@ interface Summary {
   target: { servers: string[]; stream: string };
   records: { copied: number; already_present: number; not_records: number };
   sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
+  decisions: { copied: number; already_present: number; left_in_target: string[] };
   seconds: number;
 }
 
@@ -164,11 +174,17 @@ function summaryText(s: Summary): string {
       `${s.records.already_present} already present` +
       `${s.records.not_records > 0 ? `, ${s.records.not_records} skipped (not records: the log names the first)` : ''}; sensors ${s.sensors.copied.length} ${verb}, ` +
       `${s.sensors.already_present.length} already present, ${s.sensors.conflicting.length} conflicting` +
-      `${s.sensors.overwritten.length > 0 ? `, ${s.sensors.overwritten.length} overwritten` : ''} ` +
+      `${s.sensors.overwritten.length > 0 ? `, ${s.sensors.overwritten.length} overwritten` : ''}; ` +
+      `decisions ${s.decisions.copied} ${verb}, ${s.decisions.already_present} already present` +
+      `${s.decisions.left_in_target.length > 0 ? `, ${s.decisions.left_in_target.length} left as they are in NATS` : ''} ` +
       `(${s.seconds} s)`,
     `Target: NATS JetStream at ${s.target.servers.join(', ')}, stream ${s.target.stream}`,
   ];
   if (s.sensors.conflicting.length > 0)
     lines.push(`Conflicting sensors: ${s.sensors.conflicting.join(', ')}`);
+  if (s.decisions.left_in_target.length > 0)
+    lines.push(
+      `Decisions NATS holds with other content, left as they are: ${s.decisions.left_in_target.slice(0, 10).join(', ')}${s.decisions.left_in_target.length > 10 ? ` and ${s.decisions.left_in_target.length - 10} more` : ''}`,
+    );
   return lines.join('\n');
 }

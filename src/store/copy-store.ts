@@ -1,6 +1,9 @@
-// Copies one store into another through the store interfaces (`store migrate`): sensors as they are, then
-// every record with its own id, skipping what the target already holds, so a re-run stores nothing twice.
+// Copies one store into another through the store interfaces (`store migrate`): sensors as they are, the
+// blocklist's decisions, then every record with its own id, skipping what the target already holds, so a re-run
+// stores nothing twice.
+import { isDeepStrictEqual } from 'node:util';
 import type { StoredRecord } from '../records/stored-record.js';
+import { type DecisionChange, decisionEntries, MAP_OF } from './decisions.js';
 import type { Sensor, SensorImport } from './registry.js';
 import { sameSensor } from './sensor-changes.js';
 import type { Store } from './store.js';
@@ -42,6 +45,13 @@ export interface RecordCopyResult {
   notRecords: number;
 }
 
+export interface DecisionCopyResult {
+  copied: number;
+  alreadyPresent: number;
+  /** Entries the target holds with other content (`KIND KEY`): left as they are, its own being newer. */
+  leftInTarget: string[];
+}
+
 const DEFAULT_BATCH = 1000;
 
 /**
@@ -72,6 +82,32 @@ function dryRunOutcome(there: Sensor | undefined, sensor: Sensor, overwrite: boo
   if (!there) return 'created';
   if (sameSensor(there, sensor)) return 'unchanged';
   return overwrite ? 'overwritten' : 'conflict';
+}
+
+/**
+ * The decisions (src/decisions/): blocks, allow entries, feeds with their password hashes, removed blocks not to
+ * be made again from old records, repeat offenders, feeds' last fetches and the rules' history, each stored as
+ * it is, in one write. An entry the target already holds is skipped when the same, and left as it is when not
+ * (a collector on the target made or changed it since: newer than the copy). In a dry run the target is only read.
+ */
+export async function copyDecisions(
+  source: Store,
+  target: Store,
+  options: CopyOptions,
+): Promise<DecisionCopyResult> {
+  const there = await target.decisions.read();
+  const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [] };
+  const changes: DecisionChange[] = [];
+  for (const entry of decisionEntries(await source.decisions.read())) {
+    const theirs = (there[MAP_OF[entry.kind]] as Map<string, unknown>).get(entry.key);
+    if (theirs === undefined) {
+      changes.push(entry as DecisionChange);
+      result.copied++;
+    } else if (isDeepStrictEqual(theirs, entry.value)) result.alreadyPresent++;
+    else result.leftInTarget.push(`${entry.kind} ${entry.key}`);
+  }
+  if (!options.dryRun && changes.length > 0) await target.decisions.apply(changes);
+  return result;
 }
 
 /**

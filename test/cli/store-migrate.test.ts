@@ -10,6 +10,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
+import { request } from 'undici';
 import { loadConfig } from '../../src/config/load-config.js';
 import { encodeToken, recordSubject } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -362,5 +363,97 @@ test('store migrate: lines that are not records (null, no sensor name, an endpoi
       .split('\n')
       .map((l) => (JSON.parse(l) as { threat: string }).threat),
     ['a', 'b'],
+  );
+});
+
+test('store migrate copies the blocklist: blocks, allow entries and feeds served from NATS with their credentials; a re-run skips them, a newer one in NATS is kept', async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const natsEnv = { ...env, THREATCOL_STORE_BACKEND: 'nats' };
+  const dataDir = makeTempDir(t);
+  const cli = async (args: string[], options: { env?: Record<string, string> } = {}) => {
+    const r = await runCli([...args, '--data-dir', dataDir], options);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  await cli(['allow', 'add', '203.0.113.0/24', '--reason', 'partner']);
+  await cli(['block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'scanner']);
+  await cli(['block', 'add', '198.51.100.8', '--for', '2h', '--reason', 'scanner too']);
+  await cli(['block', 'remove', '198.51.100.8']);
+  const feed = JSON.parse(await cli(['feed', 'add', 'edge', '--format', 'plain', '--json'])) as {
+    username: string;
+    password: string;
+  };
+  const migrate = async (...extra: string[]) => {
+    const r = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json', ...extra], {
+      env,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    return (
+      JSON.parse(r.stdout) as {
+        decisions: { copied: number; already_present: number; left_in_target: string[] };
+      }
+    ).decisions;
+  };
+  const onNats = async (args: string[]) => {
+    const r = await runCli([...args, '--json', '--data-dir', makeTempDir(t)], { env: natsEnv });
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as Record<string, unknown>[];
+  };
+
+  // The block, the allow entry, the feed and the removed block's mark: four entries (and nothing in a dry run).
+  assert.deepEqual(await migrate('--dry-run'), { copied: 4, already_present: 0, left_in_target: [] });
+  assert.deepEqual(await onNats(['block', 'list']), []);
+  assert.deepEqual(await migrate(), { copied: 4, already_present: 0, left_in_target: [] });
+  const blocks = await onNats(['block', 'list']);
+  assert.deepEqual(
+    blocks.map((b) => [b.address, b.reason]),
+    [['198.51.100.7/32', 'scanner']],
+  );
+  assert.deepEqual(
+    (await onNats(['allow', 'list'])).map((a) => [a.network, a.reason]),
+    [['203.0.113.0/24', 'partner']],
+  );
+
+  // A collector on NATS serves the feed to the firewall's old credentials.
+  const natsDir = makeTempDir(t);
+  const serve = await spawnServe(natsDir, [], { env: natsEnv });
+  t.after(() => serve.stop());
+  const agent = trustingAgent(natsDir);
+  t.after(() => agent.close());
+  const fetchFeed = async (password: string) => {
+    const res = await request(`${serve.url}/feeds/edge`, {
+      headers: { authorization: `Basic ${Buffer.from(`${feed.username}:${password}`).toString('base64')}` },
+      dispatcher: agent,
+    });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+  const served = await fetchFeed(feed.password);
+  assert.equal(served.status, 200, served.text);
+  assert.deepEqual(served.text.split('\n').filter(Boolean), ['198.51.100.7']);
+  assert.equal((await fetchFeed(`${feed.password}x`)).status, 401);
+
+  // Again: nothing copied. A block changed on NATS since is NATS's to keep (exit 0, named).
+  assert.deepEqual(await migrate(), { copied: 0, already_present: 4, left_in_target: [] });
+  const r = await runCli(
+    ['block', 'add', '198.51.100.7', '--for', '5h', '--reason', 'seen again', '--data-dir', natsDir],
+    { env: natsEnv },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(await migrate(), {
+    copied: 0,
+    already_present: 3,
+    left_in_target: ['block 198.51.100.7/32'],
+  });
+  assert.deepEqual(
+    (await onNats(['block', 'list'])).map((b) => b.reason),
+    ['seen again'],
+  );
+  const text = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir], { env });
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /; decisions 0 copied, 3 already present, 1 left as they are in NATS \(/);
+  assert.match(
+    text.stdout,
+    /^Decisions NATS holds with other content, left as they are: block 198\.51\.100\.7\/32$/m,
   );
 });

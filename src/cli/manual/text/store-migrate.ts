@@ -5,7 +5,7 @@ export const storeMigrateManual: CommandManual = {
   description: `
 \`\`\`sh
 threatcol store migrate --to nats --dry-run     # what would be copied; stores nothing
-threatcol store migrate --to nats               # copy sensors and records into the configured NATS
+threatcol store migrate --to nats               # copy sensors, decisions and records into the configured NATS
 \`\`\`
 
 Copies the data directory's files store into the NATS JetStream backend configured as for \`serve\` (\`nats.*\`
@@ -20,6 +20,13 @@ configuration (which names NATS).
   the same content is skipped; one with different content (changed in NATS since, or added there under the
   same name) is left as it is and reported: the command copies everything else, then exits 65
   (\`SENSOR_EXISTS\`) naming it. \`--overwrite-sensors\` replaces such sensors with the files store's version.
+- **Decisions** (the blocklist's state: blocks, allow entries, feeds with their password hashes, removed
+  blocks that old records must not make again, repeat offenders' counts, feeds' last fetches, the rules'
+  history) go to the bucket \`blocklist.bucket\` names (\`threatcol_decisions\`) as they are, in one write:
+  firewalls pull the same feeds with the same credentials from a collector on NATS, and nothing an allow entry
+  protected is blocked after the move. An entry NATS already holds is skipped when it is the same, and left as
+  it is when it differs (a collector on NATS made or changed it since: its own is newer); the summary counts
+  those (\`left_in_target\` with \`--json\`, as \`KIND KEY\`) and the command still exits 0.
 - **Records** go to the stream \`THREATCOL\` unchanged (every field, \`id\` and \`received_at\` included), oldest
   first, each published with its id as \`Nats-Msg-Id\`. Before copying, the command reads the ids already in
   the stream and skips those records, so a second run, or one after an interruption, stores nothing twice,
@@ -38,16 +45,16 @@ configuration (which names NATS).
   \`store.retention.maxBytes\` smaller than the files store makes NATS discard the oldest copied records as it
   fills (a re-run would copy those again: it skips only what the stream still holds).
 - Progress goes to stderr every 2 s on a big store; the summary to stdout: \`records 1000 copied, 0 already
-  present; sensors 3 copied, 0 already present, 0 conflicting (1.2 s)\`.
+  present; sensors 3 copied, 0 already present, 0 conflicting; decisions 14 copied, 0 already present (1.2 s)\`.
 - Measured here (one local nats-server, 1 replica, 2 cores shared with other work): 100,000 records in
   4.0-4.6 s (about 22,000 records/s), 1,000,000 records (320 MB of segments) in 42 s; a second run over the
   million, copying nothing, 13-15 s.
 `,
   options: {
     '--to': `the backend to copy into (\`nats\`, the only one; anything else is a usage error, exit 64)`,
-    '--dry-run': `count what would be copied (records, sensors, conflicts); store nothing (the empty stream and bucket are created if missing, as by every command on NATS)`,
+    '--dry-run': `count what would be copied (records, sensors, decisions, conflicts); store nothing (the empty stream and bucket are created if missing, as by every command on NATS)`,
     '--overwrite-sensors': `replace sensors that exist in NATS with different content instead of reporting them`,
-    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "seconds"}\` (sensor fields are lists of names)`,
+    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "decisions": {"copied", "already_present", "left_in_target"}, "seconds"}\` (sensor fields and \`left_in_target\` are lists of names)`,
   },
   exitStatus: `
 NATS unreachable: exit 69 (\`UNAVAILABLE\`) naming the servers, after \`nats.publishTimeoutMs\`; run it again
