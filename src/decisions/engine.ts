@@ -97,6 +97,23 @@ class LineSeen implements Seen {
   }
 }
 
+/**
+ * Date.parse of a decision's time (a block's since and until, an offence's last, a removal's time), remembered
+ * by its text: every record about a blocked address reads its block's and offence's times again (a flood about
+ * one address reads the same few texts), and each parse took more than the rest of that record's decision.
+ */
+const PARSED_TIMES = new Map<string, number>();
+const PARSED_TIMES_MAX = 4096;
+function timeMs(text: string): number {
+  let ms = PARSED_TIMES.get(text);
+  if (ms === undefined) {
+    if (PARSED_TIMES.size >= PARSED_TIMES_MAX) PARSED_TIMES.clear();
+    ms = Date.parse(text);
+    PARSED_TIMES.set(text, ms);
+  }
+  return ms;
+}
+
 const DAY_MS = 86_400_000;
 /** A new block of an address blocked within this long lasts repeatFactor times longer per earlier block. */
 const REPEAT_WINDOW_MS = 30 * DAY_MS;
@@ -168,11 +185,19 @@ interface Target {
 const numberOf = (b: Uint8Array): number =>
   (((b[0] as number) << 24) | ((b[1] as number) << 16) | ((b[2] as number) << 8) | (b[3] as number)) >>> 0;
 
+/** The IPv4 key unitOfKey named last, and its unit (records about one address come in runs). */
+let namedKey = -1;
+let namedUnit = '';
+
 /** A tracker key's unit as the decisions name it. */
-const unitOfKey = (key: UnitKey): string =>
-  typeof key === 'string'
-    ? key
-    : `${key >>> 24}.${(key >>> 16) & 0xff}.${(key >>> 8) & 0xff}.${key & 0xff}/32`;
+function unitOfKey(key: UnitKey): string {
+  if (typeof key === 'string') return key;
+  if (key !== namedKey) {
+    namedKey = key;
+    namedUnit = `${key >>> 24}.${(key >>> 16) & 0xff}.${(key >>> 8) & 0xff}.${key & 0xff}/32`;
+  }
+  return namedUnit;
+}
 
 /** A unit's key in the tracker (unitOfKey's inverse). */
 function keyOfUnit(unit: string): UnitKey {
@@ -279,7 +304,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         continue;
       }
       const cleared = anyCleared ? state.cleared.get(unitOfKey(target.key)) : undefined;
-      const notBefore = cleared ? Date.parse(cleared.at) : Number.NEGATIVE_INFINITY;
+      const notBefore = cleared ? timeMs(cleared.at) : Number.NEGATIVE_INFINITY;
       if (at <= notBefore) continue;
       const met = tracker.observe(target.key, index, rule, record, notBefore);
       if (met === null) continue;
@@ -323,7 +348,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   ): void {
     const pending = changes.get(`block ${unit}`);
     const existing = (pending?.value as Block | null | undefined) ?? current('block', unit);
-    const existingUntil = existing === null ? 0 : Date.parse(existing.until);
+    const existingUntil = existing === null ? 0 : timeMs(existing.until);
     const active = existing !== null && existingUntil > now();
     if (active && existing.rule === 'manual') return;
     const maxMs = maxDurationMs;
@@ -334,7 +359,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       const before =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
         current('offence', unit);
-      const repeats = before && at - Date.parse(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
+      const repeats = before && at - timeMs(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
       durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
       atText = isoText(at);
       offence = { address: unit, blocks: repeats + 1, last: atText };
@@ -343,12 +368,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       let made =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
         current('offence', unit);
-      const since = Date.parse(existing.since);
-      if (made === null || Date.parse(made.last) < since) {
+      const since = timeMs(existing.since);
+      if (made === null || timeMs(made.last) < since) {
         // The block's own offence is missing: a batch cut after its block was stored and before its offence
         // (NATS writes blocks first). Counted now, from the block before it, as the block was made; and
         // reported now, since the cut write failed before it could be (reportBlocks).
-        const repeats = made && since - Date.parse(made.last) < REPEAT_WINDOW_MS ? made.blocks : 0;
+        const repeats = made && since - timeMs(made.last) < REPEAT_WINDOW_MS ? made.blocks : 0;
         made = { address: unit, blocks: repeats + 1, last: existing.since };
         changes.set(`offence ${unit}`, { kind: 'offence', key: unit, value: made });
         repaired.set(unit, existing);
