@@ -1,5 +1,6 @@
 // `threatcol store migrate --to nats`: copies the data directory's files store (sensors, the blocklist's
-// decisions and records) into the configured NATS JetStream backend; idempotent, so a re-run or a run after an interruption stores nothing twice.
+// decisions and records) into the configured NATS JetStream backend; idempotent, so a re-run or a run after an
+// interruption stores nothing twice.
 import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
