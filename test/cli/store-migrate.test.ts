@@ -428,8 +428,17 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
     });
     return { status: res.statusCode, text: await res.body.text() };
   };
-  const served = await fetchFeed(feed.password);
-  assert.equal(served.status, 200, served.text);
+  // serve may answer before its first read of the bucket: wait for the feed (an event, not a sleep).
+  let served = { status: 0, text: '' };
+  await until(
+    async () => {
+      served = await fetchFeed(feed.password);
+      return served.status === 200;
+    },
+    15_000,
+    'the migrated feed served',
+    50,
+  );
   assert.deepEqual(served.text.split('\n').filter(Boolean), ['198.51.100.7']);
   assert.equal((await fetchFeed(`${feed.password}x`)).status, 401);
 
