@@ -6,6 +6,7 @@ import type { BuiltRecord, StoredRecord } from '../records/stored-record.js';
 import type { RecordLog } from '../store/store.js';
 import { watchFiles } from '../watch-files.js';
 import { isPublic, readAddress } from './address-words.js';
+import type { AsnEntry } from './asn-table.js';
 import {
   type DatabaseKind,
   type OpenDatabase,
@@ -85,12 +86,20 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
 
   // No cache of recent addresses: a look-up in both tables (~1 µs each) costs less than a Map's hashing of each
   // new address string did.
-  const lookUp = (address: string): Enrichment | null => {
+  /** The answers of the last `answer` (the AS database's is an object it reuses: read before the next one). */
+  let country: string | undefined;
+  let as: AsnEntry | undefined;
+  /** Looks `address` up in both databases; false when it is no address or not a public one (none looked up). */
+  const answer = (address: string): boolean => {
     const family = readAddress(address);
-    if (family === 0 || !isPublic(family)) return null;
-    const country = dbs.country?.country(address, family);
-    const as = dbs.asn?.asn(address, family);
-    if (country === undefined && as === undefined) return null;
+    if (family === 0 || !isPublic(family)) return false;
+    country = dbs.country?.country(address, family);
+    as = dbs.asn?.asn(address, family);
+    return true;
+  };
+
+  const lookUp = (address: string): Enrichment | null => {
+    if (!answer(address) || (country === undefined && as === undefined)) return null;
     const found: Enrichment = {};
     if (country !== undefined) found.country = country;
     if (as !== undefined) {
@@ -100,13 +109,9 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
     return found;
   };
 
-  // lookUp's work straight into the record: no object a record for the garbage collector.
+  // The answers straight into the record: no object a record for the garbage collector.
   const enrichSide = (r: BuiltRecord, side: 'src' | 'dst', address: string): void => {
-    const family = readAddress(address);
-    if (family === 0 || !isPublic(family)) return;
-    const country = dbs.country?.country(address, family);
-    // The AS database answers in an object it reuses: read before the next look-up.
-    const as = dbs.asn?.asn(address, family);
+    if (!answer(address)) return;
     if (as !== undefined)
       r.setEnrichment(side, country, as.asn, as.org === '' ? undefined : as.org, as.plain === true);
     else if (country !== undefined) r.setEnrichment(side, country, undefined, undefined);
