@@ -205,7 +205,7 @@ function keyOfUnit(unit: string): UnitKey {
   return unit.endsWith('/32') && canonicalIpv4(unit.slice(0, -3), bytes) ? numberOf(bytes) : unit;
 }
 
-/** Where targetOf reads a canonical IPv4 address (its answer keeps no bytes). */
+/** Where targetOfSeen reads a canonical IPv4 address (its answer keeps no bytes). */
 const SCRATCH_IPV4: Network = { family: 4, prefix: 32, bytes: new Uint8Array(4) };
 
 export interface EngineCounts {

@@ -12,6 +12,7 @@ import {
   HEAD_REST,
   HEAD_TEXT,
   HEAD_TIME,
+  HOUR_MS,
   headValue,
   markRecordHead,
   NO_HOUR,
@@ -115,7 +116,7 @@ class MarkedOutputLine implements OutputLine, RecordHead {
   /** received_at as epoch ms (Date.parse's answer), as the check read it off the bytes. */
   receivedAtMs(): number {
     if (this.#hour === NO_HOUR) return isoTimeMs(this.#buf, this.#timeStart, this.#timeEnd);
-    return this.#hour * 3_600_000 + this.#msInHour;
+    return this.#hour * HOUR_MS + this.#msInHour;
   }
 
   /** The source address off the bytes, or null when it has an escape (then read from the parse). */

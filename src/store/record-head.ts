@@ -48,7 +48,7 @@ export const HEAD_FORMAT = 10;
 export const HEAD_HOUR = 11;
 export const HEAD_MS_IN_HOUR = 12;
 export const NO_HOUR = -0x80000000;
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 
 /**
  * The line last checked by `markRecordHead`: its sensor's text and its endpoint, strings shared by every line
