@@ -7,8 +7,9 @@
 // --profile FILE: a CPU profile of the engine's part alone (not the records' storing), for profile-summary.ts.
 // --no-blocks: the same rules, each wanting two records about an address (every source here has one): the same
 // counting and none of the blocks' writing, the difference being what the blocks cost.
-// Prints one JSON line: records, cpuSeconds (the engine's whole run), startCpuSeconds (its start: the decisions
-// read and the records' window scanned again, up to its log line saying so), pageFaults (minor, the whole run), wallMs, tracked, blocksMade, heapMiB.
+// Prints one JSON line: records, cpuSeconds (the engine's whole run), pageFaults (minor, the whole run),
+// startCpuSeconds (its start: the decisions read and the records' window scanned again, up to its log line saying
+// so), wallMs, tracked, blocksMade, heapMiB.
 // On `feed`, what follows the start is its throughput: the records read from its cursor.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -93,8 +94,9 @@ try {
   const cpu = process.cpuUsage();
   const wall = performance.now();
   const lines: Record<string, unknown>[] = [];
+  const seconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
   // Taken as the scan's log line is written (synchronously: the feed is opened after it).
-  let started_: NodeJS.CpuUsage | null = null;
+  let startCpuSeconds: number | null = null;
   const engine = startDecisionEngine({
     store,
     blocklist: config.blocklist,
@@ -103,8 +105,8 @@ try {
       {
         write: (line: string) => {
           const entry = JSON.parse(line) as Record<string, unknown>;
-          if (started_ === null && String(entry.msg).startsWith("the rules' windows"))
-            started_ = process.cpuUsage(cpu);
+          if (startCpuSeconds === null && String(entry.msg).startsWith("the rules' windows"))
+            startCpuSeconds = seconds(process.cpuUsage(cpu));
           lines.push(entry);
         },
       },
@@ -120,6 +122,8 @@ try {
   // Stopping waits for the batch in hand (its blocks written, its cursor moved): part of the work.
   await engine.stop();
   const used = process.cpuUsage(cpu);
+  if (startCpuSeconds === null)
+    throw new Error("the engine never logged the end of its start (the rules' windows)");
   const pageFaults = process.resourceUsage().minorPageFault - faults0;
   const wallMs = performance.now() - wall;
   if (session && profile) {
@@ -131,7 +135,7 @@ try {
   const heapMiB = process.memoryUsage().heapUsed / 1048576;
   await store.close();
   process.stdout.write(
-    `${JSON.stringify({ path, records: total, cpuSeconds: (used.user + used.system) / 1e6, pageFaults, startCpuSeconds: started_ === null ? null : ((started_ as NodeJS.CpuUsage).user + (started_ as NodeJS.CpuUsage).system) / 1e6, wallMs, tracked: counts.tracked, blocksMade: counts.blocksMade, heapMiB })}\n`,
+    `${JSON.stringify({ path, records: total, cpuSeconds: seconds(used), pageFaults, startCpuSeconds, wallMs, tracked: counts.tracked, blocksMade: counts.blocksMade, heapMiB })}\n`,
   );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
