@@ -3,9 +3,8 @@
 // batch over without arming a timer for the negative time left: Node printed a TimeoutNegativeWarning to the
 // collector's stderr (the journal) for each.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { openFileOutputFeed } from '../../src/store/files/output-feed.js';
+import { openTestFeed } from '../helpers/file-feed.js';
 import { recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -16,16 +15,7 @@ test('a batch whose deadline passed during its pause is handed over without a ne
   // The feed's clock steps a minute forward once the batch has started filling.
   let stepAt = Number.POSITIVE_INFINITY;
   const now = () => Date.now() + (Date.now() >= stepAt ? 60_000 : 0);
-  const feed = await openFileOutputFeed({
-    dataDir,
-    threats: join(dataDir, 'threats'),
-    name: 'fill',
-    owner: () => null,
-    match: () => true,
-    check: 'record',
-    startAt: 0,
-    now,
-  });
+  const feed = await openTestFeed(dataDir, 'fill', { now });
   t.after(() => feed.close());
   const warnings: string[] = [];
   const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { openFileOutputFeed } from '../../src/store/files/output-feed.js';
+import { openTestFeed } from '../helpers/file-feed.js';
 import { recordsFromSpecs, writeDaySegments } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -69,16 +69,7 @@ test('a feed filling a batch is not woken by each write of the writer', async (t
       .map((r) => `${JSON.stringify(r)}\n`)
       .join(''),
   );
-  const feed = await openFileOutputFeed({
-    dataDir,
-    threats: join(dataDir, 'threats'),
-    name: 'wakeups',
-    owner: () => null,
-    match: () => true,
-    check: 'record',
-    startAt: 0,
-    now: Date.now,
-  });
+  const feed = await openTestFeed(dataDir, 'wakeups');
   t.after(() => feed.close());
   const signal = new AbortController().signal;
   // The record stored before: read and acked, then a pause, so what loading the modules left to finish in the
