@@ -6,7 +6,9 @@ import { type FileOps, nodeFileOps } from '../../src/store/file-ops.js';
 import { errorCode, post } from '../helpers/client.js';
 import { diskFullError, writeHalf } from '../helpers/file-faults.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
+import { parseExposition, sampleValue } from '../helpers/prometheus.js';
 import { genericRecord, readStored, readStoreText } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
 
 function countingOps() {
   const counts = { fdatasync: 0, write: 0 };
@@ -136,10 +138,20 @@ test('a failed write answers 503, leaves no torn line, and the collector keeps s
 
 test('a failed fdatasync answers 503 to the whole batch and stops the daemon with exit 74', async (t) => {
   let fail = false;
+  // The failing sync waits until all five records are in the store's hands: a request the collector has not read
+  // yet when it stops is refused by its connection closing (the sender retries it), not answered, and five
+  // requests racing the first one's sync made that a matter of timing (a fresh clone's run got ECONNRESET).
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const ops: FileOps = {
     ...nodeFileOps,
     fdatasync: async (fd) => {
-      if (fail) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      if (fail) {
+        await held;
+        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      }
       return nodeFileOps.fdatasync(fd);
     },
   };
@@ -148,10 +160,17 @@ test('a failed fdatasync answers 503 to the whole batch and stops the daemon wit
   const as = { agent: s.agent, sensor: 'eio', key };
   assert.equal((await post(s.url, '/generic', genericRecord(), as)).status, 200);
   fail = true;
-  const replies = await Promise.all(
-    Array.from({ length: 5 }, () => post(s.url, '/generic', genericRecord(), as)),
+  const replies = Promise.all(Array.from({ length: 5 }, () => post(s.url, '/generic', genericRecord(), as)));
+  await until(
+    async () => {
+      const metrics = await fetch(`${s.adminUrl}/metrics`);
+      return sampleValue(parseExposition(await metrics.text()), 'threatcol_store_queue_records') >= 5;
+    },
+    15_000,
+    'five records waiting for their sync',
   );
-  for (const r of replies) assert.equal(r.status, 503);
+  release();
+  for (const r of await replies) assert.equal(r.status, 503);
   assert.equal(await s.daemon.done, 74);
   assert.ok(s.logs.some((l) => l.level === 60));
 });
