@@ -52,6 +52,9 @@ export interface Forwarder {
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** The longest a Node timer waits (ms): 2^31 - 1. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export function startForwarder(deps: ForwarderDeps): Forwarder {
   const { name, output, logger } = deps;
   const log = logger.child({ output: name });
@@ -221,7 +224,8 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         const readyIn = (receiver.readyAt?.() ?? 0) - deps.now();
         if (readyIn > 0) await sleep(readyIn, stopping.signal);
         if (stopping.signal.aborted) break;
-        // A grouped output wakes at the end of its next window to send that window's summary.
+        // A grouped output wakes at the end of its next window to send that window's summary; a window longer
+        // than a timer can wait (24.8 days: past it Node fires at once, or throws) wakes it early, to wait again.
         const windowEnd = grouper?.nextEnd() ?? null;
         const batch: OutputBatch = await feed.next({
           maxRecords: output.batch.maxRecords,
@@ -230,7 +234,10 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
           signal:
             windowEnd === null
               ? stopping.signal
-              : AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.max(1, windowEnd - deps.now()))]),
+              : AbortSignal.any([
+                  stopping.signal,
+                  AbortSignal.timeout(Math.min(MAX_TIMER_MS, Math.max(1, windowEnd - deps.now()))),
+                ]),
         });
         if (batch.records.length === 0) continue;
         const records: readonly OutgoingRecord[] = batch.records;

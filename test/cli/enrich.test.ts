@@ -291,3 +291,55 @@ test('the NATS backend stores the same fields', async (t) => {
   assert.equal(v6.src_asn, GOOGLE.asn);
   assert.equal(v6.dst_country, GOOGLE.country);
 });
+
+test('a database rewritten in place is read again; a damaged rewrite stores records without its fields, check warns, and a good one brings them back', async (t) => {
+  const dir = makeTempDir(t);
+  const countryDb = join(dir, 'country.mmdb');
+  // In place: the same file (inode) truncated and written again, as `cp new.mmdb country.mmdb` does.
+  writeFileSync(countryDb, tinyMmdb({ '8.8.8.0/24': { country: { iso_code: 'US' } } }));
+  const { dataDir, configPath, serve, send } = await serveWith(t, { enrich: { countryDb } });
+  let n = 0;
+  const sendOne = async () => {
+    const threat = `t${++n}`;
+    await send('/generic', [genericRecord({ threat, source_ip: '8.8.8.8' })]);
+    return stored(dataDir).find((r) => r.threat === threat) as Record<string, unknown>;
+  };
+  const countryNow = async (want: string | undefined, what: string) => {
+    let last: unknown = null;
+    await until(
+      async () => {
+        last = (await sendOne()).src_country;
+        return last === want;
+      },
+      30_000,
+      `${what} (last src_country ${String(last)})`,
+      200,
+    );
+  };
+  assert.equal((await sendOne()).src_country, 'US');
+
+  writeFileSync(countryDb, tinyMmdb({ '8.8.8.0/24': { country_code: 'DE' } }));
+  await countryNow('DE', 'the database rewritten in place in use');
+
+  writeFileSync(countryDb, 'damaged by a failed download\n'.repeat(50));
+  await countryNow(undefined, 'the damaged rewrite leaves the field out');
+  // The AS comes from the shipped database: only the damaged one's field is missing.
+  const record = await sendOne();
+  assert.equal(record.src_country, undefined);
+  assert.equal(record.src_asn, GOOGLE.asn);
+  assert.ok(
+    serve.logs.some(
+      (l) => String(l.msg).startsWith('enrichment database unreadable') && l.database === 'country',
+    ),
+    'serve logs the damaged database',
+  );
+  const check = await runCli(['check', '--no-daemon', '--json', '--config', configPath]);
+  const line = (
+    JSON.parse(check.stdout) as { checks: { name: string; status: string; message: string }[] }
+  ).checks.find((c) => c.name === 'enrich country');
+  assert.equal(line?.status, 'warn', JSON.stringify(line));
+  assert.ok(line.message.startsWith(`${countryDb} unreadable`), line.message);
+
+  writeFileSync(countryDb, tinyMmdb({ '8.8.8.0/24': { country_code: 'FR' } }));
+  await countryNow('FR', 'a good file again in use');
+});

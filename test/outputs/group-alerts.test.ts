@@ -225,6 +225,41 @@ test('email: the first record in a digest, then the window in one mail saying th
   assert.match(summary?.text ?? '', /sensors fw\n.*203\.0\.113\.5 -> /);
 });
 
+test('a window longer than a timer can wait (1000h, 2000h): the output keeps running and waits quietly', async (t) => {
+  const dir = makeTempDir(t);
+  const firsts: Record<string, string[]> = { '/long': [], '/longer': [] };
+  const receiver = await startHttpsReceiver(t, (request, body, response) => {
+    const message = JSON.parse(body) as { records?: { src_ip: string }[] };
+    for (const r of message.records ?? []) firsts[request.url as string]?.push(r.src_ip);
+    response.writeHead(200).end();
+  });
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const hook = (path: string, window: string) => ({
+    type: 'webhook',
+    url: `${receiver.url}${path}`,
+    ca: join(dir, 'ca.pem'),
+    group: { by: ['src_ip'], window },
+    batch: { maxWaitMs: 100 },
+  });
+  const run = await serveGrouped(t, dir, { long: hook('/long', '1000h'), longer: hook('/longer', '2000h') });
+  const serve = await run.serve();
+  const both = (ip: string) => Object.values(firsts).every((ips) => ips.includes(ip));
+  await run.post(serve, times(3, A));
+  await until(() => both(A.source_ip), 30_000, "both outputs send A's first record");
+  // The outputs now wait for A's window to end, weeks away; B's first record must still go at once.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await run.post(serve, times(3, B));
+  // A hang guard: what each output sent is said by the assertion below.
+  await until(() => both(B.source_ip), 30_000, "both outputs send B's first record").catch(() => {});
+  assert.deepEqual(firsts, { '/long': [A.source_ip, B.source_ip], '/longer': [A.source_ip, B.source_ip] });
+  assert.doesNotMatch(serve.stderr(), /TimeoutOverflowWarning/, 'no timer cut to 1 ms (a busy loop)');
+  assert.deepEqual(
+    serve.logs.filter((l) => String(l.msg).startsWith('output ')).map((l) => `${l.output} ${l.msg}`),
+    serve.logs.filter((l) => l.msg === 'output started').map((l) => `${l.output} output started`),
+    'no output paused or failing',
+  );
+});
+
 test('group on a SIEM output stops serve with 78, naming the key', async (t) => {
   const dir = makeTempDir(t);
   const config = join(dir, 'config.json');
