@@ -13,13 +13,19 @@ export function windowWords(window: string): string {
   return m ? `${m[1]} ${UNIT_WORDS[m[2] as string]}` : window;
 }
 
+/** A group's value as read: "no src_country" for a field the records lack, "AS15169" for an AS number. */
+function valueWords(field: string, value: unknown): unknown {
+  if (value === null || value === undefined) return `no ${field}`;
+  return field.endsWith('_asn') && typeof value === 'number' ? `AS${value}` : value;
+}
+
 /** The one line that says what a summary counts. */
 export function summaryHeadline(summary: GroupSummary, clean: (value: unknown) => string): string {
   const what =
     summary.group === null
       ? 'records of further groups (past group.maxGroups)'
-      : Object.values(summary.group)
-          .map((value) => clean(value))
+      : Object.entries(summary.group)
+          .map(([field, value]) => clean(valueWords(field, value)))
           .join(' — ');
   const sensors = `${summary.sensors.length}${summary.moreSensors ? '+' : ''} sensor${summary.sensors.length === 1 && !summary.moreSensors ? '' : 's'}`;
   return `${what} ×${summary.count} on ${sensors} in ${windowWords(summary.window)}`;
