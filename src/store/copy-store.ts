@@ -88,7 +88,9 @@ function dryRunOutcome(there: Sensor | undefined, sensor: Sensor, overwrite: boo
  * The decisions (src/decisions/): blocks, allow entries, feeds with their password hashes, removed blocks not to
  * be made again from old records, repeat offenders, feeds' last fetches and the rules' history, each stored as
  * it is, in one write. An entry the target already holds is skipped when the same, and left as it is when not
- * (a collector on the target made or changed it since: newer than the copy). In a dry run the target is only read.
+ * (a collector on the target made or changed it since: newer than the copy). An entry the target removed (a run
+ * before copied it, then `block remove`, `allow remove`, `feed remove` there) stays removed, unless the source's
+ * was made after the removal. In a dry run the target is only read.
  */
 export async function copyDecisions(
   source: Store,
@@ -96,18 +98,47 @@ export async function copyDecisions(
   options: CopyOptions,
 ): Promise<DecisionCopyResult> {
   const there = await target.decisions.read();
+  const removals = (await target.decisions.removals?.()) ?? new Map<string, number>();
   const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [] };
   const changes: DecisionChange[] = [];
   for (const entry of decisionEntries(await source.decisions.read())) {
+    const name = `${entry.kind} ${entry.key}`;
     const theirs = (there[MAP_OF[entry.kind]] as Map<string, unknown>).get(entry.key);
-    if (theirs === undefined) {
+    const removed = removals.get(name);
+    if (theirs === undefined && (removed === undefined || madeAt(entry as DecisionChange) > removed)) {
       changes.push(entry as DecisionChange);
       result.copied++;
-    } else if (isDeepStrictEqual(theirs, entry.value)) result.alreadyPresent++;
-    else result.leftInTarget.push(`${entry.kind} ${entry.key}`);
+    } else if (theirs !== undefined && isDeepStrictEqual(theirs, entry.value)) result.alreadyPresent++;
+    else result.leftInTarget.push(name);
   }
   if (!options.dryRun && changes.length > 0) await target.decisions.apply(changes);
   return result;
+}
+
+/**
+ * When a decision entry was made or last changed, by its own times (epoch ms; NaN when it names none): one made
+ * after the target removed its key is a new one.
+ */
+function madeAt(entry: DecisionChange): number {
+  const time = (t: string | null | undefined) => (t ? Date.parse(t) : Number.NaN);
+  switch (entry.kind) {
+    case 'block':
+    case 'allow':
+      return time(entry.value?.since);
+    case 'feed':
+      return time(entry.value?.rotatedAt ?? entry.value?.createdAt);
+    case 'cleared':
+    case 'fetch':
+      return time(entry.value?.at);
+    case 'offence':
+      return time(entry.value?.last);
+    case 'rule': {
+      const r = entry.value;
+      return r
+        ? Math.max(...[r.since, r.lastMatch, r.lastBlock].map((t) => (t ? Date.parse(t) : 0)))
+        : Number.NaN;
+    }
+  }
 }
 
 /**

@@ -61,14 +61,14 @@ export function createNatsDecisions(options: {
    * pause until waitMs have passed (a try under way then may take its quietMs more); then the store is
    * unavailable (exit 69), never an internal error.
    */
-  async function readAll(): Promise<DecisionsState> {
+  async function readAll(removals?: Map<string, number>): Promise<DecisionsState> {
     const started = Date.now();
     const deadline = started + options.waitMs;
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       try {
         const kv = await beforeDeadline(reads(), deadline);
-        return await withQuietLimit((answered, signal) => readOnce(kv, answered, signal), quietMs);
+        return await withQuietLimit((answered, signal) => readOnce(kv, answered, signal, removals), quietMs);
       } catch (error) {
         // Already the store's own verdict (NATS unreachable for publishTimeoutMs): as it is.
         if (error instanceof ThreatcolError) throw error;
@@ -87,10 +87,16 @@ export function createNatsDecisions(options: {
   /**
    * Every entry, from one consumer delivering each key's last entry (not a get per key: gets are spread over
    * the replicas, and a hung one loses its share while the cluster still counts it); `answered` marks each
-   * answer from NATS.
+   * answer from NATS. `removals`, when given, gets each removed key's removal time (its marker's).
    */
-  async function readOnce(kv: KV, answered: () => void, signal: AbortSignal): Promise<DecisionsState> {
+  async function readOnce(
+    kv: KV,
+    answered: () => void,
+    signal: AbortSignal,
+    removals?: Map<string, number>,
+  ): Promise<DecisionsState> {
     const state = emptyDecisions();
+    removals?.clear();
     // An empty bucket delivers nothing to wait for (once written, a bucket keeps a marker per removed key).
     if ((await kv.status()).values === 0) return state;
     answered();
@@ -102,7 +108,7 @@ export function createNatsDecisions(options: {
     try {
       for await (const entry of watcher) {
         answered();
-        take(state, entry);
+        take(state, entry, removals);
         // Nothing pending after it: every key's entry was delivered.
         if (entry.delta === 0) break;
       }
@@ -149,7 +155,13 @@ export function createNatsDecisions(options: {
   }
 
   return {
-    read: readAll,
+    read: () => readAll(),
+
+    async removals() {
+      const removals = new Map<string, number>();
+      await readAll(removals);
+      return removals;
+    },
 
     async apply(changes) {
       try {
@@ -211,7 +223,7 @@ function entryKey(kind: DecisionKind, key: string): string {
   return `${kind}.${encodeToken(key)}`;
 }
 
-function take(state: DecisionsState, entry: KvEntry): void {
+function take(state: DecisionsState, entry: KvEntry, removals?: Map<string, number>): void {
   const dot = entry.key.indexOf('.');
   const kind = entry.key.slice(0, dot) as DecisionKind;
   if (dot === -1 || !DECISION_KINDS.includes(kind)) return;
@@ -223,7 +235,7 @@ function take(state: DecisionsState, entry: KvEntry): void {
     } catch {
       value = null;
     }
-  }
+  } else removals?.set(`${kind} ${key}`, entry.created.getTime());
   applyEntry(state, kind, key, value);
 }
 

@@ -1,0 +1,67 @@
+// `store migrate --to nats` run again after decisions were removed on NATS: the removals stand. A re-run is how
+// the records a files collector stored after the first run are carried over, while collectors on NATS already
+// serve the feeds; a block an operator removed there must not be served again, an allow entry withdrawn must not
+// protect its network again, and a feed removed (its password leaked) must not answer its old credentials again.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runCli } from '../helpers/cli.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+test('store migrate run again leaves what NATS removed since removed (block, allow entry, feed), named', async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const natsEnv = { ...env, THREATCOL_STORE_BACKEND: 'nats' };
+  const dataDir = makeTempDir(t);
+  const natsDir = makeTempDir(t);
+  const on = async (dir: string, args: string[], runEnv: Record<string, string> = {}) => {
+    const r = await runCli([...args, '--data-dir', dir], { env: runEnv });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const onNats = async (args: string[]) =>
+    JSON.parse(await on(natsDir, [...args, '--json'], natsEnv)) as Record<string, unknown>[];
+  const migrate = async () =>
+    (
+      JSON.parse(await on(dataDir, ['store', 'migrate', '--to', 'nats', '--json'], env)) as {
+        decisions: { copied: number; already_present: number; left_in_target: string[] };
+      }
+    ).decisions;
+
+  await on(dataDir, ['allow', 'add', '203.0.113.0/24', '--reason', 'partner']);
+  await on(dataDir, ['allow', 'add', '192.0.2.0/24', '--reason', 'lab']);
+  await on(dataDir, ['block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'scanner']);
+  await on(dataDir, ['block', 'add', '198.51.100.9', '--for', '2h', '--reason', 'kept']);
+  await on(dataDir, ['feed', 'add', 'edge', '--format', 'plain']);
+  assert.deepEqual(await migrate(), { copied: 5, already_present: 0, left_in_target: [] });
+
+  // On NATS since: the block removed, the allow entry and the feed withdrawn.
+  await on(natsDir, ['block', 'remove', '198.51.100.7'], natsEnv);
+  await on(natsDir, ['allow', 'remove', '203.0.113.0/24'], natsEnv);
+  await on(natsDir, ['allow', 'remove', '192.0.2.0/24'], natsEnv);
+  await on(natsDir, ['feed', 'remove', 'edge'], natsEnv);
+  // Made on the files collector after the first run, and an allow entry given again there after NATS's
+  // removal: newer than it, copied.
+  await on(dataDir, ['block', 'add', '198.51.100.10', '--for', '2h', '--reason', 'new']);
+  await on(dataDir, ['allow', 'remove', '192.0.2.0/24']);
+  await on(dataDir, ['allow', 'add', '192.0.2.0/24', '--reason', 'lab again']);
+
+  const again = await migrate();
+  assert.deepEqual(
+    { ...again, left_in_target: [...again.left_in_target].sort() },
+    {
+      copied: 2,
+      already_present: 1,
+      left_in_target: ['allow 203.0.113.0/24', 'block 198.51.100.7/32', 'feed edge'],
+    },
+  );
+  assert.deepEqual((await onNats(['block', 'list'])).map((b) => b.address).sort(), [
+    '198.51.100.10/32',
+    '198.51.100.9/32',
+  ]);
+  assert.deepEqual(
+    (await onNats(['allow', 'list'])).map((a) => [a.network, a.reason]),
+    [['192.0.2.0/24', 'lab again']],
+  );
+  assert.deepEqual(await onNats(['feed', 'list']), []);
+});
