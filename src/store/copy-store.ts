@@ -90,7 +90,8 @@ function dryRunOutcome(there: Sensor | undefined, sensor: Sensor, overwrite: boo
  * it is, in one write. An entry the target already holds is skipped when the same, and left as it is when not
  * (a collector on the target made or changed it since: newer than the copy). An entry the target removed (a run
  * before copied it, then `block remove`, `allow remove`, `feed remove` there) stays removed, unless the source's
- * was made after the removal. In a dry run the target is only read.
+ * was made after the removal; a block the source removed since (its `cleared` mark newer than the block) is
+ * removed there too. In a dry run the target is only read.
  */
 export async function copyDecisions(
   source: Store,
@@ -101,7 +102,17 @@ export async function copyDecisions(
   const removals = (await target.decisions.removals?.()) ?? new Map<string, number>();
   const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [] };
   const changes: DecisionChange[] = [];
-  for (const entry of decisionEntries(await source.decisions.read())) {
+  const ours = await source.decisions.read();
+  // A block the target holds that the source removed after it was made (`block remove` there since an earlier
+  // run copied it: its `cleared` mark says when) goes, as the removal did in the source.
+  for (const [unit, cleared] of ours.cleared) {
+    const block = there.blocks.get(unit);
+    if (block && !ours.blocks.has(unit) && Date.parse(block.since) <= Date.parse(cleared.at)) {
+      changes.push({ kind: 'block', key: unit, value: null });
+      result.copied++;
+    }
+  }
+  for (const entry of decisionEntries(ours)) {
     const name = `${entry.kind} ${entry.key}`;
     const theirs = (there[MAP_OF[entry.kind]] as Map<string, unknown>).get(entry.key);
     const removed = removals.get(name);

@@ -65,3 +65,28 @@ test('store migrate run again leaves what NATS removed since removed (block, all
   );
   assert.deepEqual(await onNats(['feed', 'list']), []);
 });
+
+test('store migrate run again carries a block removed from the files store since: NATS stops serving it', async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const dataDir = makeTempDir(t);
+  const on = async (args: string[], runEnv: Record<string, string> = {}, dir = dataDir) => {
+    const r = await runCli([...args, '--data-dir', dir], { env: runEnv });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const blocksOnNats = async () =>
+    (
+      JSON.parse(
+        await on(['block', 'list', '--json'], { ...env, THREATCOL_STORE_BACKEND: 'nats' }, makeTempDir(t)),
+      ) as { address: string }[]
+    ).map((b) => b.address);
+  await on(['block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'scanner']);
+  await on(['block', 'add', '198.51.100.9', '--for', '2h', '--reason', 'kept']);
+  await on(['store', 'migrate', '--to', 'nats'], env);
+  assert.deepEqual((await blocksOnNats()).sort(), ['198.51.100.7/32', '198.51.100.9/32']);
+  // Removed on the files collector after the first run (its removal's mark is what the files store keeps).
+  await on(['block', 'remove', '198.51.100.7']);
+  await on(['store', 'migrate', '--to', 'nats'], env);
+  assert.deepEqual(await blocksOnNats(), ['198.51.100.9/32']);
+});
