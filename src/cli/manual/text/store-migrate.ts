@@ -28,7 +28,8 @@ configuration (which names NATS).
   it is when it differs (a collector on NATS made or changed it since: its own is newer). One removed in NATS
   since an earlier run copied it (\`block remove\`, \`allow remove\`, \`feed remove\` there) stays removed,
   unless the files store's was made after the removal (a block or allow entry added again, a feed rotated); a
-  block removed from the files store since is removed from NATS too. The summary counts both (\`left_in_target\` with \`--json\`, as \`KIND KEY\`) and the command still exits 0.
+  block removed from the files store since is removed from NATS too. The summary counts both
+  (\`left_in_target\` with \`--json\`, as \`KIND KEY\`) and the command still exits 0.
 - **Records** go to the stream \`THREATCOL\` unchanged (every field, \`id\` and \`received_at\` included), oldest
   first, each published with its id as \`Nats-Msg-Id\`. Before copying, the command reads the ids already in
   the stream and skips those records, so a second run, or one after an interruption, stores nothing twice,
