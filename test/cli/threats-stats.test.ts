@@ -4,10 +4,18 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { StoredRecord } from '../../src/records/stored-record.js';
 import { runCli } from '../helpers/cli.js';
 import { post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
-import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
+import {
+  firewallRecord,
+  genericRecord,
+  readStoreText,
+  recordsFromSpecs,
+  writeDaySegments,
+} from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 interface Stats {
   total: number;
@@ -99,4 +107,34 @@ test('threats stats: counts by each field over the window, filters, --top, table
   const badTop = await runCli(['threats', 'stats', '--data-dir', s.dataDir, '--top', 'x']);
   assert.equal(badTop.code, 64);
   assert.match(badTop.stderr, /--top/);
+});
+
+test('threats stats --by src_asn: one row per AS, named as its newest record names it', async (t) => {
+  const dataDir = makeTempDir(t);
+  const spec = { src: '8.8.8.8', dst: '203.0.113.1', threat: 'Port Scan', sensor: 'fw-a', criticality: 2 };
+  const [oldest, older, newer, other] = recordsFromSpecs(
+    [
+      { ...spec, ageMinutes: 40 },
+      { ...spec, ageMinutes: 30 },
+      { ...spec, ageMinutes: 20 },
+      { ...spec, src: '1.1.1.1', ageMinutes: 10 },
+    ],
+    Date.now(),
+  ) as [StoredRecord, StoredRecord, StoredRecord, StoredRecord];
+  // The AS database was replaced meanwhile: the same AS under an older name, and once with no name at all. The
+  // newest is stored first (another worker's segment is read in its own order).
+  writeDaySegments(dataDir, [
+    Object.assign(newer, { src_country: 'US', src_asn: 15169, src_as_org: 'Google LLC' }),
+    Object.assign(oldest, { src_country: 'US', src_asn: 15169, src_as_org: 'Google Inc.' }),
+    Object.assign(older, { src_country: 'US', src_asn: 15169 }),
+    Object.assign(other, { src_country: 'AU', src_asn: 13335, src_as_org: 'Cloudflare, Inc.' }),
+  ]);
+  const r = await runCli(['threats', 'stats', '--by', 'src_asn', '--json', '--data-dir', dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  const stats = JSON.parse(r.stdout) as { rows: unknown[]; distinct: number };
+  assert.deepEqual(stats.rows, [
+    { key: 'AS15169 Google LLC', count: 3 },
+    { key: 'AS13335 Cloudflare, Inc.', count: 1 },
+  ]);
+  assert.equal(stats.distinct, 2);
 });

@@ -92,15 +92,24 @@ export async function countRecords(
   scan: (since: number, visit: (record: StoredRecord) => void) => Promise<void>,
   o: { since: number; until: number; by: Grouping; sensor: string | null; top: number },
 ): Promise<ThreatStats> {
-  const counts = new Map<string, number>();
+  let counts = new Map<string, number>();
   let total = 0;
   const keyOf = keyFunction(o.by);
+  // An AS is counted by its number and named as its newest record names it: a database replaced meanwhile may
+  // have renamed it, or a record carry no name. ISO times of one form compare as text.
+  const asNames = new Map<string, { at: string; name: string }>();
   await scan(o.since, (record) => {
     if ((o.sensor !== null && record.sensor !== o.sensor) || !isThreatRecord(record)) return;
     total += 1;
     const key = keyOf(record);
     counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (o.by === 'src_asn' && record.src_as_org && !((asNames.get(key)?.at ?? '') > record.received_at))
+      asNames.set(key, { at: record.received_at, name: record.src_as_org });
   });
+  if (asNames.size > 0)
+    counts = new Map(
+      [...counts].map(([key, n]) => [asNames.has(key) ? `${key} ${asNames.get(key)?.name}` : key, n]),
+    );
   const sorted = [...counts].sort(
     o.by === 'criticality'
       ? (a, b) => Number(b[0]) - Number(a[0])
@@ -140,8 +149,7 @@ function keyFunction(by: Grouping): (r: StoredRecord) => string {
     case 'src_country':
       return (r) => r.src_country ?? NONE;
     case 'src_asn':
-      return (r) =>
-        r.src_asn === undefined ? NONE : `AS${r.src_asn}${r.src_as_org ? ` ${r.src_as_org}` : ''}`;
+      return (r) => (r.src_asn === undefined ? NONE : `AS${r.src_asn}`);
   }
 }
 

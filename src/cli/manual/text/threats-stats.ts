@@ -29,7 +29,7 @@ It reads every record of the window once: 1 GiB of stored records (1.26 million)
   options: {
     '--since': `window start: a duration ago (\`24h\`, \`7d\`, \`90m\`) or an ISO time`,
     '--sensor': `only records of this sensor`,
-    '--by': `group by this field (\`criticality\` is listed 4 to 0); \`src_country\` and \`src_asn\` (keys \`AS15169 Google LLC\`) are the enrichment's fields (docs/operations.md), \`(none)\` for records without them (private, documentation or unknown sources, or enrichment off)`,
+    '--by': `group by this field (\`criticality\` is listed 4 to 0); \`src_country\` and \`src_asn\` (keys \`AS15169 Google LLC\`: one per AS number, named as its newest record names it) are the enrichment's fields (docs/operations.md), \`(none)\` for records without them (private, documentation or unknown sources, or enrichment off)`,
     '--top': `the N largest groups (\`0\`: all); the rest is summed on a last \`(K more)\` line`,
     '--json': `print \`{"since", "until", "sensor", "by", "total", "distinct", "rows": [{"key", "count"}], "other"}\``,
   },
