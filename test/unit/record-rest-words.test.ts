@@ -8,31 +8,17 @@ import { newRecordId } from '../../src/records/record-id.js';
 import { engineFieldsOf, outputLineOf } from '../../src/store/output-line.js';
 import { parseStoredRecord } from '../../src/store/record-shape.js';
 
-const REST = {
-  severity: 'high',
-  criticality_source: 'severity',
-  src_ip: '192.0.2.1',
-  dst_ip: '198.51.100.7',
-  src_port: 51234,
-  dst_port: 443,
-  protocol: 'tcp',
-};
+/** A stored line of the writer's form whose threat and original's message are `@@`. */
+const TEMPLATE =
+  `{"id":"${newRecordId()}","received_at":"2026-11-26T10:00:00.123Z","sensor":"fw1","endpoint":"generic",` +
+  '"criticality":3,"severity":"high","criticality_source":"severity","src_ip":"192.0.2.1",' +
+  '"dst_ip":"198.51.100.7","src_port":51234,"dst_port":443,"protocol":"tcp","threat":"@@",' +
+  '"remote_addr":"127.0.0.1","original":{"message":"@@"}}';
 
-/** A line whose threat and original hold `value`'s bytes as they are (a quote or a control byte unescaped too). */
+/** The line with `value`'s bytes as they are (a quote or a control byte unescaped too) in both places. */
 function lineWith(value: Buffer): Buffer {
-  const text = JSON.stringify({
-    id: newRecordId(),
-    received_at: '2026-11-26T10:00:00.123Z',
-    sensor: 'fw1',
-    endpoint: 'generic',
-    criticality: 3,
-    ...REST,
-    threat: '@@',
-    remote_addr: '127.0.0.1',
-    original: { message: '@@' },
-  });
-  const [a, b, c] = text.split('"@@"') as [string, string, string];
-  return Buffer.concat([Buffer.from(`${a}"`), value, Buffer.from(`"${b}"`), value, Buffer.from(`"${c}`)]);
+  const [a, b, c] = TEMPLATE.split('@@') as [string, string, string];
+  return Buffer.concat([Buffer.from(a), value, Buffer.from(b), value, Buffer.from(c)]);
 }
 
 /** The bytes a string's scan treats apart (stops, escapes' letters, UTF-8's high bytes) and plain ones. */
