@@ -1,6 +1,7 @@
 // `check`'s enrichment lines: each database the daemon would read (the shipped one or enrich.countryDb /
 // enrich.asnDb), its type and build date; a warning when it is unreadable or older than enrich.maxAgeDays.
 import type { Config } from '../config/schema.js';
+import { answersItsKind, noAnswerWords } from '../enrich/databases.js';
 import { databasePaths, tryOpen } from '../enrich/enricher.js';
 import type { CheckResult } from './local-checks.js';
 
@@ -27,6 +28,12 @@ export function checkEnrichment(config: Config['enrich'], now: number): CheckRes
     const built = new Date(db.builtAt).toISOString().slice(0, 10);
     const ageDays = Math.floor((now - db.builtAt) / DAY_MS);
     const what = `${paths[kind]} (${db.type}) built ${built}`;
+    if (!answersItsKind(db))
+      return {
+        name,
+        status: 'warn',
+        message: `${what}: it ${noAnswerWords(kind)}; is it ${kind === 'asn' ? 'an AS' : 'a country'} database? Records get no ${FIELDS[kind]} from it (${KEYS[kind]})`,
+      };
     if (ageDays > config.maxAgeDays)
       return {
         name,

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Reader } from 'mmdb-lib';
-import { WORDS } from './address-words.js';
+import { readAddress, WORDS } from './address-words.js';
 import { type AsnEntry, readAsnTable } from './asn-table.js';
 
 /**
@@ -28,6 +28,29 @@ export interface OpenDatabase {
   country(text: string, family: 4 | 6): string | undefined;
   /** The AS of the address last read, for an AS database. */
   asn(text: string, family: 4 | 6): AsnEntry | undefined;
+}
+
+/** Public addresses any database of the whole Internet knows (Google's, Cloudflare's and Quad9's resolvers). */
+export const PROBE_ADDRESSES = ['8.8.8.8', '1.1.1.1', '9.9.9.9', '2001:4860:4860::8888'] as const;
+
+/**
+ * Whether `db` gives its kind of answer (a country, an AS) for one of PROBE_ADDRESSES at least: one that gives
+ * none is the other kind (enrich.countryDb and enrich.asnDb swapped, a City file's lookalike) or knows little.
+ */
+export function answersItsKind(db: OpenDatabase): boolean {
+  return PROBE_ADDRESSES.some((text) => {
+    const family = readAddress(text);
+    if (family === 0) return false;
+    return db.kind === 'country'
+      ? db.country(text, family) !== undefined
+      : db.asn(text, family) !== undefined;
+  });
+}
+
+/** "gives no country for 8.8.8.8, ... or 2001:4860:4860::8888": what `check` and the log say of such a database. */
+export function noAnswerWords(kind: DatabaseKind): string {
+  const list = `${PROBE_ADDRESSES.slice(0, -1).join(', ')} or ${PROBE_ADDRESSES.at(-1)}`;
+  return `gives no ${kind === 'asn' ? 'AS' : 'country'} for ${list}`;
 }
 
 /** Opens the database at `path` (MMDB, or the shipped AS table by its name); throws when it is unreadable. */

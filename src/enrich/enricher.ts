@@ -8,7 +8,9 @@ import { watchFiles } from '../watch-files.js';
 import { isPublic, readAddress } from './address-words.js';
 import type { AsnEntry } from './asn-table.js';
 import {
+  answersItsKind,
   type DatabaseKind,
+  noAnswerWords,
   type OpenDatabase,
   openDatabase,
   SHIPPED_ASN,
@@ -69,6 +71,11 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
       { database: kind, path: paths[kind], type: db.type, built: new Date(db.builtAt).toISOString() },
       'enrichment database loaded',
     );
+    if (!answersItsKind(db))
+      logger.warn(
+        { database: kind, path: paths[kind], type: db.type },
+        `enrichment database ${noAnswerWords(kind)}: is it the right kind of database?`,
+      );
     return db;
   };
   const dbs: Record<DatabaseKind, OpenDatabase | null> = { country: open('country'), asn: open('asn') };

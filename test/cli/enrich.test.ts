@@ -343,3 +343,38 @@ test('a database rewritten in place is read again; a damaged rewrite stores reco
   writeFileSync(countryDb, tinyMmdb({ '8.8.8.0/24': { country_code: 'FR' } }));
   await countryNow('FR', 'a good file again in use');
 });
+
+test('databases swapped (an AS file as enrich.countryDb, a country file as enrich.asnDb): check and serve warn', async (t) => {
+  const dir = makeTempDir(t);
+  const countryDb = join(dir, 'GeoLite2-ASN.mmdb');
+  const asnDb = join(dir, 'GeoLite2-Country.mmdb');
+  writeFileSync(
+    countryDb,
+    tinyMmdb(
+      { '8.8.8.0/24': { autonomous_system_number: 15169, autonomous_system_organization: 'Google LLC' } },
+      { type: 'GeoLite2-ASN' },
+    ),
+  );
+  writeFileSync(
+    asnDb,
+    tinyMmdb({ '8.8.8.0/24': { country: { iso_code: 'US' } } }, { type: 'GeoLite2-Country' }),
+  );
+  const { configPath, serve } = await serveWith(t, { enrich: { countryDb, asnDb } });
+  const check = await runCli(['check', '--no-daemon', '--json', '--config', configPath]);
+  const lines = (JSON.parse(check.stdout) as { checks: { name: string; status: string; message: string }[] })
+    .checks;
+  for (const [kind, what] of [
+    ['country', 'a country'],
+    ['asn', 'an AS'],
+  ] as const) {
+    const line = lines.find((c) => c.name === `enrich ${kind}`);
+    assert.equal(line?.status, 'warn', JSON.stringify(line));
+    assert.ok(
+      line.message.includes(`gives no ${kind === 'asn' ? 'AS' : 'country'} for 8.8.8.8`),
+      line.message,
+    );
+    assert.ok(line.message.includes(`is it ${what} database?`), line.message);
+  }
+  const warned = serve.logs.filter((l) => String(l.msg).startsWith('enrichment database gives no'));
+  assert.deepEqual(warned.map((l) => l.database).sort(), ['asn', 'country']);
+});
