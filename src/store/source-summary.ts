@@ -34,10 +34,16 @@ export interface SourceSummary {
   top_targets: Array<{ address: string; count: number }>;
   top_ports: Array<{ port: number; count: number }>;
   threats: Array<{ threat: string; count: number }>;
-  /** From the newest record that carries them (enrichment), null otherwise. */
+  /**
+   * From the newest record that carries them (enrichment), null otherwise; for a network, null too when its
+   * records name more than one (an address keeps its newest: its database may have been replaced meanwhile).
+   */
   country: string | null;
   asn: number | null;
   as_org: string | null;
+  /** Distinct countries and AS numbers among the records. */
+  countries: number;
+  asns: number;
   /** Set when the look-up's bound stopped the read before the window's start: older records may exist. */
   bounded: { maxRecords: number; maxBytes: number } | null;
 }
@@ -64,7 +70,7 @@ export async function summarizeSource(
 ): Promise<SourceSummary> {
   const maxRecords = options.maxRecords ?? SEARCH_MAX_RECORDS;
   const maxBytes = options.maxBytes ?? SEARCH_MAX_BYTES;
-  const sum = createSums();
+  const sum = createSums(parseNetwork(query.address.trim()));
   const { bounded } = await reader.readRecent({
     // Never reached: the match keeps nothing, so the read goes on to the window's start or the bound.
     limit: 1,
@@ -84,7 +90,8 @@ export async function summarizeSource(
   return sum.result(query.address.trim(), bounded === true ? { maxRecords, maxBytes } : null);
 }
 
-function createSums() {
+function createSums(query: Network | null) {
+  const network = query !== null && query.prefix < query.bytes.length * 8;
   let records = 0;
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
@@ -97,6 +104,8 @@ function createSums() {
   const targets = new Map<string, number>();
   const ports = new Map<number, number>();
   const threats = new Map<string, number>();
+  const countries = new Set<string>();
+  const asns = new Set<number>();
   return {
     add(record: StoredRecord): void {
       const at = Date.parse(record.received_at);
@@ -110,6 +119,8 @@ function createSums() {
       threats.set(record.threat, (threats.get(record.threat) ?? 0) + 1);
       // Enrichment's fields, where the record has them: the newest record's say what the source is now.
       const r = record as StoredRecord & { src_country?: unknown; src_asn?: unknown; src_as_org?: unknown };
+      if (typeof r.src_country === 'string') countries.add(r.src_country);
+      if (typeof r.src_asn === 'number') asns.add(r.src_asn);
       if (at >= enrichedAt && (typeof r.src_country === 'string' || typeof r.src_asn === 'number')) {
         enrichedAt = at;
         country = typeof r.src_country === 'string' ? r.src_country : null;
@@ -130,9 +141,11 @@ function createSums() {
         top_targets: top(targets).map(([a, count]) => ({ address: a, count })),
         top_ports: top(ports).map(([port, count]) => ({ port, count })),
         threats: top(threats).map(([threat, count]) => ({ threat, count })),
-        country,
-        asn,
-        as_org: asOrg,
+        country: network && countries.size > 1 ? null : country,
+        asn: network && asns.size > 1 ? null : asn,
+        as_org: network && asns.size > 1 ? null : asOrg,
+        countries: countries.size,
+        asns: asns.size,
         bounded,
       };
     },

@@ -210,3 +210,33 @@ test('source show names the country and network of the newest record that carrie
   const text = await runCli(['source', 'show', '8.8.8.8', '--data-dir', dataDir]);
   assert.match(text.stdout, /Network: +US AS15169 GOOGLE/);
 });
+
+test('source show of a network names a country or AS only when its records agree on it', async (t) => {
+  const dataDir = makeTempDir(t);
+  const now = Date.now();
+  const at = (src: string, ageMinutes: number) => ({
+    src,
+    dst: '192.0.2.1',
+    threat: 'Port Scan',
+    sensor: 'fw-a',
+    criticality: 2,
+    ageMinutes,
+  });
+  const [a, b, c] = recordsFromSpecs(
+    [at('198.18.0.1', 30), at('198.18.1.1', 20), at('198.18.0.2', 10)],
+    now,
+  ) as [StoredRecord, StoredRecord, StoredRecord];
+  // 198.18.0.0/24 is one network; 198.18.1.0/24 another AS in the same country.
+  writeDaySegments(dataDir, [
+    Object.assign(a, { src_country: 'DE', src_asn: 64500, src_as_org: 'Example Old Name' }),
+    Object.assign(b, { src_country: 'DE', src_asn: 64501, src_as_org: 'Other Net' }),
+    Object.assign(c, { src_country: 'DE', src_asn: 64500, src_as_org: 'Example GmbH' }),
+  ]);
+  const wide = await show('198.18.0.0/23', '1h', ['--data-dir', dataDir], {});
+  assert.deepEqual([wide.country, wide.asn, wide.as_org, wide.records], ['DE', null, null, 3]);
+  const narrow = await show('198.18.0.0/24', '1h', ['--data-dir', dataDir], {});
+  assert.deepEqual([narrow.country, narrow.asn, narrow.as_org], ['DE', 64500, 'Example GmbH']);
+  const text = await runCli(['source', 'show', '198.18.0.0/23', '--data-dir', dataDir]);
+  assert.match(text.stdout, /Network: +DE, 2 ASes\n/);
+  assert.deepEqual([wide.countries, wide.asns], [1, 2]);
+});

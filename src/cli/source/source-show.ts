@@ -90,10 +90,16 @@ function describe(
       `  Threats:     ${s.threats.map((t) => `${t.threat} ×${t.count}`).join('; ')}`,
     );
   }
-  if (s.country !== null || s.asn !== null)
-    lines.push(
-      `  Network:     ${[s.country, s.asn === null ? null : `AS${s.asn}`, s.as_org].filter((v) => v !== null).join(' ')}`,
-    );
+  // A network whose records name several countries or ASes says so, not one of them.
+  const country = s.country ?? (s.countries > 1 ? `${s.countries} countries` : null);
+  const as =
+    s.asn === null
+      ? s.asns > 1
+        ? `${s.asns} ASes`
+        : null
+      : `AS${s.asn}${s.as_org === null ? '' : ` ${s.as_org}`}`;
+  if (country !== null || as !== null)
+    lines.push(`  Network:     ${[country, as].filter((v) => v !== null).join(s.asn === null ? ', ' : ' ')}`);
   lines.push(
     `  Blocked:     ${s.blocked === null ? 'no' : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}`}`,
     `  Allowed:     ${s.allowed === null ? 'no' : `yes, ${s.allowed.network} (${s.allowed.source === 'configuration' ? 'blocklist.allow' : s.allowed.reason})`}`,

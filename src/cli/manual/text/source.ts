@@ -21,7 +21,7 @@ as addresses, as \`threats search --src\` does), received in the window (\`--sin
 at most 30 days wide): when it was first and last seen, its records by criticality, the sensors that stored
 them, how many distinct destinations and destination ports it hit (the ten most frequent of each), its ten most
 frequent threats, its country and network (AS number and name) when records carry them (from the newest record
-that does), and the block and the allow entry that cover all of it, if any (a block in force, an allow entry
+that does; for a network whose records name several, the number of countries or ASes instead), and the block and the allow entry that cover all of it, if any (a block in force, an allow entry
 of \`allow add\` or of \`blocklist.allow\`; the narrowest when several do).
 
 It reads the store back from its newest record within the look-up's bound (1,000,000 records or 512 MiB read,
@@ -34,7 +34,7 @@ source address is clicked.
 `,
   options: {
     '--since': `the window's start: a duration ago (\`90m\`, \`24h\`, \`7d\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC); default \`30d\`, and 30 days back at most`,
-    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
+    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them, or, for a network, when its records name several), \`countries\` and \`asns\` (distinct counts), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
     '--data-dir': `which data directory to read (as for every command)`,
   },
   exitStatus: `
