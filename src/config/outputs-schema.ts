@@ -177,7 +177,8 @@ const GROUP_KEY = {
         maxItems: 8,
         items: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' },
       },
-      window: { type: 'string', pattern: '^\\d{1,5}[smh]$' },
+      // At least one unit: a window of 0 would be a second's, its summaries saying "in 0 min".
+      window: { type: 'string', pattern: '^[1-9]\\d{0,4}[smh]$' },
       maxGroups: { type: 'integer', minimum: 1, maximum: 10_000 },
       samples: { type: 'integer', minimum: 0, maximum: 50 },
     },

@@ -260,27 +260,33 @@ test('a window longer than a timer can wait (1000h, 2000h): the output keeps run
   );
 });
 
-test('group on a SIEM output stops serve with 78, naming the key', async (t) => {
+test('group on a SIEM output, or a window of 0, stops serve with 78, naming the key', async (t) => {
   const dir = makeTempDir(t);
   const config = join(dir, 'config.json');
+  const serve = async (outputs: Record<string, unknown>) => {
+    writeFileSync(config, JSON.stringify({ outputs }));
+    const result = await runCli([
+      'serve',
+      '--data-dir',
+      dir,
+      '--config',
+      config,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+    ]);
+    assert.equal(result.code, 78, result.stderr);
+    return result.stderr;
+  };
   const group = { by: ['src_ip'], window: '10m' };
-  writeFileSync(
-    config,
-    JSON.stringify({ outputs: { siem: { type: 'syslog', host: 'siem.example', group } } }),
+  assert.match(
+    await serve({ siem: { type: 'syslog', host: 'siem.example', group } }),
+    /outputs\.siem\.group: .*webhook.*email/,
   );
-  const result = await runCli([
-    'serve',
-    '--data-dir',
-    dir,
-    '--config',
-    config,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-  ]);
-  assert.equal(result.code, 78, result.stderr);
-  assert.match(result.stderr, /outputs\.siem\.group: .*webhook.*email/);
+  // A window of no time would be a second's, its summaries saying "in 0 min".
+  const hook = { type: 'webhook', url: 'https://hooks.example/x', group: { ...group, window: '0m' } };
+  assert.match(await serve({ hook }), /outputs\.hook\.group\.window/);
 });
 
 /** One grouped JSON webhook output (`hook`) to a fresh receiver, trusted through its CA. */
