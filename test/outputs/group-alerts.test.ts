@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
+import { addSensorCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { startHttpsReceiver } from '../helpers/https-receiver.js';
 import { parseExposition, sampleValue } from '../helpers/prometheus.js';
@@ -13,6 +13,7 @@ import { genericRecord } from '../helpers/records.js';
 import { startSmtpReceiver } from '../helpers/smtp-receiver.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
+import { serveRefusing } from './output-serve.js';
 
 const A = { source_ip: '203.0.113.5', threat: 'SSH brute force' };
 const B = { source_ip: '198.51.100.7', threat: 'SSH brute force' };
@@ -262,31 +263,14 @@ test('a window longer than a timer can wait (1000h, 2000h): the output keeps run
 
 test('group on a SIEM output, or a window of 0, stops serve with 78, naming the key', async (t) => {
   const dir = makeTempDir(t);
-  const config = join(dir, 'config.json');
-  const serve = async (outputs: Record<string, unknown>) => {
-    writeFileSync(config, JSON.stringify({ outputs }));
-    const result = await runCli([
-      'serve',
-      '--data-dir',
-      dir,
-      '--config',
-      config,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-    ]);
-    assert.equal(result.code, 78, result.stderr);
-    return result.stderr;
-  };
   const group = { by: ['src_ip'], window: '10m' };
   assert.match(
-    await serve({ siem: { type: 'syslog', host: 'siem.example', group } }),
+    await serveRefusing(dir, { siem: { type: 'syslog', host: 'siem.example', group } }),
     /outputs\.siem\.group: .*webhook.*email/,
   );
   // A window of no time would be a second's, its summaries saying "in 0 min".
   const hook = { type: 'webhook', url: 'https://hooks.example/x', group: { ...group, window: '0m' } };
-  assert.match(await serve({ hook }), /outputs\.hook\.group\.window/);
+  assert.match(await serveRefusing(dir, { hook }), /outputs\.hook\.group\.window/);
 });
 
 /** One grouped JSON webhook output (`hook`) to a fresh receiver, trusted through its CA. */

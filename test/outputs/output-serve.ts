@@ -91,3 +91,16 @@ export async function listedOutputs(
   assert.equal(list.code, 0, list.stderr);
   return JSON.parse(list.stdout).outputs as ListedOutput[];
 }
+
+/**
+ * `threatcol serve` (loopback, port 0) with `outputs` as its configuration, which must refuse it: exit 78, a
+ * configuration error. Its stderr, naming the output and the key.
+ */
+export async function serveRefusing(dir: string, outputs: Record<string, unknown>): Promise<string> {
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ outputs }));
+  const args = ['serve', '--data-dir', dir, '--config', config, '--host', '127.0.0.1', '--port', '0'];
+  const result = await runCli(args);
+  assert.equal(result.code, 78, result.stderr);
+  return result.stderr;
+}

@@ -4,20 +4,13 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { runKillTwice } from './kill-twice.js';
-import { type ListedOutput, listedOutputs } from './output-serve.js';
+import { type ListedOutput, listedOutputs, serveRefusing } from './output-serve.js';
 import { startReceiver } from './webhook-receiver.js';
 
 const isPoison = (threat: string) => threat.startsWith('poison');
-
-function writeConfig(dir: string, outputs: Record<string, unknown>): string {
-  const path = join(dir, 'config.json');
-  writeFileSync(path, JSON.stringify({ outputs }));
-  return path;
-}
 
 test('webhook: 10,000 records through a receiver down, then slow and refusing, with two kill -9: none skipped', async (t) => {
   const dir = makeTempDir(t);
@@ -60,27 +53,15 @@ test('webhook: 10,000 records through a receiver down, then slow and refusing, w
 
 test('a malformed output stops serve with 78, naming the output and the key', async (t) => {
   const dir = makeTempDir(t);
-  const config = writeConfig(dir, {
+  const stderr = await serveRefusing(dir, {
     oncall: { type: 'webhook', url: 'http://127.0.0.1:9/x', fromat: 'slack' },
   });
-  const result = await runCli([
-    'serve',
-    '--data-dir',
-    dir,
-    '--config',
-    config,
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
-  ]);
-  assert.equal(result.code, 78);
   assert.match(
-    result.stderr,
+    stderr,
     /outputs\.oncall\.fromat: unknown key of the webhook output "oncall" \(did you mean format\?\)/,
   );
-  const unknownType = writeConfig(dir, { siem: { type: 'splunk', url: 'https://x' } });
-  const second = await runCli(['serve', '--data-dir', dir, '--config', unknownType, '--port', '0']);
-  assert.equal(second.code, 78);
-  assert.match(second.stderr, /outputs\.siem\.type: must be one of/);
+  assert.match(
+    await serveRefusing(dir, { siem: { type: 'splunk', url: 'https://x' } }),
+    /outputs\.siem\.type: must be one of/,
+  );
 });
