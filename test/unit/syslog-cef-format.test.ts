@@ -26,6 +26,13 @@ const recordArb = fc
     criticality: fc.integer({ min: 0, max: 4 }),
     src_ip: fc.oneof(fc.ipV4(), fc.ipV6(), field),
     dst_ip: fc.oneof(fc.ipV4(), fc.ipV6(), field),
+    // The enrichment's fields, each present or not.
+    src_country: fc.option(fc.constantFrom('US', 'DE'), { nil: undefined }),
+    src_asn: fc.option(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { nil: undefined }),
+    src_as_org: fc.option(field, { nil: undefined }),
+    dst_country: fc.option(fc.constantFrom('FR', 'AU'), { nil: undefined }),
+    dst_asn: fc.option(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { nil: undefined }),
+    dst_as_org: fc.option(field, { nil: undefined }),
   })
   .map((fields) => storedGenericRecord(fields) as unknown as StoredRecord);
 
@@ -115,6 +122,20 @@ test('CEF: one line, seven header fields and the extension, every value read bac
       if (record.id !== '') assert.equal(extension.get('externalId'), record.id);
       if (record.sensor !== '') assert.equal(extension.get('dvchost'), record.sensor);
       if (record.protocol !== '') assert.equal(extension.get('proto'), record.protocol.toUpperCase());
+      // Country and AS of both addresses, in labelled custom fields.
+      const r = record as StoredRecord & Record<string, unknown>;
+      for (const [key, name] of [
+        ['cs2', 'src_country'],
+        ['cn1', 'src_asn'],
+        ['cs3', 'src_as_org'],
+        ['cs4', 'dst_country'],
+        ['cn2', 'dst_asn'],
+        ['cs5', 'dst_as_org'],
+      ] as const) {
+        const value = r[name] === undefined || r[name] === '' ? undefined : String(r[name]);
+        assert.equal(extension.get(key), value, name);
+        assert.equal(extension.get(`${key}Label`), value === undefined ? undefined : name, name);
+      }
     }),
     { numRuns: 500 },
   );

@@ -27,6 +27,22 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
 const port = (value: unknown): number | null =>
   Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535 ? (value as number) : null;
 
+/** An AS number, when the field holds one. */
+const asn = (value: unknown): number | null =>
+  Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0xffffffff
+    ? (value as number)
+    : null;
+
+/** CEF's custom fields the enrichment's fields go in. */
+const ENRICHMENT_KEYS = [
+  ['cs2', 'src_country'],
+  ['cn1', 'src_asn'],
+  ['cs3', 'src_as_org'],
+  ['cs4', 'dst_country'],
+  ['cn2', 'dst_asn'],
+  ['cs5', 'dst_as_org'],
+] as const;
+
 const epochMs = (iso: unknown): string | null => {
   if (typeof iso !== 'string') return null;
   const ms = Date.parse(iso);
@@ -38,7 +54,8 @@ const epochMs = (iso: unknown): string | null => {
  * hands over only whole records, and a formatting error must never hold an output back.
  * `CEF:0|threatcol|threatcol|VERSION|SIGNATURE|NAME|SEVERITY|EXTENSION`. The signature is the threat id when the
  * record has one, else the threat's name. IPv4 addresses go to `src`/`dst`; IPv6 ones to `c6a2`/`c6a3`, the
- * keys CEF defines for them (`src` and `dst` take IPv4 only). The record id is `externalId`.
+ * keys CEF defines for them (`src` and `dst` take IPv4 only). The record id is `externalId`. Country and AS go in
+ * cs2-cs5, cn1 and cn2, each with its label.
  */
 export function cefMessage(record: StoredRecord, id: string, productVersion: string): string {
   const extension: [string, string][] = [];
@@ -61,6 +78,14 @@ export function cefMessage(record: StoredRecord, id: string, productVersion: str
   add('externalId', text(id));
   add('cs1Label', 'endpoint');
   add('cs1', text(record.endpoint));
+  // The enrichment's country and AS of each address (src/enrich/): CEF has no keys of its own for them, so they
+  // go in labelled custom fields, each label named after the stored field.
+  for (const [key, field] of ENRICHMENT_KEYS) {
+    const value = field.endsWith('_asn') ? asn(record[field]) : text(record[field]);
+    if (value === null || value === '') continue;
+    add(`${key}Label`, field);
+    add(key, value);
+  }
   const threat = text(record.threat);
   const header = [
     'CEF:0',
