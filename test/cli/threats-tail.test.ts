@@ -209,6 +209,23 @@ test('human lines are coloured by criticality only when asked to (a terminal wit
   assert.ok(formatRecordLine({ ...r, criticality: 2 }, true).startsWith('\u001b[33m'));
 });
 
+test("human lines name an address's country and AS where the record has them (enrichment), and nothing where not", () => {
+  const r = storedRecord({ src_ip: '8.8.8.8', src_country: 'US', src_asn: 15169, src_as_org: 'Google LLC' });
+  assert.match(
+    formatRecordLine(r, false),
+    /^\S+ \S+Z {2}MEDIUM {4}fw-a {2}8\.8\.8\.8:51234 \(US AS15169\) → 198\.51\.100\.20:443 tcp {2}EICAR/,
+  );
+  // A destination of its own, a country alone, an AS alone; a hostile value is cleaned as every field is.
+  const both = storedRecord({ src_asn: 64500, dst_country: 'DE', dst_asn: 3320 });
+  assert.match(
+    formatRecordLine(both, false),
+    /192\.0\.2\.10:51234 \(AS64500\) → 198\.51\.100\.20:443 \(DE AS3320\) tcp/,
+  );
+  const hostile = storedRecord({ src_country: '\u001b[2J' } as never);
+  assert.match(formatRecordLine(hostile, false), /192\.0\.2\.10:51234 \(\?\[2J\) → /);
+  assert.doesNotMatch(formatRecordLine(storedRecord(), false), /\(/);
+});
+
 test('a torn last line is never printed; it appears once, complete, when the writer finishes it', async (t) => {
   const { dataDir, threats } = makeStore(t);
   const seg = join(threats, '20261121-000001.ndjson');

@@ -20,7 +20,9 @@ line the daemon has only half written. One line per record:
 2026-11-21 09:15:30Z  HIGH      fw-berlin  192.0.2.10:51234 → 198.51.100.20:443 tcp  EICAR Test File Detection
 \`\`\`
 
-(time received in UTC, criticality, sensor, \`source:port → destination:port protocol\`, threat). On a
+(time received in UTC, criticality, sensor, \`source:port → destination:port protocol\`, threat). An address
+the enrichment placed is followed by its country and AS, \`8.8.8.8:51234 (US AS15169)\` (either alone where
+only it is known; the AS's name is in \`--json\`, as \`src_as_org\`). On a
 terminal the line is coloured by criticality; \`NO_COLOR=1\` or a pipe gives plain text. Control characters
 sent by a sensor are shown as \`?\`, so a record cannot put escape sequences on your terminal.
 
