@@ -132,6 +132,10 @@ test('dashboard: live feed within a second, filters, sensor table, escaping, scr
   await page.locator('#outputs tbody tr', { hasText: 'none configured' }).waitFor({ timeout: UI_MS });
   const page_ = await page.content();
   assert.ok(!/sha256:|tc_[A-Za-z0-9]{8}/.test(page_), 'no key or key hash in the page');
+  // The shipped databases' licences ask for their attribution (docs/operations.md): shown on the page's footer.
+  const footer = await page.locator('footer.attribution').innerText();
+  for (const credit of ['ip-location-db', 'RouteViews', 'NRO', 'DB-IP', 'CC BY 4.0'])
+    assert.ok(footer.includes(credit), `the footer credits ${credit}: ${footer}`);
 
   // Back to every record for the picture, with the counts filled in.
   await page.selectOption('#filters select[name="endpoint"]', '');
