@@ -195,7 +195,10 @@ export interface Network {
   bytes: Uint8Array;
 }
 
-/** `192.0.2.10`, `198.51.100.0/24`, `2001:db8::/32` (host bits are cleared); null when neither. */
+/**
+ * `192.0.2.10`, `198.51.100.0/24`, `2001:db8::/32` (host bits are cleared; IPv4-mapped IPv6 as IPv4); null
+ * when neither.
+ */
 export function parseNetwork(text: string): Network | null {
   const slash = text.indexOf('/');
   const address = slash === -1 ? text : text.slice(0, slash);
@@ -208,8 +211,18 @@ export function parseNetwork(text: string): Network | null {
     if (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > max) return null;
     prefix = Number(bits);
   }
-  const bytes = family === 4 ? ipv4Bytes(address) : ipv6Bytes(address);
-  return { family: family as 4 | 6, prefix, bytes: maskBytes(bytes, prefix) };
+  if (family === 4) return { family: 4, prefix, bytes: maskBytes(ipv4Bytes(address), prefix) };
+  const bytes = ipv6Bytes(address);
+  // An IPv4-mapped address or network (`::ffff:203.0.113.9`, `::ffff:0:0/96` and narrower) is the IPv4 one: a
+  // packet's IPv4 source, the engine's unit, an allow entry and a private range compare as one.
+  if (prefix >= 96 && isMapped(bytes))
+    return { family: 4, prefix: prefix - 96, bytes: maskBytes(bytes.slice(12), prefix - 96) };
+  return { family: 6, prefix, bytes: maskBytes(bytes, prefix) };
+}
+
+function isMapped(bytes: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
+  return bytes[10] === 0xff && bytes[11] === 0xff;
 }
 
 /** `198.51.100.7/32`, `2001:db8:1:2::/64`: the canonical text of a network (the key of its block). */

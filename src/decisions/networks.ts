@@ -16,19 +16,11 @@ export { formatAddress, formatNetwork, parseNetwork } from '../config/blocklist-
  * its IPv4 address. null for text that is not an address.
  */
 export function unitOf(address: string, ipv4Prefix: number, ipv6Prefix: number): Network | null {
+  // parseNetwork reads an IPv4-mapped address as its IPv4 one.
   const parsed = parseNetwork(address);
   if (parsed === null || address.includes('/')) return null;
-  const v4 = mappedIpv4(parsed);
-  if (v4) return { family: 4, prefix: ipv4Prefix, bytes: maskBytes(v4, ipv4Prefix) };
   const prefix = parsed.family === 4 ? ipv4Prefix : ipv6Prefix;
   return { family: parsed.family, prefix, bytes: maskBytes(parsed.bytes, prefix) };
-}
-
-function mappedIpv4(n: Network): Uint8Array | null {
-  if (n.family !== 6) return null;
-  for (let i = 0; i < 10; i++) if (n.bytes[i] !== 0) return null;
-  if (n.bytes[10] !== 0xff || n.bytes[11] !== 0xff) return null;
-  return n.bytes.slice(12);
 }
 
 /** Whether one of the two networks contains the other. */

@@ -111,7 +111,9 @@ test('parseNetwork: addresses and CIDRs of both families, host bits cleared', ()
   assert.equal(text(parseNetwork('192.0.2.10')), '4 32 192.0.2.10');
   assert.equal(text(parseNetwork('198.51.100.77/24')), '4 24 198.51.100.0');
   assert.equal(parseNetwork('2001:db8::1/64')?.bytes[2], 0x0d);
-  assert.equal(parseNetwork('::ffff:192.0.2.1')?.bytes[12], 192);
+  // An IPv4-mapped IPv6 address (or network of ::ffff:0:0/96) is the IPv4 one.
+  assert.equal(text(parseNetwork('::ffff:192.0.2.1')), '4 32 192.0.2.1');
+  assert.equal(text(parseNetwork('::ffff:198.51.100.77/120')), '4 24 198.51.100.0');
   for (const bad of [
     '',
     '1.2.3',
@@ -136,6 +138,8 @@ test('parseNetwork: addresses and CIDRs of both families, host bits cleared', ()
       const n = parseNetwork(`${address}/${prefix}`);
       if (!n) return false;
       const whole = parseNetwork(address);
+      if (whole?.family === 4)
+        return prefix >= 96 ? n.family === 4 && n.prefix === prefix - 96 : n.family === 6;
       return whole !== null && maskBytes(whole.bytes, prefix).every((b, i) => b === n.bytes[i]);
     }),
   );

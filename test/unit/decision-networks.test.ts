@@ -149,3 +149,21 @@ test('a rule counts no record of the collector’s own (a sensor silent or back)
   assert.equal(rule?.matches(input('generic') as never), true);
   assert.equal(rule?.matches(input('collector') as never), false);
 });
+
+test('parseNetwork: an IPv4-mapped IPv6 address or network (::ffff:0:0/96 and narrower) is its IPv4 one', () => {
+  const text = (s: string) => {
+    const n = parseNetwork(s);
+    return n ? formatNetwork(n) : null;
+  };
+  assert.equal(text('::ffff:203.0.113.9'), '203.0.113.9/32');
+  assert.equal(text('::FFFF:cb00:7109'), '203.0.113.9/32');
+  assert.equal(text('::ffff:198.51.100.0/120'), '198.51.100.0/24');
+  assert.equal(text('::ffff:10.0.0.1/104'), '10.0.0.0/8');
+  assert.equal(text('::ffff:0:0/96'), '0.0.0.0/0');
+  // Wider than the mapped range, or not mapped: IPv6 as written.
+  assert.equal(text('::ffff:0:0/95'), '::fffe:0:0/95');
+  assert.equal(text('64:ff9b::a00:1'), '64:ff9b::a00:1/128');
+  assert.equal(isPrivate(parseNetwork('::ffff:10.0.0.1') as never), true);
+  assert.equal(isPrivate(parseNetwork('::ffff:0:0/96') as never), true);
+  assert.equal(isPrivate(parseNetwork('::ffff:203.0.113.9') as never), false);
+});

@@ -1,0 +1,116 @@
+// Manual decisions through the real binary (files store, no collector needed): `block add` refusing every
+// address and private ranges without --force, whatever form the network is written in (an IPv4-mapped IPv6
+// address is its IPv4 one); `block list [--json] [--all]` with its fields and what an allow entry keeps out;
+// `allow add/list/remove`. Uses dist/ (npm run build).
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+interface ListedBlock {
+  address: string;
+  rule: string;
+  reason: string;
+  since: string;
+  until: string;
+  records: number;
+  sensors: string[];
+  who: string;
+  active: boolean;
+  allowedBy: string | null;
+}
+
+test('block add refuses every address and, without --force, private ranges in any form; mapped IPv6 is its IPv4 address; block list and allow entries', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = join(dataDir, 'config.json');
+  writeFileSync(config, JSON.stringify({ blocklist: { allow: ['::ffff:192.0.2.0/124'] } }));
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir, '--config', config]);
+  const ok = async (...args: string[]) => {
+    const r = await cli(...args);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const blocks = async (...flags: string[]) =>
+    JSON.parse(await ok('block', 'list', '--json', ...flags)) as ListedBlock[];
+
+  for (const [network, key, force] of [
+    ['0.0.0.0/0', '0.0.0.0/0', true],
+    ['::/0', '::/0', true],
+    ['::ffff:0:0/96', '0.0.0.0/0', true],
+    ['0.0.0.0/1', '0.0.0.0/1', false],
+    ['10.0.0.1/8', '10.0.0.0/8', false],
+    ['::ffff:10.0.0.1', '10.0.0.1/32', false],
+    ['::ffff:192.168.0.0/112', '192.168.0.0/16', false],
+    ['fd00::1', 'fd00::1/128', false],
+  ] as const) {
+    for (const flags of force ? [[], ['--force']] : [[]]) {
+      const r = await cli('block', 'add', network, '--for', '1h', '--reason', 'x', ...flags);
+      assert.equal(r.code, 65, `${network} ${flags.join(' ')}: ${r.stdout}`);
+      assert.match(r.stderr, new RegExp(`INVALID_ARGUMENT: ${key.replace(/[.]/g, '\\.')} `), network);
+    }
+  }
+  assert.deepEqual(await blocks('--all'), [], 'nothing refused was stored');
+  assert.match(
+    await ok('block', 'add', '::ffff:10.0.0.1', '--for', '1h', '--reason', 'lab', '--force'),
+    /10\.0\.0\.1\/32/,
+  );
+
+  const before = Date.now();
+  assert.match(
+    await ok('block', 'add', '::ffff:203.0.113.9', '--for', '2h', '--reason', 'scanner'),
+    /203\.0\.113\.9\/32/,
+  );
+  await ok('block', 'add', '198.51.100.7', '--for', '1h', '--reason', 'brute force');
+  await ok('block', 'add', '192.0.2.5', '--for', '1h', '--reason', 'in the configured allow');
+  await ok('block', 'add', '2001:db8::1', '--for', '1ms', '--reason', 'gone at once');
+  const listed = await blocks();
+  assert.deepEqual(listed.map((b) => b.address).sort(), [
+    '10.0.0.1/32',
+    '192.0.2.5/32',
+    '198.51.100.7/32',
+    '203.0.113.9/32',
+  ]);
+  const scanner = listed.find((b) => b.address === '203.0.113.9/32') as ListedBlock;
+  assert.equal(scanner.rule, 'manual');
+  assert.equal(scanner.reason, 'scanner');
+  assert.equal(scanner.records, 0);
+  assert.deepEqual(scanner.sensors, []);
+  assert.equal(scanner.who, userInfo().username);
+  assert.equal(Date.parse(scanner.until) - Date.parse(scanner.since), 2 * 3_600_000);
+  assert.ok(Date.parse(scanner.since) >= before - 1000 && Date.parse(scanner.since) <= Date.now());
+  assert.equal(listed.find((b) => b.address === '192.0.2.5/32')?.allowedBy, '::ffff:192.0.2.0/124');
+  const all = await blocks('--all');
+  assert.equal(
+    all.find((b) => b.address === '2001:db8::1/128')?.active,
+    false,
+    '--all lists the expired block',
+  );
+
+  // An allow entry written as mapped IPv6 keeps the IPv4 block out; removed, the block is back in.
+  assert.match(
+    await ok('allow', 'add', '::ffff:198.51.100.0/120', '--reason', 'partner', '--for', '1h'),
+    /198\.51\.100\.0\/24/,
+  );
+  const allows = JSON.parse(await ok('allow', 'list', '--json')) as {
+    network: string;
+    until: string | null;
+  }[];
+  assert.deepEqual(
+    allows.map((a) => a.network),
+    ['::ffff:192.0.2.0/124', '198.51.100.0/24'],
+  );
+  assert.notEqual(allows[1]?.until, null);
+  assert.equal((await blocks()).find((b) => b.address === '198.51.100.7/32')?.allowedBy, '198.51.100.0/24');
+  assert.match(await ok('block', 'list'), /198\.51\.100\.7\/32 .*kept out by allow 198\.51\.100\.0\/24/);
+  await ok('allow', 'remove', '198.51.100.0/24');
+  assert.equal((await blocks()).find((b) => b.address === '198.51.100.7/32')?.allowedBy, null);
+
+  await ok('block', 'remove', '::ffff:203.0.113.9');
+  assert.equal(
+    (await blocks()).some((b) => b.address === '203.0.113.9/32'),
+    false,
+  );
+});
