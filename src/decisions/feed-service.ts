@@ -91,11 +91,16 @@ export function startFeedService(deps: {
     if (feed.format === 'nftables' || feed.format === 'mikrotik')
       validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
     const body = Buffer.from(renderFeed(feed.format, selected.items, at));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    // Rendered again for a change elsewhere in the decisions (another feed, a fetch noted) with the same body:
+    // the same representation, so its Last-Modified (and If-Modified-Since polls) stay as they were.
+    const same = cached?.etag === etag;
     const rendered: Rendered = {
       version,
       body,
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
-      lastModified: new Date(Math.floor(at / 1000) * 1000).toUTCString(),
+      ...(same && cached.gzipped ? { gzipped: cached.gzipped } : {}),
+      etag,
+      lastModified: same ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString(),
       contentType: CONTENT_TYPES[feed.format],
       validUntil,
       entries: selected.items.length,
@@ -187,8 +192,7 @@ export function startFeedService(deps: {
         'X-Threatcol-Entries': String(rendered.entries),
         'X-Threatcol-Left-Out': String(rendered.leftOut),
       };
-      const match = req.headers['if-none-match'];
-      if (match?.split(',').some((tag) => tag.trim() === etag)) {
+      if (notModified(req, etag, rendered.lastModified)) {
         noteFetch(feed.name, address, 304, at);
         count(feed.name, 304);
         res.writeHead(304, headers);
@@ -227,14 +231,39 @@ export function startFeedService(deps: {
   };
 }
 
-/** Whether `Accept-Encoding` takes gzip (and does not refuse it with q=0). */
+/**
+ * Whether the client already has this representation (RFC 9110 13.1.2-3): `If-None-Match` with its tag among
+ * a list, weak (`W/`) or not, or `*`; without `If-None-Match`, `If-Modified-Since` not before Last-Modified.
+ */
+function notModified(req: IncomingMessage, etag: string, lastModified: string): boolean {
+  const match = req.headers['if-none-match'];
+  if (match !== undefined) {
+    return match.split(',').some((part) => {
+      const tag = part.trim();
+      return tag === '*' || tag.replace(/^W\//, '') === etag;
+    });
+  }
+  const since = req.headers['if-modified-since'];
+  if (since === undefined) return false;
+  const at = Date.parse(since);
+  return !Number.isNaN(at) && at >= Date.parse(lastModified);
+}
+
+/**
+ * Whether `Accept-Encoding` takes gzip: named with a q above 0, or `*` above 0 when gzip is not named (a
+ * named `gzip;q=0` refuses it whatever `*` says).
+ */
 function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
-  return header.split(',').some((part) => {
+  let gzip: boolean | null = null;
+  let any: boolean | null = null;
+  for (const part of header.split(',')) {
     const [coding = '', ...params] = part.trim().toLowerCase().split(';');
-    if (coding.trim() !== 'gzip' && coding.trim() !== '*') return false;
-    return !params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(p));
-  });
+    const allowed = !params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(p));
+    if (coding.trim() === 'gzip') gzip = (gzip ?? false) || allowed;
+    else if (coding.trim() === '*') any = (any ?? false) || allowed;
+  }
+  return gzip ?? any ?? false;
 }
 
 /** The client's address, IPv4-mapped IPv6 as plain IPv4. */

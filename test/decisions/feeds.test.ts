@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
-import type { DecisionChange, FeedFormat } from '../../src/store/decisions.js';
+import type { DecisionChange, FeedEntry, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { post } from '../helpers/client.js';
-import { feedChange } from '../helpers/decisions.js';
+import { blockChange, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
@@ -423,4 +423,106 @@ test('an active block is written again only when a new sensor reports it (or it 
   const block = blockOf(widened.text, '198.51.100.30');
   assert.deepEqual(block?.sensors.toSorted(), ['fw1', 'fw2']);
   assert.ok(Date.parse(block?.until ?? '') > Date.parse(first?.until ?? ''), 'it moved on');
+});
+
+test('conditional polls: a weak or listed ETag and * get 304, If-Modified-Since too; Last-Modified moves only with the body; gzip;q=0 wins over *', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const now = Date.now();
+  const blocks: DecisionChange[] = [];
+  // Enough blocks for a body gzip is worth it for (1 KiB).
+  for (let i = 1; i <= 120; i++) {
+    const address = `198.18.7.${i}/32`;
+    blocks.push(blockChange(address, now, now + 3_600_000));
+  }
+  await decide(server, [...blocks, feedChange('cond', 'secret-password-10')]);
+  const auth = 'cond:secret-password-10';
+  await untilFeed(server, 'cond', auth, (text) => text.includes('198.18.7.120'));
+  const first = await fetchFeed(server, 'cond', auth);
+  const etag = first.headers.etag as string;
+  const lastModified = first.headers['last-modified'] as string;
+  for (const tag of [etag, `W/${etag}`, `"other", W/${etag}`, '*']) {
+    const reply = await fetchFeed(server, 'cond', auth, { 'if-none-match': tag });
+    assert.equal(reply.status, 304, `If-None-Match: ${tag}`);
+  }
+  assert.equal((await fetchFeed(server, 'cond', auth, { 'if-none-match': '"other"' })).status, 200);
+  // A change elsewhere in the decisions (another feed, and this feed's own last fetch noted) leaves the body
+  // as it was: its Last-Modified stays, so If-Modified-Since still gets 304.
+  await decide(server, [feedChange('other', 'secret-password-11')]);
+  await untilFeed(server, 'other', 'other:secret-password-11', () => true);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const later = await fetchFeed(server, 'cond', auth);
+  assert.equal(later.headers['last-modified'], lastModified);
+  const since = await fetchFeed(server, 'cond', auth, { 'if-modified-since': lastModified });
+  assert.equal(since.status, 304);
+  const stale = await fetchFeed(server, 'cond', auth, {
+    'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString(),
+  });
+  assert.equal(stale.status, 200);
+  // If-None-Match decides when both are sent.
+  const both = await fetchFeed(server, 'cond', auth, {
+    'if-none-match': '"other"',
+    'if-modified-since': lastModified,
+  });
+  assert.equal(both.status, 200);
+  for (const [accept, gzip] of [
+    ['gzip;q=0, *', false],
+    ['*;q=0', false],
+    ['br, *', true],
+    ['identity, gzip;q=0.5', true],
+  ] as const) {
+    const reply = await fetchFeed(server, 'cond', auth, { 'accept-encoding': accept });
+    assert.equal(reply.headers['content-encoding'] === 'gzip', gzip, `Accept-Encoding: ${accept}`);
+  }
+});
+
+test('--from takes an IPv4-mapped IPv6 network as its IPv4 network, with its edges', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const withFrom = (name: string, from: string[]): DecisionChange => {
+    const change = feedChange(name, 'secret-password-12');
+    return { ...change, value: { ...(change.value as FeedEntry), from } } as DecisionChange;
+  };
+  await decide(server, [
+    withFrom('mapped', ['::ffff:127.0.0.0/104']),
+    withFrom('edge-in', ['127.0.0.1/32']),
+    withFrom('edge-out', ['127.0.0.2/31', '126.255.255.255/32']),
+  ]);
+  await untilFeed(server, 'mapped', 'mapped:secret-password-12', () => true);
+  assert.equal((await fetchFeed(server, 'edge-in', 'edge-in:secret-password-12')).status, 200);
+  assert.equal((await fetchFeed(server, 'edge-out', 'edge-out:secret-password-12')).status, 403);
+});
+
+test('an expiring block leaves a running feed by itself; --ipv6-only and --aggregate feeds serve their share', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const now = Date.now();
+  const feed = (name: string, fields: Partial<FeedEntry>): DecisionChange => {
+    const change = feedChange(name, 'secret-password-13');
+    return { ...change, value: { ...(change.value as FeedEntry), ...fields } } as DecisionChange;
+  };
+  await decide(server, [
+    blockChange('198.51.100.4/32', now, now + 3_600_000),
+    blockChange('198.51.100.5/32', now, now + 3_600_000),
+    blockChange('198.51.100.6/31', now, now + 3_600_000),
+    blockChange('2001:db8:1::/64', now, now + 3_600_000),
+    blockChange('192.0.2.99/32', now, now + 1500),
+    feed('all', {}),
+    feed('six', { family: 'ipv6' }),
+    feed('merged', { family: 'ipv4', aggregate: true }),
+  ]);
+  const auth = (name: string) => `${name}:secret-password-13`;
+  const all = await untilFeed(server, 'all', auth('all'), (text) => text.includes('192.0.2.99'));
+  assert.equal(all.text, '192.0.2.99\n198.51.100.4\n198.51.100.5\n198.51.100.6/31\n2001:db8:1::/64\n');
+  assert.equal((await fetchFeed(server, 'six', auth('six'))).text, '2001:db8:1::/64\n');
+  // The /32s and the /31 join into 198.51.100.4/30; 192.0.2.99 has no neighbour.
+  const merged = await fetchFeed(server, 'merged', auth('merged'));
+  assert.equal(merged.text, '192.0.2.99\n198.51.100.4/30\n');
+  // Once the first fetches are noted (each a change to the decisions), a poll renders it for the last time
+  // before the block's end: nothing in the decisions changes after it, the block's end alone makes the next
+  // poll a new body.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const etag = (await fetchFeed(server, 'merged', auth('merged'))).headers.etag as string;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, now + 1600 - Date.now())));
+  const after = await fetchFeed(server, 'merged', auth('merged'), { 'if-none-match': etag });
+  assert.equal(after.status, 200);
+  assert.equal(after.text, '198.51.100.4/30\n');
+  assert.equal((await fetchFeed(server, 'all', auth('all'))).text.includes('192.0.2.99'), false);
 });
