@@ -1,0 +1,157 @@
+// Each field of a blocklist rule, end to end in one process: records posted over real HTTPS, the blocks the
+// engine stores read back from the decisions store. minCriticality, minRecords, minSensors (distinct), within,
+// duration from the last record, sensors, endpoints, threat (substring, any case), address; the units
+// (ipv4Prefix, ipv6Prefix, IPv4-mapped IPv6 as IPv4); repeatFactor capped by maxDuration.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pino } from 'pino';
+import type { Block, DecisionChange } from '../../src/store/decisions.js';
+import { openStore } from '../../src/store/open-store.js';
+import { post } from '../helpers/client.js';
+import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
+import { genericRecord } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
+
+const GUARD_MS = 15_000;
+const HOUR = 3_600_000;
+
+async function withDecisions<T>(
+  server: TestServer,
+  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+) {
+  const store = await openStore(server.loaded.config, {
+    dataDir: server.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const blocks = (server: TestServer) =>
+  withDecisions(server, async (store) => (await store.decisions.read()).blocks as ReadonlyMap<string, Block>);
+
+async function untilBlocked(server: TestServer, unit: string, check: (b: Block) => boolean = () => true) {
+  let found: Block | undefined;
+  await until(
+    async () => {
+      found = (await blocks(server)).get(unit);
+      return found !== undefined && check(found);
+    },
+    GUARD_MS,
+    `a block of ${unit}`,
+  );
+  return found as Block;
+}
+
+async function send(server: TestServer, sensor: string, key: string, records: Record<string, unknown>[]) {
+  const reply = await post(server.url, '/generic', records, { sensor, key, agent: server.agent });
+  assert.equal(reply.status, 200, reply.text);
+}
+
+const lasts = (b: Block) => Date.parse(b.until) - Date.parse(b.since);
+
+test('rule fields: each threshold and filter, the units, duration from the last record, repeats capped by maxDuration', async (t) => {
+  const server = await startTestServer(t, {
+    overrides: {
+      'blocklist.ipv4Prefix': 24,
+      'blocklist.ipv6Prefix': 48,
+      'blocklist.repeatFactor': 100,
+      'blocklist.maxDuration': '3h',
+      'blocklist.rules': {
+        few: { minCriticality: 3, minRecords: 3, duration: '10s', threat: 'few' },
+        pair: { minSensors: 2, duration: '1h', threat: 'pair' },
+        window: { minRecords: 2, within: '1s', duration: '1h', threat: 'window' },
+        fromFw2: { sensors: ['fw2'], threat: 'BrUtE', duration: '2h' },
+        firewallOnly: { endpoints: ['firewall'], threat: 'fwonly', duration: '1h' },
+        exfil: { address: 'destination', threat: 'exfil', duration: '4h' },
+        short: { threat: 'short', duration: '2s' },
+        critical: { minCriticality: 4, duration: '5h' },
+      },
+    },
+  });
+  const fw1 = await server.addSensor('fw1');
+  const fw2 = await server.addSensor('fw2');
+  const rec = (source_ip: string, threat: string, criticality = 3, extra: Record<string, unknown> = {}) =>
+    genericRecord({ source_ip, threat, criticality, destination_ip: '192.0.2.1', ...extra });
+
+  await send(server, 'fw1', fw1, [
+    rec('198.51.1.1', 'few', 3),
+    rec('198.51.1.2', 'few', 3), // two records: below minRecords
+    rec('198.51.2.1', 'few', 2),
+    rec('198.51.2.2', 'few', 2),
+    rec('198.51.2.3', 'few', 2), // below minCriticality
+    rec('198.51.3.5', 'FEW', 3),
+    rec('198.51.3.6', 'few', 3),
+    rec('198.51.3.7', 'a few', 3), // three records of one /24 unit
+    rec('198.51.10.1', 'pair'),
+    rec('198.51.10.1', 'pair'), // one sensor twice: not two sensors
+    rec('198.51.11.1', 'pair'),
+    rec('198.51.4.1', 'SSH brute force', 1), // not from fw2
+    rec('198.51.6.1', 'fwonly'), // in at /generic, not /firewall
+    rec('198.51.7.1', 'Exfiltration', 0, { destination_ip: '198.51.8.9' }),
+    rec('::ffff:198.51.9.77', 'anything', 4),
+    rec('2001:db8:1:2::5', 'anything', 4),
+    rec('198.51.12.1', 'window'),
+  ]);
+  await send(server, 'fw2', fw2, [rec('198.51.11.1', 'pair'), rec('198.51.5.1', 'ssh BRUTE force', 1)]);
+  await untilBlocked(server, '198.51.11.0/24');
+  const made = await blocks(server);
+  assert.deepEqual([...made.keys()].sort(), [
+    '198.51.11.0/24',
+    '198.51.3.0/24',
+    '198.51.5.0/24',
+    '198.51.8.0/24',
+    '198.51.9.0/24',
+    '2001:db8:1::/48',
+  ]);
+  const few = made.get('198.51.3.0/24') as Block;
+  assert.equal(few.rule, 'few');
+  assert.equal(few.records, 3);
+  assert.equal(lasts(few), 10_000);
+  assert.deepEqual(made.get('198.51.11.0/24')?.sensors, ['fw1', 'fw2']);
+  assert.equal(made.get('198.51.5.0/24')?.rule, 'fromFw2');
+  assert.equal(made.get('198.51.8.0/24')?.rule, 'exfil');
+  // maxDuration caps a rule's duration too: 4h and 5h rules make 3h blocks.
+  assert.equal(lasts(made.get('198.51.8.0/24') as Block), 3 * HOUR);
+  assert.equal(lasts(made.get('2001:db8:1::/48') as Block), 3 * HOUR);
+
+  // A further record extends the block: it lasts `duration` from the last one.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const sent = Date.now();
+  await send(server, 'fw1', fw1, [rec('198.51.3.9', 'few', 3)]);
+  const extended = await untilBlocked(server, '198.51.3.0/24', (b) => b.until !== few.until);
+  assert.ok(Math.abs(Date.parse(extended.until) - (sent + 10_000)) < 1000, `extended to ${extended.until}`);
+  assert.equal(extended.since, few.since);
+
+  // The window: a second record more than `within` after the first makes no block; one within it does.
+  await new Promise((resolve) => setTimeout(resolve, 1300));
+  await send(server, 'fw1', fw1, [rec('198.51.12.2', 'window')]);
+  await send(server, 'fw1', fw1, [rec('198.51.99.1', 'sentinel', 4)]);
+  await untilBlocked(server, '198.51.99.0/24');
+  assert.equal((await blocks(server)).has('198.51.12.0/24'), false, 'records 1.3 s apart, within 1s');
+  await send(server, 'fw1', fw1, [rec('198.51.12.3', 'window')]);
+  await untilBlocked(server, '198.51.12.0/24');
+
+  // Repeats: 2 s, then 100x (200 s), then 100x again, capped at maxDuration (3h).
+  await send(server, 'fw1', fw1, [rec('198.51.13.1', 'short')]);
+  const first = await untilBlocked(server, '198.51.13.0/24');
+  assert.equal(lasts(first), 2000);
+  await until(async () => Date.parse(first.until) < Date.now(), GUARD_MS, 'the first block to end');
+  await send(server, 'fw1', fw1, [rec('198.51.13.1', 'short')]);
+  const second = await untilBlocked(server, '198.51.13.0/24', (b) => b.since !== first.since);
+  assert.equal(lasts(second), 200_000);
+  const at = new Date().toISOString();
+  await withDecisions(server, (store) =>
+    store.decisions.apply([
+      { kind: 'block', key: '198.51.13.0/24', value: null },
+      { kind: 'cleared', key: '198.51.13.0/24', value: { address: '198.51.13.0/24', at } },
+    ] as DecisionChange[]),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await send(server, 'fw1', fw1, [rec('198.51.13.1', 'short')]);
+  const third = await untilBlocked(server, '198.51.13.0/24', (b) => b.since !== second.since);
+  assert.equal(lasts(third), 3 * HOUR);
+});
