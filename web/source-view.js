@@ -52,16 +52,22 @@ function rows(s) {
     ['ports', `${s.ports}: ${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`],
     ['threats', list(s.threats.map((t) => `${t.threat} ×${t.count}`))],
   ];
-  // The country and the AS open the look-up of their records when clicked (dashboard.js: data-look-up).
-  if (s.country !== null || s.asn !== null)
-    out.push([
-      'network',
-      [
-        s.country === null ? null : lookUpSpan(s.country, 'src_country', s.country),
-        s.asn === null ? null : lookUpSpan(`AS${s.asn}`, 'src_asn', String(s.asn)),
-        s.as_org,
-      ].filter((v) => v !== null),
-    ]);
+  // The country and the AS open the look-up of their records when clicked (dashboard.js: data-look-up). A network
+  // whose records name several says how many (as `source show` does), not one of them.
+  const country =
+    s.country !== null
+      ? lookUpSpan(s.country, 'src_country', s.country)
+      : s.countries > 1
+        ? `${s.countries} countries`
+        : null;
+  const asn =
+    s.asn !== null
+      ? lookUpSpan(`AS${s.asn}`, 'src_asn', String(s.asn))
+      : s.asns > 1
+        ? `${s.asns} ASes`
+        : null;
+  if (country !== null || asn !== null)
+    out.push(['network', [country, asn, s.asn === null ? null : s.as_org].filter((v) => v !== null)]);
   // An allow entry that covers a block keeps it out of every feed: the firewalls do not block it.
   const keptOut =
     s.blocked && s.allowed ? ` (not in the feeds: the allow entry ${s.allowed.network} keeps it out)` : '';

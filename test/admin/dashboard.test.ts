@@ -618,6 +618,12 @@ test('dashboard: top source countries and networks count the enriched records; a
   await page.click('#look-up-results tbody td.src >> nth=0');
   await clickAndSee('#source-view', 'src_country', (r) => r.src_country === 'US');
   assert.equal(await page.inputValue('#look-up select[name="window"]'), '30d');
+  // A network's view over sources of two ASes says how many, as `source show` does, not one of them.
+  await page.goto(`${s.adminUrl}/?src=${encodeURIComponent('0.0.0.0/4')}`);
+  const networkRow = page.locator('#source-view tbody tr', { hasText: /^network/ });
+  await networkRow.waitFor({ timeout: UI_MS });
+  assert.match(await networkRow.innerText(), /2 ASes/);
+  assert.doesNotMatch(await networkRow.innerText(), /AS15169|AS13335/);
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: `${OUTPUT}dashboard-networks.png`, fullPage: true });
   assert.deepEqual(problems, []);
