@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
 import type { DecisionChange, FeedEntry, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
+import { runCli } from '../helpers/cli.js';
 import { post } from '../helpers/client.js';
 import { blockChange, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
@@ -525,4 +526,35 @@ test('an expiring block leaves a running feed by itself; --ipv6-only and --aggre
   assert.equal(after.status, 200);
   assert.equal(after.text, '198.51.100.4/30\n');
   assert.equal((await fetchFeed(server, 'all', auth('all'))).text.includes('192.0.2.99'), false);
+});
+
+test('feed rotate refuses the old password at once and feed remove answers 401 as for an unknown feed (the real CLI)', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const cli = async (...args: string[]) => {
+    const r = await runCli(['feed', ...args, '--data-dir', server.dataDir, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as { password: string };
+  };
+  const added = await cli('add', 'pulled', '--format', 'plain');
+  await untilFeed(server, 'pulled', `pulled:${added.password}`, () => true);
+  const rotated = await cli('rotate', 'pulled');
+  assert.notEqual(rotated.password, added.password);
+  // Applied by the running collector within a second: polled until then (every 500 ms: each 401 meanwhile
+  // counts as a failed login, 20 of which make the address wait), the old password refused after.
+  await until(
+    async () => (await fetchFeed(server, 'pulled', `pulled:${rotated.password}`)).status === 200,
+    GUARD_MS,
+    'the new password accepted',
+    500,
+  );
+  assert.equal((await fetchFeed(server, 'pulled', `pulled:${added.password}`)).status, 401);
+  const removed = await runCli(['feed', 'remove', 'pulled', '--data-dir', server.dataDir]);
+  assert.equal(removed.code, 0, removed.stderr);
+  await until(
+    async () => (await fetchFeed(server, 'pulled', `pulled:${rotated.password}`)).status === 401,
+    GUARD_MS,
+  );
+  const gone = await fetchFeed(server, 'pulled', `pulled:${rotated.password}`);
+  assert.equal(gone.headers['www-authenticate'], 'Basic realm="threatcol"');
+  assert.doesNotMatch(server.logText(), new RegExp(`${added.password}|${rotated.password}`));
 });

@@ -44,6 +44,7 @@ async function listFeeds(options: ListOptions, io: CliIo): Promise<number> {
         entries: selected.items.length,
         leftOut: selected.leftOut,
         from: feed.from ?? null,
+        aggregate: feed.aggregate ?? false,
         createdAt: feed.createdAt,
         rotatedAt: feed.rotatedAt,
         lastFetch: state.fetches.get(feed.name) ?? null,

@@ -43,12 +43,21 @@ async function showFeed(name: string, options: ShowOptions, io: CliIo): Promise<
     `  URL:       ${url}`,
     `  User name: ${name}`,
     `  Family:    ${feed.family}`,
-    `  Cap:       ${feed.maxEntries ?? "the format's default"}`,
+    `  Cap:       ${capText(feed, (await import('../../decisions/render-feed.js')).DEFAULT_CAPS)}`,
+    `  From:      ${feed.from && feed.from.length > 0 ? `${feed.from.join(', ')} (403 elsewhere)` : 'any address'}`,
+    `  Aggregate: ${feed.aggregate ? 'yes' : 'no'}`,
     `  Created:   ${feed.createdAt}${feed.rotatedAt ? `, password rotated ${feed.rotatedAt}` : ''}`,
   ];
   if (options.firewall) lines.push('', firewallSetup(feed, url));
   write(io.stdout, lines.join('\n'));
   return 0;
+}
+
+/** The most entries served: `--max-entries`, else the format's default (the firewall's limit), else none. */
+function capText(feed: FeedEntry, caps: Record<FeedEntry['format'], number | null>): string {
+  if (feed.maxEntries !== null) return String(feed.maxEntries);
+  const cap = caps[feed.format];
+  return cap === null ? 'none' : `${cap} (the format's default)`;
 }
 
 /** Paste-ready setup per format; PASSWORD stands for the password shown by `feed add` or `feed rotate`. */
