@@ -69,11 +69,13 @@ const RULE_KEYS = {
   sensors: {
     type: ['array', 'null'],
     items: { type: 'string', minLength: 1 },
+    minItems: 1,
     description: 'only records of these sensors (default: all)',
   },
   endpoints: {
     type: ['array', 'null'],
     items: { enum: ['firewall', 'generic', 'syslog'] },
+    minItems: 1,
     description: 'only records that came in here (default: all)',
   },
   threat: {

@@ -108,6 +108,12 @@ test('block add refuses every address and, without --force, private ranges in an
   await ok('allow', 'remove', '198.51.100.0/24');
   assert.equal((await blocks()).find((b) => b.address === '198.51.100.7/32')?.allowedBy, null);
 
+  // An address inside a wider block (an IPv6 /64 unit): the error names the block to remove.
+  await ok('block', 'add', '2001:db8:5::/64', '--for', '1h', '--reason', 'a /64');
+  const inside = await cli('block', 'remove', '2001:db8:5::1');
+  assert.notEqual(inside.code, 0);
+  assert.match(inside.stderr, /no block of 2001:db8:5::1\/128; it lies in the block of 2001:db8:5::\/64/);
+  await ok('block', 'remove', '2001:db8:5::/64');
   await ok('block', 'remove', '::ffff:203.0.113.9');
   assert.equal(
     (await blocks()).some((b) => b.address === '203.0.113.9/32'),

@@ -82,6 +82,14 @@ test('blocklist: a malformed CIDR, duration or rule key is refused, naming the k
   assert.ok(
     problems(t, { rules: { 'a/b': { duration: '1h' } } }).some((p) => p.startsWith('blocklist.rules.a/b')),
   );
+  // An empty list would match no record: the rule would never block, and check would not say so.
+  for (const key of ['sensors', 'endpoints']) {
+    const found = problems(t, { rules: { r: { duration: '1h', [key]: [] } } });
+    assert.ok(
+      found.some((p) => p.startsWith(`blocklist.rules.r.${key}`)),
+      `${key}: []: ${found.join('\n')}`,
+    );
+  }
 });
 
 test('parseBlockDuration: units, sums, and what is refused', () => {

@@ -20,15 +20,22 @@ export function registerBlockRemove(
 }
 
 async function removeBlock(text: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const { key } = networkArgument(text);
+  const { network, key } = networkArgument(text);
   const loaded = await loadFromOptions(options, io);
   await withStore(loaded, io, async (store) => {
-    const block = (await store.decisions.read()).blocks.get(key);
-    if (!block) {
-      throw new ThreatcolError(
-        'DECISION_NOT_FOUND',
-        `no block of ${key} (threatcol block list --all shows them)`,
-      );
+    const { blocks } = await store.decisions.read();
+    if (!blocks.has(key)) {
+      // An address of a wider block (an IPv6 /64 unit, a CIDR added by hand): name the block to remove.
+      const { overlaps, parseNetwork } = await import('../../decisions/networks.js');
+      const covering = [...blocks.keys()].filter((other) => {
+        const n = parseNetwork(other);
+        return n !== null && n.prefix < network.prefix && overlaps(n, network);
+      });
+      const hint =
+        covering.length > 0
+          ? `; it lies in the block of ${covering.join(', ')} (threatcol block remove ${covering[0]})`
+          : ' (threatcol block list --all shows them)';
+      throw new ThreatcolError('DECISION_NOT_FOUND', `no block of ${key}${hint}`);
     }
     await store.decisions.apply([
       { kind: 'block', key, value: null },
