@@ -155,3 +155,30 @@ test('rule fields: each threshold and filter, the units, duration from the last 
   const third = await untilBlocked(server, '198.51.13.0/24', (b) => b.since !== second.since);
   assert.equal(lasts(third), 3 * HOUR);
 });
+
+test('blockPrivate: private, unique-local and shared addresses are blocked too; without it, never', async (t) => {
+  for (const blockPrivate of [true, false]) {
+    const server = await startTestServer(t, {
+      overrides: {
+        'blocklist.blockPrivate': blockPrivate,
+        'blocklist.rules': { critical: { minCriticality: 4, duration: '1h' } },
+      },
+    });
+    const key = await server.addSensor('fw1');
+    await send(server, 'fw1', key, [
+      genericRecord({ source_ip: '10.1.2.3', criticality: 4 }),
+      genericRecord({ source_ip: '::ffff:192.168.1.1', criticality: 4 }),
+      genericRecord({ source_ip: 'fd00::1', criticality: 4 }),
+      genericRecord({ source_ip: '100.64.0.9', criticality: 4 }),
+      genericRecord({ source_ip: '198.51.100.1', criticality: 4 }),
+    ]);
+    await untilBlocked(server, '198.51.100.1/32');
+    assert.deepEqual(
+      [...(await blocks(server)).keys()].sort(),
+      blockPrivate
+        ? ['10.1.2.3/32', '100.64.0.9/32', '192.168.1.1/32', '198.51.100.1/32', 'fd00::/64']
+        : ['198.51.100.1/32'],
+    );
+    assert.equal(await server.stop(), 0);
+  }
+});
