@@ -327,6 +327,19 @@ test('a cap keeps the highest criticality, then the newest, and says how many it
   assert.deepEqual([...lines].sort(), [...expected].sort());
   const plain = await fetchFeed(server, 'capped', 'capped:secret-password-9');
   assert.equal(plain.headers['x-threatcol-left-out'], '100');
+  const metrics = await (await request(`${server.adminUrl}/metrics`)).body.text();
+  assert.match(metrics, /^threatcol_feed_left_out\{feed="capped"\} 100$/m);
+  assert.match(metrics, /^threatcol_feed_entries\{feed="capped"\} 100$/m);
+  // HEAD: a GET's headers, no body.
+  const head = await request(`${server.url}/feeds/capped`, {
+    method: 'HEAD',
+    headers: { authorization: `Basic ${Buffer.from('capped:secret-password-9').toString('base64')}` },
+    dispatcher: server.agent,
+  });
+  assert.equal(head.statusCode, 200);
+  assert.equal(head.headers.etag, plain.headers.etag);
+  assert.equal(head.headers['content-length'], String(Buffer.byteLength(plain.text)));
+  assert.equal(await head.body.text(), '');
   const res = await request(`${server.url}/feeds/capped`, {
     headers: {
       authorization: `Basic ${Buffer.from('capped:secret-password-9').toString('base64')}`,
