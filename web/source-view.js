@@ -73,7 +73,11 @@ function rows(s) {
     s.blocked && s.allowed ? ` (not in the feeds: the allow entry ${s.allowed.network} keeps it out)` : '';
   out.push([
     'blocked',
-    s.blocked ? `yes: ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}${keptOut}` : 'no',
+    s.blocked
+      ? `yes: ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}${keptOut}`
+      : s.blocks_within > 0
+        ? `no; ${s.blocks_within} within: ${[...s.blocks_within_first, ...(s.blocks_within > s.blocks_within_first.length ? ['…'] : [])].join(', ')}`
+        : 'no',
   ]);
   out.push(['allowed', s.allowed ? `yes: ${s.allowed.network} (${s.allowed.reason})` : 'no']);
   return out;

@@ -25,11 +25,13 @@ export async function serveSource(
   await answerFromStore(res, deps.feed, async (signal) => {
     const summary = await summarizeSource(deps.store.reader, query, { signal });
     // From the process's one watched copy of the decisions, by the function `source show` runs on the store's.
-    const { blocked, allowed } = deps.blocklist?.source(query.address, now) ?? {
+    const decisions = deps.blocklist?.source(query.address, now) ?? {
       blocked: null,
       allowed: null,
+      blocks_within: 0,
+      blocks_within_first: [],
     };
-    return { ...summary, blocked, allowed, since: new Date(query.since).toISOString() };
+    return { ...summary, ...decisions, since: new Date(query.since).toISOString() };
   });
 }
 

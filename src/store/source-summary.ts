@@ -187,15 +187,29 @@ export function decisionsOfSource(
   state: Pick<DecisionsState, 'blocks' | 'allow'>,
   configuredAllow: readonly string[],
   now: number,
-): { blocked: Block | null; allowed: SourceAllow | null } {
+): SourceDecisions<Block, SourceAllow> {
   const allow: SourceAllow[] = configuredAllowEntries(configuredAllow);
   for (const entry of state.allow.values()) allow.push({ ...entry, source: 'command' });
   return sourceDecisions(address, { blocks: state.blocks.values(), allow }, now);
 }
 
+/** What the decisions say of a source: the block and allow entry covering it, and the blocks inside it. */
+export interface SourceDecisions<B, A> {
+  blocked: B | null;
+  allowed: A | null;
+  /** Blocks in force whose network lies inside the source's (a network partly blocked is not `blocked`). */
+  blocks_within: number;
+  /** The first few of them (their networks), for the text. */
+  blocks_within_first: string[];
+}
+
+/** How many of the blocks within a source's network are named (the count says the rest). */
+const WITHIN_NAMED = 3;
+
 /**
  * The block and the allow entry in force at `now` whose network covers the whole of `address` (an address, or
- * every address of a CIDR), the narrowest when several do; null each when none does.
+ * every address of a CIDR), the narrowest when several do; null each when none does. And the blocks in force
+ * inside it (for an address, the block of exactly it).
  */
 export function sourceDecisions<
   B extends Pick<Block, 'address' | 'until'>,
@@ -204,12 +218,16 @@ export function sourceDecisions<
   address: string,
   decisions: { blocks: Iterable<B>; allow: Iterable<A> },
   now: number,
-): { blocked: B | null; allowed: A | null } {
+): SourceDecisions<B, A> {
   const query = parseNetwork(address.trim());
-  if (query === null) return { blocked: null, allowed: null };
+  if (query === null) return { blocked: null, allowed: null, blocks_within: 0, blocks_within_first: [] };
+  const blocks = [...decisions.blocks].filter((b) => Date.parse(b.until) > now);
+  const within = blocks.filter((b) => coverPrefix(query, b.address) >= 0).map((b) => b.address);
   return {
-    blocked: narrowest(decisions.blocks, (b) => b.address, query, now),
+    blocked: narrowest(blocks, (b) => b.address, query, now),
     allowed: narrowest(decisions.allow, (a) => a.network, query, now),
+    blocks_within: within.length,
+    blocks_within_first: within.sort().slice(0, WITHIN_NAMED),
   };
 }
 
@@ -229,10 +247,11 @@ function narrowest<E extends { until: string | null }>(
   return found;
 }
 
-/** The prefix length of `network` when it contains all of `query`, else -1. */
-function coverPrefix(network: string, query: Network): number {
-  const n = parseNetwork(network);
-  if (n === null || n.family !== query.family || n.prefix > query.prefix) return -1;
-  const masked = maskBytes(query.bytes, n.prefix);
+/** The prefix length of `network` when it contains all of `query`, else -1 (`network` parsed, or its text). */
+function coverPrefix(network: string | Network, query: Network | string): number {
+  const n = typeof network === 'string' ? parseNetwork(network) : network;
+  const q = typeof query === 'string' ? parseNetwork(query) : query;
+  if (n === null || q === null || n.family !== q.family || n.prefix > q.prefix) return -1;
+  const masked = maskBytes(q.bytes, n.prefix);
   return masked.every((byte, i) => byte === n.bytes[i]) ? n.prefix : -1;
 }

@@ -83,7 +83,8 @@ test('GET /api/source: the summary of one source across sensors, its block, 400 
   const direct = await withStore(server, (store) =>
     summarizeSource(store.reader, { address: '198.51.100.7', since: Date.parse(body.since as string) }),
   );
-  const { blocked: _b, allowed: _a, since: _s, ...sums } = body;
+  const { blocked: _b, allowed: _a, since: _s, blocks_within, blocks_within_first: _f, ...sums } = body;
+  assert.equal(blocks_within, 0);
   assert.deepEqual(sums, direct);
   // A block in force covers it once the panel's watch has it.
   const now = Date.now();
@@ -146,17 +147,28 @@ test('GET /api/source names the block and allow entry `source show --json` names
   for (const address of ['198.51.100.7', '198.51.100.0/25', '203.0.113.5', '203.0.113.0/29', '192.0.2.1']) {
     const cli = await runCli(['source', 'show', address, '--json', ...args]);
     assert.equal(cli.code, 0, cli.stderr);
-    const { blocked, allowed } = JSON.parse(cli.stdout) as Record<string, unknown>;
-    const want = JSON.stringify({ blocked, allowed });
+    const { blocked, allowed, blocks_within, blocks_within_first } = JSON.parse(cli.stdout) as Record<
+      string,
+      unknown
+    >;
+    const want = JSON.stringify({ blocked, allowed, blocks_within, blocks_within_first });
     // The admin's copy of the decisions follows the store within a second or so; a hang guard, not a speed claim.
     let got = '';
     for (let i = 0; i < 100 && got !== want; i++) {
       if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
       const { status, body } = await getJson(server, `/api/source?${new URLSearchParams({ address })}`);
       assert.equal(status, 200, JSON.stringify(body));
-      got = JSON.stringify({ blocked: body.blocked, allowed: body.allowed });
+      got = JSON.stringify({
+        blocked: body.blocked,
+        allowed: body.allowed,
+        blocks_within: body.blocks_within,
+        blocks_within_first: body.blocks_within_first,
+      });
     }
     assert.deepEqual(JSON.parse(got), JSON.parse(want), address);
     if (address !== '192.0.2.1') assert.ok(blocked !== null || allowed !== null, address);
+    // 203.0.113.0/29 is not blocked whole: the block of 203.0.113.5 lies inside it.
+    if (address === '203.0.113.0/29')
+      assert.deepEqual([blocks_within, blocks_within_first], [1, ['203.0.113.5/32']]);
   }
 });

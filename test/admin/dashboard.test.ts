@@ -527,6 +527,11 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
   mkdirSync(OUTPUT, { recursive: true });
   await page.locator('#blocklist').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${OUTPUT}dashboard-blocklist.png`, fullPage: true });
+  // The network's source view: not blocked whole, the block inside it named.
+  await page.goto(`${s.adminUrl}/?src=${encodeURIComponent('198.51.100.0/24')}`);
+  const blockedRow = page.locator('#source-view tbody tr', { hasText: /^blocked/ });
+  await blockedRow.waitFor({ timeout: UI_MS });
+  assert.match(await blockedRow.innerText(), /no; 1 within: 198\.51\.100\.7\/32/);
   assert.deepEqual(problems, []);
 });
 

@@ -131,6 +131,14 @@ async function checkBackend(args: string[], env: Record<string, string>, now: nu
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /Blocked: +yes, 198\.51\.100\.7\/32 by manual/);
   assert.match(text.stdout, /Sensors: +fw-a, fw-b, fw-c/);
+  assert.equal(blocked.blocks_within, 1);
+  // A network holding that block is not blocked whole, and says how many blocks lie inside it.
+  const network = await show('198.51.100.0/24', '30d', args, env);
+  assert.equal(network.blocked, null);
+  assert.equal(network.blocks_within, 1);
+  const networkText = await runCli(['source', 'show', '198.51.100.0/24', ...args], { env });
+  assert.match(networkText.stdout, /Blocked: +no; 1 block within \(198\.51\.100\.7\/32\)/);
+  assert.equal((await show('192.0.2.0/24', '30d', args, env)).blocks_within, 0);
 }
 
 test('source show sums one address across sensors, a CIDR and a window as `threats tail --json` does (files)', async (t) => {

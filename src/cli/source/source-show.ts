@@ -75,6 +75,8 @@ function describe(
   s: SourceSummary & {
     blocked: { address: string; rule: string; until: string } | null;
     allowed: SourceAllow | null;
+    blocks_within: number;
+    blocks_within_first: string[];
     since: string;
   },
 ): string {
@@ -101,10 +103,17 @@ function describe(
   if (country !== null || as !== null)
     lines.push(`  Network:     ${[country, as].filter((v) => v !== null).join(s.asn === null ? ', ' : ' ')}`);
   lines.push(
-    `  Blocked:     ${s.blocked === null ? 'no' : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}`}`,
+    `  Blocked:     ${s.blocked === null ? `no${within(s)}` : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}`}`,
     `  Allowed:     ${s.allowed === null ? 'no' : `yes, ${s.allowed.network} (${s.allowed.source === 'configuration' ? 'blocklist.allow' : s.allowed.reason})`}`,
   );
   return lines.join('\n');
+}
+
+/** A network not blocked whole: the blocks inside it, the first few named ('; 2 blocks within (a, b)'). */
+function within(s: { blocks_within: number; blocks_within_first: string[] }): string {
+  if (s.blocks_within === 0) return '';
+  const more = s.blocks_within > s.blocks_within_first.length ? ', ...' : '';
+  return `; ${s.blocks_within} block${s.blocks_within === 1 ? '' : 's'} within (${s.blocks_within_first.join(', ')}${more})`;
 }
 
 function list(items: string[]): string {

@@ -22,7 +22,9 @@ at most 30 days wide): when it was first and last seen, its records by criticali
 them, how many distinct destinations and destination ports it hit (the ten most frequent of each), its ten most
 frequent threats, its country and network (AS number and name) when records carry them (from the newest record
 that does; for a network whose records name several, the number of countries or ASes instead), and the block and the allow entry that cover all of it, if any (a block in force, an allow entry
-of \`allow add\` or of \`blocklist.allow\`; the narrowest when several do).
+of \`allow add\` or of \`blocklist.allow\`; the narrowest when several do). A network partly blocked is not
+blocked: it says how many blocks lie inside it, and names the first three (\`Blocked: no; 2 blocks within
+(198.51.100.7/32, 198.51.100.9/32)\`).
 
 It reads the store back from its newest record within the look-up's bound (1,000,000 records or 512 MiB read,
 as \`threats search\`; see [Operations](operations.md#dashboard), "Look-up"). When that bound stops it before the
@@ -34,7 +36,7 @@ source address is clicked.
 `,
   options: {
     '--since': `the window's start: a duration ago (\`90m\`, \`24h\`, \`7d\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC); default \`30d\`, and 30 days back at most`,
-    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them, or, for a network, when its records name several), \`countries\` and \`asns\` (distinct counts), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
+    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them, or, for a network, when its records name several), \`countries\` and \`asns\` (distinct counts), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`blocks_within\` (the blocks in force inside it) and \`blocks_within_first\` (the first three's networks), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
     '--data-dir': `which data directory to read (as for every command)`,
   },
   exitStatus: `
