@@ -321,7 +321,9 @@ export class AddressTracker {
       if (t >= from && t <= at) sensors.push(this.sensorNames[table[sensorsAt + i] as number] as string);
     }
     if (sensors.length > 1) sensors.sort();
-    return { records, sensors, criticality };
+    // Each sensor named sent a record within the window: with minRecords below minSensors, its slots alone
+    // would count fewer records than the block names sensors.
+    return { records: Math.max(records, count), sensors, criticality };
   }
 }
 

@@ -112,6 +112,8 @@ test('rule fields: each threshold and filter, the units, duration from the last 
   assert.equal(few.records, 3);
   assert.equal(lasts(few), 10_000);
   assert.deepEqual(made.get('198.51.11.0/24')?.sensors, ['fw1', 'fw2']);
+  // Each sensor named sent a record in the window: two, though minRecords is 1.
+  assert.equal(made.get('198.51.11.0/24')?.records, 2);
   assert.equal(made.get('198.51.5.0/24')?.rule, 'fromFw2');
   assert.equal(made.get('198.51.8.0/24')?.rule, 'exfil');
   // maxDuration caps a rule's duration too: 4h and 5h rules make 3h blocks.

@@ -1,9 +1,9 @@
 // The decisions engine's per-address windows (decisions/address-tracker.ts: every rule's window of a unit in one
 // row of a shared table, IPv4 /32 units keyed by number in an index of their own) against a plain model of what a
 // window keeps: the newest minRecords record times with their criticalities, and the newest time of the most
-// recent minSensors sensors; measured over [at - within, at], after a `block remove`. Records of several units
-// (by text and by number) and rules, out of order, as several workers store them; past maxTracked units the least
-// recently seen leaves with its windows.
+// recent minSensors sensors; measured over [at - within, at], after a `block remove` (records: at least one per
+// sensor). Records of several units (by text and by number) and rules, out of order, as several workers store
+// them; past maxTracked units the least recently seen leaves with its windows.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
@@ -38,7 +38,8 @@ function modelMeasure(w: ModelWindow, rule: CompiledRule, at: number, notBefore:
   const sensors = [...w.sensors].filter(([, t]) => t >= from && t <= at).map(([s]) => s);
   if (inside.length < rule.minRecords || sensors.length < rule.minSensors) return null;
   return {
-    records: inside.length,
+    // Each sensor kept sent a record in the window: never fewer records than sensors.
+    records: Math.max(inside.length, sensors.length),
     sensors: sensors.sort(),
     criticality: Math.max(0, ...inside.map((r) => r.criticality)),
   };
