@@ -221,10 +221,20 @@ export function sourceDecisions<
 ): SourceDecisions<B, A> {
   const query = parseNetwork(address.trim());
   if (query === null) return { blocked: null, allowed: null, blocks_within: 0, blocks_within_first: [] };
-  const blocks = [...decisions.blocks].filter((b) => Date.parse(b.until) > now);
-  const within = blocks.filter((b) => coverPrefix(query, b.address) >= 0).map((b) => b.address);
+  // One pass over the blocks, each parsed once: the one covering the query, and those inside it.
+  let blocked: B | null = null;
+  let longest = -1;
+  const within: string[] = [];
+  for (const block of decisions.blocks) {
+    if (!(Date.parse(block.until) > now)) continue;
+    const network = parseNetwork(block.address);
+    if (network === null) continue;
+    const prefix = coverPrefix(network, query);
+    if (prefix > longest) [blocked, longest] = [block, prefix];
+    if (coverPrefix(query, network) >= 0) within.push(block.address);
+  }
   return {
-    blocked: narrowest(blocks, (b) => b.address, query, now),
+    blocked,
     allowed: narrowest(decisions.allow, (a) => a.network, query, now),
     blocks_within: within.length,
     blocks_within_first: within.sort().slice(0, WITHIN_NAMED),
@@ -247,11 +257,10 @@ function narrowest<E extends { until: string | null }>(
   return found;
 }
 
-/** The prefix length of `network` when it contains all of `query`, else -1 (`network` parsed, or its text). */
-function coverPrefix(network: string | Network, query: Network | string): number {
+/** The prefix length of `network` (parsed, or its text) when it contains all of `query`, else -1. */
+function coverPrefix(network: string | Network, query: Network): number {
   const n = typeof network === 'string' ? parseNetwork(network) : network;
-  const q = typeof query === 'string' ? parseNetwork(query) : query;
-  if (n === null || q === null || n.family !== q.family || n.prefix > q.prefix) return -1;
-  const masked = maskBytes(q.bytes, n.prefix);
+  if (n === null || n.family !== query.family || n.prefix > query.prefix) return -1;
+  const masked = maskBytes(query.bytes, n.prefix);
   return masked.every((byte, i) => byte === n.bytes[i]) ? n.prefix : -1;
 }
