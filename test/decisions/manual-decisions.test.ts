@@ -64,7 +64,10 @@ test('block add refuses every address and, without --force, private ranges in an
     /203\.0\.113\.9\/32/,
   );
   await ok('block', 'add', '198.51.100.7', '--for', '1h', '--reason', 'brute force');
-  await ok('block', 'add', '192.0.2.5', '--for', '1h', '--reason', 'in the configured allow');
+  assert.match(
+    await ok('block', 'add', '192.0.2.5', '--for', '1h', '--reason', 'in the configured allow'),
+    /kept out of every feed by allow ::ffff:192\.0\.2\.0\/124/,
+  );
   await ok('block', 'add', '2001:db8::1', '--for', '1ms', '--reason', 'gone at once');
   const listed = await blocks();
   assert.deepEqual(listed.map((b) => b.address).sort(), [

@@ -42,8 +42,8 @@ async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Prom
   const loaded = await loadFromOptions(options, io);
   const now = Date.now();
   const until = new Date(now + ms).toISOString();
-  await withStore(loaded, io, (store) =>
-    store.decisions.apply([
+  const allowed = await withStore(loaded, io, async (store) => {
+    await store.decisions.apply([
       {
         kind: 'block',
         key,
@@ -59,8 +59,15 @@ async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Prom
           who: whoAmI(io.env),
         },
       },
-    ]),
+    ]);
+    const { allowedBy } = await import('../../decisions/allowed.js');
+    return allowedBy(network, loaded.config.blocklist.allow, (await store.decisions.read()).allow, now);
+  });
+  write(
+    io.stdout,
+    allowed === null
+      ? `Blocked ${key} until ${until}.`
+      : `Blocked ${key} until ${until}, but kept out of every feed by allow ${allowed} while that stands.`,
   );
-  write(io.stdout, `Blocked ${key} until ${until}.`);
   return 0;
 }
