@@ -104,3 +104,73 @@ export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
   }
   return out;
 }
+
+interface Nested {
+  range: Range;
+  item: FeedItem;
+  children: Nested[];
+  /** The latest end in this block and the blocks inside it (ms). */
+  latest: number;
+}
+
+/**
+ * The same addresses for the same times, with no two entries overlapping: for an nftables interval set, which
+ * refuses an element inside another ("conflicting intervals"), so a /24 blocked by hand over an address a rule
+ * blocked would fail the whole script and the firewall would keep its old list. CIDRs are either nested or
+ * disjoint: a block inside a wider one that ends no later is dropped (the wider covers it); one that outlasts
+ * it keeps its own entry, and the wider one is cut around it. Blocks overlapping nothing are served as they are.
+ */
+export function disjointItems(items: readonly FeedItem[]): FeedItem[] {
+  const order = (a: Range, b: Range) =>
+    a.family - b.family ||
+    (a.start < b.start ? -1 : a.start > b.start ? 1 : 0) ||
+    (a.end > b.end ? -1 : a.end < b.end ? 1 : 0);
+  const ranges = items.map(rangeOf);
+  // A feed's items come in address order already (feed-items.ts): sorted again only when they do not.
+  if (ranges.some((range, i) => i > 0 && order(ranges[i - 1] as Range, range) > 0)) ranges.sort(order);
+  const roots: Nested[] = [];
+  const open: Nested[] = [];
+  for (const range of ranges) {
+    const item = range.items[0] as FeedItem;
+    const node: Nested = { range, item, children: [], latest: 0 };
+    while (open.length > 0) {
+      const top = open.at(-1) as Nested;
+      if (top.range.family === range.family && top.range.end >= range.start) break;
+      open.pop();
+    }
+    (open.at(-1)?.children ?? roots).push(node);
+    open.push(node);
+  }
+  if (roots.length === ranges.length) return [...items];
+  const latest = (node: Nested): number => {
+    node.latest = Date.parse(node.item.block.until);
+    for (const child of node.children) node.latest = Math.max(node.latest, latest(child));
+    return node.latest;
+  };
+  const out: FeedItem[] = [];
+  const emit = (node: Nested, covering: Block | null) => {
+    const own = Date.parse(node.item.block.until);
+    const block = covering !== null && Date.parse(covering.until) > own ? covering : node.item.block;
+    const until = Date.parse(block.until);
+    const outlasting = node.children.filter((child) => child.latest > until);
+    if (outlasting.length === 0) {
+      out.push(block === node.item.block ? node.item : { network: node.item.network, block });
+      return;
+    }
+    let at = node.range.start;
+    for (const child of outlasting) {
+      if (child.range.start > at)
+        for (const network of cidrsOf(at, child.range.start - 1n, node.range.family))
+          out.push({ network, block });
+      emit(child, block);
+      at = child.range.end + 1n;
+    }
+    if (at <= node.range.end)
+      for (const network of cidrsOf(at, node.range.end, node.range.family)) out.push({ network, block });
+  };
+  for (const root of roots) {
+    latest(root);
+    emit(root, null);
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 // A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
 import type { Block, FeedFormat } from '../store/decisions.js';
+import { disjointItems } from './aggregate.js';
 import { listEntry, type Network } from './networks.js';
 
 export interface FeedItem {
@@ -58,11 +59,13 @@ function secondsLeft(block: Block, now: number): number {
 
 /**
  * A script for `nft -f`: makes the table empty (create, then delete, then fill: `nft -f` applies it as one
- * transaction), two interval sets with each block's remaining time, and drop rules in input and forward.
+ * transaction), two interval sets with each block's remaining time (nested blocks made disjoint: an interval
+ * set refuses overlapping elements), and drop rules in input and forward.
  */
 function renderNftables(items: readonly FeedItem[], now: number): string {
+  const disjoint = disjointItems(items);
   const elements = (family: 4 | 6) =>
-    items
+    disjoint
       .filter((i) => i.network.family === family)
       .map((i) => `${listEntry(i.network)} timeout ${secondsLeft(i.block, now)}s`);
   const set = (name: string, type: string, list: string[]) =>

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { aggregateItems } from '../../src/decisions/aggregate.js';
+import { aggregateItems, disjointItems } from '../../src/decisions/aggregate.js';
 import { formatNetwork, parseNetwork } from '../../src/decisions/networks.js';
 import type { FeedItem } from '../../src/decisions/render-feed.js';
 
@@ -67,6 +67,46 @@ test('aggregate (property): the same addresses are covered, and no two entries o
         for (let last = 0; last < 256; last++) if (covers(items, last) !== covers(out, last)) return false;
         const count = (last: number) => out.filter((i) => covers([i], last)).length;
         return Array.from({ length: 256 }, (_, last) => count(last)).every((n) => n <= 1);
+      },
+    ),
+  );
+});
+
+test('disjoint (property): each address once, for the longest time of the blocks covering it', () => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(
+        fc.tuple(
+          fc.integer({ min: 0, max: 255 }),
+          fc.integer({ min: 24, max: 32 }),
+          fc.integer({ min: 1, max: 9 }),
+        ),
+        {
+          maxLength: 30,
+          selector: ([host, prefix]) =>
+            formatNetwork(parseNetwork(`192.0.2.${host}/${prefix}`) as FeedItem['network']),
+        },
+      ),
+      (parts) => {
+        const items = parts.map(([host, prefix, hours]) => {
+          const n = parseNetwork(`192.0.2.${host}/${prefix}`) as FeedItem['network'];
+          return item(formatNetwork(n), `2026-01-01T0${hours}:00:00.000Z`);
+        });
+        const out = disjointItems(items);
+        const ends = (list: FeedItem[], last: number) =>
+          list
+            .filter((i) => {
+              const start = i.network.bytes[3] as number;
+              return last >= start && last < start + 2 ** (32 - i.network.prefix);
+            })
+            .map((i) => Date.parse(i.block.until));
+        for (let last = 0; last < 256; last++) {
+          const served = ends(out, last);
+          const decided = ends(items, last);
+          if (served.length > 1) return false;
+          if ((served[0] ?? 0) !== Math.max(0, ...decided)) return false;
+        }
+        return true;
       },
     ),
   );

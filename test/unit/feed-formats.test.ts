@@ -109,3 +109,51 @@ test('nftables: the table made again with both sets (each block with its remaini
   assert.match(applied.stdout, /192\.0\.2\.7 timeout 1h/);
   assert.match(applied.stdout, /198\.51\.100\.0\/24 timeout 1d1h1m1s/);
 });
+
+test('nftables: nested blocks (a /24 by hand over an address a rule blocked) become disjoint elements nft accepts, each address with its longest time', (t) => {
+  const nested = [
+    item('198.51.100.0/24', 7200),
+    item('198.51.100.7/32', 86_400),
+    item('198.51.100.9/32', 600), // inside the /24 and shorter: the /24 covers it
+    item('2001:db8::/48', 3600),
+    item('2001:db8:0:1::/64', 600),
+    item('2001:db8:0:2::/64', 7200),
+  ];
+  const text = renderFeed('nftables', nested, NOW);
+  const elements = (set: string) =>
+    (new RegExp(`set ${set} \\{[^}]*elements = \\{ ([^}]*) \\}`).exec(text)?.[1] ?? '')
+      .split(/,\s*/)
+      .map((e) => e.trim());
+  const four = elements('blocked4');
+  assert.ok(four.includes('198.51.100.7 timeout 86400s'), four.join('\n'));
+  assert.ok(
+    four.includes('198.51.100.0/30 timeout 7200s') && four.includes('198.51.100.128/25 timeout 7200s'),
+  );
+  assert.ok(!four.some((e) => e.startsWith('198.51.100.0/24') || e.startsWith('198.51.100.9 ')));
+  // Every address of the /24 once: 256 in all.
+  const size = (e: string) => 2 ** (32 - Number(/\/(\d+)/.exec(e)?.[1] ?? 32));
+  assert.equal(
+    four.reduce((n, e) => n + size(e), 0),
+    256,
+  );
+  const six = elements('blocked6');
+  assert.ok(six.includes('2001:db8:0:2::/64 timeout 7200s'), six.join('\n'));
+  // The /48 cut around the /64 that outlasts it; the shorter /64 inside it is covered by 2001:db8::/63.
+  assert.ok(six.includes('2001:db8::/63 timeout 3600s') && six.includes('2001:db8:0:3::/64 timeout 3600s'));
+  const size6 = (e: string) => 2 ** (64 - Number(/\/(\d+)/.exec(e)?.[1] ?? 64));
+  assert.equal(
+    six.reduce((n, e) => n + size6(e), 0),
+    2 ** 16,
+    'every /64 of the /48 once',
+  );
+  // Formats whose lists take overlaps serve the blocks as they are.
+  assert.equal(renderFeed('plain', nested.slice(0, 2), NOW), '198.51.100.0/24\n198.51.100.7\n');
+  if (process.getuid?.() !== 0 || spawnSync('nft', ['--version']).status !== 0) {
+    t.skip('nft -c needs root and nft (Debian: nftables)');
+    return;
+  }
+  const path = join(makeTempDir(t), 'nested.nft');
+  writeFileSync(path, text);
+  const check = spawnSync('unshare', ['--net', 'nft', '-c', '-f', path], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stderr);
+});
