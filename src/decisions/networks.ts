@@ -13,14 +13,30 @@ export { formatAddress, formatNetwork, parseNetwork } from '../config/blocklist-
 
 /**
  * The unit an address falls in, as a Network (host bits cleared); IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is
- * its IPv4 address. null for text that is not an address.
+ * its IPv4 address, NAT64's (`64:ff9b::192.0.2.1`) the same prefix of the IPv4 address inside 64:ff9b::/96.
+ * null for text that is not an address.
  */
 export function unitOf(address: string, ipv4Prefix: number, ipv6Prefix: number): Network | null {
   // parseNetwork reads an IPv4-mapped address as its IPv4 one.
   const parsed = parseNetwork(address);
   if (parsed === null || address.includes('/')) return null;
-  const prefix = parsed.family === 4 ? ipv4Prefix : ipv6Prefix;
+  const prefix =
+    parsed.family === 4
+      ? ipv4Prefix
+      : isNat64(parsed.bytes)
+        ? Math.max(ipv6Prefix, 96 + ipv4Prefix)
+        : ipv6Prefix;
   return { family: parsed.family, prefix, bytes: maskBytes(parsed.bytes, prefix) };
+}
+
+/**
+ * Whether an IPv6 address is in NAT64's well-known prefix 64:ff9b::/96 (RFC 6052), whose last 32 bits are an
+ * IPv4 address: its unit is that address's (a /64 there would be every IPv4 address behind the translator).
+ */
+function isNat64(b: Uint8Array): boolean {
+  if (b[0] !== 0 || b[1] !== 0x64 || b[2] !== 0xff || b[3] !== 0x9b) return false;
+  for (let i = 4; i < 12; i++) if (b[i] !== 0) return false;
+  return true;
 }
 
 /** Whether one of the two networks contains the other. */

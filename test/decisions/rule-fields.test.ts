@@ -94,6 +94,7 @@ test('rule fields: each threshold and filter, the units, duration from the last 
     rec('198.51.7.1', 'Exfiltration', 0, { destination_ip: '198.51.8.9' }),
     rec('::ffff:198.51.9.77', 'anything', 4),
     rec('2001:db8:1:2::5', 'anything', 4),
+    rec('64:ff9b::198.51.14.1', 'anything', 4), // NAT64: the IPv4 address's /24, not 64:ff9b::/48
     rec('198.51.12.1', 'window'),
   ]);
   await send(server, 'fw2', fw2, [rec('198.51.11.1', 'pair'), rec('198.51.5.1', 'ssh BRUTE force', 1)]);
@@ -106,6 +107,7 @@ test('rule fields: each threshold and filter, the units, duration from the last 
     '198.51.8.0/24',
     '198.51.9.0/24',
     '2001:db8:1::/48',
+    '64:ff9b::c633:e00/120',
   ]);
   const few = made.get('198.51.3.0/24') as Block;
   assert.equal(few.rule, 'few');

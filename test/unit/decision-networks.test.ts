@@ -28,6 +28,10 @@ test('unitOf: IPv4 by address, IPv6 by /64, mapped IPv4 as IPv4, anything else n
   assert.equal(unit('2001:DB8:AA:BB::'), '2001:db8:aa:bb::/64');
   assert.equal(unit('2001:db8::1', 32, 128), '2001:db8::1/128');
   assert.equal(unit('::ffff:192.0.2.1'), '192.0.2.1/32');
+  // NAT64's well-known prefix holds an IPv4 address in its last 32 bits: a /64 would be all of them.
+  assert.equal(unit('64:ff9b::192.0.2.1'), '64:ff9b::c000:201/128');
+  assert.equal(unit('64:ff9b::192.0.2.1', 24), '64:ff9b::c000:200/120');
+  assert.equal(unit('64:ff9b:1::1'), '64:ff9b:1::/64');
   for (const bad of ['', 'unknown', '192.0.2.0/24', '300.1.1.1', 'fe80::1%eth0'])
     assert.equal(unit(bad), null, bad);
 });
