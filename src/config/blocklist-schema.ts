@@ -323,6 +323,11 @@ export function blocklistChecks(blocklist: BlocklistConfig): ErrorDetail[] {
   for (const [name, rule] of Object.entries(blocklist.rules)) {
     duration(`blocklist.rules.${name}.duration`, rule.duration);
     if (rule.within !== undefined) duration(`blocklist.rules.${name}.within`, rule.within);
+    if (rule.sensors && rule.minSensors > new Set(rule.sensors).size)
+      problems.push({
+        path: `blocklist.rules.${name}.minSensors`,
+        message: `${rule.minSensors} distinct sensors, but the rule's sensors list names ${new Set(rule.sensors).size}: it could never block`,
+      });
   }
   blocklist.allow.forEach((network, i) => {
     if (parseNetwork(network) === null)

@@ -82,6 +82,12 @@ test('blocklist: a malformed CIDR, duration or rule key is refused, naming the k
   assert.ok(
     problems(t, { rules: { 'a/b': { duration: '1h' } } }).some((p) => p.startsWith('blocklist.rules.a/b')),
   );
+  // More distinct sensors than the rule listed: it could never block.
+  const unreachable = problems(t, { rules: { r: { duration: '1h', sensors: ['fw1'], minSensors: 2 } } });
+  assert.ok(
+    unreachable.some((p) => p.startsWith('blocklist.rules.r.minSensors') && p.includes('sensors')),
+    unreachable.join('\n'),
+  );
   // An empty list would match no record: the rule would never block, and check would not say so.
   for (const key of ['sensors', 'endpoints']) {
     const found = problems(t, { rules: { r: { duration: '1h', [key]: [] } } });
