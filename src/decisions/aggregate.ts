@@ -3,8 +3,8 @@
 // and the highest criticality of what it covers: it never blocks an address longer than decided, and the feed
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
+import type { FeedItem } from './feed-item.js';
 import { formatNetwork, type Network } from './networks.js';
-import type { FeedItem } from './render-feed.js';
 
 interface Range {
   family: 4 | 6;

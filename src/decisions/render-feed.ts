@@ -1,12 +1,10 @@
 // A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
 import type { Block, FeedFormat } from '../store/decisions.js';
 import { disjointItems } from './aggregate.js';
-import { listEntry, type Network } from './networks.js';
+import type { FeedItem } from './feed-item.js';
+import { listEntry } from './networks.js';
 
-export interface FeedItem {
-  block: Block;
-  network: Network;
-}
+export type { FeedItem } from './feed-item.js';
 
 export const CONTENT_TYPES: Record<FeedFormat, string> = {
   plain: 'text/plain; charset=utf-8',
