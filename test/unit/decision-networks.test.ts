@@ -94,6 +94,13 @@ test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecif
   }
 });
 
+test('isPrivate: a unit wider than its address is never blocked when it holds such a range', () => {
+  assert.equal(isPrivate(unitOf('172.1.2.3', 8, 64) as never), true, '172.0.0.0/8 holds 172.16/12');
+  assert.equal(isPrivate(unitOf('100.1.2.3', 8, 64) as never), true, '100.0.0.0/8 holds 100.64/10');
+  assert.equal(isPrivate(unitOf('11.1.2.3', 8, 64) as never), false);
+  assert.equal(isPrivate(unitOf('100.128.2.3', 16, 64) as never), false);
+});
+
 test('overlaps: either network containing the other, never across families', () => {
   const n = (text: string) => parseNetwork(text) as never;
   assert.equal(overlaps(n('203.0.113.0/24'), n('203.0.113.9/32')), true);
