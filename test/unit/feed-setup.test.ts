@@ -65,10 +65,24 @@ test('mikrotik: a scheduler fetching over https and importing, and drop rules on
 
 test('nftables: a oneshot service and its timer, which systemd-analyze verifies', (t) => {
   const lines = setup('nftables');
-  const exec = lines.find((l) => l.startsWith('ExecStart=')) ?? '';
-  // systemd passes `$$` on as one `$`: the shell then reads the password file.
-  assert.match(exec, /"\$\$\(cat \/etc\/threatcol-feed\/password\)"/);
-  assert.match(exec, /&& nft -f \/run\/threatcol-feed\.nft'$/);
+  const exec = lines.filter((l) => l.startsWith('ExecStart='));
+  // The password never on a command line (any local user reads those in /proc): curl takes it from a file
+  // only root reads, written as the setup says. Two ExecStart lines: nft runs only when curl succeeded.
+  assert.equal(exec.length, 2, exec.join('\n'));
+  assert.match(
+    exec[0] as string,
+    /^ExecStart=\/usr\/bin\/curl -fsS --cacert \S+ -K \/etc\/threatcol-feed\/curl\.conf -o \/run\/threatcol-feed\.nft https:\/\/\S+$/,
+  );
+  assert.equal(exec[1], 'ExecStart=/usr/sbin/nft -f /run/threatcol-feed.nft');
+  assert.doesNotMatch(exec.join('\n'), /PASSWORD|password|-u /);
+  assert.ok(
+    lines.some((l) => /user = "\S+:PASSWORD"/.test(l)),
+    'the curl.conf line to write',
+  );
+  assert.ok(
+    lines.some((l) => /umask 077 .*> \/etc\/threatcol-feed\/curl\.conf/.test(l)),
+    'root only',
+  );
   if (spawnSync('systemd-analyze', ['--version']).status !== 0) {
     t.skip('systemd-analyze is not installed');
     return;

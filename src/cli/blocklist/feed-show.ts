@@ -104,11 +104,17 @@ export function firewallSetup(feed: FeedEntry, url: string): string {
       ].join('\n');
     case 'nftables':
       return [
+        "# /etc/threatcol-feed/curl.conf holds the feed's credentials (on curl's command line they would show",
+        '# in ps to every local user), readable by root only:',
+        `#   (umask 077 && mkdir -p /etc/threatcol-feed && echo 'user = "${feed.name}:PASSWORD"' > /etc/threatcol-feed/curl.conf)`,
+        "# /etc/threatcol-feed/ca.pem: the collector's certificate (or its CA).",
+        '',
         '# /etc/systemd/system/threatcol-feed.service',
         '[Service]',
         'Type=oneshot',
-        // `$$`: systemd passes one `$` on to the shell.
-        `ExecStart=/bin/sh -c 'curl -fsS --cacert /etc/threatcol-feed/ca.pem -u ${feed.name}:"$$(cat /etc/threatcol-feed/password)" -o /run/threatcol-feed.nft ${url} && nft -f /run/threatcol-feed.nft'`,
+        // The second runs only when the first succeeded: a failed fetch leaves the rules as they are.
+        `ExecStart=/usr/bin/curl -fsS --cacert /etc/threatcol-feed/ca.pem -K /etc/threatcol-feed/curl.conf -o /run/threatcol-feed.nft ${url}`,
+        'ExecStart=/usr/sbin/nft -f /run/threatcol-feed.nft',
         '',
         '# /etc/systemd/system/threatcol-feed.timer',
         '[Timer]',
