@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
+import { request } from 'undici';
 import type { Block, DecisionChange } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { post } from '../helpers/client.js';
@@ -185,4 +186,51 @@ test('blockPrivate: private, unique-local and shared addresses are blocked too; 
     );
     assert.equal(await server.stop(), 0);
   }
+});
+
+test('maxTracked: past it, the least recently seen address leaves (its count starts again) and the drop is counted in /metrics', async (t) => {
+  const server = await startTestServer(t, {
+    overrides: {
+      'blocklist.maxTracked': 1000,
+      'blocklist.rules': { thrice: { minRecords: 3, duration: '1h', threat: 'count' } },
+    },
+  });
+  const key = await server.addSensor('fw1');
+  const address = (i: number) => `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`;
+  const sendRange = async (from: number, to: number) => {
+    for (let i = from; i < to; i += 250) {
+      const batch = [];
+      for (let j = i; j < Math.min(to, i + 250); j++) batch.push(rec(address(j)));
+      await send(server, 'fw1', key, batch);
+    }
+  };
+  const rec = (source_ip: string) => genericRecord({ source_ip, threat: 'count', criticality: 1 });
+  await sendRange(0, 1000);
+  // The first address seen again: the most recent now (a second record: minRecords is 3).
+  await send(server, 'fw1', key, [rec(address(0))]);
+  await sendRange(1000, 1100); // 100 new addresses: the 100 least recently seen (1-100) leave, not 0
+  await send(server, 'fw1', key, [
+    rec(address(0)), // its third record: kept, so blocked
+    rec(address(101)),
+    rec(address(101)), // kept: three records
+    rec(address(1)),
+    rec(address(1)), // dropped: its count started again at two (and 102 left for it)
+    rec(address(1099)),
+    rec(address(1099)),
+  ]);
+  await untilBlocked(server, `${address(1099)}/32`);
+  const made = await blocks(server);
+  assert.equal(made.has(`${address(0)}/32`), true, 'address 0, seen again, was kept');
+  assert.equal(made.has(`${address(101)}/32`), true, 'address 101 was kept');
+  assert.equal(made.has(`${address(1)}/32`), false, 'address 1 was dropped: counted anew');
+  let text = '';
+  await until(
+    async () => {
+      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+      return /^threatcol_decisions_dropped_addresses_total 101$/m.test(text);
+    },
+    GUARD_MS,
+    'the drops in /metrics',
+  );
+  assert.match(text, /^threatcol_decisions_tracked_addresses 1000$/m);
 });
