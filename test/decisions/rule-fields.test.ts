@@ -4,11 +4,10 @@
 // (ipv4Prefix, ipv6Prefix, IPv4-mapped IPv6 as IPv4); repeatFactor capped by maxDuration.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import { request } from 'undici';
 import type { Block, DecisionChange } from '../../src/store/decisions.js';
-import { openStore } from '../../src/store/open-store.js';
 import { post } from '../helpers/client.js';
+import { withServerStore } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
@@ -16,23 +15,11 @@ import { until } from '../helpers/until.js';
 const GUARD_MS = 15_000;
 const HOUR = 3_600_000;
 
-async function withDecisions<T>(
-  server: TestServer,
-  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
-) {
-  const store = await openStore(server.loaded.config, {
-    dataDir: server.dataDir,
-    logger: pino({ level: 'silent' }),
-  });
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
 const blocks = (server: TestServer) =>
-  withDecisions(server, async (store) => (await store.decisions.read()).blocks as ReadonlyMap<string, Block>);
+  withServerStore(
+    server,
+    async (store) => (await store.decisions.read()).blocks as ReadonlyMap<string, Block>,
+  );
 
 async function untilBlocked(server: TestServer, unit: string, check: (b: Block) => boolean = () => true) {
   let found: Block | undefined;
@@ -149,7 +136,7 @@ test('rule fields: each threshold and filter, the units, duration from the last 
   const second = await untilBlocked(server, '198.51.13.0/24', (b) => b.since !== first.since);
   assert.equal(lasts(second), 200_000);
   const at = new Date().toISOString();
-  await withDecisions(server, (store) =>
+  await withServerStore(server, (store) =>
     store.decisions.apply([
       { kind: 'block', key: '198.51.13.0/24', value: null },
       { kind: 'cleared', key: '198.51.13.0/24', value: { address: '198.51.13.0/24', at } },

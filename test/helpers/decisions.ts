@@ -1,6 +1,26 @@
-// Decisions written straight through the store in tests: a feed with a known password, a block.
+// Decisions written straight through the store in tests: a feed with a known password, a block; the store of
+// an in-process collector opened beside it.
+import { pino } from 'pino';
 import { hashKey } from '../../src/keys.js';
 import type { Block, DecisionChange, FeedFormat } from '../../src/store/decisions.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { TestServer } from './in-process-server.js';
+
+/** Runs `use` with a store of `server`'s configuration and data directory opened beside it, then closes it. */
+export async function withServerStore<T>(
+  server: Pick<TestServer, 'loaded' | 'dataDir'>,
+  use: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(server.loaded.config, {
+    dataDir: server.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
 
 /** A feed `name` whose Basic password is `password`, serving every block (no cap). */
 export function feedChange(name: string, password: string, format: FeedFormat = 'plain'): DecisionChange {
