@@ -112,18 +112,47 @@ export function startFeedService(deps: {
 
   /** Each feed's last fetch as this collector last wrote it: written at most once a minute, or on a new status. */
   const written = new Map<string, { at: number; status: number }>();
-  function noteFetch(feed: string, address: string, status: number, at: number): void {
-    const last = written.get(feed);
-    if (
-      last &&
-      (at - last.at < FETCH_NOTE_MIN_MS || (last.status === status && at - last.at < FETCH_NOTE_MS))
-    )
-      return;
+  /**
+   * A fetch with a new status that came within FETCH_NOTE_MIN_MS of the last write, written when that time is
+   * up: else a 200 right after a 401 (a firewall's password just fixed) left 401 as the last fetch until the
+   * firewall's next poll, minutes later.
+   */
+  const pending = new Map<string, { timer: NodeJS.Timeout; address: string; status: number; at: number }>();
+  function writeFetch(feed: string, address: string, status: number, at: number): void {
+    const waiting = pending.get(feed);
+    if (waiting) clearTimeout(waiting.timer);
+    pending.delete(feed);
     written.set(feed, { at, status });
     const value = { feed, at: new Date(at).toISOString(), address, status };
     deps.decisions.apply([{ kind: 'fetch', key: feed, value }]).catch((error: Error) => {
       deps.logger.debug({ err: error.message, feed }, "cannot note a feed's last fetch");
     });
+  }
+  function noteFetch(feed: string, address: string, status: number, at: number): void {
+    const last = written.get(feed);
+    if (
+      !last ||
+      (at - last.at >= FETCH_NOTE_MIN_MS && (last.status !== status || at - last.at >= FETCH_NOTE_MS))
+    ) {
+      writeFetch(feed, address, status, at);
+      return;
+    }
+    const waiting = pending.get(feed);
+    if (waiting) Object.assign(waiting, { address, status, at });
+    else if (last.status !== status && at - last.at < FETCH_NOTE_MIN_MS) {
+      const timer = setTimeout(
+        () => {
+          const note = pending.get(feed);
+          pending.delete(feed);
+          // The newest fetch since: written unless its status is the one written already.
+          if (note && note.status !== written.get(feed)?.status)
+            writeFetch(feed, note.address, note.status, note.at);
+        },
+        last.at + FETCH_NOTE_MIN_MS - at,
+      );
+      timer.unref();
+      pending.set(feed, { timer, address, status, at });
+    }
   }
 
   function unauthorized(res: ServerResponse): void {
@@ -227,6 +256,8 @@ export function startFeedService(deps: {
     },
     stop() {
       watch.stop();
+      for (const { timer } of pending.values()) clearTimeout(timer);
+      pending.clear();
     },
   };
 }

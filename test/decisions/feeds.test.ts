@@ -571,3 +571,36 @@ test('feed rotate refuses the old password at once and feed remove answers 401 a
   assert.equal(gone.headers['www-authenticate'], 'Basic realm="threatcol"');
   assert.doesNotMatch(server.logText(), new RegExp(`${added.password}|${rotated.password}`));
 });
+
+test('a new status within seconds of the last noted fetch is noted too, a few seconds later: a 200 right after a 401 does not leave 401 as the last fetch', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  await addFeed(server, 'fixed', 'plain', 'secret-password-14');
+  const store = await openStore(server.loaded.config, {
+    dataDir: server.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => store.close());
+  const last = async () => (await store.decisions.read()).fetches.get('fixed');
+  // The firewall's old password (polled until the collector has the feed: its first fetch is noted at once),
+  // then (the admin fixed it) the right one, within the same seconds.
+  await until(
+    async () => {
+      assert.equal((await fetchFeed(server, 'fixed', 'fixed:old-password')).status, 401);
+      return (await last())?.status === 401;
+    },
+    GUARD_MS,
+    'the 401 noted',
+    200,
+  );
+  assert.equal((await fetchFeed(server, 'fixed', 'fixed:secret-password-14')).status, 200);
+  // No further request: the 200 is written once the few seconds between notes have passed (5 s).
+  await until(
+    async () => {
+      const fetch = await last();
+      return fetch?.status === 200;
+    },
+    GUARD_MS,
+    'the 200 after the 401 noted',
+    200,
+  );
+});
