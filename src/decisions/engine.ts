@@ -521,9 +521,14 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const changes: DecisionChange[] = [];
     for (const [key, block] of state.blocks)
       if (Date.parse(block.until) <= at) changes.push({ kind: 'block', key, value: null });
-    for (const [key, offence] of state.offences)
+    for (const [key, offence] of state.offences) {
+      // A block in force keeps its offence, however long ago it was made (extended for over 30 days): without
+      // it, its next extension would be taken for a block whose offence a cut write lost, and made again.
+      const block = state.blocks.get(key);
+      if (block && Date.parse(block.until) > at) continue;
       if (at - Date.parse(offence.last) > REPEAT_WINDOW_MS)
         changes.push({ kind: 'offence', key, value: null });
+    }
     for (const [key, cleared] of state.cleared)
       if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
     for (const [key, entry] of state.allow)
