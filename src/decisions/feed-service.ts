@@ -32,6 +32,11 @@ interface Rendered {
   gzipped?: Buffer;
   etag: string;
   lastModified: string;
+  /**
+   * The body before this one had the same Last-Modified (both made in one second): a client whose
+   * If-Modified-Since is that second may hold either, so it gets no 304 by date.
+   */
+  lastModifiedShared: boolean;
   contentType: string;
   /** The body is stale from this instant (a block or allow entry in it expires, or its times moved). */
   validUntil: number;
@@ -95,12 +100,15 @@ export function startFeedService(deps: {
     // Rendered again for a change elsewhere in the decisions (another feed, a fetch noted) with the same body:
     // the same representation, so its Last-Modified (and If-Modified-Since polls) stay as they were.
     const same = cached?.etag === etag;
+    const lastModified =
+      same && cached ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString();
     const rendered: Rendered = {
       version,
       body,
       ...(same && cached.gzipped ? { gzipped: cached.gzipped } : {}),
       etag,
-      lastModified: same ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString(),
+      lastModified,
+      lastModifiedShared: same ? cached.lastModifiedShared : cached?.lastModified === lastModified,
       contentType: CONTENT_TYPES[feed.format],
       validUntil,
       entries: selected.items.length,
@@ -221,7 +229,7 @@ export function startFeedService(deps: {
         'X-Threatcol-Entries': String(rendered.entries),
         'X-Threatcol-Left-Out': String(rendered.leftOut),
       };
-      if (notModified(req, etag, rendered.lastModified)) {
+      if (notModified(req, etag, rendered)) {
         noteFetch(feed.name, address, 304, at);
         count(feed.name, 304);
         res.writeHead(304, headers);
@@ -264,9 +272,10 @@ export function startFeedService(deps: {
 
 /**
  * Whether the client already has this representation (RFC 9110 13.1.2-3): `If-None-Match` with its tag among
- * a list, weak (`W/`) or not, or `*`; without `If-None-Match`, `If-Modified-Since` not before Last-Modified.
+ * a list, weak (`W/`) or not, or `*`; without `If-None-Match`, `If-Modified-Since` not before Last-Modified
+ * (after it, when the body before was made in the same second).
  */
-function notModified(req: IncomingMessage, etag: string, lastModified: string): boolean {
+function notModified(req: IncomingMessage, etag: string, rendered: Rendered): boolean {
   const match = req.headers['if-none-match'];
   if (match !== undefined) {
     return match.split(',').some((part) => {
@@ -277,7 +286,8 @@ function notModified(req: IncomingMessage, etag: string, lastModified: string): 
   const since = req.headers['if-modified-since'];
   if (since === undefined) return false;
   const at = Date.parse(since);
-  return !Number.isNaN(at) && at >= Date.parse(lastModified);
+  const modified = Date.parse(rendered.lastModified);
+  return !Number.isNaN(at) && (rendered.lastModifiedShared ? at > modified : at >= modified);
 }
 
 /**

@@ -604,3 +604,26 @@ test('a new status within seconds of the last noted fetch is noted too, a few se
     200,
   );
 });
+
+test('If-Modified-Since: a body changed within the second of the one before gets no 304 for that second (the client may hold the older)', async (t) => {
+  // The collector's clock held still across the two changes: both bodies are made in one second.
+  let frozen: number | null = null;
+  const server = await startTestServer(t, { overrides: RULES, now: () => frozen ?? Date.now() });
+  const now = Date.now();
+  await decide(server, [
+    blockChange('198.51.100.21/32', now, now + 3_600_000),
+    feedChange('second', 'secret-password-15'),
+  ]);
+  const auth = 'second:secret-password-15';
+  frozen = Math.floor(Date.now() / 1000) * 1000 + 500;
+  await untilFeed(server, 'second', auth, (text) => text.includes('198.51.100.21'));
+  const first = await fetchFeed(server, 'second', auth);
+  await decide(server, [blockChange('198.51.100.22/32', now, now + 3_600_000)]);
+  const second = await untilFeed(server, 'second', auth, (text) => text.includes('198.51.100.22'));
+  const latest = await fetchFeed(server, 'second', auth);
+  assert.equal(latest.text, second.text);
+  assert.equal(latest.headers['last-modified'], first.headers['last-modified'], 'both made in one second');
+  const since = first.headers['last-modified'] as string;
+  assert.equal((await fetchFeed(server, 'second', auth, { 'if-modified-since': since })).status, 200);
+  frozen = null;
+});
