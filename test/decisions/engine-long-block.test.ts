@@ -2,53 +2,30 @@
 // clean-up drops an offence 30 days after its block was made, and the engine then took the next extension for a
 // block whose offence a cut write had lost, logging and counting it as made again at each extension.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { startDecisionEngine } from '../../src/decisions/engine.js';
-import { openStore } from '../../src/store/open-store.js';
+import { blockChange, engineStore } from '../helpers/decisions.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 
 const DAY = 86_400_000;
 
 test('a block in force for over 30 days keeps its offence: its extensions are not blocks made again', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'threatcol-long-block-'));
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent',
-    overrides: { dataDir, 'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } } },
+  const { config, logger, store, log, blocked } = await engineStore(t, {
+    'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
   });
-  const lines: { msg?: string; address?: string }[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const store = await openStore(config, { dataDir, logger });
-  t.after(() => store.close());
-  const log = await store.openRecordLog();
-  t.after(() => log.close());
 
   // Made 31 days ago and extended since (its end an hour away).
   const since = new Date(Date.now() - 31 * DAY).toISOString();
   const unit = '198.51.100.9/32';
   await store.decisions.apply([
-    {
-      kind: 'block',
-      key: unit,
-      value: {
-        address: unit,
-        rule: 'critical',
-        reason: 'critical',
-        since,
-        until: new Date(Date.now() + 3_600_000).toISOString(),
-        criticality: 4,
-        records: 1,
-        sensors: ['fw1'],
-        who: null,
-      },
-    },
+    blockChange(unit, Date.parse(since), Date.now() + 3_600_000, {
+      rule: 'critical',
+      reason: 'critical',
+      records: 1,
+      sensors: ['fw1'],
+      who: null,
+    }),
     { kind: 'offence', key: unit, value: { address: unit, blocks: 1, last: since } },
   ]);
   let offset = 0;
@@ -59,7 +36,6 @@ test('a block in force for over 30 days keeps its offence: its extensions are no
     now: () => Date.now() + offset,
   });
   t.after(() => engine.stop());
-  const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
   await log.append([record({ src_ip: '203.0.113.1', criticality: 4 })]);
   await until(() => blocked().includes('203.0.113.1/32'), 30_000, 'the first record blocked');
   // A minute on: the next batch is followed by the clean-up.

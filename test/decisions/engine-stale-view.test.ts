@@ -4,36 +4,18 @@
 // (logged and counted twice; a repeat offender's block remade at its first length). The real files store, with the
 // watcher's delivery held back as a slow one would be.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config/load-config.js';
 import { startDecisionEngine } from '../../src/decisions/engine.js';
 import type { DecisionsStore } from '../../src/store/decisions.js';
-import { openStore } from '../../src/store/open-store.js';
+import { engineStore } from '../helpers/decisions.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 
 test('an engine whose watcher has not caught up decides from the stored blocks: none is made twice', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'threatcol-stale-view-'));
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent',
-    overrides: {
-      dataDir,
-      'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
-      'blocklist.repeatFactor': 2,
-    },
+  const { config, logger, store, log, blocked } = await engineStore(t, {
+    'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
+    'blocklist.repeatFactor': 2,
   });
-  const lines: { msg?: string; address?: string }[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const store = await openStore(config, { dataDir, logger });
-  t.after(() => store.close());
-  const log = await store.openRecordLog();
-  t.after(() => log.close());
 
   // The previous engine's work: a record, and the block it made, a repeat offender's (twice the rule's 24 h).
   const at = new Date(Date.now() - 60_000).toISOString();
@@ -72,7 +54,6 @@ test('an engine whose watcher has not caught up decides from the stored blocks: 
   // The window read again (a second record, after it, shows the engine is past the scan) ...
   await log.append([record({ src_ip: '203.0.113.9', criticality: 4 })]);
   // (logged once its write is stored, and counted in the same step: the scan's blocks would be before it)
-  const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
   await until(() => blocked().includes('203.0.113.9/32'), 30_000, 'the new record blocked');
   // ... made no second block of the stored one, and left it as it was.
   assert.deepEqual(blocked(), ['203.0.113.9/32'], 'one block made: the new address only');

@@ -1,10 +1,12 @@
 // Decisions written straight through the store in tests: a feed with a known password, a block; the store of
 // an in-process collector opened beside it.
 import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
 import { hashKey } from '../../src/keys.js';
 import type { Block, DecisionChange, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { TestServer } from './in-process-server.js';
+import { makeTempDir } from './temp-dir.js';
 
 /** Runs `use` with a store of `server`'s configuration and data directory opened beside it, then closes it. */
 export async function withServerStore<T>(
@@ -20,6 +22,28 @@ export async function withServerStore<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A store of its own for a decisions engine started by the test (startDecisionEngine): a temporary data
+ * directory, the configuration with `overrides`, the record log to append to, and the addresses the engine's
+ * log says it blocked.
+ */
+export async function engineStore(t: { after(fn: () => unknown): void }, overrides: Record<string, unknown>) {
+  const dataDir = makeTempDir(t, 'threatcol-engine-');
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent',
+    overrides: { dataDir, ...overrides },
+  });
+  const lines: { msg?: string; address?: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const store = await openStore(config, { dataDir, logger });
+  t.after(() => store.close());
+  const log = await store.openRecordLog();
+  t.after(() => log.close());
+  const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
+  return { config, logger, store, log, blocked };
 }
 
 /** A feed `name` whose Basic password is `password`, serving every block (no cap). */
