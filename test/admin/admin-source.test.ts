@@ -5,31 +5,14 @@
 // the read short.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import { request } from 'undici';
 import type { DecisionChange } from '../../src/store/decisions.js';
-import { openStore } from '../../src/store/open-store.js';
 import { summarizeSource } from '../../src/store/source-summary.js';
 import { runCli } from '../helpers/cli.js';
 import { post } from '../helpers/client.js';
-import { blockChange } from '../helpers/decisions.js';
+import { blockChange, withServerStore } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
-
-async function withStore<T>(
-  server: TestServer,
-  use: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
-) {
-  const store = await openStore(server.loaded.config, {
-    dataDir: server.dataDir,
-    logger: pino({ level: 'silent' }),
-  });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
 
 async function getJson(
   server: TestServer,
@@ -80,7 +63,7 @@ test('GET /api/source: the summary of one source across sensors, its block, 400 
   assert.equal(body.blocked, null);
   assert.equal(body.allowed, null);
   // The same function as `source show`: the same answer, read through a store of its own.
-  const direct = await withStore(server, (store) =>
+  const direct = await withServerStore(server, (store) =>
     summarizeSource(store.reader, { address: '198.51.100.7', since: Date.parse(body.since as string) }),
   );
   const { blocked: _b, allowed: _a, since: _s, blocks_within, blocks_within_first: _f, ...sums } = body;
@@ -89,7 +72,7 @@ test('GET /api/source: the summary of one source across sensors, its block, 400 
   // A block in force covers it once the panel's watch has it.
   const now = Date.now();
   const changes: DecisionChange[] = [blockChange('198.51.100.7/32', now - 1000, now + 3_600_000)];
-  await withStore(server, (store) => store.decisions.apply(changes));
+  await withServerStore(server, (store) => store.decisions.apply(changes));
   let blocked: unknown = null;
   for (let i = 0; i < 100 && blocked === null; i++) {
     blocked = (await getJson(server, '/api/source?address=198.51.100.7')).body.blocked;
@@ -119,12 +102,12 @@ test('source summary: the look-up bound stops the read and says so, counting the
   const reply = await post(server.url, '/generic', records, { sensor: 'fw-a', key, agent: server.agent });
   assert.equal(reply.status, 200, reply.text);
   const since = Date.now() - 3_600_000;
-  const whole = await withStore(server, (store) =>
+  const whole = await withServerStore(server, (store) =>
     summarizeSource(store.reader, { address: '198.51.100.7', since }),
   );
   assert.equal(whole.records, 20);
   assert.equal(whole.bounded, null);
-  const cut = await withStore(server, (store) =>
+  const cut = await withServerStore(server, (store) =>
     summarizeSource(store.reader, { address: '198.51.100.7', since }, { maxRecords: 5 }),
   );
   assert.ok(cut.records >= 4 && cut.records <= 6, `records read: ${cut.records}`);
