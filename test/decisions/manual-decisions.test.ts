@@ -123,3 +123,18 @@ test('block add refuses every address and, without --force, private ranges in an
     false,
   );
 });
+
+test('allow add refuses every address without --force: it would turn every rule off', async (t) => {
+  const dataDir = makeTempDir(t);
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir]);
+  for (const network of ['0.0.0.0/0', '::/0', '::ffff:0:0/96']) {
+    const r = await cli('allow', 'add', network, '--reason', 'oops');
+    assert.equal(r.code, 65, `${network}: ${r.stdout}`);
+    assert.match(r.stderr, /INVALID_ARGUMENT: .*\/0 would allow every address/, network);
+  }
+  const none = await cli('allow', 'list', '--json');
+  assert.deepEqual(JSON.parse(none.stdout), [], 'nothing refused was stored');
+  const forced = await cli('allow', 'add', '::/0', '--reason', 'blocking off for IPv6', '--force');
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.match(forced.stdout, /Allowed ::\/0/);
+});

@@ -96,7 +96,8 @@ unique-local, shared, multicast and unspecified addresses are never blocked by a
 export const allowAddManual: CommandManual = {
   description: `
 Keeps an address or CIDR from ever being blocked; blocks it covers (or that cover it) leave every feed within a
-second. With \`--for\`, the entry ends after that long.
+second. With \`--for\`, the entry ends after that long. A whole family (\`0.0.0.0/0\`, \`::/0\`) turns every
+rule off for it, and is refused without \`--force\` (exit 65).
 `,
 };
 
