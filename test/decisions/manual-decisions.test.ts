@@ -8,6 +8,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
+import { blockChange, engineStore } from '../helpers/decisions.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 interface ListedBlock {
@@ -137,4 +138,21 @@ test('allow add refuses every address without --force: it would turn every rule 
   const forced = await cli('allow', 'add', '::/0', '--reason', 'blocking off for IPv6', '--force');
   assert.equal(forced.code, 0, forced.stderr);
   assert.match(forced.stdout, /Allowed ::\/0/);
+});
+
+test('block remove takes a block stored under its mapped IPv6 text (before such addresses were read as IPv4) by that text', async (t) => {
+  const { store, config } = await engineStore(t, {});
+  const now = Date.now();
+  // As a block add of ::ffff:10.0.0.1 stored it before: an IPv6 /128 keyed by IPv6 text.
+  await store.decisions.apply([blockChange('::ffff:a00:1/128', now - 1000, now + 3_600_000)]);
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', config.dataDir as string]);
+  const listed = await cli('block', 'list', '--json');
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as ListedBlock[]).map((b) => b.address),
+    ['::ffff:a00:1/128'],
+  );
+  const removed = await cli('block', 'remove', '::ffff:a00:1/128');
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.match(removed.stdout, /Block of ::ffff:a00:1\/128 removed/);
+  assert.deepEqual(JSON.parse((await cli('block', 'list', '--json')).stdout), []);
 });

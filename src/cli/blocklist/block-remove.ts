@@ -20,10 +20,14 @@ export function registerBlockRemove(
 }
 
 async function removeBlock(text: string, options: CommonOptions, io: CliIo): Promise<number> {
-  const { network, key } = networkArgument(text);
+  const { network, key: canonical } = networkArgument(text);
   const loaded = await loadFromOptions(options, io);
+  let key = canonical;
   await withStore(loaded, io, async (store) => {
     const { blocks } = await store.decisions.read();
+    // A block keyed by other text than today's canonical form (a mapped IPv6 address stored as IPv6 before such
+    // addresses were read as IPv4): removed by the text block list shows.
+    if (!blocks.has(key) && blocks.has(text.trim())) key = text.trim();
     if (!blocks.has(key)) {
       // An address of a wider block (an IPv6 /64 unit, a CIDR added by hand): name the block to remove.
       const { overlaps, parseNetwork } = await import('../../decisions/networks.js');
