@@ -105,16 +105,23 @@ export function createNatsDecisions(options: {
     // A try given up stops its consumer, which would otherwise wait on.
     if (signal.aborted) watcher.stop();
     else signal.addEventListener('abort', () => watcher.stop(), { once: true });
+    let whole = false;
     try {
       for await (const entry of watcher) {
         answered();
         take(state, entry, removals);
         // Nothing pending after it: every key's entry was delivered.
-        if (entry.delta === 0) break;
+        if (entry.delta === 0) {
+          whole = true;
+          break;
+        }
       }
     } finally {
       watcher.stop();
     }
+    // The watcher also ends, with no error, when its consumer closes under it (a node lost, its leaders moving):
+    // what it delivered by then is part of the state, never the state. Tried again, as an unanswered read is.
+    if (!whole) throw new Error('the read ended before every entry was delivered');
     return state;
   }
 
