@@ -97,7 +97,7 @@ async function filledFilesStore(t: Parameters<typeof makeTempDir>[0]) {
 
 test('store migrate --to nats: dry run, interrupted run, full copy, re-run, sensors honoured on NATS', async (t) => {
   const nats = await startNatsServer(t);
-  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const { dataDir, keys, lines, sensors } = await filledFilesStore(t);
   assert.equal(lines.length, 10 * 5 + 10 * 4 + 1);
   const migrate = (...extra: string[]) =>
@@ -342,7 +342,7 @@ test('store migrate: lines that are not records (null, no sensor name, an endpoi
   const lines = [JSON.stringify(good[0]), ...bad, JSON.stringify(good[1])];
   writeFileSync(join(dataDir, 'threats', `${day}-000001.ndjson`), `${lines.join('\n')}\n`);
   const nats = await startNatsServer(t);
-  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
 
   const migrate = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, '--json'], {
     env,
@@ -368,7 +368,7 @@ test('store migrate: lines that are not records (null, no sensor name, an endpoi
 
 test('store migrate copies the blocklist: blocks, allow entries and feeds served from NATS with their credentials; a re-run skips them, a newer one in NATS is kept', async (t) => {
   const nats = await startNatsServer(t);
-  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const natsEnv = { ...env, THREATCOL_STORE_BACKEND: 'nats' };
   const dataDir = makeTempDir(t);
   const cli = async (args: string[], options: { env?: Record<string, string> } = {}) => {

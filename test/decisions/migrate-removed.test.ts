@@ -10,7 +10,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 test('store migrate run again leaves what NATS removed since removed (block, allow entry, feed), named', async (t) => {
   const nats = await startNatsServer(t);
-  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const natsEnv = { ...env, THREATCOL_STORE_BACKEND: 'nats' };
   const dataDir = makeTempDir(t);
   const natsDir = makeTempDir(t);
@@ -68,7 +68,7 @@ test('store migrate run again leaves what NATS removed since removed (block, all
 
 test('store migrate run again carries a block removed from the files store since: NATS stops serving it', async (t) => {
   const nats = await startNatsServer(t);
-  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '3000' };
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const dataDir = makeTempDir(t);
   const on = async (args: string[], runEnv: Record<string, string> = {}, dir = dataDir) => {
     const r = await runCli([...args, '--data-dir', dir], { env: runEnv });
