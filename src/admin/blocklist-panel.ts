@@ -3,7 +3,13 @@
 // watched copy of the decisions (the feeds' and the engine's: decisions/watched-decisions.ts), from the first
 // visitor on: never one read of the store per request, and no copy of the blocks of its own.
 import type { Logger } from 'pino';
-import { formatNetwork, maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
+import {
+  formatNetwork,
+  maskBytes,
+  type Network,
+  overlaps,
+  parseNetwork,
+} from '../config/blocklist-schema.js';
 import type { AllowEntry, Block, DecisionsState, DecisionsStore } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
 import { decisionsOfSource } from '../store/source-summary.js';
@@ -236,16 +242,4 @@ export function createBlocklistView(deps: {
       return decisionsOfSource(address, state, deps.configuredAllow(), now);
     },
   };
-}
-
-/** Two CIDRs overlap when one holds the other's first address (CIDRs are nested or apart). */
-function overlaps(a: Network, b: Network): boolean {
-  if (a.family !== b.family) return false;
-  const shorter = Math.min(a.prefix, b.prefix);
-  const whole = shorter >> 3;
-  for (let i = 0; i < whole; i++) if (a.bytes[i] !== b.bytes[i]) return false;
-  const bits = shorter & 7;
-  if (bits === 0) return true;
-  const mask = (0xff << (8 - bits)) & 0xff;
-  return ((a.bytes[whole] as number) & mask) === ((b.bytes[whole] as number) & mask);
 }

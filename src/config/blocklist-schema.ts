@@ -269,6 +269,21 @@ export function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
   return out;
 }
 
+/**
+ * Whether one of the two networks contains the other (CIDRs are nested or apart, never partly overlapping): their
+ * bytes compared up to the shorter prefix, with no copy made (the engine asks it of records' addresses).
+ */
+export function overlaps(a: Network, b: Network): boolean {
+  if (a.family !== b.family) return false;
+  const shorter = Math.min(a.prefix, b.prefix);
+  const whole = shorter >> 3;
+  for (let i = 0; i < whole; i++) if (a.bytes[i] !== b.bytes[i]) return false;
+  const bits = shorter & 7;
+  if (bits === 0) return true;
+  const mask = (0xff << (8 - bits)) & 0xff;
+  return ((a.bytes[whole] as number) & mask) === ((b.bytes[whole] as number) & mask);
+}
+
 /** A dotted quad (already checked by isIP) to its 4 bytes, without splitting: the engine runs this per record. */
 function ipv4Bytes(address: string): Uint8Array {
   const out = new Uint8Array(4);

@@ -5,11 +5,12 @@ import {
   formatNetwork,
   maskBytes,
   type Network,
+  overlaps,
   parseNetwork,
 } from '../config/blocklist-schema.js';
 
 export type { Network } from '../config/blocklist-schema.js';
-export { formatAddress, formatNetwork, parseNetwork } from '../config/blocklist-schema.js';
+export { formatAddress, formatNetwork, overlaps, parseNetwork } from '../config/blocklist-schema.js';
 
 /**
  * The unit an address falls in, as a Network (host bits cleared); IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is
@@ -37,15 +38,6 @@ function isNat64(b: Uint8Array): boolean {
   if (b[0] !== 0 || b[1] !== 0x64 || b[2] !== 0xff || b[3] !== 0x9b) return false;
   for (let i = 4; i < 12; i++) if (b[i] !== 0) return false;
   return true;
-}
-
-/** Whether one of the two networks contains the other. */
-export function overlaps(a: Network, b: Network): boolean {
-  if (a.family !== b.family) return false;
-  const prefix = Math.min(a.prefix, b.prefix);
-  const x = maskBytes(a.bytes, prefix);
-  const y = maskBytes(b.bytes, prefix);
-  return x.every((byte, i) => byte === y[i]);
 }
 
 /** Private, loopback, link-local, unique-local, shared, multicast, unspecified, broadcast (DESIGN 15). */

@@ -1,7 +1,7 @@
 // One source, whole (`threatcol source show`, the dashboard's /api/source): what the records of an address or a
 // network in a window add up to, read back from the newest within the look-up's bounds, and the block or allow
 // entry that covers it.
-import { maskBytes, type Network, parseNetwork } from '../config/blocklist-schema.js';
+import { type Network, overlaps, parseNetwork } from '../config/blocklist-schema.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { AllowEntry, Block, DecisionsState } from './decisions.js';
 import { SEARCH_MAX_BYTES, SEARCH_MAX_RECORDS, searchQueryProblem } from './search-records.js';
@@ -260,7 +260,5 @@ function narrowest<E extends { until: string | null }>(
 /** The prefix length of `network` (parsed, or its text) when it contains all of `query`, else -1. */
 function coverPrefix(network: string | Network, query: Network): number {
   const n = typeof network === 'string' ? parseNetwork(network) : network;
-  if (n === null || n.family !== query.family || n.prefix > query.prefix) return -1;
-  const masked = maskBytes(query.bytes, n.prefix);
-  return masked.every((byte, i) => byte === n.bytes[i]) ? n.prefix : -1;
+  return n !== null && n.prefix <= query.prefix && overlaps(n, query) ? n.prefix : -1;
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { isIPv6 } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { maskBytes } from '../../src/config/blocklist-schema.js';
 import { AddressTracker } from '../../src/decisions/address-tracker.js';
 import {
   formatAddress,
@@ -110,6 +111,34 @@ test('overlaps: either network containing the other, never across families', () 
   assert.equal(overlaps(n('0.0.0.0/0'), n('::/0')), false);
   assert.equal(listEntry(n('203.0.113.9/32')), '203.0.113.9');
   assert.equal(listEntry(n('2001:db8:aa:bb::/64')), '2001:db8:aa:bb::/64');
+});
+
+test('property: overlaps compares the bytes up to the shorter prefix, as masking both there does', () => {
+  const network = (family: 4 | 6) =>
+    fc.record({
+      family: fc.constant(family),
+      prefix: fc.integer({ min: 0, max: family === 4 ? 32 : 128 }),
+      bytes: fc.uint8Array({ minLength: family === 4 ? 4 : 16, maxLength: family === 4 ? 4 : 16 }),
+    });
+  // Pairs sharing a random leading run of bytes, so that both answers come up often.
+  const pair = fc
+    .constantFrom<4 | 6>(4, 6)
+    .chain((family) =>
+      fc.tuple(network(family), network(family), fc.integer({ min: 0, max: family === 4 ? 4 : 16 })),
+    );
+  fc.assert(
+    fc.property(pair, ([a, b, shared]) => {
+      b.bytes.set(a.bytes.subarray(0, shared));
+      const p = Math.min(a.prefix, b.prefix);
+      const x = maskBytes(a.bytes, p);
+      const y = maskBytes(b.bytes, p);
+      assert.equal(
+        overlaps(a, b),
+        x.every((byte, i) => byte === y[i]),
+      );
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 /** One compiled rule `r` over any record of any sensor and endpoint, with these thresholds. */
