@@ -98,8 +98,9 @@ export async function copyDecisions(
   target: Store,
   options: CopyOptions,
 ): Promise<DecisionCopyResult> {
-  const there = await target.decisions.read();
-  const removals = (await target.decisions.removals?.()) ?? new Map<string, number>();
+  const { state: there, removals } = target.decisions.readWithRemovals
+    ? await target.decisions.readWithRemovals()
+    : { state: await target.decisions.read(), removals: new Map<string, number>() };
   const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [] };
   const changes: DecisionChange[] = [];
   const ours = await source.decisions.read();

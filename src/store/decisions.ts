@@ -132,11 +132,12 @@ export interface DecisionsStore {
    */
   apply(changes: readonly DecisionChange[]): Promise<void>;
   /**
-   * The entries removed and not written since (`KIND KEY`), each with when it was removed (epoch ms), where the
-   * store keeps a mark of each removal (NATS: the marker a removed key keeps in the bucket). Absent where it
-   * keeps none (files). `store migrate` run again leaves these removed unless its entry is newer.
+   * read()'s state, and from the same read the entries removed and not written since (`KIND KEY`), each with
+   * when it was removed (epoch ms), where the store keeps a mark of each removal (NATS: the marker a removed key
+   * keeps in the bucket). Absent where it keeps none (files). `store migrate` run again leaves these removed
+   * unless its entry is newer.
    */
-  removals?(): Promise<Map<string, number>>;
+  readWithRemovals?(): Promise<{ state: DecisionsState; removals: Map<string, number> }>;
   /**
    * Calls `onState` with the whole state at once, then after every change by anyone, within a second. The
    * state handed over is the watchers' to read, never to change; a backend may hand over the same object each

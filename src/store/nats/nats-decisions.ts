@@ -164,10 +164,9 @@ export function createNatsDecisions(options: {
   return {
     read: () => readAll(),
 
-    async removals() {
+    async readWithRemovals() {
       const removals = new Map<string, number>();
-      await readAll(removals);
-      return removals;
+      return { state: await readAll(removals), removals };
     },
 
     async apply(changes) {
