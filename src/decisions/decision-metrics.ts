@@ -56,6 +56,16 @@ export function registerFeedMetrics(registry: Registry, feeds: FeedService): voi
       for (const r of feeds.report().requests) this.inc({ feed: r.feed, status: String(r.status) }, r.count);
     },
   });
+  new Counter({
+    name: 'threatcol_feed_renders_total',
+    help: "times a feed's body was rendered: once per change to what it serves (and each minute for formats with remaining times), not per poll",
+    labelNames: ['feed'],
+    registers: [registry],
+    collect(this: Counter) {
+      this.reset();
+      for (const f of feeds.report().feeds) this.inc({ feed: f.feed }, f.renders);
+    },
+  });
   for (const [name, help, field] of [
     ['threatcol_feed_entries', 'blocks a feed serves now', 'entries'],
     ['threatcol_feed_left_out', 'active blocks a feed leaves out because of its cap', 'leftOut'],

@@ -26,7 +26,11 @@ const FETCH_NOTE_MS = 60_000;
 const FETCH_NOTE_MIN_MS = 5000;
 
 interface Rendered {
-  version: number;
+  /** What it was rendered from: the feed's entry, the configuration's version, the changes of blocks and allows. */
+  feed: FeedEntry;
+  configured: number;
+  blocksChanged: number;
+  allowChanged: number;
   body: Buffer;
   /** The body gzipped, made at the first request that asks for it. */
   gzipped?: Buffer;
@@ -54,7 +58,7 @@ export interface FeedService {
 }
 
 export interface FeedReport {
-  feeds: { feed: string; entries: number; leftOut: number }[];
+  feeds: { feed: string; entries: number; leftOut: number; renders: number }[];
   /** Requests answered, by feed (`unknown` for a name that is no feed) and status. */
   requests: { feed: string; status: number; count: number }[];
   /** Requests answered 429 (too many failed logins from their address). */
@@ -70,8 +74,11 @@ export function startFeedService(deps: {
   const now = deps.now ?? Date.now;
   let blocklist = deps.blocklist;
   let state: DecisionsState = emptyDecisions();
-  let version = 0;
+  /** Bumped by each reload (blocklist.allow may change). */
+  let configured = 0;
   const cache = new Map<string, Rendered>();
+  /** Renders by feed, for /metrics: each is a change to what the feed serves (or its blocks' times moving on). */
+  const renders = new Map<string, number>();
   const failures = new FeedFailures();
   /** By `feed status`: bounded by the feeds (every unknown name counts as one) and a handful of statuses. */
   const requests = new Map<string, number>();
@@ -82,7 +89,6 @@ export function startFeedService(deps: {
   const watch = deps.decisions.watch(
     (next) => {
       state = next;
-      version++;
     },
     (error) => deps.logger.warn({ err: error.message }, 'cannot read the decisions; serving the last ones'),
   );
@@ -90,7 +96,18 @@ export function startFeedService(deps: {
   function render(feed: FeedEntry): Rendered {
     const at = now();
     const cached = cache.get(feed.name);
-    if (cached && cached.version === version && at < cached.validUntil) return cached;
+    // A change elsewhere in the decisions (a fetch noted: each feed's polls write one a minute; an offence; another
+    // feed) leaves it as it is: with F feeds polled, rendering all of them at each note was F^2 renders a minute.
+    if (
+      cached &&
+      cached.feed === feed &&
+      cached.configured === configured &&
+      cached.blocksChanged === state.changed.block &&
+      cached.allowChanged === state.changed.allow &&
+      at < cached.validUntil
+    )
+      return cached;
+    renders.set(feed.name, (renders.get(feed.name) ?? 0) + 1);
     const selected = selectFeedItems(feed, state, blocklist.allow, at);
     let validUntil = selected.validUntil;
     if (feed.format === 'nftables' || feed.format === 'mikrotik')
@@ -103,7 +120,10 @@ export function startFeedService(deps: {
     const lastModified =
       same && cached ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString();
     const rendered: Rendered = {
-      version,
+      feed,
+      configured,
+      blocksChanged: state.changed.block,
+      allowChanged: state.changed.allow,
       body,
       ...(same && cached.gzipped ? { gzipped: cached.gzipped } : {}),
       etag,
@@ -249,12 +269,17 @@ export function startFeedService(deps: {
     },
     configure(next) {
       blocklist = next;
-      version++;
+      configured++;
     },
     report() {
       const feeds = [...state.feeds.values()].map((feed) => {
         const rendered = render(feed);
-        return { feed: feed.name, entries: rendered.entries, leftOut: rendered.leftOut };
+        return {
+          feed: feed.name,
+          entries: rendered.entries,
+          leftOut: rendered.leftOut,
+          renders: renders.get(feed.name) ?? 0,
+        };
       });
       const answered = [...requests].map(([key, n]) => {
         const space = key.lastIndexOf(' ');

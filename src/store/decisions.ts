@@ -95,6 +95,12 @@ export interface DecisionsState {
   offences: Map<string, OffenceEntry>;
   fetches: Map<string, FetchEntry>;
   rules: Map<string, RuleEntry>;
+  /**
+   * Each kind's last change (applyEntry), as a number from one sequence the whole process shares: the same number
+   * twice means no change between, whatever state object each was read from. A feed is rendered again when its
+   * blocks or allow entries change, not at each fetch noted (feed-service.ts).
+   */
+  changed: Record<DecisionKind, number>;
 }
 
 /** One entry written (value) or removed (null). */
@@ -172,8 +178,12 @@ export function emptyDecisions(): DecisionsState {
     offences: new Map(),
     fetches: new Map(),
     rules: new Map(),
+    changed: { block: 0, allow: 0, feed: 0, cleared: 0, offence: 0, fetch: 0, rule: 0 },
   };
 }
+
+/** The sequence of DecisionsState.changed. */
+let changes = 0;
 
 /** Where each kind's entries are in a DecisionsState. */
 export const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
@@ -189,6 +199,7 @@ export const MAP_OF: Record<DecisionKind, keyof DecisionsState> = {
 /** Sets or removes one entry in `state`, when its value has its kind's shape (else removes the key). */
 export function applyEntry(state: DecisionsState, kind: DecisionKind, key: string, value: unknown): void {
   const map = state[MAP_OF[kind]] as Map<string, unknown>;
+  state.changed[kind] = ++changes;
   if (value === null || value === undefined || !hasShape(kind, value)) map.delete(key);
   else map.set(key, value);
 }

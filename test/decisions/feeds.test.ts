@@ -627,3 +627,50 @@ test('If-Modified-Since: a body changed within the second of the one before gets
   assert.equal((await fetchFeed(server, 'second', auth, { 'if-modified-since': since })).status, 200);
   frozen = null;
 });
+
+test('a feed is rendered again for a change to what it serves, not for a fetch noted nor another feed added (threatcol_feed_renders_total)', async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const now = Date.now();
+  await decide(server, [
+    blockChange('198.51.100.20/32', now, now + 3_600_000),
+    feedChange('one', 'secret-password-15', 'plain'),
+    feedChange('two', 'secret-password-15', 'json'),
+  ]);
+  await untilFeed(server, 'one', 'one:secret-password-15', (text) => text === '198.51.100.20\n');
+  const renders = async (feed: string) => {
+    const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+    const m = new RegExp(`^threatcol_feed_renders_total\\{feed="${feed}"\\} (\\d+)$`, 'm').exec(text);
+    assert.ok(m, `threatcol_feed_renders_total for ${feed}:\n${text}`);
+    return Number(m[1]);
+  };
+  const before = await renders('one');
+  assert.ok(before >= 1);
+  // Other changes to the decisions, applied by the collector within a second: each firewall's fetch noted (every
+  // poll of every feed writes one, at most once a minute each), an offence, another feed. None is in feed one.
+  await decide(server, [
+    {
+      kind: 'fetch',
+      key: 'two',
+      value: { feed: 'two', at: new Date().toISOString(), address: '192.0.2.9', status: 200 },
+    },
+    {
+      kind: 'offence',
+      key: '198.51.100.21/32',
+      value: { address: '198.51.100.21/32', blocks: 1, last: new Date().toISOString() },
+    },
+    feedChange('three', 'secret-password-15', 'paloalto'),
+  ] as DecisionChange[]);
+  await until(
+    async () => (await fetchFeed(server, 'three', 'three:secret-password-15')).status === 200,
+    GUARD_MS,
+    'the third feed applied',
+  );
+  for (let i = 0; i < 3; i++)
+    assert.equal((await fetchFeed(server, 'one', 'one:secret-password-15')).status, 200);
+  assert.equal(await renders('one'), before, 'no render of feed one for changes outside it');
+  // A block is in it: rendered again, once, whatever the polls and scrapes after.
+  await decide(server, [blockChange('198.51.100.22/32', now, now + 3_600_000)]);
+  await untilFeed(server, 'one', 'one:secret-password-15', (text) => text.includes('198.51.100.22'));
+  await fetchFeed(server, 'one', 'one:secret-password-15');
+  assert.equal(await renders('one'), before + 1);
+});
