@@ -1,15 +1,31 @@
 // `check`'s blocklist rules line: a rule that blocked nothing for a week while records met its criteria is a
 // warning (thresholds too high, an allow entry too wide, or only private addresses): the engine keeps each
-// rule's newest matching record and newest block in the decisions store (decisions/rule-history.ts).
+// rule's newest matching record and newest block in the decisions store (decisions/rule-history.ts). And a rule
+// whose duration blocklist.maxDuration cuts short (the configuration is valid: the cap is what the engine applies).
+import { type BlocklistConfig, parseBlockDuration } from '../config/blocklist-schema.js';
 import type { DecisionsState } from '../store/decisions.js';
 import type { CheckResult } from './local-checks.js';
 
 export const QUIET_RULE_MS = 7 * 86_400_000;
 
 /** null when no rule is configured. */
-export function checkRules(state: DecisionsState, rules: readonly string[], now: number): CheckResult | null {
+export function checkRules(
+  state: DecisionsState,
+  blocklist: BlocklistConfig,
+  now: number,
+): CheckResult | null {
+  const rules = Object.keys(blocklist.rules);
   if (rules.length === 0) return null;
   const problems: string[] = [];
+  // The engine caps every block at maxDuration, repeat offenders' too: a rule asking for more is cut short.
+  const maxMs = parseBlockDuration(blocklist.maxDuration) ?? Number.POSITIVE_INFINITY;
+  for (const name of [...rules].sort()) {
+    const duration = blocklist.rules[name]?.duration ?? '';
+    if ((parseBlockDuration(duration) ?? 0) > maxMs)
+      problems.push(
+        `rule ${name}: duration ${duration} is longer than blocklist.maxDuration (${blocklist.maxDuration}): its blocks last ${blocklist.maxDuration}`,
+      );
+  }
   for (const name of [...rules].sort()) {
     const entry = state.rules.get(name);
     // No history yet (the engine has not run with this rule), or no matching record this week.
@@ -24,7 +40,7 @@ export function checkRules(state: DecisionsState, rules: readonly string[], now:
     return {
       name: 'rules',
       status: 'ok',
-      message: `${rules.length} rule(s): each blocked within 7 days, or no record met it`,
+      message: `${rules.length} rule(s): each blocked within 7 days, or no record met it; none longer than blocklist.maxDuration`,
     };
   return { name: 'rules', status: 'warn', message: problems.join('; ') };
 }

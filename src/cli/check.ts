@@ -161,9 +161,8 @@ async function checkStore(loaded: LoadedConfig, io: CliIo): Promise<CheckResult[
       const syslog = checkSyslogListeners(loaded.config.syslog, syslogSensors);
       const { checkFeeds } = await import('../check/feed-checks.js');
       const { checkRules } = await import('../check/rule-checks.js');
-      const rules = Object.keys(loaded.config.blocklist.rules);
       const [feeds, ruleResult] = await store.decisions.read().then(
-        (state) => [checkFeeds(state, Date.now()), checkRules(state, rules, Date.now())],
+        (state) => [checkFeeds(state, Date.now()), checkRules(state, loaded.config.blocklist, Date.now())],
         (error: Error): CheckResult[] => [
           { name: 'feeds', status: 'warn', message: `cannot read the feeds: ${error.message}` },
         ],

@@ -115,3 +115,39 @@ for (const backend of ['files', 'nats'] as const) {
     assert.equal((await rulesLine())?.status, 'ok');
   });
 }
+
+test('check warns about a rule whose duration blocklist.maxDuration cuts short (its blocks last maxDuration)', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = join(makeTempDir(t), 'config.json');
+  const rulesLine = async (blocklist: Record<string, unknown>) => {
+    writeFileSync(config, JSON.stringify({ blocklist }));
+    const r = await runCli([
+      'check',
+      '--no-daemon',
+      '--port',
+      '0',
+      '--json',
+      '--data-dir',
+      dataDir,
+      '--config',
+      config,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; message: string }[] })
+      .checks;
+    return checks.find((c) => c.name === 'rules');
+  };
+  const long = await rulesLine({ rules: { ...RULES, year: { minCriticality: 4, duration: '60d' } } });
+  assert.equal(long?.status, 'warn');
+  assert.match(
+    long?.message ?? '',
+    /^rule year: duration 60d is longer than blocklist\.maxDuration \(30d\): its blocks last 30d/,
+  );
+  assert.doesNotMatch(long?.message ?? '', /rule (critical|flood)/);
+  // Within it (the default maxDuration raised): no warning.
+  assert.equal(
+    (await rulesLine({ rules: { year: { minCriticality: 4, duration: '60d' } }, maxDuration: '90d' }))
+      ?.status,
+    'ok',
+  );
+});
