@@ -131,6 +131,13 @@ async function checkBackend(args: string[], env: Record<string, string>, now: nu
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /Blocked: +yes, 198\.51\.100\.7\/32 by manual/);
   assert.match(text.stdout, /Sensors: +fw-a, fw-b, fw-c/);
+  // Counts with their unit, each top entry with its count as the dashboard shows it.
+  const targets = blocked.targets as number;
+  assert.match(
+    text.stdout,
+    new RegExp(`Targets: +${targets} address${targets === 1 ? '' : 'es'}: [0-9a-f.:]+ ×\\d+`),
+  );
+  assert.match(text.stdout, /Ports: +\d+: \d+ ×\d+/);
   assert.equal(blocked.blocks_within, 1);
   // A network holding that block is not blocked whole, and says how many blocks lie inside it.
   const network = await show('198.51.100.0/24', '30d', args, env);
@@ -139,6 +146,15 @@ async function checkBackend(args: string[], env: Record<string, string>, now: nu
   const networkText = await runCli(['source', 'show', '198.51.100.0/24', ...args], { env });
   assert.match(networkText.stdout, /Blocked: +no; 1 block within \(198\.51\.100\.7\/32\)/);
   assert.equal((await show('192.0.2.0/24', '30d', args, env)).blocks_within, 0);
+  // An allow entry over the block keeps it out of the feeds: the firewalls do not block it, and the text says so.
+  const allow = await runCli(['allow', 'add', '198.51.100.0/24', '--reason', 'partner', ...args], { env });
+  assert.equal(allow.code, 0, allow.stderr);
+  const kept = await runCli(['source', 'show', '198.51.100.7', ...args], { env });
+  assert.match(
+    kept.stdout,
+    /Blocked: +yes, 198\.51\.100\.7\/32 by manual until \S+ \(not in the feeds: the allow entry 198\.51\.100\.0\/24 keeps it out\)\n/,
+  );
+  assert.match(kept.stdout, /Allowed: +yes, 198\.51\.100\.0\/24 \(partner\)/);
 }
 
 test('source show sums one address across sensors, a CIDR and a window as `threats tail --json` does (files)', async (t) => {

@@ -87,8 +87,8 @@ function describe(
       `  Seen:        ${s.first_seen} .. ${s.last_seen} (window from ${s.since})`,
       `  Records:     ${s.records} (${CRITICALITY.map((name, i) => `${name} ${s.criticality[i]}`).join(', ')})`,
       `  Sensors:     ${s.sensors.join(', ')}`,
-      `  Targets:     ${s.targets} addresses${list(s.top_targets.map((t) => `${t.address} ${t.count}`))}`,
-      `  Ports:       ${s.ports}${list(s.top_ports.map((p) => `${p.port} ${p.count}`))}`,
+      `  Targets:     ${s.targets} address${s.targets === 1 ? '' : 'es'}${list(s.top_targets.map((t) => `${t.address} ×${t.count}`))}`,
+      `  Ports:       ${s.ports}${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`,
       `  Threats:     ${s.threats.map((t) => `${t.threat} ×${t.count}`).join('; ')}`,
     );
   }
@@ -103,7 +103,7 @@ function describe(
   if (country !== null || as !== null)
     lines.push(`  Network:     ${[country, as].filter((v) => v !== null).join(s.asn === null ? ', ' : ' ')}`);
   lines.push(
-    `  Blocked:     ${s.blocked === null ? `no${within(s)}` : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}`}`,
+    `  Blocked:     ${s.blocked === null ? `no${within(s)}` : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}${keptOut(s.allowed)}`}`,
     `  Allowed:     ${s.allowed === null ? 'no' : `yes, ${s.allowed.network} (${s.allowed.source === 'configuration' ? 'blocklist.allow' : s.allowed.reason})`}`,
   );
   return lines.join('\n');
@@ -114,6 +114,11 @@ function within(s: { blocks_within: number; blocks_within_first: string[] }): st
   if (s.blocks_within === 0) return '';
   const more = s.blocks_within > s.blocks_within_first.length ? ', ...' : '';
   return `; ${s.blocks_within} block${s.blocks_within === 1 ? '' : 's'} within (${s.blocks_within_first.join(', ')}${more})`;
+}
+
+/** An allow entry over a block keeps it out of every feed: the firewalls do not block it (as the dashboard says). */
+function keptOut(allowed: SourceAllow | null): string {
+  return allowed === null ? '' : ` (not in the feeds: the allow entry ${allowed.network} keeps it out)`;
 }
 
 function list(items: string[]): string {

@@ -21,10 +21,12 @@ as addresses, as \`threats search --src\` does), received in the window (\`--sin
 at most 30 days wide): when it was first and last seen, its records by criticality, the sensors that stored
 them, how many distinct destinations and destination ports it hit (the ten most frequent of each), its ten most
 frequent threats, its country and network (AS number and name) when records carry them (from the newest record
-that does; for a network whose records name several, the number of countries or ASes instead), and the block and the allow entry that cover all of it, if any (a block in force, an allow entry
-of \`allow add\` or of \`blocklist.allow\`; the narrowest when several do). A network partly blocked is not
-blocked: it says how many blocks lie inside it, and names the first three (\`Blocked: no; 2 blocks within
-(198.51.100.7/32, 198.51.100.9/32)\`).
+that does; for a network whose records name several, the number of countries or ASes instead), and the block
+and the allow entry that cover all of it, if any (a block in force, an allow entry of \`allow add\` or of
+\`blocklist.allow\`; the narrowest when several do). A block that an allow entry covers is in no feed, and the
+text says so (\`(not in the feeds: the allow entry 198.51.100.0/24 keeps it out)\`). A network partly blocked
+is not blocked: it says how many blocks lie inside it, and names the first three (\`Blocked: no; 2 blocks
+within (198.51.100.7/32, 198.51.100.9/32)\`).
 
 It reads the store back from its newest record within the look-up's bound (1,000,000 records or 512 MiB read,
 as \`threats search\`; see [Operations](operations.md#dashboard), "Look-up"). When that bound stops it before the
