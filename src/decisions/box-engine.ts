@@ -103,7 +103,13 @@ export function startBoxEngine(options: {
   const { logger } = options;
   let config = options.config;
   type ThreadCounts = Omit<EngineCounts, 'active'>;
-  const none = (): ThreadCounts => ({ tracked: 0, dropped: 0, blocksMade: {}, skippedPrivate: 0 });
+  const none = (): ThreadCounts => ({
+    tracked: 0,
+    dropped: 0,
+    blocksMade: {},
+    skippedPrivate: 0,
+    skippedAllowed: 0,
+  });
   // The running thread's counts, and the totals of the threads that ended before it: a thread started again
   // counts from 0, and /metrics's counters must not go back.
   let counts = none();
@@ -154,6 +160,7 @@ export function startBoxEngine(options: {
       if (thread === current) thread = null;
       ended.dropped += counts.dropped;
       ended.skippedPrivate += counts.skippedPrivate;
+      ended.skippedAllowed += counts.skippedAllowed;
       ended.blocksMade = total(ended.blocksMade, counts.blocksMade);
       counts = none();
       stopped();
@@ -186,6 +193,7 @@ export function startBoxEngine(options: {
       dropped: ended.dropped + counts.dropped,
       blocksMade: total(ended.blocksMade, counts.blocksMade),
       skippedPrivate: ended.skippedPrivate + counts.skippedPrivate,
+      skippedAllowed: ended.skippedAllowed + counts.skippedAllowed,
       active: active.count(),
     }),
     async stop() {

@@ -33,6 +33,18 @@ export function registerEngineMetrics(registry: Registry, engine: () => RunningE
     },
   });
   new Counter({
+    name: 'threatcol_decisions_skipped_total',
+    help: 'records a rule matched about an address never blocked: reason "private" (a private or special range, blocklist.blockPrivate false; one per rule matched) or "allowed" (an allow entry covers it; one per rule whose thresholds it met)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect(this: Counter) {
+      this.reset();
+      const counts = engine()?.counts();
+      this.inc({ reason: 'private' }, counts?.skippedPrivate ?? 0);
+      this.inc({ reason: 'allowed' }, counts?.skippedAllowed ?? 0);
+    },
+  });
+  new Counter({
     name: 'threatcol_blocks_made_total',
     help: 'new blocks made by each rule (extensions not counted)',
     labelNames: ['rule'],

@@ -214,8 +214,10 @@ export interface EngineCounts {
   dropped: number;
   /** New blocks made, by rule (extensions not counted). */
   blocksMade: Record<string, number>;
-  /** Records about an address never blocked by default (private ranges and the like), left alone. */
+  /** Records about an address never blocked by default (private ranges and the like), left alone: one per rule matched. */
   skippedPrivate: number;
+  /** Records that met a rule's thresholds about an address an allow entry covers: one per rule met. */
+  skippedAllowed: number;
   /** Blocks in force now (any rule or manual). */
   active: number;
 }
@@ -235,6 +237,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   const own = new Map<string, { change: DecisionChange; at: number }>();
   const blocksMade: Record<string, number> = {};
   let skippedPrivate = 0;
+  let skippedAllowed = 0;
   const abort = new AbortController();
   /** Whether this engine holds the cluster's lease (always, without one). */
   let leading = false;
@@ -312,8 +315,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       if (
         (config.allow.length > 0 || state.allow.size > 0) &&
         allowedBy(parseNetwork(unit) as Network, config.allow, state.allow, now()) !== null
-      )
+      ) {
+        skippedAllowed++;
         continue;
+      }
       decide(unit, rule, at, met, changes);
     }
   }
@@ -673,6 +678,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       dropped: tracker.dropped,
       blocksMade: { ...blocksMade },
       skippedPrivate,
+      skippedAllowed,
       // Counted when read (every block looked at after each write): the engine's thread sends the rest only.
       get active() {
         return active.count();

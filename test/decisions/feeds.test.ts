@@ -382,6 +382,23 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
   assert.match(text, /^threatcol_feed_requests_total\{feed="unknown",status="401"\} 1$/m);
   assert.match(text, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
   assert.match(text, /^threatcol_feed_left_out\{feed="edge"\} 0$/m);
+  // A rule met about an address never blocked leaves a trace: a private one, and one an allow entry covers.
+  assert.match(text, /^threatcol_decisions_skipped_total\{reason="private"\} 0$/m);
+  assert.match(text, /^threatcol_decisions_skipped_total\{reason="allowed"\} 0$/m);
+  await send(server, 'fw1', key, [
+    genericRecord({ source_ip: '10.9.8.7', criticality: 4 }),
+    genericRecord({ source_ip: '203.0.113.200', criticality: 4 }),
+  ]);
+  await until(
+    async () => {
+      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+      return /^threatcol_decisions_skipped_total\{reason="allowed"\} 1$/m.test(text);
+    },
+    30_000,
+    'the allowed address counted',
+  );
+  assert.match(text, /^threatcol_decisions_skipped_total\{reason="private"\} 1$/m);
+  assert.match(text, /^threatcol_blocks_made_total\{rule="critical"\} 1$/m);
 });
 
 test('without a rule the engine does not read the record log: no cursor of its own is made', async (t) => {
