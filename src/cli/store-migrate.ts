@@ -102,6 +102,7 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
         copied: decisions.copied,
         already_present: decisions.alreadyPresent,
         left_in_target: decisions.leftInTarget,
+        only_in_target: decisions.onlyInTarget,
       },
       seconds: Math.round((performance.now() - started) / 10) / 100,
     };
@@ -164,8 +165,18 @@ interface Summary {
   target: { servers: string[]; stream: string };
   records: { copied: number; already_present: number; not_records: number };
   sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
-  decisions: { copied: number; already_present: number; left_in_target: string[] };
+  decisions: {
+    copied: number;
+    already_present: number;
+    left_in_target: string[];
+    only_in_target: string[];
+  };
   seconds: number;
+}
+
+/** The first ten names, and how many more. */
+function firstTen(names: string[]): string {
+  return `${names.slice(0, 10).join(', ')}${names.length > 10 ? ` and ${names.length - 10} more` : ''}`;
 }
 
 function summaryText(s: Summary): string {
@@ -185,7 +196,11 @@ function summaryText(s: Summary): string {
     lines.push(`Conflicting sensors: ${s.sensors.conflicting.join(', ')}`);
   if (s.decisions.left_in_target.length > 0)
     lines.push(
-      `Decisions NATS holds with other content, left as they are: ${s.decisions.left_in_target.slice(0, 10).join(', ')}${s.decisions.left_in_target.length > 10 ? ` and ${s.decisions.left_in_target.length - 10} more` : ''}`,
+      `Decisions NATS holds with other content, left as they are: ${firstTen(s.decisions.left_in_target)}`,
+    );
+  if (s.decisions.only_in_target.length > 0)
+    lines.push(
+      `Allow entries and feeds in NATS and not in the files store, left as they are (removed here since an earlier run, or made in NATS): ${firstTen(s.decisions.only_in_target)}`,
     );
   return lines.join('\n');
 }

@@ -50,6 +50,12 @@ export interface DecisionCopyResult {
   alreadyPresent: number;
   /** Entries the target holds with other content (`KIND KEY`): left as they are, its own being newer. */
   leftInTarget: string[];
+  /**
+   * Allow entries and feeds the target holds and the source does not (`KIND KEY`): removed from the source since
+   * an earlier run, or made on the target; the files store keeps no mark of their removal to tell. Left as they
+   * are, and named (blocks the target's own engine made are many, and the source's block removals are carried).
+   */
+  onlyInTarget: string[];
 }
 
 const DEFAULT_BATCH = 1000;
@@ -101,7 +107,7 @@ export async function copyDecisions(
   const { state: there, removals } = target.decisions.readWithRemovals
     ? await target.decisions.readWithRemovals()
     : { state: await target.decisions.read(), removals: new Map<string, number>() };
-  const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [] };
+  const result: DecisionCopyResult = { copied: 0, alreadyPresent: 0, leftInTarget: [], onlyInTarget: [] };
   const changes: DecisionChange[] = [];
   const ours = await source.decisions.read();
   // A block the target holds that the source removed after it was made (`block remove` there since an earlier
@@ -123,6 +129,9 @@ export async function copyDecisions(
     } else if (theirs !== undefined && isDeepStrictEqual(theirs, entry.value)) result.alreadyPresent++;
     else result.leftInTarget.push(name);
   }
+  for (const kind of ['allow', 'feed'] as const)
+    for (const key of (there[MAP_OF[kind]] as Map<string, unknown>).keys())
+      if (!(ours[MAP_OF[kind]] as Map<string, unknown>).has(key)) result.onlyInTarget.push(`${kind} ${key}`);
   if (!options.dryRun && changes.length > 0) await target.decisions.apply(changes);
   return result;
 }

@@ -391,7 +391,12 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
     assert.equal(r.code, 0, r.stderr);
     return (
       JSON.parse(r.stdout) as {
-        decisions: { copied: number; already_present: number; left_in_target: string[] };
+        decisions: {
+          copied: number;
+          already_present: number;
+          left_in_target: string[];
+          only_in_target: string[];
+        };
       }
     ).decisions;
   };
@@ -402,9 +407,19 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
   };
 
   // The block, the allow entry, the feed and the removed block's mark: four entries (and nothing in a dry run).
-  assert.deepEqual(await migrate('--dry-run'), { copied: 4, already_present: 0, left_in_target: [] });
+  assert.deepEqual(await migrate('--dry-run'), {
+    copied: 4,
+    already_present: 0,
+    left_in_target: [],
+    only_in_target: [],
+  });
   assert.deepEqual(await onNats(['block', 'list']), []);
-  assert.deepEqual(await migrate(), { copied: 4, already_present: 0, left_in_target: [] });
+  assert.deepEqual(await migrate(), {
+    copied: 4,
+    already_present: 0,
+    left_in_target: [],
+    only_in_target: [],
+  });
   const blocks = await onNats(['block', 'list']);
   assert.deepEqual(
     blocks.map((b) => [b.address, b.reason]),
@@ -443,7 +458,12 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
   assert.equal((await fetchFeed(`${feed.password}x`)).status, 401);
 
   // Again: nothing copied. A block changed on NATS since is NATS's to keep (exit 0, named).
-  assert.deepEqual(await migrate(), { copied: 0, already_present: 4, left_in_target: [] });
+  assert.deepEqual(await migrate(), {
+    copied: 0,
+    already_present: 4,
+    left_in_target: [],
+    only_in_target: [],
+  });
   const r = await runCli(
     ['block', 'add', '198.51.100.7', '--for', '5h', '--reason', 'seen again', '--data-dir', natsDir],
     { env: natsEnv },
@@ -453,6 +473,7 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
     copied: 0,
     already_present: 3,
     left_in_target: ['block 198.51.100.7/32'],
+    only_in_target: [],
   });
   assert.deepEqual(
     (await onNats(['block', 'list'])).map((b) => b.reason),

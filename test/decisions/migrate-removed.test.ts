@@ -24,7 +24,12 @@ test('store migrate run again leaves what NATS removed since removed (block, all
   const migrate = async () =>
     (
       JSON.parse(await on(dataDir, ['store', 'migrate', '--to', 'nats', '--json'], env)) as {
-        decisions: { copied: number; already_present: number; left_in_target: string[] };
+        decisions: {
+          copied: number;
+          already_present: number;
+          left_in_target: string[];
+          only_in_target: string[];
+        };
       }
     ).decisions;
 
@@ -33,7 +38,12 @@ test('store migrate run again leaves what NATS removed since removed (block, all
   await on(dataDir, ['block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'scanner']);
   await on(dataDir, ['block', 'add', '198.51.100.9', '--for', '2h', '--reason', 'kept']);
   await on(dataDir, ['feed', 'add', 'edge', '--format', 'plain']);
-  assert.deepEqual(await migrate(), { copied: 5, already_present: 0, left_in_target: [] });
+  assert.deepEqual(await migrate(), {
+    copied: 5,
+    already_present: 0,
+    left_in_target: [],
+    only_in_target: [],
+  });
 
   // On NATS since: the block removed, the allow entry and the feed withdrawn.
   await on(natsDir, ['block', 'remove', '198.51.100.7'], natsEnv);
@@ -53,6 +63,7 @@ test('store migrate run again leaves what NATS removed since removed (block, all
       copied: 2,
       already_present: 1,
       left_in_target: ['allow 203.0.113.0/24', 'block 198.51.100.7/32', 'feed edge'],
+      only_in_target: [],
     },
   );
   assert.deepEqual((await onNats(['block', 'list'])).map((b) => b.address).sort(), [
@@ -83,10 +94,24 @@ test('store migrate run again carries a block removed from the files store since
     ).map((b) => b.address);
   await on(['block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'scanner']);
   await on(['block', 'add', '198.51.100.9', '--for', '2h', '--reason', 'kept']);
+  await on(['allow', 'add', '203.0.113.0/24', '--reason', 'partner']);
+  await on(['feed', 'add', 'edge', '--format', 'plain']);
   await on(['store', 'migrate', '--to', 'nats'], env);
   assert.deepEqual((await blocksOnNats()).sort(), ['198.51.100.7/32', '198.51.100.9/32']);
   // Removed on the files collector after the first run (its removal's mark is what the files store keeps).
   await on(['block', 'remove', '198.51.100.7']);
-  await on(['store', 'migrate', '--to', 'nats'], env);
+  // The files store keeps no mark of an allow entry's or a feed's removal: NATS keeps them (made there or
+  // removed here, the copy cannot tell), and the summary names them for the operator to remove by hand.
+  await on(['allow', 'remove', '203.0.113.0/24']);
+  await on(['feed', 'remove', 'edge']);
+  const again = JSON.parse(await on(['store', 'migrate', '--to', 'nats', '--json'], env)) as {
+    decisions: { only_in_target: string[] };
+  };
+  assert.deepEqual(again.decisions.only_in_target, ['allow 203.0.113.0/24', 'feed edge']);
   assert.deepEqual(await blocksOnNats(), ['198.51.100.9/32']);
+  const text = await on(['store', 'migrate', '--to', 'nats'], env);
+  assert.match(
+    text,
+    /\nAllow entries and feeds in NATS and not in the files store, left as they are \(removed here since an earlier run, or made in NATS\): allow 203\.0\.113\.0\/24, feed edge\n/,
+  );
 });

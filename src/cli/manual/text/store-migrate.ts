@@ -29,7 +29,10 @@ configuration (which names NATS).
   since an earlier run copied it (\`block remove\`, \`allow remove\`, \`feed remove\` there) stays removed,
   unless the files store's was made after the removal (a block or allow entry added again, a feed rotated); a
   block removed from the files store since is removed from NATS too. The summary counts both
-  (\`left_in_target\` with \`--json\`, as \`KIND KEY\`) and the command still exits 0.
+  (\`left_in_target\` with \`--json\`, as \`KIND KEY\`) and the command still exits 0. The files store keeps no
+  mark of an allow entry's or a feed's removal, so one removed there after an earlier run stays in NATS, as one
+  made in NATS does: the summary names every allow entry and feed NATS holds and the files store does not
+  (\`only_in_target\`); remove by hand those the files store dropped (\`allow remove\`, \`feed remove\` on NATS).
 - **Records** go to the stream \`THREATCOL\` unchanged (every field, \`id\` and \`received_at\` included), oldest
   first, each published with its id as \`Nats-Msg-Id\`. Before copying, the command reads the ids already in
   the stream and skips those records, so a second run, or one after an interruption, stores nothing twice,
@@ -57,7 +60,7 @@ configuration (which names NATS).
     '--to': `the backend to copy into (\`nats\`, the only one; anything else is a usage error, exit 64)`,
     '--dry-run': `count what would be copied (records, sensors, decisions, conflicts); store nothing (the empty stream and bucket are created if missing, as by every command on NATS)`,
     '--overwrite-sensors': `replace sensors that exist in NATS with different content instead of reporting them`,
-    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "decisions": {"copied", "already_present", "left_in_target"}, "seconds"}\` (sensor fields and \`left_in_target\` are lists of names)`,
+    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "decisions": {"copied", "already_present", "left_in_target", "only_in_target"}, "seconds"}\` (sensor fields, \`left_in_target\` and \`only_in_target\` are lists of names)`,
   },
   exitStatus: `
 NATS unreachable: exit 69 (\`UNAVAILABLE\`) naming the servers, after \`nats.publishTimeoutMs\`; run it again
