@@ -4,7 +4,7 @@
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
 import type { FeedItem } from './feed-item.js';
-import { formatNetwork, type Network } from './networks.js';
+import { compareNetworks, formatNetwork, type Network, overlaps } from './networks.js';
 
 interface Range {
   family: 4 | 6;
@@ -105,6 +105,22 @@ export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
   return out;
 }
 
+/**
+ * Whether the items are in a feed's order (feed-items.ts: family, address, the wider first) with no network
+ * inside another: then they are their own disjoint list. Networks nest or are apart, and in that order a network
+ * holding others is followed by one of them, so comparing each with the next finds any nesting. No BigInt, no
+ * object per item: most feeds hold no nested block, and this ran over every item of every render (a
+ * 100,000-entry nftables feed took 250-400 ms here, of 310-500 for the whole render).
+ */
+function nothingNested(items: readonly FeedItem[]): boolean {
+  for (let i = 1; i < items.length; i++) {
+    const a = (items[i - 1] as FeedItem).network;
+    const b = (items[i] as FeedItem).network;
+    if (compareNetworks(a, b) > 0 || overlaps(a, b)) return false;
+  }
+  return true;
+}
+
 interface Nested {
   range: Range;
   item: FeedItem;
@@ -121,6 +137,7 @@ interface Nested {
  * it keeps its own entry, and the wider one is cut around it. Blocks overlapping nothing are served as they are.
  */
 export function disjointItems(items: readonly FeedItem[]): FeedItem[] {
+  if (nothingNested(items)) return [...items];
   const order = (a: Range, b: Range) =>
     a.family - b.family ||
     (a.start < b.start ? -1 : a.start > b.start ? 1 : 0) ||

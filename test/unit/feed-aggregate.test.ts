@@ -92,22 +92,49 @@ test('disjoint (property): each address once, for the longest time of the blocks
           const n = parseNetwork(`192.0.2.${host}/${prefix}`) as FeedItem['network'];
           return item(formatNetwork(n), `2026-01-01T0${hours}:00:00.000Z`);
         });
-        const out = disjointItems(items);
-        const ends = (list: FeedItem[], last: number) =>
-          list
-            .filter((i) => {
-              const start = i.network.bytes[3] as number;
-              return last >= start && last < start + 2 ** (32 - i.network.prefix);
-            })
-            .map((i) => Date.parse(i.block.until));
-        for (let last = 0; last < 256; last++) {
-          const served = ends(out, last);
-          const decided = ends(items, last);
-          if (served.length > 1) return false;
-          if ((served[0] ?? 0) !== Math.max(0, ...decided)) return false;
-        }
-        return true;
+        // As given, and in a feed's order (family, address, the wider first: how feed-items.ts hands them over,
+        // where a list with nothing nested is answered without cutting anything).
+        const sorted = [...items].sort(
+          (a, b) =>
+            (a.network.bytes[3] as number) - (b.network.bytes[3] as number) ||
+            a.network.prefix - b.network.prefix,
+        );
+        return holds(items, disjointItems(items)) && holds(sorted, disjointItems(sorted));
       },
     ),
   );
 });
+
+test('disjoint: a feed-ordered list with nothing nested is itself; one nested network anywhere in it is cut', () => {
+  const at = (i: number) => `2026-01-01T0${1 + (i % 9)}:00:00.000Z`;
+  const list = Array.from({ length: 200 }, (_, i) => item(`198.51.${i >> 8}.${i & 0xff}/32`, at(i)));
+  const six = item('2001:db8::/64', at(0));
+  assert.deepEqual(disjointItems([...list, six]), [...list, six]);
+  // 198.51.0.100/30 holds .100-.103: placed in feed order (before .100, the wider first), it makes nesting.
+  const wide = item('198.51.0.100/30', '2026-01-01T09:30:00.000Z');
+  const withWide = [...list.slice(0, 100), wide, ...list.slice(100)];
+  const out = disjointItems(withWide);
+  // It outlasts the four /32s inside it (02:00-05:00): they are left out, it stays whole.
+  assert.deepEqual(
+    out.map((i) => i.block.address),
+    withWide.map((i) => i.block.address).filter((a) => !/^198\.51\.0\.10[0-3]\/32$/.test(a)),
+  );
+});
+
+/** Whether `out` serves each address of 192.0.2.0/24 once, for the longest time of `items` covering it. */
+function holds(items: FeedItem[], out: FeedItem[]): boolean {
+  const ends = (list: FeedItem[], last: number) =>
+    list
+      .filter((i) => {
+        const start = i.network.bytes[3] as number;
+        return last >= start && last < start + 2 ** (32 - i.network.prefix);
+      })
+      .map((i) => Date.parse(i.block.until));
+  for (let last = 0; last < 256; last++) {
+    const served = ends(out, last);
+    const decided = ends(items, last);
+    if (served.length > 1) return false;
+    if ((served[0] ?? 0) !== Math.max(0, ...decided)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,98 @@
+// Which blocks a feed serves (decisions/feed-items.ts), against a plain model of the rule: the active blocks of
+// the feed's family that no allow entry covers; over the cap, the highest criticality, then the newest, the
+// first met among equals; listed IPv4 before IPv6, each by address, the wider first.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { selectFeedItems } from '../../src/decisions/feed-items.js';
+import { parseNetwork } from '../../src/decisions/networks.js';
+import { applyEntry, type Block, emptyDecisions, type FeedEntry } from '../../src/store/decisions.js';
+
+const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The model's list order: family, then the address's bytes, then the prefix (a network's text compared as such). */
+function modelKey(address: string): string {
+  const n = parseNetwork(address);
+  assert.ok(n);
+  return `${n.family}${Buffer.from(n.bytes).toString('hex')}${String(n.prefix).padStart(3, '0')}`;
+}
+
+test('feed selection (property): the active blocks of its family, not allowed, the most pressing kept, in address order', () => {
+  const blockArb = fc.record({
+    host: fc.integer({ min: 0, max: 40 }),
+    v6: fc.boolean(),
+    wide: fc.boolean(),
+    criticality: fc.integer({ min: 0, max: 4 }),
+    // Few distinct times: ties in criticality and time are common.
+    sinceMinutes: fc.integer({ min: 0, max: 3 }),
+    untilMinutes: fc.integer({ min: -2, max: 5 }),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(blockArb, { maxLength: 40 }),
+      fc.option(fc.integer({ min: 0, max: 30 }), { nil: null }),
+      fc.constantFrom<FeedEntry['family']>('any', 'ipv4', 'ipv6'),
+      fc.boolean(),
+      (specs, cap, family, withAllow) => {
+        const state = emptyDecisions();
+        for (const b of specs) {
+          const address = b.v6
+            ? `2001:db8:0:${(b.wide ? b.host << 8 : b.host).toString(16)}::/${b.wide ? 56 : 64}`
+            : `198.51.100.${b.wide ? b.host & ~3 : b.host}/${b.wide ? 30 : 32}`;
+          const block: Block = {
+            address,
+            rule: 'r',
+            reason: 'test',
+            since: iso(NOW - 3_600_000 + b.sinceMinutes * 60_000),
+            until: iso(NOW + b.untilMinutes * 60_000),
+            criticality: b.criticality,
+            records: 1,
+            sensors: ['fw1'],
+            who: null,
+          };
+          applyEntry(state, 'block', address, block);
+        }
+        const allow = withAllow ? ['198.51.100.16/29'] : [];
+        const feed: FeedEntry = {
+          name: 'f',
+          format: 'plain',
+          passwordHash: 'sha256:00',
+          maxEntries: cap,
+          family,
+          createdAt: iso(NOW),
+          rotatedAt: null,
+        };
+        const got = selectFeedItems(feed, state, allow, NOW);
+
+        const allowed = allow.map((a) => parseNetwork(a) as NonNullable<ReturnType<typeof parseNetwork>>);
+        const active = [...state.blocks.values()].filter((b) => {
+          const n = parseNetwork(b.address) as NonNullable<ReturnType<typeof parseNetwork>>;
+          if (Date.parse(b.until) <= NOW) return false;
+          if ((family === 'ipv4' && n.family !== 4) || (family === 'ipv6' && n.family !== 6)) return false;
+          // The allow entry covers the block or lies inside it (both networks agree on the shorter prefix).
+          return !allowed.some((a) => {
+            if (a.family !== n.family) return false;
+            const bits = Math.min(a.prefix, n.prefix);
+            const mask = (x: Uint8Array) =>
+              [...x].map((v, i) =>
+                i * 8 >= bits ? 0 : i * 8 + 8 <= bits ? v : v & (0xff << (8 - (bits - i * 8))),
+              );
+            return mask(a.bytes).join() === mask(n.bytes).join();
+          });
+        });
+        const ranked = [...active].sort(
+          (a, b) => b.criticality - a.criticality || Date.parse(b.since) - Date.parse(a.since),
+        );
+        const kept = cap === null ? ranked : ranked.slice(0, cap);
+        const listed = kept.map((b) => b.address).sort((a, b) => (modelKey(a) < modelKey(b) ? -1 : 1));
+        assert.deepEqual(
+          got.items.map((i) => i.block.address),
+          listed,
+        );
+        assert.equal(got.leftOut, active.length - kept.length);
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
