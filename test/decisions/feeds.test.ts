@@ -366,14 +366,20 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
   await send(server, 'fw1', key, [genericRecord({ source_ip: '198.51.100.77', criticality: 4 })]);
   await untilFeed(server, 'edge', 'edge:secret-password-10', (text) => text === '198.51.100.77\n');
   await fetchFeed(server, 'nosuchfeed', 'x:y');
-  // The engine's thread sends its counts once its write has returned: a feed may serve the block before.
+  // The engine's thread sends its counts once its write has returned (a feed may serve the block before) and
+  // at most once a second: /metrics is read until it shows `series`.
   let text = '';
-  await until(
-    async () => {
-      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
-      return /^threatcol_blocks_made_total\{rule="critical"\} 1$/m.test(text);
-    },
-    30_000,
+  const metricsShow = (series: RegExp, what: string) =>
+    until(
+      async () => {
+        text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+        return series.test(text);
+      },
+      30_000,
+      what,
+    );
+  await metricsShow(
+    /^threatcol_blocks_made_total\{rule="critical"\} 1$/m,
     'the engine thread counting the block it made',
   );
   assert.match(text, /^threatcol_blocks_active 1$/m);
@@ -389,12 +395,8 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
     genericRecord({ source_ip: '10.9.8.7', criticality: 4 }),
     genericRecord({ source_ip: '203.0.113.200', criticality: 4 }),
   ]);
-  await until(
-    async () => {
-      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
-      return /^threatcol_decisions_skipped_total\{reason="allowed"\} 1$/m.test(text);
-    },
-    30_000,
+  await metricsShow(
+    /^threatcol_decisions_skipped_total\{reason="allowed"\} 1$/m,
     'the allowed address counted',
   );
   assert.match(text, /^threatcol_decisions_skipped_total\{reason="private"\} 1$/m);

@@ -25,6 +25,18 @@ const RULES = {
   flood: { minCriticality: 2, minRecords: 1000, within: '1h', duration: '1h' },
 };
 
+/** `threatcol check`'s line about the rules, for a data directory and configuration file. */
+async function checkRulesLine(dataDir: string, config: string, env: Record<string, string>) {
+  const r = await runCli(
+    ['check', '--no-daemon', '--port', '0', '--json', '--data-dir', dataDir, '--config', config],
+    { env },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; message: string }[] })
+    .checks;
+  return checks.find((c) => c.name === 'rules');
+}
+
 for (const backend of ['files', 'nats'] as const) {
   test(`${backend}: the engine stores each rule's newest match and block; check warns about a rule that blocked nothing for 7 days while records met it`, async (t) => {
     const env: Record<string, string> = {};
@@ -46,15 +58,7 @@ for (const backend of ['files', 'nats'] as const) {
       { dataDir, logger: pino({ level: 'silent' }) },
     );
     t.after(() => store.close());
-    const rulesLine = async () => {
-      const r = await runCli(
-        ['check', '--no-daemon', '--port', '0', '--json', '--data-dir', dataDir, '--config', config],
-        { env },
-      );
-      const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; message: string }[] })
-        .checks;
-      return checks.find((c) => c.name === 'rules');
-    };
+    const rulesLine = () => checkRulesLine(dataDir, config, env);
 
     const key = await addSensorCli(dataDir, 'fw1', [], env);
     const serve = await spawnServe(dataDir, ['--config', config], { env });
@@ -121,21 +125,7 @@ test('check warns about a rule whose duration blocklist.maxDuration cuts short (
   const config = join(makeTempDir(t), 'config.json');
   const rulesLine = async (blocklist: Record<string, unknown>) => {
     writeFileSync(config, JSON.stringify({ blocklist }));
-    const r = await runCli([
-      'check',
-      '--no-daemon',
-      '--port',
-      '0',
-      '--json',
-      '--data-dir',
-      dataDir,
-      '--config',
-      config,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; message: string }[] })
-      .checks;
-    return checks.find((c) => c.name === 'rules');
+    return checkRulesLine(dataDir, config, {});
   };
   const long = await rulesLine({ rules: { ...RULES, year: { minCriticality: 4, duration: '60d' } } });
   assert.equal(long?.status, 'warn');
