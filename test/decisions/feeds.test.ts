@@ -693,3 +693,38 @@ test('a feed is rendered again for a change to what it serves, not for a fetch n
   await fetchFeed(server, 'one', 'one:secret-password-15');
   assert.equal(await renders('one'), before + 1);
 });
+
+test("a /metrics scrape takes a feed's counts from its last render when that is under a minute old: scrapes never render a feed a poll rendered", async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  const now = Date.now();
+  await decide(server, [
+    blockChange('198.51.100.30/32', now, now + 3_600_000),
+    feedChange('pulled', 'secret-password-16', 'plain'),
+  ]);
+  await untilFeed(server, 'pulled', 'pulled:secret-password-16', (text) => text === '198.51.100.30\n');
+  const scrape = async () => {
+    const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+    const value = (series: string) =>
+      Number(new RegExp(`^${series}\\{feed="pulled"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    return { renders: value('threatcol_feed_renders_total'), entries: value('threatcol_feed_entries') };
+  };
+  const before = await scrape();
+  assert.deepEqual(before.entries, 1);
+  // A second block, and another feed in the same write: once that feed answers, the collector has the block too.
+  await decide(server, [
+    blockChange('198.51.100.31/32', now, now + 3_600_000),
+    feedChange('marker', 'secret-password-16', 'plain'),
+  ]);
+  await until(
+    async () => (await fetchFeed(server, 'marker', 'marker:secret-password-16')).status === 200,
+    GUARD_MS,
+    'the second write applied',
+  );
+  for (let i = 0; i < 3; i++) assert.deepEqual(await scrape(), before, 'the scrape reports the last render');
+  // The firewall's next poll renders it once, and the scrapes after report that.
+  assert.equal(
+    (await fetchFeed(server, 'pulled', 'pulled:secret-password-16')).text,
+    '198.51.100.30\n198.51.100.31\n',
+  );
+  assert.deepEqual(await scrape(), { renders: before.renders + 1, entries: 2 });
+});
