@@ -160,7 +160,8 @@ function progressPrinter(io: CliIo, now: () => number): (p: CopyProgress) => voi
   };
 }
 
-interface Summary {
+/** The summary `store migrate --json` prints (the part its text says too). */
+export interface MigrateSummary {
   dry_run: boolean;
   target: { servers: string[]; stream: string };
   records: { copied: number; already_present: number; not_records: number };
@@ -179,7 +180,7 @@ function firstTen(names: string[]): string {
   return `${names.slice(0, 10).join(', ')}${names.length > 10 ? ` and ${names.length - 10} more` : ''}`;
 }
 
-function summaryText(s: Summary): string {
+function summaryText(s: MigrateSummary): string {
   const verb = s.dry_run ? 'would copy' : 'copied';
   const lines = [
     `${s.dry_run ? 'Dry run, nothing stored: ' : ''}records ${s.records.copied} ${verb}, ` +

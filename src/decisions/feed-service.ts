@@ -125,8 +125,9 @@ export function startFeedService(deps: {
       validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
     const body = Buffer.from(renderFeed(feed.format, selected.items, at));
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    // Rendered again for a change elsewhere in the decisions (another feed, a fetch noted) with the same body:
-    // the same representation, so its Last-Modified (and If-Modified-Since polls) stay as they were.
+    // Rendered again with the same body (a block this feed leaves out: another family, past its cap; an allow
+    // entry covering none of its blocks): the same representation, so its Last-Modified (and If-Modified-Since
+    // polls) stay as they were.
     const same = cached?.etag === etag;
     const lastModified =
       same && cached ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString();

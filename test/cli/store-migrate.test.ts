@@ -11,6 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { request } from 'undici';
+import type { MigrateSummary } from '../../src/cli/store-migrate.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { encodeToken, recordSubject } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -389,16 +390,7 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
       env,
     });
     assert.equal(r.code, 0, r.stderr);
-    return (
-      JSON.parse(r.stdout) as {
-        decisions: {
-          copied: number;
-          already_present: number;
-          left_in_target: string[];
-          only_in_target: string[];
-        };
-      }
-    ).decisions;
+    return (JSON.parse(r.stdout) as MigrateSummary).decisions;
   };
   const onNats = async (args: string[]) => {
     const r = await runCli([...args, '--json', '--data-dir', makeTempDir(t)], { env: natsEnv });

@@ -4,6 +4,7 @@
 // protect its network again, and a feed removed (its password leaked) must not answer its old credentials again.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { MigrateSummary } from '../../src/cli/store-migrate.js';
 import { runCli } from '../helpers/cli.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -22,16 +23,8 @@ test('store migrate run again leaves what NATS removed since removed (block, all
   const onNats = async (args: string[]) =>
     JSON.parse(await on(natsDir, [...args, '--json'], natsEnv)) as Record<string, unknown>[];
   const migrate = async () =>
-    (
-      JSON.parse(await on(dataDir, ['store', 'migrate', '--to', 'nats', '--json'], env)) as {
-        decisions: {
-          copied: number;
-          already_present: number;
-          left_in_target: string[];
-          only_in_target: string[];
-        };
-      }
-    ).decisions;
+    (JSON.parse(await on(dataDir, ['store', 'migrate', '--to', 'nats', '--json'], env)) as MigrateSummary)
+      .decisions;
 
   await on(dataDir, ['allow', 'add', '203.0.113.0/24', '--reason', 'partner']);
   await on(dataDir, ['allow', 'add', '192.0.2.0/24', '--reason', 'lab']);
@@ -104,9 +97,7 @@ test('store migrate run again carries a block removed from the files store since
   // removed here, the copy cannot tell), and the summary names them for the operator to remove by hand.
   await on(['allow', 'remove', '203.0.113.0/24']);
   await on(['feed', 'remove', 'edge']);
-  const again = JSON.parse(await on(['store', 'migrate', '--to', 'nats', '--json'], env)) as {
-    decisions: { only_in_target: string[] };
-  };
+  const again = JSON.parse(await on(['store', 'migrate', '--to', 'nats', '--json'], env)) as MigrateSummary;
   assert.deepEqual(again.decisions.only_in_target, ['allow 203.0.113.0/24', 'feed edge']);
   assert.deepEqual(await blocksOnNats(), ['198.51.100.9/32']);
   const text = await on(['store', 'migrate', '--to', 'nats'], env);
