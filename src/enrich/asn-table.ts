@@ -3,7 +3,7 @@
 // search. The build reads @ip-location-db/asn's CSV (IPv4 from the numeric file, IPv6 from the text one) and the
 // country MMDB into range tables (a start and an end each), and writes each as the packed file serve loads.
 import { readFileSync } from 'node:fs';
-import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { isAsciiText } from '../records/stored-line.js';
 import { readAddress, WORDS } from './address-words.js';
 
@@ -103,20 +103,22 @@ function table(v4: V4Ranges, v6: V6Ranges, asns: Uint32Array, names: readonly st
 }
 
 /** What starts a table file (the version of its layout in the last digit). */
-export const TABLE_MAGIC = 'TCASN06\n';
+export const TABLE_MAGIC = 'TCASN07\n';
 
 /**
- * The table as one file, which readAsnTable loads in tens of milliseconds where the CSV takes seconds. Only where
- * each range starts is kept: a gap between ranges is a start with no entry, adjacent ranges of one entry are one.
- * IPv6 is kept by its first 64 bits (the prefix a network is routed by), except in the few /64 networks the data
- * splits further: those are marked and their starts kept whole in a second, short list. After TABLE_MAGIC, three
- * 32-bit words (the numbers' length, unpacked and packed, and the names' length), then two brotli streams. The
- * numbers, little-endian words: seven counts (IPv4 starts, IPv6 starts, whole IPv6 starts, entries, names, name
- * bytes, the data's date in epoch seconds), the IPv4 starts (each the difference from the one before) and their
- * entries, the IPv6 starts (two words each, the first the difference from the one before) and their entries, the
- * whole starts (four words each) and their entries, the entries' AS numbers and name numbers. The names: the
- * distinct ones, UTF-8, one a line. An entry number past the entries means no entry (NONE = entries), or, for an
- * IPv6 start, "look in the whole list" (SPLIT = entries + 1). Loaded, the numbers are used where they lie.
+ * The table as one file, which readAsnTable loads in a few tens of milliseconds where the CSV takes seconds: the
+ * arrays a look-up reads, as it reads them, so that loading is unpacking and nothing more (every serve start
+ * loads both tables). Only where each range starts is kept: a gap between ranges is a start with no entry,
+ * adjacent ranges of one entry are one. IPv6 is kept by its first 64 bits (the prefix a network is routed by),
+ * except in the few /64 networks the data splits further: those are marked and their starts kept whole in a
+ * second, short list. After TABLE_MAGIC, three 32-bit words (the numbers' length, unpacked and packed, and the
+ * names' length), then two zstd streams. The numbers, little-endian words: seven counts (IPv4 starts, IPv6
+ * starts, whole IPv6 starts, entries, names, name bytes, the data's date in epoch seconds), the index of the
+ * /16s (indexBy16), the IPv4 starts with their entries side by side, the IPv6 starts (two words each), their
+ * entries, the whole starts (four words each), their entries, the entries' AS numbers and name numbers side by
+ * side, and each name's kind (NAME_PLAIN, NAME_ESCAPED, NAME_UTF8). The names: the distinct ones, UTF-8, one a
+ * line. An entry number past the entries means no entry (NONE = entries), or, for an IPv6 start, "look in the
+ * whole list" (SPLIT = entries + 1).
  */
 export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
   const { v4, v6, asns, names } = t;
@@ -135,24 +137,26 @@ export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
     text.length,
     Math.floor(builtAtMs / 1000),
   ];
-  let before = 0;
-  for (const s of starts4) {
-    words.push(s.start - before);
-    before = s.start;
-  }
-  for (const s of starts4) words.push(s.at);
-  let hiBefore = 0;
-  for (const s of main) {
-    const hi = Number(s.start >> 32n);
-    words.push(hi - hiBefore, Number(s.start & 0xffffffffn));
-    hiBefore = hi;
-  }
+  const push = (array: ArrayLike<number>) => {
+    for (let i = 0; i < array.length; i++) words.push(array[i] as number);
+  };
+  const at4 = Uint32Array.from(starts4, (s) => s.at);
+  const s4 = Uint32Array.from(starts4, (s) => s.start);
+  push(indexBy16(s4, at4, none));
+  push(interleave(s4, at4));
+  for (const s of main) words.push(Number(s.start >> 32n), Number(s.start & 0xffffffffn));
   for (const s of main) words.push(s.at);
   for (const s of whole)
     for (let k = 96n; k >= 0n; k -= 32n) words.push(Number((s.start >> k) & 0xffffffffn));
   for (const s of whole) words.push(s.at);
-  for (const asn of asns) words.push(asn);
-  for (const n of names) words.push(distinct.get(n) as number);
+  push(
+    interleave(
+      asns,
+      Uint32Array.from(names, (n) => distinct.get(n) as number),
+    ),
+  );
+  for (const n of distinct.keys())
+    words.push(PLAIN.test(n) ? NAME_PLAIN : isAsciiText(n) ? NAME_ESCAPED : NAME_UTF8);
   const numbers = Buffer.from(Uint32Array.from(words).buffer);
   const packed = pack(numbers);
   return Buffer.concat([
@@ -163,12 +167,18 @@ export function asnTableFile(t: RangeTable, builtAtMs: number): Buffer {
   ]);
 }
 
+/** A name's kind in a table file: ASCII that JSON does not escape, other ASCII, or UTF-8 beyond ASCII. */
+const NAME_PLAIN = 1;
+const NAME_ESCAPED = 0;
+const NAME_UTF8 = 2;
+
 function pack(data: Buffer): Buffer {
-  return brotliCompressSync(data, {
+  // Level 15: a few seconds once per data version at build (the result is cached), and unpacked at every start
+  // about twice as fast as brotli's (11 against 23 ms for the AS table's numbers).
+  return zstdCompressSync(data, {
     params: {
-      [zlibConstants.BROTLI_PARAM_QUALITY]: 9,
-      [zlibConstants.BROTLI_PARAM_LGWIN]: 20,
-      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      [zlibConstants.ZSTD_c_compressionLevel]: 15,
+      [zlibConstants.ZSTD_c_checksumFlag]: 1,
     },
   });
 }
@@ -176,7 +186,7 @@ function pack(data: Buffer): Buffer {
 /** `packed` unpacked into one buffer of `size` bytes (zlib would otherwise gather 64 KiB chunks and copy them). */
 function unpack(packed: Buffer, size: number): Buffer {
   try {
-    const out = brotliDecompressSync(packed, { chunkSize: Math.max(size, 64), maxOutputLength: size });
+    const out = zstdDecompressSync(packed, { chunkSize: Math.max(size, 64), maxOutputLength: size });
     if (out.length === size) return out;
   } catch {}
   throw new Error('AS table file damaged');
@@ -260,20 +270,21 @@ function startsV6(r: V6Ranges, none: number): { main: Start<bigint>[]; whole: St
 }
 
 /**
- * The names of a table file's text, one a line. Each is its own string, decoded as UTF-8 only when it is not
- * ASCII: V8 decodes a text with any non-ASCII character into a two-byte string, and every name split from it
- * stayed two-byte, so a stored line holding one (src_as_org) was built, flattened and encoded two bytes a
- * character, the whole batch's text with it (about 8 % of a keep-alive request's CPU with enrichment on).
+ * The names of a table file's text, one a line, by their kinds (asnTableFile). Each is its own string, decoded as
+ * UTF-8 only when it is not ASCII: V8 decodes a text with any non-ASCII character into a two-byte string, and
+ * every name split from it stayed two-byte, so a stored line holding one (src_as_org) was built, flattened and
+ * encoded two bytes a character, the whole batch's text with it (about 8 % of a keep-alive request's CPU with
+ * enrichment on).
  */
-function namesOf(text: Buffer): { names: string[]; plain: Uint8Array } {
-  const latin1 = text.toString('latin1');
-  const names = latin1.split('\n');
-  // Which need no JSON escaping either (nearly all), found once here rather than for every record.
+function namesOf(text: Buffer, kinds: Uint32Array): { names: string[]; plain: Uint8Array } {
+  const names = text.toString('latin1').split('\n');
+  if (names.length !== kinds.length) throw new Error('AS table file damaged');
   const plain = new Uint8Array(names.length);
   for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    if (PLAIN.test(name)) plain[i] = 1;
-    else if (!isAsciiText(name)) names[i] = Buffer.from(name, 'latin1').toString('utf8');
+    const kind = kinds[i] as number;
+    if (kind === NAME_PLAIN) plain[i] = 1;
+    else if (kind === NAME_UTF8) names[i] = Buffer.from(names[i] as string, 'latin1').toString('utf8');
+    else if (kind !== NAME_ESCAPED) throw new Error('AS table file damaged');
   }
   return { names, plain };
 }
@@ -291,8 +302,8 @@ export function readAsnTable(path: string): AsnTable {
   const packedSize = file.readUInt32LE(head + 4);
   const numbers = unpack(file.subarray(head + 12, head + 12 + packedSize), size);
   const text = unpack(file.subarray(head + 12 + packedSize), file.readUInt32LE(head + 8));
-  // The arrays are views of the unpacked numbers (no copy: nothing more to hold than they take), on a 4-byte
-  // boundary (else a copy that is).
+  // The arrays are views of the unpacked numbers, which hold nothing else, on a 4-byte boundary (else a copy
+  // that is).
   const count = Math.floor(numbers.length / 4);
   let words: Uint32Array;
   if (numbers.byteOffset % 4 === 0) words = new Uint32Array(numbers.buffer, numbers.byteOffset, count);
@@ -316,26 +327,26 @@ export function readAsnTable(path: string): AsnTable {
     p += n;
     return view;
   };
-  const starts4 = take(n4);
-  for (let i = 1; i < n4; i++) starts4[i] = (starts4[i] as number) + (starts4[i - 1] as number);
-  const at4 = take(n4);
-  // IPv6 by its first 64 bits, two words a start (the first delta-coded), and the whole starts, four words each.
+  const by16 = take(65_537 * 2);
+  const v4 = take(n4 * 2);
   const starts6 = take(n6 * 2);
-  for (let i = 2; i < n6 * 2; i += 2)
-    starts6[i] = ((starts6[i] as number) + (starts6[i - 2] as number)) >>> 0;
   const at6 = take(n6);
   const whole = take(nx * 4);
   const atWhole = take(nx);
-  const asns = take(ne);
-  const nameOf = take(ne);
+  const entries = take(ne * 2);
+  const kinds = take(nn);
   if (p !== count || text.length !== nameBytes) throw new Error('AS table file damaged');
-  const { names, plain } = namesOf(text);
-  if (names.length !== nn) throw new Error('AS table file damaged');
-  for (const n of nameOf) if (n >= nn) throw new Error('AS table file damaged');
-  return packedTable(
-    { starts4, at4, starts6, at6, whole, atWhole, asns, nameOf, names, plain },
-    builtAt * 1000,
-  );
+  // What a look-up reads as an index is checked once here: a damaged file finds nothing, never past an array.
+  for (let i = 0; i < 65_536; i++) {
+    const first = by16[i * 2] as number;
+    const next = by16[i * 2 + 2] as number;
+    const entry = (by16[i * 2 + 1] as number) % WHOLE16;
+    if (first > next || next > n4 || entry > ne) throw new Error('AS table file damaged');
+  }
+  for (let i = 1; i < ne * 2; i += 2)
+    if ((entries[i] as number) >= nn) throw new Error('AS table file damaged');
+  const { names, plain } = namesOf(text, kinds);
+  return packedTable({ by16, v4, starts6, at6, whole, atWhole, entries, names, plain }, builtAt * 1000);
 }
 
 /**
@@ -344,38 +355,29 @@ export function readAsnTable(path: string): AsnTable {
  *
  * Laid out for the few memory reads a look-up makes, each a cache miss when requests come between (a table's
  * arrays are megabytes): an IPv4 address reads its /16's two words (where its starts begin, and the entry in
- * force at its first address, marked when no range starts inside it: 86 % of the /16s for the country table,
+ * force at its first address, marked when no range starts inside that /16: 86 % of the /16s for the country table,
  * 72 % for the AS table, answered there); else its starts and their entries, side by side, a few words near each
- * other; then its entry's AS number and name number, side by side. The arrays are copies: the unpacked file is
- * not kept.
+ * other; then its entry's AS number and name number, side by side.
  */
 function packedTable(
   t: {
-    starts4: Uint32Array;
-    at4: Uint32Array;
+    by16: Uint32Array;
+    v4: Uint32Array;
     starts6: Uint32Array;
     at6: Uint32Array;
     whole: Uint32Array;
     atWhole: Uint32Array;
-    asns: Uint32Array;
-    nameOf: Uint32Array;
+    entries: Uint32Array;
     names: readonly string[];
     plain: Uint8Array;
   },
   builtAt: number,
 ): AsnTable {
-  const { starts4, at4, names, plain } = t;
-  const starts6 = t.starts6.slice();
-  const at6 = t.at6.slice();
-  const whole = t.whole.slice();
-  const atWhole = t.atWhole.slice();
-  const ne = t.asns.length;
-  const v4 = interleave(starts4, at4);
-  const entries = interleave(t.asns, t.nameOf);
-  const by16 = indexBy16(starts4, at4, ne);
+  const { by16, v4, starts6, at6, whole, atWhole, entries, names, plain } = t;
+  const ne = entries.length / 2;
   const found: AsnEntry = { asn: 0, org: '', plain: false };
   return {
-    ranges: at4.length + at6.length + atWhole.length,
+    ranges: v4.length / 2 + at6.length + atWhole.length,
     builtAt,
     find(family) {
       let at: number;

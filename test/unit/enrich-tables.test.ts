@@ -3,14 +3,22 @@
 // read from @ip-location-db's files (a start and an end a range, searched as serve searched them before the tables
 // were packed). And the packed files stay small: they ship in the package and the container image.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
+import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { mmdbRanges } from '../../packaging/generate/mmdb-ranges.js';
 import { readAddress, WORDS } from '../../src/enrich/address-words.js';
-import { type AsnTable, type RangeTable, readAsnCsv, readAsnTable } from '../../src/enrich/asn-table.js';
+import {
+  type AsnTable,
+  type RangeTable,
+  readAsnCsv,
+  readAsnTable,
+  TABLE_MAGIC,
+} from '../../src/enrich/asn-table.js';
 import { SHIPPED_ASN, SHIPPED_COUNTRY } from '../../src/enrich/databases.js';
 import { isAsciiText } from '../../src/records/stored-line.js';
 
@@ -155,4 +163,36 @@ test('the AS table names an AS in a one-byte string when its name is ASCII, and 
   t.diagnostic(`${ascii} ASCII names one-byte; ${other} names not ASCII`);
   assert.deepEqual(wrong.slice(0, 5), []);
   assert.ok(other > 0);
+});
+
+test('a damaged table file is refused when loaded, never read past its arrays: a flipped byte, a cut, an index out of range', (t) => {
+  if (!built) return t.skip('dist/ not built (npm run build)');
+  const file = readFileSync(SHIPPED_COUNTRY);
+  const dir = mkdtempSync(join(tmpdir(), 'threatcol-table-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const load = (bytes: Buffer) => {
+    const path = join(dir, 'damaged.table');
+    writeFileSync(path, bytes);
+    return () => readAsnTable(path);
+  };
+  const head = TABLE_MAGIC.length;
+  const flipped = Buffer.from(file);
+  flipped[head + 12 + 1000] = (flipped[head + 12 + 1000] as number) ^ 0x40;
+  assert.throws(load(flipped), /damaged/);
+  assert.throws(load(file.subarray(0, file.length - 100)), /damaged|cut short/);
+  assert.throws(load(file.subarray(0, head + 4)), /not an AS table file/);
+  // Packed well, but its /16 index points past the IPv4 starts: refused, not searched.
+  const size = file.readUInt32LE(head);
+  const packed = file.readUInt32LE(head + 4);
+  const numbers = zstdDecompressSync(file.subarray(head + 12, head + 12 + packed));
+  assert.equal(numbers.length, size);
+  numbers.writeUInt32LE(0xfffffff0, (7 + 2 * 1000) * 4);
+  const repacked = zstdCompressSync(numbers);
+  const header = Buffer.from(file.subarray(0, head + 12));
+  header.writeUInt32LE(repacked.length, head + 4);
+  assert.throws(load(Buffer.concat([header, repacked, file.subarray(head + 12 + packed)])), /damaged/);
+  // The same file put back together unchanged loads.
+  const same = zstdCompressSync(zstdDecompressSync(file.subarray(head + 12, head + 12 + packed)));
+  header.writeUInt32LE(same.length, head + 4);
+  assert.equal(load(Buffer.concat([header, same, file.subarray(head + 12 + packed)]))().ranges > 0, true);
 });
