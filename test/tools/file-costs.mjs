@@ -2,7 +2,7 @@
 // line per file when the process exits: its start and end (epoch ms), its own CPU seconds, the CPU seconds of the
 // children it waited for (the `serve`s, CLI runs, builds it started), and its path. A developer's tool, not part of
 // `npm test` (docs/development.md, "What the suite costs"):
-//   node --import tsx --import ./test/tools/file-costs.mjs --test --test-concurrency=4 test/unit.test.ts test/[!u]*/*.test.ts
+//   node --import tsx --import ./test/tools/file-costs.mjs --test --test-concurrency=4 <the files of npm test's script>
 //   awk -F'\t' '{ print $3 + $4 "\t" ($2 - $1) / 1000 "\t" $5 }' /tmp/threatcol-file-costs.tsv | sort -nr | head
 // (CPU seconds, wall seconds, file; FILE_COSTS=PATH writes elsewhere; remove the file before a new run).
 // Children a file left running (ended by its last hook without a wait) are not counted: the per-file CPU is a floor.
