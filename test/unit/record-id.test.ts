@@ -8,7 +8,7 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 /** The millisecond an id carries. */
 const msOf = (id: string) => Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 
-// Ids of one process never go back in time, and the unit tests share one (test/unit.test.ts): each test takes
+// Ids of one process never go back in time, and the unit tests share one (test/_unit.test.ts): each test takes
 // its times after the last id any test made.
 test('record ids are UUIDv7 carrying the time they were made', () => {
   const now = msOf(newRecordId()) + 1_000;

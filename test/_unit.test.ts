@@ -21,7 +21,7 @@ test("npm test's script runs every folder of test/ that holds tests, once: its f
     .map((e) => e.name);
   assert.ok(folders.includes('unit') && folders.includes('server'), folders.join(' '));
   for (const folder of folders) {
-    const ways = [words.includes(`test/${folder}/*.test.ts`), words.includes(`test/${folder}.test.ts`)];
+    const ways = [words.includes(`test/${folder}/*.test.ts`), words.includes(`test/_${folder}.test.ts`)];
     assert.equal(ways.filter(Boolean).length, 1, `test/${folder}/ in npm test's script: ${script}`);
   }
 });
