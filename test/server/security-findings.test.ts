@@ -56,12 +56,19 @@ test('finding 4: invalid JSON costs about what valid JSON of the same size does'
   });
   const key = await s.addSensor('cpu');
   const as = { agent: s.agent, sensor: 'cpu', key, headers: gzip };
+  // The least of three: the process's CPU counts its every thread, and a collection of garbage left by the tests
+  // before (test/server/'s files share a process) may fall into any one request.
   const cpuOf = async (path: string, text: string) => {
     const body = gzipSync(text);
-    const before = process.cpuUsage();
-    const r = await post(s.url, path, body, as);
-    const used = process.cpuUsage(before);
-    return { r, ms: (used.user + used.system) / 1000 };
+    let least = { r: await post(s.url, path, body, as), ms: Number.POSITIVE_INFINITY };
+    for (let i = 0; i < 3; i++) {
+      const before = process.cpuUsage();
+      const r = await post(s.url, path, body, as);
+      const used = process.cpuUsage(before);
+      const ms = (used.user + used.system) / 1000;
+      if (ms < least.ms) least = { r, ms };
+    }
+    return least;
   };
   const valid = await cpuOf('/generic', `[${'1,'.repeat(1_900_000)}1]`);
   assert.equal(errorCode(valid.r), 'VALIDATION_FAILED', valid.r.text);
