@@ -102,8 +102,12 @@ function table(v4: V4Ranges, v6: V6Ranges, asns: Uint32Array, names: readonly st
   };
 }
 
-/** What starts a table file (the version of its layout in the last digit). */
-export const TABLE_MAGIC = 'TCASN07\n';
+/**
+ * What starts a table file (the version of its layout in the last digit). The build's cache of converted tables
+ * is named by it (packaging/generate/enrich-data.ts): a new layout, or a new packing of one, takes a new number
+ * (07 was this layout packed with zstd, in two commits before deflate).
+ */
+export const TABLE_MAGIC = 'TCASN08\n';
 
 /**
  * The table as one file, which readAsnTable loads in a few tens of milliseconds where the CSV takes seconds: the
