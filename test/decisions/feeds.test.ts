@@ -13,6 +13,7 @@ import { runCli } from '../helpers/cli.js';
 import { post } from '../helpers/client.js';
 import { blockChange, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
+import { findSample, parseExposition } from '../helpers/prometheus.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
 
@@ -79,6 +80,17 @@ async function untilFeed(server: TestServer, name: string, auth: string, check: 
       );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** One scrape of the collector's /metrics (parsed strictly): the value of a series for `feed`, which must be there. */
+async function feedMetrics(server: TestServer, feed: string): Promise<(series: string) => number> {
+  const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+  const families = parseExposition(text);
+  return (series) => {
+    const sample = findSample(families, series, { feed });
+    assert.ok(sample, `${series} for ${feed}:\n${text}`);
+    return sample.value;
+  };
 }
 
 async function send(server: TestServer, sensor: string, key: string, records: Record<string, unknown>[]) {
@@ -663,12 +675,7 @@ test('a feed is rendered again for a change to what it serves, not for a fetch n
     feedChange('two', 'secret-password-15', 'json'),
   ]);
   await untilFeed(server, 'one', 'one:secret-password-15', (text) => text === '198.51.100.20\n');
-  const renders = async (feed: string) => {
-    const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
-    const m = new RegExp(`^threatcol_feed_renders_total\\{feed="${feed}"\\} (\\d+)$`, 'm').exec(text);
-    assert.ok(m, `threatcol_feed_renders_total for ${feed}:\n${text}`);
-    return Number(m[1]);
-  };
+  const renders = async (feed: string) => (await feedMetrics(server, feed))('threatcol_feed_renders_total');
   const before = await renders('one');
   assert.ok(before >= 1);
   // Other changes to the decisions, applied by the collector within a second: each firewall's fetch noted (every
@@ -710,9 +717,7 @@ test("a /metrics scrape takes a feed's counts from its last render when that is 
   ]);
   await untilFeed(server, 'pulled', 'pulled:secret-password-16', (text) => text === '198.51.100.30\n');
   const scrape = async () => {
-    const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
-    const value = (series: string) =>
-      Number(new RegExp(`^${series}\\{feed="pulled"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const value = await feedMetrics(server, 'pulled');
     return { renders: value('threatcol_feed_renders_total'), entries: value('threatcol_feed_entries') };
   };
   const before = await scrape();

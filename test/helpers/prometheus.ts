@@ -129,17 +129,26 @@ function checkHistogram(family: Family): void {
   }
 }
 
+/** The sample `name` whose labels include `labels`, or undefined when there is none. */
+export function findSample(
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+): Sample | undefined {
+  for (const family of families.values()) {
+    for (const s of family.samples) {
+      if (s.name !== name) continue;
+      if (Object.entries(labels).every(([k, v]) => s.labels[k] === v)) return s;
+    }
+  }
+  return undefined;
+}
+
 /** The value of the sample `name` whose labels include `labels` (0 when absent: a series not yet created). */
 export function sampleValue(
   families: Map<string, Family>,
   name: string,
   labels: Record<string, string> = {},
 ): number {
-  for (const family of families.values()) {
-    for (const s of family.samples) {
-      if (s.name !== name) continue;
-      if (Object.entries(labels).every(([k, v]) => s.labels[k] === v)) return s.value;
-    }
-  }
-  return 0;
+  return findSample(families, name, labels)?.value ?? 0;
 }
