@@ -1,8 +1,10 @@
-// test/unit/'s files, in this one process (test/helpers/together.ts says why); and the check that npm test's
-// script runs every folder of test/ once, each either so or file by file.
+// test/unit/'s files, in this one process (test/helpers/together.ts says why); the check that npm test's script
+// runs every folder of test/ once, each either so or file by file; and, under .ci/run, that every Debian package
+// the tests drive is installed (test/helpers/needs.ts: nothing is skipped for one there).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { DEBIAN_PACKAGES, EVERYTHING, isInstalled } from './helpers/needs.js';
 import { runTogether } from './helpers/together.js';
 
 const TEST = new URL('./', import.meta.url);
@@ -24,6 +26,14 @@ test("npm test's script runs every folder of test/ that holds tests, once: its f
     const ways = [words.includes(`test/${folder}/*.test.ts`), words.includes(`test/_${folder}.test.ts`)];
     assert.equal(ways.filter(Boolean).length, 1, `test/${folder}/ in npm test's script: ${script}`);
   }
+});
+
+test('every Debian package of .ci/debian-packages is installed (under .ci/run, THREATCOL_TEST_EVERYTHING=1)', {
+  skip: EVERYTHING ? false : 'a developer may lack some: each test that needs one is skipped with the reason',
+}, () => {
+  assert.ok(DEBIAN_PACKAGES.length >= 20, 'the list was read');
+  const missing = DEBIAN_PACKAGES.filter((p) => !isInstalled(p.name)).map((p) => p.name);
+  assert.deepEqual(missing, [], `not installed: ${missing.join(' ')} (.ci/run installs them)`);
 });
 
 await runTogether(new URL('unit/', TEST));

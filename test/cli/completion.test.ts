@@ -6,6 +6,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { addSensorCli, BIN, cleanEnv, runCli } from '../helpers/cli.js';
+import { needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let work: string;
@@ -99,9 +100,8 @@ test('bash completes the names of the sensors in the data directory on the line'
   assert.deepEqual(bashComplete('threatcol', 'sensor', 'show', '--data-dir', join(work, 'none'), ''), []);
 });
 
-const hasZsh = spawnSync('zsh', ['--version']).status === 0;
 test("zsh: the script registers itself and completes with the completion system's functions", {
-  skip: hasZsh ? false : 'zsh is not installed',
+  skip: needs('zsh'),
 }, () => {
   // compadd, _describe and _files exist only inside a completion widget: stand-ins print what they are given.
   const stubs = `compdef() { print "compdef $*" }
@@ -131,9 +131,8 @@ source '${scripts.zsh}'`;
   ]);
 });
 
-const hasFish = spawnSync('fish', ['--version']).status === 0;
 test('fish: complete -C offers commands with their descriptions, values and sensors', {
-  skip: hasFish ? false : 'fish is not installed',
+  skip: needs('fish'),
 }, () => {
   const complete = (line: string) =>
     shell('fish', `set threatcol_completion_timeout 60; source '${scripts.fish}'; complete -C '${line}'`)

@@ -1,16 +1,15 @@
 // A `sensor add` killed (kill -9) in the middle of writing the registry: the next change takes the lock at once
 // because its holder is dead, not because it is old, and removes the temporary file the killed one left.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { endChild, guard, killGroup } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, runCli } from '../helpers/cli.js';
+import { straceMissing } from '../helpers/slow-renames.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
-
-const straceMissing = spawnSync('strace', ['-V']).status !== 0 ? 'strace is not installed' : false;
 
 test('a sensor add killed mid-write leaves nothing the next add waits for or keeps', {
   skip: straceMissing,

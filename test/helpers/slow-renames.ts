@@ -1,11 +1,8 @@
-// `serve` under strace with every rename held for a while (an output's cursor is written by rename), so that a
-// test can land an event inside that window: a kill -9, or another process's write of the same file.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ServeProcess } from './cli.js';
+import { needs } from './needs.js';
 
-export const straceMissing: string | false =
-  spawnSync('strace', ['-V']).status !== 0 ? 'strace is not installed' : false;
+export const straceMissing: string | false = needs('strace');
 
 /** The wrapper command for spawnServe's `prefix`: each rename of the process waits `ms` first. */
 export function slowRenames(ms: number): string[] {

@@ -1,7 +1,6 @@
 // Reliability 12: power cuts in the middle of maintenance on a LazyFS mount: retention deleting segments, and
 // `store migrate --to nats` copying records; each re-run finishes the job with nothing lost or doubled.
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -11,7 +10,8 @@ import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { addSensorCli, runCli, spawnServe, startCli } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { findLazyfs, mountLazyfs } from '../helpers/lazyfs.js';
-import { NATS_SERVER, readStream, startNatsServer } from '../helpers/nats-server.js';
+import { readStream, startNatsServer } from '../helpers/nats-server.js';
+import { needs } from '../helpers/needs.js';
 import { genericRecord } from '../helpers/records.js';
 import { until } from '../helpers/until.js';
 import { LAZYFS_ENV, lostAndDoubled, readDisk } from './power-cut-support.js';
@@ -136,9 +136,7 @@ function idsOf(text: string): string[] {
     .map((line) => (JSON.parse(line) as { id: string }).id);
 }
 
-const natsSkip = spawnSync(NATS_SERVER, ['--version']).error
-  ? `no ${NATS_SERVER} (Debian package nats-server)`
-  : false;
+const natsSkip = process.env.NATS_SERVER_BIN ? false : needs('nats-server');
 
 test('power cut during store migrate --to nats: the re-run copies the rest, every record once', {
   skip: lazyfsSkip || natsSkip,

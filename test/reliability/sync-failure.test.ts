@@ -1,12 +1,12 @@
 // Reliability 2: a failed fdatasync never yields a 200 for its batch, and the daemon stops with a non-zero exit.
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { nodeFileOps } from '../../src/store/file-ops.js';
 import { addSensorCli } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord, readStored } from '../helpers/records.js';
+import { straceMissing } from '../helpers/slow-renames.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { spawnServeWrapped, stopAfter } from './support.js';
 
@@ -65,11 +65,8 @@ test('sync failure (injected file layer): no request of the failed batch gets 20
   for (let i = 0; i < 5; i++) assert.ok(stored.includes(`before-${i}`));
 });
 
-const strace = spawnSync('strace', ['-V'], { encoding: 'utf8' });
-const straceMissing = strace.status !== 0 ? 'strace is not installed' : null;
-
 test('sync failure (real binary, fdatasync = EIO injected by strace): no 200 for the batch, serve exits 74', {
-  skip: straceMissing ?? false,
+  skip: straceMissing,
 }, async (t) => {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'sync');

@@ -10,7 +10,12 @@ import { test } from 'node:test';
 import { parseNetwork } from '../../src/decisions/networks.js';
 import { type FeedItem, renderFeed } from '../../src/decisions/render-feed.js';
 import type { Block } from '../../src/store/decisions.js';
+import { needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+
+/** `nft -c` runs in a network namespace of its own: root (no package gives it) and Debian's nftables. */
+const nftCheckUnavailable = (): string | false =>
+  process.getuid?.() !== 0 ? 'nft -c in a network namespace of its own needs root' : needs('nftables');
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -83,8 +88,9 @@ test('nftables: the table made again with both sets (each block with its remaini
   assert.match(text, /elements = \{ 2001:db8:aa:bb::\/64 timeout 60s \}/);
   const empty = renderFeed('nftables', [], NOW);
   assert.doesNotMatch(empty, /elements/);
-  if (process.getuid?.() !== 0 || spawnSync('nft', ['--version']).status !== 0) {
-    t.skip('nft -c needs root and nft (Debian: nftables)');
+  const cannot = nftCheckUnavailable();
+  if (cannot) {
+    t.skip(cannot);
     return;
   }
   const dir = makeTempDir(t);
@@ -148,8 +154,9 @@ test('nftables: nested blocks (a /24 by hand over an address a rule blocked) bec
   );
   // Formats whose lists take overlaps serve the blocks as they are.
   assert.equal(renderFeed('plain', nested.slice(0, 2), NOW), '198.51.100.0/24\n198.51.100.7\n');
-  if (process.getuid?.() !== 0 || spawnSync('nft', ['--version']).status !== 0) {
-    t.skip('nft -c needs root and nft (Debian: nftables)');
+  const cannot = nftCheckUnavailable();
+  if (cannot) {
+    t.skip(cannot);
     return;
   }
   const path = join(makeTempDir(t), 'nested.nft');

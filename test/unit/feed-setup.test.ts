@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { firewallSetup } from '../../src/cli/blocklist/feed-show.js';
 import type { FeedEntry, FeedFormat } from '../../src/store/decisions.js';
+import { needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const URL_ = 'https://collector.example:8443/feeds/edge';
@@ -83,8 +84,9 @@ test('nftables: a oneshot service and its timer, which systemd-analyze verifies'
     lines.some((l) => /umask 077 .*> \/etc\/threatcol-feed\/curl\.conf/.test(l)),
     'root only',
   );
-  if (spawnSync('systemd-analyze', ['--version']).status !== 0) {
-    t.skip('systemd-analyze is not installed');
+  const missing = needs('systemd');
+  if (missing) {
+    t.skip(missing);
     return;
   }
   const dir = makeTempDir(t);

@@ -1,0 +1,55 @@
+// What a test needs of the machine beyond `npm ci`: the Debian packages of .ci/debian-packages (the one list, which
+// .ci/run installs from). A test whose package is missing is skipped with the reason on a developer's box; under
+// .ci/run (THREATCOL_TEST_EVERYTHING=1) nothing is skipped for a package: the test runs, and fails without it,
+// and test/_unit.test.ts names every package missing at once. What .ci/run cannot install (root, /dev/fuse, a
+// mount namespace) is asked by each test itself.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const LIST = fileURLToPath(new URL('../../.ci/debian-packages', import.meta.url));
+
+/** Under .ci/run: every package must be here. */
+export const EVERYTHING = process.env.THREATCOL_TEST_EVERYTHING === '1';
+
+export interface DebianPackage {
+  readonly name: string;
+  /** The command that shows it is installed, or null (then `dpkg -s` asks for the package). */
+  readonly command: string | null;
+}
+
+/** The list, read once: a line's package, then its command unless the line goes on with a comment or ends. */
+export const DEBIAN_PACKAGES: readonly DebianPackage[] = readFileSync(LIST, 'utf8')
+  .split('\n')
+  .map((line) => line.replace(/#.*/, '').trim().split(/\s+/))
+  .filter(([name]) => name !== '')
+  .map(([name, command]) => ({ name: name as string, command: command ?? null }));
+
+const installed = new Map<string, boolean>();
+
+/** Whether `name` (a package of the list) is installed. */
+export function isInstalled(name: string): boolean {
+  let known = installed.get(name);
+  if (known === undefined) {
+    const entry = DEBIAN_PACKAGES.find((p) => p.name === name);
+    if (!entry) throw new Error(`${name} is not in .ci/debian-packages: add it there (with why)`);
+    known =
+      entry.command !== null
+        ? spawnSync('sh', ['-c', 'command -v "$1"', 'sh', entry.command], { stdio: 'ignore' }).status === 0
+        : spawnSync('dpkg', ['-s', name], { stdio: 'ignore' }).status === 0;
+    installed.set(name, known);
+  }
+  return known;
+}
+
+/**
+ * A test's `skip` for the packages it drives: false when all are installed (or under .ci/run, where it must run),
+ * else the reason, naming the first one missing.
+ */
+export function needs(...names: string[]): string | false {
+  for (const name of names) {
+    if (!isInstalled(name) && !EVERYTHING)
+      return `${name} is not installed (apt-get install ${name}; .ci/run does)`;
+  }
+  return false;
+}
