@@ -21,6 +21,8 @@ import { fmt, median, type Row } from './report.js';
 const ENGINE_TARGET = 100_000;
 const INGEST_TARGET = 0.95;
 const POLLS_PER_SECOND = 200;
+/** Pairs of runs for the two ingest ratios outside --quick (pairs()). */
+const RATIO_PAIRS = 10;
 const POLLED_ENTRIES = 50_000;
 
 interface EngineRun {
@@ -152,6 +154,12 @@ export function engineConfig(path: string): string {
   return path;
 }
 
+/**
+ * Runs of `a` and `b` in pairs, the order turned each pair (A B, B A, ...: what one run leaves, a collector's
+ * engine still reading its backlog or a warmer cache, falls on both sides alike), and the median of the pairs'
+ * ratios b/a. Ten pairs at least outside --quick: these rows' targets are a few per cent, and five pairs of this
+ * box's runs spread wider than that.
+ */
 async function pairs(
   ctx: BenchContext,
   a: () => Promise<Measured>,
@@ -159,9 +167,15 @@ async function pairs(
 ): Promise<{ a: Measured[]; b: Measured[]; ratio: number }> {
   const as: Measured[] = [];
   const bs: Measured[] = [];
-  for (let i = 0; i < ctx.pairs; i++) {
-    as.push(await a());
-    bs.push(await b());
+  const count = ctx.quick ? ctx.pairs : Math.max(RATIO_PAIRS, ctx.pairs);
+  for (let i = 0; i < count; i++) {
+    if (i % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
   }
   // A run that stored nothing (a starved box: the generator got no answer in time) makes no ratio.
   const ratios = bs.flatMap((m, i) => {
