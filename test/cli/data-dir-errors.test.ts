@@ -1,11 +1,11 @@
 // Errors that name the right cause: permissions (PERMISSION_DENIED 77), a data directory that does not exist
 // (NO_DATA_DIR 66), and a non-root admin about to write a registry the service never reads.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { addSensorCli, runCli } from '../helpers/cli.js';
+import { namespaceUnavailable } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -86,10 +86,9 @@ test('read and change commands on a data directory that does not exist fail with
   assert.equal(listed.code, 0, `sensor list after add: ${listed.stderr}`);
 });
 
-const canUnshare = isRoot && spawnSync('unshare', ['--mount', 'true'], { stdio: 'ignore' }).status === 0;
-
 test('a non-root sensor add warns when the service has its registry in /var/lib/threatcol', {
-  skip: canUnshare ? false : 'needs root and unshare --mount to put a service registry at /var/lib/threatcol',
+  // A mount namespace puts a service registry at /var/lib/threatcol.
+  skip: namespaceUnavailable('mount'),
 }, async (t) => {
   // A private mount namespace: /var/lib is a temp dir holding a root-only threatcol/sensors.json, as on a
   // box where the service runs; the real /var/lib is not touched.

@@ -8,13 +8,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { addSensorCli, runCli, spawnServe } from '../helpers/cli.js';
+import { namespaceUnavailable } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const isRoot = process.getuid?.() === 0;
-const canUnshare = isRoot && spawnSync('unshare', ['--mount', 'true'], { stdio: 'ignore' }).status === 0;
-
 test('send reaches https://localhost without /etc/hosts', {
-  skip: canUnshare ? false : 'needs root and unshare --mount to hide /etc/hosts',
+  // A mount namespace hides /etc/hosts.
+  skip: namespaceUnavailable('mount'),
 }, async (t) => {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'fw1');

@@ -12,12 +12,10 @@ import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import { startTestServer } from '../helpers/in-process-server.js';
-import { needs } from '../helpers/needs.js';
+import { namespaceUnavailable, needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-/** Network namespaces need root (no package gives it); nft is Debian's nftables. */
-const unavailable =
-  process.getuid?.() !== 0 ? 'needs root (network namespaces of its own)' : needs('nftables');
+const unavailable = namespaceUnavailable('net') || needs('nftables');
 
 function sh(args: string[]): string {
   return execFileSync(args[0] as string, args.slice(1), {

@@ -53,3 +53,23 @@ export function needs(...names: string[]): string | false {
   }
   return false;
 }
+
+const refused = new Map<string, string | false>();
+
+/**
+ * Why this machine cannot give a test a namespace of this kind of its own (`unshare --mount` or `--net`), or
+ * false: root, and a kernel and container that allow it. No package gives either, so this is never strict.
+ */
+export function namespaceUnavailable(kind: 'mount' | 'net'): string | false {
+  let why = refused.get(kind);
+  if (why === undefined) {
+    why =
+      process.getuid?.() !== 0
+        ? `needs root (a ${kind} namespace of its own)`
+        : spawnSync('unshare', [`--${kind}`, 'true'], { stdio: 'ignore' }).status !== 0
+          ? `this machine refuses a ${kind} namespace (unshare --${kind})`
+          : false;
+    refused.set(kind, why);
+  }
+  return why;
+}

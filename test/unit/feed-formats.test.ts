@@ -10,12 +10,11 @@ import { test } from 'node:test';
 import { parseNetwork } from '../../src/decisions/networks.js';
 import { type FeedItem, renderFeed } from '../../src/decisions/render-feed.js';
 import type { Block } from '../../src/store/decisions.js';
-import { needs } from '../helpers/needs.js';
+import { namespaceUnavailable, needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-/** `nft -c` runs in a network namespace of its own: root (no package gives it) and Debian's nftables. */
-const nftCheckUnavailable = (): string | false =>
-  process.getuid?.() !== 0 ? 'nft -c in a network namespace of its own needs root' : needs('nftables');
+/** `nft -c` runs in a network namespace of its own, with Debian's nftables. */
+const nftCheckUnavailable = (): string | false => namespaceUnavailable('net') || needs('nftables');
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
