@@ -1,8 +1,8 @@
 // What a test needs of the machine beyond `npm ci`: the Debian packages of .ci/debian-packages (the one list, which
 // .ci/run installs from). A test whose package is missing is skipped with the reason on a developer's box; under
 // .ci/run (THREATCOL_TEST_EVERYTHING=1) nothing is skipped for a package: the test runs, and fails without it,
-// and test/_unit.test.ts names every package missing at once. What .ci/run cannot install (root, /dev/fuse, a
-// mount namespace) is asked by each test itself.
+// and test/_unit.test.ts names every package missing at once. What no package gives is never strict: a mount or
+// network namespace is asked here (namespaceUnavailable), root and /dev/fuse by the tests that need them.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,10 @@ export function isInstalled(name: string): boolean {
     if (!entry) throw new Error(`${name} is not in .ci/debian-packages: add it there (with why)`);
     known =
       entry.command !== null
-        ? spawnSync('sh', ['-c', 'command -v "$1"', 'sh', entry.command], { stdio: 'ignore' }).status === 0
+        ? // sbin too: an ordinary user's PATH lacks it, where Debian puts nats-server and nft.
+          spawnSync('sh', ['-c', 'PATH="$PATH:/usr/sbin:/sbin" command -v "$1"', 'sh', entry.command], {
+            stdio: 'ignore',
+          }).status === 0
         : spawnSync('dpkg', ['-s', name], { stdio: 'ignore' }).status === 0;
     installed.set(name, known);
   }

@@ -1,3 +1,5 @@
+// `serve` under strace with every rename held for a while (an output's cursor is written by rename), so that a
+// test can land an event inside that window: a kill -9, or another process's write of the same file.
 import { readFileSync } from 'node:fs';
 import type { ServeProcess } from './cli.js';
 import { needs } from './needs.js';
