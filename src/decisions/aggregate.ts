@@ -3,7 +3,7 @@
 // and the highest criticality of what it covers: it never blocks an address longer than decided, and the feed
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
-import type { FeedItem } from './feed-item.js';
+import { type FeedItem, untilOf } from './feed-item.js';
 import { compareNetworks, formatNetwork, type Network, overlaps } from './networks.js';
 
 interface Range {
@@ -58,7 +58,7 @@ function cidrsOf(start: bigint, end: bigint, family: 4 | 6): Network[] {
 
 /** Each merged entry's block: the earliest end and the highest criticality of the blocks it covers. */
 function merged(blocks: Block[], address: string): Block {
-  const first = blocks.reduce((a, b) => (Date.parse(b.until) < Date.parse(a.until) ? b : a));
+  const first = blocks.reduce((a, b) => (untilOf(b) < untilOf(a) ? b : a));
   if (blocks.length === 1) return first;
   return {
     ...first,
@@ -99,6 +99,7 @@ export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
           inside.map((item) => item.block),
           formatNetwork(network),
         ),
+        facts: null,
       });
     }
   }
@@ -116,10 +117,17 @@ function nothingNested(items: readonly FeedItem[]): boolean {
   for (let i = 1; i < items.length; i++) {
     const a = (items[i - 1] as FeedItem).network;
     const b = (items[i] as FeedItem).network;
-    if (compareNetworks(a, b) > 0 || overlaps(a, b)) return false;
+    if (a.family === 4 && b.family === 4) {
+      // Two IPv4 networks as numbers: b starts after all of a.
+      const end = ipv4Number(a.bytes) + 2 ** (32 - a.prefix) - 1;
+      if (ipv4Number(b.bytes) <= end) return false;
+    } else if (compareNetworks(a, b) > 0 || overlaps(a, b)) return false;
   }
   return true;
 }
+
+const ipv4Number = (b: Uint8Array): number =>
+  (((b[0] as number) << 24) | ((b[1] as number) << 16) | ((b[2] as number) << 8) | (b[3] as number)) >>> 0;
 
 interface Nested {
   range: Range;
@@ -160,30 +168,31 @@ export function disjointItems(items: readonly FeedItem[]): FeedItem[] {
   }
   if (roots.length === ranges.length) return [...items];
   const latest = (node: Nested): number => {
-    node.latest = Date.parse(node.item.block.until);
+    node.latest = untilOf(node.item.block);
     for (const child of node.children) node.latest = Math.max(node.latest, latest(child));
     return node.latest;
   };
   const out: FeedItem[] = [];
   const emit = (node: Nested, covering: Block | null) => {
-    const own = Date.parse(node.item.block.until);
-    const block = covering !== null && Date.parse(covering.until) > own ? covering : node.item.block;
-    const until = Date.parse(block.until);
+    const own = untilOf(node.item.block);
+    const block = covering !== null && untilOf(covering) > own ? covering : node.item.block;
+    const until = untilOf(block);
     const outlasting = node.children.filter((child) => child.latest > until);
     if (outlasting.length === 0) {
-      out.push(block === node.item.block ? node.item : { network: node.item.network, block });
+      out.push(block === node.item.block ? node.item : { network: node.item.network, block, facts: null });
       return;
     }
     let at = node.range.start;
     for (const child of outlasting) {
       if (child.range.start > at)
         for (const network of cidrsOf(at, child.range.start - 1n, node.range.family))
-          out.push({ network, block });
+          out.push({ network, block, facts: null });
       emit(child, block);
       at = child.range.end + 1n;
     }
     if (at <= node.range.end)
-      for (const network of cidrsOf(at, node.range.end, node.range.family)) out.push({ network, block });
+      for (const network of cidrsOf(at, node.range.end, node.range.family))
+        out.push({ network, block, facts: null });
   };
   for (const root of roots) {
     latest(root);

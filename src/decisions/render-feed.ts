@@ -1,8 +1,7 @@
 // A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
-import type { Block, FeedFormat } from '../store/decisions.js';
+import type { FeedFormat } from '../store/decisions.js';
 import { disjointItems } from './aggregate.js';
-import type { FeedItem } from './feed-item.js';
-import { listEntry } from './networks.js';
+import { entryOf, type FeedItem, itemUntil } from './feed-item.js';
 
 export type { FeedItem } from './feed-item.js';
 
@@ -31,7 +30,7 @@ export function renderFeed(format: FeedFormat, items: readonly FeedItem[], now: 
     case 'plain':
     case 'paloalto':
     case 'fortinet':
-      return items.map((i) => `${listEntry(i.network)}\n`).join('');
+      return items.map((i) => `${entryOf(i)}\n`).join('');
     case 'json':
       return `${JSON.stringify(
         items.map(({ block }) => ({
@@ -51,8 +50,8 @@ export function renderFeed(format: FeedFormat, items: readonly FeedItem[], now: 
 }
 
 /** Whole seconds left, at least 1. */
-function secondsLeft(block: Block, now: number): number {
-  return Math.max(1, Math.ceil((Date.parse(block.until) - now) / 1000));
+function secondsLeft(item: FeedItem, now: number): number {
+  return Math.max(1, Math.ceil((itemUntil(item) - now) / 1000));
 }
 
 /**
@@ -65,7 +64,7 @@ function renderNftables(items: readonly FeedItem[], now: number): string {
   const elements = (family: 4 | 6) =>
     disjoint
       .filter((i) => i.network.family === family)
-      .map((i) => `${listEntry(i.network)} timeout ${secondsLeft(i.block, now)}s`);
+      .map((i) => `${entryOf(i)} timeout ${secondsLeft(i, now)}s`);
   const set = (name: string, type: string, list: string[]) =>
     [
       `  set ${name} {`,
@@ -118,7 +117,7 @@ function renderMikrotik(items: readonly FeedItem[], now: number): string {
     for (const item of items) {
       if (item.network.family !== family) continue;
       lines.push(
-        `${path} add list=threatcol-new address=${listEntry(item.network)} timeout=${routerOsTime(secondsLeft(item.block, now))}`,
+        `${path} add list=threatcol-new address=${entryOf(item)} timeout=${routerOsTime(secondsLeft(item, now))}`,
       );
     }
     lines.push(`${path} remove [find list=threatcol]`);

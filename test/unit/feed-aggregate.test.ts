@@ -3,24 +3,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { aggregateItems, disjointItems } from '../../src/decisions/aggregate.js';
+import { type FeedItem, feedItemOf } from '../../src/decisions/feed-item.js';
 import { formatNetwork, parseNetwork } from '../../src/decisions/networks.js';
-import type { FeedItem } from '../../src/decisions/render-feed.js';
 
 function item(address: string, until = '2026-01-02T00:00:00.000Z', criticality = 2): FeedItem {
-  return {
-    network: parseNetwork(address) as FeedItem['network'],
-    block: {
-      address,
-      rule: 'r',
-      reason: 'x',
-      since: '2026-01-01T00:00:00.000Z',
-      until,
-      criticality,
-      records: 1,
-      sensors: ['fw1'],
-      who: null,
-    },
-  };
+  return feedItemOf({
+    address,
+    rule: 'r',
+    reason: 'x',
+    since: '2026-01-01T00:00:00.000Z',
+    until,
+    criticality,
+    records: 1,
+    sensors: ['fw1'],
+    who: null,
+  }) as FeedItem;
 }
 
 const texts = (items: FeedItem[]) => items.map((i) => formatNetwork(i.network)).sort();
@@ -138,3 +135,16 @@ function holds(items: FeedItem[], out: FeedItem[]): boolean {
   }
   return true;
 }
+
+test('disjoint: a network nested at the very last address of the one before it is found', () => {
+  // In feed order the /30 is followed by the one address inside it, its last: they overlap at that address alone.
+  const wide = item('198.51.100.252/30', '2026-01-01T02:00:00.000Z');
+  const last = item('198.51.100.255/32', '2026-01-01T05:00:00.000Z');
+  const after = item('198.51.101.0/32', '2026-01-01T05:00:00.000Z');
+  const out = disjointItems([wide, last, after]);
+  // The /32 outlasts the /30: the /30 is cut around it (.252/31, .254/32), the /32 keeps its own time.
+  assert.deepEqual(
+    out.map((i) => formatNetwork(i.network)),
+    ['198.51.100.252/31', '198.51.100.254/32', '198.51.100.255/32', '198.51.101.0/32'],
+  );
+});

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseNetwork } from '../../src/decisions/networks.js';
+import { feedItemOf } from '../../src/decisions/feed-item.js';
 import { type FeedItem, renderFeed } from '../../src/decisions/render-feed.js';
 import type { Block } from '../../src/store/decisions.js';
 import { namespaceUnavailable, needs } from '../helpers/needs.js';
@@ -19,21 +19,18 @@ const nftCheckUnavailable = namespaceUnavailable('net') || needs('nftables');
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
 function item(address: string, untilSeconds: number, fields: Partial<Block> = {}): FeedItem {
-  return {
-    network: parseNetwork(address) as FeedItem['network'],
-    block: {
-      address,
-      rule: 'critical',
-      reason: 'rule critical: criticality >= 4',
-      since: new Date(NOW - 60_000).toISOString(),
-      until: new Date(NOW + untilSeconds * 1000).toISOString(),
-      criticality: 4,
-      records: 2,
-      sensors: ['fw1', 'fw2'],
-      who: null,
-      ...fields,
-    },
-  };
+  return feedItemOf({
+    address,
+    rule: 'critical',
+    reason: 'rule critical: criticality >= 4',
+    since: new Date(NOW - 60_000).toISOString(),
+    until: new Date(NOW + untilSeconds * 1000).toISOString(),
+    criticality: 4,
+    records: 2,
+    sensors: ['fw1', 'fw2'],
+    who: null,
+    ...fields,
+  }) as FeedItem;
 }
 
 const ITEMS = [

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { selectFeedItems } from '../../src/decisions/feed-items.js';
-import { parseNetwork } from '../../src/decisions/networks.js';
+import { formatAddress, parseNetwork } from '../../src/decisions/networks.js';
 import { applyEntry, type Block, emptyDecisions, type FeedEntry } from '../../src/store/decisions.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -93,6 +93,61 @@ test('feed selection (property): the active blocks of its family, not allowed, t
         assert.equal(got.leftOut, active.length - kept.length);
       },
     ),
+    { numRuns: 500 },
+  );
+});
+
+test('feed selection (property): any IPv4 and IPv6 networks, of any prefix, listed in address order, the wider first', () => {
+  const v4 = fc.record({
+    v6: fc.constant(false),
+    word: fc.integer({ min: 0, max: 0xffffffff }),
+    prefix: fc.integer({ min: 0, max: 32 }),
+  });
+  const v6 = fc.record({
+    v6: fc.constant(true),
+    word: fc.integer({ min: 0, max: 0xffffffff }),
+    prefix: fc.integer({ min: 0, max: 128 }),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.oneof(v4, v6), { maxLength: 60 }), (specs) => {
+      const state = emptyDecisions();
+      for (const s of specs) {
+        // Host bits cleared, as a block's unit is; often the same network at two prefixes.
+        const n = parseNetwork(
+          s.v6
+            ? `${(s.word >>> 16).toString(16)}:${(s.word & 0xffff).toString(16)}::${(s.word & 0xff).toString(16)}/128`
+            : `${s.word >>> 24}.${(s.word >>> 16) & 0xff}.${(s.word >>> 8) & 0xff}.${s.word & 0xff}/32`,
+        );
+        assert.ok(n);
+        const bytes = Uint8Array.from(n.bytes, (v, i) =>
+          i * 8 >= s.prefix ? 0 : i * 8 + 8 <= s.prefix ? v : v & (0xff << (8 - (s.prefix - i * 8))),
+        );
+        const address = `${s.v6 ? formatAddress({ family: 6, prefix: 128, bytes }) : bytes.join('.')}/${s.prefix}`;
+        applyEntry(state, 'block', address, {
+          address,
+          rule: 'r',
+          reason: 'test',
+          since: iso(NOW - 60_000),
+          until: iso(NOW + 60_000),
+          criticality: 4,
+          records: 1,
+          sensors: ['fw1'],
+          who: null,
+        });
+      }
+      const feed: FeedEntry = {
+        name: 'f',
+        format: 'plain',
+        passwordHash: 'sha256:00',
+        maxEntries: null,
+        family: 'any',
+        createdAt: iso(NOW),
+        rotatedAt: null,
+      };
+      const got = selectFeedItems(feed, state, [], NOW).items.map((i) => i.block.address);
+      const listed = [...state.blocks.keys()].sort((a, b) => (modelKey(a) < modelKey(b) ? -1 : 1));
+      assert.deepEqual(got, listed);
+    }),
     { numRuns: 500 },
   );
 });
