@@ -1,12 +1,15 @@
 // `check`'s blocklist rules line: a rule that blocked nothing for a week while records met its criteria is a
 // warning (thresholds too high, an allow entry too wide, or only private addresses): the engine keeps each
 // rule's newest matching record and newest block in the decisions store (decisions/rule-history.ts). And a rule
-// whose duration blocklist.maxDuration cuts short (the configuration is valid: the cap is what the engine applies).
+// whose duration blocklist.maxDuration cuts short (the configuration is valid: the cap is what the engine applies),
+// and blocks held near blocklist.maxBlocks, past which the rules block no new address.
 import { type BlocklistConfig, parseBlockDuration } from '../config/blocklist-schema.js';
 import type { DecisionsState } from '../store/decisions.js';
 import type { CheckResult } from './local-checks.js';
 
 export const QUIET_RULE_MS = 7 * 86_400_000;
+/** Blocks held, as a share of blocklist.maxBlocks, from which `check` warns. */
+const FULL_WARNING = 0.9;
 
 /** null when no rule is configured. */
 export function checkRules(
@@ -26,6 +29,12 @@ export function checkRules(
         `rule ${name}: duration ${duration} is longer than blocklist.maxDuration (${blocklist.maxDuration}): its blocks last ${blocklist.maxDuration}`,
       );
   }
+  // At blocklist.maxBlocks the rules block no new address (engine.ts): said before it comes to that.
+  const held = state.blocks.size;
+  if (held >= blocklist.maxBlocks * FULL_WARNING)
+    problems.push(
+      `${held} blocks held of blocklist.maxBlocks ${blocklist.maxBlocks}: ${held >= blocklist.maxBlocks ? 'the rules block no new address' : 'at it, the rules block no new address'} until blocks end (raise it, or shorten the rules' durations)`,
+    );
   for (const name of [...rules].sort()) {
     const entry = state.rules.get(name);
     // No history yet (the engine has not run with this rule), or no matching record this week.
@@ -40,7 +49,7 @@ export function checkRules(
     return {
       name: 'rules',
       status: 'ok',
-      message: `${rules.length} rule(s): each blocked within 7 days, or no record met it; none longer than blocklist.maxDuration`,
+      message: `${rules.length} rule(s): each blocked within 7 days, or no record met it; none longer than blocklist.maxDuration; ${held} of blocklist.maxBlocks ${blocklist.maxBlocks} blocks held`,
     };
   return { name: 'rules', status: 'warn', message: problems.join('; ') };
 }

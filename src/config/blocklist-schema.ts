@@ -24,6 +24,7 @@ export interface BlocklistConfig {
   allow: string[];
   blockPrivate: boolean;
   maxTracked: number;
+  maxBlocks: number;
   bucket: string;
 }
 
@@ -156,6 +157,14 @@ export const blocklistSchema = {
       default: 1_000_000,
       description:
         'addresses the engine keeps counts for; the least recently seen are dropped first (counted)',
+    },
+    maxBlocks: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000_000,
+      default: 250_000,
+      description:
+        'blocks held at most: past it, rules make no new block (counted and logged) until some end; manual blocks are always made',
     },
     bucket: {
       type: 'string',

@@ -109,6 +109,7 @@ export function startBoxEngine(options: {
     blocksMade: {},
     skippedPrivate: 0,
     skippedAllowed: 0,
+    skippedFull: 0,
   });
   // The running thread's counts, and the totals of the threads that ended before it: a thread started again
   // counts from 0, and /metrics's counters must not go back.
@@ -161,6 +162,7 @@ export function startBoxEngine(options: {
       ended.dropped += counts.dropped;
       ended.skippedPrivate += counts.skippedPrivate;
       ended.skippedAllowed += counts.skippedAllowed;
+      ended.skippedFull += counts.skippedFull;
       ended.blocksMade = total(ended.blocksMade, counts.blocksMade);
       counts = none();
       stopped();
@@ -194,6 +196,7 @@ export function startBoxEngine(options: {
       blocksMade: total(ended.blocksMade, counts.blocksMade),
       skippedPrivate: ended.skippedPrivate + counts.skippedPrivate,
       skippedAllowed: ended.skippedAllowed + counts.skippedAllowed,
+      skippedFull: ended.skippedFull + counts.skippedFull,
       active: active.count(),
     }),
     async stop() {

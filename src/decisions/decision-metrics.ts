@@ -34,7 +34,7 @@ export function registerEngineMetrics(registry: Registry, engine: () => RunningE
   });
   new Counter({
     name: 'threatcol_decisions_skipped_total',
-    help: 'records a rule matched about an address never blocked: reason "private" (a private or special range, blocklist.blockPrivate false; one per rule matched) or "allowed" (an allow entry covers it; one per rule whose thresholds it met)',
+    help: 'records a rule matched about an address not blocked: reason "private" (a private or special range, blocklist.blockPrivate false; one per rule matched), "allowed" (an allow entry covers it; one per rule whose thresholds it met) or "full" (blocklist.maxBlocks blocks held; one per rule whose thresholds it met)',
     labelNames: ['reason'],
     registers: [registry],
     collect(this: Counter) {
@@ -42,6 +42,7 @@ export function registerEngineMetrics(registry: Registry, engine: () => RunningE
       const counts = engine()?.counts();
       this.inc({ reason: 'private' }, counts?.skippedPrivate ?? 0);
       this.inc({ reason: 'allowed' }, counts?.skippedAllowed ?? 0);
+      this.inc({ reason: 'full' }, counts?.skippedFull ?? 0);
     },
   });
   new Counter({

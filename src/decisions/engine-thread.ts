@@ -25,8 +25,8 @@ const COUNTS_MS = 1000;
 let sent = '';
 const sendCounts = () => {
   // Not `active`: the owner counts blocks in force off its own copy of the decisions (box-engine.ts).
-  const { tracked, dropped, blocksMade, skippedPrivate, skippedAllowed } = engine.counts();
-  const counts = { tracked, dropped, blocksMade, skippedPrivate, skippedAllowed };
+  const { tracked, dropped, blocksMade, skippedPrivate, skippedAllowed, skippedFull } = engine.counts();
+  const counts = { tracked, dropped, blocksMade, skippedPrivate, skippedAllowed, skippedFull };
   const text = JSON.stringify(counts);
   if (text === sent) return;
   sent = text;

@@ -122,6 +122,10 @@ const OWN_WRITES_MS = 10_000;
 const CLEANUP_INTERVAL_MS = 60_000;
 /** The longest step by which an active block is extended: it may end up to this much early. */
 const EXTEND_STEP_MS = 60_000;
+/** How often, at most, the engine says that blocklist.maxBlocks kept addresses from being blocked. */
+const FULL_LOG_MS = 60_000;
+/** Offences (an address's blocks of the last 30 days) kept at most, per blocklist.maxBlocks: the oldest go first. */
+const OFFENCES_PER_BLOCK = 2;
 /** The sensors a block names at most: those whose records made it, then those that extended it. */
 const MAX_BLOCK_SENSORS = 32;
 
@@ -218,6 +222,8 @@ export interface EngineCounts {
   skippedPrivate: number;
   /** Records that met a rule's thresholds about an address an allow entry covers: one per rule met. */
   skippedAllowed: number;
+  /** Records that met a rule's thresholds about an address not blocked because blocklist.maxBlocks were held. */
+  skippedFull: number;
   /** Blocks in force now (any rule or manual). */
   active: number;
 }
@@ -238,13 +244,22 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   const blocksMade: Record<string, number> = {};
   let skippedPrivate = 0;
   let skippedAllowed = 0;
+  let skippedFull = 0;
+  /** Of skippedFull, those not logged yet, and when the last line said so. */
+  let fullUnlogged = 0;
+  let fullLoggedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Addresses of new blocks decided and not yet in the delivered state (this batch's, and written ones the watcher
+   * has not shown yet): with the blocks delivered, what blocklist.maxBlocks is held against.
+   */
+  const growing = new Set<string>();
   const abort = new AbortController();
   /** Whether this engine holds the cluster's lease (always, without one). */
   let leading = false;
 
   /** The removals (`cleared`) last delivered: the store may hand over the same state object, changed. */
   let clearedSeen = new Map<string, string>();
-  const active = activeBlocks(now);
+  const inForce = activeBlocks(now);
   /** The stored decisions, as the watcher delivers them (or as rebuild() reads them). */
   function delivered(next: DecisionsState): void {
     const removed: string[] = [];
@@ -256,7 +271,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     clearedSeen = cleared;
     state = next;
     loaded = true;
-    active.delivered(next);
+    inForce.delivered(next);
+    for (const unit of growing) if (next.blocks.has(unit)) growing.delete(unit);
     // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
     // after them must not be hidden by them).
     for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
@@ -360,6 +376,14 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let durationMs = rule.durationMs;
     let offence: OffenceEntry | null = null;
     let atText: string | null = null;
+    if (existing === null && !growing.has(unit) && full()) {
+      // Full: no new address is blocked until blocks end (each held one is extended as before). A flood of
+      // records from ever new sources (spoofed, or a sensor's mistake) would otherwise grow the blocks, their
+      // offences and every feed without bound, in every process that holds the decisions.
+      skippedFull++;
+      fullUnlogged++;
+      return;
+    }
     if (!active) {
       const before =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
@@ -407,6 +431,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       who: null,
     };
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
+    if (existing === null) growing.add(unit);
     history.block(rule.name, at);
     if (offence) {
       // A new block: logged and counted once it is stored (reportBlocks).
@@ -450,12 +475,40 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
     try {
       await writeChanges(changes);
+      // Written: counted in the state now, or until the watcher shows them, in `own`.
+      for (const unit of growing) if (!own.has(`block ${unit}`)) growing.delete(unit);
     } catch (error) {
       for (const [unit, block] of newBlocks(changes)) unreported.set(unit, block);
+      // Decided again with the batch: held against the bound then.
+      for (const change of changes.values())
+        if (change.kind === 'block' && !state.blocks.has(change.key)) growing.delete(change.key);
       throw error;
     } finally {
       repaired.clear();
+      reportFull();
     }
+  }
+
+  /**
+   * Whether blocklist.maxBlocks blocks are in force, with the new ones decided and not yet delivered. Blocks that
+   * ended and that the clean-up has not removed yet do not count: read only when the stored blocks reach the bound
+   * (the count of those in force walks them all, once per delivery of the decisions or end of a block).
+   */
+  function full(): boolean {
+    const max = config.maxBlocks;
+    return state.blocks.size + growing.size >= max && inForce.count() + growing.size >= max;
+  }
+
+  /** Says, at most once a minute, how many addresses met a rule and were not blocked because the blocks are full. */
+  function reportFull(): void {
+    const at = now();
+    if (fullUnlogged === 0 || at - fullLoggedAt < FULL_LOG_MS) return;
+    logger.warn(
+      { notBlocked: fullUnlogged, blocks: inForce.count() + growing.size, maxBlocks: config.maxBlocks },
+      'blocklist.maxBlocks reached: addresses that met a rule were not blocked (they are when blocks end)',
+    );
+    fullUnlogged = 0;
+    fullLoggedAt = at;
   }
 
   /** A write's new blocks (with their offence), and blocks whose missing offence it repairs, by unit. */
@@ -534,6 +587,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       if (at - Date.parse(offence.last) > REPEAT_WINDOW_MS)
         changes.push({ kind: 'offence', key, value: null });
     }
+    changes.push(...offencesOverBound(state, at, config.maxBlocks * OFFENCES_PER_BLOCK));
     for (const [key, cleared] of state.cleared)
       if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
     for (const [key, entry] of state.allow)
@@ -679,9 +733,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       blocksMade: { ...blocksMade },
       skippedPrivate,
       skippedAllowed,
+      skippedFull,
       // Counted when read (every block looked at after each write): the engine's thread sends the rest only.
       get active() {
-        return active.count();
+        return inForce.count();
       },
     }),
     async stop() {
@@ -724,6 +779,28 @@ export function activeBlocks(now: () => number): { delivered(state: DecisionsSta
       return counted.active;
     },
   };
+}
+
+/**
+ * The offences past `max` (those whose block is in force kept), the oldest first: a blocklist.maxBlocks table that
+ * turns over (short blocks under a flood) would otherwise leave 30 days of offences behind it. Those over 30 days
+ * old are left to the clean-up's own pass. Forgotten, an address's next block is a first one.
+ */
+function offencesOverBound(state: DecisionsState, at: number, max: number): DecisionChange[] {
+  if (state.offences.size <= max) return [];
+  let leaving = 0;
+  const old: { key: string; last: number }[] = [];
+  for (const [key, offence] of state.offences) {
+    const block = state.blocks.get(key);
+    if (block && Date.parse(block.until) > at) continue;
+    const last = Date.parse(offence.last);
+    if (at - last > REPEAT_WINDOW_MS) leaving++;
+    else old.push({ key, last });
+  }
+  const over = state.offences.size - leaving - max;
+  if (over <= 0) return [];
+  old.sort((a, b) => a.last - b.last);
+  return old.slice(0, over).map(({ key }) => ({ kind: 'offence', key, value: null }));
 }
 
 /**

@@ -3,7 +3,6 @@
 // block whose offence a cut write had lost, logging and counting it as made again at each extension.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDecisionEngine } from '../../src/decisions/engine.js';
 import { blockChange, engineStore } from '../helpers/decisions.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
@@ -11,7 +10,7 @@ import { record } from '../store/contract.js';
 const DAY = 86_400_000;
 
 test('a block in force for over 30 days keeps its offence: its extensions are not blocks made again', async (t) => {
-  const { config, logger, store, log, blocked } = await engineStore(t, {
+  const { store, log, blocked, startEngine } = await engineStore(t, {
     'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
   });
 
@@ -29,13 +28,7 @@ test('a block in force for over 30 days keeps its offence: its extensions are no
     { kind: 'offence', key: unit, value: { address: unit, blocks: 1, last: since } },
   ]);
   let offset = 0;
-  const engine = startDecisionEngine({
-    store: { outputs: store.outputs, reader: store.reader, decisions: store.decisions },
-    blocklist: config.blocklist,
-    logger,
-    now: () => Date.now() + offset,
-  });
-  t.after(() => engine.stop());
+  const engine = startEngine({ now: () => Date.now() + offset });
   await log.append([record({ src_ip: '203.0.113.1', criticality: 4 })]);
   await until(() => blocked().includes('203.0.113.1/32'), 30_000, 'the first record blocked');
   // A minute on: the next batch is followed by the clean-up.

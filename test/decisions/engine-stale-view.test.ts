@@ -5,14 +5,13 @@
 // watcher's delivery held back as a slow one would be.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDecisionEngine } from '../../src/decisions/engine.js';
 import type { DecisionsStore } from '../../src/store/decisions.js';
 import { engineStore } from '../helpers/decisions.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 
 test('an engine whose watcher has not caught up decides from the stored blocks: none is made twice', async (t) => {
-  const { config, logger, store, log, blocked } = await engineStore(t, {
+  const { store, log, blocked, startEngine } = await engineStore(t, {
     'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
     'blocklist.repeatFactor': 2,
   });
@@ -45,12 +44,7 @@ test('an engine whose watcher has not caught up decides from the stored blocks: 
     ...store.decisions,
     watch: () => ({ stop() {} }) as ReturnType<DecisionsStore['watch']>,
   };
-  const engine = startDecisionEngine({
-    store: { outputs: store.outputs, reader: store.reader, decisions: held },
-    blocklist: config.blocklist,
-    logger,
-  });
-  t.after(() => engine.stop());
+  const engine = startEngine({ decisions: held });
   // The window read again (a second record, after it, shows the engine is past the scan) ...
   await log.append([record({ src_ip: '203.0.113.9', criticality: 4 })]);
   // (logged once its write is stored, and counted in the same step: the scan's blocks would be before it)

@@ -1,7 +1,7 @@
 // Blocklists end to end in one process: records posted over real HTTPS become blocks by the configured rules,
 // served as feeds on the same listener with their own Basic credentials (real TLS, undici).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
@@ -15,6 +15,7 @@ import { blockChange, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { findSample, parseExposition } from '../helpers/prometheus.js';
 import { genericRecord } from '../helpers/records.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
 /** A hang guard for a block to reach a feed; the time taken is reported (the goal is 1 s). */
@@ -420,6 +421,59 @@ test('/metrics: blocks in force and made per rule, feed requests per feed and st
   );
   assert.match(text, /^threatcol_decisions_skipped_total\{reason="private"\} 1$/m);
   assert.match(text, /^threatcol_blocks_made_total\{rule="critical"\} 1$/m);
+});
+
+test('blocklist.maxBlocks: a flood of new sources blocks up to the bound; the rest are counted in /metrics and check warns', async (t) => {
+  const blocklist = { rules: RULES['blocklist.rules'], maxBlocks: 2 };
+  const server = await startTestServer(t, {
+    overrides: { 'blocklist.rules': blocklist.rules, 'blocklist.maxBlocks': 2 },
+  });
+  const key = await server.addSensor('fw1');
+  await addFeed(server, 'edge', 'plain', 'secret-password-16');
+  await send(
+    server,
+    'fw1',
+    key,
+    [1, 2, 3, 4].map((n) => genericRecord({ source_ip: `198.51.100.${n}`, criticality: 4 })),
+  );
+  await untilFeed(
+    server,
+    'edge',
+    'edge:secret-password-16',
+    (text) => text === '198.51.100.1\n198.51.100.2\n',
+  );
+  let text = '';
+  await until(
+    async () => {
+      text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+      return /^threatcol_decisions_skipped_total\{reason="full"\} 2$/m.test(text);
+    },
+    30_000,
+    'the two addresses not blocked counted',
+  );
+  assert.match(text, /^threatcol_blocks_active 2$/m);
+  assert.match(text, /^threatcol_blocks_made_total\{rule="critical"\} 2$/m);
+  const config = join(makeTempDir(t), 'config.json');
+  writeFileSync(config, JSON.stringify({ blocklist }));
+  const checked = await runCli([
+    'check',
+    '--no-daemon',
+    '--port',
+    '0',
+    '--json',
+    '--data-dir',
+    server.dataDir,
+    '--config',
+    config,
+  ]);
+  const rules = (
+    JSON.parse(checked.stdout) as { checks: { name: string; status: string; message: string }[] }
+  ).checks.find((c) => c.name === 'rules');
+  assert.equal(rules?.status, 'warn', checked.stdout);
+  assert.match(
+    rules?.message ?? '',
+    /^2 blocks held of blocklist\.maxBlocks 2: the rules block no new address/,
+  );
 });
 
 test('without a rule the engine does not read the record log: no cursor of its own is made', async (t) => {

@@ -2,8 +2,9 @@
 // an in-process collector opened beside it.
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
+import { startDecisionEngine } from '../../src/decisions/engine.js';
 import { hashKey } from '../../src/keys.js';
-import type { Block, DecisionChange, FeedFormat } from '../../src/store/decisions.js';
+import type { Block, DecisionChange, DecisionsStore, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { TestServer } from './in-process-server.js';
 import { makeTempDir } from './temp-dir.js';
@@ -25,9 +26,10 @@ export async function withServerStore<T>(
 }
 
 /**
- * A store of its own for a decisions engine started by the test (startDecisionEngine): a temporary data
- * directory, the configuration with `overrides`, the record log to append to, and the addresses the engine's
- * log says it blocked.
+ * A store of its own for a decisions engine started by the test: a temporary data directory, the configuration
+ * with `overrides`, the record log to append to, the engine's log lines and the addresses they say it blocked,
+ * and `startEngine` (startDecisionEngine on this store, stopped after the test; `now` its clock, `decisions` in
+ * place of the store's).
  */
 export async function engineStore(t: { after(fn: () => unknown): void }, overrides: Record<string, unknown>) {
   const dataDir = makeTempDir(t, 'threatcol-engine-');
@@ -36,14 +38,28 @@ export async function engineStore(t: { after(fn: () => unknown): void }, overrid
     defaultConfigPath: '/nonexistent',
     overrides: { dataDir, ...overrides },
   });
-  const lines: { msg?: string; address?: string }[] = [];
+  const lines: { msg?: string; address?: string; [field: string]: unknown }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const store = await openStore(config, { dataDir, logger });
   t.after(() => store.close());
   const log = await store.openRecordLog();
   t.after(() => log.close());
   const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
-  return { config, logger, store, log, blocked };
+  const startEngine = (options: { now?: () => number; decisions?: DecisionsStore } = {}) => {
+    const engine = startDecisionEngine({
+      store: {
+        outputs: store.outputs,
+        reader: store.reader,
+        decisions: options.decisions ?? store.decisions,
+      },
+      blocklist: config.blocklist,
+      logger,
+      ...(options.now ? { now: options.now } : {}),
+    });
+    t.after(() => engine.stop());
+    return engine;
+  };
+  return { config, logger, store, log, blocked, lines, startEngine };
 }
 
 /** A feed `name` whose Basic password is `password`, serving every block (no cap). */
