@@ -752,7 +752,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
 /**
  * Blocks in force in the decisions last delivered: counted again after a delivery, or when the first of the
- * counted blocks ends (metrics ask often).
+ * counted blocks ends (metrics ask often). Ends in the form the collector writes them (toISOString's: 24
+ * characters, `T` and `Z` in place) are compared as text with now's, which orders them as times: a Date.parse
+ * per block made a count of 250,000 blocks take 75-140 ms, on the serving thread at a scrape after each change.
  */
 export function activeBlocks(now: () => number): { delivered(state: DecisionsState): void; count(): number } {
   let state: DecisionsState = emptyDecisions();
@@ -765,20 +767,49 @@ export function activeBlocks(now: () => number): { delivered(state: DecisionsSta
     count() {
       const at = now();
       if (counted === null || at >= counted.validUntil) {
+        const atText = new Date(at).toISOString();
         let active = 0;
         let validUntil = at + CLEANUP_INTERVAL_MS;
+        /** The earliest end in force among those compared as text. */
+        let first: string | null = null;
         for (const block of state.blocks.values()) {
-          const until = Date.parse(block.until);
-          if (until > at) {
+          const until = block.until;
+          if (isCanonicalIso(until)) {
+            if (until > atText) {
+              active++;
+              if (first === null || until < first) first = until;
+            }
+            continue;
+          }
+          const ms = Date.parse(until);
+          if (ms > at) {
             active++;
-            if (until < validUntil) validUntil = until;
+            if (ms < validUntil) validUntil = ms;
           }
         }
+        if (first !== null) validUntil = Math.min(validUntil, Date.parse(first));
         counted = { validUntil, active };
       }
       return counted.active;
     },
   };
+}
+
+/**
+ * Whether a time's text is in toISOString's form for years 0-9999 (`2026-11-29T11:42:05.123Z`): such texts sort
+ * as their times.
+ */
+function isCanonicalIso(text: string): boolean {
+  return (
+    text.length === 24 &&
+    text.charCodeAt(4) === 0x2d &&
+    text.charCodeAt(7) === 0x2d &&
+    text.charCodeAt(10) === 0x54 &&
+    text.charCodeAt(13) === 0x3a &&
+    text.charCodeAt(16) === 0x3a &&
+    text.charCodeAt(19) === 0x2e &&
+    text.charCodeAt(23) === 0x5a
+  );
 }
 
 /**

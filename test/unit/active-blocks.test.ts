@@ -1,0 +1,58 @@
+// The count of blocks in force (`threatcol_blocks_active`, blocklist.maxBlocks): ends in the collector's own form
+// compared as text, any other form the store accepts parsed; the same count as parsing every end, and counted
+// again when the first counted block ends.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { activeBlocks } from '../../src/decisions/engine.js';
+import { applyEntry, emptyDecisions } from '../../src/store/decisions.js';
+
+const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+
+/** An end `ms` from NOW, in one of the forms Date.parse takes and the store's shape check accepts. */
+function endText(ms: number, form: number): string {
+  const d = new Date(NOW + ms);
+  if (form === 0) return d.toISOString();
+  if (form === 1) return d.toISOString().replace('Z', '+00:00');
+  if (form === 2) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return d.toUTCString();
+}
+
+test('blocks in force (property): counted as every end parsed would count them, in any form; again once one ends', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: -100, max: 100 }), fc.integer({ min: 0, max: 3 })), {
+        maxLength: 40,
+      }),
+      fc.integer({ min: 0, max: 120 }),
+      (ends, later) => {
+        const state = emptyDecisions();
+        ends.forEach(([ms, form], i) => {
+          const address = `198.51.100.${i}/32`;
+          applyEntry(state, 'block', address, {
+            address,
+            rule: 'r',
+            reason: 'x',
+            since: new Date(NOW - 60_000).toISOString(),
+            // toUTCString keeps whole seconds: the end as the text says it.
+            until: endText(ms * 1000, form),
+            criticality: 4,
+            records: 1,
+            sensors: [],
+            who: null,
+          });
+        });
+        let at = NOW;
+        const count = activeBlocks(() => at);
+        count.delivered(state);
+        const expected = (t: number) =>
+          [...state.blocks.values()].filter((b) => Date.parse(b.until) > t).length;
+        assert.equal(count.count(), expected(NOW));
+        // Later, with no delivery between: the count follows the blocks that ended.
+        at = NOW + later * 1000;
+        assert.equal(count.count(), expected(at));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
