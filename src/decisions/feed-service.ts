@@ -100,6 +100,8 @@ export function startFeedService(deps: {
   const watch = deps.decisions.watch(
     (next) => {
       state = next;
+      // A removed feed's body (megabytes for a large one) is not kept after it.
+      for (const name of cache.keys()) if (!next.feeds.has(name)) cache.delete(name);
     },
     (error) => deps.logger.warn({ err: error.message }, 'cannot read the decisions; serving the last ones'),
   );
