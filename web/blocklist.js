@@ -87,7 +87,7 @@ export function renderBlocklist(root, data) {
       ? data.complete
         ? 'nothing is blocked'
         : 'reading the decisions…'
-      : `${data.total} active block${data.total === 1 ? '' : 's'}${kept}${data.total > data.blocks.length ? `; the newest ${data.blocks.length} shown (threatcol block list --all for every one)` : ''}`;
+      : `${data.total} active block${data.total === 1 ? '' : 's'}${kept}${data.total > data.blocks.length ? `; the newest ${data.blocks.length} shown (threatcol block list --all for every one)` : ''}${data.total >= data.maxBlocks ? `; blocklist.maxBlocks (${data.maxBlocks}) reached: the rules block no new address until blocks end` : ''}`;
   rows($('#blocks tbody'), data.blocks, 'none', (b) => {
     const address = cell(b.address, 'address');
     const reason = cell(b.reason, 'wrap reason');

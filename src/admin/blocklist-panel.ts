@@ -2,7 +2,9 @@
 // entries, each feed's last fetch, and which of the page's addresses are blocked. Read from the process's one
 // watched copy of the decisions (the feeds' and the engine's: decisions/watched-decisions.ts), from the first
 // visitor on: never one read of the store per request, and no copy of the blocks of its own.
+
 import type { Logger } from 'pino';
+import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import {
   formatNetwork,
   maskBytes,
@@ -35,6 +37,8 @@ export interface BlocklistPanel {
   blocks: PanelBlock[];
   /** Blocks in force now (those kept out by an allow entry included). */
   total: number;
+  /** blocklist.maxBlocks: at it, the rules make no new block. */
+  maxBlocks: number;
   keptOut: number;
   allow: PanelAllow[];
   allowTotal: number;
@@ -74,7 +78,7 @@ interface Prepared {
   /** A block or allow entry in it expires then: prepared again after. */
   validUntil: number;
   configured: readonly string[];
-  panel: BlocklistPanel;
+  panel: Omit<BlocklistPanel, 'maxBlocks'>;
   /** The allow entries in force, parsed. */
   allows: Array<{ text: string; network: Network }>;
   /** The prefixes of the blocks in the feeds (a block is looked up by its network's text, its key). */
@@ -84,8 +88,8 @@ interface Prepared {
 export function createBlocklistView(deps: {
   /** Read only: the process's one watched copy of the decisions, which it shares (its state is never changed). */
   decisions: Pick<DecisionsStore, 'watch'>;
-  /** blocklist.allow as configured now (a reload may change it). */
-  configuredAllow: () => readonly string[];
+  /** blocklist as configured now (a reload may change it): its allow list, its maxBlocks. */
+  blocklist: () => Pick<BlocklistConfig, 'allow' | 'maxBlocks'>;
   logger: Logger;
 }): BlocklistView {
   let state: DecisionsState = emptyDecisions();
@@ -95,7 +99,7 @@ export function createBlocklistView(deps: {
   let prepared: Prepared | null = null;
 
   function prepare(now: number): Prepared {
-    const configured = deps.configuredAllow();
+    const configured = deps.blocklist().allow;
     // Once per change of the decisions (or expiry), and at most once a second, nor more often than 20 times
     // its own cost: the panel takes at most 5% of the process whatever the blocks and the tabs open (a
     // million blocks changing all the time: the panel follows every few seconds).
@@ -215,7 +219,7 @@ export function createBlocklistView(deps: {
       watch = null;
     },
     panel(now) {
-      return prepare(now).panel;
+      return { ...prepare(now).panel, maxBlocks: deps.blocklist().maxBlocks };
     },
     check(addresses, now) {
       const { allows, prefixes } = prepare(now);
@@ -239,7 +243,7 @@ export function createBlocklistView(deps: {
       return marks;
     },
     source(address, now) {
-      return decisionsOfSource(address, state, deps.configuredAllow(), now);
+      return decisionsOfSource(address, state, deps.blocklist().allow, now);
     },
   };
 }

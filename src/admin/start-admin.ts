@@ -1,9 +1,11 @@
 // Starts the admin listener for a collector: the daemon calls it in a single process; with --workers the
 // primary calls it with `renderMetrics` aggregating its workers (metrics/metrics.ts,
 // clusterMetricsRenderer).
+
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type AdminAddress, adminUrl, parseAdminListen } from '../config/admin-address.js';
+import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import type { Config } from '../config/schema.js';
 import { ThreatcolError } from '../errors.js';
 import type { DecisionsStore } from '../store/decisions.js';
@@ -27,8 +29,8 @@ export interface AdminOptions {
   renderMetrics(): Promise<{ contentType: string; body: string }>;
   /** The outputs' status for `GET /api/outputs` and `outputs list` (DESIGN 13); absent: none run here. */
   outputs?: () => Promise<OutputSummary[]>;
-  /** blocklist.allow as configured now: the caller follows reloads (the daemon, or the primary of --workers). */
-  configuredAllow: () => readonly string[];
+  /** blocklist as configured now: the caller follows reloads (the daemon, or the primary of --workers). */
+  blocklist: () => BlocklistConfig;
   /** One sensor's syslog counters and unreadable messages for `GET /api/syslog-errors`; absent: no syslog here. */
   syslogErrors?: (sensor: string) => unknown;
 }
@@ -60,7 +62,7 @@ export async function startAdminListener(options: AdminOptions): Promise<Running
     defaultTimezone: config.firewall.defaultTimezone,
     blocklist: createBlocklistView({
       decisions: options.decisions,
-      configuredAllow: options.configuredAllow,
+      blocklist: options.blocklist,
       logger,
     }),
     ...(options.now ? { now: options.now } : {}),

@@ -113,8 +113,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let silenceWatch: BoxSilenceWatch | null = null;
   /** The series only the primary holds (outputs, engine, syslog tally, silent sensors), after the workers'. */
   const primaryRegistry = new Registry();
-  /** blocklist.allow as configured now: the admin listener's Blocklist panel lists it (and follows a reload). */
-  let configuredAllow: readonly string[] = config.blocklist.allow;
+  /** blocklist as configured now: the admin listener's Blocklist panel lists its allow entries (and follows a reload). */
+  let blocklist = config.blocklist;
   /** A change of the configuration file applies its outputs, as SIGHUP does. */
   let configWatch: { stop(): void } | null = null;
   let address: AddressInfo | null = null;
@@ -218,7 +218,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       logger,
       store: opened,
       decisions,
-      configuredAllow: () => configuredAllow,
+      blocklist: () => blocklist,
       now,
       extraNotReady: () =>
         stopping
@@ -309,7 +309,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         keys: ['blocklist'],
         apply: (_previous, next) => {
           running.configure(next.blocklist);
-          configuredAllow = next.blocklist.allow;
+          blocklist = next.blocklist;
         },
       });
       configWatch = watchOutputsConfig(options.loaded.configPath, started, options.reread, logger);

@@ -190,8 +190,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
   const feeds = startFeedService({ decisions, blocklist: config.blocklist, logger, now });
   registerFeedMetrics(metrics.registry, feeds);
-  /** blocklist.allow as configured now: the dashboard's Blocklist panel lists it (and follows a reload). */
-  let configuredAllow: readonly string[] = config.blocklist.allow;
+  /** blocklist as configured now: the dashboard's Blocklist panel lists its allow entries (and follows a reload). */
+  let blocklist = config.blocklist;
   if (engine) registerEngineMetrics(metrics.registry, () => engine);
   const configWatch = outputs
     ? watchOutputsConfig(options.loaded.configPath, outputs, options.reread, logger)
@@ -378,7 +378,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
                 ? []
                 : ['the sensor registry has not been read yet: every request gets 503'],
         renderMetrics: () => metrics.render(),
-        configuredAllow: () => configuredAllow,
+        blocklist: () => blocklist,
         ...(outputs ? { outputs: () => outputs.report() } : {}),
         ...(syslog ? { syslogErrors: (sensor: string) => syslog?.tally.report(sensor) ?? null } : {}),
       });
@@ -421,7 +421,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     apply: (_previous, next) => {
       engine?.configure(next.blocklist);
       feeds.configure(next.blocklist);
-      configuredAllow = next.blocklist.allow;
+      blocklist = next.blocklist;
     },
   });
 

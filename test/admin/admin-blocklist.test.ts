@@ -47,6 +47,7 @@ function manual(address: string, sinceMs: number, untilMs: number, reason = 'by 
 interface Panel {
   blocks: Array<Block & { allowedBy: string | null }>;
   total: number;
+  maxBlocks: number;
   keptOut: number;
   allow: Array<{ network: string; reason: string; until: string | null; source: string }>;
   allowTotal: number;
@@ -167,6 +168,7 @@ test('GET /api/blocklist: newest blocks first (bounded, with the total), allow e
   );
   const p = panel as unknown as Panel;
   assert.equal(p.total, 153, 'active blocks: 150 + kept out + markup + the rule-made one');
+  assert.equal(p.maxBlocks, 250_000, 'the bound, blocklist.maxBlocks by default');
   assert.equal(p.blocks.length, 100);
   const first = p.blocks[0] as Panel['blocks'][number];
   assert.equal(first.rule, 'critical');

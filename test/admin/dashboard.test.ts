@@ -406,6 +406,8 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
     overrides: {
       'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
       'blocklist.allow': ['192.0.2.128/25'],
+      // The manual block and the rule-made one: the bound reached, and the panel says so.
+      'blocklist.maxBlocks': 2,
     },
   });
   const key = await s.addSensor('ids-lab');
@@ -488,6 +490,10 @@ test('dashboard: the Blocklist panel shows a rule-made block, marks its address 
   t.diagnostic(`the block on the panel ${(performance.now() - posted).toFixed(0)} ms after the 200`);
   assert.equal(await blockRow.locator('td.rule').textContent(), 'critical');
   assert.match((await blockRow.textContent()) ?? '', /ids-lab/);
+  assert.match(
+    (await page.textContent('#blocks-note')) ?? '',
+    /^2 active blocks; blocklist\.maxBlocks \(2\) reached: the rules block no new address until blocks end$/,
+  );
 
   // Marked in the feed (the blocked source only), the top sources and a look-up.
   await page.waitForSelector(`#feed tr[data-id="${ids[0]}"] td.src.blocked`, { timeout: UI_MS });
