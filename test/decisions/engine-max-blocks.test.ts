@@ -1,84 +1,102 @@
 // blocklist.maxBlocks: a flood of records from ever new sources (spoofed, or a sensor's mistake) makes blocks up to
 // the bound and no further (each one counted and said in the log), blocks held are still extended, and new ones
 // are made again once blocks end, before the clean-up has removed them; the offences (an address's blocks of the
-// last 30 days) are kept to twice the bound, the oldest forgotten first and those of blocks in force never.
+// last 30 days) are kept to twice the bound, the oldest forgotten first and those of blocks in force never. Both
+// backends (NATS: a block written is counted against the bound until its watcher shows it).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { engineStore } from '../helpers/decisions.js';
+import { startNatsServer } from '../helpers/nats-server.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
 
 const DAY = 86_400_000;
 
-test('blocklist.maxBlocks: blocks up to the bound, the rest counted and logged; new ones once blocks end; offences kept to twice the bound', async (t) => {
-  const { store, log, blocked, lines, startEngine } = await engineStore(t, {
-    'blocklist.rules': { critical: { minCriticality: 4, duration: '1h' } },
-    'blocklist.maxBlocks': 3,
+for (const backend of ['files', 'nats'] as const)
+  test(`${backend}: blocklist.maxBlocks: blocks up to the bound, the rest counted and logged; new ones once blocks end; offences kept to twice the bound`, async (t) => {
+    const nats =
+      backend === 'nats' ? { 'store.backend': 'nats', 'nats.servers': [(await startNatsServer(t)).url] } : {};
+    const { store, log, blocked, lines, startEngine } = await engineStore(t, {
+      'blocklist.rules': { critical: { minCriticality: 4, duration: '1h' } },
+      'blocklist.maxBlocks': 3,
+      ...nats,
+    });
+    // Ten offences of earlier blocks, 1 to 10 days old, whose blocks have ended.
+    await store.decisions.apply(
+      Array.from({ length: 10 }, (_, i) => {
+        const unit = `198.51.100.${i + 1}/32`;
+        return {
+          kind: 'offence' as const,
+          key: unit,
+          value: { address: unit, blocks: 1, last: new Date(Date.now() - (i + 1) * DAY).toISOString() },
+        };
+      }),
+    );
+    let offset = 0;
+    const engine = startEngine({ now: () => Date.now() + offset });
+
+    await log.append(
+      Array.from({ length: 6 }, (_, i) => record({ src_ip: `203.0.113.${i + 1}`, criticality: 4 })),
+    );
+    await until(
+      () => engine.counts().skippedFull === 3 && blocked().length === 3,
+      30_000,
+      'three addresses blocked and three refused',
+    );
+    assert.deepEqual(blocked(), ['203.0.113.1/32', '203.0.113.2/32', '203.0.113.3/32']);
+    const state = await store.decisions.read();
+    assert.deepEqual([...state.blocks.keys()].sort(), blocked());
+    const warned = lines.find((l) => l.msg?.startsWith('blocklist.maxBlocks reached'));
+    assert.ok(warned, 'the refusals are logged');
+    assert.equal(warned.notBlocked, 3);
+    assert.equal(warned.maxBlocks, 3);
+
+    // An hour on, the blocks have ended (and are still stored: the clean-up runs after the batch): an address
+    // blocked before and a new one are both blocked.
+    offset = 61 * 60_000;
+    await log.append([
+      record({
+        src_ip: '203.0.113.1',
+        criticality: 4,
+        received_at: new Date(Date.now() + offset).toISOString(),
+      }),
+      record({
+        src_ip: '203.0.113.7',
+        criticality: 4,
+        received_at: new Date(Date.now() + offset).toISOString(),
+      }),
+    ]);
+    await until(
+      () => blocked().includes('203.0.113.7/32'),
+      30_000,
+      'a new address blocked once blocks ended',
+    );
+    assert.equal(
+      blocked().filter((a) => a === '203.0.113.1/32').length,
+      2,
+      'the first address blocked again',
+    );
+    assert.equal(engine.counts().skippedFull, 3);
+
+    // The clean-up after that batch: 14 offences (10 old, 4 of the rules' blocks) against a bound of 6. Those of
+    // the two blocks in force stay; of the others, the oldest go.
+    await until(
+      async () => (await store.decisions.read()).offences.size === 6,
+      30_000,
+      'the offences cut to twice the bound',
+    );
+    const offences = [...(await store.decisions.read()).offences.keys()].sort();
+    assert.deepEqual(offences, [
+      '198.51.100.1/32',
+      '198.51.100.2/32',
+      '203.0.113.1/32',
+      '203.0.113.2/32',
+      '203.0.113.3/32',
+      '203.0.113.7/32',
+    ]);
+    assert.equal(
+      (await store.decisions.read()).offences.get('203.0.113.1/32')?.blocks,
+      2,
+      'a repeat offender',
+    );
   });
-  // Ten offences of earlier blocks, 1 to 10 days old, whose blocks have ended.
-  await store.decisions.apply(
-    Array.from({ length: 10 }, (_, i) => {
-      const unit = `198.51.100.${i + 1}/32`;
-      return {
-        kind: 'offence' as const,
-        key: unit,
-        value: { address: unit, blocks: 1, last: new Date(Date.now() - (i + 1) * DAY).toISOString() },
-      };
-    }),
-  );
-  let offset = 0;
-  const engine = startEngine({ now: () => Date.now() + offset });
-
-  await log.append(
-    Array.from({ length: 6 }, (_, i) => record({ src_ip: `203.0.113.${i + 1}`, criticality: 4 })),
-  );
-  await until(
-    () => engine.counts().skippedFull === 3 && blocked().length === 3,
-    30_000,
-    'three addresses blocked and three refused',
-  );
-  assert.deepEqual(blocked(), ['203.0.113.1/32', '203.0.113.2/32', '203.0.113.3/32']);
-  const state = await store.decisions.read();
-  assert.deepEqual([...state.blocks.keys()].sort(), blocked());
-  const warned = lines.find((l) => l.msg?.startsWith('blocklist.maxBlocks reached'));
-  assert.ok(warned, 'the refusals are logged');
-  assert.equal(warned.notBlocked, 3);
-  assert.equal(warned.maxBlocks, 3);
-
-  // An hour on, the blocks have ended (and are still stored: the clean-up runs after the batch): an address
-  // blocked before and a new one are both blocked.
-  offset = 61 * 60_000;
-  await log.append([
-    record({
-      src_ip: '203.0.113.1',
-      criticality: 4,
-      received_at: new Date(Date.now() + offset).toISOString(),
-    }),
-    record({
-      src_ip: '203.0.113.7',
-      criticality: 4,
-      received_at: new Date(Date.now() + offset).toISOString(),
-    }),
-  ]);
-  await until(() => blocked().includes('203.0.113.7/32'), 30_000, 'a new address blocked once blocks ended');
-  assert.equal(blocked().filter((a) => a === '203.0.113.1/32').length, 2, 'the first address blocked again');
-  assert.equal(engine.counts().skippedFull, 3);
-
-  // The clean-up after that batch: 14 offences (10 old, 4 of the rules' blocks) against a bound of 6. Those of
-  // the two blocks in force stay; of the others, the oldest go.
-  await until(
-    async () => (await store.decisions.read()).offences.size === 6,
-    30_000,
-    'the offences cut to twice the bound',
-  );
-  const offences = [...(await store.decisions.read()).offences.keys()].sort();
-  assert.deepEqual(offences, [
-    '198.51.100.1/32',
-    '198.51.100.2/32',
-    '203.0.113.1/32',
-    '203.0.113.2/32',
-    '203.0.113.3/32',
-    '203.0.113.7/32',
-  ]);
-  assert.equal((await store.decisions.read()).offences.get('203.0.113.1/32')?.blocks, 2, 'a repeat offender');
-});
