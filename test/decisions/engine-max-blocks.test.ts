@@ -51,9 +51,33 @@ for (const backend of ['files', 'nats'] as const)
     assert.equal(warned.notBlocked, 3);
     assert.equal(warned.maxBlocks, 3);
 
-    // An hour on, the blocks have ended (and are still stored: the clean-up runs after the batch): an address
-    // blocked before and a new one are both blocked.
-    offset = 61 * 60_000;
+    // Ten minutes on, still full: a held block is extended by its next record, a new address is refused.
+    const before = Date.parse((await store.decisions.read()).blocks.get('203.0.113.1/32')?.until ?? '');
+    offset = 10 * 60_000;
+    await log.append([
+      record({
+        src_ip: '203.0.113.1',
+        criticality: 4,
+        received_at: new Date(Date.now() + offset).toISOString(),
+      }),
+      record({
+        src_ip: '203.0.113.8',
+        criticality: 4,
+        received_at: new Date(Date.now() + offset).toISOString(),
+      }),
+    ]);
+    await until(
+      async () =>
+        engine.counts().skippedFull === 4 &&
+        Date.parse((await store.decisions.read()).blocks.get('203.0.113.1/32')?.until ?? '') >
+          before + 9 * 60_000,
+      30_000,
+      'the held block extended and the new address refused',
+    );
+
+    // 75 minutes on, the blocks have ended, the extended one too (still stored: the clean-up runs after the
+    // batch): an address blocked before and a new one are both blocked.
+    offset = 75 * 60_000;
     await log.append([
       record({
         src_ip: '203.0.113.1',
@@ -76,10 +100,19 @@ for (const backend of ['files', 'nats'] as const)
       2,
       'the first address blocked again',
     );
-    assert.equal(engine.counts().skippedFull, 3);
+    assert.equal(engine.counts().skippedFull, 4);
 
-    // The clean-up after that batch: 14 offences (10 old, 4 of the rules' blocks) against a bound of 6. Those of
-    // the two blocks in force stay; of the others, the oldest go.
+    // The clean-ups (each a minute apart, after a batch): 14 offences in all (10 old, 4 of the rules' blocks)
+    // against a bound of 6. Those of blocks in force stay; of the others, the oldest go. Two minutes on, a record
+    // no rule matches makes one more batch, so a clean-up runs after the last block was written.
+    offset = 77 * 60_000;
+    await log.append([
+      record({
+        src_ip: '203.0.113.9',
+        criticality: 0,
+        received_at: new Date(Date.now() + offset).toISOString(),
+      }),
+    ]);
     await until(
       async () => (await store.decisions.read()).offences.size === 6,
       30_000,
