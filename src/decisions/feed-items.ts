@@ -6,6 +6,7 @@ import { allowedBy } from './allowed.js';
 import { type Facts, type FeedItem, factsOf } from './feed-item.js';
 import { compareNetworks } from './networks.js';
 import { DEFAULT_CAPS } from './render-feed.js';
+import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
 
 export interface FeedSelection {
   items: FeedItem[];
@@ -21,9 +22,25 @@ export function selectFeedItems(
   configuredAllow: readonly string[],
   now: number,
 ): FeedSelection {
+  return runWhole(feedItemSteps(feed, state, configuredAllow, now));
+}
+
+/**
+ * selectFeedItems in steps (steps.ts). The blocks may change between steps (the files backend's state is one
+ * object, changed in place by a write): a block written meanwhile is chosen or not, and the render is tagged with
+ * the change it started from, so the next request renders again.
+ */
+export function* feedItemSteps(
+  feed: FeedEntry,
+  state: DecisionsState,
+  configuredAllow: readonly string[],
+  now: number,
+): Steps<FeedSelection> {
   let validUntil = Number.POSITIVE_INFINITY;
   const items: FeedItem[] = [];
+  let seen = 0;
   for (const block of state.blocks.values()) {
+    if (++seen % ITEMS_PER_STEP === 0) yield;
     const facts = factsOf(block);
     const { until, network } = facts;
     if (!(until > now) || network === null) continue;
@@ -37,9 +54,12 @@ export function selectFeedItems(
     const until = entry.until === null ? Number.NaN : Date.parse(entry.until);
     if (until > now) validUntil = Math.min(validUntil, until);
   }
+  yield;
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
   const kept = cap === null || items.length <= cap ? items : mostPressing(items, cap);
+  yield;
   const served = feed.aggregate ? aggregateItems(kept) : kept;
+  yield;
   return { items: inListOrder(served), leftOut: items.length - kept.length, validUntil };
 }
 

@@ -3,17 +3,22 @@
 // of the decisions and kept with its ETag, 304 for a poll that already has it.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import { digestFromHash, digestsEqual, keyDigest } from '../keys.js';
 import type { DecisionsState, DecisionsStore, FeedEntry } from '../store/decisions.js';
 import { emptyDecisions } from '../store/decisions.js';
 import { FeedFailures } from './feed-failures.js';
-import { selectFeedItems } from './feed-items.js';
+import { feedItemSteps } from './feed-items.js';
 import { overlaps, parseNetwork, unitOf } from './networks.js';
-import { CONTENT_TYPES, renderFeed } from './render-feed.js';
+import { CONTENT_TYPES, renderSteps } from './render-feed.js';
+import { runInSlices } from './steps.js';
 
+const gzipAsync = promisify(gzip);
+/** How long a render runs before it lets other callbacks (requests) run. */
+const RENDER_SLICE_MS = 10;
 /** Formats that carry each block's remaining time are rendered again at least this often. */
 const TIMED_RENDER_MS = 60_000;
 /** Compared against when the feed does not exist, so an unknown name costs what a wrong password does. */
@@ -39,7 +44,7 @@ interface Rendered {
   allowChanged: number;
   body: Buffer;
   /** The body gzipped, made at the first request that asks for it. */
-  gzipped?: Buffer;
+  gzipped?: Promise<Buffer>;
   etag: string;
   lastModified: string;
   /**
@@ -106,8 +111,8 @@ export function startFeedService(deps: {
     (error) => deps.logger.warn({ err: error.message }, 'cannot read the decisions; serving the last ones'),
   );
 
-  function render(feed: FeedEntry): Rendered {
-    const at = now();
+  /** The feed's last render when it still holds (nothing it serves changed, none of its blocks ended). */
+  function fresh(feed: FeedEntry, at: number): Rendered | null {
     const cached = cache.get(feed.name);
     // A change elsewhere in the decisions (a fetch noted: each feed's polls write one a minute; an offence; another
     // feed) leaves it as it is: with F feeds polled, rendering all of them at each note was F^2 renders a minute.
@@ -120,12 +125,56 @@ export function startFeedService(deps: {
       at < cached.validUntil
     )
       return cached;
+    return null;
+  }
+
+  /**
+   * The render each feed waits for (at most one runs per feed): what it was asked for (the feed's entry, the
+   * configuration's version and the changes of blocks and allows), and its answer.
+   */
+  const rendering = new Map<string, { feed: FeedEntry; asked: string; answer: Promise<Rendered> }>();
+  const askedOf = () => `${configured} ${state.changed.block} ${state.changed.allow}`;
+
+  /**
+   * The feed's body as of now: its last render while it holds, else a render in slices (steps.ts). Requests that
+   * come while one runs for the same decisions wait for it; after a change they wait for the next, which starts
+   * when the running one ends: never a render of older decisions than the request saw, never two at once.
+   */
+  function renderFor(feed: FeedEntry): Promise<Rendered> {
+    const cached = fresh(feed, now());
+    if (cached) return Promise.resolve(cached);
+    const asked = askedOf();
+    const running = rendering.get(feed.name);
+    if (running && running.feed === feed && running.asked === asked) return running.answer;
+    const answer = (running ? running.answer.catch(() => {}) : Promise.resolve()).then(
+      () => fresh(feed, now()) ?? render(feed),
+    );
+    const entry = { feed, asked, answer };
+    rendering.set(feed.name, entry);
+    answer
+      .finally(() => {
+        if (rendering.get(feed.name) === entry) rendering.delete(feed.name);
+      })
+      .catch(() => {});
+    return answer;
+  }
+
+  /**
+   * Chooses and renders the feed in slices of RENDER_SLICE_MS: a 250,000-entry nftables feed is a third of a
+   * second of work, which in one piece held every request to the listener behind it at each change.
+   */
+  async function render(feed: FeedEntry): Promise<Rendered> {
+    const at = now();
+    const from = { configured, blocksChanged: state.changed.block, allowChanged: state.changed.allow };
     renders.set(feed.name, (renders.get(feed.name) ?? 0) + 1);
-    const selected = selectFeedItems(feed, state, blocklist.allow, at);
+    const selected = await runInSlices(feedItemSteps(feed, state, blocklist.allow, at), RENDER_SLICE_MS);
     let validUntil = selected.validUntil;
     if (feed.format === 'nftables' || feed.format === 'mikrotik')
       validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
-    const body = Buffer.from(renderFeed(feed.format, selected.items, at));
+    const body = Buffer.from(
+      await runInSlices(renderSteps(feed.format, selected.items, at), RENDER_SLICE_MS),
+    );
+    const cached = cache.get(feed.name);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
     // Rendered again with the same body (a block this feed leaves out: another family, past its cap; an allow
     // entry covering none of its blocks): the same representation, so its Last-Modified (and If-Modified-Since
@@ -135,9 +184,7 @@ export function startFeedService(deps: {
       same && cached ? cached.lastModified : new Date(Math.floor(at / 1000) * 1000).toUTCString();
     const rendered: Rendered = {
       feed,
-      configured,
-      blocksChanged: state.changed.block,
-      allowChanged: state.changed.allow,
+      ...from,
       body,
       ...(same && cached.gzipped ? { gzipped: cached.gzipped } : {}),
       etag,
@@ -149,7 +196,8 @@ export function startFeedService(deps: {
       entries: selected.items.length,
       leftOut: selected.leftOut,
     };
-    cache.set(feed.name, rendered);
+    // A render of a feed removed meanwhile is not kept.
+    if (state.feeds.get(feed.name) === feed) cache.set(feed.name, rendered);
     return rendered;
   }
 
@@ -251,36 +299,15 @@ export function startFeedService(deps: {
         count(feed.name, 405);
         return;
       }
-      const rendered = render(feed);
-      const gzip = rendered.body.length >= GZIP_FROM_BYTES && acceptsGzip(req.headers['accept-encoding']);
-      if (gzip) rendered.gzipped ??= gzipSync(rendered.body);
-      // Each encoding is its own representation, with its own tag.
-      const etag = gzip ? `${rendered.etag.slice(0, -1)}-gz"` : rendered.etag;
-      const headers = {
-        ETag: etag,
-        Vary: 'Accept-Encoding',
-        'Last-Modified': rendered.lastModified,
-        'Cache-Control': 'no-cache',
-        'X-Threatcol-Entries': String(rendered.entries),
-        'X-Threatcol-Left-Out': String(rendered.leftOut),
-      };
-      if (notModified(req, etag, rendered)) {
-        noteFetch(feed.name, address, 304, at);
-        count(feed.name, 304);
-        res.writeHead(304, headers);
-        res.end();
-        return;
-      }
-      noteFetch(feed.name, address, 200, at);
-      count(feed.name, 200);
-      const body = gzip ? (rendered.gzipped as Buffer) : rendered.body;
-      res.writeHead(200, {
-        ...headers,
-        'Content-Type': rendered.contentType,
-        'Content-Length': body.length,
-        ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+      answer(req, res, feed, address, at).catch((error: Error) => {
+        deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed');
+        count(feed.name, 503);
+        if (res.headersSent) res.destroy();
+        else {
+          res.writeHead(503, { 'Retry-After': '60', 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('the feed cannot be rendered now\n');
+        }
       });
-      res.end(req.method === 'HEAD' ? undefined : body);
     },
     configure(next) {
       blocklist = next;
@@ -289,14 +316,17 @@ export function startFeedService(deps: {
     report() {
       const feeds = [...state.feeds.values()].map((feed) => {
         const last = cache.get(feed.name);
-        const rendered =
-          last && last.feed === feed && last.configured === configured && now() - last.at < REPORT_FRESH_MS
-            ? last
-            : render(feed);
+        const current = last !== undefined && last.feed === feed && last.configured === configured;
+        // The scrape reports the last render; one over a minute old (or none) is rendered again meanwhile, for
+        // the next scrape (never on the scrape's own time).
+        if (!current || now() - last.at >= REPORT_FRESH_MS)
+          renderFor(feed).catch((error: Error) =>
+            deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed'),
+          );
         return {
           feed: feed.name,
-          entries: rendered.entries,
-          leftOut: rendered.leftOut,
+          entries: current ? last.entries : 0,
+          leftOut: current ? last.leftOut : 0,
           renders: renders.get(feed.name) ?? 0,
         };
       });
@@ -312,6 +342,50 @@ export function startFeedService(deps: {
       pending.clear();
     },
   };
+
+  /** A request past its checks: the feed's body (rendered now or before), 304 when the client has it. */
+  async function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    feed: FeedEntry,
+    address: string,
+    at: number,
+  ): Promise<void> {
+    const rendered = await renderFor(feed);
+    const gzip = rendered.body.length >= GZIP_FROM_BYTES && acceptsGzip(req.headers['accept-encoding']);
+    // Made once per body, off this thread (zlib's pool), at the first request that asks for it.
+    if (gzip) rendered.gzipped ??= gzipAsync(rendered.body);
+    const gzipped = gzip ? await rendered.gzipped : undefined;
+    // The client left while its body was made.
+    if (res.destroyed) return;
+    // Each encoding is its own representation, with its own tag.
+    const etag = gzip ? `${rendered.etag.slice(0, -1)}-gz"` : rendered.etag;
+    const headers = {
+      ETag: etag,
+      Vary: 'Accept-Encoding',
+      'Last-Modified': rendered.lastModified,
+      'Cache-Control': 'no-cache',
+      'X-Threatcol-Entries': String(rendered.entries),
+      'X-Threatcol-Left-Out': String(rendered.leftOut),
+    };
+    if (notModified(req, etag, rendered)) {
+      noteFetch(feed.name, address, 304, at);
+      count(feed.name, 304);
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    noteFetch(feed.name, address, 200, at);
+    count(feed.name, 200);
+    const body = gzipped ?? rendered.body;
+    res.writeHead(200, {
+      ...headers,
+      'Content-Type': rendered.contentType,
+      'Content-Length': body.length,
+      ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
 }
 
 /**

@@ -476,6 +476,66 @@ test('blocklist.maxBlocks: a flood of new sources blocks up to the bound; the re
   );
 });
 
+test('a large feed is chosen and rendered in slices: the process answers other requests meanwhile, and concurrent polls share one render', async (t) => {
+  const server = await startTestServer(t);
+  const now = Date.now();
+  const BLOCKS = 150_000;
+  await decide(server, [
+    ...Array.from({ length: BLOCKS }, (_, i) =>
+      blockChange(`198.${18 + (i >> 16)}.${(i >> 8) & 0xff}.${i & 0xff}/32`, now, now + 3_600_000),
+    ),
+    feedChange('big', 'secret-password-17', 'nftables'),
+  ]);
+  // Once the collector has read them all: a feed capped at one entry says how many it left out.
+  const probe = feedChange('probe', 'secret-password-17', 'plain');
+  (probe.value as FeedEntry).maxEntries = 1;
+  await decide(server, [probe]);
+  await until(
+    async () =>
+      (await fetchFeed(server, 'probe', 'probe:secret-password-17')).headers['x-threatcol-left-out'] ===
+      String(BLOCKS - 1),
+    60_000,
+    'the blocks read by the collector',
+  );
+  // Two polls of the big feed at once, and the admin listener's /healthz asked again and again until the first
+  // poll's answer begins: the render (hundreds of milliseconds for 150,000 entries) lets the health checks
+  // through. (Not until the bodies are in: a render in one piece would let them through during the transfer.)
+  let answering = false;
+  const poll = async () => {
+    const res = await request(`${server.url}/feeds/big`, {
+      headers: { authorization: `Basic ${Buffer.from('big:secret-password-17').toString('base64')}` },
+      dispatcher: server.agent,
+    });
+    answering = true;
+    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  };
+  // Both polls' connections and the health check's open already: the polls reach the collector first.
+  await Promise.all([
+    fetchFeed(server, 'probe', 'probe:secret-password-17'),
+    fetchFeed(server, 'probe', 'probe:secret-password-17'),
+    request(`${server.adminUrl}/healthz`).then((res) => res.body.text()),
+  ]);
+  const polls = Promise.all([poll(), poll()]);
+  let answeredMeanwhile = 0;
+  while (!answering) {
+    const res = await request(`${server.adminUrl}/healthz`);
+    await res.body.text();
+    if (!answering) answeredMeanwhile++;
+  }
+  const [a, b] = await polls;
+  assert.equal(a.status, 200);
+  assert.equal(a.text, b.text);
+  assert.equal(a.headers['x-threatcol-entries'], String(BLOCKS));
+  assert.match(a.text, /elements = \{ 198\.18\.0\.0 timeout \d+s,/);
+  assert.ok(answeredMeanwhile > 0, 'health checks answered while the feed was rendered');
+  t.diagnostic(`${answeredMeanwhile} health checks answered during the render`);
+  assert.equal(
+    (await feedMetrics(server, 'big'))('threatcol_feed_renders_total'),
+    1,
+    'one render for both polls',
+  );
+});
+
 test('without a rule the engine does not read the record log: no cursor of its own is made', async (t) => {
   const server = await startTestServer(t);
   const key = await server.addSensor('fw1');

@@ -8,8 +8,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { feedItemOf } from '../../src/decisions/feed-item.js';
-import { type FeedItem, renderFeed } from '../../src/decisions/render-feed.js';
+import { type FeedItem, renderFeed, renderSteps } from '../../src/decisions/render-feed.js';
+import { ITEMS_PER_STEP, runInSlices } from '../../src/decisions/steps.js';
 import type { Block } from '../../src/store/decisions.js';
+import { FEED_FORMATS } from '../../src/store/decisions.js';
 import { namespaceUnavailable, needs } from '../helpers/needs.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -157,4 +159,39 @@ test('nftables: nested blocks (a /24 by hand over an address a rule blocked) bec
   writeFileSync(path, text);
   const check = spawnSync('unshare', ['--net', 'nft', '-c', '-f', path], { encoding: 'utf8' });
   assert.equal(check.status, 0, check.stderr);
+});
+
+test('every format rendered in slices (steps.ts) is the same text as rendered whole; json as JSON.stringify makes it', async () => {
+  // More items than a step takes, both families: every format yields between steps.
+  const many = Array.from({ length: 3 * ITEMS_PER_STEP + 5 }, (_, i) =>
+    i % 7 === 0
+      ? item(`2001:db8:${(i >> 8).toString(16)}:${(i & 0xff).toString(16)}::/64`, 60 + (i % 100))
+      : item(`198.${18 + (i >> 16)}.${(i >> 8) & 0xff}.${i & 0xff}/32`, 60 + (i % 100), {
+          reason: `rule ${i} "quoted"`,
+        }),
+  );
+  for (const format of FEED_FORMATS) {
+    // Callbacks queued behind the render: each one queues the next.
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const sliced = await runInSlices(renderSteps(format, many, NOW), 0);
+    counting = false;
+    assert.equal(sliced, renderFeed(format, many, NOW), format);
+    assert.ok(turns > 0, `${format}: other callbacks ran between the slices`);
+  }
+  const objects = many.map(({ block: b }) => ({
+    address: b.address,
+    until: b.until,
+    rule: b.rule,
+    reason: b.reason,
+    records: b.records,
+    sensors: b.sensors,
+  }));
+  assert.equal(renderFeed('json', many, NOW), `${JSON.stringify(objects)}\n`);
 });
