@@ -2,7 +2,6 @@
 // entries, each feed's last fetch, and which of the page's addresses are blocked. Read from the process's one
 // watched copy of the decisions (the feeds' and the engine's: decisions/watched-decisions.ts), from the first
 // visitor on: never one read of the store per request, and no copy of the blocks of its own.
-
 import type { Logger } from 'pino';
 import type { BlocklistConfig } from '../config/blocklist-schema.js';
 import {

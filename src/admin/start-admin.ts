@@ -1,7 +1,6 @@
 // Starts the admin listener for a collector: the daemon calls it in a single process; with --workers the
 // primary calls it with `renderMetrics` aggregating its workers (metrics/metrics.ts,
 // clusterMetricsRenderer).
-
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type AdminAddress, adminUrl, parseAdminListen } from '../config/admin-address.js';

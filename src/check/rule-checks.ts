@@ -29,8 +29,9 @@ export function checkRules(
         `rule ${name}: duration ${duration} is longer than blocklist.maxDuration (${blocklist.maxDuration}): its blocks last ${blocklist.maxDuration}`,
       );
   }
-  // At blocklist.maxBlocks the rules block no new address (engine.ts): said before it comes to that.
-  const held = state.blocks.size;
+  // At blocklist.maxBlocks blocks in force the rules block no new address (engine.ts): said before it comes to that.
+  let held = 0;
+  for (const block of state.blocks.values()) if (Date.parse(block.until) > now) held++;
   if (held >= blocklist.maxBlocks * FULL_WARNING)
     problems.push(
       `${held} blocks held of blocklist.maxBlocks ${blocklist.maxBlocks}: ${held >= blocklist.maxBlocks ? 'the rules block no new address' : 'at it, the rules block no new address'} until blocks end (raise it, or shorten the rules' durations)`,

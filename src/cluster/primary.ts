@@ -113,7 +113,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let silenceWatch: BoxSilenceWatch | null = null;
   /** The series only the primary holds (outputs, engine, syslog tally, silent sensors), after the workers'. */
   const primaryRegistry = new Registry();
-  /** blocklist as configured now: the admin listener's Blocklist panel lists its allow entries (and follows a reload). */
+  /** blocklist as configured now (a reload follows): the Blocklist panel shows its allow entries and maxBlocks. */
   let blocklist = config.blocklist;
   /** A change of the configuration file applies its outputs, as SIGHUP does. */
   let configWatch: { stop(): void } | null = null;

@@ -190,7 +190,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
   const feeds = startFeedService({ decisions, blocklist: config.blocklist, logger, now });
   registerFeedMetrics(metrics.registry, feeds);
-  /** blocklist as configured now: the dashboard's Blocklist panel lists its allow entries (and follows a reload). */
+  /** blocklist as configured now (a reload follows): the Blocklist panel shows its allow entries and maxBlocks. */
   let blocklist = config.blocklist;
   if (engine) registerEngineMetrics(metrics.registry, () => engine);
   const configWatch = outputs

@@ -126,6 +126,8 @@ const EXTEND_STEP_MS = 60_000;
 const FULL_LOG_MS = 60_000;
 /** Offences (an address's blocks of the last 30 days) kept at most, per blocklist.maxBlocks: the oldest go first. */
 const OFFENCES_PER_BLOCK = 2;
+/** Offences one clean-up removes at most for that bound (one write: a NATS delete each). */
+const OFFENCES_TRIMMED_AT_ONCE = 10_000;
 /** The sensors a block names at most: those whose records made it, then those that extended it. */
 const MAX_BLOCK_SENSORS = 32;
 
@@ -245,14 +247,16 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   let skippedPrivate = 0;
   let skippedAllowed = 0;
   let skippedFull = 0;
-  /** Of skippedFull, those not logged yet, and when the last line said so. */
+  /** Of skippedFull, those not logged yet, when the last line said so, and the line waiting for its minute. */
   let fullUnlogged = 0;
   let fullLoggedAt = Number.NEGATIVE_INFINITY;
+  let fullTimer: NodeJS.Timeout | undefined;
   /**
-   * Addresses of new blocks decided and not yet in the delivered state (this batch's, and written ones the watcher
-   * has not shown yet): with the blocks delivered, what blocklist.maxBlocks is held against.
+   * New blocks (of an address with no block in force) decided and not yet in force in the delivered state: the
+   * batch's, and written ones the watcher has not shown yet (NATS). With the blocks in force delivered, what
+   * blocklist.maxBlocks is held against. By address: the block, and the batch (its changes) that decided it.
    */
-  const growing = new Set<string>();
+  const growing = new Map<string, { block: Block; batch: Map<string, DecisionChange> }>();
   const abort = new AbortController();
   /** Whether this engine holds the cluster's lease (always, without one). */
   let leading = false;
@@ -272,7 +276,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     state = next;
     loaded = true;
     inForce.delivered(next);
-    for (const unit of growing) if (next.blocks.has(unit)) growing.delete(unit);
+    settleGrowing(next);
     // The watcher has delivered these writes: from now on the store says what they are (a `block remove`
     // after them must not be hidden by them).
     for (const [key, mine] of own) if (holds(mine.change)) own.delete(key);
@@ -376,7 +380,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     let durationMs = rule.durationMs;
     let offence: OffenceEntry | null = null;
     let atText: string | null = null;
-    if (existing === null && !growing.has(unit) && full()) {
+    if (!active && !growing.has(unit) && full()) {
       // Full: no new address is blocked until blocks end (each held one is extended as before). A flood of
       // records from ever new sources (spoofed, or a sensor's mistake) would otherwise grow the blocks, their
       // offences and every feed without bound, in every process that holds the decisions.
@@ -431,7 +435,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       who: null,
     };
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
-    if (existing === null) growing.add(unit);
+    if (!active) growing.set(unit, { block, batch: changes });
     history.block(rule.name, at);
     if (offence) {
       // A new block: logged and counted once it is stored (reportBlocks).
@@ -475,13 +479,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
     try {
       await writeChanges(changes);
-      // Written: counted in the state now, or until the watcher shows them, in `own`.
-      for (const unit of growing) if (!own.has(`block ${unit}`)) growing.delete(unit);
+      // Written: in force in the state now (files), or counted here until the watcher shows them (NATS).
+      settleGrowing(state);
     } catch (error) {
       for (const [unit, block] of newBlocks(changes)) unreported.set(unit, block);
-      // Decided again with the batch: held against the bound then.
-      for (const change of changes.values())
-        if (change.kind === 'block' && !state.blocks.has(change.key)) growing.delete(change.key);
+      // This batch's new blocks are decided again with it, and held against the bound then.
+      for (const [unit, g] of growing) if (g.batch === changes) growing.delete(unit);
       throw error;
     } finally {
       repaired.clear();
@@ -496,16 +499,52 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
    */
   function full(): boolean {
     const max = config.maxBlocks;
-    return state.blocks.size + growing.size >= max && inForce.count() + growing.size >= max;
+    if (state.blocks.size + growing.size < max) return false;
+    settleGrowing(state);
+    return inForce.count() + growing.size >= max;
   }
 
-  /** Says, at most once a minute, how many addresses met a rule and were not blocked because the blocks are full. */
+  /**
+   * Drops from `growing` the blocks `shown` has in force (its count has them now), those that ended (they count
+   * nowhere), and those a `block remove` cleared after they were made.
+   */
+  function settleGrowing(shown: DecisionsState): void {
+    if (growing.size === 0) return;
+    const at = now();
+    for (const [unit, { block }] of growing) {
+      const stored = shown.blocks.get(unit);
+      const cleared = shown.cleared.get(unit);
+      if (
+        (stored !== undefined && timeMs(stored.until) > at && timeMs(stored.since) >= timeMs(block.since)) ||
+        timeMs(block.until) <= at ||
+        (cleared !== undefined && timeMs(cleared.at) >= timeMs(block.since))
+      )
+        growing.delete(unit);
+    }
+  }
+
+  /**
+   * Says, at most once a minute, how many records met a rule and made no block because the blocks are full (one
+   * per rule met: a flood about one address counts each of its records); refusals within the minute after a
+   * line are said when it is up.
+   */
   function reportFull(): void {
     const at = now();
-    if (fullUnlogged === 0 || at - fullLoggedAt < FULL_LOG_MS) return;
+    if (fullUnlogged === 0 || fullTimer !== undefined) return;
+    if (at - fullLoggedAt < FULL_LOG_MS) {
+      fullTimer = setTimeout(
+        () => {
+          fullTimer = undefined;
+          reportFull();
+        },
+        fullLoggedAt + FULL_LOG_MS - at,
+      );
+      fullTimer.unref();
+      return;
+    }
     logger.warn(
-      { notBlocked: fullUnlogged, blocks: inForce.count() + growing.size, maxBlocks: config.maxBlocks },
-      'blocklist.maxBlocks reached: addresses that met a rule were not blocked (they are when blocks end)',
+      { refused: fullUnlogged, blocks: inForce.count() + growing.size, maxBlocks: config.maxBlocks },
+      'blocklist.maxBlocks reached: records that met a rule made no block (their addresses are blocked once blocks end)',
     );
     fullUnlogged = 0;
     fullLoggedAt = at;
@@ -587,7 +626,15 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       if (at - Date.parse(offence.last) > REPEAT_WINDOW_MS)
         changes.push({ kind: 'offence', key, value: null });
     }
-    changes.push(...offencesOverBound(state, at, config.maxBlocks * OFFENCES_PER_BLOCK));
+    changes.push(
+      ...offencesOverBound(
+        state,
+        at,
+        config.maxBlocks * OFFENCES_PER_BLOCK,
+        // Written by this engine and maybe not shown yet (NATS): the state's older value would rank it as old.
+        (key) => own.has(`offence ${key}`) || growing.has(key),
+      ),
+    );
     for (const [key, cleared] of state.cleared)
       if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
     for (const [key, entry] of state.allow)
@@ -742,6 +789,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     async stop() {
       abort.abort();
       watch.stop();
+      clearTimeout(fullTimer);
       await running;
       // A collector stopping hands the engine on at the next collector's renewal, not at the lease's end.
       if (deps.lease && leading)
@@ -808,7 +856,10 @@ function isCanonicalIso(text: string): boolean {
     text.charCodeAt(13) === 0x3a &&
     text.charCodeAt(16) === 0x3a &&
     text.charCodeAt(19) === 0x2e &&
-    text.charCodeAt(23) === 0x5a
+    text.charCodeAt(23) === 0x5a &&
+    // Days 29-31 parsed: Date.parse takes 2026-11-31 as December 1st, where the text sorts before it.
+    text.charCodeAt(8) <= 0x32 &&
+    (text.charCodeAt(8) < 0x32 || text.charCodeAt(9) <= 0x38)
   );
 }
 
@@ -817,13 +868,18 @@ function isCanonicalIso(text: string): boolean {
  * turns over (short blocks under a flood) would otherwise leave 30 days of offences behind it. Those over 30 days
  * old are left to the clean-up's own pass. Forgotten, an address's next block is a first one.
  */
-function offencesOverBound(state: DecisionsState, at: number, max: number): DecisionChange[] {
+function offencesOverBound(
+  state: DecisionsState,
+  at: number,
+  max: number,
+  keep: (key: string) => boolean,
+): DecisionChange[] {
   if (state.offences.size <= max) return [];
   let leaving = 0;
   const old: { key: string; last: number }[] = [];
   for (const [key, offence] of state.offences) {
     const block = state.blocks.get(key);
-    if (block && Date.parse(block.until) > at) continue;
+    if ((block && Date.parse(block.until) > at) || keep(key)) continue;
     const last = Date.parse(offence.last);
     if (at - last > REPEAT_WINDOW_MS) leaving++;
     else old.push({ key, last });
@@ -831,7 +887,10 @@ function offencesOverBound(state: DecisionsState, at: number, max: number): Deci
   const over = state.offences.size - leaving - max;
   if (over <= 0) return [];
   old.sort((a, b) => a.last - b.last);
-  return old.slice(0, over).map(({ key }) => ({ kind: 'offence', key, value: null }));
+  // At most so many a clean-up: a reload that lowers the bound removes the rest over the next minutes.
+  return old
+    .slice(0, Math.min(over, OFFENCES_TRIMMED_AT_ONCE))
+    .map(({ key }) => ({ kind: 'offence', key, value: null }));
 }
 
 /**

@@ -56,3 +56,24 @@ test('blocks in force (property): counted as every end parsed would count them, 
     { numRuns: 300 },
   );
 });
+
+test('blocks in force: an end on a day its month lacks (2026-06-31, which Date.parse takes as July 1st) counts as parsed', () => {
+  const state = emptyDecisions();
+  const address = '198.51.100.1/32';
+  applyEntry(state, 'block', address, {
+    address,
+    rule: 'manual',
+    reason: 'x',
+    since: '2026-06-01T00:00:00.000Z',
+    until: '2026-06-31T11:00:00.000Z',
+    criticality: 4,
+    records: 0,
+    sensors: [],
+    who: 'alice',
+  });
+  // After "2026-06-31" as text, before July 1st 11:00 as a time: in force, as the feeds (Date.parse) serve it.
+  const at = Date.parse('2026-07-01T05:00:00.000Z');
+  const count = activeBlocks(() => at);
+  count.delivered(state);
+  assert.equal(count.count(), 1);
+});
