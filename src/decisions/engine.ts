@@ -126,7 +126,10 @@ const EXTEND_STEP_MS = 60_000;
 const FULL_LOG_MS = 60_000;
 /** Offences (an address's blocks of the last 30 days) kept at most, per blocklist.maxBlocks: the oldest go first. */
 const OFFENCES_PER_BLOCK = 2;
-/** Offences one clean-up removes at most for that bound (one write: a NATS delete each). */
+/**
+ * Offences one clean-up removes for that bound beyond those made since the last (one write, a NATS delete each:
+ * a reload that lowers the bound removes the rest over the next minutes).
+ */
 const OFFENCES_TRIMMED_AT_ONCE = 10_000;
 /** The sensors a block names at most: those whose records made it, then those that extended it. */
 const MAX_BLOCK_SENSORS = 32;
@@ -256,7 +259,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
    * batch's, and written ones the watcher has not shown yet (NATS). With the blocks in force delivered, what
    * blocklist.maxBlocks is held against. By address: the block, and the batch (its changes) that decided it.
    */
-  const growing = new Map<string, { block: Block; batch: Map<string, DecisionChange> }>();
+  const growing = new Map<string, { since: number; until: number; batch: Map<string, DecisionChange> }>();
+  /** New blocks made since the last clean-up: the offences it must be able to trim. */
+  let madeSinceCleanUp = 0;
+  let stopped = false;
   const abort = new AbortController();
   /** Whether this engine holds the cluster's lease (always, without one). */
   let leading = false;
@@ -435,7 +441,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       who: null,
     };
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
-    if (!active) growing.set(unit, { block, batch: changes });
+    if (!active) growing.set(unit, { since: timeMs(block.since), until, batch: changes });
     history.block(rule.name, at);
     if (offence) {
       // A new block: logged and counted once it is stored (reportBlocks).
@@ -478,9 +484,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   async function write(changes: Map<string, DecisionChange>): Promise<void> {
     try {
+      // Written: counted here until the decisions delivered have them in force (delivered(): at once on files).
       await writeChanges(changes);
-      // Written: in force in the state now (files), or counted here until the watcher shows them (NATS).
-      settleGrowing(state);
     } catch (error) {
       for (const [unit, block] of newBlocks(changes)) unreported.set(unit, block);
       // This batch's new blocks are decided again with it, and held against the bound then.
@@ -499,25 +504,25 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
    */
   function full(): boolean {
     const max = config.maxBlocks;
-    if (state.blocks.size + growing.size < max) return false;
-    settleGrowing(state);
-    return inForce.count() + growing.size >= max;
+    return state.blocks.size + growing.size >= max && inForce.count() + growing.size >= max;
   }
 
   /**
-   * Drops from `growing` the blocks `shown` has in force (its count has them now), those that ended (they count
-   * nowhere), and those a `block remove` cleared after they were made.
+   * Drops from `growing` the blocks the decisions just delivered have in force (the count of blocks in force,
+   * made again after each delivery, has them now), those that ended (they count nowhere), and those a `block
+   * remove` cleared after they were made. Only here: the NATS backend changes the state object in place before
+   * it delivers it, so settling against the live state would drop blocks the count has not seen yet.
    */
   function settleGrowing(shown: DecisionsState): void {
     if (growing.size === 0) return;
     const at = now();
-    for (const [unit, { block }] of growing) {
+    for (const [unit, pending] of growing) {
       const stored = shown.blocks.get(unit);
       const cleared = shown.cleared.get(unit);
       if (
-        (stored !== undefined && timeMs(stored.until) > at && timeMs(stored.since) >= timeMs(block.since)) ||
-        timeMs(block.until) <= at ||
-        (cleared !== undefined && timeMs(cleared.at) >= timeMs(block.since))
+        (stored !== undefined && timeMs(stored.until) > at && timeMs(stored.since) >= pending.since) ||
+        pending.until <= at ||
+        (cleared !== undefined && timeMs(cleared.at) >= pending.since)
       )
         growing.delete(unit);
     }
@@ -530,7 +535,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
    */
   function reportFull(): void {
     const at = now();
-    if (fullUnlogged === 0 || fullTimer !== undefined) return;
+    if (fullUnlogged === 0 || fullTimer !== undefined || stopped) return;
     if (at - fullLoggedAt < FULL_LOG_MS) {
       fullTimer = setTimeout(
         () => {
@@ -595,6 +600,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     unreported.clear();
     for (const block of made.values()) {
       blocksMade[block.rule] = (blocksMade[block.rule] ?? 0) + 1;
+      madeSinceCleanUp++;
       if (lines++ < BLOCK_LINES_PER_BATCH) {
         logger.info(
           {
@@ -616,25 +622,32 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   async function cleanUp(): Promise<void> {
     const at = now();
     const changes: DecisionChange[] = [];
+    // What this engine wrote and the decisions delivered may not show yet (NATS): their older values (an ended
+    // block of an address blocked again, its old offence) are not what the store holds now.
+    const mine = (kind: 'block' | 'offence', key: string) => own.has(`${kind} ${key}`) || growing.has(key);
     for (const [key, block] of state.blocks)
-      if (Date.parse(block.until) <= at) changes.push({ kind: 'block', key, value: null });
+      if (Date.parse(block.until) <= at && !mine('block', key))
+        changes.push({ kind: 'block', key, value: null });
     for (const [key, offence] of state.offences) {
       // A block in force keeps its offence, however long ago it was made (extended for over 30 days): without
       // it, its next extension would be taken for a block whose offence a cut write lost, and made again.
       const block = state.blocks.get(key);
-      if (block && Date.parse(block.until) > at) continue;
+      if ((block && Date.parse(block.until) > at) || mine('offence', key)) continue;
       if (at - Date.parse(offence.last) > REPEAT_WINDOW_MS)
         changes.push({ kind: 'offence', key, value: null });
     }
+    // At least as many as blocks were made since the last clean-up (each added one), so a table that turns over
+    // fast stays within the bound; beyond that, 10,000 at a time (a reload that lowered it).
     changes.push(
       ...offencesOverBound(
         state,
         at,
         config.maxBlocks * OFFENCES_PER_BLOCK,
-        // Written by this engine and maybe not shown yet (NATS): the state's older value would rank it as old.
-        (key) => own.has(`offence ${key}`) || growing.has(key),
+        OFFENCES_TRIMMED_AT_ONCE + madeSinceCleanUp,
+        (key) => mine('offence', key),
       ),
     );
+    madeSinceCleanUp = 0;
     for (const [key, cleared] of state.cleared)
       if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
     for (const [key, entry] of state.allow)
@@ -787,6 +800,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       },
     }),
     async stop() {
+      stopped = true;
       abort.abort();
       watch.stop();
       clearTimeout(fullTimer);
@@ -872,6 +886,7 @@ function offencesOverBound(
   state: DecisionsState,
   at: number,
   max: number,
+  most: number,
   keep: (key: string) => boolean,
 ): DecisionChange[] {
   if (state.offences.size <= max) return [];
@@ -887,9 +902,8 @@ function offencesOverBound(
   const over = state.offences.size - leaving - max;
   if (over <= 0) return [];
   old.sort((a, b) => a.last - b.last);
-  // At most so many a clean-up: a reload that lowers the bound removes the rest over the next minutes.
   return old
-    .slice(0, Math.min(over, OFFENCES_TRIMMED_AT_ONCE))
+    .slice(0, Math.min(over, most))
     .map(({ key }) => ({ kind: 'offence', key, value: null }));
 }
 
