@@ -19,7 +19,7 @@ function network(text: string): Network | null {
 export function allowedBy(
   target: Network,
   configured: readonly string[],
-  entries: ReadonlyMap<string, AllowEntry>,
+  entries: ReadonlyMap<string, AllowEntry> | readonly AllowEntry[],
   now: number,
 ): string | null {
   for (const text of configured) {

@@ -902,9 +902,7 @@ function offencesOverBound(
   const over = state.offences.size - leaving - max;
   if (over <= 0) return [];
   old.sort((a, b) => a.last - b.last);
-  return old
-    .slice(0, Math.min(over, most))
-    .map(({ key }) => ({ kind: 'offence', key, value: null }));
+  return old.slice(0, Math.min(over, most)).map(({ key }) => ({ kind: 'offence', key, value: null }));
 }
 
 /**

@@ -1,6 +1,6 @@
 // Which blocks a feed serves now: active, of its address family, not covered by an allow entry, the highest
 // criticality then the newest kept up to its cap; printed in address order (a stable body for the same blocks).
-import type { DecisionsState, FeedEntry } from '../store/decisions.js';
+import type { Block, DecisionsState, FeedEntry } from '../store/decisions.js';
 import { aggregateItems } from './aggregate.js';
 import { allowedBy } from './allowed.js';
 import { type Facts, type FeedItem, factsOf } from './feed-item.js';
@@ -26,9 +26,11 @@ export function selectFeedItems(
 }
 
 /**
- * selectFeedItems in steps (steps.ts). The blocks may change between steps (the files backend's state is one
- * object, changed in place by a write): a block written meanwhile is chosen or not, and the render is tagged with
- * the change it started from, so the next request renders again.
+ * selectFeedItems in steps (steps.ts), yielding every ITEMS_PER_STEP blocks. The blocks are those of the state as
+ * the first step finds it: both backends change their state object in place, and a block removed and written
+ * again between steps would otherwise be met twice (a Map walk meets a key set again after it as a new one). The
+ * cap, the merge and the sort are a step each: a native sort for IPv4, and for the rare large IPv6 or
+ * `--aggregate` feed the comparisons of all its items at once.
  */
 export function* feedItemSteps(
   feed: FeedEntry,
@@ -38,19 +40,21 @@ export function* feedItemSteps(
 ): Steps<FeedSelection> {
   let validUntil = Number.POSITIVE_INFINITY;
   const items: FeedItem[] = [];
-  let seen = 0;
-  for (const block of state.blocks.values()) {
-    if (++seen % ITEMS_PER_STEP === 0) yield;
+  const blocks = [...state.blocks.values()];
+  const allows = [...state.allow.values()];
+  for (let i = 0; i < blocks.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    const block = blocks[i] as Block;
     const facts = factsOf(block);
     const { until, network } = facts;
     if (!(until > now) || network === null) continue;
     if (feed.family === 'ipv4' && network.family !== 4) continue;
     if (feed.family === 'ipv6' && network.family !== 6) continue;
-    if (allowedBy(network, configuredAllow, state.allow, now) !== null) continue;
+    if (allowedBy(network, configuredAllow, allows, now) !== null) continue;
     validUntil = Math.min(validUntil, until);
     items.push({ block, network, facts });
   }
-  for (const entry of state.allow.values()) {
+  for (const entry of allows) {
     const until = entry.until === null ? Number.NaN : Date.parse(entry.until);
     if (until > now) validUntil = Math.min(validUntil, until);
   }

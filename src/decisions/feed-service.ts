@@ -61,13 +61,22 @@ interface Rendered {
   leftOut: number;
 }
 
+/** A render a feed's requests wait for: what it reads (set when it starts), and its answer. */
+interface Queued {
+  feed: FeedEntry;
+  /** The configuration's version and the changes of blocks and allows it reads. */
+  asked: string;
+  started: boolean;
+  answer: Promise<Rendered>;
+}
+
 export interface FeedService {
   /** Answers a request for `/feeds/<name>` (name as in the path, not yet checked). */
   handle(req: IncomingMessage, res: ServerResponse, name: string): void;
   configure(blocklist: BlocklistConfig): void;
   /**
-   * For /metrics: each feed's entries and those its cap left out as of its last render (rendered now when that
-   * is over a minute old), its renders, and the requests answered.
+   * For /metrics: each feed's entries and those its cap left out as of its last render (one is started in the
+   * background when that is over a minute old, for the next scrape), its renders, and the requests answered.
    */
   report(): FeedReport;
   stop(): void;
@@ -132,7 +141,9 @@ export function startFeedService(deps: {
    * The render each feed waits for (at most one runs per feed): what it was asked for (the feed's entry, the
    * configuration's version and the changes of blocks and allows), and its answer.
    */
-  const rendering = new Map<string, { feed: FeedEntry; asked: string; answer: Promise<Rendered> }>();
+  const rendering = new Map<string, Queued>();
+  /** The render a /metrics scrape started, if it runs: one at a time, whatever the feeds. */
+  let background: Promise<unknown> | null = null;
   const askedOf = () => `${configured} ${state.changed.block} ${state.changed.allow}`;
 
   /**
@@ -145,18 +156,26 @@ export function startFeedService(deps: {
     if (cached) return Promise.resolve(cached);
     const asked = askedOf();
     const running = rendering.get(feed.name);
-    if (running && running.feed === feed && running.asked === asked) return running.answer;
-    const answer = (running ? running.answer.catch(() => {}) : Promise.resolve()).then(
-      () => fresh(feed, now()) ?? render(feed),
-    );
-    const entry = { feed, asked, answer };
+    // The same decisions, or a render queued that has not started: it will read them as they are then.
+    if (running && running.feed === feed && (running.asked === asked || !running.started))
+      return running.answer;
+    const entry: Queued = {
+      feed,
+      asked,
+      started: false,
+      answer: (running ? running.answer.catch(() => {}) : Promise.resolve()).then(() => {
+        entry.asked = askedOf();
+        entry.started = true;
+        return fresh(feed, now()) ?? render(feed);
+      }),
+    };
     rendering.set(feed.name, entry);
-    answer
+    entry.answer
       .finally(() => {
         if (rendering.get(feed.name) === entry) rendering.delete(feed.name);
       })
       .catch(() => {});
-    return answer;
+    return entry.answer;
   }
 
   /**
@@ -316,17 +335,28 @@ export function startFeedService(deps: {
     report() {
       const feeds = [...state.feeds.values()].map((feed) => {
         const last = cache.get(feed.name);
-        const current = last !== undefined && last.feed === feed && last.configured === configured;
-        // The scrape reports the last render; one over a minute old (or none) is rendered again meanwhile, for
-        // the next scrape (never on the scrape's own time).
-        if (!current || now() - last.at >= REPORT_FRESH_MS)
-          renderFor(feed).catch((error: Error) =>
-            deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed'),
-          );
+        // The scrape reports the last render (of this feed's name: a reload or a rotation makes a new entry of
+        // the same feed); one over a minute old (or none, or of an older entry) is rendered again in the
+        // background for the next scrape, one feed at a time (never on the scrape's own time).
+        if (
+          background === null &&
+          (last === undefined ||
+            last.feed !== feed ||
+            last.configured !== configured ||
+            now() - last.at >= REPORT_FRESH_MS)
+        ) {
+          background = renderFor(feed)
+            .catch((error: Error) =>
+              deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed'),
+            )
+            .finally(() => {
+              background = null;
+            });
+        }
         return {
           feed: feed.name,
-          entries: current ? last.entries : 0,
-          leftOut: current ? last.leftOut : 0,
+          entries: last?.entries ?? 0,
+          leftOut: last?.leftOut ?? 0,
           renders: renders.get(feed.name) ?? 0,
         };
       });
@@ -354,7 +384,12 @@ export function startFeedService(deps: {
     const rendered = await renderFor(feed);
     const gzip = rendered.body.length >= GZIP_FROM_BYTES && acceptsGzip(req.headers['accept-encoding']);
     // Made once per body, off this thread (zlib's pool), at the first request that asks for it.
-    if (gzip) rendered.gzipped ??= gzipAsync(rendered.body);
+    if (gzip)
+      rendered.gzipped ??= gzipAsync(rendered.body).catch((error: Error) => {
+        // Not kept: the next request tries again.
+        rendered.gzipped = undefined;
+        throw error;
+      });
     const gzipped = gzip ? await rendered.gzipped : undefined;
     // The client left while its body was made.
     if (res.destroyed) return;

@@ -853,4 +853,12 @@ test("a /metrics scrape takes a feed's counts from its last render when that is 
     '198.51.100.30\n198.51.100.31\n',
   );
   assert.deepEqual(await scrape(), { renders: before.renders + 1, entries: 2 });
+  // A rotated password makes a new entry of the same feed: the scrape still reports its last render.
+  await decide(server, [feedChange('pulled', 'secret-password-18', 'plain')]);
+  await until(
+    async () => (await fetchFeed(server, 'pulled', 'pulled:secret-password-16')).status === 401,
+    GUARD_MS,
+    'the rotation applied',
+  );
+  assert.equal((await scrape()).entries, 2);
 });

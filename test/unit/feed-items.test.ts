@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { selectFeedItems } from '../../src/decisions/feed-items.js';
+import { feedItemSteps, selectFeedItems } from '../../src/decisions/feed-items.js';
 import { formatAddress, parseNetwork } from '../../src/decisions/networks.js';
+import { ITEMS_PER_STEP, runWhole } from '../../src/decisions/steps.js';
 import { applyEntry, type Block, emptyDecisions, type FeedEntry } from '../../src/store/decisions.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -150,4 +151,43 @@ test('feed selection (property): any IPv4 and IPv6 networks, of any prefix, list
     }),
     { numRuns: 500 },
   );
+});
+
+test('feed selection in steps: the blocks as the first step found them, each once, though the state changes between steps', () => {
+  const state = emptyDecisions();
+  const block = (address: string): Block => ({
+    address,
+    rule: 'r',
+    reason: 'test',
+    since: iso(NOW - 60_000),
+    until: iso(NOW + 60_000),
+    criticality: 4,
+    records: 1,
+    sensors: ['fw1'],
+    who: null,
+  });
+  const count = 3 * ITEMS_PER_STEP;
+  const address = (i: number) => `198.${18 + (i >> 16)}.${(i >> 8) & 0xff}.${i & 0xff}/32`;
+  for (let i = 0; i < count; i++) applyEntry(state, 'block', address(i), block(address(i)));
+  const feed: FeedEntry = {
+    name: 'f',
+    format: 'plain',
+    passwordHash: 'sha256:00',
+    maxEntries: null,
+    family: 'any',
+    createdAt: iso(NOW),
+    rotatedAt: null,
+  };
+  const steps = feedItemSteps(feed, state, [], NOW);
+  steps.next();
+  // Between steps (a write of the files backend, in place): the first block removed and made again (a Map meets
+  // it again at its end), and a new one added.
+  applyEntry(state, 'block', address(0), null);
+  applyEntry(state, 'block', address(0), block(address(0)));
+  applyEntry(state, 'block', '203.0.113.1/32', block('203.0.113.1/32'));
+  const selected = runWhole(steps);
+  const listed = selected.items.map((i) => i.block.address);
+  assert.equal(new Set(listed).size, listed.length, 'no block twice');
+  assert.equal(listed.length, count);
+  assert.ok(!listed.includes('203.0.113.1/32'), 'the blocks as the first step found them');
 });
