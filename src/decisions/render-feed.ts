@@ -1,6 +1,6 @@
 // A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
 import type { FeedFormat } from '../store/decisions.js';
-import { disjointItems } from './aggregate.js';
+import { disjointSteps } from './aggregate.js';
 import { entryOf, type FeedItem, itemUntil } from './feed-item.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
 
@@ -36,7 +36,7 @@ export function* renderSteps(format: FeedFormat, items: readonly FeedItem[], now
     case 'plain':
     case 'paloalto':
     case 'fortinet':
-      return (yield* mapInSteps(items, (i) => `${entryOf(i)}\n`)).join('');
+      return yield* joinInSteps(items, (i) => `${entryOf(i)}\n`, '');
     case 'json':
       return yield* renderJson(items);
     case 'nftables':
@@ -46,14 +46,28 @@ export function* renderSteps(format: FeedFormat, items: readonly FeedItem[], now
   }
 }
 
-/** `make` of each item, yielding every ITEMS_PER_STEP. */
-function* mapInSteps(items: readonly FeedItem[], make: (item: FeedItem) => string): Steps<string[]> {
-  const out: string[] = new Array(items.length);
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
-    out[i] = make(items[i] as FeedItem);
+/**
+ * `make` of each item that `keep` takes, joined with `separator`: a step's items joined at a time (yielding between
+ * steps), then those few pieces, so no step joins the whole list.
+ */
+function* joinInSteps(
+  items: readonly FeedItem[],
+  make: (item: FeedItem) => string,
+  separator: string,
+  keep: (item: FeedItem) => boolean = () => true,
+): Steps<string> {
+  const pieces: string[] = [];
+  for (let from = 0; from < items.length; from += ITEMS_PER_STEP) {
+    const step: string[] = [];
+    const to = Math.min(items.length, from + ITEMS_PER_STEP);
+    for (let i = from; i < to; i++) {
+      const item = items[i] as FeedItem;
+      if (keep(item)) step.push(make(item));
+    }
+    if (step.length > 0) pieces.push(step.join(separator));
+    yield;
   }
-  return out;
+  return pieces.join(separator);
 }
 
 /** JSON.stringify of the list's objects, made a step's items at a time and joined: the same text. */
@@ -85,23 +99,17 @@ function secondsLeft(item: FeedItem, now: number): number {
  * set refuses overlapping elements), and drop rules in input and forward.
  */
 function* renderNftables(items: readonly FeedItem[], now: number): Steps<string> {
-  const disjoint = disjointItems(items);
-  yield;
+  const disjoint = yield* disjointSteps(items);
   const element = (i: FeedItem) => `${entryOf(i)} timeout ${secondsLeft(i, now)}s`;
-  const v4 = yield* mapInSteps(
-    disjoint.filter((i) => i.network.family === 4),
-    element,
-  );
-  const v6 = yield* mapInSteps(
-    disjoint.filter((i) => i.network.family === 6),
-    element,
-  );
-  const set = (name: string, type: string, list: string[]) =>
+  const separator = ',\n      ';
+  const v4 = yield* joinInSteps(disjoint, element, separator, (i) => i.network.family === 4);
+  const v6 = yield* joinInSteps(disjoint, element, separator, (i) => i.network.family === 6);
+  const set = (name: string, type: string, list: string) =>
     [
       `  set ${name} {`,
       `    type ${type}`,
       '    flags interval, timeout',
-      ...(list.length > 0 ? [`    elements = { ${list.join(',\n      ')} }`] : []),
+      ...(list.length > 0 ? [`    elements = { ${list} }`] : []),
       '  }',
     ].join('\n');
   return `${[
@@ -145,14 +153,14 @@ function* renderMikrotik(items: readonly FeedItem[], now: number): Steps<string>
     [6, '/ipv6 firewall address-list'],
   ] as const) {
     lines.push(`${path} remove [find list=threatcol-new]`);
-    let seen = 0;
-    for (const item of items) {
-      if (++seen % ITEMS_PER_STEP === 0) yield;
-      if (item.network.family !== family) continue;
-      lines.push(
+    const adds = yield* joinInSteps(
+      items,
+      (item) =>
         `${path} add list=threatcol-new address=${entryOf(item)} timeout=${routerOsTime(secondsLeft(item, now))}`,
-      );
-    }
+      '\n',
+      (item) => item.network.family === family,
+    );
+    if (adds.length > 0) lines.push(adds);
     lines.push(`${path} remove [find list=threatcol]`);
     lines.push(`${path} set [find list=threatcol-new] list=threatcol`);
   }

@@ -119,8 +119,8 @@ test('disjoint: a feed-ordered list with nothing nested is itself; one nested ne
 });
 
 /** Whether `out` serves each address of 192.0.2.0/24 once, for the longest time of `items` covering it. */
-function holds(items: FeedItem[], out: FeedItem[]): boolean {
-  const ends = (list: FeedItem[], last: number) =>
+function holds(items: readonly FeedItem[], out: readonly FeedItem[]): boolean {
+  const ends = (list: readonly FeedItem[], last: number) =>
     list
       .filter((i) => {
         const start = i.network.bytes[3] as number;
