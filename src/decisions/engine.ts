@@ -871,10 +871,23 @@ function isCanonicalIso(text: string): boolean {
     text.charCodeAt(16) === 0x3a &&
     text.charCodeAt(19) === 0x2e &&
     text.charCodeAt(23) === 0x5a &&
-    // Days 29-31 parsed: Date.parse takes 2026-11-31 as December 1st, where the text sorts before it.
-    text.charCodeAt(8) <= 0x32 &&
-    (text.charCodeAt(8) < 0x32 || text.charCodeAt(9) <= 0x38)
+    // A day its month has: Date.parse takes 2026-11-31 as December 1st, where the text sorts before it.
+    dayInMonth(text)
   );
+}
+
+const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const digit = (text: string, at: number) => text.charCodeAt(at) - 0x30;
+
+function dayInMonth(text: string): boolean {
+  const day = digit(text, 8) * 10 + digit(text, 9);
+  if (day <= 28) return true;
+  const month = digit(text, 5) * 10 + digit(text, 6);
+  if (month === 2) {
+    const year = digit(text, 0) * 1000 + digit(text, 1) * 100 + digit(text, 2) * 10 + digit(text, 3);
+    return day === 29 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  }
+  return day <= (DAYS[month] ?? 0);
 }
 
 /**

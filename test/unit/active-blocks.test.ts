@@ -57,23 +57,43 @@ test('blocks in force (property): counted as every end parsed would count them, 
   );
 });
 
-test('blocks in force: an end on a day its month lacks (2026-06-31, which Date.parse takes as July 1st) counts as parsed', () => {
+test("blocks in force: an end on a day its month lacks (2026-06-31, 2026-02-29: Date.parse takes the next month's first) counts as parsed", () => {
+  for (const [until, at] of [
+    ['2026-06-31T11:00:00.000Z', '2026-07-01T05:00:00.000Z'],
+    ['2026-02-29T11:00:00.000Z', '2026-03-01T05:00:00.000Z'],
+  ] as const) {
+    const state = emptyDecisions();
+    const address = '198.51.100.1/32';
+    applyEntry(state, 'block', address, {
+      address,
+      rule: 'manual',
+      reason: 'x',
+      since: '2026-01-01T00:00:00.000Z',
+      until,
+      criticality: 4,
+      records: 0,
+      sensors: [],
+      who: 'alice',
+    });
+    // After the end's text, before its time as parsed: in force, as the feeds (Date.parse) serve it.
+    const count = activeBlocks(() => Date.parse(at));
+    count.delivered(state);
+    assert.equal(count.count(), 1, until);
+  }
+  // A leap year's February 29th is a day like any other.
   const state = emptyDecisions();
-  const address = '198.51.100.1/32';
-  applyEntry(state, 'block', address, {
-    address,
+  applyEntry(state, 'block', '198.51.100.2/32', {
+    address: '198.51.100.2/32',
     rule: 'manual',
     reason: 'x',
-    since: '2026-06-01T00:00:00.000Z',
-    until: '2026-06-31T11:00:00.000Z',
+    since: '2028-01-01T00:00:00.000Z',
+    until: '2028-02-29T11:00:00.000Z',
     criticality: 4,
     records: 0,
     sensors: [],
     who: 'alice',
   });
-  // After "2026-06-31" as text, before July 1st 11:00 as a time: in force, as the feeds (Date.parse) serve it.
-  const at = Date.parse('2026-07-01T05:00:00.000Z');
-  const count = activeBlocks(() => at);
+  const count = activeBlocks(() => Date.parse('2028-02-29T10:00:00.000Z'));
   count.delivered(state);
   assert.equal(count.count(), 1);
 });
