@@ -34,6 +34,9 @@ for (const backend of ['files', 'nats'] as const)
       }),
     );
     let offset = 0;
+    /** A record about `address`, received at the engine's time (the test's clock moved on by `offset`). */
+    const later = (address: string, criticality: number) =>
+      record({ src_ip: address, criticality, received_at: new Date(Date.now() + offset).toISOString() });
     const engine = startEngine({ now: () => Date.now() + offset });
 
     await log.append(
@@ -61,23 +64,7 @@ for (const backend of ['files', 'nats'] as const)
       blockChange('198.51.100.60/32', Date.now() - 60_000, Date.now() + 5 * 60_000),
     ]);
     offset = 10 * 60_000;
-    await log.append([
-      record({
-        src_ip: '198.51.100.60',
-        criticality: 4,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-      record({
-        src_ip: '203.0.113.1',
-        criticality: 4,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-      record({
-        src_ip: '203.0.113.8',
-        criticality: 4,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-    ]);
+    await log.append([later('198.51.100.60', 4), later('203.0.113.1', 4), later('203.0.113.8', 4)]);
     await until(
       async () =>
         engine.counts().skippedFull === 5 &&
@@ -87,21 +74,10 @@ for (const backend of ['files', 'nats'] as const)
       'the held block extended and the new address refused',
     );
 
-    // 75 minutes on, the blocks have ended, the extended one too (still stored: the clean-up runs after the
-    // batch): an address blocked before and a new one are both blocked.
+    // 75 minutes on, the blocks have ended, the extended one too (stored until a clean-up removes them): an
+    // address blocked before and a new one are both blocked.
     offset = 75 * 60_000;
-    await log.append([
-      record({
-        src_ip: '203.0.113.1',
-        criticality: 4,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-      record({
-        src_ip: '203.0.113.7',
-        criticality: 4,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-    ]);
+    await log.append([later('203.0.113.1', 4), later('203.0.113.7', 4)]);
     await until(
       () => blocked().includes('203.0.113.7/32'),
       30_000,
@@ -118,13 +94,7 @@ for (const backend of ['files', 'nats'] as const)
     // against a bound of 6. Those of blocks in force stay; of the others, the oldest go. Two minutes on, a record
     // no rule matches makes one more batch, so a clean-up runs after the last block was written.
     offset = 77 * 60_000;
-    await log.append([
-      record({
-        src_ip: '203.0.113.9',
-        criticality: 0,
-        received_at: new Date(Date.now() + offset).toISOString(),
-      }),
-    ]);
+    await log.append([later('203.0.113.9', 0)]);
     await until(
       async () => (await store.decisions.read()).offences.size === 6,
       30_000,

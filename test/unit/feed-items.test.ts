@@ -98,6 +98,30 @@ test('feed selection (property): the active blocks of its family, not allowed, t
   );
 });
 
+/** A block of `address` in force at NOW. */
+const activeBlock = (address: string): Block => ({
+  address,
+  rule: 'r',
+  reason: 'test',
+  since: iso(NOW - 60_000),
+  until: iso(NOW + 60_000),
+  criticality: 4,
+  records: 1,
+  sensors: ['fw1'],
+  who: null,
+});
+
+/** A plain feed of every block, no cap. */
+const PLAIN: FeedEntry = {
+  name: 'f',
+  format: 'plain',
+  passwordHash: 'sha256:00',
+  maxEntries: null,
+  family: 'any',
+  createdAt: iso(NOW),
+  rotatedAt: null,
+};
+
 test('feed selection (property): any IPv4 and IPv6 networks, of any prefix, listed in address order, the wider first', () => {
   const v4 = fc.record({
     v6: fc.constant(false),
@@ -124,28 +148,9 @@ test('feed selection (property): any IPv4 and IPv6 networks, of any prefix, list
           i * 8 >= s.prefix ? 0 : i * 8 + 8 <= s.prefix ? v : v & (0xff << (8 - (s.prefix - i * 8))),
         );
         const address = `${s.v6 ? formatAddress({ family: 6, prefix: 128, bytes }) : bytes.join('.')}/${s.prefix}`;
-        applyEntry(state, 'block', address, {
-          address,
-          rule: 'r',
-          reason: 'test',
-          since: iso(NOW - 60_000),
-          until: iso(NOW + 60_000),
-          criticality: 4,
-          records: 1,
-          sensors: ['fw1'],
-          who: null,
-        });
+        applyEntry(state, 'block', address, activeBlock(address));
       }
-      const feed: FeedEntry = {
-        name: 'f',
-        format: 'plain',
-        passwordHash: 'sha256:00',
-        maxEntries: null,
-        family: 'any',
-        createdAt: iso(NOW),
-        rotatedAt: null,
-      };
-      const got = selectFeedItems(feed, state, [], NOW).items.map((i) => i.block.address);
+      const got = selectFeedItems(PLAIN, state, [], NOW).items.map((i) => i.block.address);
       const listed = [...state.blocks.keys()].sort((a, b) => (modelKey(a) < modelKey(b) ? -1 : 1));
       assert.deepEqual(got, listed);
     }),
@@ -155,30 +160,11 @@ test('feed selection (property): any IPv4 and IPv6 networks, of any prefix, list
 
 test('feed selection in steps: the blocks as the first step found them, each once, though the state changes between steps', () => {
   const state = emptyDecisions();
-  const block = (address: string): Block => ({
-    address,
-    rule: 'r',
-    reason: 'test',
-    since: iso(NOW - 60_000),
-    until: iso(NOW + 60_000),
-    criticality: 4,
-    records: 1,
-    sensors: ['fw1'],
-    who: null,
-  });
+  const block = activeBlock;
   const count = 3 * ITEMS_PER_STEP;
   const address = (i: number) => `198.${18 + (i >> 16)}.${(i >> 8) & 0xff}.${i & 0xff}/32`;
   for (let i = 0; i < count; i++) applyEntry(state, 'block', address(i), block(address(i)));
-  const feed: FeedEntry = {
-    name: 'f',
-    format: 'plain',
-    passwordHash: 'sha256:00',
-    maxEntries: null,
-    family: 'any',
-    createdAt: iso(NOW),
-    rotatedAt: null,
-  };
-  const steps = feedItemSteps(feed, state, [], NOW);
+  const steps = feedItemSteps(PLAIN, state, [], NOW);
   steps.next();
   // Between steps (a write of the files backend, in place): the first block removed and made again (a Map meets
   // it again at its end), and a new one added.
