@@ -174,7 +174,9 @@ export function startFeedService(deps: {
       .finally(() => {
         if (rendering.get(feed.name) === entry) rendering.delete(feed.name);
       })
-      .catch(() => {});
+      .catch((error: Error) =>
+        deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed'),
+      );
     return entry.answer;
   }
 
@@ -318,8 +320,8 @@ export function startFeedService(deps: {
         count(feed.name, 405);
         return;
       }
-      answer(req, res, feed, address, at).catch((error: Error) => {
-        deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed');
+      // A failed render or gzip is logged once where it failed, not once per request that waited for it.
+      answer(req, res, feed, address, at).catch(() => {
         count(feed.name, 503);
         if (res.headersSent) res.destroy();
         else {
@@ -346,9 +348,7 @@ export function startFeedService(deps: {
             now() - last.at >= REPORT_FRESH_MS)
         ) {
           background = renderFor(feed)
-            .catch((error: Error) =>
-              deps.logger.error({ err: error.message, feed: feed.name }, 'cannot render a feed'),
-            )
+            .catch(() => {})
             .finally(() => {
               background = null;
             });
@@ -388,6 +388,7 @@ export function startFeedService(deps: {
       rendered.gzipped ??= gzipAsync(rendered.body).catch((error: Error) => {
         // Not kept: the next request tries again.
         rendered.gzipped = undefined;
+        deps.logger.error({ err: error.message, feed: feed.name }, 'cannot compress a feed');
         throw error;
       });
     const gzipped = gzip ? await rendered.gzipped : undefined;
