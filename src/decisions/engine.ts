@@ -442,6 +442,11 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     };
     changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
     if (!active) growing.set(unit, { since: timeMs(block.since), until, batch: changes });
+    else {
+      // Extended before the decisions delivered show it (NATS): counted until its new end.
+      const pending = growing.get(unit);
+      if (pending !== undefined) pending.until = until;
+    }
     history.block(rule.name, at);
     if (offence) {
       // A new block: logged and counted once it is stored (reportBlocks).
