@@ -85,7 +85,10 @@ interface KeptMsg {
 interface Held {
   puller: OutputPuller;
   msgs: readonly PulledMsg[];
+  records: OutputLine[];
   timer: NodeJS.Timeout;
+  /** Its acknowledgement failed: handed back and pulled again (through a puller made anew if need be). */
+  ackFailed: boolean;
 }
 
 export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed {
@@ -137,7 +140,6 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   function hold(puller: OutputPuller, kept: KeptMsg[]): OutputBatch {
     // Redeliveries (a nak, an expired ack_wait) can arrive behind newer records: a batch is in store order.
     kept.sort((x, y) => x.msg.seq - y.msg.seq);
-    const records = kept.map((k) => k.line);
     const msgs = kept.map((k) => k.msg);
     const timer = setInterval(
       () => {
@@ -146,8 +148,13 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
       Math.max(100, Math.floor(options.ackWaitMs / 3)),
     );
     timer.unref();
-    const mine: Held = { puller, msgs, timer };
-    held = mine;
+    held = { puller, msgs, records: kept.map((k) => k.line), timer, ackFailed: false };
+    return batchOf(held);
+  }
+
+  /** The held batch as next() hands it over (again, when it was not acknowledged). */
+  function batchOf(mine: Held): OutputBatch {
+    const { puller, msgs, records } = mine;
     let acked: Promise<void> | null = null;
     return {
       records,
@@ -156,7 +163,8 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
           try {
             await puller.ackBatch(msgs, options.ackTimeoutMs);
           } catch (error) {
-            acked = null; // may be tried again; next() hands the batch back instead
+            acked = null; // may be tried again; next() hands the batch back and pulls again instead
+            mine.ackFailed = true;
             throw new ThreatcolError(
               'UNAVAILABLE',
               `output ${name}: NATS did not confirm the acknowledgement: ${(error as Error).message}`,
@@ -192,8 +200,9 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
     // then hand back (in order) what does not fit in line bytes.
     const scale = (head.data.length + head.overhead) / Math.max(1, head.data.length);
     const until = Date.now() + Math.max(0, limits.waitMs);
-    // The head always fits (one record larger than maxBytes still goes, alone); it counts when it is kept.
-    let used = kept.length > 0 ? head.data.length : 0;
+    // The head always fits (one record larger than maxBytes still goes, alone); what is kept counts.
+    let used = 0;
+    for (const k of kept) used += k.msg.data.length;
     let first = true;
     for (;;) {
       const want = limits.maxRecords - kept.length;
@@ -229,9 +238,43 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
 
   const empty: OutputBatch = { records: [], ack: async () => {} };
 
+  /** The leading kept messages within these limits (the first always); the rest handed back. */
+  function within(puller: OutputPuller, kept: KeptMsg[], maxRecords: number, maxBytes: number): KeptMsg[] {
+    let bytes = 0;
+    let count = 0;
+    while (count < kept.length) {
+      const size = (kept[count] as KeptMsg).msg.data.length;
+      if (count > 0 && (count >= maxRecords || bytes + size > maxBytes)) break;
+      bytes += size;
+      count++;
+    }
+    for (const k of kept.slice(count)) puller.nak(k.msg);
+    return kept.slice(0, count);
+  }
+
   return {
     async next({ maxRecords, maxBytes, waitMs, signal }) {
-      // A batch not acknowledged (its receiver failed, or its ack did) goes back first: redelivered in order.
+      // A batch not acknowledged (its receiver failed) is kept, first in the next one, filled up to these limits
+      // as a new one would be. Handed back (nak) and pulled again, its records could come behind newer ones: the
+      // server may answer the pull before it has taken the naks (seen in a fresh clone's run: b0, b2 for b0, b1).
+      if (held !== null && !held.ackFailed) {
+        const again = held;
+        clearInterval(again.timer);
+        held = null;
+        const kept = within(
+          again.puller,
+          again.msgs.map((msg, i) => ({ msg, line: again.records[i] as OutputLine })),
+          maxRecords,
+          maxBytes,
+        );
+        try {
+          await fill(again.puller, (kept[0] as KeptMsg).msg, kept, { maxRecords, maxBytes, waitMs, signal });
+          return hold(again.puller, kept);
+        } catch {
+          // fill handed them back: pulled again below.
+        }
+      }
+      // One whose acknowledgement failed goes back (nak), and the next is pulled through a puller made anew.
       release(true);
       while (!signal.aborted && !closed) {
         try {
