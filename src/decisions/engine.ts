@@ -444,8 +444,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     if (!active) growing.set(unit, { since: timeMs(block.since), until, batch: changes });
     else {
       // Extended before the decisions delivered show it (NATS): counted until its new end.
-      const pending = growing.get(unit);
-      if (pending !== undefined) pending.until = until;
+      const counted = growing.get(unit);
+      if (counted !== undefined) counted.until = until;
     }
     history.block(rule.name, at);
     if (offence) {
