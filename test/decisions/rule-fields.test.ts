@@ -23,14 +23,22 @@ const blocks = (server: TestServer) =>
 
 async function untilBlocked(server: TestServer, unit: string, check: (b: Block) => boolean = () => true) {
   let found: Block | undefined;
-  await until(
-    async () => {
-      found = (await blocks(server)).get(unit);
-      return found !== undefined && check(found);
-    },
-    GUARD_MS,
-    `a block of ${unit}`,
-  );
+  try {
+    await until(
+      async () => {
+        found = (await blocks(server)).get(unit);
+        return found !== undefined && check(found);
+      },
+      GUARD_MS,
+      `a block of ${unit}`,
+    );
+  } catch (error) {
+    // What the engine said (its thread's lines), and the block as stored, for a failure seen once on CI.
+    const engine = server.logs.filter((l) => l.thread === 'decisions').slice(-30);
+    throw new Error(
+      `${(error as Error).message}; stored: ${JSON.stringify(found ?? null)}; the engine's last lines: ${JSON.stringify(engine)}`,
+    );
+  }
   return found as Block;
 }
 
