@@ -4,7 +4,7 @@
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
 import { type FeedItem, untilOf } from './feed-item.js';
-import { compareNetworks, formatNetwork, type Network, overlaps } from './networks.js';
+import { compareNetworks, formatNetwork, type Network, overlaps, wordAt } from './networks.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
 
 interface Range {
@@ -123,7 +123,7 @@ function* nothingNested(items: readonly FeedItem[]): Steps<boolean> {
     const b = (items[i] as FeedItem).network;
     if (b.family === 4 && (i === 0 || end >= 0)) {
       // Two IPv4 networks as numbers: b starts after all of the one before.
-      const start = ipv4Number(b.bytes);
+      const start = wordAt(b.bytes);
       if (start <= end) return false;
       end = start + 2 ** (32 - b.prefix) - 1;
       continue;
@@ -134,9 +134,6 @@ function* nothingNested(items: readonly FeedItem[]): Steps<boolean> {
   }
   return true;
 }
-
-const ipv4Number = (b: Uint8Array): number =>
-  (((b[0] as number) << 24) | ((b[1] as number) << 16) | ((b[2] as number) << 8) | (b[3] as number)) >>> 0;
 
 interface Nested {
   range: Range;

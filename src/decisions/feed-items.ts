@@ -4,6 +4,7 @@ import type { Block, DecisionsState, FeedEntry } from '../store/decisions.js';
 import { aggregateItems } from './aggregate.js';
 import { allowedBy } from './allowed.js';
 import { type Facts, type FeedItem, factsOf } from './feed-item.js';
+import { wordAt } from './networks.js';
 import { DEFAULT_CAPS } from './render-feed.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
 
@@ -108,9 +109,7 @@ function inListOrder(items: FeedItem[]): FeedItem[] {
   const halves = new Uint32Array(keys.buffer);
   for (let i = 0; i < v4.length; i++) {
     const { bytes: b, prefix } = (v4[i] as FeedItem).network;
-    halves[i * 2 + HIGH] =
-      (((b[0] as number) << 24) | ((b[1] as number) << 16) | ((b[2] as number) << 8) | (b[3] as number)) >>>
-      0;
+    halves[i * 2 + HIGH] = wordAt(b);
     halves[i * 2 + LOW] = ((prefix << 26) | i) >>> 0;
   }
   keys.sort();
@@ -121,13 +120,7 @@ function inListOrder(items: FeedItem[]): FeedItem[] {
   const words = new Uint32Array(v6.length * 5);
   for (let i = 0; i < v6.length; i++) {
     const { bytes: b, prefix } = (v6[i] as FeedItem).network;
-    for (let k = 0; k < 4; k++)
-      words[i * 5 + k] =
-        (((b[k * 4] as number) << 24) |
-          ((b[k * 4 + 1] as number) << 16) |
-          ((b[k * 4 + 2] as number) << 8) |
-          (b[k * 4 + 3] as number)) >>>
-        0;
+    for (let k = 0; k < 4; k++) words[i * 5 + k] = wordAt(b, k * 4);
     words[i * 5 + 4] = prefix;
   }
   const order = Uint32Array.from({ length: v6.length }, (_, i) => i).sort((a, b) => {

@@ -94,6 +94,14 @@ function privateIpv6(b: Uint8Array, prefix: number): boolean {
   return prefix < 128 || b[15] === 0 || b[15] === 1;
 }
 
+/** The 32-bit number of the four bytes at `at` (an IPv4 address's, or a word of an IPv6 one), big-endian. */
+export const wordAt = (b: Uint8Array, at = 0): number =>
+  (((b[at] as number) << 24) |
+    ((b[at + 1] as number) << 16) |
+    ((b[at + 2] as number) << 8) |
+    (b[at + 3] as number)) >>>
+  0;
+
 /** One address (/32, /128) as the address alone, a wider network as a CIDR: what firewalls' lists take. */
 export function listEntry(n: Network): string {
   return n.prefix === (n.family === 4 ? 32 : 128) ? formatAddress(n) : formatNetwork(n);

@@ -33,6 +33,43 @@ export function isoTimeMs(buf: Uint8Array, start: number, end: number): number {
   return (lastHourMs as number) + minute * 60_000 + second * 1000 + digits(buf, start + 20, 3);
 }
 
+/**
+ * Whether a time's text is in the writer's form with its fields in their ranges (a day its month has, hours to
+ * 23): such texts sort as the times Date.parse gives them, so they compare without parsing.
+ */
+export function inWriterForm(text: string): boolean {
+  if (text.length !== 24) return false;
+  for (let k = 0; k < 24; k++) {
+    const c = text.charCodeAt(k);
+    const f = FORM[k] as number;
+    if (f === 0 ? c < ZERO || c > ZERO + 9 : c !== f) return false;
+  }
+  return (
+    inRanges(
+      textDigits(text, 0, 4),
+      textDigits(text, 5, 2),
+      textDigits(text, 8, 2),
+      textDigits(text, 11, 2),
+    ) &&
+    textDigits(text, 14, 2) <= 59 &&
+    textDigits(text, 17, 2) <= 59
+  );
+}
+
+/** The number the `n` digits at `at` of a checked text spell. */
+function textDigits(text: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = 0; i < n; i++) v = v * 10 + (text.charCodeAt(at + i) - ZERO);
+  return v;
+}
+
+/** Whether a date and hour are ones Date.parse reads as written (not rolled over into the next). */
+function inRanges(year: number, month: number, day: number, hour: number): boolean {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+  return month >= 1 && day >= 1 && day <= days && hour <= 23;
+}
+
 /** `YYYY-MM-DDTHH`: the part of a time its hour's count is made from. */
 const HOUR_BYTES = 13;
 /** The hour last counted, and its count (null: none yet). */
@@ -50,10 +87,8 @@ function hourOf(buf: Uint8Array, start: number): number {
   const month = digits(buf, start + 5, 2);
   const day = digits(buf, start + 8, 2);
   const hour = digits(buf, start + 11, 2);
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
   // Out of range (or 24:00, which Date.parse reads as the next day): its answer, whatever it is.
-  if (month < 1 || day < 1 || day > days || hour > 23) return Number.NaN;
+  if (!inRanges(year, month, day, hour)) return Number.NaN;
   return daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000;
 }
 

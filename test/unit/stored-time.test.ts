@@ -3,12 +3,16 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { isoText, isoTimeMs } from '../../src/store/stored-time.js';
+import { inWriterForm, isoText, isoTimeMs } from '../../src/store/stored-time.js';
 
-/** isoTimeMs of `text` where it lies inside a larger buffer, against Date.parse of the text. */
+/**
+ * isoTimeMs of `text` where it lies inside a larger buffer, against Date.parse of the text; and a text
+ * inWriterForm takes is the very text of the time Date.parse reads (so such texts sort as their times).
+ */
 function agrees(text: string): void {
   const buf = Buffer.from(`x"${text}"y`, 'latin1');
   assert.ok(Object.is(isoTimeMs(buf, 2, buf.length - 2), Date.parse(text)), text);
+  if (inWriterForm(text)) assert.equal(new Date(Date.parse(text)).toISOString(), text);
 }
 
 const writerTime = fc
@@ -20,7 +24,13 @@ const writerTime = fc
   .map((d) => d.toISOString());
 
 test('property: a time in the writer form reads as Date.parse reads it, across all four-digit years', () => {
-  fc.assert(fc.property(writerTime, agrees), { numRuns: 20_000 });
+  fc.assert(
+    fc.property(writerTime, (text) => {
+      agrees(text);
+      assert.ok(inWriterForm(text), text);
+    }),
+    { numRuns: 20_000 },
+  );
 });
 
 test('property: times read one after the other, most in the same hour as the one before, damaged or not, read as Date.parse reads each', () => {
