@@ -177,3 +177,48 @@ test('feed selection in steps: the blocks as the first step found them, each onc
   assert.equal(listed.length, count);
   assert.ok(!listed.includes('203.0.113.1/32'), 'the blocks as the first step found them');
 });
+
+test('feed cap (property): the highest criticality, then the newest, the first met among equals, over many steps of blocks', () => {
+  // Times far apart (any ms up to 2^43, where the rank's two words split) and close (ties), criticalities alike.
+  const timeArb = fc.oneof(
+    fc.integer({ min: 0, max: 2 ** 43 - 1 }),
+    fc.constantFrom(NOW - 60_000, NOW - 60_001, NOW - 2 ** 32, 2 ** 32, 2 ** 32 - 1, 2 ** 31, 2 ** 31 - 1, 0),
+  );
+  const many = 2 * ITEMS_PER_STEP + 5;
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ criticality: fc.integer({ min: 0, max: 4 }), since: timeArb }), {
+        minLength: 1,
+        maxLength: 300,
+        size: 'medium',
+      }),
+      fc.boolean(),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (specs, stepped, share) => {
+        const state = emptyDecisions();
+        // Stepped: the same few blocks again and again, past two steps' worth.
+        const count = stepped ? many : specs.length;
+        for (let i = 0; i < count; i++) {
+          const s = specs[i % specs.length] as (typeof specs)[number];
+          const address = `10.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}/32`;
+          applyEntry(state, 'block', address, { ...activeBlock(address), ...s, since: iso(s.since) });
+        }
+        const cap = Math.floor(share * (count - 1));
+        const got = selectFeedItems({ ...PLAIN, maxEntries: cap }, state, [], NOW);
+        const ranked = [...state.blocks.values()].sort(
+          (a, b) => b.criticality - a.criticality || Date.parse(b.since) - Date.parse(a.since),
+        );
+        const want = ranked.slice(0, cap).map((b) => b.address);
+        const kept = got.items.map((i) => i.block.address);
+        assert.equal(kept.length, want.length);
+        assert.equal(got.leftOut, count - cap);
+        const wanted = new Set(want);
+        assert.ok(
+          kept.every((a) => wanted.has(a)),
+          'the blocks the model keeps',
+        );
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
