@@ -3,16 +3,10 @@
 // and the highest criticality of what it covers: it never blocks an address longer than decided, and the feed
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
-import { type FeedItem, untilOf } from './feed-item.js';
+import { type FeedItem, itemUntil, untilOf } from './feed-item.js';
+import { listOrderSteps } from './list-order.js';
 import { compareNetworks, formatNetwork, type Network, overlaps, wordAt } from './networks.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
-
-interface Range {
-  family: 4 | 6;
-  start: bigint;
-  end: bigint;
-  items: FeedItem[];
-}
 
 const bits = (family: 4 | 6) => (family === 4 ? 32 : 128);
 
@@ -30,13 +24,6 @@ function toBytes(n: bigint, family: 4 | 6): Uint8Array {
     rest >>= 8n;
   }
   return out;
-}
-
-function rangeOf(item: FeedItem): Range {
-  const width = bits(item.network.family);
-  const start = toBigInt(item.network.bytes);
-  const size = 1n << BigInt(width - item.network.prefix);
-  return { family: item.network.family, start, end: start + size - 1n, items: [item] };
 }
 
 /** The fewest CIDRs covering [start, end]: the largest aligned block at each step. */
@@ -57,53 +44,101 @@ function cidrsOf(start: bigint, end: bigint, family: 4 | 6): Network[] {
   return out;
 }
 
+/** cidrsOf for IPv4 in numbers (cutting a wide block around a day's blocks makes thousands of them). */
+function cidrsOf4(start: number, end: number): Network[] {
+  const out: Network[] = [];
+  let at = start;
+  while (at <= end) {
+    // The largest aligned block at `at`: no wider than its lowest set bit, nor than what is left up to `end`.
+    const aligned = at === 0 ? 32 : 31 - Math.clz32((at & -at) >>> 0);
+    const left = end - at + 1;
+    const fits = left >= 2 ** 32 ? 32 : 31 - Math.clz32(left);
+    const size = Math.min(aligned, fits);
+    out.push({
+      family: 4,
+      prefix: 32 - size,
+      bytes: Uint8Array.of(at >>> 24, (at >>> 16) & 255, (at >>> 8) & 255, at & 255),
+    });
+    at += 2 ** size;
+  }
+  return out;
+}
+
 /** Each merged entry's block: the earliest end and the highest criticality of the blocks it covers. */
 function merged(blocks: Block[], address: string): Block {
   const first = blocks.reduce((a, b) => (untilOf(b) < untilOf(a) ? b : a));
   if (blocks.length === 1) return first;
+  let criticality = 0;
+  let records = 0;
+  const sensors = new Set<string>();
+  for (const b of blocks) {
+    criticality = Math.max(criticality, b.criticality);
+    records += b.records;
+    for (const sensor of b.sensors) sensors.add(sensor);
+  }
   return {
     ...first,
     address,
-    criticality: Math.max(...blocks.map((b) => b.criticality)),
-    records: blocks.reduce((n, b) => n + b.records, 0),
-    sensors: [...new Set(blocks.flatMap((b) => b.sensors))].sort(),
+    criticality,
+    records,
+    sensors: [...sensors].sort(),
     reason: `${blocks.length} blocks merged`,
   };
 }
 
 export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
-  const ranges = items
-    .map(rangeOf)
-    .sort((a, b) => a.family - b.family || (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-  const joined: Range[] = [];
-  for (const range of ranges) {
-    const last = joined.at(-1);
-    if (last && last.family === range.family && range.start <= last.end + 1n) {
-      if (range.end > last.end) last.end = range.end;
-      last.items.push(...range.items);
-    } else {
-      joined.push({ ...range, items: [...range.items] });
-    }
-  }
+  return runWhole(aggregateSteps(items));
+}
+
+/**
+ * aggregateItems in steps (steps.ts): the items in address order (list-order.ts), then each run of items that
+ * touch or overlap merged into the fewest CIDRs as the walk leaves it (IPv4 in numbers, IPv6 in BigInts).
+ */
+export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
+  const ordered = yield* listOrderSteps(items);
   const out: FeedItem[] = [];
-  for (const range of joined) {
-    for (const network of cidrsOf(range.start, range.end, range.family)) {
-      const start = toBigInt(network.bytes);
-      const end = start + (1n << BigInt(bits(range.family) - network.prefix)) - 1n;
-      const inside = range.items.filter((item) => {
-        const r = rangeOf(item);
-        return r.end >= start && r.start <= end;
-      });
-      out.push({
-        network,
-        block: merged(
-          inside.map((item) => item.block),
-          formatNetwork(network),
-        ),
-        facts: null,
-      });
+  // The run of items that touch or overlap being walked: ordered[from, to), its family, first and last address.
+  let from = 0;
+  let family: 4 | 6 = 4;
+  let start: number | bigint = 0;
+  let end: number | bigint = -1;
+  const flush = (to: number) => {
+    if (to - from === 1) {
+      // Alone: its own network is the fewest CIDRs (most items of a feed), served as it is.
+      out.push(ordered[from] as FeedItem);
+      return;
     }
+    const parts = cidrsIn(family, start, end);
+    const partSpans = parts.map(spanOfNetwork);
+    const inside: Block[][] = parts.map(() => []);
+    // Each item's block to every part it overlaps (a wide item can reach over several parts).
+    for (let k = from; k < to; k++) {
+      const item = ordered[k] as FeedItem;
+      const span = spanOf(item);
+      for (let p = 0; p < parts.length; p++) {
+        const part = partSpans[p] as Span;
+        if (span.end >= part.start && span.start <= part.end) (inside[p] as Block[]).push(item.block);
+      }
+    }
+    for (let p = 0; p < parts.length; p++) {
+      const network = parts[p] as Network;
+      out.push({ network, block: merged(inside[p] as Block[], formatNetwork(network)), facts: null });
+    }
+  };
+  for (let i = 0; i < ordered.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    const span = spanOf(ordered[i] as FeedItem);
+    if (i > 0 && span.family === family && span.start <= stepBy(end, 1)) {
+      if (span.end > end) end = span.end;
+      continue;
+    }
+    if (i > 0) flush(i);
+    from = i;
+    family = span.family;
+    start = span.start;
+    end = span.end;
   }
+  if (ordered.length > 0) flush(ordered.length);
   return out;
 }
 
@@ -135,9 +170,42 @@ function* nothingNested(items: readonly FeedItem[]): Steps<boolean> {
   return true;
 }
 
+/**
+ * An item's addresses, first and last: numbers for IPv4 (no BigInt for most items), BigInts for IPv6. Compared
+ * only within a family (`<` and `>=` compare a number with a number, a BigInt with a BigInt).
+ */
+interface Span {
+  family: 4 | 6;
+  start: number | bigint;
+  end: number | bigint;
+}
+
+function spanOf(item: FeedItem): Span {
+  return spanOfNetwork(item.network);
+}
+
+function spanOfNetwork(network: Network): Span {
+  const { family, bytes, prefix } = network;
+  if (family === 4) {
+    const start = wordAt(bytes);
+    return { family, start, end: start + 2 ** (32 - prefix) - 1 };
+  }
+  const start = toBigInt(bytes);
+  return { family, start, end: start + (1n << BigInt(128 - prefix)) - 1n };
+}
+
+/** `n` moved by one address, in its own kind of number. */
+const stepBy = (n: number | bigint, by: 1 | -1) => (typeof n === 'bigint' ? n + BigInt(by) : n + by);
+
+/** The fewest CIDRs covering the addresses from `start` to `end` of a family. */
+const cidrsIn = (family: 4 | 6, start: number | bigint, end: number | bigint): Network[] =>
+  family === 4 ? cidrsOf4(start as number, end as number) : cidrsOf(start as bigint, end as bigint, 6);
+
 interface Nested {
-  range: Range;
+  span: Span;
   item: FeedItem;
+  /** When its own block ends (ms). */
+  own: number;
   children: Nested[];
   /** The latest end in this block and the blocks inside it (ms). */
   latest: number;
@@ -155,66 +223,81 @@ export function disjointItems(items: readonly FeedItem[]): readonly FeedItem[] {
 }
 
 /**
- * disjointItems in steps (steps.ts): the check that nothing is nested yields every ITEMS_PER_STEP items; a list
- * with nesting (a block by hand over others) is cut in one step.
+ * disjointItems in steps (steps.ts), every loop over the items yielding every ITEMS_PER_STEP items: a wide block
+ * by hand over a day's blocks makes every render cut (one piece of 100 ms for 100,000 entries before).
  */
 export function* disjointSteps(items: readonly FeedItem[]): Steps<readonly FeedItem[]> {
   if (yield* nothingNested(items)) return items;
-  return cutNested(items);
+  return yield* cutNestedSteps(items);
 }
 
-function cutNested(items: readonly FeedItem[]): FeedItem[] {
-  const order = (a: Range, b: Range) =>
-    a.family - b.family ||
-    (a.start < b.start ? -1 : a.start > b.start ? 1 : 0) ||
-    (a.end > b.end ? -1 : a.end < b.end ? 1 : 0);
-  const ranges = items.map(rangeOf);
+function* cutNestedSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
+  const order = (a: Nested, b: Nested) =>
+    a.span.family - b.span.family ||
+    (a.span.start < b.span.start ? -1 : a.span.start > b.span.start ? 1 : 0) ||
+    (a.span.end > b.span.end ? -1 : a.span.end < b.span.end ? 1 : 0);
+  const nodes: Nested[] = new Array(items.length);
+  let sorted = true;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    const item = items[i] as FeedItem;
+    const own = itemUntil(item);
+    const node: Nested = { span: spanOf(item), item, own, children: [], latest: own };
+    nodes[i] = node;
+    if (i > 0 && order(nodes[i - 1] as Nested, node) > 0) sorted = false;
+  }
   // A feed's items come in address order already (feed-items.ts): sorted again only when they do not.
-  if (ranges.some((range, i) => i > 0 && order(ranges[i - 1] as Range, range) > 0)) ranges.sort(order);
+  if (!sorted) {
+    yield;
+    nodes.sort(order);
+  }
+  // Each node under the nearest open one that holds it; a node leaving the open ones passes its latest end up.
   const roots: Nested[] = [];
   const open: Nested[] = [];
-  for (const range of ranges) {
-    const item = range.items[0] as FeedItem;
-    const node: Nested = { range, item, children: [], latest: 0 };
+  const close = () => {
+    const done = open.pop() as Nested;
+    const parent = open.at(-1);
+    if (parent !== undefined) parent.latest = Math.max(parent.latest, done.latest);
+  };
+  for (let i = 0; i < nodes.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    const node = nodes[i] as Nested;
     while (open.length > 0) {
       const top = open.at(-1) as Nested;
-      if (top.range.family === range.family && top.range.end >= range.start) break;
-      open.pop();
+      if (top.span.family === node.span.family && top.span.end >= node.span.start) break;
+      close();
     }
     (open.at(-1)?.children ?? roots).push(node);
     open.push(node);
   }
-  if (roots.length === ranges.length) return [...items];
-  const latest = (node: Nested): number => {
-    node.latest = untilOf(node.item.block);
-    for (const child of node.children) node.latest = Math.max(node.latest, latest(child));
-    return node.latest;
-  };
+  while (open.length > 0) close();
+  if (roots.length === nodes.length) return [...items];
   const out: FeedItem[] = [];
-  const emit = (node: Nested, covering: Block | null) => {
-    const own = untilOf(node.item.block);
-    const block = covering !== null && untilOf(covering) > own ? covering : node.item.block;
-    const until = untilOf(block);
-    const outlasting = node.children.filter((child) => child.latest > until);
-    if (outlasting.length === 0) {
+  const cut = (family: 4 | 6, from: number | bigint, to: number | bigint, block: Block) => {
+    for (const network of cidrsIn(family, from, to)) out.push({ network, block, facts: null });
+  };
+  // A node's entries: its own, or its parts around the blocks inside it that outlast it (their own entries).
+  // Recursive through those alone (a block inside a wider one that ends no later adds nothing).
+  const emit = (node: Nested, covering: Block | null, coveringUntil: number) => {
+    const outlasted = covering !== null && coveringUntil > node.own;
+    const block = outlasted ? covering : node.item.block;
+    const until = outlasted ? coveringUntil : node.own;
+    if (node.latest <= until) {
       out.push(block === node.item.block ? node.item : { network: node.item.network, block, facts: null });
       return;
     }
-    let at = node.range.start;
-    for (const child of outlasting) {
-      if (child.range.start > at)
-        for (const network of cidrsOf(at, child.range.start - 1n, node.range.family))
-          out.push({ network, block, facts: null });
-      emit(child, block);
-      at = child.range.end + 1n;
+    let at = node.span.start;
+    for (const child of node.children) {
+      if (child.latest <= until) continue;
+      if (child.span.start > at) cut(node.span.family, at, stepBy(child.span.start, -1), block);
+      emit(child, block, until);
+      at = stepBy(child.span.end, 1);
     }
-    if (at <= node.range.end)
-      for (const network of cidrsOf(at, node.range.end, node.range.family))
-        out.push({ network, block, facts: null });
+    if (at <= node.span.end) cut(node.span.family, at, node.span.end, block);
   };
-  for (const root of roots) {
-    latest(root);
-    emit(root, null);
+  for (let i = 0; i < roots.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    emit(roots[i] as Nested, null, 0);
   }
   return out;
 }

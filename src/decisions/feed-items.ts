@@ -1,7 +1,7 @@
 // Which blocks a feed serves now: active, of its address family, not covered by an allow entry, the highest
 // criticality then the newest kept up to its cap; printed in address order (a stable body for the same blocks).
 import type { Block, DecisionsState, FeedEntry } from '../store/decisions.js';
-import { aggregateItems } from './aggregate.js';
+import { aggregateSteps } from './aggregate.js';
 import { allowedBy } from './allowed.js';
 import { type Facts, type FeedItem, factsOf } from './feed-item.js';
 import { listOrderSteps } from './list-order.js';
@@ -29,7 +29,7 @@ export function selectFeedItems(
  * selectFeedItems in steps (steps.ts), yielding every ITEMS_PER_STEP blocks. The blocks are those of the state as
  * the first step finds it: both backends change their state object in place, and a block removed and written
  * again between steps would otherwise be met twice (a Map walk meets a key set again after it as a new one). The
- * cap's choice and the list's order (list-order.ts) are in steps too; the rare `--aggregate` merge is one step.
+ * cap's choice, `--aggregate`'s merge and the list's order (list-order.ts) are in steps too.
  */
 export function* feedItemSteps(
   feed: FeedEntry,
@@ -61,7 +61,7 @@ export function* feedItemSteps(
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
   const kept = cap === null || items.length <= cap ? items : yield* mostPressingSteps(items, cap);
   yield;
-  const served = feed.aggregate ? aggregateItems(kept) : kept;
+  const served = feed.aggregate ? yield* aggregateSteps(kept) : kept;
   yield;
   const listed = yield* listOrderSteps(served);
   return { items: listed, leftOut: items.length - kept.length, validUntil };
