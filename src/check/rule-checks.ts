@@ -4,7 +4,7 @@
 // whose duration blocklist.maxDuration cuts short (the configuration is valid: the cap is what the engine applies),
 // and blocks held near blocklist.maxBlocks, past which the rules block no new address.
 import { type BlocklistConfig, parseBlockDuration } from '../config/blocklist-schema.js';
-import type { DecisionsState } from '../store/decisions.js';
+import { blocksInForce, type DecisionsState } from '../store/decisions.js';
 import type { CheckResult } from './local-checks.js';
 
 export const QUIET_RULE_MS = 7 * 86_400_000;
@@ -30,8 +30,7 @@ export function checkRules(
       );
   }
   // At blocklist.maxBlocks blocks in force the rules block no new address (engine.ts): said before it comes to that.
-  let held = 0;
-  for (const block of state.blocks.values()) if (Date.parse(block.until) > now) held++;
+  const held = blocksInForce(state.blocks.values(), now).count;
   if (held >= blocklist.maxBlocks * FULL_WARNING)
     problems.push(
       `${held} blocks held of blocklist.maxBlocks ${blocklist.maxBlocks}: ${held >= blocklist.maxBlocks ? 'the rules block no new address' : 'at it, the rules block no new address'} until blocks end (raise it, or shorten the rules' durations)`,

@@ -1,6 +1,7 @@
 // What the decisions room (src/decisions/) keeps (DESIGN 15): blocks, allow entries, feeds and the engine's
 // bookkeeping, one entry per key, behind one interface both backends implement (files: a snapshot and a journal
 // of changes, under a lock; NATS: one KV key per entry, so every collector of a cluster serves the same feed).
+import { inWriterForm } from './stored-time.js';
 
 /** One blocked network: the unit an address falls in (IPv4 /32, IPv6 /64 by default). */
 export interface Block {
@@ -202,6 +203,37 @@ export function applyEntry(state: DecisionsState, kind: DecisionKind, key: strin
   state.changed[kind] = ++changes;
   if (value === null || value === undefined || !hasShape(kind, value)) map.delete(key);
   else map.set(key, value);
+}
+
+/**
+ * How many blocks are in force at `at` (epoch ms), and the earliest end among them (Infinity: none), for the
+ * engine's count (metrics ask often: a scrape after each change) and `check`. Ends in the form the collector
+ * writes them, fields in range (stored-time.ts inWriterForm), are compared as text with `at`'s, which orders them
+ * as times: a Date.parse per block made a count of 250,000 blocks take 75-140 ms.
+ */
+export function blocksInForce(blocks: Iterable<Block>, at: number): { count: number; firstEnd: number } {
+  const atText = new Date(at).toISOString();
+  let count = 0;
+  let firstEnd = Number.POSITIVE_INFINITY;
+  /** The earliest end in force among those compared as text. */
+  let first: string | null = null;
+  for (const block of blocks) {
+    const until = block.until;
+    if (inWriterForm(until)) {
+      if (until > atText) {
+        count++;
+        if (first === null || until < first) first = until;
+      }
+      continue;
+    }
+    const ms = Date.parse(until);
+    if (ms > at) {
+      count++;
+      if (ms < firstEnd) firstEnd = ms;
+    }
+  }
+  if (first !== null) firstEnd = Math.min(firstEnd, Date.parse(first));
+  return { count, firstEnd };
 }
 
 /** The state as change list (for copies and the files backend's document). */
