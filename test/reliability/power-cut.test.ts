@@ -138,7 +138,11 @@ async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: 
           });
           // A 200 that arrives even as the cut begins was fsynced before it was sent: it counts.
           if (reply.status === 200) ack(reply);
-          else if (!stop && !failing) throw new Error(`cycle ${cycle}: ${reply.status} ${reply.text}`);
+          else if (!stop && !failing)
+            // What the collector said of it (its log's end): a store failure names its cause there.
+            throw new Error(
+              `cycle ${cycle}: ${reply.status} ${reply.text}\nserve's log:\n${serve.stderr().slice(-4000)}`,
+            );
         } catch (error) {
           if (!stop && !failing) throw error;
         }
