@@ -192,3 +192,38 @@ test('disk full with an injected file layer: floor, byte accounting between stat
   );
   assert.ok(!stored.some((m) => m.startsWith(`inj-${n - 2}-`)), 'the failed batch was not stored');
 });
+
+test('a segment that cannot be opened: 503 for each batch meanwhile, logged once for the burst, then stored again', async (t) => {
+  // Segments of 8 KiB: a few batches in, the log opens its next segment, which fails until `refuse` is cleared.
+  let refuse = false;
+  const s = await startTestServer(t, {
+    overrides: { 'store.segmentMaxBytes': 8192 },
+    fileOps: {
+      ...nodeFileOps,
+      async open(path, flags, mode) {
+        if (refuse && path.endsWith('.ndjson'))
+          throw Object.assign(new Error(`EIO: i/o error, open '${path}'`), { code: 'EIO' });
+        return nodeFileOps.open(path, flags, mode);
+      },
+    },
+  });
+  const key = await s.addSensor('disk');
+  let n = 0;
+  const send = () =>
+    post(s.url, '/generic', batch(`seg-${n++}`, 10), { agent: s.agent, sensor: 'disk', key });
+  assert.equal((await send()).status, 200);
+  refuse = true;
+  const failed = await postUntil(send, (r) => r.status !== 200, 5000);
+  assert.equal(failed.status, 503, failed.text);
+  assert.equal(errorCode(failed), 'UNAVAILABLE');
+  for (let i = 0; i < 4; i++) assert.equal((await send()).status, 503);
+  const lines = s.logs.filter((l) => l.msg === 'opening a segment failed; answered 503');
+  assert.equal(lines.length, 1, 'one line for the burst, not one per batch');
+  assert.match(
+    String((lines[0] as { err?: { message?: string } }).err?.message),
+    /EIO/,
+    'the line names the cause',
+  );
+  refuse = false;
+  assert.equal((await send()).status, 200, 'stores again once the segment opens');
+});

@@ -75,6 +75,9 @@ export class FileRecordLog implements RecordLog {
   private seq = 0;
   private size = 0;
   private failed: Error | null = null;
+  /** logFailure's last line (performance.now()), and the failures since that it did not log. */
+  private failureLoggedAt = Number.NEGATIVE_INFINITY;
+  private failuresUnlogged = 0;
   private closing = false;
   private drained: (() => void) | null = null;
   private syncsInFlight = 0;
@@ -266,6 +269,7 @@ export class FileRecordLog implements RecordLog {
     try {
       await this.ensureSegment(bytes);
     } catch (error) {
+      this.logFailure(error, count, 'opening a segment failed; answered 503');
       this.finish(batch, unavailable(error));
       return;
     }
@@ -282,7 +286,7 @@ export class FileRecordLog implements RecordLog {
         this.finish(batch, unavailable(error));
         return;
       }
-      this.options.logger.error({ err: error, records: count }, 'writing records failed; answered 503');
+      this.logFailure(error, count, 'writing records failed; answered 503');
       this.finish(batch, unavailable(error));
       return;
     }
@@ -319,6 +323,22 @@ export class FileRecordLog implements RecordLog {
       this.finish(batch, null);
     }
     this.checkDrained();
+  }
+
+  /**
+   * A batch answered 503 for an I/O error, logged with its cause: the first at once, then at most one line every
+   * FAILURE_LOG_MS saying how many more there were (a disk gone bad fails every batch).
+   */
+  private logFailure(error: unknown, records: number, message: string): void {
+    const now = performance.now();
+    if (now - this.failureLoggedAt < FAILURE_LOG_MS) {
+      this.failuresUnlogged += 1;
+      return;
+    }
+    this.failureLoggedAt = now;
+    const suppressed = this.failuresUnlogged;
+    this.failuresUnlogged = 0;
+    this.options.logger.error({ err: error, records, ...(suppressed > 0 ? { suppressed } : {}) }, message);
   }
 
   private finish(batch: Pending[], error: Error | null): void {
@@ -407,6 +427,9 @@ export class FileRecordLog implements RecordLog {
 }
 
 const retryAfter = { 'Retry-After': '1' };
+
+/** At most one line per this long for batches that failed to be written (logFailure). */
+const FAILURE_LOG_MS = 10_000;
 
 function unavailable(cause: unknown): ThreatcolError {
   if (cause instanceof ThreatcolError) return cause;
