@@ -64,25 +64,52 @@ function cidrsOf4(start: number, end: number): Network[] {
   return out;
 }
 
-/** Each merged entry's block: the earliest end and the highest criticality of the blocks it covers. */
-function merged(blocks: Block[], address: string): Block {
-  const first = blocks.reduce((a, b) => (untilOf(b) < untilOf(a) ? b : a));
-  if (blocks.length === 1) return first;
-  let criticality = 0;
-  let records = 0;
-  const sensors = new Set<string>();
-  for (const b of blocks) {
-    criticality = Math.max(criticality, b.criticality);
-    records += b.records;
-    for (const sensor of b.sensors) sensors.add(sensor);
+/**
+ * A merged entry's block being made: the earliest end (the first met of those ending then), the highest
+ * criticality, the records and sensors of the blocks it covers, folded in one at a time (a run of 100,000 blocks
+ * is no array of them, nor one step).
+ */
+interface Merging {
+  first: Block | null;
+  firstUntil: number;
+  count: number;
+  criticality: number;
+  records: number;
+  sensors: Set<string>;
+}
+
+const merging = (): Merging => ({
+  first: null,
+  firstUntil: Number.POSITIVE_INFINITY,
+  count: 0,
+  criticality: 0,
+  records: 0,
+  sensors: new Set(),
+});
+
+function fold(m: Merging, block: Block): void {
+  const until = untilOf(block);
+  if (m.first === null || until < m.firstUntil) {
+    m.first = block;
+    m.firstUntil = until;
   }
+  m.count++;
+  m.criticality = Math.max(m.criticality, block.criticality);
+  m.records += block.records;
+  for (const sensor of block.sensors) m.sensors.add(sensor);
+}
+
+/** The entry's block: a block alone as it is, else the earliest to end with the others' facts added. */
+function merged(m: Merging, address: string): Block {
+  const first = m.first as Block;
+  if (m.count === 1) return first;
   return {
     ...first,
     address,
-    criticality,
-    records,
-    sensors: [...sensors].sort(),
-    reason: `${blocks.length} blocks merged`,
+    criticality: m.criticality,
+    records: m.records,
+    sensors: [...m.sensors].sort(),
+    reason: `${m.count} blocks merged`,
   };
 }
 
@@ -102,7 +129,7 @@ export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
   let family: 4 | 6 = 4;
   let start: number | bigint = 0;
   let end: number | bigint = -1;
-  const flush = (to: number) => {
+  function* flush(to: number): Steps<void> {
     if (to - from === 1) {
       // Alone: its own network is the fewest CIDRs (most items of a feed), served as it is.
       out.push(ordered[from] as FeedItem);
@@ -110,21 +137,23 @@ export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
     }
     const parts = cidrsIn(family, start, end);
     const partSpans = parts.map(spanOfNetwork);
-    const inside: Block[][] = parts.map(() => []);
-    // Each item's block to every part it overlaps (a wide item can reach over several parts).
+    const inside = parts.map(merging);
+    // Each item's block into every part it overlaps (a wide item can reach over several parts).
     for (let k = from; k < to; k++) {
+      if (k > from && (k - from) % ITEMS_PER_STEP === 0) yield;
       const item = ordered[k] as FeedItem;
       const span = spanOf(item);
       for (let p = 0; p < parts.length; p++) {
         const part = partSpans[p] as Span;
-        if (span.end >= part.start && span.start <= part.end) (inside[p] as Block[]).push(item.block);
+        if (span.end >= part.start && span.start <= part.end) fold(inside[p] as Merging, item.block);
       }
     }
     for (let p = 0; p < parts.length; p++) {
       const network = parts[p] as Network;
-      out.push({ network, block: merged(inside[p] as Block[], formatNetwork(network)), facts: null });
+      out.push({ network, block: merged(inside[p] as Merging, formatNetwork(network)), facts: null });
     }
-  };
+  }
+
   for (let i = 0; i < ordered.length; i++) {
     if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
     const span = spanOf(ordered[i] as FeedItem);
@@ -132,13 +161,13 @@ export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
       if (span.end > end) end = span.end;
       continue;
     }
-    if (i > 0) flush(i);
+    if (i > 0) yield* flush(i);
     from = i;
     family = span.family;
     start = span.start;
     end = span.end;
   }
-  if (ordered.length > 0) flush(ordered.length);
+  if (ordered.length > 0) yield* flush(ordered.length);
   return out;
 }
 
@@ -277,8 +306,11 @@ function* cutNestedSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
     for (const network of cidrsIn(family, from, to)) out.push({ network, block, facts: null });
   };
   // A node's entries: its own, or its parts around the blocks inside it that outlast it (their own entries).
-  // Recursive through those alone (a block inside a wider one that ends no later adds nothing).
-  const emit = (node: Nested, covering: Block | null, coveringUntil: number) => {
+  // Recursive through those alone (a block inside a wider one that ends no later adds nothing); a step every
+  // ITEMS_PER_STEP blocks met, inside a wide block too (a /8 by hand over a day's blocks holds thousands).
+  let met = 0;
+  function* emit(node: Nested, covering: Block | null, coveringUntil: number): Steps<void> {
+    if (++met % ITEMS_PER_STEP === 0) yield;
     const outlasted = covering !== null && coveringUntil > node.own;
     const block = outlasted ? covering : node.item.block;
     const until = outlasted ? coveringUntil : node.own;
@@ -290,14 +322,15 @@ function* cutNestedSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
     for (const child of node.children) {
       if (child.latest <= until) continue;
       if (child.span.start > at) cut(node.span.family, at, stepBy(child.span.start, -1), block);
-      emit(child, block, until);
+      if (child.children.length === 0) {
+        // A block inside nothing else that outlasts this one: its own entry (most of a wide block's).
+        if (++met % ITEMS_PER_STEP === 0) yield;
+        out.push(child.item);
+      } else yield* emit(child, block, until);
       at = stepBy(child.span.end, 1);
     }
     if (at <= node.span.end) cut(node.span.family, at, node.span.end, block);
-  };
-  for (let i = 0; i < roots.length; i++) {
-    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
-    emit(roots[i] as Nested, null, 0);
   }
+  for (const root of roots) yield* emit(root, null, 0);
   return out;
 }

@@ -18,8 +18,14 @@ const PREFIX = 0;
 const FAMILY = 1;
 const WORD = 2;
 
-/** `items` in list order (a new array), in steps. */
-export function* listOrderSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
+/**
+ * Fewer items than this are sorted by comparing them, in one step: each radix pass clears and sums its 65,536
+ * counts, about 0.7 ms for ten passes whatever the items.
+ */
+const RADIX_FROM = 2048;
+
+/** `items` in list order (a new array), in steps. `radixFrom`: see RADIX_FROM (tests take both ways). */
+export function* listOrderSteps(items: readonly FeedItem[], radixFrom = RADIX_FROM): Steps<FeedItem[]> {
   const n = items.length;
   // Each item's address as four words (an IPv4 address its first, the rest 0), its prefix, and its family.
   const words = new Uint32Array(n * 4);
@@ -43,6 +49,19 @@ export function* listOrderSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
   }
   let order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
+  if (n < radixFrom) {
+    order.sort(
+      (a, b) =>
+        (families[a] as number) - (families[b] as number) ||
+        (words[a * 4] as number) - (words[b * 4] as number) ||
+        (words[a * 4 + 1] as number) - (words[b * 4 + 1] as number) ||
+        (words[a * 4 + 2] as number) - (words[b * 4 + 2] as number) ||
+        (words[a * 4 + 3] as number) - (words[b * 4 + 3] as number) ||
+        (prefixes[a] as number) - (prefixes[b] as number) ||
+        a - b,
+    );
+    return Array.from(order, (i) => items[i] as FeedItem);
+  }
   let spare = new Uint32Array(n);
   const digits = new Uint16Array(n);
   const counts = new Uint32Array(RADIX);

@@ -262,7 +262,10 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
         isString(v.reason) &&
         isIso(v.since) &&
         isIso(v.until) &&
+        // 0-4 as a record's (a feed's cap ranks blocks by it).
         Number.isInteger(v.criticality) &&
+        (v.criticality as number) >= 0 &&
+        (v.criticality as number) <= 4 &&
         Number.isInteger(v.records) &&
         Array.isArray(v.sensors) &&
         v.sensors.every(isString) &&

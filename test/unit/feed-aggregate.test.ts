@@ -2,9 +2,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { aggregateItems, disjointItems } from '../../src/decisions/aggregate.js';
+import {
+  aggregateItems,
+  aggregateSteps,
+  disjointItems,
+  disjointSteps,
+} from '../../src/decisions/aggregate.js';
 import { type FeedItem, feedItemOf } from '../../src/decisions/feed-item.js';
 import { formatNetwork, parseNetwork } from '../../src/decisions/networks.js';
+import { ITEMS_PER_STEP } from '../../src/decisions/steps.js';
 
 function item(address: string, until = '2026-01-02T00:00:00.000Z', criticality = 2): FeedItem {
   return feedItemOf({
@@ -268,4 +274,50 @@ test('disjoint: cut at either end of the IPv4 space, into the widest aligned par
       return `${at >>> 24}.${(at >>> 16) & 255}.${(at >>> 8) & 255}.${at & 255}/${32 - k}`;
     }),
   ]);
+});
+
+/**
+ * The most items' networks `steps` read between two of its yields (each read counted by a getter): how much of a
+ * render one step of it is, whatever the feed's shape.
+ */
+function mostReadInOneStep(make: (items: FeedItem[]) => Generator, items: FeedItem[]): number {
+  let reads = 0;
+  const counted = items.map((i) => {
+    const network = i.network;
+    return {
+      block: i.block,
+      facts: i.facts,
+      get network() {
+        reads++;
+        return network;
+      },
+    };
+  });
+  const steps = make(counted);
+  let most = 0;
+  for (;;) {
+    reads = 0;
+    const step = steps.next();
+    most = Math.max(most, reads);
+    if (step.done) return most;
+  }
+}
+
+test('disjoint and aggregate in steps: a wide block over many, or one long run, is not one step', () => {
+  const count = 5 * ITEMS_PER_STEP;
+  const at = (i: number) => `198.${18 + (i >> 16)}.${(i >> 8) & 0xff}.${i & 0xff}/32`;
+  // A /15 by hand, ending before every /32 inside it (each outlasts it: the /15 is cut around each one).
+  const inside = Array.from({ length: count }, (_, i) => item(at(i), '2026-01-01T09:00:00.000Z'));
+  const wide = [item('198.18.0.0/15', '2026-01-01T05:00:00.000Z'), ...inside];
+  const cut = mostReadInOneStep((items) => disjointSteps(items), wide);
+  assert.ok(cut <= 3 * ITEMS_PER_STEP, `the cut read ${cut} networks in one step`);
+  // The cut's entries are made without reading a network again: its three walks over the blocks (their spans,
+  // their nesting, their entries) yield a step's worth of blocks at a time each.
+  let yields = 0;
+  const steps = disjointSteps(wide);
+  while (!steps.next().done) yields++;
+  assert.ok(yields >= 3 * (count / ITEMS_PER_STEP) - 1, `${yields} steps`);
+  // One run of neighbours, merged into a few CIDRs.
+  const merge = mostReadInOneStep((items) => aggregateSteps(items), inside);
+  assert.ok(merge <= 3 * ITEMS_PER_STEP, `the merge read ${merge} networks in one step`);
 });

@@ -222,3 +222,15 @@ test('feed cap (property): the highest criticality, then the newest, the first m
     { numRuns: 60 },
   );
 });
+
+test('a block whose criticality is not 0-4 (a damaged store) is not held, so no cap counts it', () => {
+  const state = emptyDecisions();
+  for (const [i, criticality] of [32, -1, 0, 0, 4.5].entries()) {
+    const address = `198.51.100.${i}/32`;
+    applyEntry(state, 'block', address, { ...activeBlock(address), criticality });
+  }
+  assert.deepEqual([...state.blocks.keys()], ['198.51.100.2/32', '198.51.100.3/32']);
+  const got = selectFeedItems({ ...PLAIN, maxEntries: 1 }, state, [], NOW);
+  assert.equal(got.items.length, 1);
+  assert.equal(got.leftOut, 1);
+});

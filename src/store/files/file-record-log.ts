@@ -31,6 +31,8 @@ export interface FileRecordLogOptions {
   workerId?: number | null;
   /** After each batch is durable: its record count and its fdatasync time (metrics). */
   onBatchSynced?: (records: number, seconds: number) => void;
+  /** At most one line per this long for batches that failed to be written, by kind (default 10 s; tests). */
+  failureLogIntervalMs?: number;
 }
 
 interface Pending {
@@ -75,9 +77,12 @@ export class FileRecordLog implements RecordLog {
   private seq = 0;
   private size = 0;
   private failed: Error | null = null;
-  /** logFailure's last line (performance.now()), and the failures since that it did not log. */
-  private failureLoggedAt = Number.NEGATIVE_INFINITY;
-  private failuresUnlogged = 0;
+  /** logFailure's lines by message: when the last was written, the failures since it did not log, and the timer
+   * that writes their count. */
+  private readonly failureLogs = new Map<
+    string,
+    { at: number; unlogged: number; last: unknown; timer: ReturnType<typeof setTimeout> | null }
+  >();
   private closing = false;
   private drained: (() => void) | null = null;
   private syncsInFlight = 0;
@@ -326,19 +331,38 @@ export class FileRecordLog implements RecordLog {
   }
 
   /**
-   * A batch answered 503 for an I/O error, logged with its cause: the first at once, then at most one line every
-   * FAILURE_LOG_MS saying how many more there were (a disk gone bad fails every batch).
+   * A batch answered 503 for an I/O error, logged with its cause: the first of each kind at once, then at most
+   * one line of it every FAILURE_LOG_MS, the last saying how many there were since (a disk gone bad fails every
+   * batch).
    */
   private logFailure(error: unknown, records: number, message: string): void {
     const now = performance.now();
-    if (now - this.failureLoggedAt < FAILURE_LOG_MS) {
-      this.failuresUnlogged += 1;
+    let kind = this.failureLogs.get(message);
+    if (kind === undefined) {
+      kind = { at: Number.NEGATIVE_INFINITY, unlogged: 0, last: null, timer: null };
+      this.failureLogs.set(message, kind);
+    }
+    const interval = this.options.failureLogIntervalMs ?? FAILURE_LOG_MS;
+    if (now - kind.at >= interval) {
+      kind.at = now;
+      this.options.logger.error({ err: error, records }, message);
       return;
     }
-    this.failureLoggedAt = now;
-    const suppressed = this.failuresUnlogged;
-    this.failuresUnlogged = 0;
-    this.options.logger.error({ err: error, records, ...(suppressed > 0 ? { suppressed } : {}) }, message);
+    kind.unlogged += 1;
+    kind.last = error;
+    if (kind.timer !== null) return;
+    const pending = kind;
+    const summary = () => {
+      pending.timer = null;
+      pending.at = performance.now();
+      this.options.logger.error(
+        { err: pending.last, suppressed: pending.unlogged },
+        `${message} (${pending.unlogged} more)`,
+      );
+      pending.unlogged = 0;
+    };
+    pending.timer = setTimeout(summary, interval - (now - kind.at));
+    pending.timer.unref();
   }
 
   private finish(batch: Pending[], error: Error | null): void {
