@@ -1,5 +1,6 @@
 // Realistic random records for `threatcol send --sample`: documentation-range and private addresses, common
 // ports, PAN-OS style threat names `Name(12345)`, firewall time in `YYYY/MM/DD HH:MM:SS` and a severity.
+import { SEVERITY_LABELS, type SeverityLabel } from '../records/criticality.js';
 
 export type Endpoint = 'firewall' | 'generic';
 
@@ -83,7 +84,7 @@ export function sampleGenericRecord(): Record<string, unknown> {
     destination_port: port,
     protocol: proto.toUpperCase(),
     threat: name,
-    criticality: ['informational', 'low', 'medium', 'high', 'critical'].indexOf(severity),
+    criticality: SEVERITY_LABELS.indexOf(severity as SeverityLabel),
   };
 }
 

@@ -1,5 +1,6 @@
 // Realistic random threat messages per syslog format for `threatcol send syslog --sample`, each a whole syslog
 // message (header included) as the sender would write it, built from the same threats as the HTTPS samples.
+import { SEVERITY_LABELS, type SeverityLabel } from '../records/criticality.js';
 import { sampleFirewallRecord } from './sample-records.js';
 
 export const SYSLOG_SAMPLE_FORMATS = ['panos', 'cef', 'fortinet', 'suricata'] as const;
@@ -16,8 +17,6 @@ interface Threat {
   severity: string;
   at: Date;
 }
-
-const SEVERITIES = ['informational', 'low', 'medium', 'high', 'critical'];
 
 function threat(now: number): Threat {
   const r = sampleFirewallRecord(now);
@@ -68,7 +67,7 @@ function panos(t: Threat): string {
 }
 
 function cef(t: Threat): string {
-  const severity = [0, 3, 5, 8, 10][SEVERITIES.indexOf(t.severity)] ?? 5;
+  const severity = [0, 3, 5, 8, 10][SEVERITY_LABELS.indexOf(t.severity as SeverityLabel)] ?? 5;
   const name = t.name.replace(/[\\|]/g, (c) => `\\${c}`);
   return `${header5424(134, t.at, 'ngfw', '-')} CEF:0|Palo Alto Networks|PAN-OS|11.1|${t.id}|${name}|${severity}|src=${t.src} dst=${t.dst} spt=${t.sport} dpt=${t.dport} proto=${t.proto.toUpperCase()} rt=${t.at.getTime()} cat=threat`;
 }
@@ -80,7 +79,7 @@ function fortinet(t: Threat): string {
 }
 
 function suricata(t: Threat): string {
-  const severity = 4 - Math.min(3, SEVERITIES.indexOf(t.severity));
+  const severity = 4 - Math.min(3, SEVERITY_LABELS.indexOf(t.severity as SeverityLabel));
   const eve = {
     timestamp: t.at.toISOString().replace('Z', '+0000'),
     event_type: 'alert',

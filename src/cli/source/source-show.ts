@@ -2,6 +2,7 @@
 // hit, its country and network, and whether it is blocked or allowed (store/source-summary.ts sums it).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import { SEVERITY_LABELS } from '../../records/criticality.js';
 import type { SourceAllow, SourceSummary } from '../../store/source-summary.js';
 import { boundedNote, readStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, parentCommand } from '../common-options.js';
@@ -13,8 +14,6 @@ interface ShowOptions extends CommonOptions {
   since: string;
   json?: boolean;
 }
-
-const CRITICALITY = ['info', 'low', 'medium', 'high', 'critical'];
 
 export function registerSourceShow(
   parent: Command,
@@ -85,7 +84,7 @@ function describe(
   else {
     lines.push(
       `  Seen:        ${s.first_seen} .. ${s.last_seen} (window from ${s.since})`,
-      `  Records:     ${s.records} (${CRITICALITY.map((name, i) => `${name} ${s.criticality[i]}`).join(', ')})`,
+      `  Records:     ${s.records} (${SEVERITY_LABELS.map((name, i) => `${name} ${s.criticality[i]}`).join(', ')})`,
       `  Sensors:     ${s.sensors.join(', ')}`,
       `  Targets:     ${s.targets} address${s.targets === 1 ? '' : 'es'}${list(s.top_targets.map((t) => `${t.address} ×${t.count}`))}`,
       `  Ports:       ${s.ports}${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`,
