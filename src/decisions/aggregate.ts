@@ -119,7 +119,8 @@ export function aggregateItems(items: readonly FeedItem[]): FeedItem[] {
 
 /**
  * aggregateItems in steps (steps.ts): the items in address order (list-order.ts), then each run of items that
- * touch or overlap merged into the fewest CIDRs as the walk leaves it (IPv4 in numbers, IPv6 in BigInts).
+ * touch or overlap merged into the fewest CIDRs as the walk leaves it (IPv4 in numbers, IPv6 in BigInts). The
+ * entries come out in a feed's list order: runs in address order, apart from each other, their parts in order.
  */
 export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
   const ordered = yield* listOrderSteps(items);

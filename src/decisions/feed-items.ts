@@ -61,9 +61,8 @@ export function* feedItemSteps(
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
   const kept = cap === null || items.length <= cap ? items : yield* mostPressingSteps(items, cap);
   yield;
-  const served = feed.aggregate ? yield* aggregateSteps(kept) : kept;
-  yield;
-  const listed = yield* listOrderSteps(served);
+  // `--aggregate`'s merge sorts the blocks itself and makes its entries in list order: not sorted twice.
+  const listed = feed.aggregate ? yield* aggregateSteps(kept) : yield* listOrderSteps(kept);
   return { items: listed, leftOut: items.length - kept.length, validUntil };
 }
 

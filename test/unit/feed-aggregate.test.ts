@@ -9,8 +9,9 @@ import {
   disjointSteps,
 } from '../../src/decisions/aggregate.js';
 import { type FeedItem, feedItemOf } from '../../src/decisions/feed-item.js';
+import { listOrderSteps } from '../../src/decisions/list-order.js';
 import { formatNetwork, parseNetwork } from '../../src/decisions/networks.js';
-import { ITEMS_PER_STEP } from '../../src/decisions/steps.js';
+import { ITEMS_PER_STEP, runWhole } from '../../src/decisions/steps.js';
 
 function item(address: string, until = '2026-01-02T00:00:00.000Z', criticality = 2): FeedItem {
   return feedItemOf({
@@ -65,6 +66,8 @@ test('aggregate (property): the same addresses are covered, and no two entries o
           return item(formatNetwork(n));
         });
         const out = aggregateItems(items);
+        // In a feed's list order already (feed-items.ts does not sort an aggregated feed again).
+        assert.deepEqual(out, runWhole(listOrderSteps(out)));
         const covers = (list: FeedItem[], last: number) =>
           list.some((i) => {
             const start = i.network.bytes.at(-1) as number;
