@@ -382,7 +382,6 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const maxMs = maxDurationMs;
     let durationMs = rule.durationMs;
     let offence: OffenceEntry | null = null;
-    let atText: string | null = null;
     if (!active && !growing.has(unit) && full()) {
       // Full: no new address is blocked until blocks end (each held one is extended as before). A flood of
       // records from ever new sources (spoofed, or a sensor's mistake) would otherwise grow the blocks, their
@@ -391,14 +390,33 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       fullUnlogged++;
       return;
     }
+    let since: string | null = null;
     if (!active) {
+      // A record received while a block by hand was in force made nothing then, nor does it when read again.
+      if (existing !== null && existing.rule === 'manual' && at < existingUntil) return;
       const before =
         (changes.get(`offence ${unit}`)?.value as OffenceEntry | null | undefined) ??
         current('offence', unit);
-      const repeats = before && at - timeMs(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
-      durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
-      atText = isoText(at);
-      offence = { address: unit, blocks: repeats + 1, last: atText };
+      // When the address's last block ended: its entry says until the clean-up removes it, its offence after.
+      const lastUntil =
+        existing !== null
+          ? existingUntil
+          : before?.until !== undefined
+            ? timeMs(before.until)
+            : Number.NEGATIVE_INFINITY;
+      if (before !== null && at < lastUntil) {
+        // Received while that block was in force, read again (a restart, or a collector taking the engine over,
+        // reads the rules' windows again) or read late: it extended that block then, at that block's multiple,
+        // and is no new offence. Its end is then mostly past (nothing to do, below); a record read so late that
+        // it is not goes on with that block, as its first reading would have.
+        durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** Math.max(0, before.blocks - 1));
+        since = existing?.since ?? before.last;
+      } else {
+        const repeats = before && at - timeMs(before.last) < REPEAT_WINDOW_MS ? before.blocks : 0;
+        durationMs = Math.min(maxMs, rule.durationMs * config.repeatFactor ** repeats);
+        since = isoText(at);
+        offence = { address: unit, blocks: repeats + 1, last: since };
+      }
     } else {
       // An active block keeps the multiple it was made with (its offence counts the blocks so far).
       let made =
@@ -426,11 +444,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const sensors = active ? withSensors(existing.sensors, met.sensors) : met.sensors;
     const step = Math.min(EXTEND_STEP_MS, durationMs / 100);
     if (active && until - existingUntil < step && sensors === existing.sensors) return;
+    // An active block keeps the rule and reason that set its end, unless this rule makes it end later.
+    const later = !active || at + durationMs > existingUntil;
     const block: Block = {
       address: unit,
-      rule: rule.name,
-      reason: rule.reason,
-      since: active ? existing.since : (atText ?? isoText(at)),
+      rule: later ? rule.name : existing.rule,
+      reason: later ? rule.reason : existing.reason,
+      since: active ? existing.since : (since ?? isoText(at)),
       until: isoText(until),
       criticality: Math.max(met.criticality, active ? existing.criticality : 0),
       records: active ? Math.max(met.records, existing.records) : met.records,
@@ -627,9 +647,20 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     // What this engine wrote and the decisions delivered may not show yet (NATS): their older values (an ended
     // block of an address blocked again, its old offence) are not what the store holds now.
     const mine = (kind: 'block' | 'offence', key: string) => own.has(`${kind} ${key}`) || growing.has(key);
-    for (const [key, block] of state.blocks)
-      if (Date.parse(block.until) <= at && !mine('block', key))
-        changes.push({ kind: 'block', key, value: null });
+    for (const [key, block] of state.blocks) {
+      if (Date.parse(block.until) > at || mine('block', key)) continue;
+      // The block's end stays in its offence (written first: a cut write leaves both): records received before
+      // it, read again after a restart, make no new block (decide).
+      const offence = state.offences.get(key);
+      if (
+        offence !== undefined &&
+        offence.until !== block.until &&
+        !mine('offence', key) &&
+        at - Date.parse(offence.last) <= REPEAT_WINDOW_MS
+      )
+        changes.push({ kind: 'offence', key, value: { ...offence, until: block.until } });
+      changes.push({ kind: 'block', key, value: null });
+    }
     for (const [key, offence] of state.offences) {
       // A block in force keeps its offence, however long ago it was made (extended for over 30 days): without
       // it, its next extension would be taken for a block whose offence a cut write lost, and made again.

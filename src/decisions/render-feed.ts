@@ -100,7 +100,9 @@ function secondsLeft(item: FeedItem, now: number): number {
  */
 function* renderNftables(items: readonly FeedItem[], now: number): Steps<string> {
   const disjoint = yield* disjointSteps(items);
-  const element = (i: FeedItem) => `${entryOf(i)} timeout ${secondsLeft(i, now)}s`;
+  // In days, hours, minutes and seconds: nft refuses a number of seconds over 99,999,999 (1,157 days) as too
+  // large, and a block may last up to 10 years.
+  const element = (i: FeedItem) => `${entryOf(i)} timeout ${timeText(secondsLeft(i, now))}`;
   const separator = ',\n      ';
   const v4 = yield* joinInSteps(disjoint, element, separator, (i) => i.network.family === 4);
   const v6 = yield* joinInSteps(disjoint, element, separator, (i) => i.network.family === 6);
@@ -133,8 +135,8 @@ function* renderNftables(items: readonly FeedItem[], now: number): Steps<string>
   ].join('\n')}\n`;
 }
 
-/** RouterOS `1d2h3m4s`. */
-function routerOsTime(seconds: number): string {
+/** `1d2h3m4s`, as both RouterOS and nft write a time. */
+function timeText(seconds: number): string {
   const d = Math.floor(seconds / 86_400);
   const h = Math.floor((seconds % 86_400) / 3600);
   const m = Math.floor((seconds % 3600) / 60);
@@ -156,7 +158,7 @@ function* renderMikrotik(items: readonly FeedItem[], now: number): Steps<string>
     const adds = yield* joinInSteps(
       items,
       (item) =>
-        `${path} add list=threatcol-new address=${entryOf(item)} timeout=${routerOsTime(secondsLeft(item, now))}`,
+        `${path} add list=threatcol-new address=${entryOf(item)} timeout=${timeText(secondsLeft(item, now))}`,
       '\n',
       (item) => item.network.family === family,
     );

@@ -64,6 +64,12 @@ export interface OffenceEntry {
   address: string;
   blocks: number;
   last: string;
+  /**
+   * When its last block ended, written by the clean-up as it removes the ended block (absent while the block is
+   * in store, and in entries written before it was kept): a record received before it was read while that block
+   * was in force, and makes no new block when read again (decisions/engine.ts, decide).
+   */
+  until?: string;
 }
 
 /** A feed's last fetch (written at most once a minute per collector, and when its status changes). */
@@ -293,7 +299,12 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
     case 'cleared':
       return isString(v.address) && isIso(v.at);
     case 'offence':
-      return isString(v.address) && Number.isInteger(v.blocks) && isIso(v.last);
+      return (
+        isString(v.address) &&
+        Number.isInteger(v.blocks) &&
+        isIso(v.last) &&
+        (v.until === undefined || isIso(v.until))
+      );
     case 'fetch':
       return isString(v.feed) && isIso(v.at) && isString(v.address) && Number.isInteger(v.status);
     case 'rule':

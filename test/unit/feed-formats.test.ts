@@ -40,6 +40,8 @@ const ITEMS = [
   item('198.51.100.0/24', 90_061),
   item('2001:db8:aa:bb::/64', 59.2),
 ];
+/** A block by hand for the longest `--for` (10 years): nft refuses its seconds as one number. */
+const TEN_YEARS = item('203.0.113.9/32', 3650 * 86_400, { rule: 'manual', who: 'alice' });
 
 test('plain, paloalto and fortinet: one address (or CIDR for a wider block) per line, nothing else', () => {
   for (const format of ['plain', 'paloalto', 'fortinet'] as const) {
@@ -81,9 +83,12 @@ test('mikrotik: a temporary list per family filled with timeouts, then swapped i
 });
 
 test('nftables: the table made again with both sets (each block with its remaining time) and drop rules', (t) => {
-  const text = renderFeed('nftables', ITEMS, NOW);
-  assert.match(text, /elements = \{ 192\.0\.2\.7 timeout 3600s,\n\s+198\.51\.100\.0\/24 timeout 90061s \}/);
-  assert.match(text, /elements = \{ 2001:db8:aa:bb::\/64 timeout 60s \}/);
+  const text = renderFeed('nftables', [...ITEMS, TEN_YEARS], NOW);
+  assert.match(
+    text,
+    /elements = \{ 192\.0\.2\.7 timeout 1h,\n\s+198\.51\.100\.0\/24 timeout 1d1h1m1s,\n\s+203\.0\.113\.9 timeout 3650d \}/,
+  );
+  assert.match(text, /elements = \{ 2001:db8:aa:bb::\/64 timeout 1m \}/);
   const empty = renderFeed('nftables', [], NOW);
   assert.doesNotMatch(empty, /elements/);
   if (nftCheckUnavailable) {
@@ -111,6 +116,7 @@ test('nftables: the table made again with both sets (each block with its remaini
   assert.equal(applied.status, 0, applied.stderr);
   assert.match(applied.stdout, /192\.0\.2\.7 timeout 1h/);
   assert.match(applied.stdout, /198\.51\.100\.0\/24 timeout 1d1h1m1s/);
+  assert.match(applied.stdout, /203\.0\.113\.9 timeout 3650d/);
 });
 
 test('nftables: nested blocks (a /24 by hand over an address a rule blocked) become disjoint elements nft accepts, each address with its longest time', (t) => {
@@ -128,10 +134,8 @@ test('nftables: nested blocks (a /24 by hand over an address a rule blocked) bec
       .split(/,\s*/)
       .map((e) => e.trim());
   const four = elements('blocked4');
-  assert.ok(four.includes('198.51.100.7 timeout 86400s'), four.join('\n'));
-  assert.ok(
-    four.includes('198.51.100.0/30 timeout 7200s') && four.includes('198.51.100.128/25 timeout 7200s'),
-  );
+  assert.ok(four.includes('198.51.100.7 timeout 1d'), four.join('\n'));
+  assert.ok(four.includes('198.51.100.0/30 timeout 2h') && four.includes('198.51.100.128/25 timeout 2h'));
   assert.ok(!four.some((e) => e.startsWith('198.51.100.0/24') || e.startsWith('198.51.100.9 ')));
   // Every address of the /24 once: 256 in all.
   const size = (e: string) => 2 ** (32 - Number(/\/(\d+)/.exec(e)?.[1] ?? 32));
@@ -140,9 +144,9 @@ test('nftables: nested blocks (a /24 by hand over an address a rule blocked) bec
     256,
   );
   const six = elements('blocked6');
-  assert.ok(six.includes('2001:db8:0:2::/64 timeout 7200s'), six.join('\n'));
+  assert.ok(six.includes('2001:db8:0:2::/64 timeout 2h'), six.join('\n'));
   // The /48 cut around the /64 that outlasts it; the shorter /64 inside it is covered by 2001:db8::/63.
-  assert.ok(six.includes('2001:db8::/63 timeout 3600s') && six.includes('2001:db8:0:3::/64 timeout 3600s'));
+  assert.ok(six.includes('2001:db8::/63 timeout 1h') && six.includes('2001:db8:0:3::/64 timeout 1h'));
   const size6 = (e: string) => 2 ** (64 - Number(/\/(\d+)/.exec(e)?.[1] ?? 64));
   assert.equal(
     six.reduce((n, e) => n + size6(e), 0),
