@@ -41,7 +41,7 @@ function isNat64(b: Uint8Array): boolean {
 }
 
 /** Private, loopback, link-local, unique-local, shared, multicast, unspecified, broadcast (DESIGN 15). */
-const NEVER_BY_DEFAULT = [
+const NEVER_BY_DEFAULT_V4 = [
   '0.0.0.0/8',
   '10.0.0.0/8',
   '100.64.0.0/10',
@@ -51,18 +51,29 @@ const NEVER_BY_DEFAULT = [
   '192.168.0.0/16',
   '224.0.0.0/4',
   '255.255.255.255/32',
-  '::/128',
-  '::1/128',
-  'fc00::/7',
-  'fe80::/10',
-  'ff00::/8',
 ].map((text) => parseNetwork(text) as Network);
+
+/** The NAT64 address (64:ff9b::/96) of each IPv4 network: a translator's name for the same hosts. */
+const NAT64_PREFIX = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+const nat64Of = (n: Network): Network => ({
+  family: 6,
+  prefix: 96 + n.prefix,
+  bytes: Uint8Array.from([...NAT64_PREFIX, ...n.bytes]),
+});
+
+const NEVER_BY_DEFAULT = [
+  ...NEVER_BY_DEFAULT_V4,
+  ...['::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'].map((text) => parseNetwork(text) as Network),
+  // RFC 6052 forbids a non-global IPv4 address in the well-known prefix; a record naming one is as private.
+  ...NEVER_BY_DEFAULT_V4.map(nat64Of),
+];
 
 /** Whether a network lies in (or covers) a range never blocked unless blocklist.blockPrivate. */
 export function isPrivate(n: Network): boolean {
   // The engine asks this of every record: a single address (the common case) is checked on its first bytes.
   if (n.family === 4 && n.prefix >= 16) return privateIpv4(n.bytes);
-  if (n.family === 6 && n.prefix >= 16) return privateIpv6(n.bytes, n.prefix);
+  if (n.family === 6 && n.prefix >= 16 && !isNat64(n.bytes)) return privateIpv6(n.bytes, n.prefix);
+  if (n.family === 6 && n.prefix >= 112) return privateIpv4(n.bytes.subarray(12));
   return NEVER_BY_DEFAULT.some((range) => overlaps(range, n));
 }
 

@@ -46,6 +46,9 @@ test('block add refuses every address and, without --force, private ranges in an
     ['::ffff:10.0.0.1', '10.0.0.1/32', false],
     ['::ffff:192.168.0.0/112', '192.168.0.0/16', false],
     ['fd00::1', 'fd00::1/128', false],
+    // NAT64's name for a private address, and the translator's whole prefix.
+    ['64:ff9b::10.0.0.1', '64:ff9b::a00:1/128', false],
+    ['64:ff9b::/96', '64:ff9b::/96', false],
   ] as const) {
     for (const flags of force ? [[], ['--force']] : [[]]) {
       const r = await cli('block', 'add', network, '--for', '1h', '--reason', 'x', ...flags);

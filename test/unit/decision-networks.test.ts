@@ -75,6 +75,10 @@ test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecif
     'febf::1',
     'fc00::1',
     '255.255.255.255',
+    // NAT64's names for private IPv4 addresses (RFC 6052 forbids them there).
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::192.168.1.1',
+    '64:ff9b::7f00:1',
   ]) {
     assert.equal(isPrivate(unitOf(a, 32, 64) as never), true, a);
   }
@@ -90,6 +94,9 @@ test('isPrivate: private, loopback, link-local, ULA, shared, multicast, unspecif
     'fec0::1',
     'fbff::1',
     '223.255.255.255',
+    '64:ff9b::198.51.100.1',
+    '64:ff9b::8.8.8.8',
+    '64:ff9b:1::10.0.0.1',
   ]) {
     assert.equal(isPrivate(unitOf(a, 32, 64) as never), false, a);
   }
@@ -100,6 +107,14 @@ test('isPrivate: a unit wider than its address is never blocked when it holds su
   assert.equal(isPrivate(unitOf('100.1.2.3', 8, 64) as never), true, '100.0.0.0/8 holds 100.64/10');
   assert.equal(isPrivate(unitOf('11.1.2.3', 8, 64) as never), false);
   assert.equal(isPrivate(unitOf('100.128.2.3', 16, 64) as never), false);
+  assert.equal(isPrivate(unitOf('64:ff9b::172.1.2.3', 8, 64) as never), true, 'NAT64 of 172.0.0.0/8');
+  assert.equal(isPrivate(unitOf('64:ff9b::11.1.2.3', 8, 64) as never), false);
+  assert.equal(
+    isPrivate(parseNetwork('64:ff9b::/96') as never),
+    true,
+    'every IPv4 address behind a translator',
+  );
+  assert.equal(isPrivate(parseNetwork('64:ff9b::/64') as never), true);
 });
 
 test('overlaps: either network containing the other, never across families', () => {
