@@ -140,7 +140,15 @@ export async function mountLazyfs(
   const ask = async (text: string, answer: RegExp) => {
     const from = output.length;
     command(text);
-    await until(() => answer.test(output.slice(from)), 30_000, `LazyFS's answer to ${text}`, 10);
+    await until(() => answer.test(output.slice(from)), 30_000, `LazyFS's answer to ${text}`, 10).catch(
+      (error: Error) => {
+        // What LazyFS did say since (and whether it still runs): the cause of a missing answer.
+        const since = output.slice(from).slice(-2000);
+        throw new Error(
+          `${error.message}; LazyFS ${child?.exitCode === null ? 'runs' : `exited (${child?.exitCode})`}, said since: ${since || '(nothing)'}`,
+        );
+      },
+    );
     return answer.exec(output.slice(from)) as RegExpExecArray;
   };
 

@@ -121,75 +121,83 @@ async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: 
         }
       }
     };
-    const adderDone = adder();
-    const { serve, agent } = await start(cycle);
-    const cache = watchCache(mount);
-    const client = async (c: number, agent: Agent) => {
-      for (let n = 0; !stop; n++) {
-        if (cache.usage >= PACE_AT) await new Promise((r) => setTimeout(r, PACE_MS));
-        if (stop) break;
-        const endpoint = n % 2 === 0 ? 'firewall' : 'generic';
-        totals.sent++;
-        try {
-          const reply = await post(serve.url, `/${endpoint}`, distinctBody(endpoint, `${cycle}-${c}`, n), {
-            agent,
-            sensor: 'load',
-            key: loadKey,
-          });
-          // A 200 that arrives even as the cut begins was fsynced before it was sent: it counts.
-          if (reply.status === 200) ack(reply);
-          else if (!stop && !failing)
-            // What the collector said of it (its log's end): a store failure names its cause there.
-            throw new Error(
-              `cycle ${cycle}: ${reply.status} ${reply.text}\nserve's log:\n${serve.stderr().slice(-4000)}`,
-            );
-        } catch (error) {
-          if (!stop && !failing) throw error;
+    // A failure anywhere in the cycle stops its clients and its adder: they would go on forever.
+    try {
+      const adderDone = adder();
+      const { serve, agent } = await start(cycle);
+      const cache = watchCache(mount);
+      const client = async (c: number, agent: Agent) => {
+        for (let n = 0; !stop; n++) {
+          if (cache.usage >= PACE_AT) await new Promise((r) => setTimeout(r, PACE_MS));
+          if (stop) break;
+          const endpoint = n % 2 === 0 ? 'firewall' : 'generic';
+          totals.sent++;
+          try {
+            const reply = await post(serve.url, `/${endpoint}`, distinctBody(endpoint, `${cycle}-${c}`, n), {
+              agent,
+              sensor: 'load',
+              key: loadKey,
+            });
+            // A 200 that arrives even as the cut begins was fsynced before it was sent: it counts.
+            if (reply.status === 200) ack(reply);
+            else if (!stop && !failing)
+              // What the collector said of it (its log's end): a store failure names its cause there.
+              throw new Error(
+                `cycle ${cycle}: ${reply.status} ${reply.text}\nserve's log:\n${serve.stderr().slice(-4000)}`,
+              );
+          } catch (error) {
+            if (!stop && !failing) throw error;
+          }
         }
-      }
-    };
-    const work = [...Array.from({ length: CLIENTS }, (_, c) => client(c, agent)), adderDone];
-    // A failure of the load fails the test at once, not after the cut.
-    const failed = Promise.race(work.map((w) => w.then(() => new Promise<never>(() => {}))));
-    await Promise.race([failed, new Promise((r) => setTimeout(r, LOAD_MS))]);
-    await Promise.race([failed, until(() => adding.added > 0, 60_000, `cycle ${cycle}: a sensor added`, 20)]);
-    const tearing = cycle % 2 === 0;
-    // The watch asks LazyFS on its FIFO, as the cut does, and a torn write kills LazyFS: it stops first.
-    totals.cacheMax.push(Math.round(await cache.stop()));
-    assert.ok(
-      cache.max < 90,
-      `cycle ${cycle}: LazyFS's cache reached ${cache.max}% (a full one corrupts fsynced data)`,
-    );
-    if (tearing) {
-      // A cut in mid-write: only the last third of the next write to the segment reaches the disk, after a
-      // hole where the rest should be (as when a disk writes back pages out of order when the power goes).
-      const newest = listSegments(threatsDir(dataDir)).at(-1);
-      assert.ok(newest, 'a segment exists');
-      failing = true;
-      await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
-      await Promise.race([failed, mount.fired(30_000, `cycle ${cycle}: a write to ${newest.file}`)]);
-      stop = true;
-      await kill(serve, adding.cli, totals);
-      await mount.unmount();
-    } else {
-      // A random moment of a `sensor add` (its lock, write, fsync and rename take a few ms of its life).
-      await new Promise((r) => setTimeout(r, Math.random() * 400));
-      await until(() => adding.cli !== null, 10_000, 'a sensor add running', 1);
-      stop = true;
-      await kill(serve, adding.cli, totals);
-      assert.equal((await serve.exited).signal, 'SIGKILL', `serve ended before the cut: ${serve.stderr()}`);
-      await cut(mount, totals);
-    }
-    await Promise.all(work);
-    await agent.destroy();
-    totals.ackedPerCycle.push(acked.size - ackedBefore);
-    const disk = await checkDisk(`cut ${cycle}`, mount, acked, issued, totals);
-    // The torn write's first two thirds never reached the disk: zeros there, before its last third.
-    if (tearing)
+      };
+      const work = [...Array.from({ length: CLIENTS }, (_, c) => client(c, agent)), adderDone];
+      // A failure of the load fails the test at once, not after the cut.
+      const failed = Promise.race(work.map((w) => w.then(() => new Promise<never>(() => {}))));
+      await Promise.race([failed, new Promise((r) => setTimeout(r, LOAD_MS))]);
+      await Promise.race([
+        failed,
+        until(() => adding.added > 0, 60_000, `cycle ${cycle}: a sensor added`, 20),
+      ]);
+      const tearing = cycle % 2 === 0;
+      // The watch asks LazyFS on its FIFO, as the cut does, and a torn write kills LazyFS: it stops first.
+      totals.cacheMax.push(Math.round(await cache.stop()));
       assert.ok(
-        disk.torn.some((line) => line.hole),
-        `cut ${cycle}: the torn write left no hole`,
+        cache.max < 90,
+        `cycle ${cycle}: LazyFS's cache reached ${cache.max}% (a full one corrupts fsynced data)`,
       );
+      if (tearing) {
+        // A cut in mid-write: only the last third of the next write to the segment reaches the disk, after a
+        // hole where the rest should be (as when a disk writes back pages out of order when the power goes).
+        const newest = listSegments(threatsDir(dataDir)).at(-1);
+        assert.ok(newest, 'a segment exists');
+        failing = true;
+        await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
+        await Promise.race([failed, mount.fired(30_000, `cycle ${cycle}: a write to ${newest.file}`)]);
+        stop = true;
+        await kill(serve, adding.cli, totals);
+        await mount.unmount();
+      } else {
+        // A random moment of a `sensor add` (its lock, write, fsync and rename take a few ms of its life).
+        await new Promise((r) => setTimeout(r, Math.random() * 400));
+        await until(() => adding.cli !== null, 10_000, 'a sensor add running', 1);
+        stop = true;
+        await kill(serve, adding.cli, totals);
+        assert.equal((await serve.exited).signal, 'SIGKILL', `serve ended before the cut: ${serve.stderr()}`);
+        await cut(mount, totals);
+      }
+      await Promise.all(work);
+      await agent.destroy();
+      totals.ackedPerCycle.push(acked.size - ackedBefore);
+      const disk = await checkDisk(`cut ${cycle}`, mount, acked, issued, totals);
+      // The torn write's first two thirds never reached the disk: zeros there, before its last third.
+      if (tearing)
+        assert.ok(
+          disk.torn.some((line) => line.hole),
+          `cut ${cycle}: the torn write left no hole`,
+        );
+    } finally {
+      stop = true;
+    }
     await mount.mount();
   }
 
