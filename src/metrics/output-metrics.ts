@@ -10,6 +10,7 @@ export interface OutputMetricRow {
   deadLetters: number;
   /** Records of new groups past group.maxGroups (grouped alert outputs), counted in one overflow group. */
   groupOverflow: number;
+  groupRefused: number;
   lagRecords: number;
   lagSeconds: number;
 }
@@ -46,6 +47,12 @@ export function registerOutputMetrics(registry: Registry, rows: () => Promise<Ou
       'records of new groups past group.maxGroups, counted in one overflow group',
       'counter',
       'groupOverflow',
+    ],
+    [
+      'threatcol_output_group_refused_records_total',
+      'records counted in group summaries the receiver refused for good',
+      'counter',
+      'groupRefused',
     ],
     ['threatcol_output_lag_records', 'records stored after the output position', 'gauge', 'lagRecords'],
     [

@@ -100,6 +100,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     letters: (item: T) => readonly { id: string; line: string }[],
     weight: (item: T) => number,
     written: () => ReadonlySet<string>,
+    kind: 'records' | 'summaries',
   ): Promise<boolean> => {
     let pending = items;
     while (!stopping.signal.aborted) {
@@ -114,9 +115,21 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
           maxBytes: output.deadLetterMaxBytes,
           logger: log,
         });
-        if (refused.length > 0) {
-          status.deadLetters += refused.length;
-          // Shown by `outputs list` as the last error: a refusal is never silent, though the output moves on.
+        status.deadLetters += refused.length;
+        // Shown by `outputs list` as the last error: a refusal is never silent, though the output moves on.
+        if (kind === 'summaries' && report.refused.length > 0) {
+          // A summary's count lives nowhere else: said in the log, the last error and a counter, with or
+          // without samples to dead-letter.
+          const answer = report.refused[0]?.answer;
+          const counted = report.refused.reduce((n, r) => n + weight(pending[r.index] as T), 0);
+          status.groupRefused += counted;
+          status.lastError = `${report.refused.length} group summaries of ${counted} records refused, ${refused.length} samples dead-lettered: ${answer}`;
+          status.lastErrorAt = iso();
+          log.warn(
+            { summaries: report.refused.length, records: counted, samples: refused.length, answer },
+            'receiver refused group summaries; their samples dead-lettered',
+          );
+        } else if (refused.length > 0) {
           status.lastError = `${refused.length} records refused, dead-lettered: ${refused[0]?.answer}`;
           status.lastErrorAt = iso();
           log.warn(
@@ -160,6 +173,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       (r) => [r],
       () => 1,
       written,
+      'records',
     );
 
   /**
@@ -178,6 +192,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         (summary) => summary.samples.map((line) => ({ id: (JSON.parse(line) as { id: string }).id, line })),
         (summary) => summary.count,
         () => NONE,
+        'summaries',
       );
       if (!sent) return false;
       for (const summary of due) grouper.settle(summary, deps.now());

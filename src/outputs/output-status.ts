@@ -18,6 +18,8 @@ export interface OutputStatus {
   deadLetters: number;
   /** Records of new groups past `group.maxGroups`, counted in the overflow group (grouped outputs). */
   groupOverflow: number;
+  /** Records counted in group summaries the receiver refused for good (their samples are dead-lettered). */
+  groupRefused: number;
 }
 
 export function newStatus(name: string, type: string, state: OutputState): OutputStatus {
@@ -34,6 +36,7 @@ export function newStatus(name: string, type: string, state: OutputState): Outpu
     retries: 0,
     deadLetters: 0,
     groupOverflow: 0,
+    groupRefused: 0,
   };
 }
 

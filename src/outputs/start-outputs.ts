@@ -114,6 +114,7 @@ export function startOutputs(outputs: Record<string, OutputConfig>, deps: Output
         retries: status.retries,
         deadLetters: status.deadLetters,
         groupOverflow: status.groupOverflow,
+        groupRefused: status.groupRefused,
         lagRecords: byName.get(name)?.lagRecords ?? 0,
         lagSeconds: byName.get(name)?.lagSeconds ?? 0,
       }));

@@ -28,7 +28,7 @@ interface Summary {
 }
 
 /** What the receiver was sent, per path: plain record batches, summaries, slack texts. */
-async function groupReceiver(t: { after(fn: () => unknown): void }) {
+async function groupReceiver(t: { after(fn: () => unknown): void }, refuseSummaries = false) {
   const seen = {
     firsts: [] as { src_ip: string; threat: string }[],
     summaries: [] as Summary[],
@@ -37,8 +37,13 @@ async function groupReceiver(t: { after(fn: () => unknown): void }) {
   const receiver = await startHttpsReceiver(t, (request, body, response) => {
     const message = JSON.parse(body) as { records?: []; group?: unknown; text?: string };
     if (request.url === '/slack') seen.texts.push(message.text as string);
-    else if ('group' in message) seen.summaries.push(message as unknown as Summary);
-    else seen.firsts.push(...(message.records as { src_ip: string; threat: string }[]));
+    else if ('group' in message) {
+      seen.summaries.push(message as unknown as Summary);
+      if (refuseSummaries) {
+        response.writeHead(400).end('summaries not accepted');
+        return;
+      }
+    } else seen.firsts.push(...(message.records as { src_ip: string; threat: string }[]));
     response.writeHead(200).end();
   });
   return { receiver, seen };
@@ -194,6 +199,33 @@ test('past maxGroups, records of new groups are counted in one overflow group, a
   );
 });
 
+test('a summary refused for good (400) is never silent: its count in the log, the last error and a metric, even with no samples to dead-letter', async (t) => {
+  const dir = makeTempDir(t);
+  const { seen, run } = await groupedWebhook(t, dir, { by: ['src_ip'], window: '1s', samples: 0 }, true);
+  const serve = await run.serve();
+  await run.post(serve, times(100, A));
+  await until(() => seen.summaries.length > 0, 30_000, 'the summary sent');
+  const refused = () =>
+    serve.logs.filter((l) => l.msg === 'receiver refused group summaries; their samples dead-lettered');
+  await until(() => refused().length > 0, 30_000, 'the refusal logged');
+  assert.equal(seen.firsts.length, 1);
+  assert.equal(seen.summaries[0]?.count, 99);
+  assert.deepEqual(
+    { records: refused()[0]?.records, samples: refused()[0]?.samples, answer: refused()[0]?.answer },
+    { records: 99, samples: 0, answer: 'HTTP 400: summaries not accepted' },
+  );
+  const metrics = parseExposition(await (await fetch(`${serve.adminUrl}/metrics`)).text());
+  assert.equal(sampleValue(metrics, 'threatcol_output_group_refused_records_total', { output: 'hook' }), 99);
+  assert.equal(sampleValue(metrics, 'threatcol_output_dead_letters_total', { output: 'hook' }), 0);
+  const { outputs } = (await (await fetch(`${serve.adminUrl}/api/outputs`)).json()) as {
+    outputs: { name: string; lastError: string | null }[];
+  };
+  assert.match(
+    outputs.find((o) => o.name === 'hook')?.lastError ?? '',
+    /1 group summaries of 99 records refused/,
+  );
+});
+
 test('email: the first record in a digest, then the window in one mail saying the count in words', async (t) => {
   const dir = makeTempDir(t);
   const smtp = await startSmtpReceiver(t, { implicitTls: false, user: 'alerts', password: 'mail-password' });
@@ -278,8 +310,9 @@ async function groupedWebhook(
   t: { after(fn: () => unknown): void },
   dir: string,
   group: Record<string, unknown>,
+  refuseSummaries = false,
 ) {
-  const { receiver, seen } = await groupReceiver(t);
+  const { receiver, seen } = await groupReceiver(t, refuseSummaries);
   writeFileSync(join(dir, 'ca.pem'), receiver.ca);
   const run = await serveGrouped(t, dir, {
     hook: {
