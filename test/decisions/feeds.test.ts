@@ -693,6 +693,39 @@ test('an expiring block leaves a running feed by itself; --ipv6-only and --aggre
   assert.equal((await fetchFeed(server, 'all', auth('all'))).text.includes('192.0.2.99'), false);
 });
 
+test('an allow entry for a time ends by itself: the block it kept out is back in a running feed, with or without rules', async (t) => {
+  for (const overrides of [{}, RULES]) {
+    const server = await startTestServer(t, { overrides });
+    const now = Date.now();
+    await decide(server, [
+      blockChange('198.51.100.20/32', now, now + 3_600_000),
+      blockChange('198.51.100.21/32', now, now + 3_600_000),
+      {
+        kind: 'allow',
+        key: '198.51.100.20/32',
+        value: {
+          network: '198.51.100.20/32',
+          reason: 'maintenance',
+          since: new Date(now).toISOString(),
+          until: new Date(now + 1500).toISOString(),
+          who: 'test',
+        },
+      },
+      feedChange('edge', 'secret-password-20'),
+    ]);
+    const auth = 'edge:secret-password-20';
+    const first = await untilFeed(server, 'edge', auth, (text) => text.includes('198.51.100.21'));
+    assert.equal(first.text, '198.51.100.21\n', 'kept out while the entry lasts');
+    const back = await untilFeed(server, 'edge', auth, (text) => text.includes('198.51.100.20'));
+    assert.equal(back.text, '198.51.100.20\n198.51.100.21\n');
+    assert.ok(Date.now() >= now + 1500, 'not before the entry ended');
+    t.diagnostic(
+      `${Object.keys(overrides).length > 0 ? 'rules' : 'no rules'}: back ${Date.now() - now - 1500} ms after`,
+    );
+    await server.stop();
+  }
+});
+
 test('feed rotate refuses the old password at once and feed remove answers 401 as for an unknown feed (the real CLI)', async (t) => {
   const server = await startTestServer(t, { overrides: RULES });
   const cli = async (...args: string[]) => {
