@@ -16,10 +16,9 @@
 import { type FSWatcher, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
-import { runCli } from '../helpers/cli.js';
+import { feedLatency } from './feed-latency.js';
 import { engineConfig } from './figures-decisions.js';
-import { firewallRecord, payloadBodies } from './payloads.js';
+import { payloadBodies } from './payloads.js';
 import {
   detectPinning,
   keepAliveFirewallLoad,
@@ -165,83 +164,6 @@ async function load(server: ThreatcolServer, engine: boolean): Promise<Run> {
   };
 }
 
-/**
- * The engine-on collector under the same load, plus a critical record from a new (documentation) address every
- * 0.3 s on a connection of its own, and a feed of its polled every 20 ms: ms from each record's 200 to the first
- * poll that showed its block.
- */
-async function feedLatency(server: ThreatcolServer, seconds: number): Promise<number[]> {
-  const added = await runCli([
-    'feed',
-    'add',
-    'probe',
-    '--format',
-    'plain',
-    '--json',
-    '--data-dir',
-    server.dataDir,
-  ]);
-  if (added.code !== 0) throw new Error(`feed add failed (${added.code}): ${added.stderr}`);
-  const { password } = JSON.parse(added.stdout) as { password: string };
-  const authorization = `Basic ${Buffer.from(`probe:${password}`).toString('base64')}`;
-  const pool = new Pool(server.url, { connections: 2, connect: { rejectUnauthorized: false } });
-  const sent = new Map<string, number>();
-  const latencies: number[] = [];
-  let done = false;
-  const poll = async () => {
-    let etag = '';
-    while (!done || sent.size > 0) {
-      const res = await pool.request({
-        method: 'GET',
-        path: '/feeds/probe',
-        headers: { authorization, ...(etag ? { 'if-none-match': etag } : {}) },
-      });
-      const text = await res.body.text();
-      const seen = performance.now();
-      if (res.statusCode === 200) {
-        etag = String(res.headers.etag ?? '');
-        const lines = new Set(text.split('\n'));
-        for (const [address, at] of sent) {
-          if (!lines.has(address)) continue;
-          latencies.push(seen - at);
-          sent.delete(address);
-        }
-      } else if (res.statusCode !== 304) throw new Error(`feed poll: ${res.statusCode} ${text}`);
-      if (done && sent.size > 0 && performance.now() - Math.min(...sent.values()) > 10_000)
-        throw new Error(`blocks not in the feed after 10 s: ${[...sent.keys()].join(' ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  const probe = async () => {
-    const record = firewallRecord();
-    for (let i = 0; !done; i++) {
-      const address = `${i % 2 === 0 ? '198.51.100' : '203.0.113'}.${1 + Math.floor(i / 2)}`;
-      const res = await pool.request({
-        method: 'POST',
-        path: '/firewall',
-        headers: {
-          'content-type': 'application/json',
-          'x-auth_key': server.key,
-          'x-sensor_name': server.sensor,
-        },
-        body: JSON.stringify({ ...record, src: address }),
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`probe: ${res.statusCode} ${text}`);
-      sent.set(`${address}`, performance.now());
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-  };
-  const polling = poll();
-  const probing = probe();
-  await keepAliveFirewallLoad(server, { connections: CONNECTIONS, seconds, nextBody });
-  done = true;
-  await probing;
-  await polling;
-  await pool.close();
-  return latencies;
-}
-
 const quantile = (values: number[], q: number) => {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
@@ -321,7 +243,12 @@ try {
     }
   }
   const latencies =
-    LATENCY_SECONDS > 0 ? await feedLatency(servers.on as ThreatcolServer, LATENCY_SECONDS) : [];
+    LATENCY_SECONDS > 0
+      ? await feedLatency(servers.on as ThreatcolServer, LATENCY_SECONDS, {
+          connections: CONNECTIONS,
+          nextBody,
+        })
+      : [];
   for (const [, server] of running) await server.stop();
   const row = (which: Which) => {
     const runs = results[which];
