@@ -145,6 +145,12 @@ function timeText(seconds: number): string {
 }
 
 /**
+ * The longest timeout RouterOS takes, 35w3d13h13m56s (2^31 hundredths of a second, by MikroTik's forum: no device
+ * here to try it on). A longer block is served with it: the list is imported again at every fetch.
+ */
+export const ROUTEROS_MAX_SECONDS = 21_474_836;
+
+/**
  * A RouterOS script for `/import`: fills a temporary address list, then swaps it in (removing the old list
  * and renaming the new one), so the router never applies thousands of single changes to the live list.
  */
@@ -158,7 +164,7 @@ function* renderMikrotik(items: readonly FeedItem[], now: number): Steps<string>
     const adds = yield* joinInSteps(
       items,
       (item) =>
-        `${path} add list=threatcol-new address=${entryOf(item)} timeout=${timeText(secondsLeft(item, now))}`,
+        `${path} add list=threatcol-new address=${entryOf(item)} timeout=${timeText(Math.min(ROUTEROS_MAX_SECONDS, secondsLeft(item, now)))}`,
       '\n',
       (item) => item.network.family === family,
     );

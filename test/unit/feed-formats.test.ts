@@ -5,10 +5,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import fc from 'fast-check';
+import { formatNetwork, maskBytes, parseNetwork } from '../../src/config/blocklist-schema.js';
 import { feedItemOf } from '../../src/decisions/feed-item.js';
-import { type FeedItem, renderFeed, renderSteps } from '../../src/decisions/render-feed.js';
+import {
+  type FeedItem,
+  ROUTEROS_MAX_SECONDS,
+  renderFeed,
+  renderSteps,
+} from '../../src/decisions/render-feed.js';
 import { ITEMS_PER_STEP, runInSlices } from '../../src/decisions/steps.js';
 import type { Block } from '../../src/store/decisions.js';
 import { FEED_FORMATS } from '../../src/store/decisions.js';
@@ -198,4 +206,95 @@ test('every format rendered in slices (steps.ts) is the same text as rendered wh
     sensors: b.sensors,
   }));
   assert.equal(renderFeed('json', many, NOW), `${JSON.stringify(objects)}\n`);
+});
+
+/** Random blocks of both families, any prefix, lasting from a second to 10 years (the longest `--for`). */
+const blocksArb = fc
+  .array(
+    fc.record({
+      v6: fc.boolean(),
+      bytes: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+      prefix: fc.integer({ min: 0, max: 128 }),
+      seconds: fc.integer({ min: 1, max: 3650 * 86_400 }),
+    }),
+    { maxLength: 40 },
+  )
+  .map((drawn) => {
+    const byNetwork = new Map<string, FeedItem>();
+    for (const d of drawn) {
+      const family = d.v6 ? 6 : 4;
+      const prefix = d.v6 ? Math.max(16, d.prefix) : 8 + (d.prefix % 25);
+      const bytes = maskBytes(d.v6 ? d.bytes : d.bytes.subarray(0, 4), prefix);
+      const address = formatNetwork({ family, prefix, bytes });
+      byNetwork.set(address, item(address, d.seconds));
+    }
+    return [...byNetwork.values()];
+  });
+
+/** An entry as the lists of PAN-OS (EDL of type IP) and FortiGate (threat feed of type address) take it. */
+function isListEntry(line: string): boolean {
+  const [address, prefix, more] = line.split('/');
+  if (address === undefined || more !== undefined || isIP(address) === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^(0|[1-9]\d*)$/.test(prefix) || Number(prefix) > (isIP(address) === 4 ? 32 : 128)) return false;
+  // The network's own address: no host bits set.
+  return formatNetwork(parseNetwork(line) as never) === line;
+}
+
+/** RouterOS's time: weeks, days, hours, minutes and seconds, each at most once, in that order. */
+const ROUTEROS_TIME = /^(?=\d)(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
+const routerOsSeconds = (time: string) => {
+  const unit: Record<string, number> = { w: 604_800, d: 86_400, h: 3600, m: 60, s: 1 };
+  let total = 0;
+  for (const [, n, u] of time.matchAll(/(\d+)([wdhms])/g)) total += Number(n) * (unit[u as string] as number);
+  return total;
+};
+
+test('property: paloalto, fortinet and plain are one list entry a line (an address, or a network by its own address), each block once, nothing else', () => {
+  fc.assert(
+    fc.property(blocksArb, (items) => {
+      for (const format of ['paloalto', 'fortinet', 'plain'] as const) {
+        const text = renderFeed(format, items, NOW);
+        if (items.length === 0) {
+          assert.equal(text, '');
+          continue;
+        }
+        assert.ok(text.endsWith('\n'), 'every line ends');
+        const lines = text.slice(0, -1).split('\n');
+        for (const line of lines) assert.ok(isListEntry(line), `${format}: ${JSON.stringify(line)}`);
+        assert.equal(new Set(lines).size, lines.length, 'no entry twice');
+        assert.equal(lines.length, items.length, 'every block');
+      }
+    }),
+  );
+});
+
+test("property: mikrotik is RouterOS commands only, each address in its family's list with a time RouterOS takes", () => {
+  const fixed = [
+    '# threatcol blocklist: /tool fetch, then /import',
+    ...['/ip', '/ipv6'].flatMap((p) => [
+      `${p} firewall address-list remove [find list=threatcol-new]`,
+      `${p} firewall address-list remove [find list=threatcol]`,
+      `${p} firewall address-list set [find list=threatcol-new] list=threatcol`,
+    ]),
+  ];
+  fc.assert(
+    fc.property(blocksArb, (items) => {
+      const lines = renderFeed('mikrotik', items, NOW).trimEnd().split('\n');
+      let adds = 0;
+      for (const line of lines) {
+        if (fixed.includes(line)) continue;
+        const add =
+          /^\/(ip|ipv6) firewall address-list add list=threatcol-new address=(\S+) timeout=(\S+)$/.exec(line);
+        assert.ok(add, `not a documented command: ${line}`);
+        const [, path, address, time] = add as unknown as [string, string, string, string];
+        assert.ok(isListEntry(address), line);
+        assert.equal(isIP(address.split('/')[0] as string), path === 'ip' ? 4 : 6, `family: ${line}`);
+        assert.match(time, ROUTEROS_TIME, line);
+        assert.ok(routerOsSeconds(time) >= 1 && routerOsSeconds(time) <= ROUTEROS_MAX_SECONDS, line);
+        adds++;
+      }
+      assert.equal(adds, items.length);
+    }),
+  );
 });
