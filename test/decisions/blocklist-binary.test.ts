@@ -222,6 +222,52 @@ test('under --workers the primary runs the engine once and every worker serves t
   assert.match(metrics, /^threatcol_feed_entries\{feed="edge"\} 1$/m);
 });
 
+test('block remove is not undone by the records that made the block, at once nor after a kill -9 and restart', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = writeConfig(dataDir, BLOCKLIST);
+  let server = await serve(t, dataDir, config);
+  const key = await addSensorCli(dataDir, 'fw1');
+  const feed = await addFeed(dataDir, config, 'edge', 'plain');
+  await blockThroughFeed(t, { dataDir, server, key, password: feed.password }, '198.51.100.40');
+  const removed = await runCli([
+    'block',
+    'remove',
+    '198.51.100.40',
+    '--data-dir',
+    dataDir,
+    '--config',
+    config,
+  ]);
+  assert.equal(removed.code, 0, removed.stderr);
+  const body = async () => (await curlFeed(dataDir, `${server.url}/feeds/edge`, 'edge', feed.password)).body;
+  await until(async () => (await body()) === '', GUARD_MS, 'the block out of the feed');
+  // The engine reads its rules' window again at a start: the record that made the block is in it.
+  server.child.kill('SIGKILL');
+  await server.exited;
+  server = await serve(t, dataDir, config);
+  await until(
+    () => server.logs.some((l) => l.msg === "the rules' windows read again from the stored records"),
+    GUARD_MS,
+    'the window read again',
+  );
+  // A record read after the restart: once its block is served, the removed one would be too.
+  const agent = trustingAgent(dataDir);
+  t.after(() => agent.close());
+  const reply = await post(
+    server.url,
+    '/generic',
+    [genericRecord({ source_ip: '198.51.100.41', criticality: 4 })],
+    {
+      sensor: 'fw1',
+      key,
+      agent,
+    },
+  );
+  assert.equal(reply.status, 200, reply.text);
+  await until(async () => (await body()).includes('198.51.100.41'), GUARD_MS, 'the later block in the feed');
+  assert.equal(await body(), '198.51.100.41\n', 'the removed block stays removed');
+});
+
 /** Posts a critical record about `address` (until one is stored) and waits until feed `edge` serves its block alone. */
 async function blockThroughFeed(
   t: TestContext,
