@@ -647,20 +647,32 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     // What this engine wrote and the decisions delivered may not show yet (NATS): their older values (an ended
     // block of an address blocked again, its old offence) are not what the store holds now.
     const mine = (kind: 'block' | 'offence', key: string) => own.has(`${kind} ${key}`) || growing.has(key);
+    // What an ended block leaves behind, written before the block goes (a write of its own: NATS stores a
+    // batch's blocks before its offences, and one cut between them would lose this for good). Records received
+    // before the end, read again after a restart or by a collector taking over, then make nothing (decide).
+    const ends: DecisionChange[] = [];
     for (const [key, block] of state.blocks) {
       if (Date.parse(block.until) > at || mine('block', key)) continue;
-      // The block's end stays in its offence (written first: a cut write leaves both): records received before
-      // it, read again after a restart, make no new block (decide).
-      const offence = state.offences.get(key);
-      if (
-        offence !== undefined &&
-        offence.until !== block.until &&
-        !mine('offence', key) &&
-        at - Date.parse(offence.last) <= REPEAT_WINDOW_MS
-      )
-        changes.push({ kind: 'offence', key, value: { ...offence, until: block.until } });
+      if (block.rule === 'manual') {
+        // A block by hand: records received while it was in force made nothing, and count for nothing after
+        // it, as after a `block remove` at its end.
+        const cleared = state.cleared.get(key);
+        if (cleared === undefined || Date.parse(cleared.at) < Date.parse(block.until))
+          ends.push({ kind: 'cleared', key, value: { address: key, at: block.until } });
+      } else {
+        // A rule's block: its end stays in its offence.
+        const offence = state.offences.get(key);
+        if (
+          offence !== undefined &&
+          offence.until !== block.until &&
+          !mine('offence', key) &&
+          at - Date.parse(offence.last) <= REPEAT_WINDOW_MS
+        )
+          ends.push({ kind: 'offence', key, value: { ...offence, until: block.until } });
+      }
       changes.push({ kind: 'block', key, value: null });
     }
+    if (ends.length > 0) await deps.store.decisions.apply(ends);
     for (const [key, offence] of state.offences) {
       // A block in force keeps its offence, however long ago it was made (extended for over 30 days): without
       // it, its next extension would be taken for a block whose offence a cut write lost, and made again.

@@ -72,7 +72,8 @@ const NEVER_BY_DEFAULT = [
 export function isPrivate(n: Network): boolean {
   // The engine asks this of every record: a single address (the common case) is checked on its first bytes.
   if (n.family === 4 && n.prefix >= 16) return privateIpv4(n.bytes);
-  if (n.family === 6 && n.prefix >= 16 && !isNat64(n.bytes)) return privateIpv6(n.bytes, n.prefix);
+  // From /32 on, the first 32 bits say whether a network may hold NAT64's names (64:ff9b::/96) of such ranges.
+  if (n.family === 6 && n.prefix >= 32 && !isNat64(n.bytes)) return privateIpv6(n.bytes, n.prefix);
   if (n.family === 6 && n.prefix >= 112) return privateIpv4(n.bytes.subarray(12));
   return NEVER_BY_DEFAULT.some((range) => overlaps(range, n));
 }

@@ -115,6 +115,10 @@ test('isPrivate: a unit wider than its address is never blocked when it holds su
     'every IPv4 address behind a translator',
   );
   assert.equal(isPrivate(parseNetwork('64:ff9b::/64') as never), true);
+  // Wider networks that hold the NAT64 prefix without starting with it.
+  for (const wide of ['64::/16', '64:ff00::/24', '64:ff98::/29', '::/16'])
+    assert.equal(isPrivate(parseNetwork(wide) as never), true, wide);
+  assert.equal(isPrivate(parseNetwork('65::/16') as never), false);
 });
 
 test('overlaps: either network containing the other, never across families', () => {
