@@ -657,8 +657,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         // A block by hand: records received while it was in force made nothing, and count for nothing after
         // it, as after a `block remove` at its end.
         const cleared = state.cleared.get(key);
-        if (cleared === undefined || Date.parse(cleared.at) < Date.parse(block.until))
+        if (cleared === undefined || Date.parse(cleared.at) < Date.parse(block.until)) {
           ends.push({ kind: 'cleared', key, value: { address: key, at: block.until } });
+          // Not a removal to look at again (recheck): the records received since its end were decided as
+          // they came.
+          clearedSeen.set(key, block.until);
+        }
       } else {
         // A rule's block: its end stays in its offence.
         const offence = state.offences.get(key);
