@@ -96,6 +96,9 @@ test('NATS cluster: keys and revocations reach both collectors; a node or a coll
       key,
     });
   const allAcked: string[] = [];
+  /** What collector `i` warned about lately: a failed phase says why its answers were not 200. */
+  const warned = (i: number) =>
+    JSON.stringify((collectors[i] as ServeProcess).logs.filter((l) => Number(l.level) >= 40).slice(-15));
 
   // (a) A key issued through the CLI (any box with the cluster's config) is accepted by both collectors.
   const add = await runCli(['sensor', 'add', 'fw-site-a', '--json', '--data-dir', makeTempDir(t)], { env });
@@ -152,7 +155,11 @@ test('NATS cluster: keys and revocations reach both collectors; a node or a coll
       `(b) cycle ${cycle + 1}: leader ${leader} killed; ${Date.now() - killedAt} ms of load after it; ${results.map(summary).join(' | ')}`,
     );
     for (const r of results) {
-      assert.deepEqual([...r.statuses.keys()], [200], `(b) every answer is 200: ${summary(r)}`);
+      assert.deepEqual(
+        [...r.statuses.keys()],
+        [200],
+        `(b) every answer is 200: ${summary(r)}; warned: ${warned(0)} ${warned(1)}`,
+      );
       assert.equal(r.noAnswer, 0, summary(r));
       allAcked.push(...r.acked);
     }
@@ -208,7 +215,11 @@ test('NATS cluster: keys and revocations reach both collectors; a node or a coll
   const dResults = await Promise.all(loads.map((l) => l.stop()));
   note(`(d) collector 1 killed: ${dResults.map(summary).join(' | ')}`);
   for (const r of dResults) allAcked.push(...r.acked);
-  assert.deepEqual([...(dResults[0]?.statuses.keys() ?? [])], [200], summary(dResults[0] as LoadResult));
+  assert.deepEqual(
+    [...(dResults[0]?.statuses.keys() ?? [])],
+    [200],
+    `${summary(dResults[0] as LoadResult)}; collector 0 warned: ${warned(0)}`,
+  );
 
   // Every acknowledged id is in the stream exactly once; no record is in it twice.
   const stored = new Map<string, number>();

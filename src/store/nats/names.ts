@@ -58,9 +58,6 @@ export function silenceKey(sensor: string): string {
   return `${SILENCE_TOKEN}.${encodeToken(sensor)}`;
 }
 
-/** The keys of every silence, for the bucket's keys() filter. */
-export const SILENCE_KEYS = `${SILENCE_TOKEN}.*`;
-
 /** The sensor of a silence's key, or null for a key that is not one. */
 export function parseSilenceKey(key: string): string | null {
   const parts = key.split('.');

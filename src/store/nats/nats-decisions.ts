@@ -11,6 +11,7 @@ import {
   type DecisionsStore,
   emptyDecisions,
 } from '../decisions.js';
+import { lastEntries, withQuietLimit } from './bucket-read.js';
 import { decodeToken, encodeToken } from './names.js';
 import { watchBucket } from './watch-bucket.js';
 
@@ -84,11 +85,7 @@ export function createNatsDecisions(options: {
     }
   }
 
-  /**
-   * Every entry, from one consumer delivering each key's last entry (not a get per key: gets are spread over
-   * the replicas, and a hung one loses its share while the cluster still counts it); `answered` marks each
-   * answer from NATS. `removals`, when given, gets each removed key's removal time (its marker's).
-   */
+  /** Every entry (bucket-read.ts); `removals`, when given, gets each removed key's removal time (its marker's). */
   async function readOnce(
     kv: KV,
     answered: () => void,
@@ -97,31 +94,7 @@ export function createNatsDecisions(options: {
   ): Promise<DecisionsState> {
     const state = emptyDecisions();
     removals?.clear();
-    // An empty bucket delivers nothing to wait for (once written, a bucket keeps a marker per removed key).
-    if ((await kv.status()).values === 0) return state;
-    answered();
-    const watcher = await kv.watch({ key: '>' });
-    answered();
-    // A try given up stops its consumer, which would otherwise wait on.
-    if (signal.aborted) watcher.stop();
-    else signal.addEventListener('abort', () => watcher.stop(), { once: true });
-    let whole = false;
-    try {
-      for await (const entry of watcher) {
-        answered();
-        take(state, entry, removals);
-        // Nothing pending after it: every key's entry was delivered.
-        if (entry.delta === 0) {
-          whole = true;
-          break;
-        }
-      }
-    } finally {
-      watcher.stop();
-    }
-    // The watcher also ends, with no error, when its consumer closes under it (a node lost, its leaders moving):
-    // what it delivered by then is part of the state, never the state. Tried again, as an unanswered read is.
-    if (!whole) throw new Error('the read ended before every entry was delivered');
+    await lastEntries(kv, (entry) => take(state, entry, removals), answered, signal);
     return state;
   }
 
@@ -258,33 +231,4 @@ function openOnce<T>(open: () => Promise<T>): () => Promise<T> {
     }
     return opened;
   };
-}
-
-/**
- * Runs `work`, failing it when NATS gave no answer for `quietMs`: `answered()` marks each answer, and the
- * signal tells the work it was given up. A listing that never ends cannot hang.
- */
-function withQuietLimit<T>(
-  work: (answered: () => void, signal: AbortSignal) => Promise<T>,
-  quietMs: number,
-): Promise<T> {
-  const controller = new AbortController();
-  let last = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  return new Promise<T>((resolve, reject) => {
-    // Re-armed when it fires rather than at every answer (a read of 100,000 keys has as many answers).
-    const check = () => {
-      const left = last + quietMs - Date.now();
-      if (left > 0) {
-        timer = setTimeout(check, left);
-        return;
-      }
-      controller.abort();
-      reject(new Error(`no answer from NATS for ${quietMs} ms`));
-    };
-    timer = setTimeout(check, quietMs);
-    work(() => {
-      last = Date.now();
-    }, controller.signal).then(resolve, reject);
-  }).finally(() => clearTimeout(timer));
 }

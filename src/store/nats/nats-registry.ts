@@ -24,6 +24,7 @@ import {
   sameSensor,
 } from '../sensor-changes.js';
 import { createRejectedReport } from '../sensor-entries.js';
+import { everyEntry } from './bucket-read.js';
 import { encodeToken } from './names.js';
 import { sensorOf, watchRegistry } from './registry-watch.js';
 
@@ -60,16 +61,14 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
   /** Every entry of the bucket: the valid sensors, and the others with why (reported). */
   async function readAll(): Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }> {
     const kv = await options.bucket();
-    const names: string[] = [];
-    for await (const key of await kv.keys()) names.push(key);
+    const entries = await everyEntry(kv);
     const sensors: Sensor[] = [];
     const rejected: RejectedEntry[] = [];
-    for (const key of names) {
-      const entry = await kv.get(key);
-      if (entry?.operation !== 'PUT') continue;
+    for (const entry of entries) {
+      if (entry.operation !== 'PUT') continue;
       const checked = sensorOf(entry);
       if ('sensor' in checked) sensors.push(checked.sensor);
-      else rejected.push({ entry: key, reason: checked.reason });
+      else rejected.push({ entry: entry.key, reason: checked.reason });
     }
     report(rejected);
     sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));

@@ -3,7 +3,8 @@
 import type { KV } from '@nats-io/kv';
 import { parseSensorActivity, toSensorSilence } from '../activity-shape.js';
 import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store.js';
-import { parseSilenceKey, parseStatsKey, SILENCE_KEYS, silenceKey, statsKey } from './names.js';
+import { everyEntry } from './bucket-read.js';
+import { parseSilenceKey, parseStatsKey, silenceKey, statsKey } from './names.js';
 
 export interface NatsStatsOptions {
   bucket: () => Promise<KV>;
@@ -103,15 +104,11 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
       e.last_rejected_at = at;
     },
     async read() {
-      const kv = await options.bucket();
-      const keys: string[] = [];
-      for await (const key of await kv.keys()) keys.push(key);
       const sums: Record<string, SensorActivity> = Object.create(null);
       const newest: Record<string, string> = Object.create(null);
-      for (const key of keys) {
-        const parsed = parseStatsKey(key);
-        const stored = parsed ? await kv.get(key) : null;
-        if (!parsed || stored?.operation !== 'PUT') continue;
+      for (const stored of await everyEntry(await options.bucket())) {
+        const parsed = parseStatsKey(stored.key);
+        if (!parsed || stored.operation !== 'PUT') continue;
         const one = parseSensorActivity(stored.string());
         if (one === null) continue;
         const sum = sums[parsed.sensor] ?? empty();
@@ -133,14 +130,10 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
       return sums;
     },
     async readSilences() {
-      const kv = await options.bucket();
       const silences: Record<string, SensorSilence> = Object.create(null);
-      const keys: string[] = [];
-      for await (const key of await kv.keys(SILENCE_KEYS)) keys.push(key);
-      for (const key of keys) {
-        const sensor = parseSilenceKey(key);
-        const stored = sensor === null ? null : await kv.get(key);
-        if (sensor === null || stored?.operation !== 'PUT') continue;
+      for (const stored of await everyEntry(await options.bucket())) {
+        const sensor = parseSilenceKey(stored.key);
+        if (sensor === null || stored.operation !== 'PUT') continue;
         let value: unknown = null;
         try {
           value = JSON.parse(stored.string());
