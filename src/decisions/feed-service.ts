@@ -111,9 +111,12 @@ export function startFeedService(deps: {
     const key = `${feed ?? 'unknown'} ${status}`;
     requests.set(key, (requests.get(key) ?? 0) + 1);
   };
+  /** Whether the decisions were read once: until then no feed is known, and a poll is told to come back. */
+  let loaded = false;
   const watch = deps.decisions.watch(
     (next) => {
       state = next;
+      loaded = true;
       // A removed feed's body (megabytes for a large one) is not kept after it.
       for (const name of cache.keys()) if (!next.feeds.has(name)) cache.delete(name);
     },
@@ -280,6 +283,14 @@ export function startFeedService(deps: {
     handle(req, res, name) {
       const at = now();
       const address = clientAddress(req);
+      if (!loaded) {
+        // NATS unreachable since the start: every feed would look unknown, its firewall's right password refused
+        // (PAN-OS stops enforcing a list it was refused) and counted as a failed login. A 503 keeps its last list.
+        res.writeHead(503, { 'Retry-After': '5', 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('the blocklist is not read yet; retry shortly\n');
+        count(null, 503);
+        return;
+      }
       if (!failures.allowed(address, at)) {
         res.writeHead(429, {
           'Retry-After': String(failures.retryAfter(address, at)),
@@ -420,8 +431,33 @@ export function startFeedService(deps: {
       'Content-Length': body.length,
       ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
     });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    if (req.method === 'HEAD') res.end();
+    else sendInSlices(res, body);
   }
+}
+
+/** A body is written this much at a time, each slice once the socket took the one before. */
+const SLICE_BYTES = 64 * 1024;
+
+/**
+ * Writes a feed's body (shared by every poll of it) in slices: a reader that reads slowly, or not at all, holds
+ * a slice and its socket's buffers, not an encrypted copy of the whole body (a 150,000-entry feed is megabytes).
+ */
+function sendInSlices(res: ServerResponse, body: Buffer): void {
+  let at = 0;
+  const next = () => {
+    while (at < body.length) {
+      if (res.destroyed) return;
+      const slice = body.subarray(at, at + SLICE_BYTES);
+      at += slice.length;
+      if (!res.write(slice)) {
+        res.once('drain', next);
+        return;
+      }
+    }
+    res.end();
+  };
+  next();
 }
 
 /**
