@@ -75,6 +75,7 @@ test('bash completes commands, subcommands, options and their fixed values', () 
     'src_ip',
   ]);
   assert.deepEqual(bashComplete('threatcol', 'send', ''), ['firewall', 'generic', 'syslog']);
+  assert.deepEqual(bashComplete('threatcol', 'feed', 'add', 'edge', '--format', 'f'), ['fortinet']);
   assert.deepEqual(bashComplete('threatcol', 'completion', ''), ['bash', 'fish', 'zsh']);
   assert.deepEqual(bashComplete('threatcol', 'help', 'sy'), ['systemd-unit']);
   // A file or a directory where the option takes one; nothing after a command's one argument.

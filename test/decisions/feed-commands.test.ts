@@ -13,6 +13,13 @@ test('feed add refuses names with /, .., spaces, non-ASCII letters or over 64 ch
     assert.equal(r.code, 65, `${name}: ${r.stderr}`);
     assert.match(r.stderr, /INVALID_ARGUMENT: .* is not a feed name: 1-64 letters, digits/);
   }
+  // /metrics' label for requests to names that are no feed.
+  const unknown = await runCli(['feed', 'add', 'unknown', '--format', 'plain', '--data-dir', dataDir]);
+  assert.equal(unknown.code, 65, unknown.stderr);
+  assert.match(unknown.stderr, /INVALID_ARGUMENT: "unknown" is not a feed name: \/metrics/);
+  const bogus = await runCli(['feed', 'add', 'edge', '--format', 'bogus', '--data-dir', dataDir]);
+  assert.equal(bogus.code, 64, bogus.stderr);
+  assert.match(bogus.stderr, /Allowed choices are paloalto, fortinet, plain, mikrotik, nftables, json/);
   const list = await runCli(['feed', 'list', '--json', '--data-dir', dataDir]);
   assert.equal(list.code, 0, list.stderr);
   assert.deepEqual(JSON.parse(list.stdout), []);

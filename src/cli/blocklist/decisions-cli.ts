@@ -8,8 +8,15 @@ import { ThreatcolError } from '../../errors.js';
 
 export const FEED_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A feed name is part of its URL: letters, digits, `_`, `-` (no `/`, `..` or spaces). */
+/** A feed name is part of its URL: letters, digits, `_`, `-` (no `/`, `..` or spaces); `unknown` is /metrics' label
+ * for a name that is no feed. */
 export function checkFeedName(name: string): string {
+  if (name === 'unknown') {
+    throw new ThreatcolError(
+      'INVALID_ARGUMENT',
+      '"unknown" is not a feed name: /metrics counts requests for names that are no feed under it',
+    );
+  }
   if (!FEED_NAME.test(name)) {
     throw new ThreatcolError(
       'INVALID_ARGUMENT',

@@ -1,6 +1,6 @@
 // `threatcol feed add NAME --format F`: a feed of the active blocks for one firewall, with its own user name
 // and password (printed once, only its hash stored).
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
@@ -28,7 +28,9 @@ export function registerFeedAdd(
     parent
       .command('add <name>')
       .description('add a feed of the active blocks and print its URL and credentials (the password once)')
-      .requiredOption('--format <format>', `the firewall's format: ${FORMATS.join(', ')}`)
+      .addOption(
+        new Option('--format <format>', "the firewall's format").choices(FORMATS).makeOptionMandatory(),
+      )
       .option(
         '--max-entries <n>',
         'serve at most this many blocks (default: paloalto 50000, fortinet 128000)',
