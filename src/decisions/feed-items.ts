@@ -59,6 +59,12 @@ export function* feedItemSteps(
   }
   yield;
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
+  if (feed.aggregate && cap !== null && items.length > cap) {
+    // The cap counts what the firewall holds: an `--aggregate` feed's merged entries. Every block when they fit;
+    // otherwise the most pressing `cap` blocks, merged (never more entries than blocks).
+    const all = yield* aggregateSteps(items);
+    if (all.length <= cap) return { items: all, leftOut: 0, validUntil };
+  }
   const kept = cap === null || items.length <= cap ? items : yield* mostPressingSteps(items, cap);
   yield;
   // `--aggregate`'s merge sorts the blocks itself and makes its entries in list order: not sorted twice.

@@ -234,3 +234,26 @@ test('a block whose criticality is not 0-4 (a damaged store) is not held, so no 
   assert.equal(got.items.length, 1);
   assert.equal(got.leftOut, 1);
 });
+
+test('an --aggregate feed caps its merged entries, not its blocks: blocks that merge under the cap are all served', () => {
+  const state = emptyDecisions();
+  // 8 neighbours (one /29 merged) and two lone addresses: 10 blocks, 3 entries.
+  const addresses = [
+    ...Array.from({ length: 8 }, (_, i) => `198.51.100.${i}/32`),
+    '192.0.2.1/32',
+    '203.0.113.9/32',
+  ];
+  for (const a of addresses) applyEntry(state, 'block', a, activeBlock(a));
+  const aggregate = (maxEntries: number) =>
+    selectFeedItems({ ...PLAIN, aggregate: true, maxEntries }, state, [], NOW);
+  const fits = aggregate(3);
+  assert.deepEqual(
+    fits.items.map((i) => i.block.address),
+    ['192.0.2.1/32', '198.51.100.0/29', '203.0.113.9/32'],
+  );
+  assert.equal(fits.leftOut, 0);
+  // Over the cap even merged: the most pressing `cap` blocks, merged.
+  const over = aggregate(2);
+  assert.ok(over.items.length <= 2);
+  assert.equal(over.leftOut, addresses.length - 2);
+});
