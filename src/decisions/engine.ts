@@ -699,6 +699,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     madeSinceCleanUp = 0;
     for (const [key, cleared] of state.cleared)
       if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
+    // The history of a rule no longer configured: one added again later under its name starts afresh.
+    for (const key of state.rules.keys())
+      if (!rules.some((r) => r.name === key)) changes.push({ kind: 'rule', key, value: null });
     for (const [key, entry] of state.allow)
       if (entry.until !== null && Date.parse(entry.until) <= at)
         changes.push({ kind: 'allow', key, value: null });
@@ -831,10 +834,16 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   return {
     configure(next) {
       config = next;
+      const before = new Set(rules.map((r) => r.name));
       rules = compileRules(next);
       maxDurationMs = parseBlockDuration(next.maxDuration) as number;
       tracker = new AddressTracker(next.maxTracked);
-      history = new RuleHistory(rules.map((r) => r.name));
+      // A rule added by this reload starts its history afresh (`check` waits 7 days before it warns about it),
+      // though an earlier rule of its name left one in the store.
+      history = new RuleHistory(
+        rules.map((r) => r.name),
+        new Set(rules.filter((r) => !before.has(r.name)).map((r) => r.name)),
+      );
     },
     counts: () => ({
       tracked: tracker.size,

@@ -14,10 +14,20 @@ export class RuleHistory {
   /** When this engine last wrote each rule's entry. */
   private readonly writtenAt: number[];
 
-  constructor(private readonly names: readonly string[]) {
+  /**
+   * Per rule: null, or for a rule new to this engine (added by a reload) when its history starts (NaN until the
+   * first `due`): a stored entry older than that is an earlier rule's of the same name, not its own.
+   */
+  private readonly startedAt: (number | null)[];
+
+  constructor(
+    private readonly names: readonly string[],
+    added: ReadonlySet<string> = new Set(),
+  ) {
     this.matched = names.map(() => Number.NEGATIVE_INFINITY);
     this.blocked = names.map(() => Number.NEGATIVE_INFINITY);
     this.writtenAt = names.map(() => Number.NEGATIVE_INFINITY);
+    this.startedAt = names.map((name) => (added.has(name) ? Number.NaN : null));
   }
 
   /** A record (received at `at`) met the criteria of rule `index`. */
@@ -35,7 +45,13 @@ export class RuleHistory {
   due(stored: ReadonlyMap<string, RuleEntry>, now: number): DecisionChange[] {
     const out: DecisionChange[] = [];
     this.names.forEach((rule, i) => {
-      const old = stored.get(rule);
+      let started = this.startedAt[i] as number | null;
+      if (started !== null && Number.isNaN(started)) {
+        started = now;
+        this.startedAt[i] = now;
+      }
+      const found = stored.get(rule);
+      const old = found && started !== null && Date.parse(found.since) < started ? undefined : found;
       const entry: RuleEntry = {
         rule,
         since: old?.since ?? new Date(now).toISOString(),
