@@ -349,14 +349,15 @@ export function startFeedService(deps: {
       const feeds = [...state.feeds.values()].map((feed) => {
         const last = cache.get(feed.name);
         // The scrape reports the last render (of this feed's name: a reload or a rotation makes a new entry of
-        // the same feed); one over a minute old (or none, or of an older entry) is rendered again in the
-        // background for the next scrape, one feed at a time (never on the scrape's own time).
+        // the same feed); one over a minute old that no longer holds (or none, or of an older entry) is rendered
+        // again in the background for the next scrape, one feed at a time (never on the scrape's own time). One
+        // that still holds, however old, is what a render would give: it never takes the turn of another feed.
         if (
           background === null &&
           (last === undefined ||
             last.feed !== feed ||
             last.configured !== configured ||
-            now() - last.at >= REPORT_FRESH_MS)
+            (now() - last.at >= REPORT_FRESH_MS && fresh(feed, now()) === null))
         ) {
           background = renderFor(feed)
             .catch(() => {})

@@ -895,3 +895,29 @@ test("a /metrics scrape takes a feed's counts from its last render when that is 
   );
   assert.equal((await scrape()).entries, 2);
 });
+
+test("a /metrics scrape reports a feed nobody polled, however long another feed's last render has held", async (t) => {
+  let offset = 0;
+  const server = await startTestServer(t, { overrides: RULES, now: () => Date.now() + offset });
+  const now = Date.now();
+  await decide(server, [
+    blockChange('198.51.100.40/32', now, now + 7 * 86_400_000),
+    blockChange('198.51.100.41/32', now, now + 7 * 86_400_000),
+    feedChange('polled', 'secret-password-19', 'plain'),
+    feedChange('quiet', 'secret-password-19', 'plain'),
+  ]);
+  await untilFeed(server, 'polled', 'polled:secret-password-19', (text) => text.includes('198.51.100.41'));
+  // Over a minute on, nothing changed: the polled feed's render still holds; the other was never rendered.
+  offset = 61_000;
+  let entries = 0;
+  await until(
+    async () => {
+      entries = (await feedMetrics(server, 'quiet'))('threatcol_feed_entries');
+      return entries === 2;
+    },
+    GUARD_MS,
+    'the quiet feed reported',
+    200,
+  );
+  assert.equal((await feedMetrics(server, 'polled'))('threatcol_feed_entries'), 2);
+});
