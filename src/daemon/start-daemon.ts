@@ -188,7 +188,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         now,
       });
-  const feeds = startFeedService({ decisions, blocklist: config.blocklist, logger, now });
+  const feeds = startFeedService({
+    decisions,
+    blocklist: config.blocklist,
+    logger,
+    now,
+    // Each worker counts the failed logins it sees: the collector's allowance is shared out among them.
+    shareOf: worker?.workers ?? 1,
+  });
   registerFeedMetrics(metrics.registry, feeds);
   /** blocklist as configured now (a reload follows): the Blocklist panel shows its allow entries and maxBlocks. */
   let blocklist = config.blocklist;

@@ -4,6 +4,9 @@
 import { addressGroup } from '../address-group.js';
 
 const MAX_GROUPS = 10_000;
+/** Failed logins an address may make at once (docs/blocklists.md), then one per REFILL_MS. */
+const BURST = 20;
+const REFILL_MS = 3000;
 
 export class FeedFailures {
   /** By group: tokens left and when they were counted (insertion order is recency). */
@@ -12,9 +15,19 @@ export class FeedFailures {
   limited = 0;
 
   constructor(
-    private readonly burst = 20,
-    private readonly refillMs = 3000,
+    private readonly burst = BURST,
+    private readonly refillMs = REFILL_MS,
   ) {}
+
+  /**
+   * One of `processes` that serve feeds, each counting the failed logins it sees (`serve --workers`: a client's
+   * connections go to any of them): its share of the allowance, so that all of them together allow about BURST
+   * at once and one every REFILL_MS.
+   */
+  static shareOf(processes: number): FeedFailures {
+    const n = Math.max(1, Math.floor(processes));
+    return new FeedFailures(Math.max(1, Math.floor(BURST / n)), REFILL_MS * n);
+  }
 
   /** Whether the address may try now (false: answer 429). */
   allowed(address: string, now: number): boolean {

@@ -95,6 +95,8 @@ export function startFeedService(deps: {
   blocklist: BlocklistConfig;
   logger: Logger;
   now?: () => number;
+  /** The processes serving feeds (`serve --workers`): each allows its share of an address's failed logins. */
+  shareOf?: number;
 }): FeedService {
   const now = deps.now ?? Date.now;
   let blocklist = deps.blocklist;
@@ -104,7 +106,7 @@ export function startFeedService(deps: {
   const cache = new Map<string, Rendered>();
   /** Renders by feed, for /metrics: each is a change to what the feed serves (or its blocks' times moving on). */
   const renders = new Map<string, number>();
-  const failures = new FeedFailures();
+  const failures = FeedFailures.shareOf(deps.shareOf ?? 1);
   /** By `feed status`: bounded by the feeds (every unknown name counts as one) and a handful of statuses. */
   const requests = new Map<string, number>();
   const count = (feed: string | null, status: number) => {

@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { promisify } from 'node:util';
+import { request } from 'undici';
 import { addSensorCli, runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
 import { genericRecord } from '../helpers/records.js';
@@ -266,6 +267,30 @@ test('block remove is not undone by the records that made the block, at once nor
   assert.equal(reply.status, 200, reply.text);
   await until(async () => (await body()).includes('198.51.100.41'), GUARD_MS, 'the later block in the feed');
   assert.equal(await body(), '198.51.100.41\n', 'the removed block stays removed');
+});
+
+test("under --workers the failed logins an address may make are the collector's, shared out among the workers", async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = writeConfig(dataDir, BLOCKLIST);
+  const server = await spawnServe(dataDir, ['--config', config, '--workers', '4']);
+  t.after(() => server.stop('SIGKILL'));
+  await addFeed(dataDir, config, 'edge', 'plain');
+  // Each request on a connection of its own: the workers take turns.
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 60; i++) {
+    const agent = trustingAgent(dataDir);
+    const res = await request(`${server.url}/feeds/edge`, {
+      headers: { authorization: `Basic ${Buffer.from('edge:wrong-password').toString('base64')}` },
+      dispatcher: agent,
+    });
+    await res.body.dump();
+    await agent.close();
+    statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+  }
+  t.diagnostic(`60 wrong passwords under 4 workers: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  // 20 at once in all (5 a worker), then one every 3 s: not 20 a worker.
+  assert.ok((statuses.get(401) ?? 0) <= 22, JSON.stringify(Object.fromEntries(statuses)));
+  assert.ok((statuses.get(429) ?? 0) >= 38);
 });
 
 /** Posts a critical record about `address` (until one is stored) and waits until feed `edge` serves its block alone. */
