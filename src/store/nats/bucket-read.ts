@@ -1,7 +1,7 @@
-// Reading a whole KV bucket as it stands: every key's last entry from one consumer, never a get per key. Gets are
-// spread over the replicas: one still catching up after a restart answers "no such key" for a key it has not
-// got yet (a reader would drop it), and a hung one loses its share while the cluster still counts it. The
-// decisions and the registry read their buckets through it.
+// Reading a whole KV bucket as it stands: every key's last entry from one consumer, checked whole, never a listing
+// and then a get per key. Gets are spread over the replicas (a hung one loses its share while the cluster still
+// counts it), and a listing and its gets are two reads that need not agree. The decisions, the registry and the
+// sensors' statistics read their buckets through it.
 import type { KV, KvEntry } from '@nats-io/kv';
 
 /**
