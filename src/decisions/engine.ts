@@ -332,7 +332,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       const cleared = anyCleared ? state.cleared.get(unitOfKey(target.key)) : undefined;
       const notBefore = cleared ? timeMs(cleared.at) : Number.NEGATIVE_INFINITY;
       if (at <= notBefore) continue;
-      const met = tracker.observe(target.key, index, rule, record, notBefore);
+      let met = tracker.observe(target.key, index, rule, record, notBefore);
       if (met === null) continue;
       const unit = unitOfKey(target.key);
       if (
@@ -341,6 +341,15 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       ) {
         skippedAllowed++;
         continue;
+      }
+      const held = current('block', unit);
+      if (held !== null && held.rule === 'manual') {
+        // A block by hand: nothing is made while it is in force (decide), and once it has ended only the
+        // records received after its end count, as the removal the clean-up makes of its end will say.
+        const end = timeMs(held.until);
+        if (end > now() || at <= end) continue;
+        met = tracker.evaluate(target.key, index, rule, end)?.met ?? null;
+        if (met === null) continue;
       }
       decide(unit, rule, at, met, changes);
     }

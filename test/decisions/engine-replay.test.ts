@@ -211,3 +211,32 @@ test('a record received during a block by hand makes nothing, nor after that blo
   await r.blockOf('198.51.100.91', 'a later record blocks it');
   assert.equal((await r.stored()).blocks.get(unit)?.rule, 'r');
 });
+
+test('records received during a block by hand do not count once it has ended, before the clean-up has made its end a removal', async (t) => {
+  // 'pair' needs two records; 'one' blocks the test's markers (their threat's name) at their first.
+  const r = await replaying(t, {
+    'blocklist.rules': {
+      pair: { minCriticality: 4, minRecords: 2, duration: '10m', within: '1h' },
+      one: { threat: 'marker', duration: '10m', within: '1h' },
+    },
+  });
+  const unit = '198.51.100.92/32';
+  const marked = async (marker: string, ...records: ReturnType<typeof r.c.record>[]) => {
+    await r.log.append([...records, r.c.record(marker, { threat: 'marker' })]);
+    await until(() => r.blocked().includes(`${marker}/32`), GUARD_MS, `${marker} read`);
+  };
+  r.start();
+  await marked('203.0.113.40');
+  // 20 s by hand, all of it within the engine's first minute: no clean-up runs in this test.
+  await r.store.decisions.apply([blockChange(unit, r.c.now(), r.c.now() + 20_000)]);
+  await until(async () => (await r.stored()).blocks.get(unit)?.rule === 'manual', GUARD_MS, 'by hand');
+  // A record during the block by hand, then one after its end.
+  r.c.advance(10_000);
+  await marked('203.0.113.41', r.c.record('198.51.100.92'));
+  r.c.advance(20_000);
+  await marked('203.0.113.42', r.c.record('198.51.100.92'));
+  assert.equal((await r.stored()).blocks.get(unit)?.rule, 'manual', 'one record since its end: nothing made');
+  // A second record after its end does make it.
+  await marked('203.0.113.43', r.c.record('198.51.100.92'));
+  await until(async () => (await r.stored()).blocks.get(unit)?.rule === 'pair', GUARD_MS, 'blocked by pair');
+});
