@@ -1,6 +1,7 @@
 // `threatcol sensor show NAME`: one sensor's details; with --firewall, the PAN-OS setup text (never the key).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import type { SensorActivity, SensorSilence } from '../../store/store.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -41,6 +42,9 @@ export function registerSensorShow(
   ).action((name: string, options: ShowOptions) => run(() => showSensor(name, options, io)));
 }
 
+/** Nothing asked: an empty map of what a brief view leaves out. */
+const none = <T>(): Promise<Record<string, T>> => Promise.resolve({});
+
 export async function showSensor(name: string, options: ShowOptions, io: CliIo): Promise<number> {
   // Imported here: the definition above is loaded for every command line.
   const { sensorState } = await import('../../store/sensor-state.js');
@@ -48,11 +52,14 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
   const { config } = loaded;
   existingDataDir(loaded, options, io);
   const brief = options.firewall || options.syslog || options.syslogErrors;
-  const { sensor, stats, silences } = await withStore(loaded, io, async (store) => ({
-    sensor: (await store.registry.list()).find((s) => s.name === name),
-    stats: brief ? {} : await store.stats.read(),
-    silences: brief ? {} : await store.stats.readSilences(),
-  }));
+  // Asked together: on NATS the counts and the silences come from one replay of their bucket.
+  const [sensor, stats, silences] = await withStore(loaded, io, (store) =>
+    Promise.all([
+      store.registry.list().then((all) => all.find((s) => s.name === name)),
+      brief ? none<SensorActivity>() : store.stats.read(),
+      brief ? none<SensorSilence>() : store.stats.readSilences(),
+    ]),
+  );
   if (!sensor) throw new ThreatcolError('SENSOR_NOT_FOUND', `no sensor named "${name}"`);
   if (options.syslogErrors) return showSyslogErrors(loaded, sensor.name, options.json === true, io);
   if (options.syslog) {

@@ -1,6 +1,6 @@
 // Per-sensor stats in a KV bucket (DESIGN 10): each collector writes only its own key per sensor
 // (`<sensor>.<collector id>`), so writers never conflict; readers sum over collectors.
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { parseSensorActivity, toSensorSilence } from '../activity-shape.js';
 import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store.js';
 import { everyEntry } from './bucket-read.js';
@@ -36,6 +36,17 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
   let timer: NodeJS.Timeout | null = null;
   /** The flush under way, if any: the next tick skips rather than queue behind it (an outage would pile them up). */
   let flushing: Promise<void> | null = null;
+  /** The bucket's replay under way: the counts and the silences asked together (a sensor list, the dashboard) share it. */
+  let replaying: Promise<KvEntry[]> | null = null;
+  const entries = (): Promise<KvEntry[]> => {
+    replaying ??= options
+      .bucket()
+      .then(everyEntry)
+      .finally(() => {
+        replaying = null;
+      });
+    return replaying;
+  };
 
   function entry(sensor: string): SensorActivity {
     let e = pending.get(sensor);
@@ -106,7 +117,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     async read() {
       const sums: Record<string, SensorActivity> = Object.create(null);
       const newest: Record<string, string> = Object.create(null);
-      for (const stored of await everyEntry(await options.bucket())) {
+      for (const stored of await entries()) {
         const parsed = parseStatsKey(stored.key);
         if (!parsed || stored.operation !== 'PUT') continue;
         const one = parseSensorActivity(stored.string());
@@ -131,7 +142,7 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
     },
     async readSilences() {
       const silences: Record<string, SensorSilence> = Object.create(null);
-      for (const stored of await everyEntry(await options.bucket())) {
+      for (const stored of await entries()) {
         const sensor = parseSilenceKey(stored.key);
         if (sensor === null || stored.operation !== 'PUT') continue;
         let value: unknown = null;
