@@ -259,7 +259,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         : config.server.maxInflightBodyBytes,
     ),
     ...(worker ? { admitConnection: worker.admitConnection } : {}),
-    feeds: (req, res, name) => feeds.handle(req, res, name),
+    feeds: (req, res, name, authenticated) => feeds.handle(req, res, name, authenticated),
     now,
     tls: initialTls,
     logger,

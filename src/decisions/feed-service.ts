@@ -72,7 +72,8 @@ interface Queued {
 
 export interface FeedService {
   /** Answers a request for `/feeds/<name>` (name as in the path, not yet checked). */
-  handle(req: IncomingMessage, res: ServerResponse, name: string): void;
+  /** `authenticated`: told once the request's credentials are found good (the listener's connection slots). */
+  handle(req: IncomingMessage, res: ServerResponse, name: string, authenticated?: () => void): void;
   configure(blocklist: BlocklistConfig): void;
   /**
    * For /metrics: each feed's entries and those its cap left out as of its last render (one is started in the
@@ -282,7 +283,7 @@ export function startFeedService(deps: {
   }
 
   return {
-    handle(req, res, name) {
+    handle(req, res, name, authenticated) {
       const at = now();
       const address = clientAddress(req);
       if (!loaded) {
@@ -293,15 +294,8 @@ export function startFeedService(deps: {
         count(null, 503);
         return;
       }
-      if (!failures.allowed(address, at)) {
-        res.writeHead(429, {
-          'Retry-After': String(failures.retryAfter(address, at)),
-          'Content-Type': 'text/plain; charset=utf-8',
-        });
-        res.end('too many failed logins from this address\n');
-        count(state.feeds.has(name) ? name : null, 429);
-        return;
-      }
+      // The credentials first (a hash of what was sent, as cheap as the limit's look-up): the right password is
+      // never refused for what others at its address or behind its NAT sent; only failures meet the limit.
       const credentials = basicCredentials(req.headers.authorization);
       const feed = state.feeds.get(name) ?? null;
       const stored = feed ? digestFromHash(feed.passwordHash) : null;
@@ -309,6 +303,15 @@ export function startFeedService(deps: {
       const passwordOk = digestsEqual(presented, stored ?? NO_FEED_DIGEST) && stored !== null;
       const userOk = credentials !== null && feed !== null && credentials.user === feed.name;
       if (!passwordOk || !userOk || feed === null) {
+        if (!failures.allowed(address, at)) {
+          res.writeHead(429, {
+            'Retry-After': String(failures.retryAfter(address, at)),
+            'Content-Type': 'text/plain; charset=utf-8',
+          });
+          res.end('too many failed logins from this address\n');
+          count(feed?.name ?? null, 429);
+          return;
+        }
         failures.failed(address, at);
         // Never the credentials; the name only as far as a feed name can go.
         deps.logger.debug(
@@ -327,6 +330,7 @@ export function startFeedService(deps: {
         res.end('this feed is not served to this address\n');
         return;
       }
+      authenticated?.();
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
         res.end('only GET and HEAD\n');

@@ -4,16 +4,18 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { TLSSocket } from 'node:tls';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { hashKey } from '../../src/keys.js';
 import type { DecisionChange, FeedEntry, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
-import { post } from '../helpers/client.js';
-import { blockChange, feedChange } from '../helpers/decisions.js';
+import { post, trustingAgent } from '../helpers/client.js';
+import { blockChange, feedAuthorization, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { findSample, parseExposition } from '../helpers/prometheus.js';
+import { openTls, readResponse } from '../helpers/raw-tls.js';
 import { genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -280,9 +282,13 @@ test('failed logins are limited per address (429 after 20), --from networks answ
   for (let i = 0; i < 22; i++) statuses.push((await fetchFeed(server, 'edge', 'edge:guess')).status);
   assert.deepEqual(statuses.slice(0, 20), Array(20).fill(401));
   assert.deepEqual(statuses.slice(20), [429, 429]);
+  assert.match(
+    String((await fetchFeed(server, 'edge', 'edge:guess')).headers['retry-after']),
+    /^[1-9][0-9]*$/,
+  );
+  // The right password is served all the same: a firewall sharing the guesser's address is not locked out.
   const limited = await fetchFeed(server, 'edge', 'edge:secret-password-7');
-  assert.equal(limited.status, 429, 'even the right password waits');
-  assert.match(String(limited.headers['retry-after']), /^[1-9][0-9]*$/);
+  assert.equal(limited.status, 200, 'the right password is served');
   const store = await openStore(server.loaded.config, {
     dataDir: server.dataDir,
     logger: pino({ level: 'silent' }),
@@ -297,6 +303,54 @@ test('failed logins are limited per address (429 after 20), --from networks answ
   assert.equal(fetches.get('edge')?.address, '127.0.0.1');
   assert.ok([200, 401].includes(fetches.get('edge')?.status as number));
   assert.equal(fetches.get('far')?.status, 403);
+});
+
+test('connections answered 429 by the failed-login limit hold no slot: a sensor still gets in when they fill the listener', async (t) => {
+  // 6 connections in all, 3 per address: two addresses that guessed a feed's password hold all six.
+  const server = await startTestServer(t, {
+    overrides: { 'server.maxConnections': 6, 'server.maxConnectionsPerAddress': 3 },
+  });
+  await addFeed(server, 'edge', 'plain', 'secret-password-7');
+  await untilFeed(server, 'edge', 'edge:secret-password-7', () => true);
+  const key = await server.addSensor('fw1');
+  const guess = (socket: TLSSocket) => {
+    // Answered chunked (no Content-Length): whole at the last chunk.
+    const answer = readResponse(socket, (text) => text.endsWith('\r\n0\r\n\r\n'));
+    socket.write(
+      `GET /feeds/edge HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${feedAuthorization('edge', 'guess')}\r\n\r\n`,
+    );
+    return answer.then((text) => Number(text.slice(9, 12)));
+  };
+  const held: TLSSocket[] = [];
+  t.after(() => {
+    for (const socket of held) socket.destroy();
+  });
+  for (const address of ['127.0.0.2', '127.0.0.3']) {
+    const first = await openTls(server.url, address);
+    held.push(first);
+    let status = 0;
+    for (let i = 0; i < 25 && status !== 429; i++) status = await guess(first);
+    assert.equal(status, 429, `${address} is limited`);
+    for (let i = 0; i < 2; i++) {
+      const socket = await openTls(server.url, address);
+      held.push(socket);
+      assert.equal(await guess(socket), 429);
+    }
+  }
+  const statuses: (number | string)[] = [];
+  for (let i = 0; i < 3 && !statuses.includes(200); i++) {
+    const agent = trustingAgent(server.dataDir, { answerWithinMs: 15_000 });
+    try {
+      statuses.push(
+        (await post(server.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status,
+      );
+    } catch (error) {
+      statuses.push((error as { code?: string }).code ?? String(error));
+    } finally {
+      await agent.close().catch(() => {});
+    }
+  }
+  assert.ok(statuses.includes(200), `the sensor's tries: ${statuses.join(', ')}`);
 });
 
 test('a cap keeps the highest criticality, then the newest, and says how many it left out; gzip when asked, with its own ETag', async (t) => {

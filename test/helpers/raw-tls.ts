@@ -1,10 +1,15 @@
 // Raw TLS sockets to the test server, for what undici would normalise away (half-close, a body sent in parts).
 import { connect, type TLSSocket } from 'node:tls';
 
-/** Opens a TLS connection to the test server (self-signed: not verified). */
-export async function openTls(url: string): Promise<TLSSocket> {
+/** Opens a TLS connection to the test server (self-signed: not verified), from `localAddress` when given. */
+export async function openTls(url: string, localAddress?: string): Promise<TLSSocket> {
   const { hostname, port } = new URL(url);
-  const socket = connect({ host: hostname, port: Number(port), rejectUnauthorized: false });
+  const socket = connect({
+    host: hostname,
+    port: Number(port),
+    rejectUnauthorized: false,
+    ...(localAddress ? { localAddress } : {}),
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('secureConnect', resolve);
     socket.once('error', reject);

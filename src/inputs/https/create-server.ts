@@ -18,8 +18,6 @@ import { clientAddress, handleIngest, type IngestDeps, type RouteSpec } from './
 import { sendError } from './respond.js';
 
 const ROUTES: Record<string, RouteSpec> = { '/firewall': firewallRoute, '/generic': genericRoute };
-/** Answers given before a request's key was found good (route, method, the key itself; 400 may be either). */
-const UNPROVEN_ANSWERS = new Set([400, 401, 403, 404, 405]);
 
 export interface CollectorServerDeps extends IngestDeps {
   tls: TlsMaterial;
@@ -29,7 +27,7 @@ export interface CollectorServerDeps extends IngestDeps {
    * `GET /feeds/NAME`: the blocklist feeds (src/decisions/, injected by the daemon, which this layer cannot
    * import); absent, those paths are 404 as any unknown path.
    */
-  feeds?: (req: IncomingMessage, res: ServerResponse, name: string) => void;
+  feeds?: (req: IncomingMessage, res: ServerResponse, name: string, authenticated: () => void) => void;
   /**
    * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
    * connections per address and in all hold across workers; it destroys the socket to close it for a cap.
@@ -80,18 +78,16 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     res.once('finish', () => server.closeIdleConnections());
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    // A sender answered past authentication proved itself: its connection is never closed for a newcomer.
-    if (!slots.isProven(req.socket)) {
-      res.once('finish', () => {
-        if (!UNPROVEN_ANSWERS.has(res.statusCode)) slots.prove(req.socket);
-      });
-    }
+    // A sender whose key or password was found good proved itself: its connection is never closed for a
+    // newcomer. Told by the route that checked it, never read off the answer's status: a 429 or a 503 given
+    // before any check (a feed's failed-login limit, a registry not read yet) proves nothing.
+    const authenticated = () => slots.prove(req.socket);
     if (closing) endAfterResponse(res);
     else {
       const entry = inFlight.add(res);
       res.on('close', () => inFlight.delete(entry));
     }
-    route(req, res, deps);
+    route(req, res, deps, authenticated);
   };
   const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), onRequest);
   // `Expect: 100-continue`: the same pipeline, which sends 100 only once auth, media type and declared size
@@ -216,14 +212,19 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
   };
 }
 
-function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerDeps): void {
+function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: CollectorServerDeps,
+  authenticated: () => void,
+): void {
   let url = req.url ?? '/';
   // Absolute form (`POST https://host/firewall HTTP/1.1`, RFC 9112 3.2.2): route by its path.
   if (url.charCodeAt(0) !== 0x2f) url = absoluteFormPath(url);
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   if (deps.feeds && path.startsWith('/feeds/')) {
-    deps.feeds(req, res, path.slice('/feeds/'.length));
+    deps.feeds(req, res, path.slice('/feeds/'.length), authenticated);
     return;
   }
   const spec = ROUTES[path];
@@ -235,7 +236,7 @@ function route(req: IncomingMessage, res: ServerResponse, deps: CollectorServerD
     reject(req, res, deps, path, 'METHOD_NOT_ALLOWED', { Allow: 'POST' });
     return;
   }
-  void handleIngest(spec, req, res, path, deps);
+  void handleIngest(spec, req, res, path, deps, authenticated);
 }
 
 /** The path of an absolute-form target (`https://host:port/path?q` → `/path?q`); anything else as it is. */

@@ -49,6 +49,8 @@ export async function handleIngest(
   res: ServerResponse,
   path: string,
   deps: IngestDeps,
+  /** Told once the request's key is found good (its connection is then never closed for a newcomer). */
+  authenticated: () => void = () => {},
 ): Promise<void> {
   const startedAt = deps.metrics?.now() ?? 0;
   const remoteAddr = clientAddress(req);
@@ -58,6 +60,7 @@ export async function handleIngest(
     const now = deps.now();
     let who = deps.auth.authenticate(req.headers, now, req.socket);
     sensor = who.name;
+    authenticated();
     // Checked before the body is read: a malformed header fails fast.
     const idempotencyKey =
       deps.config.dedupe.windowSeconds > 0 && route.endpoint === 'generic'
