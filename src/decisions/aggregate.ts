@@ -151,7 +151,10 @@ export function* aggregateSteps(items: readonly FeedItem[]): Steps<FeedItem[]> {
     }
     for (let p = 0; p < parts.length; p++) {
       const network = parts[p] as Network;
-      out.push({ network, block: merged(inside[p] as Merging, formatNetwork(network)), facts: null });
+      const m = inside[p] as Merging;
+      // Each block lies in one part (parts and blocks are aligned CIDRs: a part holds a block or lies in it, and
+      // the walk makes the widest part at each address), so the parts' counts add up to the run's blocks.
+      out.push({ network, block: merged(m, formatNetwork(network)), facts: null, merged: m.count });
     }
   }
 

@@ -8,6 +8,8 @@ export interface FeedItem {
   network: Network;
   /** The block's facts when the item is the whole block (null: a part of it, or a merge of blocks). */
   facts: Facts | null;
+  /** How many blocks a merged entry (`--aggregate`) stands for; absent: one. */
+  merged?: number;
 }
 
 /**

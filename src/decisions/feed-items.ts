@@ -3,7 +3,7 @@
 import type { Block, DecisionsState, FeedEntry } from '../store/decisions.js';
 import { aggregateSteps } from './aggregate.js';
 import { allowedBy } from './allowed.js';
-import { type Facts, type FeedItem, factsOf } from './feed-item.js';
+import { type FeedItem, factsOf } from './feed-item.js';
 import { listOrderSteps } from './list-order.js';
 import { DEFAULT_CAPS } from './render-feed.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
@@ -61,9 +61,15 @@ export function* feedItemSteps(
   const cap = feed.maxEntries ?? DEFAULT_CAPS[feed.format];
   if (feed.aggregate && cap !== null && items.length > cap) {
     // The cap counts what the firewall holds: an `--aggregate` feed's merged entries. Every block when they fit;
-    // otherwise the most pressing `cap` blocks, merged (never more entries than blocks).
+    // otherwise the `cap` most pressing entries, each ranked as its merged block (the highest criticality it
+    // holds), kept in list order. Never the `cap` most pressing blocks merged: those could merge into a few
+    // entries and leave the rest of the firewall's list empty.
     const all = yield* aggregateSteps(items);
     if (all.length <= cap) return { items: all, leftOut: 0, validUntil };
+    const kept = yield* mostPressingSteps(all, cap);
+    let served = 0;
+    for (const item of kept) served += item.merged ?? 1;
+    return { items: kept, leftOut: items.length - served, validUntil };
   }
   const kept = cap === null || items.length <= cap ? items : yield* mostPressingSteps(items, cap);
   yield;
@@ -73,8 +79,8 @@ export function* feedItemSteps(
 }
 
 /**
- * The `cap` blocks a capped feed keeps, in steps: the highest criticality, then the newest (of blocks alike in
- * both, those met first). Each block ranked by one number, criticality above its time in ms, as two words (the
+ * The `cap` items a capped feed keeps, in steps and in the order met: the highest criticality, then the newest
+ * (of items alike in both, those met first). Each block ranked by one number, criticality above its time in ms, as two words (the
  * time is below 2^43 until the year 2248: criticality and the time's top 11 bits, then its low 32 bits); the
  * cap's last rank found by counting, 16 bits at a time from the top, how many ranks lie above each value (a radix
  * select: three passes over the blocks, each in steps). Sorting the blocks with Date.parse in the comparator took
@@ -88,7 +94,8 @@ function* mostPressingSteps(items: FeedItem[], cap: number): Steps<FeedItem[]> {
     if (from > 0) yield;
     for (let i = from; i < Math.min(n, from + ITEMS_PER_STEP); i++) {
       const item = items[i] as FeedItem;
-      const since = Math.min(2 ** 43 - 1, Math.max(0, (item.facts as Facts).since || 0));
+      // A merged entry (no facts of its own) by its block's: the earliest to end of those it holds.
+      const since = Math.min(2 ** 43 - 1, Math.max(0, (item.facts ?? factsOf(item.block)).since || 0));
       high[i] = item.block.criticality * 2 ** 11 + Math.floor(since / 2 ** 32);
       low[i] = since % 2 ** 32;
     }

@@ -252,8 +252,27 @@ test('an --aggregate feed caps its merged entries, not its blocks: blocks that m
     ['192.0.2.1/32', '198.51.100.0/29', '203.0.113.9/32'],
   );
   assert.equal(fits.leftOut, 0);
-  // Over the cap even merged: the most pressing `cap` blocks, merged.
+  // Over the cap even merged: the 2 most pressing entries as merged (all alike here: the first met in list
+  // order), the blocks of the entry left out counted.
   const over = aggregate(2);
-  assert.ok(over.items.length <= 2);
-  assert.equal(over.leftOut, addresses.length - 2);
+  assert.deepEqual(
+    over.items.map((i) => i.block.address),
+    ['192.0.2.1/32', '198.51.100.0/29'],
+  );
+  assert.equal(over.leftOut, 1);
+});
+
+test('an --aggregate feed one entry over its cap still fills it: the most pressing merged entries, not blocks that merge into a few', () => {
+  const state = emptyDecisions();
+  // 4 full /30s (16 blocks, 4 entries), then a lone block of criticality 4 more pressing than any: 5 entries.
+  const addresses = [0, 64, 128, 192].flatMap((base) =>
+    Array.from({ length: 4 }, (_, i) => `198.51.100.${base + i}/32`),
+  );
+  for (const a of addresses) applyEntry(state, 'block', a, { ...activeBlock(a), criticality: 2 });
+  applyEntry(state, 'block', '192.0.2.1/32', { ...activeBlock('192.0.2.1/32'), criticality: 4 });
+  const got = selectFeedItems({ ...PLAIN, aggregate: true, maxEntries: 4 }, state, [], NOW);
+  assert.equal(got.items.length, 4, 'the cap filled');
+  assert.equal(got.items[0]?.block.address, '192.0.2.1/32', 'the most pressing kept');
+  assert.ok(got.items.slice(1).every((i) => i.network.prefix === 30));
+  assert.equal(got.leftOut, 4, "one /30's four blocks left out");
 });
