@@ -3,7 +3,7 @@
 // and the highest criticality of what it covers: it never blocks an address longer than decided, and the feed
 // is rendered again when that end comes.
 import type { Block } from '../store/decisions.js';
-import { type FeedItem, itemUntil, untilOf } from './feed-item.js';
+import { type FeedItem, factsOf, itemUntil, untilOf } from './feed-item.js';
 import { listOrderSteps } from './list-order.js';
 import { compareNetworks, formatNetwork, type Network, overlaps, wordAt } from './networks.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
@@ -66,7 +66,7 @@ function cidrsOf4(start: number, end: number): Network[] {
 
 /**
  * A merged entry's block being made: the earliest end (the first met of those ending then), the highest
- * criticality, the records and sensors of the blocks it covers, folded in one at a time (a run of 100,000 blocks
+ * criticality, the latest start, the records and sensors of the blocks it covers, folded in one at a time (a run of 100,000 blocks
  * is no array of them, nor one step).
  */
 interface Merging {
@@ -76,6 +76,9 @@ interface Merging {
   criticality: number;
   records: number;
   sensors: Set<string>;
+  /** The latest `since` of the blocks it covers (a capped feed ranks the entry by it). */
+  since: string;
+  sinceMs: number;
 }
 
 const merging = (): Merging => ({
@@ -85,6 +88,8 @@ const merging = (): Merging => ({
   criticality: 0,
   records: 0,
   sensors: new Set(),
+  since: '',
+  sinceMs: Number.NEGATIVE_INFINITY,
 });
 
 function fold(m: Merging, block: Block): void {
@@ -97,6 +102,11 @@ function fold(m: Merging, block: Block): void {
   m.criticality = Math.max(m.criticality, block.criticality);
   m.records += block.records;
   for (const sensor of block.sensors) m.sensors.add(sensor);
+  const since = factsOf(block).since;
+  if (m.since === '' || since > m.sinceMs) {
+    m.since = block.since;
+    m.sinceMs = since;
+  }
 }
 
 /** The entry's block: a block alone as it is, else the earliest to end with the others' facts added. */
@@ -106,6 +116,7 @@ function merged(m: Merging, address: string): Block {
   return {
     ...first,
     address,
+    since: m.since,
     criticality: m.criticality,
     records: m.records,
     sensors: [...m.sensors].sort(),
