@@ -685,7 +685,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       }
       changes.push({ kind: 'block', key, value: null });
     }
-    if (ends.length > 0) await deps.store.decisions.apply(ends);
+    if (ends.length > 0) {
+      await deps.store.decisions.apply(ends);
+      // A block written meanwhile (a `block add` of an address whose block had ended, a recheck) is not the
+      // ended one found above: only blocks as they were then, and still ended, go. (The decisions as last
+      // delivered: a write the watcher has not shown yet is still at risk, as for any removal here.)
+      const ended = changes.filter((change) => {
+        const block = state.blocks.get(change.key);
+        return block !== undefined && Date.parse(block.until) <= at && !mine('block', change.key);
+      });
+      changes.length = 0;
+      changes.push(...ended);
+    }
     for (const [key, offence] of state.offences) {
       // A block in force keeps its offence, however long ago it was made (extended for over 30 days): without
       // it, its next extension would be taken for a block whose offence a cut write lost, and made again.

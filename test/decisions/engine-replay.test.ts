@@ -240,3 +240,30 @@ test('records received during a block by hand do not count once it has ended, be
   await marked('203.0.113.43', r.c.record('198.51.100.92'));
   await until(async () => (await r.stored()).blocks.get(unit)?.rule === 'pair', GUARD_MS, 'blocked by pair');
 });
+
+test('a block by hand written while the clean-up writes an ended block’s end is not removed with the ended one', async (t) => {
+  const unit = '198.51.100.93/32';
+  let landed = false;
+  const r = await replaying(t, SHORT, (decisions) => ({
+    ...decisions,
+    async apply(changes: readonly DecisionChange[]) {
+      const ends = changes.some(
+        (c) => c.kind === 'offence' && c.key === unit && c.value?.until !== undefined,
+      );
+      if (ends && !landed) {
+        landed = true;
+        // `threatcol block add 198.51.100.93 --for 1h` lands while the clean-up writes the end.
+        await decisions.apply([blockChange(unit, r.c.now(), r.c.now() + 3_600_000)]);
+      }
+      await decisions.apply(changes);
+    },
+  }));
+  r.start();
+  await r.blockOf('198.51.100.93');
+  // The block (20 s) has ended; the next batch is followed by a clean-up.
+  r.c.advance(90_000);
+  await r.blockOf('203.0.113.50');
+  await until(() => landed, GUARD_MS, 'the clean-up wrote the end');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal((await r.stored()).blocks.get(unit)?.rule, 'manual', 'the block by hand is still there');
+});
