@@ -863,6 +863,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       history = new RuleHistory(
         rules.map((r) => r.name),
         new Set(rules.filter((r) => !before.has(r.name)).map((r) => r.name)),
+        now(),
       );
     },
     counts: () => ({

@@ -6,6 +6,11 @@ import type { DecisionChange, RuleEntry } from '../store/decisions.js';
 
 /** A rule's history is written at most this often. */
 const WRITE_EVERY_MS = 60_000;
+/**
+ * How much earlier than this collector's reload another's entry of a rule the reload added may start and still
+ * be the rule's own: a cluster's collectors are reloaded seconds apart, and their clocks may differ.
+ */
+const RELOAD_SKEW_MS = 60_000;
 
 export class RuleHistory {
   /** Per rule (by its index): the newest matching record and the newest block's record, in ms. */
@@ -15,19 +20,23 @@ export class RuleHistory {
   private readonly writtenAt: number[];
 
   /**
-   * Per rule: null, or for a rule new to this engine (added by a reload) when its history starts (NaN until the
-   * first `due`): a stored entry older than that is an earlier rule's of the same name, not its own.
+   * Per rule: null, or for a rule new to this engine (added by a reload) when its history starts, the reload:
+   * a stored entry older than that (by more than RELOAD_SKEW_MS) is an earlier rule's of the same name, not its
+   * own. Set at the reload, not at the first write: on NATS a collector that does not run the engine writes
+   * nothing until it takes the engine over, perhaps days later, and must then keep what the one before it
+   * wrote of the rule since the reload.
    */
   private readonly startedAt: (number | null)[];
 
   constructor(
     private readonly names: readonly string[],
     added: ReadonlySet<string> = new Set(),
+    reloadedAt = Number.NEGATIVE_INFINITY,
   ) {
     this.matched = names.map(() => Number.NEGATIVE_INFINITY);
     this.blocked = names.map(() => Number.NEGATIVE_INFINITY);
     this.writtenAt = names.map(() => Number.NEGATIVE_INFINITY);
-    this.startedAt = names.map((name) => (added.has(name) ? Number.NaN : null));
+    this.startedAt = names.map((name) => (added.has(name) ? reloadedAt - RELOAD_SKEW_MS : null));
   }
 
   /** A record (received at `at`) met the criteria of rule `index`. */
@@ -45,11 +54,7 @@ export class RuleHistory {
   due(stored: ReadonlyMap<string, RuleEntry>, now: number): DecisionChange[] {
     const out: DecisionChange[] = [];
     this.names.forEach((rule, i) => {
-      let started = this.startedAt[i] as number | null;
-      if (started !== null && Number.isNaN(started)) {
-        started = now;
-        this.startedAt[i] = now;
-      }
+      const started = this.startedAt[i] as number | null;
       const found = stored.get(rule);
       const old = found && started !== null && Date.parse(found.since) < started ? undefined : found;
       const entry: RuleEntry = {

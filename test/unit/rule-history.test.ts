@@ -41,7 +41,7 @@ function write(history: RuleHistory, state: DecisionsState, now: number): void {
 test('a rule added by a reload starts its history afresh; one the engine had before a restart keeps it', () => {
   // Added an hour ago by a reload; one record met its criteria since.
   const added = stale();
-  const fresh = new RuleHistory(['spreading'], new Set(['spreading']));
+  const fresh = new RuleHistory(['spreading'], new Set(['spreading']), NOW - 3_600_000);
   fresh.match(0, NOW - 3_600_000);
   write(fresh, added, NOW - 3_600_000);
   assert.equal(added.rules.get('spreading')?.since, new Date(NOW - 3_600_000).toISOString());
@@ -60,6 +60,24 @@ test('a rule added by a reload starts its history afresh; one the engine had bef
   write(again, restarted, NOW - 3_600_000);
   assert.equal(restarted.rules.get('spreading')?.since, new Date(NOW - 90 * DAY).toISOString());
   assert.equal(checkRules(restarted, BLOCKLIST, NOW)?.status, 'warn');
+});
+
+test('a collector that takes the engine over days after the reload that added a rule keeps what the one before it wrote of it', () => {
+  // Reloaded 5 days ago on both collectors; the one running the engine wrote the rule's entry then, and a block 2
+  // days later. The other writes nothing until it takes over (it never ran the engine meanwhile).
+  const state = stale();
+  const reloaded = NOW - 5 * DAY;
+  const leader = new RuleHistory(['spreading'], new Set(['spreading']), reloaded);
+  leader.match(0, reloaded + 1000);
+  write(leader, state, reloaded + 1000);
+  leader.block('spreading', NOW - 3 * DAY);
+  write(leader, state, NOW - 3 * DAY);
+  // Its clock a few seconds ahead of the leader's: the leader's entry starts before its reload.
+  const standby = new RuleHistory(['spreading'], new Set(['spreading']), reloaded + 5000);
+  standby.match(0, NOW);
+  write(standby, state, NOW);
+  assert.equal(state.rules.get('spreading')?.since, new Date(reloaded + 1000).toISOString());
+  assert.equal(state.rules.get('spreading')?.lastBlock, new Date(NOW - 3 * DAY).toISOString());
 });
 
 test("the engine's clean-up removes the history of a rule no longer configured", async (t) => {
