@@ -667,7 +667,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         // it, as after a `block remove` at its end.
         const cleared = state.cleared.get(key);
         if (cleared === undefined || Date.parse(cleared.at) < Date.parse(block.until)) {
-          ends.push({ kind: 'cleared', key, value: { address: key, at: block.until } });
+          ends.push({ kind: 'cleared', key, value: { address: key, at: block.until, ended: true } });
           // Not a removal to look at again (recheck): the records received since its end were decided as
           // they came.
           clearedSeen.set(key, block.until);

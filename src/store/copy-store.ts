@@ -113,6 +113,8 @@ export async function copyDecisions(
   // A block the target holds that the source removed after it was made (`block remove` there since an earlier
   // run copied it: its `cleared` mark says when) goes, as the removal did in the source.
   for (const [unit, cleared] of ours.cleared) {
+    // A block by hand's own end is no removal: a block the target holds of that address is its own to end.
+    if (cleared.ended) continue;
     const block = there.blocks.get(unit);
     if (block && !ours.blocks.has(unit) && Date.parse(block.since) <= Date.parse(cleared.at)) {
       changes.push({ kind: 'block', key: unit, value: null });

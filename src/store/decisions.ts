@@ -57,6 +57,11 @@ export interface FeedEntry {
 export interface ClearedEntry {
   address: string;
   at: string;
+  /**
+   * True when the mark is a block by hand's own end (the clean-up's), not a `block remove`: `store migrate`
+   * carries a removal to the target, never an end (the target ends its copy of the block by itself).
+   */
+  ended?: true;
 }
 
 /** An address blocked before: a new block within 30 days of `last` lasts repeatFactor^blocks longer. */
@@ -297,7 +302,7 @@ function hasShape(kind: DecisionKind, value: unknown): boolean {
         isIso(v.createdAt)
       );
     case 'cleared':
-      return isString(v.address) && isIso(v.at);
+      return isString(v.address) && isIso(v.at) && (v.ended === undefined || v.ended === true);
     case 'offence':
       return (
         isString(v.address) &&

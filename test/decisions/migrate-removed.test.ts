@@ -4,8 +4,12 @@
 // protect its network again, and a feed removed (its password leaked) must not answer its old credentials again.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pino } from 'pino';
 import type { MigrateSummary } from '../../src/cli/store-migrate.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
+import { blockChange } from '../helpers/decisions.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -104,5 +108,47 @@ test('store migrate run again carries a block removed from the files store since
   assert.match(
     text,
     /\nAllow entries and feeds in NATS and not in the files store, left as they are \(removed here since an earlier run, or made in NATS\): allow 203\.0\.113\.0\/24, feed edge\n/,
+  );
+});
+
+test("store migrate carries a block remove, not a block by hand's own end: the target's block of that address stays", async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
+  const dataDir = makeTempDir(t);
+  const open = (overrides: Record<string, unknown>, dir: string) =>
+    openStore(
+      loadConfig({
+        env: {},
+        defaultConfigPath: '/nonexistent/threatcol.json',
+        overrides: { dataDir: dir, ...overrides },
+      }).config,
+      { dataDir: dir, logger: pino({ level: 'silent' }) },
+    );
+  const hour = 3_600_000;
+  const at = new Date(Date.now() - hour).toISOString();
+  // The files store: a block by hand ended an hour ago (the clean-up's mark), and a block removed then.
+  const files = await open({}, dataDir);
+  await files.decisions.apply([
+    { kind: 'cleared', key: '198.51.100.20/32', value: { address: '198.51.100.20/32', at, ended: true } },
+    { kind: 'cleared', key: '198.51.100.21/32', value: { address: '198.51.100.21/32', at } },
+  ]);
+  await files.close();
+  // NATS: a block of each address, made before that and in force for a day.
+  const target = await open({ 'store.backend': 'nats', 'nats.servers': [nats.url] }, makeTempDir(t));
+  await target.decisions.apply(
+    ['198.51.100.20/32', '198.51.100.21/32'].map((address) =>
+      blockChange(address, Date.now() - 2 * hour, Date.now() + 24 * hour, { rule: 'r' }),
+    ),
+  );
+  await target.close();
+  const migrated = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir], { env });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  const listed = await runCli(['block', 'list', '--json', '--data-dir', makeTempDir(t)], {
+    env: { ...env, THREATCOL_STORE_BACKEND: 'nats' },
+  });
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as { address: string }[]).map((b) => b.address),
+    ['198.51.100.20/32'],
+    'the removal carried, the end not',
   );
 });
