@@ -24,7 +24,7 @@ interface ListedBlock {
   allowedBy: string | null;
 }
 
-test('block add refuses every address and, without --force, private ranges in any form; mapped IPv6 is its IPv4 address; block list and allow entries', async (t) => {
+test('block add refuses every address and, without --force, private ranges in any form and networks wider than an IPv4 /8 or IPv6 /16; mapped IPv6 is its IPv4 address; block list and allow entries', async (t) => {
   const dataDir = makeTempDir(t);
   const config = join(dataDir, 'config.json');
   writeFileSync(config, JSON.stringify({ blocklist: { allow: ['::ffff:192.0.2.0/124'] } }));
@@ -49,6 +49,9 @@ test('block add refuses every address and, without --force, private ranges in an
     // NAT64's name for a private address, and the translator's whole prefix.
     ['64:ff9b::10.0.0.1', '64:ff9b::a00:1/128', false],
     ['64:ff9b::/96', '64:ff9b::/96', false],
+    // Public, and wider than an IPv4 /8 or an IPv6 /16.
+    ['64.0.0.0/7', '64.0.0.0/7', false],
+    ['2000::/3', '2000::/3', false],
   ] as const) {
     for (const flags of force ? [[], ['--force']] : [[]]) {
       const r = await cli('block', 'add', network, '--for', '1h', '--reason', 'x', ...flags);
@@ -57,6 +60,13 @@ test('block add refuses every address and, without --force, private ranges in an
     }
   }
   assert.deepEqual(await blocks('--all'), [], 'nothing refused was stored');
+  // As wide as that and no wider, or wider with --force: made.
+  await ok('block', 'add', '64.0.0.0/8', '--for', '1h', '--reason', 'x');
+  await ok('block', 'add', '2001::/16', '--for', '1h', '--reason', 'x');
+  await ok('block', 'add', '2000::/3', '--for', '1h', '--reason', 'x', '--force');
+  await ok('block', 'remove', '64.0.0.0/8');
+  await ok('block', 'remove', '2001::/16');
+  await ok('block', 'remove', '2000::/3');
   assert.match(
     await ok('block', 'add', '::ffff:10.0.0.1', '--for', '1h', '--reason', 'lab', '--force'),
     /10\.0\.0\.1\/32/,

@@ -1,5 +1,6 @@
 // `threatcol block add ADDRESS|CIDR --for DURATION --reason TEXT`: a manual block, in every feed within a
-// second; 0.0.0.0/0, ::/0 are refused, private ranges need --force.
+// second; 0.0.0.0/0, ::/0 are refused, private ranges and networks wider than an IPv4 /8 or an IPv6 /16 need
+// --force.
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
 import { withStore } from '../cli-store.js';
@@ -24,14 +25,29 @@ export function registerBlockAdd(
       .description('block an address or CIDR by hand, in every feed within a second')
       .requiredOption('--for <duration>', 'how long, e.g. 24h, 7d')
       .requiredOption('--reason <text>', 'why (shown in block list and json feeds)')
-      .option('--force', 'block a private, loopback or link-local range too'),
+      .option(
+        '--force',
+        'block a private, loopback or link-local range, or one wider than an IPv4 /8 or IPv6 /16, too',
+      ),
   ).action((network: string, options: BlockAddOptions) => run(() => addBlock(network, options, io)));
 }
+
+/** The widest blocks `block add` makes without --force. */
+const WIDEST_IPV4 = 8;
+const WIDEST_IPV6 = 16;
 
 async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Promise<number> {
   const { isPrivate } = await import('../../decisions/networks.js');
   const { network, key } = networkArgument(text);
   if (network.prefix === 0) throw new ThreatcolError('INVALID_ARGUMENT', `${key} would block every address`);
+  // Wider than an IPv4 /8 or an IPv6 /16 (2000::/3 is every global IPv6 unicast address): a slip of the prefix
+  // more often than a decision.
+  if (network.prefix < (network.family === 4 ? WIDEST_IPV4 : WIDEST_IPV6) && !options.force) {
+    throw new ThreatcolError(
+      'INVALID_ARGUMENT',
+      `${key} is wider than an IPv${network.family} /${network.family === 4 ? WIDEST_IPV4 : WIDEST_IPV6}; add --force to block it anyway`,
+    );
+  }
   if (isPrivate(network) && !options.force) {
     throw new ThreatcolError(
       'INVALID_ARGUMENT',
