@@ -199,7 +199,7 @@ export function startFeedService(deps: {
     if (feed.format === 'nftables' || feed.format === 'mikrotik')
       validUntil = Math.min(validUntil, at + TIMED_RENDER_MS);
     const body = Buffer.from(
-      await runInSlices(renderSteps(feed.format, selected.items, at), RENDER_SLICE_MS),
+      await runInSlices(renderSteps(feed.format, selected.items, at, feed.family), RENDER_SLICE_MS),
     );
     const cached = cache.get(feed.name);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;

@@ -1,8 +1,10 @@
 // A feed's body in its firewall's format (DESIGN 15): the active blocks it serves, already chosen and ordered.
-import type { FeedFormat } from '../store/decisions.js';
+import type { FeedEntry, FeedFormat } from '../store/decisions.js';
 import { disjointSteps } from './aggregate.js';
 import { entryOf, type FeedItem, itemUntil } from './feed-item.js';
 import { ITEMS_PER_STEP, runWhole, type Steps } from './steps.js';
+
+type FeedFamily = FeedEntry['family'];
 
 export type { FeedItem } from './feed-item.js';
 
@@ -26,12 +28,25 @@ export const DEFAULT_CAPS: Record<FeedFormat, number | null> = {
 };
 
 /** The body; `now` gives the remaining time of formats that carry one (nftables, mikrotik). */
-export function renderFeed(format: FeedFormat, items: readonly FeedItem[], now: number): string {
-  return runWhole(renderSteps(format, items, now));
+export function renderFeed(
+  format: FeedFormat,
+  items: readonly FeedItem[],
+  now: number,
+  family: FeedFamily = 'any',
+): string {
+  return runWhole(renderSteps(format, items, now, family));
 }
 
-/** renderFeed in steps (steps.ts). */
-export function* renderSteps(format: FeedFormat, items: readonly FeedItem[], now: number): Steps<string> {
+/**
+ * renderFeed in steps (steps.ts). `family`: the feed's (`--ipv4-only`, `--ipv6-only`), so a script that replaces a
+ * router's lists leaves the other family's alone.
+ */
+export function* renderSteps(
+  format: FeedFormat,
+  items: readonly FeedItem[],
+  now: number,
+  family: FeedFamily = 'any',
+): Steps<string> {
   switch (format) {
     case 'plain':
     case 'paloalto':
@@ -42,7 +57,7 @@ export function* renderSteps(format: FeedFormat, items: readonly FeedItem[], now
     case 'nftables':
       return yield* renderNftables(items, now);
     case 'mikrotik':
-      return yield* renderMikrotik(items, now);
+      return yield* renderMikrotik(items, now, family);
   }
 }
 
@@ -154,12 +169,13 @@ export const ROUTEROS_MAX_SECONDS = 21_474_836;
  * A RouterOS script for `/import`: fills a temporary address list, then swaps it in (removing the old list
  * and renaming the new one), so the router never applies thousands of single changes to the live list.
  */
-function* renderMikrotik(items: readonly FeedItem[], now: number): Steps<string> {
+function* renderMikrotik(items: readonly FeedItem[], now: number, served: FeedFamily): Steps<string> {
   const lines = ['# threatcol blocklist: /tool fetch, then /import'];
   for (const [family, path] of [
     [4, '/ip firewall address-list'],
     [6, '/ipv6 firewall address-list'],
   ] as const) {
+    if (served !== 'any' && served !== `ipv${family}`) continue;
     lines.push(`${path} remove [find list=threatcol-new]`);
     const adds = yield* joinInSteps(
       items,

@@ -88,6 +88,12 @@ test('mikrotik: a temporary list per family filled with timeouts, then swapped i
     '/ipv6 firewall address-list remove [find list=threatcol]',
     '/ipv6 firewall address-list set [find list=threatcol-new] list=threatcol',
   ]);
+  // A feed of one family leaves the router's list of the other alone (another feed may fill it).
+  const v4 = ITEMS.filter((i) => i.network.family === 4);
+  const only4 = renderFeed('mikrotik', v4, NOW, 'ipv4');
+  assert.doesNotMatch(only4, /\/ipv6/);
+  assert.equal(only4, renderFeed('mikrotik', v4, NOW).split('\n/ipv6')[0]?.concat('\n'));
+  assert.doesNotMatch(renderFeed('mikrotik', [], NOW, 'ipv6'), /\/ip firewall/);
 });
 
 test('nftables: the table made again with both sets (each block with its remaining time) and drop rules', (t) => {
