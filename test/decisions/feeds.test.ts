@@ -11,7 +11,7 @@ import { hashKey } from '../../src/keys.js';
 import type { DecisionChange, FeedEntry, FeedFormat } from '../../src/store/decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
-import { post, trustingAgent } from '../helpers/client.js';
+import { freshConnectionTries, post } from '../helpers/client.js';
 import { blockChange, feedAuthorization, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { findSample, parseExposition } from '../helpers/prometheus.js';
@@ -337,19 +337,7 @@ test('connections answered 429 by the failed-login limit hold no slot: a sensor 
       assert.equal(await guess(socket), 429);
     }
   }
-  const statuses: (number | string)[] = [];
-  for (let i = 0; i < 3 && !statuses.includes(200); i++) {
-    const agent = trustingAgent(server.dataDir, { answerWithinMs: 15_000 });
-    try {
-      statuses.push(
-        (await post(server.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status,
-      );
-    } catch (error) {
-      statuses.push((error as { code?: string }).code ?? String(error));
-    } finally {
-      await agent.close().catch(() => {});
-    }
-  }
+  const statuses = await freshConnectionTries(server, 'fw1', key, [genericRecord()], 3);
   assert.ok(statuses.includes(200), `the sensor's tries: ${statuses.join(', ')}`);
 });
 

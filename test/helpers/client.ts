@@ -71,3 +71,28 @@ export async function post(url: string, path: string, body: unknown, options: Po
 export function errorCode(reply: Reply): string | undefined {
   return (reply.json as { error?: { code?: string } } | null)?.error?.code;
 }
+
+/**
+ * A sensor's POST of one record, each try on a fresh connection (as a sender that was turned away opens), until
+ * one is answered 200 or `tries` are spent: each try's status, or its connection error's code.
+ */
+export async function freshConnectionTries(
+  server: { url: string; dataDir: string },
+  sensor: string,
+  key: string,
+  body: unknown,
+  tries: number,
+): Promise<(number | string)[]> {
+  const statuses: (number | string)[] = [];
+  for (let i = 0; i < tries && !statuses.includes(200); i++) {
+    const agent = trustingAgent(server.dataDir, { answerWithinMs: 15_000 });
+    try {
+      statuses.push((await post(server.url, '/generic', body, { sensor, key, agent })).status);
+    } catch (error) {
+      statuses.push((error as { code?: string }).code ?? String(error));
+    } finally {
+      await agent.close().catch(() => {});
+    }
+  }
+  return statuses;
+}

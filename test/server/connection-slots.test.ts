@@ -2,7 +2,7 @@
 // sensor that connects and posts is answered (the oldest silent socket makes room for it), within a few tries.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { post, trustingAgent } from '../helpers/client.js';
+import { freshConnectionTries } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
 import { floodSilentSockets } from '../helpers/silent-sockets.js';
@@ -25,20 +25,7 @@ test('silent sockets filling the HTTPS listener: a sensor is answered 200 within
   );
   await until(() => flood.connects() >= 600, 30_000, 'the flood fills the listener');
 
-  const statuses: (number | string)[] = [];
-  for (let i = 0; i < TRIES && !statuses.includes(200); i++) {
-    // A fresh agent: a new connection, as a sender that was turned away would open.
-    const agent = trustingAgent(server.dataDir, { answerWithinMs: 15_000 });
-    try {
-      statuses.push(
-        (await post(server.url, '/generic', [genericRecord()], { sensor: 'fw1', key, agent })).status,
-      );
-    } catch (error) {
-      statuses.push((error as { code?: string }).code ?? String(error));
-    } finally {
-      await agent.close().catch(() => {});
-    }
-  }
+  const statuses = await freshConnectionTries(server, 'fw1', key, [genericRecord()], TRIES);
   const floodConnects = flood.connects();
   await flood.stop();
   t.diagnostic(`tries: ${statuses.join(', ')}; the flood opened ${floodConnects} connections`);
