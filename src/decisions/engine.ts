@@ -667,7 +667,14 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         // it, as after a `block remove` at its end.
         const cleared = state.cleared.get(key);
         if (cleared === undefined || Date.parse(cleared.at) < Date.parse(block.until)) {
-          ends.push({ kind: 'cleared', key, value: { address: key, at: block.until, ended: true } });
+          // Marked as an end, unless it replaces a `block remove`'s mark: `store migrate` must still carry
+          // that removal (as made at this later time).
+          const ended = cleared === undefined || cleared.ended === true;
+          ends.push({
+            kind: 'cleared',
+            key,
+            value: { address: key, at: block.until, ...(ended ? { ended: true as const } : {}) },
+          });
           // Not a removal to look at again (recheck): the records received since its end were decided as
           // they came.
           clearedSeen.set(key, block.until);

@@ -7,11 +7,14 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import type { MigrateSummary } from '../../src/cli/store-migrate.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { copyDecisions } from '../../src/store/copy-store.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
-import { blockChange } from '../helpers/decisions.js';
+import { blockChange, engineStore } from '../helpers/decisions.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
+import { record } from '../store/contract.js';
 
 test('store migrate run again leaves what NATS removed since removed (block, allow entry, feed), named', async (t) => {
   const nats = await startNatsServer(t);
@@ -151,4 +154,42 @@ test("store migrate carries a block remove, not a block by hand's own end: the t
     ['198.51.100.20/32'],
     'the removal carried, the end not',
   );
+});
+
+test('a block by hand that ends after a block remove of its address keeps the removal for store migrate to carry', async (t) => {
+  const s = await engineStore(t, {
+    'blocklist.rules': { r: { minCriticality: 4, duration: '10m', within: '1h' } },
+  });
+  let offset = 0;
+  const now = () => Date.now() + offset;
+  const unit = '198.51.100.77/32';
+  const hour = 3_600_000;
+  // The target as an earlier `store migrate` left it: a rule's block of the address, made an hour ago, for a day.
+  const dir = makeTempDir(t);
+  const target = await openStore(
+    loadConfig({ env: {}, defaultConfigPath: '/nonexistent/x.json', overrides: { dataDir: dir } }).config,
+    { dataDir: dir, logger: pino({ level: 'silent' }) },
+  );
+  t.after(() => target.close());
+  await target.decisions.apply([blockChange(unit, now() - hour, now() + 24 * hour, { rule: 'r' })]);
+  // The source: `block remove` of that block half an hour ago, then `block add --for 2m`, which ends.
+  const manualUntil = now() + 120_000;
+  await s.store.decisions.apply([
+    { kind: 'cleared', key: unit, value: { address: unit, at: new Date(now() - hour / 2).toISOString() } },
+    blockChange(unit, now(), manualUntil),
+  ]);
+  s.startEngine({ now });
+  offset += 5 * 60_000;
+  await s.log.append([
+    record({ src_ip: '203.0.113.9', criticality: 4, received_at: new Date(now()).toISOString() }),
+  ]);
+  await until(
+    async () =>
+      (await s.store.decisions.read()).cleared.get(unit)?.at === new Date(manualUntil).toISOString(),
+    30_000,
+    'the clean-up kept the end',
+  );
+  assert.equal((await s.store.decisions.read()).cleared.get(unit)?.ended, undefined, 'still a removal');
+  await copyDecisions(s.store, target, { dryRun: false, overwriteSensors: false });
+  assert.equal((await target.decisions.read()).blocks.get(unit), undefined, 'the removal carried');
 });
