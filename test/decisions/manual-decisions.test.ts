@@ -77,7 +77,12 @@ test('block add refuses every address and, without --force, private ranges in an
     await ok('block', 'add', '::ffff:203.0.113.9', '--for', '2h', '--reason', 'scanner'),
     /203\.0\.113\.9\/32/,
   );
-  await ok('block', 'add', '198.51.100.7', '--for', '1h', '--reason', 'brute force');
+  assert.doesNotMatch(await ok('block', 'add', '198.51.100.7', '--for', '2h', '--reason', 'x'), /replaces/);
+  // Again, shorter: made as asked, and the longer block it replaces is said.
+  assert.match(
+    await ok('block', 'add', '198.51.100.7', '--for', '1h', '--reason', 'brute force'),
+    /It replaces the block by hand that was to end 20\d\d-/,
+  );
   assert.match(
     await ok('block', 'add', '192.0.2.5', '--for', '1h', '--reason', 'in the configured allow'),
     /kept out of every feed by allow ::ffff:192\.0\.2\.0\/124/,

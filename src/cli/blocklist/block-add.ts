@@ -58,7 +58,9 @@ async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Prom
   const loaded = await loadFromOptions(options, io);
   const now = Date.now();
   const until = new Date(now + ms).toISOString();
-  const allowed = await withStore(loaded, io, async (store) => {
+  const { allowed, replaced } = await withStore(loaded, io, async (store) => {
+    // The block it replaces, when one is in force: said, so a shorter block by hand over a longer one is seen.
+    const before = (await store.decisions.read()).blocks.get(key);
     await store.decisions.apply([
       {
         kind: 'block',
@@ -77,13 +79,20 @@ async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Prom
       },
     ]);
     const { allowedBy } = await import('../../decisions/allowed.js');
-    return allowedBy(network, loaded.config.blocklist.allow, (await store.decisions.read()).allow, now);
+    return {
+      allowed: allowedBy(network, loaded.config.blocklist.allow, (await store.decisions.read()).allow, now),
+      replaced: before !== undefined && Date.parse(before.until) > now ? before : null,
+    };
   });
+  const was =
+    replaced === null
+      ? ''
+      : ` It replaces the block ${replaced.rule === 'manual' ? 'by hand' : `of rule ${replaced.rule}`} that was to end ${replaced.until}.`;
   write(
     io.stdout,
     allowed === null
-      ? `Blocked ${key} until ${until}.`
-      : `Blocked ${key} until ${until}, but kept out of every feed by allow ${allowed} while that stands.`,
+      ? `Blocked ${key} until ${until}.${was}`
+      : `Blocked ${key} until ${until}, but kept out of every feed by allow ${allowed} while that stands.${was}`,
   );
   return 0;
 }
