@@ -35,6 +35,8 @@ const GZIP_FROM_BYTES = 1024;
 const FETCH_NOTE_MS = 60_000;
 /** ... and at most this often whatever the status (a firewall's 200s between someone's 401s). */
 const FETCH_NOTE_MIN_MS = 5000;
+/** How long a feed's successful fetch keeps a login refused from another address from being noted over it. */
+const SUCCESS_OUTRANKS_REFUSALS_MS = 3_600_000;
 
 interface Rendered {
   /** What it was rendered from: the feed's entry, the configuration's version, the changes of blocks and allows. */
@@ -236,6 +238,15 @@ export function startFeedService(deps: {
    * firewall's next poll, minutes later.
    */
   const pending = new Map<string, { timer: NodeJS.Timeout; address: string; status: number; at: number }>();
+  /** The feed's last successful fetch (200 or 304) known here: one not written yet, else the stored one. */
+  function lastSuccess(feed: string): { address: string; at: number } | null {
+    const waiting = pending.get(feed);
+    if (waiting && (waiting.status === 200 || waiting.status === 304)) return waiting;
+    const stored = state.fetches.get(feed);
+    if (stored && (stored.status === 200 || stored.status === 304))
+      return { address: stored.address, at: Date.parse(stored.at) };
+    return null;
+  }
   function writeFetch(feed: string, address: string, status: number, at: number): void {
     const waiting = pending.get(feed);
     if (waiting) clearTimeout(waiting.timer);
@@ -247,6 +258,14 @@ export function startFeedService(deps: {
     });
   }
   function noteFetch(feed: string, address: string, status: number, at: number): void {
+    // A login refused from elsewhere than the feed's last successful fetch, within the hour of it, is not the
+    // firewall's: noted, a guesser's 401 every few seconds would hide the firewall's fetches from `feed list`, the
+    // dashboard and `check`. The firewall's own refusals (a password rotated) come from its address.
+    if (status === 401) {
+      const success = lastSuccess(feed);
+      if (success !== null && success.address !== address && at - success.at < SUCCESS_OUTRANKS_REFUSALS_MS)
+        return;
+    }
     const last = written.get(feed);
     if (
       !last ||

@@ -832,6 +832,35 @@ test('a new status within seconds of the last noted fetch is noted too, a few se
   );
 });
 
+test("a login refused from another address does not hide the firewall's successful fetches; its own refusal is noted", async (t) => {
+  const server = await startTestServer(t, { overrides: RULES });
+  await addFeed(server, 'edge', 'plain', 'secret-password-15');
+  const store = await openStore(server.loaded.config, {
+    dataDir: server.dataDir,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => store.close());
+  const last = async () => (await store.decisions.read()).fetches.get('edge');
+  // The firewall (127.0.0.1) fetches: noted at once.
+  await untilFeed(server, 'edge', 'edge:secret-password-15', () => true);
+  await until(async () => (await last())?.status === 200, GUARD_MS, 'the 200 noted');
+  // Someone at 127.0.0.2 guesses for 7 s (past the 5 s between notes), a try a second.
+  const guesser = await openTls(server.url, '127.0.0.2');
+  t.after(() => guesser.destroy());
+  for (let i = 0; i < 7; i++) {
+    const answer = readResponse(guesser, (text) => text.endsWith('\r\n0\r\n\r\n'));
+    guesser.write(
+      `GET /feeds/edge HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${feedAuthorization('edge', 'guess')}\r\n\r\n`,
+    );
+    assert.match(await answer, /^HTTP\/1\.1 401/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  assert.deepEqual([(await last())?.status, (await last())?.address], [200, '127.0.0.1'], 'the 200 stands');
+  // The firewall's own password is wrong now (rotated): its 401 is noted.
+  assert.equal((await fetchFeed(server, 'edge', 'edge:old-password')).status, 401);
+  await until(async () => (await last())?.status === 401, GUARD_MS, "the firewall's 401 noted", 200);
+});
+
 test('If-Modified-Since: a body changed within the second of the one before gets no 304 for that second (the client may hold the older)', async (t) => {
   // The collector's clock held still across the two changes: both bodies are made in one second.
   let frozen: number | null = null;
