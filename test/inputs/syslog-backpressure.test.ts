@@ -1,10 +1,12 @@
 // A syslog connection never reads further than it can store: paused while its messages are not durable, and an
 // append the store refuses is retried, not dropped. Real sockets and the real files record log, behind a gate.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
 import test from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
+import { serveRelpSession } from '../../src/inputs/syslog/relp-session.js';
 import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
 import { createSyslogIntake } from '../../src/inputs/syslog/syslog-intake.js';
 import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
@@ -12,7 +14,10 @@ import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
 import type { RecordLog } from '../../src/store/store.js';
+import { freeLoopbackPort } from '../helpers/free-port.js';
+import { spawnRsyslogd } from '../helpers/rsyslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 
 const sensor: Sensor = {
   name: 'fg',
@@ -145,4 +150,97 @@ test('over the unsynced bound the socket is paused until the store catches up; a
   assert.equal(stored.length, total);
   await log.close();
   await store.close();
+});
+
+test('RELP: a message whose append the store refused is never answered, so rsyslog omrelp sends it again', async (t) => {
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
+  const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
+  const log = await store.openRecordLog({ retentionIntervalMs: 0 });
+  t.after(async () => {
+    await log.close();
+    await store.close();
+  });
+  // The store refuses its first append (overloaded, the disk low, NATS down), then takes them all.
+  const g = gated(log, 1);
+  g.open();
+  const relay: Sensor = {
+    ...sensor,
+    name: 'relay',
+    syslog: { ...sensor.syslog, format: 'cef' } as Sensor['syslog'],
+  };
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    const deps = {
+      config,
+      recordLog: g.gate,
+      stats: store.stats,
+      logger: pino({ level: 'silent' }),
+      now: Date.now,
+      tally: new SyslogTally(),
+    };
+    serveRelpSession(socket, createSyslogIntake(relay, '127.0.0.1', deps), '127.0.0.1', deps);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const relp = (server.address() as { port: number }).port;
+  // Debian's rsyslog: logger's lines in by TCP, out by omrelp (plain TCP), retried every second.
+  const input = await freeLoopbackPort();
+  const rsyslog = await spawnRsyslogd(
+    t,
+    dataDir,
+    [
+      `global(workDirectory="${dataDir}")`,
+      'module(load="imtcp")',
+      'module(load="omrelp")',
+      `input(type="imtcp" address="127.0.0.1" port="${input}")`,
+      // The queue `sensor show --syslog` prints, kept in memory here.
+      `action(type="omrelp" target="127.0.0.1" port="${relp}" queue.type="LinkedList" action.resumeRetryCount="-1" action.resumeInterval="1")`,
+    ],
+    [input],
+  );
+  const send = (names: string[]) => {
+    const sent = spawnSync(
+      'logger',
+      ['--tcp', '--octet-count', '-n', '127.0.0.1', '-P', String(input), '-t', 'ids'],
+      {
+        input: `${names
+          .map((name) => `CEF:0|Check Point|VPN-1|R81|IPS|${name}|High|src=10.1.1.5 dst=203.0.113.9 dpt=80`)
+          .join('\n')}\n`,
+      },
+    );
+    assert.equal(sent.status, 0, String(sent.stderr));
+  };
+  const names = Array.from({ length: 6 }, (_, i) => `Refused ${i}`);
+  send(names.slice(0, 5));
+  await until(() => g.calls() > 0, 30_000, 'the first append');
+  // librelp finds its session ended when it next sends (a sender's stream goes on): it opens a new one and
+  // sends again every message it had no answer for, then the new one.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  send(names.slice(5));
+  let stored = new Set<string>();
+  await until(
+    async () => {
+      const seen = new Set<string>();
+      await store.reader.scan(0, (record) => seen.add(record.threat));
+      stored = seen;
+      return names.every((name) => stored.has(name));
+    },
+    30_000,
+    'every message stored',
+    200,
+  ).catch(() => {});
+  assert.deepEqual(
+    names.filter((name) => !stored.has(name)),
+    [],
+    `never stored (${g.calls()} appends; rsyslog: ${rsyslog.log()})`,
+  );
 });

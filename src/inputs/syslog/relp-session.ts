@@ -34,12 +34,19 @@ interface Pending {
   answer: string | null;
   /** The `close` answer: the session ends once it is written. */
   last?: boolean;
+  /** The store refused its append: never answered, the session ends before it (the sender sends it again). */
+  refused?: boolean;
 }
+
+/** How long a session ended for a refused append waits for its sender to close its side before it is destroyed. */
+const REFUSED_CLOSE_MS = 5000;
 
 /**
  * Serves `socket` as a RELP server for its sensor (`intake`) until it closes. The `syslog` frames of one read are appended in
- * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves, or
- * `rsp 500` when the store refuses it (the sender keeps the message and sends it again). A message that is not a
+ * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves. When
+ * the store refuses it, the answers before them are written and the session ends with none to them: librelp
+ * takes any answer, `rsp 500` too, as a message's end (it never sends it again), and sends every message it has
+ * no answer for again on its next session. A message that is not a
  * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
  * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses, nor
  * while the answers written wait for the sender to read them (the socket's write buffer over its high-water mark):
@@ -109,6 +116,17 @@ export function serveRelpSession(
         if (!socket.destroyed) socket.end(out);
         return;
       }
+    }
+    if (pending[0]?.refused) {
+      // Its answers so far written, the session ends without one to the refused message: librelp takes any answer,
+      // a 500 too, as the message's end and never sends it again, but sends every unanswered one on its next
+      // session.
+      ending = true;
+      if (!socket.destroyed) {
+        socket.end(out);
+        setTimeout(() => socket.destroy(), REFUSED_CLOSE_MS).unref();
+      }
+      return;
     }
     if (stopping && pending.length === 0) {
       ending = true;
@@ -189,9 +207,9 @@ export function serveRelpSession(
         (error: Error) => {
           logger.error(
             { sensor: intake.sensor.name, err: error.message },
-            'cannot store RELP messages; answered 500',
+            'cannot store RELP messages; the session ends unanswered, and the sender sends them again',
           );
-          for (const entry of waiting) entry.answer = '500 cannot store the message now';
+          for (const entry of waiting) entry.refused = true;
           flush();
         },
       );
