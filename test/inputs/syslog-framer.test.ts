@@ -48,13 +48,23 @@ test('an octet-counted message may hold LF, NUL and a digit first; its length co
   );
 });
 
-test('garbage before a frame is skipped and counted: blank lines, stray bytes, a zero that cannot start a length', () => {
-  const { frames, framer } = frameAll([b('\r\n\n  junk 0\u0000 5 <13>a<13>b\n')], opts());
+test('blanks before a frame are skipped and counted; stray bytes are a message of their own, read to its trailer', () => {
+  const { frames, framer } = frameAll([b('\r\n\n \t junk 0\u0000 5 <13>a<13>b\n')], opts());
   assert.deepEqual(texts(frames), [
+    ['junk 0', false],
     ['<13>a', false],
     ['<13>b', false],
   ]);
-  assert.equal(framer.counts.garbageBytes, '\r\n\n  junk 0\u0000 '.length);
+  assert.equal(framer.counts.garbageBytes, '\r\n\n \t  '.length);
+});
+
+test('a line without <PRI> whose digits are followed by a space takes nothing of the messages after it', () => {
+  const valid = (i: number) => `<134>Nov 26 12:00:05 gw ids: CEF:0|V|P|1|IPS|Probe ${i}|High|src=10.1.1.5`;
+  const stream = `Jan 10 12:00:00 fw sent 512 bytes to the server\n${[1, 2, 3].map(valid).join('\n')}\n`;
+  assert.deepEqual(
+    frameAll([b(stream)], opts()).frames.map((f) => f.message.toString()),
+    ['Jan 10 12:00:00 fw sent 512 bytes to the server', valid(1), valid(2), valid(3)],
+  );
 });
 
 test('digits not followed by a space are not a length: the frame is read to its trailer', () => {
@@ -127,12 +137,12 @@ const item = (max: number) =>
         return { bytes: b(msg + trailer), expect };
       }),
     fc
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: CR, LF and NUL are the garbage under test
-      .stringMatching(/^[\r\n\u0000 a-z0]{1,5}$/)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: CR, LF and NUL are blanks under test
+      .stringMatching(/^[\r\n\u0000 \t]{1,5}$/)
       .map((junk) => ({ bytes: b(junk), expect: [] as [string, boolean][] })),
   );
 
-test('property: a well-formed stream gives its messages, truncated past the limit, with garbage between frames', () => {
+test('property: a well-formed stream gives its messages, truncated past the limit, with blanks between frames', () => {
   fc.assert(
     fc.property(
       fc
@@ -140,7 +150,7 @@ test('property: a well-formed stream gives its messages, truncated past the limi
         .chain((max) => fc.tuple(fc.constant(max), fc.array(item(max), { maxLength: 12 }))),
       ([max, items]) => {
         const stream = Buffer.concat(items.map((i) => i.bytes));
-        // None of the junk starts a frame (no `<`, no 1-9), so the expected messages are exactly the items'.
+        // Blanks start no frame, so the expected messages are exactly the items'.
         assert.deepEqual(
           texts(frameAll([stream], opts(max)).frames),
           items.flatMap((i) => i.expect),

@@ -26,7 +26,7 @@ export type FrameSink = (bytes: Buffer, start: number, end: number, truncated: b
 export interface FramerCounts {
   /** Messages longer than maxMessageBytes, delivered truncated or dropped. */
   oversize: number;
-  /** Bytes skipped between frames: anything before a frame's `<` or length digit (blank lines, stray bytes). */
+  /** Bytes skipped between frames: blanks (LF, CR, NUL, space, tab: blank lines, a trailer after a counted frame). */
   garbageBytes: number;
   /** An octet-counted frame the stream ended inside of (the sender's connection died mid-message). */
   incomplete: number;
@@ -44,7 +44,7 @@ const LF = 0x0a;
 const CR = 0x0d;
 const NUL = 0x00;
 const SP = 0x20;
-const LT = 0x3c;
+const TAB = 0x09;
 const ZERO = 0x30;
 const NINE = 0x39;
 
@@ -113,12 +113,15 @@ export class SyslogFramer {
             this.#remaining = 0;
             this.#digits = 0;
             this.#framesStarted++;
-          } else if (b === LT) {
-            this.#state = 'trailer';
-            this.#framesStarted++;
-          } else {
+          } else if (b === LF || b === CR || b === NUL || b === SP || b === TAB) {
             this.counts.garbageBytes++;
             i++;
+          } else {
+            // `<`, or a message without its <PRI> (a device that sends none, a line continued): read to its
+            // trailer, as rsyslog does, and left to the intake to count as invalid. Skipped a byte at a time, its
+            // first digits followed by a space would be taken for a length and swallow the messages after it.
+            this.#state = 'trailer';
+            this.#framesStarted++;
           }
           break;
         }
