@@ -90,11 +90,13 @@ export function createPrimary(options: PrimaryOptions): Primary {
     perGroup: config.server.maxConnectionsPerAddress,
     unproven: config.server.maxConnections,
   };
+  // The three syslog listeners' connections counted as one, as each process counts them (syslog-listener.ts).
+  const syslogLedger = new ConnectionLedger(ledgerLimits);
   const ledgers = {
     https: new ConnectionLedger(ledgerLimits),
-    tls: new ConnectionLedger(ledgerLimits),
-    tcp: new ConnectionLedger(ledgerLimits),
-    relp: new ConnectionLedger(ledgerLimits),
+    tls: syslogLedger,
+    tcp: syslogLedger,
+    relp: syslogLedger,
   };
   /** Live workers by id: where to send the close of a connection another worker's newcomer made room from. */
   const workersById = new Map<number, Worker>();
@@ -138,7 +140,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       message: onMessage,
       started: () => resolveStarted(),
       exited: (worker, slot) => {
-        for (const ledger of Object.values(ledgers)) ledger.releaseWorker(worker.id);
+        for (const ledger of new Set(Object.values(ledgers))) ledger.releaseWorker(worker.id);
         workersById.delete(worker.id);
         dedupe?.workerGone(slot);
       },
@@ -171,11 +173,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
         break;
       }
       case 'conn-proven':
-        for (const ledger of Object.values(ledgers)) ledger.prove(worker.id, message.conn);
+        for (const ledger of new Set(Object.values(ledgers))) ledger.prove(worker.id, message.conn);
         break;
       case 'conn-close':
         // A worker numbers its connections once over every ledger: only the one holding it releases it.
-        for (const ledger of Object.values(ledgers)) ledger.release(worker.id, message.conn);
+        for (const ledger of new Set(Object.values(ledgers))) ledger.release(worker.id, message.conn);
         break;
       case 'syslog-tally':
         syslogTally?.merge(message.delta);

@@ -167,3 +167,44 @@ test('refusals from 300 addresses: at most 50 warn lines per interval, the rest 
   const more = server.logs.find((l) => l.level === 40 && typeof l.suppressed === 'number');
   assert.equal(more?.suppressed, 300 - lines, 'the lines held back are counted in one line');
 });
+
+test('the syslog listeners share one cap: identified TCP connections filling it leave a TLS newcomer no slot', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSyslogSensor(dataDir, 'gw', { from: ['127.0.0.1/32'] });
+  const { tls, tcp } = await serveSyslog(t, dataDir, {
+    'server.maxConnections': 4,
+    'server.maxConnectionsPerAddress': 4,
+  });
+  // Four plain TCP connections, each identified by its first message (stored): every slot held and proven.
+  const held = await Promise.all(
+    [0, 1, 2, 3].map(
+      (i) =>
+        new Promise<ReturnType<typeof createConnection>>((resolve) => {
+          const socket = createConnection({ host: '127.0.0.1', port: tcp }, () => {
+            socket.write(framed(cef(`Held ${i}`)));
+            resolve(socket);
+          });
+          socket.on('error', () => {});
+        }),
+    ),
+  );
+  t.after(() => {
+    for (const socket of held) socket.destroy();
+  });
+  await until(
+    async () => (await storedThreats(dataDir)).filter((n) => n.startsWith('Held')).length === 4,
+    15_000,
+    'the four messages stored',
+  );
+  // A connection to the TLS listener is closed before its handshake (each listener counted apart, it had a
+  // cap of its own and its handshake went through).
+  const handshake = await new Promise<'secured' | 'closed'>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: tls, rejectUnauthorized: false }, () => {
+      resolve('secured');
+      socket.destroy();
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed'));
+  });
+  assert.equal(handshake, 'closed');
+});

@@ -76,9 +76,10 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const servers: Server[] = [];
 
   /**
-   * The connection policy every listener shares (connection-slots.ts), with the HTTPS port's caps counted apart
-   * for each syslog listener: server.maxConnections in all, server.maxConnectionsPerAddress per address group
-   * (IPv6: /64). Every slot may be held by a connection not yet identified, but a newcomer closes the oldest
+   * The connection policy every listener shares (connection-slots.ts), with the HTTPS port's caps, the three
+   * syslog listeners counted as one (each apart, a host could hold three times the memory a cap is meant to
+   * bound: one unfinished message per connection): server.maxConnections in all, server.maxConnectionsPerAddress
+   * per address group (IPv6: /64). Every slot may be held by a connection not yet identified, but a newcomer closes the oldest
    * of those rather than being refused: a flood of silent sockets churns, and a sensor that identifies itself
    * within the next maxConnections arrivals stays (TLS, RELP: its handshake; plain TCP: its first message).
    */
@@ -91,7 +92,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
         : 'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
     );
   };
-  const slotsFor = (transport: SyslogTransport): ConnectionSlots => {
+  /** Which listener took each connection (the primary under --workers counts them as one all the same). */
+  const transportOf = new WeakMap<Socket, SyslogTransport>();
+  const sharedSlots = (): ConnectionSlots => {
     const admitConnection = deps.admitConnection;
     return new ConnectionSlots(
       {
@@ -105,7 +108,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
         ...(admitConnection
           ? {
               shared: (socket: Socket, group: string) =>
-                admitConnection(socket, group, transport, () =>
+                admitConnection(socket, group, transportOf.get(socket) ?? 'tcp', () =>
                   closedForCap(peerAddress(socket, group), false),
                 ),
             }
@@ -113,7 +116,11 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       },
     );
   };
-  const slots = { tls: slotsFor('tls'), tcp: slotsFor('tcp'), relp: slotsFor('relp') };
+  const slots = sharedSlots();
+  const admit = (socket: Socket, transport: SyslogTransport): boolean => {
+    transportOf.set(socket, transport);
+    return slots.admit(socket);
+  };
 
   function accept(socket: Socket, client: ClientCertificate | null, transport: SyslogTransport): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
@@ -137,10 +144,10 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     socket.setTimeout(IDLE_MS, () => resetConnection(socket));
     // Over TLS the handshake with a sensor's identity is the proof; plain TCP's match by address costs a
     // connection nothing, so there the first message is.
-    if (transport !== 'tcp') slots[transport].prove(socket);
+    if (transport !== 'tcp') slots.prove(socket);
     if (transport === 'relp')
       relpSessions.set(socket, serveRelpSession(socket, intake, remoteAddr, intakeDeps));
-    else serveSyslogConnection(socket, intake, remoteAddr, intakeDeps, () => slots[transport].prove(socket));
+    else serveSyslogConnection(socket, intake, remoteAddr, intakeDeps, () => slots.prove(socket));
   }
 
   let material = deps.tls;
@@ -166,7 +173,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       handshakeTimeout: config.server.handshakeTimeoutMs,
     });
     server.on('connection', (socket: Socket) => {
-      slots[transport].admit(socket);
+      admit(socket, transport);
     });
     server.on('secureConnection', (socket: TLSSocket) => {
       accept(socket, clientCertificateOf(socket), transport);
@@ -182,7 +189,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const tlsServer = tlsListener('tls');
   const relpServer = tlsListener('relp');
   const tcpServer = createTcpServer((socket) => {
-    if (slots.tcp.admit(socket)) accept(socket, null, 'tcp');
+    if (admit(socket, 'tcp')) accept(socket, null, 'tcp');
   });
 
   async function start(server: Server, text: string): Promise<AddressInfo | null> {
@@ -259,7 +266,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       const sessions = [...relpSessions.values()].map((session) => session.close());
       for (const socket of open.keys()) if (!relpSessions.has(socket)) resetConnection(socket);
       // Connections still in their TLS handshake would hold server.close for up to server.handshakeTimeoutMs.
-      for (const listener of Object.values(slots)) listener.destroyUnproven();
+      slots.destroyUnproven();
       refusals.flush();
       await Promise.all([...closing, ...sessions]);
     },
