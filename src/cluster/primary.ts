@@ -84,7 +84,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const now = options.now ?? Date.now;
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
-  /** Every worker's connections under the one policy (connection-slots.ts), HTTPS and each syslog listener apart. */
+  /** Every worker's connections under the one policy (connection-slots.ts), HTTPS and syslog apart. */
   const ledgerLimits = {
     max: config.server.maxConnections,
     perGroup: config.server.maxConnectionsPerAddress,
