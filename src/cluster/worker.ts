@@ -53,8 +53,9 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   const sockets = new Map<number, { socket: Socket; refused?: () => void }>();
   let nextConn = 0;
   /**
-   * HTTPS and the syslog listeners' connections are counted apart in the primary (`ledger`: the three syslog ones as one), numbered here as
-   * one; returns how to tell the primary the connection proved itself (connection-slots.ts).
+   * HTTPS and the syslog listeners' connections are counted apart in the primary (`ledger`: the three syslog
+   * ones as one), numbered here as one; returns how to tell the primary the connection proved itself
+   * (connection-slots.ts).
    */
   const admitTo = (socket: Socket, group: string, ledger: 'https' | SyslogTransport, closed?: () => void) => {
     const conn = ++nextConn;
