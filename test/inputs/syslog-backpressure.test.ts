@@ -3,19 +3,23 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
 import test from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { serveRelpSession } from '../../src/inputs/syslog/relp-session.js';
 import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
 import { createSyslogIntake } from '../../src/inputs/syslog/syslog-intake.js';
+import { createSyslogListener } from '../../src/inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
 import type { RecordLog } from '../../src/store/store.js';
+import { readTlsPair } from '../../src/tls/certificate.js';
 import { freeLoopbackPort } from '../helpers/free-port.js';
 import { spawnRsyslogd } from '../helpers/rsyslog.js';
+import { writeSelfSigned } from '../helpers/self-signed.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -243,4 +247,41 @@ test('RELP: a message whose append the store refused is never answered, so rsysl
     [],
     `never stored (${g.calls()} appends; rsyslog: ${rsyslog.log()})`,
   );
+});
+
+test('a graceful stop while the store refuses: the refused append is tried again before the store closes', async (t) => {
+  const dataDir = makeTempDir(t);
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir, 'syslog.tcpListen': '127.0.0.1:0' },
+  });
+  writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
+  const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
+  const log = await store.openRecordLog({ retentionIntervalMs: 0 });
+  // The first append is refused (overloaded, the disk low); its retry would come a second later.
+  const g = gated(log, 1);
+  g.open();
+  const listener = createSyslogListener({
+    config,
+    tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
+    recordLog: g.gate,
+    stats: store.stats,
+    logger: pino({ level: 'silent' }),
+    now: Date.now,
+  });
+  listener.updateSensors([sensor]);
+  const { tcp } = await listener.listen();
+  const client = createConnection({ host: '127.0.0.1', port: tcp?.port as number });
+  client.on('error', () => {});
+  t.after(() => client.destroy());
+  client.write(frame(1));
+  await until(() => g.calls() >= 1, 10_000, 'the first append (refused)');
+  // The daemon's order at a stop: the syslog listeners, then the store.
+  await listener.close();
+  await log.close();
+  const stored: string[] = [];
+  await store.reader.scan(0, (record) => stored.push(record.threat));
+  await store.close();
+  assert.deepEqual(stored, ['Probe 1']);
 });

@@ -7,6 +7,17 @@ import type { IntakeDeps, SyslogIntake } from './syslog-intake.js';
 
 export type ConnectionDeps = IntakeDeps;
 
+export interface SyslogConnection {
+  /**
+   * At the stop, before the store closes: each append the store refused is tried once more now (not at its
+   * retry's second), and this resolves when every append of the connection has settled. The messages were read
+   * and taken by TCP: their sender will not send them again.
+   */
+  settle(): Promise<void>;
+  /** Resolves when the appends under way now have settled (stored, or given up at the stop). */
+  settled(): Promise<void>;
+}
+
 /** How long a failed append waits before it is tried again (the connection stays paused meanwhile). */
 const RETRY_MS = 1000;
 
@@ -23,7 +34,7 @@ export function serveSyslogConnection(
   deps: ConnectionDeps,
   /** Called at the first message read (plain TCP: what proves a connection matched by address alone). */
   firstMessage: () => void = () => {},
-): void {
+): SyslogConnection {
   const { config, logger } = deps;
   const framer = new SyslogFramer({
     maxMessageBytes: config.syslog.maxMessageBytes,
@@ -33,26 +44,54 @@ export function serveSyslogConnection(
   let closed = false;
   let reportedOversize = 0;
 
+  /** Appends not yet settled (stored, or given up at the stop). */
+  const outstanding = new Set<Promise<void>>();
+  /** Each refused append waiting for its retry: tries it now. */
+  const retries = new Set<() => void>();
+  let stopping = false;
+
   const append = (records: BuiltRecord[]): void => {
     unsynced += records.length;
     if (unsynced >= config.syslog.maxUnsyncedMessages) socket.pause();
-    const attempt = (): void => {
-      intake.store(records).then(
-        () => {
-          unsynced -= records.length;
-          if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
-        },
-        (error: Error) => {
-          socket.pause();
-          logger.error(
-            { sensor: intake.sensor.name, err: error.message },
-            'cannot store syslog messages; retrying',
-          );
-          setTimeout(attempt, RETRY_MS).unref();
-        },
-      );
-    };
-    attempt();
+    const settled = new Promise<void>((resolve) => {
+      const attempt = (): void => {
+        intake.store(records).then(
+          () => {
+            unsynced -= records.length;
+            if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
+            resolve();
+          },
+          (error: Error) => {
+            if (stopping) {
+              // Tried once more at the stop, before the store closes: the sender had them, read and taken by
+              // TCP, and will not send them again.
+              logger.error(
+                { sensor: intake.sensor.name, err: error.message, messages: records.length },
+                'cannot store syslog messages at the stop; they are lost',
+              );
+              resolve();
+              return;
+            }
+            socket.pause();
+            logger.error(
+              { sensor: intake.sensor.name, err: error.message },
+              'cannot store syslog messages; retrying',
+            );
+            const timer = setTimeout(now, RETRY_MS);
+            timer.unref();
+            function now(): void {
+              clearTimeout(timer);
+              retries.delete(now);
+              attempt();
+            }
+            retries.add(now);
+          },
+        );
+      };
+      attempt();
+    });
+    outstanding.add(settled);
+    void settled.then(() => outstanding.delete(settled));
   };
 
   // A read's messages are read as the framer finds them, at one time, and appended in one call.
@@ -99,4 +138,12 @@ export function serveSyslogConnection(
       'syslog connection error',
     );
   });
+  return {
+    settle() {
+      stopping = true;
+      for (const retry of [...retries]) retry();
+      return Promise.all(outstanding).then(() => {});
+    },
+    settled: () => Promise.all(outstanding).then(() => {}),
+  };
 }

@@ -12,7 +12,7 @@ import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
 import { type ClientCertificate, clientCertificateOf } from './client-ca.js';
 import { RefusalLog } from './refusal-log.js';
 import { type RelpSession, serveRelpSession } from './relp-session.js';
-import { serveSyslogConnection } from './syslog-connection.js';
+import { type SyslogConnection, serveSyslogConnection } from './syslog-connection.js';
 import { createSyslogIntake, type SyslogIntake } from './syslog-intake.js';
 import { SyslogSenders } from './syslog-senders.js';
 import { type SyslogCounts, SyslogTally } from './syslog-tally.js';
@@ -72,6 +72,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const open = new Map<Socket, { address: string; client: ClientCertificate | null; intake: SyslogIntake }>();
   /** The RELP sessions among them: closed with librelp's `serverclose` once their answers are out. */
   const relpSessions = new Map<Socket, RelpSession>();
+  /** Each syslog connection (TLS, TCP), kept past its socket's close until its appends have settled. */
+  const connections = new Map<Socket, SyslogConnection>();
   const refusals = new RefusalLog(logger, config.log.rejectIntervalMs, deps.now);
   const servers: Server[] = [];
 
@@ -140,6 +142,10 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     socket.on('close', () => {
       open.delete(socket);
       relpSessions.delete(socket);
+      void connections
+        .get(socket)
+        ?.settled()
+        .then(() => connections.delete(socket));
     });
     socket.setTimeout(IDLE_MS, () => resetConnection(socket));
     // Over TLS the handshake with a sensor's identity is the proof; plain TCP's match by address costs a
@@ -147,7 +153,11 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     if (transport !== 'tcp') slots.prove(socket);
     if (transport === 'relp')
       relpSessions.set(socket, serveRelpSession(socket, intake, remoteAddr, intakeDeps));
-    else serveSyslogConnection(socket, intake, remoteAddr, intakeDeps, () => slots.prove(socket));
+    else
+      connections.set(
+        socket,
+        serveSyslogConnection(socket, intake, remoteAddr, intakeDeps, () => slots.prove(socket)),
+      );
   }
 
   let material = deps.tls;
@@ -265,10 +275,12 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       // reset so that the sender's next write fails rather than vanishes (resetConnection).
       const sessions = [...relpSessions.values()].map((session) => session.close());
       for (const socket of open.keys()) if (!relpSessions.has(socket)) resetConnection(socket);
+      // What the store refused is tried once more before it closes (the daemon closes it after this).
+      const appends = [...connections.values()].map((connection) => connection.settle());
       // Connections still in their TLS handshake would hold server.close for up to server.handshakeTimeoutMs.
       slots.destroyUnproven();
       refusals.flush();
-      await Promise.all([...closing, ...sessions]);
+      await Promise.all([...closing, ...sessions, ...appends]);
     },
   };
 }
