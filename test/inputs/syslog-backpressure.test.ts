@@ -7,15 +7,16 @@ import { join } from 'node:path';
 import test from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/schema.js';
 import { serveRelpSession } from '../../src/inputs/syslog/relp-session.js';
 import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
-import { createSyslogIntake } from '../../src/inputs/syslog/syslog-intake.js';
+import { createSyslogIntake, type IntakeDeps } from '../../src/inputs/syslog/syslog-intake.js';
 import { createSyslogListener } from '../../src/inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
-import type { RecordLog } from '../../src/store/store.js';
+import type { RecordLog, Store } from '../../src/store/store.js';
 import { readTlsPair } from '../../src/tls/certificate.js';
 import { freeLoopbackPort } from '../helpers/free-port.js';
 import { spawnRsyslogd } from '../helpers/rsyslog.js';
@@ -71,30 +72,33 @@ function gated(log: RecordLog, failures: number) {
   };
 }
 
-test('over the unsynced bound the socket is paused until the store catches up; a refused append is retried', async (t) => {
+/** What a connection's intake stores through: `recordLog`, the store's statistics, a silent logger. */
+function intakeDeps(config: Config, recordLog: RecordLog, store: Store, tally: SyslogTally): IntakeDeps {
+  return { config, recordLog, stats: store.stats, logger: pino({ level: 'silent' }), now: Date.now, tally };
+}
+
+/** A data directory, its configuration (`overrides` applied), the files store and its record log. */
+async function filesLog(t: test.TestContext, overrides: Record<string, unknown> = {}) {
   const dataDir = makeTempDir(t);
   const { config } = loadConfig({
     env: {},
     defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir },
+    overrides: { dataDir, ...overrides },
   });
-  config.syslog.maxUnsyncedMessages = 50;
   const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
   const log = await store.openRecordLog({ retentionIntervalMs: 0 });
+  return { dataDir, config, store, log };
+}
+
+test('over the unsynced bound the socket is paused until the store catches up; a refused append is retried', async (t) => {
+  const { config, store, log } = await filesLog(t, { 'syslog.maxUnsyncedMessages': 50 });
   const g = gated(log, 1);
   const tally = new SyslogTally();
   const counts = tally.totals;
   let serverSocket: Socket | undefined;
   const server = createServer((socket) => {
     serverSocket = socket;
-    const deps = {
-      config,
-      recordLog: g.gate,
-      stats: store.stats,
-      logger: pino({ level: 'silent' }),
-      now: Date.now,
-      tally,
-    };
+    const deps = intakeDeps(config, g.gate, store, tally);
     serveSyslogConnection(socket, createSyslogIntake(sensor, '127.0.0.1', deps), '127.0.0.1', deps);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -157,14 +161,7 @@ test('over the unsynced bound the socket is paused until the store catches up; a
 });
 
 test('RELP: a message whose append the store refused is never answered, so rsyslog omrelp sends it again', async (t) => {
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir },
-  });
-  const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
-  const log = await store.openRecordLog({ retentionIntervalMs: 0 });
+  const { dataDir, config, store, log } = await filesLog(t);
   t.after(async () => {
     await log.close();
     await store.close();
@@ -180,14 +177,7 @@ test('RELP: a message whose append the store refused is never answered, so rsysl
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
-    const deps = {
-      config,
-      recordLog: g.gate,
-      stats: store.stats,
-      logger: pino({ level: 'silent' }),
-      now: Date.now,
-      tally: new SyslogTally(),
-    };
+    const deps = intakeDeps(config, g.gate, store, new SyslogTally());
     serveRelpSession(socket, createSyslogIntake(relay, '127.0.0.1', deps), '127.0.0.1', deps);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -250,15 +240,8 @@ test('RELP: a message whose append the store refused is never answered, so rsysl
 });
 
 test('a graceful stop while the store refuses: the refused append is tried again before the store closes', async (t) => {
-  const dataDir = makeTempDir(t);
-  const { config } = loadConfig({
-    env: {},
-    defaultConfigPath: '/nonexistent/threatcol.json',
-    overrides: { dataDir, 'syslog.tcpListen': '127.0.0.1:0' },
-  });
+  const { dataDir, config, store, log } = await filesLog(t, { 'syslog.tcpListen': '127.0.0.1:0' });
   writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
-  const store = await openStore(config, { dataDir, logger: pino({ level: 'silent' }) });
-  const log = await store.openRecordLog({ retentionIntervalMs: 0 });
   // The first append is refused (overloaded, the disk low); its retry would come a second later.
   const g = gated(log, 1);
   g.open();
