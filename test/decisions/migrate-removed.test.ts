@@ -183,11 +183,14 @@ test('a block by hand that ends after a block remove of its address keeps the re
   await s.log.append([
     record({ src_ip: '203.0.113.9', criticality: 4, received_at: new Date(now()).toISOString() }),
   ]);
+  // The clean-up writes the end's mark, then removes the block.
   await until(
-    async () =>
-      (await s.store.decisions.read()).cleared.get(unit)?.at === new Date(manualUntil).toISOString(),
+    async () => {
+      const state = await s.store.decisions.read();
+      return state.cleared.get(unit)?.at === new Date(manualUntil).toISOString() && !state.blocks.has(unit);
+    },
     30_000,
-    'the clean-up kept the end',
+    'the clean-up kept the end and removed the block',
   );
   assert.equal((await s.store.decisions.read()).cleared.get(unit)?.ended, undefined, 'still a removal');
   await copyDecisions(s.store, target, { dryRun: false, overwriteSensors: false });

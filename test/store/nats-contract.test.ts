@@ -21,7 +21,9 @@ export async function untilHealthy(store: Store, timeoutMs = 20_000): Promise<vo
 }
 
 runStoreContract('nats', async (t, overrides = {}) => {
-  const { node, dataDir, config } = await natsBackend(t, overrides);
+  // 5 s for an acknowledgement, not natsBackend's 1.5 s: on a busy box (the suite's files run at once) the first
+  // write to a bucket just made took longer, and a registry test failed on the timeout.
+  const { node, dataDir, config } = await natsBackend(t, { 'nats.publishTimeoutMs': 5000, ...overrides });
   const logger = pino({ level: 'silent' });
   const store = await openStore(config, { dataDir, logger });
   await untilHealthy(store);
