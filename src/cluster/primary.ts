@@ -98,6 +98,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
     tcp: syslogLedger,
     relp: syslogLedger,
   };
+  /** Each ledger once (the syslog one stands for three transports). */
+  const distinctLedgers = [...new Set(Object.values(ledgers))];
   /** Live workers by id: where to send the close of a connection another worker's newcomer made room from. */
   const workersById = new Map<number, Worker>();
   /** Every worker's syslog counts and samples, summed (null: syslog is off). */
@@ -140,7 +142,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       message: onMessage,
       started: () => resolveStarted(),
       exited: (worker, slot) => {
-        for (const ledger of new Set(Object.values(ledgers))) ledger.releaseWorker(worker.id);
+        for (const ledger of distinctLedgers) ledger.releaseWorker(worker.id);
         workersById.delete(worker.id);
         dedupe?.workerGone(slot);
       },
@@ -173,11 +175,11 @@ export function createPrimary(options: PrimaryOptions): Primary {
         break;
       }
       case 'conn-proven':
-        for (const ledger of new Set(Object.values(ledgers))) ledger.prove(worker.id, message.conn);
+        for (const ledger of distinctLedgers) ledger.prove(worker.id, message.conn);
         break;
       case 'conn-close':
         // A worker numbers its connections once over every ledger: only the one holding it releases it.
-        for (const ledger of new Set(Object.values(ledgers))) ledger.release(worker.id, message.conn);
+        for (const ledger of distinctLedgers) ledger.release(worker.id, message.conn);
         break;
       case 'syslog-tally':
         syslogTally?.merge(message.delta);

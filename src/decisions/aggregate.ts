@@ -66,8 +66,8 @@ function cidrsOf4(start: number, end: number): Network[] {
 
 /**
  * A merged entry's block being made: the earliest end (the first met of those ending then), the highest
- * criticality, the latest start, the records and sensors of the blocks it covers, folded in one at a time (a run of 100,000 blocks
- * is no array of them, nor one step).
+ * criticality, the latest start, the records and sensors of the blocks it covers, folded in one at a time (a
+ * run of 100,000 blocks is no array of them, nor one step).
  */
 interface Merging {
   first: Block | null;

@@ -79,9 +79,9 @@ export function* feedItemSteps(
 }
 
 /**
- * The `cap` items a capped feed keeps, in steps and in the order met: the highest criticality, then the newest
- * (of items alike in both, those met first). Each block ranked by one number, criticality above its time in ms, as two words (the
- * time is below 2^43 until the year 2248: criticality and the time's top 11 bits, then its low 32 bits); the
+ * The `cap` items a capped feed keeps, in steps and in the order met: the highest criticality, then the
+ * newest (of items alike in both, those met first). Each ranked by one number, criticality above its time in
+ * ms, as two words (the time is below 2^43 until the year 2248: criticality and the time's top 11 bits, then its low 32 bits); the
  * cap's last rank found by counting, 16 bits at a time from the top, how many ranks lie above each value (a radix
  * select: three passes over the blocks, each in steps). Sorting the blocks with Date.parse in the comparator took
  * 1.4-1.6 s for 100,000 blocks on the serving thread, and a native sort of their ranks 10 ms in one piece.
@@ -94,7 +94,7 @@ function* mostPressingSteps(items: FeedItem[], cap: number): Steps<FeedItem[]> {
     if (from > 0) yield;
     for (let i = from; i < Math.min(n, from + ITEMS_PER_STEP); i++) {
       const item = items[i] as FeedItem;
-      // A merged entry (no facts of its own) by its block's: the earliest to end of those it holds.
+      // A merged entry (no facts of its own) by its block's: its start is the newest of those it holds.
       const since = Math.min(2 ** 43 - 1, Math.max(0, (item.facts ?? factsOf(item.block)).since || 0));
       high[i] = item.block.criticality * 2 ** 11 + Math.floor(since / 2 ** 32);
       low[i] = since % 2 ** 32;

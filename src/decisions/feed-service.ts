@@ -74,8 +74,16 @@ interface Queued {
 
 export interface FeedService {
   /** Answers a request for `/feeds/<name>` (name as in the path, not yet checked). */
-  /** `authenticated`: told once the request's credentials are found good (the listener's connection slots). */
-  handle(req: IncomingMessage, res: ServerResponse, name: string, authenticated?: () => void): void;
+  /**
+   * `authenticated`: told, with the request's socket, once its credentials are found good (the listener's
+   * connection slots).
+   */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    name: string,
+    authenticated?: (socket: IncomingMessage['socket']) => void,
+  ): void;
   configure(blocklist: BlocklistConfig): void;
   /**
    * For /metrics: each feed's entries and those its cap left out as of its last render (one is started in the
@@ -349,7 +357,7 @@ export function startFeedService(deps: {
         res.end('this feed is not served to this address\n');
         return;
       }
-      authenticated?.();
+      authenticated?.(req.socket);
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
         res.end('only GET and HEAD\n');

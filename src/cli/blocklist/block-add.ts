@@ -42,10 +42,11 @@ async function addBlock(text: string, options: BlockAddOptions, io: CliIo): Prom
   if (network.prefix === 0) throw new ThreatcolError('INVALID_ARGUMENT', `${key} would block every address`);
   // Wider than an IPv4 /8 or an IPv6 /16 (2000::/3 is every global IPv6 unicast address): a slip of the prefix
   // more often than a decision.
-  if (network.prefix < (network.family === 4 ? WIDEST_IPV4 : WIDEST_IPV6) && !options.force) {
+  const widest = network.family === 4 ? WIDEST_IPV4 : WIDEST_IPV6;
+  if (network.prefix < widest && !options.force) {
     throw new ThreatcolError(
       'INVALID_ARGUMENT',
-      `${key} is wider than an IPv${network.family} /${network.family === 4 ? WIDEST_IPV4 : WIDEST_IPV6}; add --force to block it anyway`,
+      `${key} is wider than an IPv${network.family} /${widest}; add --force to block it anyway`,
     );
   }
   if (isPrivate(network) && !options.force) {

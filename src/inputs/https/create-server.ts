@@ -27,7 +27,12 @@ export interface CollectorServerDeps extends IngestDeps {
    * `GET /feeds/NAME`: the blocklist feeds (src/decisions/, injected by the daemon, which this layer cannot
    * import); absent, those paths are 404 as any unknown path.
    */
-  feeds?: (req: IncomingMessage, res: ServerResponse, name: string, authenticated: () => void) => void;
+  feeds?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    name: string,
+    authenticated: (socket: Socket) => void,
+  ) => void;
   /**
    * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
    * connections per address and in all hold across workers; it destroys the socket to close it for a cap.
@@ -78,10 +83,6 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     res.once('finish', () => server.closeIdleConnections());
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    // A sender whose key or password was found good proved itself: its connection is never closed for a
-    // newcomer. Told by the route that checked it, never read off the answer's status: a 429 or a 503 given
-    // before any check (a feed's failed-login limit, a registry not read yet) proves nothing.
-    const authenticated = () => slots.prove(req.socket);
     if (closing) endAfterResponse(res);
     else {
       const entry = inFlight.add(res);
@@ -89,6 +90,10 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
     }
     route(req, res, deps, authenticated);
   };
+  // A sender whose key or password was found good proved itself: its connection is never closed for a
+  // newcomer. Told by the route that checked it, never read off the answer's status: a 429 or a 503 given
+  // before any check (a feed's failed-login limit, a registry not read yet) proves nothing.
+  const authenticated = (socket: Socket) => slots.prove(socket);
   const server = createHttpsServer(httpsServerOptions(deps.config, deps.tls), onRequest);
   // `Expect: 100-continue`: the same pipeline, which sends 100 only once auth, media type and declared size
   // passed, so a sender with a wrong key never uploads its body (Node would otherwise answer 100 at once).
@@ -216,7 +221,7 @@ function route(
   req: IncomingMessage,
   res: ServerResponse,
   deps: CollectorServerDeps,
-  authenticated: () => void,
+  authenticated: (socket: Socket) => void,
 ): void {
   let url = req.url ?? '/';
   // Absolute form (`POST https://host/firewall HTTP/1.1`, RFC 9112 3.2.2): route by its path.

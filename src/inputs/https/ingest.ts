@@ -2,6 +2,7 @@
 // rate limit, durable store, 200.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Config } from '../../config/schema.js';
 import { ThreatcolError } from '../../errors.js';
 import { type ParsedBody, parseJsonBody } from '../../json/parse-json.js';
@@ -49,8 +50,8 @@ export async function handleIngest(
   res: ServerResponse,
   path: string,
   deps: IngestDeps,
-  /** Told once the request's key is found good (its connection is then never closed for a newcomer). */
-  authenticated: () => void = () => {},
+  /** Told, with the request's socket, once its key is found good (the connection is never closed for a newcomer). */
+  authenticated: (socket: Socket) => void = () => {},
 ): Promise<void> {
   const startedAt = deps.metrics?.now() ?? 0;
   const remoteAddr = clientAddress(req);
@@ -60,7 +61,7 @@ export async function handleIngest(
     const now = deps.now();
     let who = deps.auth.authenticate(req.headers, now, req.socket);
     sensor = who.name;
-    authenticated();
+    authenticated(req.socket);
     // Checked before the body is read: a malformed header fails fast.
     const idempotencyKey =
       deps.config.dedupe.windowSeconds > 0 && route.endpoint === 'generic'

@@ -26,7 +26,7 @@ export type FrameSink = (bytes: Buffer, start: number, end: number, truncated: b
 export interface FramerCounts {
   /** Messages longer than maxMessageBytes, delivered truncated or dropped. */
   oversize: number;
-  /** Bytes skipped between frames: blanks (LF, CR, NUL, space, tab: blank lines, a trailer after a counted frame). */
+  /** Bytes skipped between frames: blanks (LF, CR, NUL, space, tab), as blank lines and counted frames' trailers. */
   garbageBytes: number;
   /** An octet-counted frame the stream ended inside of (the sender's connection died mid-message). */
   incomplete: number;

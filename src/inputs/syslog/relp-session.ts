@@ -43,11 +43,11 @@ const REFUSED_CLOSE_MS = 5000;
 
 /**
  * Serves `socket` as a RELP server for its sensor (`intake`) until it closes. The `syslog` frames of one read are appended in
- * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves. When
- * the store refuses it, the answers before them are written and the session ends with none to them: librelp
- * takes any answer, `rsp 500` too, as a message's end (it never sends it again), and sends every message it has
- * no answer for again on its next session. A message that is not a
- * threat, or cannot be read, is counted and answered 200 at once: sending it again would not change that. While
+ * one call (group commit with every other input); their `rsp 200 OK` are written when the append resolves.
+ * When the store refuses it, the answers before them are written and the session ends with none to them:
+ * librelp takes any answer, `rsp 500` too, as a message's end (it never sends it again), and sends every message
+ * it has no answer for again on its next session. A message that is not a threat, or cannot be read, is counted
+ * and answered 200 at once: sending it again would not change that. While
  * syslog.maxUnsyncedMessages answers are outstanding the socket is not read, whatever window the sender uses, nor
  * while the answers written wait for the sender to read them (the socket's write buffer over its high-water mark):
  * a sender that sends without reading holds a fixed amount, and is cut off after syslog.stallTimeoutMs.
@@ -118,9 +118,9 @@ export function serveRelpSession(
       }
     }
     if (pending[0]?.refused) {
-      // Its answers so far written, the session ends without one to the refused message: librelp takes any answer,
-      // a 500 too, as the message's end and never sends it again, but sends every unanswered one on its next
-      // session.
+      // Its answers so far written, the session ends without one to the refused message: librelp takes any
+      // answer, a 500 too, as the message's end and never sends it again, but sends every unanswered one on its
+      // next session.
       ending = true;
       if (!socket.destroyed) {
         socket.end(out);

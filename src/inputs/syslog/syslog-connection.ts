@@ -138,12 +138,13 @@ export function serveSyslogConnection(
       'syslog connection error',
     );
   });
+  const settled = () => Promise.all(outstanding).then(() => {});
   return {
     settle() {
       stopping = true;
       for (const retry of [...retries]) retry();
-      return Promise.all(outstanding).then(() => {});
+      return settled();
     },
-    settled: () => Promise.all(outstanding).then(() => {}),
+    settled,
   };
 }

@@ -80,10 +80,11 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   /**
    * The connection policy every listener shares (connection-slots.ts), with the HTTPS port's caps, the three
    * syslog listeners counted as one (each apart, a host could hold three times the memory a cap is meant to
-   * bound: one unfinished message per connection): server.maxConnections in all, server.maxConnectionsPerAddress
-   * per address group (IPv6: /64). Every slot may be held by a connection not yet identified, but a newcomer closes the oldest
-   * of those rather than being refused: a flood of silent sockets churns, and a sensor that identifies itself
-   * within the next maxConnections arrivals stays (TLS, RELP: its handshake; plain TCP: its first message).
+   * bound: one unfinished message per connection): server.maxConnections in all,
+   * server.maxConnectionsPerAddress per address group (IPv6: /64). Every slot may be held by a connection not
+   * yet identified, but a newcomer closes the oldest of those rather than being refused: a flood of silent
+   * sockets churns, and a sensor that identifies itself within the next maxConnections arrivals stays (TLS,
+   * RELP: its handshake; plain TCP: its first message).
    */
   const closedForCap = (addr: string, evicted: boolean): void => {
     tally.refuse('limit');
@@ -96,29 +97,26 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   };
   /** Which listener took each connection (the primary under --workers counts them as one all the same). */
   const transportOf = new WeakMap<Socket, SyslogTransport>();
-  const sharedSlots = (): ConnectionSlots => {
-    const admitConnection = deps.admitConnection;
-    return new ConnectionSlots(
-      {
-        max: config.server.maxConnections,
-        perGroup: config.server.maxConnectionsPerAddress,
-        unproven: config.server.maxConnections,
-      },
-      {
-        groupOf: addressGroup,
-        closed: (socket, group, reason) => closedForCap(peerAddress(socket, group), reason === 'evicted'),
-        ...(admitConnection
-          ? {
-              shared: (socket: Socket, group: string) =>
-                admitConnection(socket, group, transportOf.get(socket) ?? 'tcp', () =>
-                  closedForCap(peerAddress(socket, group), false),
-                ),
-            }
-          : {}),
-      },
-    );
-  };
-  const slots = sharedSlots();
+  const admitConnection = deps.admitConnection;
+  const slots = new ConnectionSlots(
+    {
+      max: config.server.maxConnections,
+      perGroup: config.server.maxConnectionsPerAddress,
+      unproven: config.server.maxConnections,
+    },
+    {
+      groupOf: addressGroup,
+      closed: (socket, group, reason) => closedForCap(peerAddress(socket, group), reason === 'evicted'),
+      ...(admitConnection
+        ? {
+            shared: (socket: Socket, group: string) =>
+              admitConnection(socket, group, transportOf.get(socket) ?? 'tcp', () =>
+                closedForCap(peerAddress(socket, group), false),
+              ),
+          }
+        : {}),
+    },
+  );
   const admit = (socket: Socket, transport: SyslogTransport): boolean => {
     transportOf.set(socket, transport);
     return slots.admit(socket);
