@@ -109,19 +109,26 @@ export type ClosedReason = 'refused' | 'evicted';
 export interface ConnectionSlotsOptions {
   /** A client address's group (address-group.ts: IPv4 by address, IPv6 by /64). */
   groupOf: (address: string) => string;
-  /** A socket the policy closes (before it is destroyed): for the listener's count and log. */
-  closed?: (socket: Socket, group: string, reason: ClosedReason) => void;
   /**
    * `serve --workers`: told of each socket kept here, so the caps hold across workers (the primary may close it:
-   * the worker destroys it); returns how to tell the primary that it proved itself.
+   * the worker destroys it, calling `closed` first); returns how to tell the primary that it proved itself.
    */
-  shared?: (socket: Socket, group: string) => () => void;
+  shared?: (socket: Socket, group: string, closed: () => void) => () => void;
 }
 
-/** A listener's sockets under the policy: admitted at `connection`, proven by the listener, released on close. */
+/** What a listener is told of its socket closed by the policy (before it is destroyed): for its count and log. */
+export type ClosedHook = (socket: Socket, group: string, reason: ClosedReason) => void;
+
+/**
+ * The sockets of every listener that shares the table under the policy (the daemon's HTTPS and syslog listeners
+ * share one: a host flooding both holds no more than one cap): admitted at `connection`, proven by their
+ * listener, released on close.
+ */
 export class ConnectionSlots {
   private readonly table: SlotTable<Socket>;
   private readonly sharedProof = new Map<Socket, () => void>();
+  /** The hook of each socket whose listener gave one: a newcomer on one listener may close another's socket. */
+  private readonly closedHooks = new Map<Socket, ClosedHook>();
 
   constructor(
     limits: SlotLimits,
@@ -130,25 +137,35 @@ export class ConnectionSlots {
     this.table = new SlotTable(limits);
   }
 
-  /** Takes a new socket (true), making room as the table says, or destroys it (false). */
-  admit(socket: Socket): boolean {
+  /**
+   * Takes a new socket (true), making room as the table says, or destroys it (false). `closed`: told when the
+   * policy closes this socket, now or later (its listener's count and log).
+   */
+  admit(socket: Socket, closed?: ClosedHook): boolean {
     const group = this.hooks.groupOf(socket.remoteAddress ?? '');
     const evicted = this.table.admit(socket, group);
     if (evicted === null) {
-      this.hooks.closed?.(socket, group, 'refused');
+      closed?.(socket, group, 'refused');
       socket.destroy();
       return false;
     }
     for (const old of evicted) {
       this.sharedProof.delete(old);
-      this.hooks.closed?.(old, this.hooks.groupOf(old.remoteAddress ?? ''), 'evicted');
+      this.closedHooks.get(old)?.(old, this.hooks.groupOf(old.remoteAddress ?? ''), 'evicted');
+      this.closedHooks.delete(old);
       old.destroy();
     }
+    if (closed) this.closedHooks.set(socket, closed);
     socket.once('close', () => {
       this.table.release(socket);
       this.sharedProof.delete(socket);
+      this.closedHooks.delete(socket);
     });
-    if (this.hooks.shared) this.sharedProof.set(socket, this.hooks.shared(socket, group));
+    if (this.hooks.shared)
+      this.sharedProof.set(
+        socket,
+        this.hooks.shared(socket, group, () => closed?.(socket, group, 'refused')),
+      );
     return true;
   }
 
@@ -188,4 +205,24 @@ export class ConnectionSlots {
   destroyUnproven(): void {
     for (const socket of [...this.table.unprovenKeys()]) socket.destroy();
   }
+}
+
+/**
+ * The table the daemon's sensor-facing listeners share (HTTPS, syslog TLS, TCP, RELP) at the configured caps:
+ * `maxConnections` in all, `maxConnectionsPerAddress` per address group, every slot open to a newcomer that has
+ * not proven itself yet. The admin listener keeps a small table of its own (admin-connections.ts): a flood of the
+ * sensors' ports must not lock the operator out of the dashboard.
+ */
+export function listenerSlots(
+  server: { maxConnections: number; maxConnectionsPerAddress: number },
+  options: ConnectionSlotsOptions,
+): ConnectionSlots {
+  return new ConnectionSlots(
+    {
+      max: server.maxConnections,
+      perGroup: server.maxConnectionsPerAddress,
+      unproven: server.maxConnections,
+    },
+    options,
+  );
 }

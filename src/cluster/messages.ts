@@ -21,10 +21,10 @@ export type WorkerMessage =
   | { tc: 'syslog-tally'; delta: SyslogTallyDelta }
   /**
    * A new connection from an address group; the primary answers only a close (`conn-refused`), of it or of an
-   * older connection it made room from. Each syslog listener's connections (`ledger`) are counted apart from
-   * HTTPS ones, as in a single process.
+   * older connection it made room from (on any listener: HTTPS and syslog count in one table, as in a single
+   * process).
    */
-  | { tc: 'conn-open'; conn: number; group: string; ledger?: 'tls' | 'tcp' | 'relp' }
+  | { tc: 'conn-open'; conn: number; group: string }
   /** The connection proved who it is (connection-slots.ts): the primary never closes it for a newcomer. */
   | { tc: 'conn-proven'; conn: number }
   | { tc: 'conn-close'; conn: number }

@@ -84,22 +84,12 @@ export function createPrimary(options: PrimaryOptions): Primary {
   const now = options.now ?? Date.now;
   const owned: OwnedServer[] = [];
   const limiter = new RateLimiter(config.rateLimit.recordsPerSecond, config.rateLimit.burst);
-  /** Every worker's connections under the one policy (connection-slots.ts), HTTPS and syslog apart. */
-  const ledgerLimits = {
+  /** Every worker's connections under the one policy (connection-slots.ts): HTTPS and syslog in one table. */
+  const ledger = new ConnectionLedger({
     max: config.server.maxConnections,
     perGroup: config.server.maxConnectionsPerAddress,
     unproven: config.server.maxConnections,
-  };
-  // The three syslog listeners' connections counted as one, as each process counts them (syslog-listener.ts).
-  const syslogLedger = new ConnectionLedger(ledgerLimits);
-  const ledgers = {
-    https: new ConnectionLedger(ledgerLimits),
-    tls: syslogLedger,
-    tcp: syslogLedger,
-    relp: syslogLedger,
-  };
-  /** Each ledger once (the syslog one stands for three transports). */
-  const distinctLedgers = [...new Set(Object.values(ledgers))];
+  });
   /** Live workers by id: where to send the close of a connection another worker's newcomer made room from. */
   const workersById = new Map<number, Worker>();
   /** Every worker's syslog counts and samples, summed (null: syslog is off). */
@@ -142,7 +132,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
       message: onMessage,
       started: () => resolveStarted(),
       exited: (worker, slot) => {
-        for (const ledger of distinctLedgers) ledger.releaseWorker(worker.id);
+        ledger.releaseWorker(worker.id);
         workersById.delete(worker.id);
         dedupe?.workerGone(slot);
       },
@@ -166,7 +156,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         break;
       case 'conn-open': {
         workersById.set(worker.id, worker);
-        const evicted = ledgers[message.ledger ?? 'https'].acquire(worker.id, message.conn, message.group);
+        const evicted = ledger.acquire(worker.id, message.conn, message.group);
         if (evicted === null) send(worker, { tc: 'conn-refused', conn: message.conn });
         for (const old of evicted ?? []) {
           const holder = workersById.get(old.worker);
@@ -175,11 +165,10 @@ export function createPrimary(options: PrimaryOptions): Primary {
         break;
       }
       case 'conn-proven':
-        for (const ledger of distinctLedgers) ledger.prove(worker.id, message.conn);
+        ledger.prove(worker.id, message.conn);
         break;
       case 'conn-close':
-        // A worker numbers its connections once over every ledger: only the one holding it releases it.
-        for (const ledger of distinctLedgers) ledger.release(worker.id, message.conn);
+        ledger.release(worker.id, message.conn);
         break;
       case 'syslog-tally':
         syslogTally?.merge(message.delta);

@@ -5,7 +5,6 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { startDaemon } from '../daemon/start-daemon.js';
-import type { SyslogTransport } from '../inputs/syslog/syslog-listener.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
@@ -50,17 +49,16 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
-  const sockets = new Map<number, { socket: Socket; refused?: () => void }>();
+  const sockets = new Map<number, { socket: Socket; refused: () => void }>();
   let nextConn = 0;
   /**
-   * HTTPS and the syslog listeners' connections are counted apart in the primary (`ledger`: the three syslog
-   * ones as one), numbered here as one; returns how to tell the primary the connection proved itself
-   * (connection-slots.ts).
+   * Every listener's connections (HTTPS and syslog) in the primary's one table, numbered here; returns how to
+   * tell the primary the connection proved itself (connection-slots.ts).
    */
-  const admitTo = (socket: Socket, group: string, ledger: 'https' | SyslogTransport, closed?: () => void) => {
+  const admitTo = (socket: Socket, group: string, closed: () => void) => {
     const conn = ++nextConn;
-    sockets.set(conn, closed ? { socket, refused: closed } : { socket });
-    send({ tc: 'conn-open', conn, group, ...(ledger === 'https' ? {} : { ledger }) });
+    sockets.set(conn, { socket, refused: closed });
+    send({ tc: 'conn-open', conn, group });
     socket.once('close', () => {
       // A connection the primary closed is no longer counted there.
       if (sockets.delete(conn)) send({ tc: 'conn-close', conn });
@@ -88,8 +86,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       workers: options.workers,
       stats,
       limiter,
-      admitConnection: (socket, group) => admitTo(socket, group, 'https'),
-      admitSyslogConnection: (socket, group, transport, closed) => admitTo(socket, group, transport, closed),
+      admitConnection: admitTo,
       syslogTally: syslogTally?.tally ?? null,
       dedupe,
     },
@@ -113,7 +110,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       case 'conn-refused': {
         const open = sockets.get(message.conn);
         sockets.delete(message.conn);
-        open?.refused?.();
+        open?.refused();
         open?.socket.destroy();
         break;
       }

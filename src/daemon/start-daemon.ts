@@ -1,8 +1,10 @@
 // Starts the collector: data directory, TLS, record store, registry watch, listener; stops it cleanly.
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { addressGroup } from '../address-group.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
+import { listenerSlots } from '../connection-slots.js';
 import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
@@ -18,7 +20,6 @@ import { BodyBudget } from '../inputs/https/read-body.js';
 import {
   createSyslogListener,
   type SyslogListener,
-  type SyslogTransport,
   syslogConfigured,
 } from '../inputs/syslog/syslog-listener.js';
 import type { SyslogTally } from '../inputs/syslog/syslog-tally.js';
@@ -80,15 +81,11 @@ export interface WorkerRole {
   workers: number;
   stats: SensorStatsStore;
   limiter: RateLimit;
-  /** Tells the primary of a connection kept (connection-slots.ts); returns how to tell it the connection proved itself. */
-  admitConnection: (socket: Socket, group: string) => () => void;
-  /** The same for the syslog listeners, counted apart; `closed` counts and logs a close for a cap. */
-  admitSyslogConnection: (
-    socket: Socket,
-    group: string,
-    transport: SyslogTransport,
-    closed: () => void,
-  ) => () => void;
+  /**
+   * Tells the primary of a connection kept (connection-slots.ts: every listener's in one table); returns how to
+   * tell it the connection proved itself. `closed`: the listener's word when the primary closes it for a cap.
+   */
+  admitConnection: (socket: Socket, group: string, closed: () => void) => () => void;
   /** Where the syslog listener counts (null: syslog is off); the worker reports it to the primary. */
   syslogTally: SyslogTally | null;
   /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
@@ -245,6 +242,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const byteRate = (c: typeof config) => c.rateLimit.bytesPerSecond / (worker?.workers ?? 1);
   const byteBurst = (c: typeof config) => Math.max(c.server.maxBodyBytes, c.rateLimit.bytesPerSecond);
   const byteLimiter = new RateLimiter(byteRate(config), byteBurst(config));
+  // One table of connection slots for the HTTPS port and the syslog listeners (connection-slots.ts).
+  const slots = listenerSlots(config.server, {
+    groupOf: addressGroup,
+    ...(worker ? { shared: worker.admitConnection } : {}),
+  });
   const collector = createCollectorServer({
     config,
     auth,
@@ -258,7 +260,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ? Math.max(65_536, Math.floor(config.server.maxInflightBodyBytes / worker.workers))
         : config.server.maxInflightBodyBytes,
     ),
-    ...(worker ? { admitConnection: worker.admitConnection } : {}),
+    slots,
     feeds: (req, res, name, authenticated) => feeds.handle(req, res, name, authenticated),
     now,
     tls: initialTls,
@@ -335,7 +337,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger,
       now,
       ...(worker?.syslogTally ? { tally: worker.syslogTally } : {}),
-      ...(worker ? { admitConnection: worker.admitSyslogConnection } : {}),
+      slots,
     });
     syslog.updateSensors(lastSensors);
     if (!worker) registerSyslogMetrics(metrics.registry, syslog.tally);

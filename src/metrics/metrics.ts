@@ -130,7 +130,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   });
   new Gauge({
     name: 'threatcol_connections_open',
-    help: 'connections open on the sensors port',
+    help: "connections open on the sensors' listeners (HTTPS and syslog; the admin listener apart)",
     registers: [registry],
     collect() {
       this.set(connectionsOpen());

@@ -257,6 +257,44 @@ test('two workers: revoking a syslog sensor closes its connections in every work
   assert.ok(closedAfter < 3000, `closed after ${closedAfter} ms`);
 });
 
+test('two workers: HTTPS and syslog share the cap across workers; a syslog sender over it closes the oldest silent HTTPS socket', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
+  const { ports, serve } = await serveTwo(t, dataDir, {
+    // A handshake timeout far past the test's waits: no socket closes for it.
+    env: {
+      THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4',
+      THREATCOL_SERVER_HANDSHAKE_TIMEOUT_MS: '120000',
+    },
+  });
+  // Four sockets to the HTTPS port that never start a handshake, one after another (the primary has counted each
+  // before the next): the address's four slots, none proven, on whichever worker took each.
+  const silent: { socket: Socket; closed: Promise<void> }[] = [];
+  for (let i = 0; i < 4; i++) {
+    const socket = connectTcp({ host: '127.0.0.1', port: serve.port });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await once(socket, 'connect');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    silent.push({ socket, closed });
+  }
+  try {
+    assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
+    const sender = await openWithThreat(ports.tcp, 'Over the shared cap');
+    t.after(() => sender.socket.destroy());
+    await storedSyslog(dataDir, 1);
+    await until(() => silent[0]?.socket.destroyed === true, 10_000, 'the oldest HTTPS socket closed');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(
+      silent.map((s) => s.socket.destroyed),
+      [true, false, false, false],
+      'the oldest HTTPS socket made room, the others stay',
+    );
+  } finally {
+    for (const s of silent) s.socket.destroy();
+  }
+});
+
 test('two workers: SIGHUP reloads the syslog certificate in every worker', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'relay', '--format', 'cef', '--from', '127.0.0.1/32');

@@ -208,3 +208,53 @@ test('the syslog listeners share one cap: identified TCP connections filling it 
   });
   assert.equal(handshake, 'closed');
 });
+
+test('HTTPS and syslog share one cap: a syslog sender over the per-address cap closes the oldest silent HTTPS socket', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSyslogSensor(dataDir, 'gw', { from: ['127.0.0.1/32'] });
+  // A handshake timeout far past the test's waits: no socket closes for it.
+  const { server, tcp } = await serveSyslog(t, dataDir, {
+    'server.maxConnectionsPerAddress': 4,
+    'server.handshakeTimeoutMs': 120_000,
+  });
+  const httpsPort = Number(new URL(server.url).port);
+  // Four sockets to the HTTPS port that never start their handshake: the address's four slots, none proven.
+  const silent = await openSilent(httpsPort, 4);
+  assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
+
+  const stored = await tryOnce(dataDir, 'Over the shared cap', (connected) => {
+    const socket = createConnection({ host: '127.0.0.1', port: tcp }, () => {
+      connected((text) => socket.end(text));
+    });
+    socket.resume();
+    return socket;
+  });
+  assert.ok(stored, 'the syslog message is stored');
+  // Each listener counted apart, the HTTPS sockets kept all four slots of their own table.
+  await until(() => silent[0]?.socket.destroyed === true, 10_000, 'the oldest HTTPS socket closed');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(
+    silent.map((s) => s.socket.destroyed),
+    [true, false, false, false],
+    'the oldest HTTPS socket made room, the others stay',
+  );
+  for (const s of silent) s.socket.destroy();
+});
+
+/** `n` plain TCP sockets to `port` from 127.0.0.1, opened one after another, that send nothing. */
+async function openSilent(
+  port: number,
+  n: number,
+): Promise<{ socket: ReturnType<typeof createConnection>; closed: Promise<void> }[]> {
+  const out: { socket: ReturnType<typeof createConnection>; closed: Promise<void> }[] = [];
+  for (let i = 0; i < n; i++) {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // The server has taken it (its `connection` event) before the next one comes.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    out.push({ socket, closed });
+  }
+  return out;
+}

@@ -153,7 +153,7 @@ test('an over-long message is stored truncated and flagged; past the per-address
   const second = createConnection({ host: '127.0.0.1', port: tcp });
   second.on('error', () => {});
   await new Promise<void>((resolve) => second.once('close', () => resolve()));
-  assert.ok(serve.logs.some((l) => String(l.msg).startsWith('too many syslog connections')));
+  assert.ok(serve.logs.some((l) => String(l.msg).startsWith('too many connections on the sensors')));
 
   const long = `<134>CEF:0|Sophos|XG|19.0|2|Virus detected|Medium|src=10.1.1.7 dst=198.51.100.4 dpt=80 proto=TCP msg=${'x'.repeat(1000)}`;
   first.end(

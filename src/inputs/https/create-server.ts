@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { addressGroup } from '../../address-group.js';
 import type { Config } from '../../config/schema.js';
-import { ConnectionSlots } from '../../connection-slots.js';
+import { type ConnectionSlots, listenerSlots } from '../../connection-slots.js';
 import { CATALOGUE, type ErrorCode, errorBody } from '../../errors.js';
 import { classifyTlsFailure } from '../../tls/tls-failure.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
@@ -34,11 +34,10 @@ export interface CollectorServerDeps extends IngestDeps {
     authenticated: (socket: Socket) => void,
   ) => void;
   /**
-   * `serve --workers`: told of each connection this process keeps (with its address group), so the caps on
-   * connections per address and in all hold across workers; it destroys the socket to close it for a cap.
-   * Returns how to tell the primary the connection proved itself.
+   * The connection slots this listener's sockets take (connection-slots.ts): the daemon's one table, shared with
+   * the syslog listeners (and under `serve --workers` told to the primary); absent, a table of its own.
    */
-  admitConnection?: (socket: Socket, group: string) => () => void;
+  slots?: ConnectionSlots;
 }
 
 export interface CollectorServer {
@@ -115,10 +114,7 @@ export function createCollectorServer(deps: CollectorServerDeps): CollectorServe
 
   // The one connection policy (connection-slots.ts), not Node's `maxConnections`, which refuses a newcomer
   // where the policy closes the oldest connection that has not yet been answered past authentication.
-  const slots = new ConnectionSlots(
-    { max: cfg.maxConnections, perGroup: cfg.maxConnectionsPerAddress, unproven: cfg.maxConnections },
-    { groupOf: addressGroup, ...(deps.admitConnection ? { shared: deps.admitConnection } : {}) },
-  );
+  const slots = deps.slots ?? listenerSlots(cfg, { groupOf: addressGroup });
   deps.metrics?.sources({ connectionsOpen: () => slots.open });
   server.on('connection', (socket: Socket) => {
     connectedFrom.set(socket, socket.remoteAddress ?? '');

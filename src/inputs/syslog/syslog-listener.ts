@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { addressGroup } from '../../address-group.js';
 import { parseAdminListen } from '../../config/admin-address.js';
 import type { Config } from '../../config/schema.js';
-import { ConnectionSlots } from '../../connection-slots.js';
+import { type ClosedReason, type ConnectionSlots, listenerSlots } from '../../connection-slots.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
@@ -29,16 +29,10 @@ export interface SyslogListenerDeps {
   /** Where to count (default: a tally of its own); a `serve --workers` worker's is drained to the primary. */
   tally?: SyslogTally;
   /**
-   * `serve --workers`: told of each connection kept (with its address group), so the caps hold across workers;
-   * `closed` when the primary closes it for a cap (the socket is destroyed for it). Returns how to tell the
-   * primary the connection proved itself.
+   * The connection slots its sockets take (connection-slots.ts): the daemon's one table, shared with the HTTPS
+   * listener (and under `serve --workers` told to the primary); absent, a table of its own.
    */
-  admitConnection?: (
-    socket: Socket,
-    group: string,
-    transport: SyslogTransport,
-    closed: () => void,
-  ) => () => void;
+  slots?: ConnectionSlots;
 }
 
 export interface SyslogListener {
@@ -78,49 +72,25 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const servers: Server[] = [];
 
   /**
-   * The connection policy every listener shares (connection-slots.ts), with the HTTPS port's caps, the three
-   * syslog listeners counted as one (each apart, a host could hold three times the memory a cap is meant to
+   * The connection policy every listener shares (connection-slots.ts): the daemon's three syslog listeners and
+   * its HTTPS port count in one table (each apart, a host could hold four times the memory a cap is meant to
    * bound: one unfinished message per connection): server.maxConnections in all,
    * server.maxConnectionsPerAddress per address group (IPv6: /64). Every slot may be held by a connection not
    * yet identified, but a newcomer closes the oldest of those rather than being refused: a flood of silent
    * sockets churns, and a sensor that identifies itself within the next maxConnections arrivals stays (TLS,
    * RELP: its handshake; plain TCP: its first message).
    */
-  const closedForCap = (addr: string, evicted: boolean): void => {
+  const closedForCap = (socket: Socket, group: string, reason: ClosedReason): void => {
     tally.refuse('limit');
     refusals.warn(
-      addr,
-      evicted
-        ? 'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress): closed the oldest one not yet identified for a newcomer'
-        : 'too many syslog connections (server.maxConnections, server.maxConnectionsPerAddress)',
+      peerAddress(socket, group),
+      reason === 'evicted'
+        ? "too many connections on the sensors' listeners (server.maxConnections, server.maxConnectionsPerAddress): closed the oldest syslog connection not yet identified for a newcomer"
+        : "too many connections on the sensors' listeners (server.maxConnections, server.maxConnectionsPerAddress): syslog connection closed",
     );
   };
-  /** Which listener took each connection (the primary under --workers counts them as one all the same). */
-  const transportOf = new WeakMap<Socket, SyslogTransport>();
-  const admitConnection = deps.admitConnection;
-  const slots = new ConnectionSlots(
-    {
-      max: config.server.maxConnections,
-      perGroup: config.server.maxConnectionsPerAddress,
-      unproven: config.server.maxConnections,
-    },
-    {
-      groupOf: addressGroup,
-      closed: (socket, group, reason) => closedForCap(peerAddress(socket, group), reason === 'evicted'),
-      ...(admitConnection
-        ? {
-            shared: (socket: Socket, group: string) =>
-              admitConnection(socket, group, transportOf.get(socket) ?? 'tcp', () =>
-                closedForCap(peerAddress(socket, group), false),
-              ),
-          }
-        : {}),
-    },
-  );
-  const admit = (socket: Socket, transport: SyslogTransport): boolean => {
-    transportOf.set(socket, transport);
-    return slots.admit(socket);
-  };
+  const slots = deps.slots ?? listenerSlots(config.server, { groupOf: addressGroup });
+  const admit = (socket: Socket): boolean => slots.admit(socket, closedForCap);
 
   function accept(socket: Socket, client: ClientCertificate | null, transport: SyslogTransport): void {
     const remoteAddr = plainAddress(socket.remoteAddress ?? '');
@@ -181,7 +151,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       handshakeTimeout: config.server.handshakeTimeoutMs,
     });
     server.on('connection', (socket: Socket) => {
-      admit(socket, transport);
+      admit(socket);
     });
     server.on('secureConnection', (socket: TLSSocket) => {
       accept(socket, clientCertificateOf(socket), transport);
@@ -197,7 +167,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   const tlsServer = tlsListener('tls');
   const relpServer = tlsListener('relp');
   const tcpServer = createTcpServer((socket) => {
-    if (admit(socket, 'tcp')) accept(socket, null, 'tcp');
+    if (admit(socket)) accept(socket, null, 'tcp');
   });
 
   async function start(server: Server, text: string): Promise<AddressInfo | null> {

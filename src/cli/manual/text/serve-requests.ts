@@ -89,7 +89,7 @@ Every bound a sender can meet, and the key that sets it (see [Configuration](con
 | bodies held in memory by all requests together | 256 MiB | \`server.maxInflightBodyBytes\` | 503 \`UNAVAILABLE\` + \`Retry-After\` |
 | bodies held in memory by one sensor | a quarter of \`server.maxInflightBodyBytes\` | fixed share | 503 \`UNAVAILABLE\` + \`Retry-After\` (other sensors unaffected) |
 | a request body that receives nothing | 5 s (ended 5-6.25 s after its last byte: checked every quarter of the limit) | \`server.bodyStallTimeoutMs\` | 408 \`REQUEST_TIMEOUT\`, connection closed |
-| connections, in all / per client address (IPv6: /64) | 4096 / 256 | \`server.maxConnections\`, \`server.maxConnectionsPerAddress\` | the oldest connection with no request whose sensor key or feed password was found good is closed for a newcomer; refused when none is left |
+| connections, in all / per client address (IPv6: /64), the HTTPS port and the syslog listeners together | 4096 / 256 | \`server.maxConnections\`, \`server.maxConnectionsPerAddress\` | the oldest connection with no request whose sensor key or feed password was found good is closed for a newcomer; refused when none is left |
 | TLS handshake / headers / whole request / keep-alive idle | 10 s / 10 s / 20 s / 60 s | \`server.*TimeoutMs\` | connection closed (408 where HTTP allows) |
 
 With these, one sensor can add at most \`rateLimit.bytesPerSecond\` of request bodies a second, and a stored
