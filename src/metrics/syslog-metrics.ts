@@ -11,6 +11,7 @@ export interface SyslogMetricRow {
   other: number;
   invalid: number;
   truncated: number;
+  incomplete: number;
 }
 
 /** What the series read at scrape time: the listener's tally. */
@@ -28,6 +29,11 @@ const SERIES: [string, string, Exclude<keyof SyslogMetricRow, 'sensor' | 'format
     'threatcol_syslog_messages_truncated_total',
     'syslog messages over syslog.maxMessageBytes (cut or dropped, per syslog.oversize)',
     'truncated',
+  ],
+  [
+    'threatcol_syslog_messages_incomplete_total',
+    'syslog messages lost inside their frame: the connection ended, was reset or was closed before the message did',
+    'incomplete',
   ],
 ];
 

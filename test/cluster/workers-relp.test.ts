@@ -81,7 +81,16 @@ test('two workers: send syslog --relp over 4 sessions, every message answered 20
   );
   const { counts } = await syslogErrors(serve, dataDir, 'relay');
   assert.deepEqual(counts, [
-    { sensor: 'relay', format: 'cef', received: 400, stored: 400, other: 0, invalid: 0, truncated: 0 },
+    {
+      sensor: 'relay',
+      format: 'cef',
+      received: 400,
+      stored: 400,
+      other: 0,
+      invalid: 0,
+      truncated: 0,
+      incomplete: 0,
+    },
   ]);
 
   // SIGTERM to the primary: every worker tells its sessions serverclose (txnr 0) before the end.

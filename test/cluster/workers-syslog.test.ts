@@ -169,7 +169,16 @@ test('two workers: logger and TLS senders over many connections, each message st
     100,
   );
   assert.deepEqual(report.counts, [
-    { sensor: 'cp', format: 'cef', received: 56, stored: 40, other: 8, invalid: 8, truncated: 0 },
+    {
+      sensor: 'cp',
+      format: 'cef',
+      received: 56,
+      stored: 40,
+      other: 8,
+      invalid: 8,
+      truncated: 0,
+      incomplete: 0,
+    },
   ]);
   assert.deepEqual(
     report.samples.map((s) => /\|(bad-\d)\|/.exec(s.message)?.[1]).sort(),

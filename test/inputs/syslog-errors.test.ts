@@ -54,6 +54,22 @@ test('other and invalid messages are counted per sensor and format; the latest 2
   // 25 bad addresses then the wrong format: only the latest 20 of 26 stay.
   const bad = Array.from({ length: 25 }, (_, i) => badAddress(i));
   await sendFrames(tcp, [threat, traffic, ...bad, wrongFormat, threat]);
+  // Two messages cut off: an octet-counted frame the sender ends inside of, and a line whose connection is
+  // reset before its LF. Both lost (never received whole), counted as such.
+  await new Promise<void>((resolve, reject) => {
+    const socket = connect(tcp, '127.0.0.1', () => socket.end(`400 ${threat}`));
+    socket.on('error', reject);
+    socket.on('close', () => resolve());
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => {
+    const socket = connect(tcp, '127.0.0.1', () => {
+      socket.write(threat);
+      setTimeout(() => socket.resetAndDestroy(), 300);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve());
+  });
 
   const show = (...extra: string[]) =>
     runCli([
@@ -72,12 +88,21 @@ test('other and invalid messages are counted per sensor and format; the latest 2
     const shown = await show('--json');
     assert.equal(shown.code, 0, shown.stderr);
     report = JSON.parse(shown.stdout) as SyslogErrorsReport;
-    if (report.counts[0]?.stored === 2) break;
+    if (report.counts[0]?.stored === 2 && report.counts[0]?.incomplete === 2) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.ok(report);
   assert.deepEqual(report.counts, [
-    { sensor: 'sophos', format: 'cef', received: 29, stored: 2, other: 1, invalid: 26, truncated: 1 },
+    {
+      sensor: 'sophos',
+      format: 'cef',
+      received: 29,
+      stored: 2,
+      other: 1,
+      invalid: 26,
+      truncated: 1,
+      incomplete: 2,
+    },
   ]);
   assert.equal(report.samples.length, 20);
   assert.deepEqual(
@@ -96,7 +121,7 @@ test('other and invalid messages are counted per sensor and format; the latest 2
   assert.equal(text.code, 0, text.stderr);
   assert.match(
     text.stdout,
-    /cef: 29 received, 2 stored, 1 not threats, 26 unreadable, 1 over the size limit/,
+    /cef: 29 received, 2 stored, 1 not threats, 26 unreadable, 1 over the size limit, 2 cut off by the connection's end/,
   );
   assert.match(text.stdout, /no CEF: header \(first 1024 of 2048 bytes\)/);
 
@@ -116,6 +141,7 @@ test('other and invalid messages are counted per sensor and format; the latest 2
   assert.equal(value('threatcol_syslog_messages_other_total', cef), 1);
   assert.equal(value('threatcol_syslog_messages_invalid_total', cef), 26);
   assert.equal(value('threatcol_syslog_messages_truncated_total', cef), 1);
+  assert.equal(value('threatcol_syslog_messages_incomplete_total', cef), 2);
   assert.equal(value('threatcol_syslog_connections_refused_total', { reason: 'no_sensor' }), 1);
   assert.equal(value('threatcol_syslog_connections_refused_total', { reason: 'limit' }), 0);
 

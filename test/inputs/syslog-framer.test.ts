@@ -121,6 +121,24 @@ test('the stream ends: a trailer frame without trailer is a message, an unfinish
   assert.equal(framer.counts.incomplete, 1);
 });
 
+test('a connection cut without its end: a frame begun is counted lost; blanks, a finished frame or an oversize one skipped are not', () => {
+  const cut = (text: string, max = 64 * 1024) => {
+    const framer = new SyslogFramer(opts(max));
+    framer.push(b(text));
+    framer.abandon();
+    return framer.counts.incomplete;
+  };
+  assert.equal(cut('50 <13>cut short'), 1, 'inside an octet-counted frame');
+  assert.equal(cut('<13>no trailer yet'), 1, 'inside a trailer frame');
+  assert.equal(cut('12'), 1, 'inside a length prefix');
+  assert.equal(cut('<13>whole\n\r\n  '), 0, 'a whole message, then blanks');
+  assert.equal(
+    cut(`600 <13>${'x'.repeat(520)}`, 480),
+    0,
+    'an oversize frame already delivered cut, its rest skipped',
+  );
+});
+
 /** A well-formed stream: frames of each kind, with garbage between them, and the messages it must give. */
 const item = (max: number) =>
   fc.oneof(

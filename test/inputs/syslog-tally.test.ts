@@ -46,8 +46,17 @@ test('counts: one row per sensor and format', () => {
   tally.count('a', 'panos', 'other');
   tally.count('b', 'cef', 'stored', 2);
   assert.deepEqual(tally.report('a').counts, [
-    { sensor: 'a', format: 'cef', received: 3, stored: 0, other: 0, invalid: 1, truncated: 0 },
-    { sensor: 'a', format: 'panos', received: 0, stored: 0, other: 1, invalid: 0, truncated: 0 },
+    { sensor: 'a', format: 'cef', received: 3, stored: 0, other: 0, invalid: 1, truncated: 0, incomplete: 0 },
+    {
+      sensor: 'a',
+      format: 'panos',
+      received: 0,
+      stored: 0,
+      other: 1,
+      invalid: 0,
+      truncated: 0,
+      incomplete: 0,
+    },
   ]);
 });
 
@@ -74,7 +83,7 @@ test('drain hands over what was gathered and starts afresh; merge sums deltas an
     assert.deepEqual(w.report('a'), { sensor: 'a', counts: [], samples: [] });
   }
   assert.deepEqual(primary.report('a').counts, [
-    { sensor: 'a', format: 'cef', received: 7, stored: 2, other: 0, invalid: 1, truncated: 0 },
+    { sensor: 'a', format: 'cef', received: 7, stored: 2, other: 0, invalid: 1, truncated: 0, incomplete: 0 },
   ]);
   assert.deepEqual(
     primary.report('a').samples.map((s) => s.message),

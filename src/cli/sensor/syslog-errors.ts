@@ -42,7 +42,7 @@ export async function showSyslogErrors(
   if (report.counts.length === 0) lines.push('  none received');
   for (const c of report.counts) {
     lines.push(
-      `  ${c.format}: ${c.received} received, ${c.stored} stored, ${c.other} not threats, ${c.invalid} unreadable, ${c.truncated} over the size limit`,
+      `  ${c.format}: ${c.received} received, ${c.stored} stored, ${c.other} not threats, ${c.invalid} unreadable, ${c.truncated} over the size limit, ${c.incomplete ?? 0} cut off by the connection's end`,
     );
   }
   lines.push('', `Latest unreadable messages (${report.samples.length}, oldest first):`);

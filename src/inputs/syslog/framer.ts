@@ -28,7 +28,10 @@ export interface FramerCounts {
   oversize: number;
   /** Bytes skipped between frames: blanks (LF, CR, NUL, space, tab), as blank lines and counted frames' trailers. */
   garbageBytes: number;
-  /** An octet-counted frame the stream ended inside of (the sender's connection died mid-message). */
+  /**
+   * Messages lost inside their frame: an octet-counted frame the stream ended inside of, or any frame begun when
+   * the connection was cut without an end (reset, closed for a cap or a stall): the sender's message is gone.
+   */
   incomplete: number;
 }
 
@@ -224,6 +227,14 @@ export class SyslogFramer {
       this.counts.incomplete++;
       this.#held.clear();
     }
+    this.#state = 'between';
+  }
+
+  /** The connection is gone without its end (or after it): a frame begun and not delivered is counted lost. */
+  abandon(): void {
+    if (this.#state === 'length' || this.#state === 'octets' || this.#state === 'trailer')
+      this.counts.incomplete++;
+    this.#held.clear();
     this.#state = 'between';
   }
 

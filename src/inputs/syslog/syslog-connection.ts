@@ -131,6 +131,9 @@ export function serveSyslogConnection(
   });
   socket.on('close', () => {
     closed = true;
+    // After `end` (if it came), a message the connection was cut inside of is lost: counted, not stored.
+    framer.abandon();
+    if (framer.counts.incomplete > 0) intake.countIncomplete(framer.counts.incomplete);
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
     logger.debug(

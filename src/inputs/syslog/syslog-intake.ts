@@ -30,6 +30,8 @@ export interface SyslogIntake {
   read(bytes: Buffer, start: number, end: number, truncated: boolean, nowMs: number): BuiltRecord | null;
   /** Messages over syslog.maxMessageBytes (`dropped`: no frame was given for them). */
   countOversize(n: number, dropped: boolean): void;
+  /** Counts `n` messages the connection ended inside of (lost: never complete, never stored). */
+  countIncomplete(n: number): void;
   /** Appends `records` (group commit); resolves once durable, having counted them stored. */
   store(records: BuiltRecord[]): Promise<void>;
   /** The sensor the connection's messages are read and stored for now. */
@@ -105,6 +107,9 @@ export function createSyslogIntake(first: Sensor, remoteAddr: string, deps: Inta
       tally.count(sensor.name, format, 'truncated', n);
       // A dropped message gives no frame: it was received all the same.
       if (dropped) tally.count(sensor.name, format, 'received', n);
+    },
+    countIncomplete(n) {
+      tally.count(sensor.name, format, 'incomplete', n);
     },
     async store(records) {
       // Counted for the sensor they were read for, even if the connection is reassigned meanwhile.

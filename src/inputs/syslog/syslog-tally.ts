@@ -9,7 +9,10 @@ export interface SyslogCounts {
   oversize: number;
 }
 
-/** One sensor's messages in one format. `truncated` counts messages over syslog.maxMessageBytes, cut or dropped. */
+/**
+ * One sensor's messages in one format. `truncated` counts messages over syslog.maxMessageBytes, cut or dropped;
+ * `incomplete` messages the connection ended inside of (lost, not in `received`).
+ */
 export interface SyslogFormatCounts {
   sensor: string;
   format: string;
@@ -18,10 +21,18 @@ export interface SyslogFormatCounts {
   other: number;
   invalid: number;
   truncated: number;
+  incomplete: number;
 }
 
 export type SyslogCountField = Exclude<keyof SyslogFormatCounts, 'sensor' | 'format'>;
-const COUNT_FIELDS: readonly SyslogCountField[] = ['received', 'stored', 'other', 'invalid', 'truncated'];
+const COUNT_FIELDS: readonly SyslogCountField[] = [
+  'received',
+  'stored',
+  'other',
+  'invalid',
+  'truncated',
+  'incomplete',
+];
 
 /** An unreadable message as the operator sees it: why, from where, and its first bytes. */
 export interface SyslogErrorSample {
@@ -68,7 +79,7 @@ export class SyslogTally {
       const key = `${sensor}\u0000${format}`;
       row = this.#counts.get(key);
       if (row === undefined) {
-        row = { sensor, format, received: 0, stored: 0, other: 0, invalid: 0, truncated: 0 };
+        row = { sensor, format, received: 0, stored: 0, other: 0, invalid: 0, truncated: 0, incomplete: 0 };
         this.#counts.set(key, row);
       }
       this.#last = row;

@@ -24,7 +24,7 @@ destination (see [Firewall setup](firewall-setup.md#syslog-senders)).
 
 \`--syslog-errors\` asks the running daemon (its admin listener, \`admin.listen\` or \`--admin-listen\`) for the
 sensor's syslog messages since it started, per format: received, stored, not threats, unreadable, over the
-size limit, and the latest unreadable messages with the reason (see [Syslog input](syslog.md)). Without a
+size limit, cut off by the connection's end, and the latest unreadable messages with the reason (see [Syslog input](syslog.md)). Without a
 daemon answering it fails with \`CONNECTION_FAILED\`; with a token the daemon refuses (\`admin.token\`), with
 \`ADMIN_TOKEN_REFUSED\` (exit 77).
 `,
