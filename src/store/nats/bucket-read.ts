@@ -3,6 +3,7 @@
 // counts it), and a listing and its gets are two reads that need not agree. The decisions, the registry and the
 // sensors' statistics read their buckets through it.
 import type { KV, KvEntry } from '@nats-io/kv';
+import { ThreatcolError } from '../../errors.js';
 
 /**
  * Hands `each` every key's last entry (removals' markers included), from one watcher's replay; `answered` marks
@@ -40,17 +41,94 @@ export async function lastEntries(
   if (!whole) throw new Error('the read ended before every entry was delivered');
 }
 
-/** A read with no answer from NATS for this long fails (the registry's and the statistics': the decisions' own). */
-const QUIET_MS = 2000;
+/** A read's pauses between tries: doubling from this, up to a second. */
+const FIRST_PAUSE_MS = 100;
+const MAX_PAUSE_MS = 1000;
 
-/** Every key's last entry, in one read that fails after QUIET_MS without an answer. */
-export async function everyEntry(kv: KV): Promise<KvEntry[]> {
-  const entries: KvEntry[] = [];
-  await withQuietLimit(
-    (answered, signal) => lastEntries(kv, (e) => entries.push(e), answered, signal),
-    QUIET_MS,
-  );
-  return entries;
+export interface RetriedRead<T> {
+  /** The bucket (NATS unreachable: it rejects with the store's own UNAVAILABLE verdict, passed on as it is). */
+  open: () => Promise<KV>;
+  /** One try: marks each answer from NATS with `answered`, stops when `signal` says it was given up. */
+  once: (kv: KV, answered: () => void, signal: AbortSignal) => Promise<T>;
+  /** How long the read waits in all (nats.publishTimeoutMs), through an election of the cluster's leaders. */
+  waitMs: number;
+  /** The error when no try succeeded within waitMs (the store's UNAVAILABLE, exit 69). */
+  unavailable: (what: string, error: unknown) => Error;
+}
+
+/**
+ * A read of a bucket that outlives a node of the cluster lost: with its leaders moving, nats-server may answer
+ * a listing or a get never, or end a replay before its end. Each try ends when no answer came for a third of
+ * waitMs (250 ms to 2 s) and is tried again with a pause until waitMs have passed (a try under way then may take
+ * its quiet time more); then the read fails `unavailable`, never with an internal error. The decisions, the
+ * registry and the sensors' statistics read through it.
+ */
+export async function readWithRetries<T>(read: RetriedRead<T>): Promise<T> {
+  const quietMs = readQuietMs(read.waitMs);
+  const started = Date.now();
+  const deadline = started + read.waitMs;
+  for (let attempt = 1; ; attempt++) {
+    let failure: unknown;
+    try {
+      const kv = await beforeDeadline(read.open(), deadline, read.waitMs);
+      return await withQuietLimit((answered, signal) => read.once(kv, answered, signal), quietMs);
+    } catch (error) {
+      // Already the store's own verdict (NATS unreachable for publishTimeoutMs): as it is.
+      if (error instanceof ThreatcolError) throw error;
+      failure = error;
+    }
+    const pause = Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), MAX_PAUSE_MS, deadline - Date.now());
+    if (pause <= 0)
+      throw read.unavailable(
+        `no answer to a read within ${Date.now() - started} ms (${attempt} ${attempt === 1 ? 'try' : 'tries'})`,
+        failure,
+      );
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+/** How long one try of a read waits with no answer, for a read that waits `waitMs` in all. */
+export function readQuietMs(waitMs: number): number {
+  return Math.min(2000, Math.max(250, Math.round(waitMs / 3)));
+}
+
+/** Every key's last entry (removals' markers included), read as readWithRetries reads. */
+export function everyEntry(read: Omit<RetriedRead<KvEntry[]>, 'once'>): Promise<KvEntry[]> {
+  return readWithRetries({
+    ...read,
+    once: async (kv, answered, signal) => {
+      const entries: KvEntry[] = [];
+      await lastEntries(kv, (e) => entries.push(e), answered, signal);
+      return entries;
+    },
+  });
+}
+
+/** `promise`, or a rejection once `deadline` has passed (the bucket did not open within waitMs). */
+function beforeDeadline<T>(promise: Promise<T>, deadline: number, waitMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the bucket did not open within ${waitMs} ms`)),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** The store's UNAVAILABLE for a read of bucket `name` that got no answer (`why`: the connection's state). */
+export function unavailableRead(name: string, why?: () => string | null) {
+  return (what: string, error: unknown): ThreatcolError => {
+    const because = why?.();
+    const detail = error instanceof Error ? error.message : String(error);
+    return new ThreatcolError(
+      'UNAVAILABLE',
+      `NATS bucket ${name}: ${what}: ${detail}${because ? `; ${because}` : ''}`,
+      {
+        cause: error,
+      },
+    );
+  };
 }
 
 /**

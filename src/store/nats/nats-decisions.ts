@@ -11,7 +11,7 @@ import {
   type DecisionsStore,
   emptyDecisions,
 } from '../decisions.js';
-import { lastEntries, withQuietLimit } from './bucket-read.js';
+import { lastEntries, readQuietMs, readWithRetries, unavailableRead } from './bucket-read.js';
 import { decodeToken, encodeToken } from './names.js';
 import { watchBucket } from './watch-bucket.js';
 
@@ -27,10 +27,6 @@ const WRITE_ORDER: readonly (readonly DecisionKind[])[] = [
   ['block', 'allow', 'feed', 'fetch', 'rule'],
   ['offence'],
 ];
-
-/** A read's pauses between tries: doubling from this, up to a second. */
-const FIRST_PAUSE_MS = 100;
-const MAX_PAUSE_MS = 1000;
 
 export function createNatsDecisions(options: {
   /** The bucket's name (for messages). */
@@ -51,38 +47,19 @@ export function createNatsDecisions(options: {
   rereadIntervalMs?: number;
 }): DecisionsStore {
   /** One try may go this long without an answer (a request lost while the cluster moves its leaders). */
-  const quietMs = Math.min(2000, Math.max(250, Math.round(options.waitMs / 3)));
+  const quietMs = readQuietMs(options.waitMs);
   /** The bucket for reads and watches, and for writes and the lease, each opened once (again after a failure). */
   const reads = openOnce(() => options.open(quietMs));
   const writes = openOnce(() => options.open(options.waitMs));
 
-  /**
-   * With a node of the cluster just lost, a listing or a get may never be answered (nats-server loses requests
-   * while it moves its leaders): each try ends when no answer came for quietMs, and is tried again with a
-   * pause until waitMs have passed (a try under way then may take its quietMs more); then the store is
-   * unavailable (exit 69), never an internal error.
-   */
-  async function readAll(removals?: Map<string, number>): Promise<DecisionsState> {
-    const started = Date.now();
-    const deadline = started + options.waitMs;
-    for (let attempt = 1; ; attempt++) {
-      let failure: unknown;
-      try {
-        const kv = await beforeDeadline(reads(), deadline);
-        return await withQuietLimit((answered, signal) => readOnce(kv, answered, signal, removals), quietMs);
-      } catch (error) {
-        // Already the store's own verdict (NATS unreachable for publishTimeoutMs): as it is.
-        if (error instanceof ThreatcolError) throw error;
-        failure = error;
-      }
-      const pause = Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), MAX_PAUSE_MS, deadline - Date.now());
-      if (pause <= 0)
-        throw unavailable(
-          `no answer to a read within ${Date.now() - started} ms (${attempt} ${attempt === 1 ? 'try' : 'tries'})`,
-          failure,
-        );
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
+  /** Every entry, read through an election of the cluster's leaders (bucket-read.ts: UNAVAILABLE after waitMs). */
+  function readAll(removals?: Map<string, number>): Promise<DecisionsState> {
+    return readWithRetries({
+      open: reads,
+      once: (kv, answered, signal) => readOnce(kv, answered, signal, removals),
+      waitMs: options.waitMs,
+      unavailable,
+    });
   }
 
   /** Every entry (bucket-read.ts); `removals`, when given, gets each removed key's removal time (its marker's). */
@@ -99,26 +76,7 @@ export function createNatsDecisions(options: {
   }
 
   /** Resolves with `promise`, or rejects when the deadline passes first. */
-  function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the bucket did not open within ${options.waitMs} ms`)),
-        Math.max(0, deadline - Date.now()),
-      );
-    });
-    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-  }
-
-  function unavailable(what: string, error: unknown): ThreatcolError {
-    const why = options.why?.();
-    const detail = error instanceof Error ? error.message : String(error);
-    return new ThreatcolError(
-      'UNAVAILABLE',
-      `NATS bucket ${options.name}: ${what}: ${detail}${why ? `; ${why}` : ''}`,
-      { cause: error },
-    );
-  }
+  const unavailable = unavailableRead(options.name, options.why);
 
   /** Writes a batch in WRITE_ORDER, each group's puts at once. */
   async function write(changes: readonly DecisionChange[]): Promise<void> {

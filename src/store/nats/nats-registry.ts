@@ -24,13 +24,19 @@ import {
   sameSensor,
 } from '../sensor-changes.js';
 import { createRejectedReport } from '../sensor-entries.js';
-import { everyEntry } from './bucket-read.js';
+import { everyEntry, unavailableRead } from './bucket-read.js';
 import { encodeToken } from './names.js';
 import { sensorOf, watchRegistry } from './registry-watch.js';
 
 export interface NatsRegistryOptions {
   /** The bucket, once NATS is reachable (rejects UNAVAILABLE otherwise). */
   bucket: () => Promise<KV>;
+  /** The bucket's name (for messages). */
+  name: string;
+  /** How long a read waits through an election before it fails UNAVAILABLE (nats.publishTimeoutMs). */
+  waitMs: number;
+  /** Why NATS cannot be used now, when the connection is down (for the error's message); else null. */
+  why?: () => string | null;
   now?: () => number;
   /** Safety full re-read interval of watchers, besides the live KV watch (default 15 s). */
   rereadIntervalMs?: number;
@@ -60,8 +66,11 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
 
   /** Every entry of the bucket: the valid sensors, and the others with why (reported). */
   async function readAll(): Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }> {
-    const kv = await options.bucket();
-    const entries = await everyEntry(kv);
+    const entries = await everyEntry({
+      open: options.bucket,
+      waitMs: options.waitMs,
+      unavailable: unavailableRead(options.name, options.why),
+    });
     const sensors: Sensor[] = [];
     const rejected: RejectedEntry[] = [];
     for (const entry of entries) {

@@ -3,11 +3,17 @@
 import type { KV, KvEntry } from '@nats-io/kv';
 import { parseSensorActivity, toSensorSilence } from '../activity-shape.js';
 import type { SensorActivity, SensorSilence, SensorStatsStore } from '../store.js';
-import { everyEntry } from './bucket-read.js';
+import { everyEntry, unavailableRead } from './bucket-read.js';
 import { parseSilenceKey, parseStatsKey, silenceKey, statsKey } from './names.js';
 
 export interface NatsStatsOptions {
   bucket: () => Promise<KV>;
+  /** The bucket's name (for messages). */
+  name: string;
+  /** How long a read waits through an election before it fails UNAVAILABLE (nats.publishTimeoutMs). */
+  waitMs: number;
+  /** Why NATS cannot be used now, when the connection is down (for the error's message); else null. */
+  why?: () => string | null;
   /** This collector's id, asked only when there are counts to write (null: a reader only). */
   collectorId: () => string | null;
 }
@@ -39,12 +45,13 @@ export function createNatsStats(options: NatsStatsOptions): SensorStatsStore {
   /** The bucket's replay under way: the counts and the silences asked together (a sensor list, the dashboard) share it. */
   let replaying: Promise<KvEntry[]> | null = null;
   const entries = (): Promise<KvEntry[]> => {
-    replaying ??= options
-      .bucket()
-      .then(everyEntry)
-      .finally(() => {
-        replaying = null;
-      });
+    replaying ??= everyEntry({
+      open: options.bucket,
+      waitMs: options.waitMs,
+      unavailable: unavailableRead(options.name, options.why),
+    }).finally(() => {
+      replaying = null;
+    });
     return replaying;
   };
 

@@ -97,13 +97,20 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
 
   const dataDir = deps.dataDir ?? null;
   let id: string | null = null;
+  const why = () => (link.current() ? null : link.reason());
   const registry = createNatsRegistry({
     bucket: bucket(nats.registryBucket, 5),
+    name: nats.registryBucket,
+    waitMs: nats.publishTimeoutMs,
+    why,
     logger,
     ...(deps.now ? { now: deps.now } : {}),
   });
   const stats = createNatsStats({
     bucket: bucket(nats.statsBucket, 1),
+    name: nats.statsBucket,
+    waitMs: nats.publishTimeoutMs,
+    why,
     collectorId: () => {
       if (dataDir === null) return null;
       id ??= collectorId(dataDir);
@@ -151,7 +158,7 @@ export async function openNatsStore(config: Config, deps: NatsStoreDeps): Promis
         return ensureBucket(js, jsm, config.blocklist.bucket, config, logger, 1, closing.signal);
       },
       waitMs: nats.publishTimeoutMs,
-      why: () => (link.current() ? null : link.reason()),
+      why,
     }),
     async openRecordLog(options: StoreWriterOptions = {}) {
       // Created in the background: serve starts (and answers 503) while NATS is down.
