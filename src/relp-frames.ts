@@ -1,5 +1,5 @@
 // Splits a RELP byte stream (librelp's framing: `TXNR SP COMMAND SP DATALEN [SP DATA] LF`) into frames.
-import { HeldBytes } from './held-bytes.js';
+import { type HeldBudget, HeldBytes } from './held-bytes.js';
 
 export interface RelpFrame {
   /** 0 only for hints; 1-999999999 otherwise (the sender's number, echoed in the answer). */
@@ -52,9 +52,16 @@ export class RelpFrameReader {
   #remaining = 0;
   #error: RelpFrameError | null = null;
 
-  constructor(maxDataBytes: number) {
+  /**
+   * `budget`: the bytes every reader sharing it may hold (held-bytes.ts); `evicted` is told when this reader's
+   * frame was let go for another's room: nothing more is read (its owner closes the connection).
+   */
+  constructor(maxDataBytes: number, budget: HeldBudget | null = null, evicted: () => void = () => {}) {
     this.#max = Math.max(0, Math.floor(maxDataBytes));
-    this.#held = new HeldBytes(this.#max);
+    this.#held = new HeldBytes(this.#max, budget, () => {
+      this.#state = 'broken';
+      evicted();
+    });
   }
 
   /** Inside a frame: its first byte came and it has not ended. */

@@ -97,6 +97,7 @@ export interface Config {
     maxMessageBytes: number;
     oversize: 'truncate' | 'drop';
     maxUnsyncedMessages: number;
+    maxHeldBytes: number;
     stallTimeoutMs: number;
     keepOther: boolean;
   };
@@ -543,6 +544,14 @@ export const configSchema = {
           maximum: 1_000_000,
           default: 1000,
           description: 'a connection with this many messages not yet durable is not read until they are',
+        },
+        maxHeldBytes: {
+          type: 'integer',
+          minimum: 1_048_576,
+          maximum: 17_179_869_184,
+          default: 67_108_864,
+          description:
+            'bytes of unfinished messages all syslog connections may hold together (at least twice maxMessageBytes); past it the connection whose message began longest ago is closed',
         },
         stallTimeoutMs: {
           ...ms(60_000, 100),

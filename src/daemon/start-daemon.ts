@@ -337,6 +337,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger,
       now,
       ...(worker?.syslogTally ? { tally: worker.syslogTally } : {}),
+      // Each worker holds its share of the unfinished messages' budget, as of the HTTPS bodies'.
+      ...(worker ? { heldBytes: Math.floor(config.syslog.maxHeldBytes / worker.workers) } : {}),
       slots,
     });
     syslog.updateSensors(lastSensors);

@@ -53,7 +53,7 @@ export function registerSyslogMetrics(registry: Registry, tally: SyslogMetricSou
   }
   new Counter({
     name: 'threatcol_syslog_connections_refused_total',
-    help: 'syslog connections threatcol closed: matching no active sensor, over a connection cap, or a RELP sender breaking the protocol',
+    help: 'syslog connections threatcol closed: matching no active sensor, over a connection cap, a RELP sender breaking the protocol, or holding the oldest unfinished message when the connections held syslog.maxHeldBytes',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

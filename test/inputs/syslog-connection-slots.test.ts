@@ -258,3 +258,41 @@ async function openSilent(
   }
   return out;
 }
+
+test('syslog.maxHeldBytes: connections holding unfinished messages past it lose the oldest; the others go on', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSyslogSensor(dataDir, 'gw', { from: ['127.0.0.1/32'] });
+  // 1 MiB in all for messages of up to 16 KiB: 64 connections each holding an unfinished 15,000-byte message
+  // (a 16 KiB buffer each) fill it.
+  const { server, tcp } = await serveSyslog(t, dataDir, {
+    'syslog.maxMessageBytes': 16_384,
+    'syslog.maxHeldBytes': 1_048_576,
+  });
+  const start = (i: number) => `<134>${cef(`Held ${i}`)} msg=`.padEnd(15_000, 'x');
+  const held = await openSilent(tcp, 0);
+  for (let i = 0; i < 66; i++) {
+    const [conn] = await openSilent(tcp, 1);
+    if (conn === undefined) throw new Error('no connection');
+    conn.socket.write(start(i));
+    held.push(conn);
+    // The collector has read it before the next one comes.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  try {
+    await until(() => held.filter((c) => c.socket.destroyed).length >= 2, 10_000, 'two closed');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const closed = held.flatMap((c, i) => (c.socket.destroyed ? [i] : []));
+    assert.deepEqual(closed, [0, 1], 'the two whose messages began first');
+    // A connection left open finishes its message: stored.
+    held[65]?.socket.write('\n');
+    await until(
+      async () => (await storedThreats(dataDir)).includes('Held 65'),
+      10_000,
+      'the last message stored',
+    );
+    const warned = server.logs.filter((l) => String(l.msg).includes('syslog.maxHeldBytes'));
+    assert.ok(warned.length >= 1, 'the close is logged');
+  } finally {
+    for (const c of held) c.socket.destroy();
+  }
+});

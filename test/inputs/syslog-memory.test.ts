@@ -290,3 +290,47 @@ test('syslog.stallTimeoutMs: a sender trickling a message (or a RELP frame) that
     'the RELP close logged',
   );
 });
+
+test('syslog.maxHeldBytes: 60 connections each holding an unfinished 4 MiB message cost the budget, not 240 MiB', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'gw', ['--syslog', '--format', 'cef', '--from', '127.0.0.1/32']);
+  const { serve, ports } = await serveSyslog(t, dataDir, {
+    THREATCOL_SYSLOG_TCP_LISTEN: '127.0.0.1:0',
+    THREATCOL_SYSLOG_MAX_MESSAGE_BYTES: String(16 * MB),
+    THREATCOL_SYSLOG_MAX_HELD_BYTES: String(32 * MB),
+  });
+  const pid = serve.child.pid as number;
+  const baseline = rssBytes(pid);
+  const rss = sampleRss(pid);
+  t.after(() => rss.stop());
+  const part = Buffer.alloc(4 * MB - 16, 0x61);
+  part.write('<134>', 'latin1');
+  const sockets: Socket[] = [];
+  t.after(() => {
+    for (const s of sockets) s.destroy();
+  });
+  for (let i = 0; i < 60; i++) {
+    const socket = connectTcp({ host: '127.0.0.1', port: ports.tcpPort as number });
+    socket.on('error', () => {});
+    sockets.push(socket);
+    await once(socket, 'connect');
+    // Written whole (or the connection closed meanwhile): the collector has read it.
+    await new Promise<void>((resolve) => {
+      socket.write(part, () => resolve());
+      socket.once('close', () => resolve());
+    });
+  }
+  await until(() => sockets.filter((s) => s.destroyed).length >= 52, 20_000, '52 connections closed');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  rss.stop();
+  const grew = rss.peak() - baseline;
+  const closed = sockets.filter((s) => s.destroyed).length;
+  t.diagnostic(
+    `RSS ${(baseline / MB).toFixed(0)} MB at the start, peak +${(grew / MB).toFixed(1)} MB; ${closed} of 60 closed`,
+  );
+  assert.equal(closed, 52, 'the budget holds 8 messages of 4 MiB');
+  // The budget, plus what the garbage collector has not yet given back: the buffers let go, and those each
+  // message outgrew on its way to 4 MiB (V8 collects once about 64 MiB of new external memory has been made).
+  const bound = 32 * MB + 64 * MB + 32 * MB;
+  assert.ok(grew < bound, `RSS grew by ${(grew / MB).toFixed(0)} MB (bound ${bound / MB} MB)`);
+});

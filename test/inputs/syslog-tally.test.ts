@@ -89,14 +89,14 @@ test('drain hands over what was gathered and starts afresh; merge sums deltas an
     primary.report('a').samples.map((s) => s.message),
     ['early', 'late'],
   );
-  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 0 });
+  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 0, memory: 0 });
 
   // A refusal alone is a report, whatever its reason (a worker's broken RELP session reached no primary).
   const worker3 = new SyslogTally();
   worker3.refuse('relp_protocol');
   primary.merge(JSON.parse(JSON.stringify(worker3.drain())));
   assert.equal(worker3.drain(), null, 'drained');
-  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 1 });
+  assert.deepEqual(primary.refused, { no_sensor: 1, limit: 1, relp_protocol: 1, memory: 0 });
 
   // Bounds hold over merged samples: the latest SAMPLES_PER_SENSOR.
   for (let i = 0; i < SAMPLES_PER_SENSOR + 3; i++) {

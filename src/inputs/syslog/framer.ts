@@ -1,11 +1,15 @@
 // Splits a syslog TCP byte stream into messages (RFC 6587): octet counting or LF/CRLF/NUL trailers, per frame.
-import { HeldBytes } from '../../held-bytes.js';
+import { type HeldBudget, HeldBytes } from '../../held-bytes.js';
 
 export interface FramerOptions {
   /** The longest message kept, in bytes; a longer one is truncated to this or dropped (`oversize`). */
   maxMessageBytes: number;
   /** What becomes of a message longer than maxMessageBytes: delivered cut to the limit and flagged, or dropped. */
   oversize: 'truncate' | 'drop';
+  /** The bytes every framer sharing it may hold (held-bytes.ts); none: only maxMessageBytes bounds this one. */
+  budget?: HeldBudget;
+  /** This framer's message was let go for another's room: nothing more is read (its owner closes the connection). */
+  evicted?: () => void;
 }
 
 export interface Frame {
@@ -76,11 +80,16 @@ export class SyslogFramer {
   /** 'length': the value of the digits read; 'octets'/'skip-octets': bytes of the frame still to come. */
   #remaining = 0;
   #digits = 0;
+  /** Let go for the budget: the stream is no longer framed (what follows could not be told apart). */
+  #gone = false;
 
   constructor(options: FramerOptions) {
     this.#max = Math.max(1, Math.floor(options.maxMessageBytes));
     this.#drop = options.oversize === 'drop';
-    this.#held = new HeldBytes(this.#max + 1);
+    this.#held = new HeldBytes(this.#max + 1, options.budget ?? null, () => {
+      this.#gone = true;
+      options.evicted?.();
+    });
   }
 
   /** Inside a frame: its first byte came and it has not ended (garbage between frames does not count). */
@@ -107,7 +116,7 @@ export class SyslogFramer {
   pushTo(chunk: Buffer, out: FrameSink): void {
     let i = 0;
     const n = chunk.length;
-    while (i < n) {
+    while (i < n && !this.#gone) {
       switch (this.#state) {
         case 'between': {
           const b = chunk[i] as number;
@@ -221,6 +230,7 @@ export class SyslogFramer {
   }
 
   endTo(out: FrameSink): void {
+    if (this.#gone) return;
     if (this.#state === 'trailer') this.#endTrailerFrame(false, out);
     else if (this.#state === 'length') this.#endTrailerFrame(false, out, String(this.#remaining));
     else if (this.#state === 'octets') {

@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import { encodeRelpFrame, type RelpFrame, RelpFrameReader, RelpTxnrSequence } from '../../relp-frames.js';
 import { StallDeadline } from './stall-deadline.js';
-import type { IntakeDeps, SyslogIntake } from './syslog-intake.js';
+import type { ConnectionDeps } from './syslog-connection.js';
+import type { SyslogIntake } from './syslog-intake.js';
 
 /** What the server offers in its answer to `open` (librelp's offer syntax: one `name=value` a line). */
 const OFFERS = 'relp_version=0\nrelp_software=threatcol\ncommands=syslog';
@@ -56,10 +57,14 @@ export function serveRelpSession(
   socket: Socket,
   intake: SyslogIntake,
   remoteAddr: string,
-  deps: IntakeDeps,
+  deps: ConnectionDeps,
 ): RelpSession {
-  const { config, logger, tally } = deps;
-  const reader = new RelpFrameReader(config.syslog.maxMessageBytes);
+  const { config, logger, tally, held } = deps;
+  const reader = new RelpFrameReader(
+    config.syslog.maxMessageBytes,
+    held?.budget ?? null,
+    held ? () => held.evicted(socket) : undefined,
+  );
   const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
   let opened = false;

@@ -1,11 +1,18 @@
 // One identified syslog connection: frames, reads and stores its messages, never reading further than it can store.
 import type { Socket } from 'node:net';
+import type { HeldBudget } from '../../held-bytes.js';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import { type FrameSink, SyslogFramer } from './framer.js';
 import { closeStalledFrames } from './stall-deadline.js';
 import type { IntakeDeps, SyslogIntake } from './syslog-intake.js';
 
-export type ConnectionDeps = IntakeDeps;
+export type ConnectionDeps = IntakeDeps & {
+  /**
+   * The bytes every connection of the listeners may hold in unfinished messages (held-bytes.ts), and what to do
+   * with a connection whose message was let go for another's room (count, log, close); none: no shared budget.
+   */
+  held?: { budget: HeldBudget; evicted: (socket: Socket) => void };
+};
 
 export interface SyslogConnection {
   /**
@@ -36,9 +43,11 @@ export function serveSyslogConnection(
   firstMessage: () => void = () => {},
 ): SyslogConnection {
   const { config, logger } = deps;
+  const { held } = deps;
   const framer = new SyslogFramer({
     maxMessageBytes: config.syslog.maxMessageBytes,
     oversize: config.syslog.oversize,
+    ...(held ? { budget: held.budget, evicted: () => held.evicted(socket) } : {}),
   });
   let unsynced = 0;
   let closed = false;

@@ -6,6 +6,7 @@ import { addressGroup } from '../../address-group.js';
 import { parseAdminListen } from '../../config/admin-address.js';
 import type { Config } from '../../config/schema.js';
 import { type ClosedReason, type ConnectionSlots, listenerSlots } from '../../connection-slots.js';
+import { HeldBudget } from '../../held-bytes.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
@@ -33,6 +34,8 @@ export interface SyslogListenerDeps {
    * listener (and under `serve --workers` told to the primary); absent, a table of its own.
    */
   slots?: ConnectionSlots;
+  /** The bytes this process's syslog connections may hold in unfinished messages (default syslog.maxHeldBytes). */
+  heldBytes?: number;
 }
 
 export interface SyslogListener {
@@ -90,6 +93,22 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
     );
   };
   const slots = deps.slots ?? listenerSlots(config.server, { groupOf: addressGroup });
+
+  /**
+   * What the connections may hold in unfinished messages, together (held-bytes.ts): never less than two messages
+   * of syslog.maxMessageBytes, so one sender's message always fits.
+   */
+  const heldBudget = new HeldBudget(
+    Math.max(deps.heldBytes ?? config.syslog.maxHeldBytes, 2 * (config.syslog.maxMessageBytes + 1)),
+  );
+  const evictedForMemory = (socket: Socket): void => {
+    tally.refuse('memory');
+    refusals.warn(
+      plainAddress(socket.remoteAddress ?? ''),
+      'syslog connection closed: its unfinished message was the oldest when the syslog connections held syslog.maxHeldBytes',
+    );
+    socket.destroy();
+  };
   const admit = (socket: Socket): boolean => slots.admit(socket, closedForCap);
 
   function accept(socket: Socket, client: ClientCertificate | null, transport: SyslogTransport): void {
@@ -104,7 +123,15 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       socket.destroy();
       return;
     }
-    const intakeDeps = { config, recordLog: deps.recordLog, stats: deps.stats, logger, now: deps.now, tally };
+    const intakeDeps = {
+      config,
+      recordLog: deps.recordLog,
+      stats: deps.stats,
+      logger,
+      now: deps.now,
+      tally,
+      held: { budget: heldBudget, evicted: evictedForMemory },
+    };
     const intake = createSyslogIntake(sensor, remoteAddr, intakeDeps);
     open.set(socket, { address: remoteAddr, client, intake });
     socket.on('close', () => {

@@ -50,9 +50,12 @@ export const SAMPLES_PER_SENSOR = 20;
 export const SAMPLE_BYTES = 1024;
 export const SAMPLES_IN_ALL = 2000;
 
-/** Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol. */
-export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol';
-const REFUSAL_REASONS: readonly RefusalReason[] = ['no_sensor', 'limit', 'relp_protocol'];
+/**
+ * Why threatcol closed a connection: no active sensor, over a connection cap, a RELP sender breaking the protocol,
+ * its message the oldest unfinished one when the listeners' held bytes reached syslog.maxHeldBytes.
+ */
+export type RefusalReason = 'no_sensor' | 'limit' | 'relp_protocol' | 'memory';
+const REFUSAL_REASONS: readonly RefusalReason[] = ['no_sensor', 'limit', 'relp_protocol', 'memory'];
 
 /** What a tally gathered since it was last drained: how a `serve --workers` worker reports to the primary. */
 export interface SyslogTallyDelta {
@@ -63,7 +66,7 @@ export interface SyslogTallyDelta {
 
 export class SyslogTally {
   readonly totals: SyslogCounts = { threats: 0, other: 0, invalid: 0, oversize: 0 };
-  readonly refused: Record<RefusalReason, number> = { no_sensor: 0, limit: 0, relp_protocol: 0 };
+  readonly refused: Record<RefusalReason, number> = { no_sensor: 0, limit: 0, relp_protocol: 0, memory: 0 };
   readonly #counts = new Map<string, SyslogFormatCounts>();
   // Ordered by last sample: the least recently failing sensor gives up its oldest samples first, so one noisy
   // sender cannot push the bound over SAMPLES_IN_ALL nor erase every other sensor's evidence at once.
