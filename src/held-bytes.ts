@@ -6,16 +6,19 @@ const FIRST_BYTES = 256;
 
 /**
  * The bytes every reader of a process's syslog listeners may hold in all, whatever their number: a reader that
- * must grow past it makes room by letting go of the oldest message in progress of another (its connection is
- * closed: `evicted`), or is let go itself when its own message is the oldest. Senders write a message at once,
- * so the oldest unfinished one comes from a sender that is stuck or hostile; a flood of connections each holding
- * a part of a message cannot take more than the budget, however large `syslog.maxMessageBytes` is.
+ * must grow past it makes room from idle readers' kept buffers first, then by letting go of the message in
+ * progress that began longest ago (its connection is closed: `evicted`), its own when that is the oldest.
+ * Senders write a message at once, so the oldest unfinished one comes from a sender that is stuck or hostile; a
+ * flood of connections each holding a part of a message cannot take more than the budget, however large
+ * `syslog.maxMessageBytes` is.
  */
 export class HeldBudget {
   readonly limit: number;
   #used = 0;
-  /** Readers holding memory, the one whose message began longest ago first (idle ones keep a small buffer). */
-  readonly #holders = new Set<HeldBytes>();
+  /** Readers between messages that kept a small buffer for the next one: given back first. */
+  readonly #idle = new Set<HeldBytes>();
+  /** Readers inside a message, the one whose message began longest ago first. */
+  readonly #live = new Set<HeldBytes>();
 
   constructor(limit: number) {
     this.limit = Math.max(0, Math.floor(limit));
@@ -29,34 +32,43 @@ export class HeldBudget {
   /** Room for `n` more bytes of `asker`: true once made (others let go), false when `asker` is the oldest left. */
   grow(asker: HeldBytes, n: number): boolean {
     while (this.#used + n > this.limit) {
-      let victim: HeldBytes | undefined;
-      for (const holder of this.#holders) {
-        if (holder !== asker) {
-          victim = holder;
-          break;
-        }
+      const idle = first(this.#idle, asker);
+      if (idle !== undefined) {
+        idle.letGo();
+        continue;
       }
-      // An idle reader gives back its kept buffer first; else the oldest message goes, the asker's own included.
-      if (victim === undefined) return false;
-      if (victim.length > 0 && asker.length > 0 && asker.startedAt <= victim.startedAt) return false;
-      victim.letGo();
+      const oldest = first(this.#live, asker);
+      if (oldest === undefined || asker.startedAt <= oldest.startedAt) return false;
+      oldest.letGo();
     }
     this.#used += n;
-    this.#holders.add(asker);
     return true;
   }
 
-  /** `holder` gave back `n` bytes (`none`: it holds nothing any more). */
-  release(holder: HeldBytes, n: number, none: boolean): void {
+  /** `holder` gave back `n` bytes. */
+  release(n: number): void {
     this.#used -= n;
-    if (none) this.#holders.delete(holder);
   }
 
-  /** `holder` began a message: it goes to the end of the line (the newest). */
+  /** `holder` began a message: the newest of the live ones. */
   began(holder: HeldBytes): void {
-    this.#holders.delete(holder);
-    this.#holders.add(holder);
+    this.#idle.delete(holder);
+    this.#live.delete(holder);
+    this.#live.add(holder);
   }
+
+  /** `holder`'s message ended: idle with the buffer it kept, or holding nothing. */
+  ended(holder: HeldBytes, kept: boolean): void {
+    this.#live.delete(holder);
+    if (kept) this.#idle.add(holder);
+    else this.#idle.delete(holder);
+  }
+}
+
+/** The first of `set` that is not `but`. */
+function first(set: Set<HeldBytes>, but: HeldBytes): HeldBytes | undefined {
+  for (const holder of set) if (holder !== but) return holder;
+  return undefined;
 }
 
 let clock = 0;
@@ -106,14 +118,16 @@ export class HeldBytes {
     let buffer = this.#buffer;
     if (this.#length === 0 && this.#budget !== null) {
       this.startedAt = ++clock;
-      if (buffer !== null) this.#budget.began(this);
+      this.#budget.began(this);
     }
     if (buffer === null || buffer.length < need) {
       let size = Math.max(FIRST_BYTES, buffer?.length ?? 0);
       while (size < need) size *= 2;
       size = Math.min(size, this.#limit);
       if (this.#budget !== null && !this.#budget.grow(this, size - (buffer?.length ?? 0))) {
-        this.letGo();
+        // No room, and this message is the oldest: it is let go, its owner told (never silently cut).
+        this.clear();
+        this.#evicted();
         return;
       }
       const grown = Buffer.allocUnsafeSlow(size);
@@ -131,13 +145,17 @@ export class HeldBytes {
     const held = buffer === null ? Buffer.alloc(0) : buffer.subarray(0, this.#length);
     this.#length = 0;
     if (buffer !== null && buffer.length > KEEP_BYTES) this.#drop();
+    this.#budget?.ended(this, this.#buffer !== null);
     return held;
   }
 
   /** The bytes held, as a Buffer the caller keeps (nothing of it is reused). */
   takeOwned(): Buffer {
     const held = this.take();
-    if (this.#buffer !== null && held.length > 0) this.#drop();
+    if (this.#buffer !== null && held.length > 0) {
+      this.#drop();
+      this.#budget?.ended(this, false);
+    }
     return held;
   }
 
@@ -145,6 +163,7 @@ export class HeldBytes {
   clear(): void {
     this.#drop();
     this.#length = 0;
+    this.#budget?.ended(this, false);
   }
 
   /**
@@ -159,7 +178,7 @@ export class HeldBytes {
 
   #drop(): void {
     if (this.#buffer === null) return;
-    this.#budget?.release(this, this.#buffer.length, true);
+    this.#budget?.release(this.#buffer.length);
     this.#buffer = null;
   }
 }

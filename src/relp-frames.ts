@@ -51,6 +51,8 @@ export class RelpFrameReader {
   /** Data bytes of the current frame still to come (kept or read past). */
   #remaining = 0;
   #error: RelpFrameError | null = null;
+  /** Let go for the budget (held-bytes.ts): nothing more is read. */
+  #gone = false;
 
   /**
    * `budget`: the bytes every reader sharing it may hold (held-bytes.ts); `evicted` is told when this reader's
@@ -59,9 +61,17 @@ export class RelpFrameReader {
   constructor(maxDataBytes: number, budget: HeldBudget | null = null, evicted: () => void = () => {}) {
     this.#max = Math.max(0, Math.floor(maxDataBytes));
     this.#held = new HeldBytes(this.#max, budget, () => {
+      this.#gone = true;
       this.#state = 'broken';
       evicted();
     });
+  }
+
+  /** The connection is gone: what is held is given back (to the budget), and nothing more is read. */
+  abandon(): void {
+    this.#held.clear();
+    this.#inPlace = null;
+    this.#state = 'broken';
   }
 
   /** Inside a frame: its first byte came and it has not ended. */
@@ -91,9 +101,16 @@ export class RelpFrameReader {
         const take = Math.min(this.#remaining, chunk.length - i);
         const keep = Math.min(take, this.#max - this.#kept);
         if (keep > 0) {
-          // Nothing kept yet and the rest is here: all of it is (keep === take), so it is used where it lies.
-          if (this.#kept === 0 && take === this.#remaining) this.#inPlace = chunk.subarray(i, i + keep);
-          else this.#held.append(chunk, i, i + keep);
+          // Nothing kept yet and the rest, with the trailer after it, is here: all of it is (keep === take), used
+          // where it lies. A frame whose trailer comes in a later read is copied: a slice would pin the whole read
+          // outside the budget until then.
+          if (this.#kept === 0 && take === this.#remaining && i + take < chunk.length)
+            this.#inPlace = chunk.subarray(i, i + keep);
+          else {
+            this.#held.append(chunk, i, i + keep);
+            // Let go for the budget: nothing more is read, not even the frames after it in this read.
+            if (this.#gone) break;
+          }
           this.#kept += keep;
         }
         this.#remaining -= take;

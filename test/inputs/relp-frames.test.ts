@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+import { HeldBudget } from '../../src/held-bytes.js';
 import {
   encodeRelpFrame,
   MAX_TXNR,
@@ -218,4 +219,33 @@ test('property: from any start, the counted sequence (hints anywhere) is accepte
     ),
     { seed: SEED, numRuns: 500 },
   );
+});
+
+test('under a budget: data whose trailer is in a later read is copied and counted, never a slice pinning the read; an evicted reader gives nothing more; abandon gives its bytes back', () => {
+  const budget = new HeldBudget(1800);
+  let evicted = 0;
+  const reader = new RelpFrameReader(1024, budget, () => evicted++);
+  const frame = encodeRelpFrame(1, 'syslog', 'x'.repeat(300));
+  // All the data in this read, its LF in the next: held in the budget's count.
+  assert.deepEqual(reader.push(frame.subarray(0, frame.length - 1)), []);
+  assert.equal(budget.used, 512);
+  assert.deepEqual(plain(reader.push(frame.subarray(frame.length - 1))), [
+    [1, 'syslog', 'x'.repeat(300), false],
+  ]);
+  // Its next frame begins, then another reader's; the first, whose frame began before, must grow past the
+  // budget: it is let go, and nothing after that is read, not even a whole frame behind it in the same read.
+  const next = Buffer.concat([
+    encodeRelpFrame(2, 'syslog', 'z'.repeat(1000)),
+    encodeRelpFrame(3, 'syslog', 'after'),
+  ]);
+  assert.deepEqual(reader.push(next.subarray(0, 500)), []);
+  const other = new RelpFrameReader(1024, budget);
+  assert.deepEqual(other.push(encodeRelpFrame(1, 'syslog', 'y'.repeat(1000)).subarray(0, 1000)), []);
+  assert.equal(budget.used, 512 + 1024);
+  assert.deepEqual(reader.push(next.subarray(500)), []);
+  assert.equal(evicted, 1);
+  assert.equal(budget.used, 1024, 'the other still holds its frame');
+  other.abandon();
+  reader.abandon();
+  assert.equal(budget.used, 0, 'abandoned readers hold nothing');
 });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+import { HeldBudget } from '../../src/held-bytes.js';
 import { type Frame, type FramerOptions, SyslogFramer } from '../../src/inputs/syslog/framer.js';
 import { splitReads as split } from '../helpers/split-reads.js';
 
@@ -137,6 +138,25 @@ test('a connection cut without its end: a frame begun is counted lost; blanks, a
     0,
     'an oversize frame already delivered cut, its rest skipped',
   );
+});
+
+test('a framer let go for the budget delivers nothing more, not its message nor those after it, and counts it lost', () => {
+  for (const kind of ['octets', 'trailer'] as const) {
+    const budget = new HeldBudget(1200);
+    let evicted = 0;
+    const first = new SyslogFramer({ ...opts(1000), budget, evicted: () => evicted++ });
+    const second = new SyslogFramer({ ...opts(1000), budget });
+    const head = kind === 'octets' ? `900 <13>${'a'.repeat(392)}` : `<13>${'a'.repeat(396)}`;
+    assert.deepEqual(first.push(b(head)), []);
+    assert.deepEqual(second.push(b(`<13>${'b'.repeat(396)}`)), []);
+    // the first's message began first: growing past the budget, it is the one let go, in the middle of this read.
+    const rest = kind === 'octets' ? `${'a'.repeat(500)}11 <13>after` : `${'a'.repeat(400)}\n<13>after\n`;
+    assert.deepEqual(first.push(b(rest)), [], kind);
+    assert.equal(evicted, 1, kind);
+    first.abandon();
+    assert.equal(first.counts.incomplete, 1, kind);
+    assert.equal(budget.used, 512, 'the second still holds its message');
+  }
 });
 
 /** A well-formed stream: frames of each kind, with garbage between them, and the messages it must give. */

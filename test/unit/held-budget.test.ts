@@ -37,6 +37,39 @@ test('a reader growing past the budget lets go of the oldest message; an idle re
   assert.equal(b.length, 10, 'b holds a new message of its own');
 });
 
+test("an idle buffer is given back before any message, wherever its reader stands; the oldest message goes, the asker's own too", () => {
+  const budget = new HeldBudget(2 * 4096 + 256);
+  const evicted: string[] = [];
+  const reader = (name: string, limit = 4096) => new HeldBytes(limit, budget, () => evicted.push(name));
+  const a = reader('a');
+  const idle = reader('idle');
+  a.append(bytes(4000)); // a's message began first
+  idle.append(bytes(100));
+  idle.take(); // idle since after a began
+  const b = reader('b');
+  b.append(bytes(4000));
+  assert.equal(budget.used, 2 * 4096 + 256);
+  const c = reader('c');
+  c.append(bytes(10));
+  assert.equal(evicted.length, 0, 'the idle buffer made room, not a message');
+  assert.equal(idle.capacity, 0);
+  const big = new HeldBytes(16_384, budget, () => evicted.push('big'));
+  big.append(bytes(10));
+  assert.deepEqual(evicted, ['a'], "a newcomer takes the oldest message's room");
+  assert.equal(a.capacity, 0);
+  big.append(bytes(8000));
+  assert.deepEqual(
+    evicted,
+    ['a', 'b'],
+    'growing, it takes the room of b, whose message began before its own',
+  );
+  // c's message is now the oldest: growing past the budget, c is let go itself.
+  c.append(bytes(4000));
+  assert.deepEqual(evicted, ['a', 'b', 'c']);
+  assert.equal(c.capacity, 0);
+  assert.equal(budget.used, big.capacity);
+});
+
 test('property: whatever readers append and take, the budget is never passed and its count is what they hold', () => {
   fc.assert(
     fc.property(

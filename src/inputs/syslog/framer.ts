@@ -167,6 +167,8 @@ export class SyslogFramer {
           const room = this.#max - this.#held.length;
           const take = Math.min(this.#remaining, room, n - i);
           this.#held.append(chunk, i, i + take);
+          // Let go for the budget: the message is lost (counted at the close), nothing of it delivered.
+          if (this.#gone) return;
           this.#remaining -= take;
           i += take;
           if (this.#remaining === 0) {
@@ -204,6 +206,7 @@ export class SyslogFramer {
             break;
           }
           this.#hold(chunk, i, end, out);
+          if (this.#gone) return;
           i = end + 1;
           if (this.#state === 'trailer') this.#endTrailerFrame(chunk[end] === LF, out);
           else this.#state = 'between'; // #hold found it oversize: its trailer ends the skip
@@ -258,10 +261,12 @@ export class SyslogFramer {
     const room = this.#max + 1 - this.#held.length;
     if (n <= room) {
       this.#held.append(bytes, start, end);
+      if (this.#gone) return;
       if (this.#held.length === this.#max + 1 && bytes[end - 1] !== CR) this.#trailerOversize(out);
       return;
     }
     this.#held.append(bytes, start, start + room);
+    if (this.#gone) return;
     this.#trailerOversize(out);
   }
 
@@ -273,6 +278,7 @@ export class SyslogFramer {
   #endTrailerFrame(lf: boolean, out: FrameSink, digits?: string): void {
     // Digits past the limit would be cut from the message anyway (it is oversize): they are not held.
     if (digits !== undefined) this.#held.append(Buffer.from(digits.slice(0, this.#max + 1), 'latin1'));
+    if (this.#gone) return;
     let message = this.#held.take();
     if (lf && message.length > 0 && message[message.length - 1] === CR) message = message.subarray(0, -1);
     if (message.length > this.#max) {

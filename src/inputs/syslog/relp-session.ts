@@ -60,15 +60,22 @@ export function serveRelpSession(
   deps: ConnectionDeps,
 ): RelpSession {
   const { config, logger, tally, held } = deps;
-  const reader = new RelpFrameReader(
-    config.syslog.maxMessageBytes,
-    held?.budget ?? null,
-    held ? () => held.evicted(socket) : undefined,
-  );
   const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
   let opened = false;
   let ending = false;
+  // A frame let go for the budget ends the session: the frames read with it are not stored either (librelp sends
+  // every unanswered one again).
+  const reader = new RelpFrameReader(
+    config.syslog.maxMessageBytes,
+    held?.budget ?? null,
+    held
+      ? () => {
+          ending = true;
+          held.evicted(socket);
+        }
+      : undefined,
+  );
   /** The sender half-closed: the session ends once every answer it waits for is written. */
   let drained = false;
   /** serve is stopping: the session ends with `serverclose` once every answer is written. */
@@ -243,7 +250,11 @@ export function serveRelpSession(
       'RELP connection error',
     );
   });
-  socket.once('close', () => deadline.stop());
+  socket.once('close', () => {
+    deadline.stop();
+    // What a frame cut off held goes back to the budget.
+    reader.abandon();
+  });
   return {
     async close() {
       if (!ending && !stopping) {

@@ -98,9 +98,14 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
    * What the connections may hold in unfinished messages, together (held-bytes.ts): never less than two messages
    * of syslog.maxMessageBytes, so one sender's message always fits.
    */
-  const heldBudget = new HeldBudget(
-    Math.max(deps.heldBytes ?? config.syslog.maxHeldBytes, 2 * (config.syslog.maxMessageBytes + 1)),
-  );
+  const askedHeld = deps.heldBytes ?? config.syslog.maxHeldBytes;
+  const twoMessages = 2 * (config.syslog.maxMessageBytes + 1);
+  if (askedHeld < twoMessages)
+    logger.warn(
+      { maxHeldBytes: askedHeld, using: twoMessages },
+      "syslog.maxHeldBytes (a worker's share under --workers) holds less than two messages of syslog.maxMessageBytes: each process holds two",
+    );
+  const heldBudget = new HeldBudget(Math.max(askedHeld, twoMessages));
   const evictedForMemory = (socket: Socket): void => {
     tally.refuse('memory');
     refusals.warn(

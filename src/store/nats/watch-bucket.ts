@@ -48,9 +48,30 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
     });
   }
 
-  async function reread(): Promise<void> {
-    await options.reread();
-    schedule();
+  /**
+   * The full read under way, and the one asked for meanwhile: one at a time (a read waits up to publishTimeoutMs
+   * through an election, longer than the interval may be), so reads neither pile up nor land out of order; one
+   * asked during a read gets a read begun after it.
+   */
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  function reread(): Promise<void> {
+    if (running === null) {
+      running = options
+        .reread()
+        .then(schedule)
+        .finally(() => {
+          running = null;
+        });
+      return running;
+    }
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = null;
+        return reread();
+      });
+    return queued;
   }
 
   async function run(): Promise<void> {
