@@ -25,21 +25,25 @@ export function checkEnrichment(config: Config['enrich'], now: number): CheckRes
         status: 'warn',
         message: `${paths[kind]} unreadable (${db.message}): records are stored without ${FIELDS[kind]}; fix or replace the file (${KEYS[kind]}), it is read again when replaced`,
       };
-    const built = new Date(db.builtAt).toISOString().slice(0, 10);
-    const ageDays = Math.floor((now - db.builtAt) / DAY_MS);
+    const built =
+      db.builtAt === null ? 'at an unknown date' : new Date(db.builtAt).toISOString().slice(0, 10);
+    const ageDays = db.builtAt === null ? null : Math.floor((now - db.builtAt) / DAY_MS);
     const what = `${paths[kind]} (${db.type}) built ${built}`;
+    // Every warning the database earns, not the first alone.
+    const warnings: string[] = [];
     if (!answersItsKind(db))
-      return {
-        name,
-        status: 'warn',
-        message: `${what}: it ${noAnswerWords(kind)}; is it ${kind === 'asn' ? 'an AS' : 'a country'} database? Records get no ${FIELDS[kind]} from it (${KEYS[kind]})`,
-      };
-    if (ageDays > config.maxAgeDays)
-      return {
-        name,
-        status: 'warn',
-        message: `${what}, ${ageDays} days ago: older than enrich.maxAgeDays (${config.maxAgeDays}); install a newer one (docs/operations.md)`,
-      };
+      warnings.push(
+        `it ${noAnswerWords(kind)}; is it ${kind === 'asn' ? 'an AS' : 'a country'} database? Records get no ${FIELDS[kind]} from it (${KEYS[kind]})`,
+      );
+    if (ageDays === null)
+      warnings.push(
+        `its build date is unknown (no build_epoch in its metadata): make sure it is current (docs/operations.md)`,
+      );
+    else if (ageDays > config.maxAgeDays)
+      warnings.push(
+        `${ageDays} days ago: older than enrich.maxAgeDays (${config.maxAgeDays}); install a newer one (docs/operations.md)`,
+      );
+    if (warnings.length > 0) return { name, status: 'warn', message: `${what}: ${warnings.join('; ')}` };
     return { name, status: 'ok', message: `${what}, ${ageDays} days ago` };
   });
 }

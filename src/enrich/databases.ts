@@ -22,8 +22,11 @@ export interface OpenDatabase {
   path: string;
   /** What the database says it is (MMDB database_type, or the shipped table's name). */
   type: string;
-  /** When it was built (MMDB build_epoch; the shipped table's data date), epoch ms. */
-  builtAt: number;
+  /**
+   * When it was built (MMDB build_epoch; the shipped table's data date), epoch ms; null when the file does not say
+   * (a build_epoch missing, or past any date): its age is unknown, which `check` warns of.
+   */
+  builtAt: number | null;
   /** The country (ISO 3166-1 alpha-2) of the address last read (WORDS), for a country database. */
   country(text: string, family: 4 | 6): string | undefined;
   /** The AS of the address last read, for an AS database. */
@@ -82,7 +85,7 @@ export function openDatabase(kind: DatabaseKind, path: string): OpenDatabase {
     kind,
     path,
     type: metadata.databaseType,
-    builtAt: metadata.buildEpoch.getTime(),
+    builtAt: knownTime(metadata.buildEpoch),
     country: (text, family) => countryOf(get(text, family)),
     asn: (text, family) => asnOf(get(text, family)),
   };
@@ -113,7 +116,13 @@ const ALPHA2 = /^[A-Z]{2}$/;
 /** GeoLite2 and DB-IP: country.iso_code (else registered_country); ip-location-db and IPinfo: country_code. */
 function countryOf(data: Record<string, unknown> | null): string | undefined {
   if (data === null || typeof data !== 'object') return undefined;
-  const code = isoCode(data.country) ?? isoCode(data.registered_country) ?? (data.country_code as unknown);
+  // GeoLite2 and DB-IP: country.iso_code (registered_country where the country is unknown); ip-location-db:
+  // country_code; IPinfo's country.mmdb and country_asn.mmdb: country as the code itself.
+  const code =
+    isoCode(data.country) ??
+    isoCode(data.registered_country) ??
+    (data.country_code as unknown) ??
+    (typeof data.country === 'string' ? data.country : undefined);
   return typeof code === 'string' && ALPHA2.test(code) ? code : undefined;
 }
 
@@ -125,8 +134,15 @@ function isoCode(v: unknown): unknown {
 function asnOf(data: Record<string, unknown> | null): AsnEntry | undefined {
   if (data === null || typeof data !== 'object') return undefined;
   let asn: unknown = data.autonomous_system_number ?? data.asn;
-  if (typeof asn === 'string') asn = Number(asn.replace(/^AS/i, ''));
+  // "AS15169" or "15169"; an empty or other text is no AS (Number('') and Number('AS'.slice(2)) would be AS0).
+  if (typeof asn === 'string') asn = /^(AS)?\d+$/i.test(asn) ? Number(asn.replace(/^AS/i, '')) : undefined;
   if (!Number.isInteger(asn) || (asn as number) < 0 || (asn as number) > 0xffffffff) return undefined;
   const org = data.autonomous_system_organization ?? data.as_name;
   return { asn: asn as number, org: typeof org === 'string' ? org : '' };
+}
+
+/** A build date's epoch ms, or null when it is no date (mmdb-lib makes an Invalid Date of a missing build_epoch). */
+function knownTime(date: unknown): number | null {
+  const ms = date instanceof Date ? date.getTime() : Number.NaN;
+  return Number.isFinite(ms) ? ms : null;
 }

@@ -68,7 +68,12 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
       return null;
     }
     logger.info(
-      { database: kind, path: paths[kind], type: db.type, built: new Date(db.builtAt).toISOString() },
+      {
+        database: kind,
+        path: paths[kind],
+        type: db.type,
+        built: db.builtAt === null ? 'unknown' : new Date(db.builtAt).toISOString(),
+      },
       'enrichment database loaded',
     );
     if (!answersItsKind(db))
@@ -86,7 +91,17 @@ export function startEnricher(config: EnrichConfig, options: EnricherOptions): E
       // A copy written in place is read once it has been quiet this long.
       debounceMs: 200,
       onChange: () => {
-        dbs[kind] = open(kind);
+        // From a timer: whatever a new file holds must never end the process (open() answers null for any
+        // file it cannot read; this guards what it logs too).
+        try {
+          dbs[kind] = open(kind);
+        } catch (error) {
+          dbs[kind] = null;
+          logger.warn(
+            { database: kind, path: paths[kind], err: (error as Error).message },
+            'enrichment database unreadable: records are stored without its fields',
+          );
+        }
       },
     }),
   );

@@ -226,6 +226,22 @@ test('configured MMDB files are read again when replaced, without a restart; an 
     200,
   );
   assert.deepEqual(last, { src_country: 'DE', src_asn: 3320, src_as_org: 'DTAG' });
+
+  // A file whose metadata has no build date: read all the same (the daemon once threw logging its date, from the
+  // watcher's timer: the process died), and check says its age is unknown.
+  write(countryDb, tinyMmdb({ '8.8.8.0/24': { country: { iso_code: 'FR' } } }, { builtAt: null }));
+  await until(
+    async () => enrichment(await sendOne()).src_country === 'FR',
+    30_000,
+    'the undated database in use',
+    200,
+  );
+  const undated = await runCli(['check', '--no-daemon', '--json', '--config', configPath]);
+  const line = (
+    JSON.parse(undated.stdout) as { checks: { name: string; status: string; message: string }[] }
+  ).checks.find((c) => c.name === 'enrich country');
+  assert.equal(line?.status, 'warn', JSON.stringify(line));
+  assert.match(line.message, /built at an unknown date: its build date is unknown/);
 });
 
 test('a missing or damaged database is warned of by check, and records are stored without its fields', async (t) => {

@@ -12,5 +12,6 @@ export function shippedDataStatus(kind: 'country' | 'asn'): 'ok' | 'warn' {
   const db = tryOpen(kind, databasePaths(enrich)[kind]);
   if (db instanceof Error) throw db;
   // As check counts it: whole days.
+  if (db.builtAt === null) return 'warn';
   return Math.floor((Date.now() - db.builtAt) / 86_400_000) > enrich.maxAgeDays ? 'warn' : 'ok';
 }

@@ -3,10 +3,10 @@
 
 type Value = string | number | Record<string, unknown>;
 
-/** `networks`: "a.b.c.d/len" to the record's fields; `builtAt`: the metadata's build_epoch (s). */
+/** `networks`: "a.b.c.d/len" to the record's fields; `builtAt`: the metadata's build_epoch (s; null: none). */
 export function tinyMmdb(
   networks: Record<string, Record<string, Value>>,
-  options: { type?: string; builtAt?: number } = {},
+  options: { type?: string; builtAt?: number | null } = {},
 ): Buffer {
   interface Node {
     kids: [Node | number | null, Node | number | null];
@@ -62,7 +62,7 @@ export function tinyMmdb(
     description: {},
     binary_format_major_version: 2,
     binary_format_minor_version: 0,
-    build_epoch: options.builtAt ?? Math.floor(Date.now() / 1000),
+    ...(options.builtAt === null ? {} : { build_epoch: options.builtAt ?? Math.floor(Date.now() / 1000) }),
   });
   return Buffer.concat([
     tree,
