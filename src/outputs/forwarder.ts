@@ -228,7 +228,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       status.state = status.failingSince === null ? 'running' : status.state;
       const grouping = groupConfig(output);
       const grouper =
-        grouping === null ? null : openGrouper(grouping, groupStatePath(deps.dataDir, name), deps.owner);
+        grouping === null
+          ? null
+          : openGrouper(grouping, groupStatePath(deps.dataDir, name), deps.owner, (message) =>
+              log.warn(message),
+            );
       while (!stopping.signal.aborted) {
         if (grouper !== null) {
           if (!(await flushGroups(receiver, grouper))) return;
@@ -263,6 +267,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         grouper?.save();
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();
+        grouper?.acked(records);
         firstBatch = false;
         recentDead = null;
         status.batches += 1;

@@ -6,11 +6,13 @@
 // (data dir `outputs/NAME.groups.json`, written atomically and fsynced), written after a batch's first records
 // were delivered and before the batch is acked, and after each summary was delivered. A crash before the write
 // re-reads the batch (its first records may be sent again, nothing is lost); a crash between the write and the
-// ack re-reads a batch whose ids the state names, and they are not counted twice; a crash after a summary left
-// and before the write sends that summary again. The state is bounded: `maxGroups` open groups (records of new
+// ack re-reads a batch whose ids the state names (every record counted and not yet acked, whenever it comes back:
+// NATS redelivers it after ack_wait, behind newer records), and they are not counted twice; a crash after a
+// summary left and before the write sends that summary again. The state is bounded: `maxGroups` open groups (records of new
 // groups beyond it are counted in one overflow group), `samples` records and SENSORS_KEPT sensor names a group,
 // SAMPLE_BYTES of samples in all.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GROUP_DEFAULTS, type OutputConfig } from '../config/outputs-schema.js';
 import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
@@ -66,12 +68,25 @@ interface OpenGroup {
 interface GroupState {
   v: 1;
   groups: OpenGroup[];
-  /** Ids of the last batch counted: handed over again after a crash before its ack, they are not counted twice. */
-  absorbed: string[];
+  /** The release before: the ids of the last batch counted. */
+  absorbed?: string[];
+  /** Ids counted and not yet acked, with when (epoch ms): handed over again, they are not counted twice. */
+  pending?: [id: string, at: number][];
 }
 
 /** The key of records of groups past `maxGroups`. */
 const OVERFLOW = '\u0000overflow';
+
+/**
+ * How long, and how many, ids counted but not known acked are kept: a batch acked just before a crash is never
+ * handed over again, and its ids go after this long (a day: past any redelivery, an outage of NATS included).
+ */
+const PENDING_KEEP_MS = 24 * 3_600_000;
+const PENDING_MAX = 50_000;
+
+/** A group's key past this many characters is its digest; a value shown in a summary is cut to VALUE_CHARS. */
+const KEY_CHARS = 512;
+const VALUE_CHARS = 256;
 
 export function groupStatePath(dataDir: string, name: string): string {
   return join(outputsDir(dataDir), `${name}.groups.json`);
@@ -95,24 +110,61 @@ export interface Grouper {
   save(): void;
   /** Records of new groups counted into the overflow group since the last call. */
   takeOverflowed(): number;
+  /** The batch was acked: its records will not be handed over again. */
+  acked(records: readonly OutgoingRecord[]): void;
 }
 
-/** Loads the output's open groups from its state file (none when it has none or it cannot be read). */
-export function openGrouper(config: GroupConfig, path: string, owner: Owner | null): Grouper {
+/**
+ * Loads the output's open groups from its state file (none when it has none). A file that cannot be read or is
+ * not a state is moved aside (`.damaged-<time>`) and said (`warn`): its counts are lost, never silently.
+ */
+export function openGrouper(
+  config: GroupConfig,
+  path: string,
+  owner: Owner | null,
+  warn: (message: string) => void = () => {},
+): Grouper {
   const groups = new Map<string, OpenGroup>();
-  let absorbed = new Set<string>();
-  if (existsSync(path)) {
+  /** Ids counted and not yet acked, oldest first, with when they were counted. */
+  const pending = new Map<string, number>();
+  let text: string | null = null;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(damaged(path, error));
+  }
+  if (text !== null) {
     try {
-      const state = JSON.parse(readFileSync(path, 'utf8')) as GroupState;
+      const state = JSON.parse(text) as GroupState;
+      if (state.v !== 1 || !Array.isArray(state.groups)) throw new Error('not a state of grouped alerts');
       for (const g of state.groups) groups.set(g.key, g);
-      absorbed = new Set(state.absorbed);
-    } catch {}
+      const at = Date.now();
+      for (const id of state.absorbed ?? []) pending.set(id, at);
+      for (const [id, when] of state.pending ?? []) pending.set(id, when);
+    } catch (error) {
+      groups.clear();
+      pending.clear();
+      warn(damaged(path, error));
+    }
   }
   let overflowed = 0;
   let sampleBytes = 0;
   for (const g of groups.values()) for (const line of g.samples) sampleBytes += line.length;
 
-  const keyOf = (record: Record<string, unknown>) => JSON.stringify(config.by.map((f) => record[f] ?? null));
+  /** A field's value (own fields only: `constructor` or `__proto__` is no inherited value). */
+  const valueOf = (record: Record<string, unknown>, f: string) =>
+    Object.hasOwn(record, f) ? (record[f] ?? null) : null;
+  const keyOf = (record: Record<string, unknown>) => {
+    const key = JSON.stringify(config.by.map((f) => valueOf(record, f)));
+    // Values come from senders (up to 16 KiB each): a long key is held as its digest.
+    return key.length <= KEY_CHARS ? key : `#${createHash('sha256').update(key).digest('base64')}`;
+  };
+  const shown = (v: unknown) =>
+    typeof v === 'string' && v.length > VALUE_CHARS ? `${v.slice(0, VALUE_CHARS)}…` : v;
+  /** A window's end no further than one window away: a clock set back (or a state written ahead) never stalls it. */
+  const clamp = (g: OpenGroup, now: number) => {
+    if (g.endsAt > now + config.windowMs) g.endsAt = now + config.windowMs;
+  };
   const open = (key: string, group: Record<string, unknown> | null, now: number): OpenGroup => {
     const g: OpenGroup = {
       key,
@@ -134,13 +186,20 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
       overflowed = 0;
       return taken;
     },
+    acked(records) {
+      for (const r of records) pending.delete(r.id);
+    },
     absorb(records, now) {
       const firsts: OutgoingRecord[] = [];
-      const skip = absorbed;
-      absorbed = new Set();
+      // Ids kept past their time or their number go, oldest first (a batch acked just before a crash).
+      for (const [id, at] of pending) {
+        if (at > now - PENDING_KEEP_MS && pending.size <= PENDING_MAX) break;
+        pending.delete(id);
+      }
       for (const r of records) {
-        absorbed.add(r.id);
-        if (skip.has(r.id)) continue;
+        // Counted before, not acked (a crash, a failed ack): handed over again, whenever, it is not counted twice.
+        if (pending.has(r.id)) continue;
+        pending.set(r.id, now);
         const record = r.record as unknown as Record<string, unknown>;
         let key = keyOf(record);
         let g = groups.get(key);
@@ -152,16 +211,19 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
           }
           if (g === undefined) {
             const values =
-              key === OVERFLOW ? null : Object.fromEntries(config.by.map((f) => [f, record[f] ?? null]));
+              key === OVERFLOW
+                ? null
+                : Object.fromEntries(config.by.map((f) => [f, shown(valueOf(record, f))]));
             open(key, values, now);
             firsts.push(r);
             continue;
           }
         }
         g.count += 1;
+        // The earliest and the latest: records may come out of order (a redelivery, collectors sharing a stream).
         const at = String(r.record.received_at);
-        g.firstAt ??= at;
-        g.lastAt = at;
+        if (g.firstAt === null || at < g.firstAt) g.firstAt = at;
+        if (g.lastAt === null || at > g.lastAt) g.lastAt = at;
         const sensor = String(r.record.sensor);
         if (g.sensors.length < SENSORS_KEPT + 1 && !g.sensors.includes(sensor)) g.sensors.push(sensor);
         if (g.samples.length < config.samples && sampleBytes + r.line.length <= SAMPLE_BYTES) {
@@ -174,6 +236,7 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
     due(now) {
       const summaries: GroupSummary[] = [];
       for (const g of groups.values()) {
+        clamp(g, now);
         if (g.endsAt > now || g.count === 0) continue;
         summaries.push({
           key: g.key,
@@ -205,6 +268,7 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
     closeQuiet(now) {
       let closed = 0;
       for (const [key, g] of groups) {
+        clamp(g, now);
         if (g.endsAt > now || g.count > 0) continue;
         groups.delete(key);
         closed += 1;
@@ -218,8 +282,20 @@ export function openGrouper(config: GroupConfig, path: string, owner: Owner | nu
     },
     save() {
       mkdirSync(dirname(path), { recursive: true });
-      const state: GroupState = { v: 1, groups: [...groups.values()], absorbed: [...absorbed] };
+      const state: GroupState = { v: 1, groups: [...groups.values()], pending: [...pending] };
       writeFileAtomic(path, JSON.stringify(state), 0o640, owner);
     },
   };
+}
+
+/** Moves a state file that cannot be read aside; what to say of it. */
+function damaged(path: string, error: unknown): string {
+  const aside = `${path}.damaged-${Date.now()}`;
+  let where = `moved to ${aside}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    where = 'left where it is';
+  }
+  return `grouped alerts' state ${path} cannot be read (${(error as Error).message}): its open groups' counts are lost; ${where}`;
 }

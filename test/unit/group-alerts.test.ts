@@ -1,6 +1,7 @@
 // Grouped alerts' pure parts: the headline a person reads, and the open groups' counts, which must add up to the
 // records handed over whatever the batches, the windows and a crash between the state's write and the ack.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -112,4 +113,100 @@ test('firsts plus summaries count every record once: any batches, windows, caps,
     ),
     { numRuns: 50 },
   );
+});
+
+/** Everything a grouper sent: its firsts, and the counts of the summaries due by `at` (settled). */
+function sentBy(
+  grouper: ReturnType<typeof openGrouper>,
+  at: number,
+  firsts: number,
+): { firsts: number; counted: number } {
+  let counted = 0;
+  for (const s of grouper.due(at)) {
+    counted += s.count;
+    grouper.settle(s, at);
+  }
+  return { firsts, counted };
+}
+
+test('a batch counted and not acked, handed over again behind newer records (NATS after a crash, a failed ack), is not counted twice', () => {
+  const path = join(makeTempDir(), 'out.groups.json');
+  const t0 = 1_000_000;
+  const a = ['203.0.113.5', '203.0.113.5', '203.0.113.5', '203.0.113.5'].map(outgoing);
+  const before = openGrouper(config(100), path, null);
+  const firstsA = before.absorb(a, t0).length;
+  before.save(); // then killed before the ack
+  const after = openGrouper(config(100), path, null);
+  const newer = [outgoing('203.0.113.5')];
+  const firstsB = after.absorb(newer, t0 + 1000).length;
+  after.save();
+  after.acked(newer);
+  const firstsA2 = after.absorb(a, t0 + 31_000).length; // redelivered after ack_wait
+  after.acked(a);
+  const sent = sentBy(after, t0 + 60_000, firstsA + firstsB + firstsA2);
+  assert.equal(sent.firsts + sent.counted, 5, 'four records and the newer one, each once');
+
+  // In one process: the ack failed, the batch came back after a newer one.
+  const live = openGrouper(config(100), join(makeTempDir(), 'live.groups.json'), null);
+  const b = ['198.51.100.1', '198.51.100.1'].map(outgoing);
+  let firsts = live.absorb(b, t0).length;
+  const c = [outgoing('198.51.100.1')];
+  firsts += live.absorb(c, t0 + 10).length;
+  live.acked(c);
+  firsts += live.absorb(b, t0 + 20).length;
+  live.acked(b);
+  const total = sentBy(live, t0 + 60_000, firsts);
+  assert.equal(total.firsts + total.counted, 3);
+});
+
+test('windows: a clock set back does not stall a group; first_at and last_at are the earliest and latest, whatever the order', () => {
+  const grouper = openGrouper(config(100), join(makeTempDir(), 'clock.groups.json'), null);
+  const year = 365 * 24 * 3_600_000;
+  const late = outgoing('192.0.2.9');
+  const early = outgoing('192.0.2.9');
+  (late.record as unknown as Record<string, unknown>).received_at = '2026-11-28T11:00:09.000Z';
+  (early.record as unknown as Record<string, unknown>).received_at = '2026-11-28T11:00:01.000Z';
+  // Opened while the clock was a year fast; then set right.
+  grouper.absorb([outgoing('192.0.2.9')], 5 * year);
+  grouper.absorb([late, early], year);
+  // The first look after the clock was set back ends the window one window later at most, not four years on.
+  assert.equal(grouper.due(year + 10_000).length, 0);
+  const due = grouper.due(year + 20_000);
+  assert.equal(due.length, 1, 'due within a window of the clock set back');
+  assert.equal(due[0]?.firstAt, '2026-11-28T11:00:01.000Z');
+  assert.equal(due[0]?.lastAt, '2026-11-28T11:00:09.000Z');
+});
+
+test('keys: a long value is held as a digest and shown cut; an inherited name is no value; a damaged state is said and moved aside', () => {
+  const dir = makeTempDir();
+  const grouper = openGrouper(
+    { ...config(100), by: ['threat', 'constructor'] },
+    join(dir, 'k.groups.json'),
+    null,
+  );
+  const long = 'x'.repeat(16_000);
+  const record = outgoing('192.0.2.1');
+  (record.record as unknown as Record<string, unknown>).threat = long;
+  grouper.absorb([record, outgoing('192.0.2.1')], 0);
+  grouper.absorb([{ ...record, id: `${record.id}-2` }], 1);
+  grouper.save();
+  const state = JSON.parse(readFileSync(join(dir, 'k.groups.json'), 'utf8')) as {
+    groups: { key: string; group: Record<string, unknown> }[];
+  };
+  const held = state.groups.find((g) => String(g.group.threat).startsWith('xxx'));
+  assert.ok(held, 'the long group is open');
+  assert.ok(held.key.length < 100, `its key: ${held.key.length} characters`);
+  assert.equal(String(held.group.threat).length, 257, 'its value shown cut to 256 characters and …');
+  assert.equal(held.group.constructor, null);
+
+  writeFileSync(join(dir, 'bad.groups.json'), '{"v":1,"groups":');
+  const warned: string[] = [];
+  const fresh = openGrouper(config(100), join(dir, 'bad.groups.json'), null, (m) => warned.push(m));
+  assert.equal(fresh.nextEnd(), null);
+  assert.equal(warned.length, 1);
+  assert.match(
+    warned[0] as string,
+    /cannot be read .*counts are lost; moved to .*bad\.groups\.json\.damaged-\d+/,
+  );
+  assert.ok(readdirSync(dir).some((f) => f.startsWith('bad.groups.json.damaged-')));
 });
