@@ -1,6 +1,10 @@
 // An address or CIDR to match record addresses against, compared on bytes (node:net BlockList), IPv4 and IPv6.
 import { BlockList, isIP } from 'node:net';
 
+/** The IPv4-mapped IPv6 addresses (::ffff:a.b.c.d). */
+const MAPPED = new BlockList();
+MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 /** Matches one address against the parsed pattern; false for a value that is not an address. */
 export type AddressTest = (address: string) => boolean;
 
@@ -25,10 +29,13 @@ export function parseAddressMatch(text: string): AddressTest | null {
   }
   const list = new BlockList();
   list.addSubnet(address, prefix, type);
+  // BlockList compares across families itself, taking an IPv4 value for ::ffff:a.b.c.d: so ::/0, or any IPv6
+  // network shorter than /96 around ::, would hold every IPv4 address. An IPv6 pattern holds IPv4 values only
+  // inside the IPv4-mapped space (::ffff:0:0/96 or a part of it).
+  const holdsIpv4 = family === 4 || (prefix >= 96 && MAPPED.check(address, 'ipv6'));
   return (value) => {
     const valueFamily = isIP(value);
-    if (valueFamily === 0) return false;
-    // BlockList compares across families itself (an IPv4 rule matches ::ffff:a.b.c.d).
+    if (valueFamily === 0 || (valueFamily === 4 && !holdsIpv4)) return false;
     return list.check(value, valueFamily === 4 ? 'ipv4' : 'ipv6');
   };
 }

@@ -50,7 +50,7 @@ export interface SourceSummary {
 
 /** Why a query cannot run (a message for a usage error or a 400), or null: the look-up's own rules. */
 export function sourceQueryProblem(query: SourceQuery, now: number): string | null {
-  if (parseNetwork(query.address.trim()) === null)
+  if (parseNetwork(queryAddress(query.address)) === null)
     return `"${query.address}" is neither an IPv4/IPv6 address nor a CIDR (192.0.2.0/24, 2001:db8::/32)`;
   return searchQueryProblem(
     { since: query.since, ...(query.until === undefined ? {} : { until: query.until }) },
@@ -70,12 +70,12 @@ export async function summarizeSource(
 ): Promise<SourceSummary> {
   const maxRecords = options.maxRecords ?? SEARCH_MAX_RECORDS;
   const maxBytes = options.maxBytes ?? SEARCH_MAX_BYTES;
-  const sum = createSums(parseNetwork(query.address.trim()));
+  const sum = createSums(parseNetwork(queryAddress(query.address)));
   const { bounded } = await reader.readRecent({
     // Never reached: the match keeps nothing, so the read goes on to the window's start or the bound.
     limit: 1,
     filter: {
-      src: query.address.trim(),
+      src: queryAddress(query.address),
       since: query.since,
       ...(query.until === undefined ? {} : { until: query.until }),
     },
@@ -87,7 +87,7 @@ export async function summarizeSource(
     maxRecords,
     maxBytes,
   });
-  return sum.result(query.address.trim(), bounded === true ? { maxRecords, maxBytes } : null);
+  return sum.result(queryAddress(query.address), bounded === true ? { maxRecords, maxBytes } : null);
 }
 
 function createSums(query: Network | null) {
@@ -219,7 +219,7 @@ export function sourceDecisions<
   decisions: { blocks: Iterable<B>; allow: Iterable<A> },
   now: number,
 ): SourceDecisions<B, A> {
-  const query = parseNetwork(address.trim());
+  const query = parseNetwork(queryAddress(address));
   if (query === null) return { blocked: null, allowed: null, blocks_within: 0, blocks_within_first: [] };
   // One pass over the blocks, each parsed once: the one covering the query, and those inside it.
   let blocked: B | null = null;
@@ -261,4 +261,9 @@ function narrowest<E extends { until: string | null }>(
 function coverPrefix(network: string | Network, query: Network): number {
   const n = typeof network === 'string' ? parseNetwork(network) : network;
   return n !== null && n.prefix <= query.prefix && overlaps(n, query) ? n.prefix : -1;
+}
+
+/** The address or CIDR asked, without a zone id (fe80::1%eth0, as `threats tail` prints a link-local source). */
+function queryAddress(text: string): string {
+  return text.trim().replace(/%[^/]*/, '');
 }

@@ -208,6 +208,10 @@ test('source show refuses what is not an address or CIDR, and a window over 30 d
     assert.equal(r.code, 64, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
   }
+  // A link-local source as `threats tail` prints it, zone id and all, is an address.
+  const zoned = await runCli(['source', 'show', 'fe80::1%eth0', '--json', '--data-dir', dataDir]);
+  assert.equal(zoned.code, 0, zoned.stderr);
+  assert.equal((JSON.parse(zoned.stdout) as { address: string }).address, 'fe80::1');
 });
 
 test('source show names the country and network of the newest record that carries them', async (t) => {

@@ -17,7 +17,7 @@ threatcol source show 2001:db8::7 --json | jq .sensors
 \`\`\`
 
 Sums the stored records whose source address is the address given, or lies in the CIDR network given (compared
-as addresses, as \`threats search --src\` does), received in the window (\`--since\`, default the last 30 days,
+as addresses, as \`threats search --src\` does; a zone id, \`fe80::1%eth0\`, is ignored), received in the window (\`--since\`, default the last 30 days,
 at most 30 days wide): when it was first and last seen, its records by criticality, the sensors that stored
 them, how many distinct destinations and destination ports it hit (the ten most frequent of each), its ten most
 frequent threats, its country and network (AS number and name) when records carry them (from the newest record

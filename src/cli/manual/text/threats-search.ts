@@ -18,7 +18,9 @@ same command again with \`--before ID\` (the id of the page's last, oldest recor
 
 Addresses are compared as addresses, not as text: \`--src 192.0.2.0/24\` matches every IPv4 source in that
 network (and its IPv4-mapped IPv6 form), \`--dst 2001:db8::/32\` every IPv6 destination in that prefix, a plain
-address just that address however it is written (\`2001:db8::1\` and \`2001:0db8:0:0:0:0:0:1\` are one). The
+address just that address however it is written (\`2001:db8::1\` and \`2001:0db8:0:0:0:0:0:1\` are one). An
+IPv6 network holds IPv4 addresses only inside the IPv4-mapped space (\`::ffff:0:0/96\`): \`::/0\` is every IPv6
+address, not every address. The
 threat is a substring of the threat name, ignoring case. Countries and AS numbers are those the enrichment
 stored with each record (\`src_country\`, \`src_asn\`, \`dst_country\`, \`dst_asn\`; see [Operations, "Country
 and AS enrichment"](operations.md#country-and-as-enrichment)): a record stored without them (a private or
