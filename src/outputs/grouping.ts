@@ -152,10 +152,10 @@ export function openGrouper(
   for (const g of groups.values()) for (const line of g.samples) sampleBytes += line.length;
 
   /** A field's value (own fields only: `constructor` or `__proto__` is no inherited value). */
-  const valueOf = (record: Record<string, unknown>, f: string) =>
+  const fieldValue = (record: Record<string, unknown>, f: string) =>
     Object.hasOwn(record, f) ? (record[f] ?? null) : null;
   const keyOf = (record: Record<string, unknown>) => {
-    const key = JSON.stringify(config.by.map((f) => valueOf(record, f)));
+    const key = JSON.stringify(config.by.map((f) => fieldValue(record, f)));
     // Values come from senders (up to 16 KiB each): a long key is held as its digest.
     return key.length <= KEY_CHARS ? key : `#${createHash('sha256').update(key).digest('base64')}`;
   };
@@ -213,7 +213,7 @@ export function openGrouper(
             const values =
               key === OVERFLOW
                 ? null
-                : Object.fromEntries(config.by.map((f) => [f, shown(valueOf(record, f))]));
+                : Object.fromEntries(config.by.map((f) => [f, shown(fieldValue(record, f))]));
             open(key, values, now);
             firsts.push(r);
             continue;
