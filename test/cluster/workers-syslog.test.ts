@@ -14,6 +14,7 @@ import { connect as connectTls } from 'node:tls';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/cli.js';
 import { parseExposition } from '../helpers/prometheus.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
+import { onlyOldestClosed, openSilentSockets } from '../helpers/silent-sockets.js';
 import { storedSyslog } from '../helpers/stored-syslog.js';
 import { type SyslogErrorsReport, syslogErrors } from '../helpers/syslog-errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -278,27 +279,13 @@ test('two workers: HTTPS and syslog share the cap across workers; a syslog sende
   });
   // Four sockets to the HTTPS port that never start a handshake, one after another (the primary has counted each
   // before the next): the address's four slots, none proven, on whichever worker took each.
-  const silent: { socket: Socket; closed: Promise<void> }[] = [];
-  for (let i = 0; i < 4; i++) {
-    const socket = connectTcp({ host: '127.0.0.1', port: serve.port });
-    socket.on('error', () => {});
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    await once(socket, 'connect');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    silent.push({ socket, closed });
-  }
+  const silent = await openSilentSockets(serve.port, 4, 200);
   try {
     assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
     const sender = await openWithThreat(ports.tcp, 'Over the shared cap');
     t.after(() => sender.socket.destroy());
     await storedSyslog(dataDir, 1);
-    await until(() => silent[0]?.socket.destroyed === true, 10_000, 'the oldest HTTPS socket closed');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.deepEqual(
-      silent.map((s) => s.socket.destroyed),
-      [true, false, false, false],
-      'the oldest HTTPS socket made room, the others stay',
-    );
+    await onlyOldestClosed(silent);
   } finally {
     for (const s of silent) s.socket.destroy();
   }

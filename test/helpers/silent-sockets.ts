@@ -1,6 +1,9 @@
 // A flood of TCP sockets that send nothing and reconnect as soon as they are closed, from several loopback
 // addresses, run in a child process of its own so the flood does not share the test's event loop.
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createConnection, type Socket } from 'node:net';
+import { until } from './until.js';
 
 const FLOOD = `
 const { connect } = require('node:net');
@@ -54,4 +57,38 @@ export function floodSilentSockets(
   };
   t.after(stop);
   return { connects: () => connects, stop };
+}
+
+/** A socket the test opened, and when it closed. */
+export interface HeldSocket {
+  socket: Socket;
+  closed: Promise<void>;
+}
+
+/**
+ * `n` plain TCP sockets to 127.0.0.1:`port`, opened one after another, that send nothing; `settleMs` after each
+ * connect so the server (or, under --workers, the primary) has taken it before the next one comes.
+ */
+export async function openSilentSockets(port: number, n: number, settleMs = 50): Promise<HeldSocket[]> {
+  const out: HeldSocket[] = [];
+  for (let i = 0; i < n; i++) {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    out.push({ socket, closed });
+  }
+  return out;
+}
+
+/** Waits for the oldest of `sockets` to be closed by the server, then asserts the others stay open. */
+export async function onlyOldestClosed(sockets: readonly HeldSocket[]): Promise<void> {
+  await until(() => sockets[0]?.socket.destroyed === true, 10_000, 'the oldest socket closed');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(
+    sockets.map((s) => s.socket.destroyed),
+    [true, ...sockets.slice(1).map(() => false)],
+    'the oldest socket made room, the others stay',
+  );
 }

@@ -12,7 +12,7 @@ import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import type { SensorSyslog } from '../../src/store/registry.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
-import { floodSilentSockets } from '../helpers/silent-sockets.js';
+import { floodSilentSockets, onlyOldestClosed, openSilentSockets } from '../helpers/silent-sockets.js';
 import { readStoredSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -219,7 +219,7 @@ test('HTTPS and syslog share one cap: a syslog sender over the per-address cap c
   });
   const httpsPort = Number(new URL(server.url).port);
   // Four sockets to the HTTPS port that never start their handshake: the address's four slots, none proven.
-  const silent = await openSilent(httpsPort, 4);
+  const silent = await openSilentSockets(httpsPort, 4);
   assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
 
   const stored = await tryOnce(dataDir, 'Over the shared cap', (connected) => {
@@ -231,33 +231,9 @@ test('HTTPS and syslog share one cap: a syslog sender over the per-address cap c
   });
   assert.ok(stored, 'the syslog message is stored');
   // Each listener counted apart, the HTTPS sockets kept all four slots of their own table.
-  await until(() => silent[0]?.socket.destroyed === true, 10_000, 'the oldest HTTPS socket closed');
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.deepEqual(
-    silent.map((s) => s.socket.destroyed),
-    [true, false, false, false],
-    'the oldest HTTPS socket made room, the others stay',
-  );
+  await onlyOldestClosed(silent);
   for (const s of silent) s.socket.destroy();
 });
-
-/** `n` plain TCP sockets to `port` from 127.0.0.1, opened one after another, that send nothing. */
-async function openSilent(
-  port: number,
-  n: number,
-): Promise<{ socket: ReturnType<typeof createConnection>; closed: Promise<void> }[]> {
-  const out: { socket: ReturnType<typeof createConnection>; closed: Promise<void> }[] = [];
-  for (let i = 0; i < n; i++) {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.on('error', () => {});
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    // The server has taken it (its `connection` event) before the next one comes.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    out.push({ socket, closed });
-  }
-  return out;
-}
 
 test('syslog.maxHeldBytes: connections holding unfinished messages past it lose the oldest; the others go on', async (t) => {
   const dataDir = makeTempDir(t);
@@ -269,9 +245,9 @@ test('syslog.maxHeldBytes: connections holding unfinished messages past it lose 
     'syslog.maxHeldBytes': 1_048_576,
   });
   const start = (i: number) => `<134>${cef(`Held ${i}`)} msg=`.padEnd(15_000, 'x');
-  const held = await openSilent(tcp, 0);
+  const held = await openSilentSockets(tcp, 0);
   for (let i = 0; i < 66; i++) {
-    const [conn] = await openSilent(tcp, 1);
+    const [conn] = await openSilentSockets(tcp, 1);
     if (conn === undefined) throw new Error('no connection');
     conn.socket.write(start(i));
     held.push(conn);

@@ -21,7 +21,8 @@ import { record } from '../store/contract.js';
 
 interface GroupState {
   groups: { key: string; count: number }[];
-  absorbed: string[];
+  /** Ids counted and not yet acked, with when. */
+  pending: [string, number][];
 }
 
 test('grouped output: the open groups are written before each ack, and a group restarts only after its summary was delivered', async (t) => {
@@ -81,7 +82,7 @@ test('grouped output: the open groups are written before each ack, and a group r
           return {
             records: batch.records,
             ack() {
-              const absorbed = new Set(read()?.absorbed ?? []);
+              const absorbed = new Set((read()?.pending ?? []).map(([id]) => id));
               acks.push({
                 records: batch.records.length,
                 counted: batch.records.every((line) => absorbed.has(line.id)),
