@@ -43,10 +43,14 @@ function expected(stored: StoredRecord[], address: string, since: number) {
   const type = isIP(net) === 4 ? 'ipv4' : 'ipv6';
   const list = new BlockList();
   list.addSubnet(net, bits === undefined ? (type === 'ipv4' ? 32 : 128) : Number(bits), type);
+  // BlockList takes an IPv4 value for ::ffff:a.b.c.d; an IPv6 network holds IPv4 ones only inside that space.
+  const prefix = bits === undefined ? (type === 'ipv4' ? 32 : 128) : Number(bits);
+  const holdsIpv4 = type === 'ipv4' || (prefix >= 96 && /^::ffff:/i.test(net));
   const mine = stored.filter(
     (r) =>
       Date.parse(r.received_at) >= since &&
       isIP(r.src_ip) !== 0 &&
+      (isIP(r.src_ip) === 6 || holdsIpv4) &&
       list.check(r.src_ip, isIP(r.src_ip) === 4 ? 'ipv4' : 'ipv6'),
   );
   const count = <K>(key: (r: StoredRecord) => K) => {

@@ -48,6 +48,9 @@ function inNetwork(address: string, cidr: string): boolean {
   const [net = '', bits] = cidr.split('/');
   const v4 = net.includes('.');
   const prefix = bits === undefined ? 128 : Number(bits) + (v4 ? 96 : 0);
+  // An IPv6 network holds a plain IPv4 address only inside the IPv4-mapped space (::/0 is no IPv4 network).
+  if (!v4 && /^\d+\.\d+\.\d+\.\d+$/.test(address) && (prefix < 96 || toBigInt(net) >> 32n !== 0xffffn))
+    return false;
   const shift = BigInt(128 - prefix);
   return toBigInt(address) >> shift === toBigInt(net) >> shift;
 }
