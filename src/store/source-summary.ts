@@ -44,6 +44,11 @@ export interface SourceSummary {
   /** Distinct countries and AS numbers among the records. */
   countries: number;
   asns: number;
+  /**
+   * True when the distinct destinations or threats passed MAX_DISTINCT (100,000): `targets` counts the first of
+   * them ("at least"), and the top lists are of those; a threat name is counted by its first 256 characters.
+   */
+  capped: boolean;
   /** Set when the look-up's bound stopped the read before the window's start: older records may exist. */
   bounded: { maxRecords: number; maxBytes: number } | null;
 }
@@ -70,7 +75,11 @@ export async function summarizeSource(
 ): Promise<SourceSummary> {
   const maxRecords = options.maxRecords ?? SEARCH_MAX_RECORDS;
   const maxBytes = options.maxBytes ?? SEARCH_MAX_BYTES;
-  const sum = createSums(parseNetwork(queryAddress(query.address)));
+  const network = parseNetwork(queryAddress(query.address));
+  const sum = createSums(network);
+  // What a backend reads as one window is summed apart and joined only when the window completed (NATS); the
+  // files backend calls no window: its records are joined at the end.
+  let part = createSums(network);
   const { bounded } = await reader.readRecent({
     // Never reached: the match keeps nothing, so the read goes on to the window's start or the bound.
     limit: 1,
@@ -80,55 +89,128 @@ export async function summarizeSource(
       ...(query.until === undefined ? {} : { until: query.until }),
     },
     match: (record) => {
-      sum.add(record);
+      part.add(record);
       return false;
+    },
+    window: (complete) => {
+      if (complete) sum.join(part);
+      part = createSums(network);
     },
     ...(options.signal ? { signal: options.signal } : {}),
     maxRecords,
     maxBytes,
   });
+  sum.join(part);
   return sum.result(queryAddress(query.address), bounded === true ? { maxRecords, maxBytes } : null);
+}
+
+interface Sums {
+  records: number;
+  first: number;
+  last: number;
+  enrichedAt: number;
+  country: string | null;
+  asn: number | null;
+  asOrg: string | null;
+  criticality: [number, number, number, number, number];
+  sensors: Set<string>;
+  targets: Map<string, number>;
+  ports: Map<number, number>;
+  threats: Map<string, number>;
+  countries: Set<string>;
+  asns: Set<number>;
+  capped: boolean;
+}
+
+/**
+ * Distinct destinations and threats a summary counts: past it new ones are left out (and said: `capped`), so a
+ * look-up over a million records of as many threats holds tens of megabytes, not the half gigabyte it read.
+ */
+export const MAX_DISTINCT = 100_000;
+const THREAT_CHARS = 256;
+
+/** Counts `key` in `counts`; false when it is new and `counts` is full (not counted). */
+function countIn<K>(counts: Map<K, number>, key: K, n = 1): boolean {
+  const had = counts.get(key);
+  if (had !== undefined) counts.set(key, had + n);
+  else if (counts.size < MAX_DISTINCT) counts.set(key, n);
+  else return false;
+  return true;
+}
+
+function addCounts<K>(into: Map<K, number>, from: Map<K, number>): boolean {
+  let all = true;
+  for (const [k, n] of from) all = countIn(into, k, n) && all;
+  return all;
 }
 
 function createSums(query: Network | null) {
   const network = query !== null && query.prefix < query.bytes.length * 8;
-  let records = 0;
-  let first = Number.POSITIVE_INFINITY;
-  let last = Number.NEGATIVE_INFINITY;
-  let enrichedAt = Number.NEGATIVE_INFINITY;
-  let country: string | null = null;
-  let asn: number | null = null;
-  let asOrg: string | null = null;
-  const criticality: [number, number, number, number, number] = [0, 0, 0, 0, 0];
-  const sensors = new Set<string>();
-  const targets = new Map<string, number>();
-  const ports = new Map<number, number>();
-  const threats = new Map<string, number>();
-  const countries = new Set<string>();
-  const asns = new Set<number>();
+  const s: Sums = {
+    records: 0,
+    first: Number.POSITIVE_INFINITY,
+    last: Number.NEGATIVE_INFINITY,
+    enrichedAt: Number.NEGATIVE_INFINITY,
+    country: null,
+    asn: null,
+    asOrg: null,
+    criticality: [0, 0, 0, 0, 0],
+    sensors: new Set(),
+    targets: new Map(),
+    ports: new Map(),
+    threats: new Map(),
+    countries: new Set(),
+    asns: new Set(),
+    capped: false,
+  };
   return {
+    sums: s,
     add(record: StoredRecord): void {
       const at = Date.parse(record.received_at);
-      records++;
-      first = Math.min(first, at);
-      last = Math.max(last, at);
-      criticality[record.criticality as 0 | 1 | 2 | 3 | 4]++;
-      sensors.add(record.sensor);
-      targets.set(record.dst_ip, (targets.get(record.dst_ip) ?? 0) + 1);
-      ports.set(record.dst_port, (ports.get(record.dst_port) ?? 0) + 1);
-      threats.set(record.threat, (threats.get(record.threat) ?? 0) + 1);
+      s.records++;
+      s.first = Math.min(s.first, at);
+      s.last = Math.max(s.last, at);
+      s.criticality[record.criticality as 0 | 1 | 2 | 3 | 4]++;
+      s.sensors.add(record.sensor);
+      if (!countIn(s.targets, record.dst_ip)) s.capped = true;
+      s.ports.set(record.dst_port, (s.ports.get(record.dst_port) ?? 0) + 1);
+      const threat =
+        record.threat.length > THREAT_CHARS ? record.threat.slice(0, THREAT_CHARS) : record.threat;
+      if (!countIn(s.threats, threat)) s.capped = true;
       // Enrichment's fields, where the record has them: the newest record's say what the source is now.
       const r = record as StoredRecord & { src_country?: unknown; src_asn?: unknown; src_as_org?: unknown };
-      if (typeof r.src_country === 'string') countries.add(r.src_country);
-      if (typeof r.src_asn === 'number') asns.add(r.src_asn);
-      if (at >= enrichedAt && (typeof r.src_country === 'string' || typeof r.src_asn === 'number')) {
-        enrichedAt = at;
-        country = typeof r.src_country === 'string' ? r.src_country : null;
-        asn = typeof r.src_asn === 'number' ? r.src_asn : null;
-        asOrg = typeof r.src_as_org === 'string' ? r.src_as_org : null;
+      if (typeof r.src_country === 'string') s.countries.add(r.src_country);
+      if (typeof r.src_asn === 'number') s.asns.add(r.src_asn);
+      if (at >= s.enrichedAt && (typeof r.src_country === 'string' || typeof r.src_asn === 'number')) {
+        s.enrichedAt = at;
+        s.country = typeof r.src_country === 'string' ? r.src_country : null;
+        s.asn = typeof r.src_asn === 'number' ? r.src_asn : null;
+        s.asOrg = typeof r.src_as_org === 'string' ? r.src_as_org : null;
+      }
+    },
+    /** Adds the sums of `other` (records read apart: a window of the NATS reader). */
+    join(other: { sums: Sums }): void {
+      const o = other.sums;
+      s.records += o.records;
+      s.first = Math.min(s.first, o.first);
+      s.last = Math.max(s.last, o.last);
+      for (let i = 0; i < 5; i++) s.criticality[i as 0] += o.criticality[i as 0];
+      for (const name of o.sensors) s.sensors.add(name);
+      if (!addCounts(s.targets, o.targets) || o.capped) s.capped = true;
+      addCounts(s.ports, o.ports);
+      if (!addCounts(s.threats, o.threats)) s.capped = true;
+      for (const c of o.countries) s.countries.add(c);
+      for (const a of o.asns) s.asns.add(a);
+      // The newer's, as add() keeps it (an equal time: the one read later, as add() would take it).
+      if (o.enrichedAt >= s.enrichedAt && o.enrichedAt !== Number.NEGATIVE_INFINITY) {
+        s.enrichedAt = o.enrichedAt;
+        s.country = o.country;
+        s.asn = o.asn;
+        s.asOrg = o.asOrg;
       }
     },
     result(address: string, bounded: SourceSummary['bounded']): SourceSummary {
+      const { records, first, last, criticality, sensors, targets, ports, threats, countries, asns } = s;
       return {
         address,
         first_seen: records === 0 ? null : new Date(first).toISOString(),
@@ -141,11 +223,12 @@ function createSums(query: Network | null) {
         top_targets: top(targets).map(([a, count]) => ({ address: a, count })),
         top_ports: top(ports).map(([port, count]) => ({ port, count })),
         threats: top(threats).map(([threat, count]) => ({ threat, count })),
-        country: network && countries.size > 1 ? null : country,
-        asn: network && asns.size > 1 ? null : asn,
-        as_org: network && asns.size > 1 ? null : asOrg,
+        country: network && countries.size > 1 ? null : s.country,
+        asn: network && asns.size > 1 ? null : s.asn,
+        as_org: network && asns.size > 1 ? null : s.asOrg,
         countries: countries.size,
         asns: asns.size,
+        capped: s.capped,
         bounded,
       };
     },

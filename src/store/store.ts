@@ -116,6 +116,13 @@ export interface ReadRecentOptions {
   maxBytes?: number;
   /** Looks back through at most this many stored records, then returns what it found (as `maxBytes`). */
   maxRecords?: number;
+  /**
+   * For a `match` that sums what it sees: called after each stretch of records the backend hands to `match`
+   * as one, `complete` false when the bound cut it short (its records were seen by `match`, yet the read gives
+   * up the stretch: NATS reads a window oldest first, so what it saw of a cut window is not joined to what came
+   * after it). The files backend reads newest first, every record's stretch complete: it never calls it.
+   */
+  window?: (complete: boolean) => void;
 }
 
 export interface ReadRecentResult {

@@ -95,7 +95,7 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   return {
     skippedCount: () => options.skipped?.count ?? 0,
 
-    async readRecent({ limit, filter, match, signal, maxBytes, maxRecords }) {
+    async readRecent({ limit, filter, match, signal, maxBytes, maxRecords, window }) {
       signal?.throwIfAborted();
       const { first, last } = await lastSeq();
       const cursor: RecordCursor = { backend: 'nats', seq: last };
@@ -145,6 +145,8 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
           windowSignal,
         );
         signal?.throwIfAborted();
+        // A window cut by the bound is given up: a caller summing what match saw drops it too.
+        window?.(!stop.signal.aborted);
         if (stop.signal.aborted) {
           bounded = true;
           break;

@@ -32,13 +32,15 @@ It reads the store back from its newest record within the look-up's bound (1,000
 as \`threats search\`; see [Operations](operations.md#dashboard), "Look-up"). When that bound stops it before the
 start of the window, it says so on stderr and the summary covers what it read: the newest records, so
 \`first_seen\` may be later than the source's first record. Narrow the window with \`--since\`. Ctrl-C stops it.
+It counts at most 100,000 distinct destinations and threats (a threat by its first 256 characters): past that,
+new ones are left out, the text says \`100000+\` and \`--json\` \`"capped": true\`.
 
 The dashboard shows the same summary (\`GET /api/source\`, [admin-api.md](admin-api.md#get-apisource)) when a
 source address is clicked.
 `,
   options: {
     '--since': `the window's start: a duration ago (\`90m\`, \`24h\`, \`7d\`) or an ISO time (\`2026-11-21T10:00:00Z\`; no zone means UTC); default \`30d\`, and 30 days back at most`,
-    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them, or, for a network, when its records name several), \`countries\` and \`asns\` (distinct counts), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`blocks_within\` (the blocks in force inside it) and \`blocks_within_first\` (the first three's networks), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
+    '--json': `print the summary as one JSON object: \`address\`, \`first_seen\`, \`last_seen\` (ISO times, null without records), \`records\`, \`criticality\` (five counts, 0 to 4), \`sensors\` (names), \`targets\` and \`ports\` (distinct counts), \`top_targets\` (\`{address, count}\`), \`top_ports\` (\`{port, count}\`), \`threats\` (\`{threat, count}\`), \`country\`, \`asn\`, \`as_org\` (null when no record has them, or, for a network, when its records name several), \`countries\` and \`asns\` (distinct counts), \`capped\` (true past 100,000 distinct destinations or threats), \`blocked\` (null or the block), \`allowed\` (null or the allow entry, with \`source\`: \`command\` or \`configuration\`), \`blocks_within\` (the blocks in force inside it) and \`blocks_within_first\` (the first three's networks), \`since\` and \`bounded\` (null, or the bound that stopped the read)`,
     '--data-dir': `which data directory to read (as for every command)`,
   },
   exitStatus: `
