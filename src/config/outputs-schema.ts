@@ -160,6 +160,40 @@ const COMMON_KEYS = {
 /** `group` of the alert outputs (webhook, email): the defaults of its keys beside `by` and `window`. */
 export const GROUP_DEFAULTS = { maxGroups: 1000, samples: 5 } as const;
 
+/**
+ * The fields of a stored record (records/stored-record.ts, docs/records.md) a group's `by` may name: a name no
+ * record has (a typo, `src_addr`) would put every record in one group of nulls, so the configuration refuses it.
+ */
+export const GROUPABLE_FIELDS = [
+  'id',
+  'received_at',
+  'sensor',
+  'endpoint',
+  'format',
+  'criticality',
+  'severity',
+  'criticality_source',
+  'src_ip',
+  'dst_ip',
+  'src_port',
+  'dst_port',
+  'protocol',
+  'threat',
+  'threat_id',
+  'detected_at',
+  'src_country',
+  'src_asn',
+  'src_as_org',
+  'dst_country',
+  'dst_asn',
+  'dst_as_org',
+  'remote_addr',
+  'repaired',
+  'truncated',
+  'other',
+  'dedupe_key',
+] as const;
+
 /** The output types whose messages people read, and so may be grouped (the SIEM outputs never are). */
 export const GROUPED_TYPES: readonly OutputType[] = ['webhook', 'email'];
 
@@ -175,7 +209,7 @@ const GROUP_KEY = {
         type: 'array',
         minItems: 1,
         maxItems: 8,
-        items: { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' },
+        items: { enum: GROUPABLE_FIELDS },
       },
       // At least one unit: a window of 0 would be a second's, its summaries saying "in 0 min".
       window: { type: 'string', pattern: '^[1-9]\\d{0,4}[smh]$' },

@@ -7,7 +7,9 @@ import fc from 'fast-check';
 import { renderConffile, renderConfigTable, renderExampleConfig } from '../../src/config/describe-config.js';
 import { stripJsonComments } from '../../src/config/jsonc.js';
 import { loadConfig, resolveDataDir } from '../../src/config/load-config.js';
+import { GROUPABLE_FIELDS } from '../../src/config/outputs-schema.js';
 import { ThreatcolError } from '../../src/errors.js';
+import type { StoredRecord } from '../../src/records/stored-record.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -141,4 +143,65 @@ test('property: trailing commas before } and ] are dropped, commas in strings ar
     { seed: 7, numRuns: 500 },
   );
   assert.equal(JSON.parse(stripJsonComments('{"a": ",}", "b": [1, 2,],}')).a, ',}');
+});
+
+test('outputs.NAME.group.by names stored record fields only: a typo is refused, naming the key', () => {
+  const dir = makeTempDir();
+  const file = join(dir, 'config.json');
+  const hook = (by: string[]) =>
+    JSON.stringify({
+      outputs: { alerts: { type: 'webhook', url: 'https://198.51.100.9/h', group: { by, window: '10m' } } },
+    });
+  writeFileSync(file, hook(['src_ip', 'threat', 'src_asn']));
+  const group = loadConfig({ configPath: file, env: {} }).config.outputs.alerts?.group as {
+    by?: string[];
+  } | null;
+  assert.deepEqual(group?.by, ['src_ip', 'threat', 'src_asn']);
+  writeFileSync(file, hook(['src_addr']));
+  assert.throws(
+    () => loadConfig({ configPath: file, env: {} }),
+    (e: unknown) =>
+      e instanceof ThreatcolError &&
+      e.code === 'CONFIG_INVALID' &&
+      /outputs\.alerts\.group\.by/.test(e.message),
+  );
+});
+
+test('GROUPABLE_FIELDS is every field of a stored record but original', () => {
+  const full: Required<StoredRecord> = {
+    id: 'x',
+    received_at: '2026-11-29T00:00:00.000Z',
+    sensor: 'fw',
+    endpoint: 'syslog',
+    format: 'cef',
+    criticality: 2,
+    severity: 'medium',
+    criticality_source: 'sender',
+    src_ip: '192.0.2.1',
+    dst_ip: '198.51.100.2',
+    src_port: 1,
+    dst_port: 2,
+    protocol: 'tcp',
+    threat: 't',
+    threat_id: 'i',
+    detected_at: 'd',
+    src_country: 'US',
+    src_asn: 1,
+    src_as_org: 'o',
+    dst_country: 'US',
+    dst_asn: 2,
+    dst_as_org: 'p',
+    remote_addr: '127.0.0.1',
+    repaired: true,
+    truncated: true,
+    other: true,
+    original: 'm',
+    dedupe_key: 'k',
+  };
+  assert.deepEqual(
+    [...GROUPABLE_FIELDS].sort(),
+    Object.keys(full)
+      .filter((k) => k !== 'original')
+      .sort(),
+  );
 });
