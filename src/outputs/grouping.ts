@@ -137,10 +137,16 @@ export function openGrouper(
     try {
       const state = JSON.parse(text) as GroupState;
       if (state.v !== 1 || !Array.isArray(state.groups)) throw new Error('not a state of grouped alerts');
-      for (const g of state.groups) groups.set(g.key, g);
+      for (const g of state.groups) {
+        if (!isOpenGroup(g)) throw new Error('a group of it is not one');
+        groups.set(g.key, g);
+      }
+      // Aged from now, not from when they were counted: a batch handed over again right after a start that
+      // follows days down is still recognised.
       const at = Date.now();
-      for (const id of state.absorbed ?? []) pending.set(id, at);
-      for (const [id, when] of state.pending ?? []) pending.set(id, when);
+      for (const id of state.absorbed ?? []) pending.set(String(id), at);
+      for (const entry of state.pending ?? [])
+        pending.set(String(Array.isArray(entry) ? entry[0] : entry), at);
     } catch (error) {
       groups.clear();
       pending.clear();
@@ -159,8 +165,11 @@ export function openGrouper(
     // Values come from senders (up to 16 KiB each): a long key is held as its digest.
     return key.length <= KEY_CHARS ? key : `#${createHash('sha256').update(key).digest('base64')}`;
   };
+  // A copy, not a slice: V8 keeps the whole value alive behind a slice of it.
   const shown = (v: unknown) =>
-    typeof v === 'string' && v.length > VALUE_CHARS ? `${v.slice(0, VALUE_CHARS)}…` : v;
+    typeof v === 'string' && v.length > VALUE_CHARS
+      ? Buffer.from(`${v.slice(0, VALUE_CHARS)}…`, 'utf8').toString('utf8')
+      : v;
   /** A window's end no further than one window away: a clock set back (or a state written ahead) never stalls it. */
   const clamp = (g: OpenGroup, now: number) => {
     if (g.endsAt > now + config.windowMs) g.endsAt = now + config.windowMs;
@@ -191,15 +200,20 @@ export function openGrouper(
     },
     absorb(records, now) {
       const firsts: OutgoingRecord[] = [];
+      // Counted before, not acked (a crash, a failed ack): handed over again, whenever, they are not counted twice.
+      // Found before the old ids are pruned, so a batch larger than the bound keeps its own.
+      const counted = new Set<string>();
+      for (const r of records) if (pending.has(r.id)) counted.add(r.id);
       // Ids kept past their time or their number go, oldest first (a batch acked just before a crash).
       for (const [id, at] of pending) {
         if (at > now - PENDING_KEEP_MS && pending.size <= PENDING_MAX) break;
         pending.delete(id);
       }
       for (const r of records) {
-        // Counted before, not acked (a crash, a failed ack): handed over again, whenever, it is not counted twice.
-        if (pending.has(r.id)) continue;
+        // Newest last, so the pruning above meets the oldest first.
+        pending.delete(r.id);
         pending.set(r.id, now);
+        if (counted.has(r.id)) continue;
         const record = r.record as unknown as Record<string, unknown>;
         let key = keyOf(record);
         let g = groups.get(key);
@@ -298,4 +312,24 @@ function damaged(path: string, error: unknown): string {
     where = 'left where it is';
   }
   return `grouped alerts' state ${path} cannot be read (${(error as Error).message}): its open groups' counts are lost; ${where}`;
+}
+
+/** What a state file's group must hold for the grouper to use it (a hand-edited or foreign file may not). */
+function isOpenGroup(g: unknown): g is OpenGroup {
+  if (typeof g !== 'object' || g === null) return false;
+  const o = g as Record<string, unknown>;
+  const isTime = (v: unknown) => v === null || typeof v === 'string';
+  return (
+    typeof o.key === 'string' &&
+    (o.group === null || (typeof o.group === 'object' && !Array.isArray(o.group))) &&
+    Number.isFinite(o.endsAt) &&
+    Number.isInteger(o.count) &&
+    (o.count as number) >= 0 &&
+    isTime(o.firstAt) &&
+    isTime(o.lastAt) &&
+    Array.isArray(o.sensors) &&
+    o.sensors.every((x) => typeof x === 'string') &&
+    Array.isArray(o.samples) &&
+    o.samples.every((x) => typeof x === 'string')
+  );
 }

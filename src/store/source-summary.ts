@@ -174,8 +174,11 @@ function createSums(query: Network | null) {
       s.sensors.add(record.sensor);
       if (!countIn(s.targets, record.dst_ip)) s.capped = true;
       s.ports.set(record.dst_port, (s.ports.get(record.dst_port) ?? 0) + 1);
+      // A copy, not a slice: V8 keeps the whole threat alive behind a slice of it (4 KiB a key, not 256 bytes).
       const threat =
-        record.threat.length > THREAT_CHARS ? record.threat.slice(0, THREAT_CHARS) : record.threat;
+        record.threat.length > THREAT_CHARS
+          ? Buffer.from(record.threat.slice(0, THREAT_CHARS), 'utf8').toString('utf8')
+          : record.threat;
       if (!countIn(s.threats, threat)) s.capped = true;
       // Enrichment's fields, where the record has them: the newest record's say what the source is now.
       const r = record as StoredRecord & { src_country?: unknown; src_asn?: unknown; src_as_org?: unknown };

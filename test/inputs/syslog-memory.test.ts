@@ -291,7 +291,7 @@ test('syslog.stallTimeoutMs: a sender trickling a message (or a RELP frame) that
   );
 });
 
-test('syslog.maxHeldBytes: 60 connections each holding an unfinished 4 MiB message cost the budget, not 240 MiB', async (t) => {
+test('syslog.maxHeldBytes: 100 connections each holding an unfinished 4 MiB message cost the budget, not 400 MiB', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'gw', ['--syslog', '--format', 'cef', '--from', '127.0.0.1/32']);
   const { serve, ports } = await serveSyslog(t, dataDir, {
@@ -309,7 +309,7 @@ test('syslog.maxHeldBytes: 60 connections each holding an unfinished 4 MiB messa
   t.after(() => {
     for (const s of sockets) s.destroy();
   });
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < 100; i++) {
     const socket = connectTcp({ host: '127.0.0.1', port: ports.tcpPort as number });
     socket.on('error', () => {});
     sockets.push(socket);
@@ -320,17 +320,18 @@ test('syslog.maxHeldBytes: 60 connections each holding an unfinished 4 MiB messa
       socket.once('close', () => resolve());
     });
   }
-  await until(() => sockets.filter((s) => s.destroyed).length >= 52, 20_000, '52 connections closed');
+  await until(() => sockets.filter((s) => s.destroyed).length >= 92, 20_000, '92 connections closed');
   await new Promise((resolve) => setTimeout(resolve, 500));
   rss.stop();
   const grew = rss.peak() - baseline;
   const closed = sockets.filter((s) => s.destroyed).length;
   t.diagnostic(
-    `RSS ${(baseline / MB).toFixed(0)} MB at the start, peak +${(grew / MB).toFixed(1)} MB; ${closed} of 60 closed`,
+    `RSS ${(baseline / MB).toFixed(0)} MB at the start, peak +${(grew / MB).toFixed(1)} MB; ${closed} of 100 closed`,
   );
-  assert.equal(closed, 52, 'the budget holds 8 messages of 4 MiB');
+  assert.equal(closed, 92, 'the budget holds 8 messages of 4 MiB');
   // The budget, plus what the garbage collector has not yet given back: the buffers let go, and those each
-  // message outgrew on its way to 4 MiB (V8 collects once about 64 MiB of new external memory has been made).
-  const bound = 32 * MB + 64 * MB + 32 * MB;
+  // message outgrew on its way to 4 MiB (V8 collects once about 64 MiB of new external memory has been made),
+  // with room for the box's noise (runs measured +109 to +132 MB); without the budget it is 400 MiB and more.
+  const bound = 32 * MB + 64 * MB + 96 * MB;
   assert.ok(grew < bound, `RSS grew by ${(grew / MB).toFixed(0)} MB (bound ${bound / MB} MB)`);
 });

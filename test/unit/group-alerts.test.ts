@@ -210,3 +210,36 @@ test('keys: a long value is held as a digest and shown cut; an inherited name is
   );
   assert.ok(readdirSync(dir).some((f) => f.startsWith('bad.groups.json.damaged-')));
 });
+
+test('the ids counted and not acked are kept a day from each start, and a batch larger than their bound keeps its own', () => {
+  const dir = makeTempDir();
+  const day = 24 * 3_600_000;
+  // Counted three days ago, then the collector died before the ack and stayed down.
+  const path = join(dir, 'down.groups.json');
+  const batch = ['192.0.2.3', '192.0.2.3', '192.0.2.3'].map(outgoing);
+  const before = openGrouper(config(100), path, null);
+  let sent = before.absorb(batch, Date.now() - 3 * day).length;
+  before.save();
+  const after = openGrouper(config(100), path, null);
+  sent += after.absorb(batch, Date.now()).length;
+  after.acked(batch);
+  const total = sentBy(after, Date.now() + 60_000, sent);
+  assert.equal(total.firsts + total.counted, 3, 'not counted again after days down');
+
+  // 60,000 records in one batch (group outputs may have batch.maxRecords 100,000), handed over again.
+  const big = Array.from({ length: 60_000 }, () => outgoing('198.51.100.3'));
+  const first = openGrouper(config(100), join(dir, 'big.groups.json'), null);
+  let n = first.absorb(big, Date.now()).length;
+  first.save();
+  const again = openGrouper(config(100), join(dir, 'big.groups.json'), null);
+  n += again.absorb(big, Date.now()).length;
+  const sums = sentBy(again, Date.now() + 60_000, n);
+  assert.equal(sums.firsts + sums.counted, 60_000);
+
+  // A group of a state file that is not one: the file is set aside, never thrown on.
+  writeFileSync(join(dir, 'odd.groups.json'), '{"v":1,"groups":[{"key":"x"}]}');
+  const warned: string[] = [];
+  const odd = openGrouper(config(100), join(dir, 'odd.groups.json'), null, (m) => warned.push(m));
+  assert.equal(odd.nextEnd(), null);
+  assert.match(warned[0] ?? '', /a group of it is not one/);
+});

@@ -86,10 +86,11 @@ function describe(
       `  Seen:        ${s.first_seen} .. ${s.last_seen} (window from ${s.since})`,
       `  Records:     ${s.records} (${SEVERITY_LABELS.map((name, i) => `${name} ${s.criticality[i]}`).join(', ')})`,
       `  Sensors:     ${s.sensors.join(', ')}`,
-      `  Targets:     ${s.targets}${s.capped ? '+' : ''} address${s.targets === 1 ? '' : 'es'}${list(s.top_targets.map((t) => `${t.address} ×${t.count}`))}`,
+      `  Targets:     ${s.targets} address${s.targets === 1 ? '' : 'es'}${list(s.top_targets.map((t) => `${t.address} ×${t.count}`))}`,
       `  Ports:       ${s.ports}${list(s.top_ports.map((p) => `${p.port} ×${p.count}`))}`,
       `  Threats:     ${s.threats.map((t) => `${t.threat} ×${t.count}`).join('; ')}`,
     );
+    if (s.capped) lines.push('  (counted up to 100,000 distinct destinations and threats: there are more)');
   }
   // A network whose records name several countries or ASes says so, not one of them.
   const country = s.country ?? (s.countries > 1 ? `${s.countries} countries` : null);

@@ -33,7 +33,9 @@ as \`threats search\`; see [Operations](operations.md#dashboard), "Look-up"). Wh
 start of the window, it says so on stderr and the summary covers what it read: the newest records, so
 \`first_seen\` may be later than the source's first record. Narrow the window with \`--since\`. Ctrl-C stops it.
 It counts at most 100,000 distinct destinations and threats (a threat by its first 256 characters): past that,
-new ones are left out, the text says \`100000+\` and \`--json\` \`"capped": true\`.
+new ones are left out, and the text says so on a line of its own (\`--json\`: \`"capped": true\`). The sums
+of the part read last and of the rest are held apart until that part is whole, so a look-up holds at most twice
+that.
 
 The dashboard shows the same summary (\`GET /api/source\`, [admin-api.md](admin-api.md#get-apisource)) when a
 source address is clicked.
