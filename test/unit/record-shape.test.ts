@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { feedRecord } from '../../src/admin/dashboard-routes.js';
 import { formatRecordLine } from '../../src/cli/format-record.js';
+import { GROUPABLE_FIELDS } from '../../src/config/outputs-schema.js';
 import { cefMessage } from '../../src/outputs/receivers/cef-message.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { silenceRecord } from '../../src/sensors/silence-record.js';
@@ -116,31 +117,8 @@ test('record shape: a stored record of each endpoint passes, anything lacking wh
   }
 });
 
-const FIELDS = [
-  'id',
-  'received_at',
-  'sensor',
-  'endpoint',
-  'format',
-  'criticality',
-  'severity',
-  'criticality_source',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'protocol',
-  'threat',
-  'threat_id',
-  'detected_at',
-  'remote_addr',
-  'original',
-  'repaired',
-  'truncated',
-  'other',
-  'dedupe_key',
-  'extra',
-];
+/** Every field of a stored record (the list `group.by` may name, and `original`), and one no record has. */
+const FIELDS = [...GROUPABLE_FIELDS, 'original', 'extra'];
 
 /** A stored record of some endpoint with one field set to any JSON value, or removed. */
 const mutated = fc
