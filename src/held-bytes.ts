@@ -29,7 +29,7 @@ export class HeldBudget {
     return this.#used;
   }
 
-  /** Room for `n` more bytes of `asker`: true once made (others let go), false when `asker` is the oldest left. */
+  /** Room for `n` more bytes of `asker`: true once made (others let go), false when `asker`'s message is the oldest. */
   grow(asker: HeldBytes, n: number): boolean {
     while (this.#used + n > this.limit) {
       const idle = first(this.#idle, asker);
@@ -37,8 +37,9 @@ export class HeldBudget {
         idle.letGo();
         continue;
       }
-      const oldest = first(this.#live, asker);
-      if (oldest === undefined || asker.startedAt <= oldest.startedAt) return false;
+      // #live is in the order messages began: its first is the oldest, and when that is the asker, it goes.
+      const oldest = this.#live.values().next().value;
+      if (oldest === undefined || oldest === asker) return false;
       oldest.letGo();
     }
     this.#used += n;
@@ -71,8 +72,6 @@ function first(set: Set<HeldBytes>, but: HeldBytes): HeldBytes | undefined {
   return undefined;
 }
 
-let clock = 0;
-
 /**
  * Bytes copied out of reads into one buffer that doubles up to a limit. Keeping each read's slice instead costs a
  * Buffer object and a backing store per read, and pins the whole read: a sender trickling a byte a read made each
@@ -84,8 +83,6 @@ export class HeldBytes {
   readonly #evicted: () => void;
   #buffer: Buffer | null = null;
   #length = 0;
-  /** When the message held began (a count, not a time: its order among the budget's holders). */
-  startedAt = 0;
 
   /**
    * `limit`: the most bytes ever held (a reader's bound on one message). `budget`: what all readers sharing it
@@ -116,10 +113,7 @@ export class HeldBytes {
     if (n <= 0) return;
     const need = this.#length + n;
     let buffer = this.#buffer;
-    if (this.#length === 0 && this.#budget !== null) {
-      this.startedAt = ++clock;
-      this.#budget.began(this);
-    }
+    if (this.#length === 0) this.#budget?.began(this);
     if (buffer === null || buffer.length < need) {
       let size = Math.max(FIRST_BYTES, buffer?.length ?? 0);
       while (size < need) size *= 2;

@@ -75,7 +75,8 @@ export async function summarizeSource(
 ): Promise<SourceSummary> {
   const maxRecords = options.maxRecords ?? SEARCH_MAX_RECORDS;
   const maxBytes = options.maxBytes ?? SEARCH_MAX_BYTES;
-  const network = parseNetwork(queryAddress(query.address));
+  const address = queryAddress(query.address);
+  const network = parseNetwork(address);
   const sum = createSums(network);
   // What a backend reads as one window is summed apart and joined only when the window completed (NATS); the
   // files backend calls no window: its records are joined at the end.
@@ -84,7 +85,7 @@ export async function summarizeSource(
     // Never reached: the match keeps nothing, so the read goes on to the window's start or the bound.
     limit: 1,
     filter: {
-      src: queryAddress(query.address),
+      src: address,
       since: query.since,
       ...(query.until === undefined ? {} : { until: query.until }),
     },
@@ -101,7 +102,7 @@ export async function summarizeSource(
     maxBytes,
   });
   sum.join(part);
-  return sum.result(queryAddress(query.address), bounded === true ? { maxRecords, maxBytes } : null);
+  return sum.result(address, bounded === true ? { maxRecords, maxBytes } : null);
 }
 
 interface Sums {

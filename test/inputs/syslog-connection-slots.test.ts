@@ -12,7 +12,12 @@ import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import type { SensorSyslog } from '../../src/store/registry.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { writeSelfSigned } from '../helpers/self-signed.js';
-import { floodSilentSockets, onlyOldestClosed, openSilentSockets } from '../helpers/silent-sockets.js';
+import {
+  floodSilentSockets,
+  type HeldSocket,
+  onlyOldestClosed,
+  openSilentSockets,
+} from '../helpers/silent-sockets.js';
 import { readStoredSyslog } from '../helpers/stored-syslog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -75,6 +80,17 @@ async function tryOnce(
   );
 }
 
+/** tryOnce's opener for the plain TCP listener on `port`: the message written once connected, then the end. */
+function overTcp(port: number): Parameters<typeof tryOnce>[2] {
+  return (connected) => {
+    const socket = createConnection({ host: '127.0.0.1', port }, () => {
+      connected((text) => socket.end(text));
+    });
+    socket.resume();
+    return socket;
+  };
+}
+
 // At a small scale of the same shape: the caps are 512 in all and 64 per address; 9 addresses of 64 silent
 // sockets each (576) fill the TLS listener and keep 64 more knocking. A sensor on its own address gets in.
 const CAPS = { 'server.maxConnections': 512, 'server.maxConnectionsPerAddress': 64 };
@@ -125,15 +141,7 @@ test('silent sockets filling the TLS listener leave the plain TCP listener free 
   await until(() => flood.connects() >= 600, 30_000, 'the flood fills the listener');
   const results: boolean[] = [];
   for (let i = 1; i <= TRIES && !results.includes(true); i++) {
-    results.push(
-      await tryOnce(dataDir, `Address try ${i}`, (connected) => {
-        const socket = createConnection({ host: '127.0.0.1', port: tcp }, () => {
-          connected((text) => socket.end(text));
-        });
-        socket.resume();
-        return socket;
-      }),
-    );
+    results.push(await tryOnce(dataDir, `Address try ${i}`, overTcp(tcp)));
   }
   await flood.stop();
   assert.ok(results.includes(true), `stored on none of ${TRIES} tries`);
@@ -222,13 +230,7 @@ test('HTTPS and syslog share one cap: a syslog sender over the per-address cap c
   const silent = await openSilentSockets(httpsPort, 4);
   assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
 
-  const stored = await tryOnce(dataDir, 'Over the shared cap', (connected) => {
-    const socket = createConnection({ host: '127.0.0.1', port: tcp }, () => {
-      connected((text) => socket.end(text));
-    });
-    socket.resume();
-    return socket;
-  });
+  const stored = await tryOnce(dataDir, 'Over the shared cap', overTcp(tcp));
   assert.ok(stored, 'the syslog message is stored');
   // Each listener counted apart, the HTTPS sockets kept all four slots of their own table.
   await onlyOldestClosed(silent);
@@ -245,7 +247,7 @@ test('syslog.maxHeldBytes: connections holding unfinished messages past it lose 
     'syslog.maxHeldBytes': 1_048_576,
   });
   const start = (i: number) => `<134>${cef(`Held ${i}`)} msg=`.padEnd(15_000, 'x');
-  const held = await openSilentSockets(tcp, 0);
+  const held: HeldSocket[] = [];
   for (let i = 0; i < 66; i++) {
     const [conn] = await openSilentSockets(tcp, 1);
     if (conn === undefined) throw new Error('no connection');

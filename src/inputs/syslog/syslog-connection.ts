@@ -42,8 +42,7 @@ export function serveSyslogConnection(
   /** Called at the first message read (plain TCP: what proves a connection matched by address alone). */
   firstMessage: () => void = () => {},
 ): SyslogConnection {
-  const { config, logger } = deps;
-  const { held } = deps;
+  const { config, logger, held } = deps;
   const framer = new SyslogFramer({
     maxMessageBytes: config.syslog.maxMessageBytes,
     oversize: config.syslog.oversize,

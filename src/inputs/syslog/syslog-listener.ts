@@ -105,14 +105,16 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       { maxHeldBytes: askedHeld, using: twoMessages },
       "syslog.maxHeldBytes (a worker's share under --workers) holds less than two messages of syslog.maxMessageBytes: each process holds two",
     );
-  const heldBudget = new HeldBudget(Math.max(askedHeld, twoMessages));
-  const evictedForMemory = (socket: Socket): void => {
-    tally.refuse('memory');
-    refusals.warn(
-      plainAddress(socket.remoteAddress ?? ''),
-      'syslog connection closed: its unfinished message was the oldest when the syslog connections held syslog.maxHeldBytes',
-    );
-    socket.destroy();
+  const held = {
+    budget: new HeldBudget(Math.max(askedHeld, twoMessages)),
+    evicted: (socket: Socket): void => {
+      tally.refuse('memory');
+      refusals.warn(
+        plainAddress(socket.remoteAddress ?? ''),
+        'syslog connection closed: its unfinished message was the oldest when the syslog connections held syslog.maxHeldBytes',
+      );
+      socket.destroy();
+    },
   };
   const admit = (socket: Socket): boolean => slots.admit(socket, closedForCap);
 
@@ -135,7 +137,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       logger,
       now: deps.now,
       tally,
-      held: { budget: heldBudget, evicted: evictedForMemory },
+      held,
     };
     const intake = createSyslogIntake(sensor, remoteAddr, intakeDeps);
     open.set(socket, { address: remoteAddr, client, intake });
