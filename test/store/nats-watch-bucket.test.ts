@@ -3,11 +3,14 @@
 // decisions as for the registry, rather than ending the process from a timer.
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import type { DecisionsState } from '../../src/store/decisions.js';
+import { watchBucket } from '../../src/store/nats/watch-bucket.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
-import { natsBackend } from '../helpers/nats-server.js';
+import { natsBackend, startNatsServer } from '../helpers/nats-server.js';
 import { until } from '../helpers/until.js';
 import { block } from './decisions-contract.js';
 
@@ -57,4 +60,69 @@ test('nats: a decisions watcher and a registry watcher whose reader throws repor
     GUARD_MS,
     'the sensor seen after the failure',
   );
+});
+
+test('nats: a live change taken while a full re-read is under way is not undone by that read', async (t) => {
+  const node = await startNatsServer(t);
+  const nc = await connect({ servers: node.url });
+  t.after(() => nc.close());
+  const kv = await new Kvm(nc).create('watch_race');
+  await kv.put('revoked', 'yes');
+  await kv.put('kept', 'yes');
+
+  // The reader's state: a full read replaces it whole, a live entry changes one key.
+  let state = new Map<string, string>();
+  let readsDone = 0;
+  // The second read (the one asked below) takes its snapshot, then waits to be let go: a read slowed by an election.
+  let snapshotTaken: () => void = () => {};
+  const snapshot = new Promise<void>((resolve) => {
+    snapshotTaken = resolve;
+  });
+  let letGo: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    letGo = resolve;
+  });
+  const errors: Error[] = [];
+  const watch = watchBucket({
+    bucket: async () => kv,
+    async reread() {
+      const read = new Map<string, string>();
+      for await (const key of await kv.keys()) {
+        const entry = await kv.get(key);
+        if (entry?.operation === 'PUT') read.set(key, entry.string());
+      }
+      if (++readsDone === 2) {
+        snapshotTaken();
+        await gate;
+      }
+      state = read;
+    },
+    take(entry) {
+      if (entry.operation === 'PUT') state.set(entry.key, entry.string());
+      else state.delete(entry.key);
+    },
+    changed() {},
+    onError: (error) => errors.push(error),
+    rereadIntervalMs: 3_600_000,
+  });
+  t.after(() => watch.stop());
+  await until(() => readsDone === 1 && state.has('revoked'), GUARD_MS, 'the first read');
+  // The watcher is open once a live put is seen.
+  await kv.put('probe', 'yes');
+  await until(() => state.has('probe'), GUARD_MS, 'the watcher live');
+
+  watch.reload();
+  await snapshot;
+  await kv.delete('revoked');
+  await until(() => !state.has('revoked'), GUARD_MS, 'the delete taken live');
+  letGo();
+  await until(() => readsDone === 2, GUARD_MS, 'the slow read done');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(
+    state.has('revoked'),
+    false,
+    'the read that began before the delete must not bring the key back',
+  );
+  assert.equal(state.get('kept'), 'yes');
+  assert.deepEqual(errors, []);
 });

@@ -55,10 +55,26 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
    */
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
+  /**
+   * The live entries taken while a full read is under way, the last of each key: taken again on top of what the
+   * read gives, which may be older than them (a revocation taken live, then undone by a read begun before it, for
+   * up to the next read). Bounded by the bucket's keys, as the reader's own state is.
+   */
+  let takenDuringRead: Map<string, KvEntry> | null = null;
+  async function readWhole(): Promise<void> {
+    const taken = new Map<string, KvEntry>();
+    takenDuringRead = taken;
+    try {
+      await options.reread();
+      // Where the read holds a newer value than the entry (written after it), the watcher brings that one next.
+      for (const entry of taken.values()) options.take(entry);
+    } finally {
+      takenDuringRead = null;
+    }
+  }
   function reread(): Promise<void> {
     if (running === null) {
-      running = options
-        .reread()
+      running = readWhole()
         .then(schedule)
         .finally(() => {
           running = null;
@@ -84,6 +100,7 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
         if (stopped) watcher.stop();
         for await (const entry of watcher) {
           options.take(entry);
+          takenDuringRead?.set(entry.key, entry);
           schedule();
         }
       } catch (error) {
