@@ -113,7 +113,7 @@ export interface ConnectionSlotsOptions {
    * `serve --workers`: told of each socket kept here, so the caps hold across workers (the primary may close it:
    * the worker destroys it, calling `closed` first); returns how to tell the primary that it proved itself.
    */
-  shared?: (socket: Socket, group: string, closed: () => void) => () => void;
+  shared?: (socket: Socket, group: string, closed: (reason: ClosedReason) => void) => () => void;
 }
 
 /** What a listener is told of its socket closed by the policy (before it is destroyed): for its count and log. */
@@ -164,7 +164,7 @@ export class ConnectionSlots {
     if (this.hooks.shared)
       this.sharedProof.set(
         socket,
-        this.hooks.shared(socket, group, () => closed?.(socket, group, 'refused')),
+        this.hooks.shared(socket, group, (reason) => closed?.(socket, group, reason)),
       );
     return true;
   }

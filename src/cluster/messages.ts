@@ -41,7 +41,8 @@ export type PrimaryMessage =
   | { tc: 'reload' }
   | { tc: 'stop' }
   /** Close this connection: over a cap, or the oldest not yet proven, making room for a newcomer. */
-  | { tc: 'conn-refused'; conn: number }
+  /** `evicted`: an older connection closed to make room for a newcomer (else the newcomer itself, refused). */
+  | { tc: 'conn-refused'; conn: number; evicted?: true }
   /** `granted` tokens (0: none, retry after `retryAfter` s). */
   | { tc: 'lease-reply'; req: number; granted: number; retryAfter: number }
   /** Per record, the id stored first (a duplicate) or null (the worker stores it); or why it cannot. */

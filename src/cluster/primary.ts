@@ -160,7 +160,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         if (evicted === null) send(worker, { tc: 'conn-refused', conn: message.conn });
         for (const old of evicted ?? []) {
           const holder = workersById.get(old.worker);
-          if (holder) send(holder, { tc: 'conn-refused', conn: old.conn });
+          if (holder) send(holder, { tc: 'conn-refused', conn: old.conn, evicted: true });
         }
         break;
       }

@@ -4,6 +4,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
+import type { ClosedReason } from '../connection-slots.js';
 import { startDaemon } from '../daemon/start-daemon.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
@@ -49,15 +50,15 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
-  const sockets = new Map<number, { socket: Socket; refused: () => void }>();
+  const sockets = new Map<number, { socket: Socket; closed: (reason: ClosedReason) => void }>();
   let nextConn = 0;
   /**
    * Every listener's connections (HTTPS and syslog) in the primary's one table, numbered here; returns how to
    * tell the primary the connection proved itself (connection-slots.ts).
    */
-  const admitTo = (socket: Socket, group: string, closed: () => void) => {
+  const admitTo = (socket: Socket, group: string, closed: (reason: ClosedReason) => void) => {
     const conn = ++nextConn;
-    sockets.set(conn, { socket, refused: closed });
+    sockets.set(conn, { socket, closed });
     send({ tc: 'conn-open', conn, group });
     socket.once('close', () => {
       // A connection the primary closed is no longer counted there.
@@ -110,8 +111,10 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       case 'conn-refused': {
         const open = sockets.get(message.conn);
         sockets.delete(message.conn);
-        open?.refused();
-        open?.socket.destroy();
+        // One closed here already (a newcomer on this worker made room from it) was counted and logged then.
+        if (open === undefined || open.socket.destroyed) break;
+        open.closed(message.evicted === true ? 'evicted' : 'refused');
+        open.socket.destroy();
         break;
       }
       case 'dedupe-claimed':

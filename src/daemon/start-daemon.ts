@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { addressGroup } from '../address-group.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import { listenerSlots } from '../connection-slots.js';
+import { type ClosedReason, listenerSlots } from '../connection-slots.js';
 import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
 import type { RunningEngine } from '../decisions/engine.js';
@@ -85,7 +85,7 @@ export interface WorkerRole {
    * Tells the primary of a connection kept (connection-slots.ts: every listener's in one table); returns how to
    * tell it the connection proved itself. `closed`: the listener's word when the primary closes it for a cap.
    */
-  admitConnection: (socket: Socket, group: string, closed: () => void) => () => void;
+  admitConnection: (socket: Socket, group: string, closed: (reason: ClosedReason) => void) => () => void;
   /** Where the syslog listener counts (null: syslog is off); the worker reports it to the primary. */
   syslogTally: SyslogTally | null;
   /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */

@@ -291,6 +291,46 @@ test('two workers: HTTPS and syslog share the cap across workers; a syslog sende
   }
 });
 
+test('two workers: a silent syslog connection the primary closes for a newcomer is logged as such and counted once', async (t) => {
+  const dataDir = makeTempDir(t);
+  await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
+  const { ports, serve } = await serveTwo(t, dataDir, {
+    env: {
+      THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4',
+      THREATCOL_SERVER_HANDSHAKE_TIMEOUT_MS: '120000',
+    },
+  });
+  // Four syslog connections that send nothing: the address's four slots, none identified.
+  const silent = await openSilentSockets(ports.tcp, 4, 200);
+  try {
+    const sender = await openWithThreat(ports.tcp, 'Makes room');
+    t.after(() => sender.socket.destroy());
+    await storedSyslog(dataDir, 1);
+    await onlyOldestClosed(silent);
+    await until(
+      async () =>
+        (await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' })) === 1,
+      10_000,
+      'one closed connection in /metrics',
+      100,
+    );
+    const capLines = serve.logs.filter((l) => String(l.msg).startsWith('too many connections'));
+    assert.equal(capLines.length, 1, JSON.stringify(capLines));
+    assert.match(
+      String(capLines[0]?.msg),
+      /closed the oldest syslog connection not yet identified for a newcomer/,
+    );
+    // Counted once, also a second later (the primary's word and the worker's own close never both count it).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(
+      await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' }),
+      1,
+    );
+  } finally {
+    for (const s of silent) s.socket.destroy();
+  }
+});
+
 test('two workers: SIGHUP reloads the syslog certificate in every worker', async (t) => {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'relay', '--format', 'cef', '--from', '127.0.0.1/32');
