@@ -1,5 +1,5 @@
 // An address or CIDR to match record addresses against, compared on bytes (node:net BlockList), IPv4 and IPv6.
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, SocketAddress } from 'node:net';
 
 /** The IPv4-mapped IPv6 addresses (::ffff:a.b.c.d). */
 const MAPPED = new BlockList();
@@ -38,4 +38,21 @@ export function parseAddressMatch(text: string): AddressTest | null {
     if (valueFamily === 0 || (valueFamily === 4 && !holdsIpv4)) return false;
     return list.check(value, valueFamily === 4 ? 'ipv4' : 'ipv6');
   };
+}
+
+/**
+ * One spelling of each address, to count distinct ones: IPv6 as RFC 5952 writes it (lower case, the longest run of
+ * zeros compressed, no zone id), an IPv4-mapped one (::ffff:a.b.c.d) as its IPv4 address; IPv4 (node:net takes one
+ * spelling only) and text that is no address as they are.
+ */
+export function canonicalAddress(text: string): string {
+  if (isIP(text) !== 6) return text;
+  let written: string;
+  try {
+    written = new SocketAddress({ address: text, family: 'ipv6' }).address;
+  } catch {
+    return text;
+  }
+  // inet_ntop's form of the mapped addresses.
+  return written.startsWith('::ffff:') && isIP(written.slice(7)) === 4 ? written.slice(7) : written;
 }

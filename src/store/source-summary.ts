@@ -3,6 +3,7 @@
 // entry that covers it.
 import { type Network, overlaps, parseNetwork } from '../config/blocklist-schema.js';
 import type { StoredRecord } from '../records/stored-record.js';
+import { canonicalAddress } from './address-match.js';
 import type { AllowEntry, Block, DecisionsState } from './decisions.js';
 import { SEARCH_MAX_BYTES, SEARCH_MAX_RECORDS, searchQueryProblem } from './search-records.js';
 import type { RecordReader } from './store.js';
@@ -28,7 +29,10 @@ export interface SourceSummary {
   criticality: [number, number, number, number, number];
   /** Every sensor that stored one of the records, sorted. */
   sensors: string[];
-  /** Distinct destination addresses and destination ports. */
+  /**
+   * Distinct destination addresses (each in one spelling: address-match.ts canonicalAddress, so `::ffff:192.0.2.1`
+   * is `192.0.2.1`) and destination ports.
+   */
   targets: number;
   ports: number;
   top_targets: Array<{ address: string; count: number }>;
@@ -173,7 +177,7 @@ function createSums(query: Network | null) {
       s.last = Math.max(s.last, at);
       s.criticality[record.criticality as 0 | 1 | 2 | 3 | 4]++;
       s.sensors.add(record.sensor);
-      if (!countIn(s.targets, record.dst_ip)) s.capped = true;
+      if (!countIn(s.targets, canonicalAddress(record.dst_ip))) s.capped = true;
       s.ports.set(record.dst_port, (s.ports.get(record.dst_port) ?? 0) + 1);
       // A copy, not a slice: V8 keeps the whole threat alive behind a slice of it (4 KiB a key, not 256 bytes).
       const threat =

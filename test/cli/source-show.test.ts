@@ -22,7 +22,15 @@ const QUERIES = [
   '2001:db8::1',
   '203.0.113.9',
 ];
-const DST = ['203.0.113.1', '203.0.113.129', '2001:db8:ff::2', '10.0.0.1'];
+// Two addresses also in another spelling (IPv4-mapped; upper case, zeros written): one target each.
+const DST = [
+  '203.0.113.1',
+  '::ffff:203.0.113.1',
+  '203.0.113.129',
+  '2001:db8:ff::2',
+  '2001:DB8:FF:0::2',
+  '10.0.0.1',
+];
 const THREATS = ['EICAR Test File Detection', 'SSH Brute Force', 'Port Scan'];
 const SENSORS = ['fw-a', 'fw-b', 'fw-c'];
 const PORTS = [22, 443, 3389];
@@ -68,10 +76,23 @@ function expected(stored: StoredRecord[], address: string, since: number) {
     last_seen: times.at(-1) ?? null,
     criticality: [0, 1, 2, 3, 4].map((c) => mine.filter((r) => r.criticality === c).length),
     sensors: [...new Set(mine.map((r) => r.sensor))].sort(),
-    targets: count((r) => r.dst_ip).size,
+    targets: distinctAddresses(mine.map((r) => r.dst_ip)),
     ports: count((r) => r.dst_port).size,
     threats,
   };
+}
+
+/** Distinct addresses however written: two are one when node:net's BlockList holding one holds the other. */
+function distinctAddresses(addresses: string[]): number {
+  const seen: BlockList[] = [];
+  for (const a of new Set(addresses)) {
+    const type = isIP(a) === 4 ? 'ipv4' : 'ipv6';
+    if (seen.some((list) => list.check(a, type))) continue;
+    const list = new BlockList();
+    list.addAddress(a, type);
+    seen.push(list);
+  }
+  return seen.length;
 }
 
 async function show(address: string, since: string, args: string[], env: Record<string, string>) {
