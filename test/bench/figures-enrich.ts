@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { BenchContext } from './figures-load.js';
 import { ROOT } from './processes.js';
-import { fmt, median, type Row } from './report.js';
+import { fmt, median, type medianInterval, type Row } from './report.js';
 
 const TARGET = 0.97;
 
@@ -15,6 +15,7 @@ interface EnrichAb {
   enrichOff: { rps: number; cpuUsPerRequest: number };
   pairRpsRatios: number[];
   pairCpuRatios: number[];
+  pairRpsMedianInterval: ReturnType<typeof medianInterval>;
   memoryMB: { afterRuns: { on: { rss: number }; off: { rss: number } } };
   lookUps: { perSecond: number; heapMB: number; loadMs: number };
 }
@@ -40,6 +41,7 @@ export function enrichRows(ctx: BenchContext): Row[] {
   );
   const r = JSON.parse(out.slice(out.indexOf('{'))) as EnrichAb;
   const ratio = median(r.pairRpsRatios);
+  const within = r.pairRpsMedianInterval;
   ctx.log(
     `  enrichment on/off by pairs ${r.pairRpsRatios.map((x) => x.toFixed(2)).join(' ')}; CPU ${r.pairCpuRatios.map((x) => x.toFixed(2)).join(' ')}`,
   );
@@ -49,7 +51,11 @@ export function enrichRows(ctx: BenchContext): Row[] {
       generator: 'undici',
       threatcol: fmt.n(r.enrichOn.rps),
       reference: `${fmt.n(r.enrichOff.rps)} (off)`,
-      ratio: fmt.x(ratio),
+      // The median's interval from the pairs: the box's noise, beside the ratio it blurs.
+      ratio:
+        within === null
+          ? fmt.x(ratio)
+          : `${fmt.x(ratio)} (${fmt.x(within.low)}-${fmt.x(within.high)}, ${Math.round(within.confidence * 100)} %)`,
       target: `>= ${TARGET}x`,
       pass: Number.isFinite(ratio) ? ratio >= TARGET : null,
     },

@@ -22,6 +22,33 @@ export function median(values: number[]): number {
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
+/**
+ * Where the median of what `values` sample lies, without assuming how they spread: the interval between two of
+ * them in sorted order (the k-th from each end), k the largest for which at least `confidence` of such intervals
+ * hold the median (a binomial count of values below it); `confidence` says what that k gives (asking 0.9: 0.93
+ * for 8 values, 0.96 for 12). Null when too few values give any (fewer than 5 asking 0.9, 6 asking 0.95). This
+ * box's pairs spread 5-10 %: a target inside the interval is one the run does not tell apart from the ratio.
+ */
+export function medianInterval(
+  values: number[],
+  asked = 0.95,
+): { low: number; high: number; confidence: number } | null {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  // P(at most j of n values below the median) for j = 0, 1, ...: C(n, i) / 2^n summed.
+  let term = 2 ** -n;
+  let below = term;
+  let k = 0;
+  for (let j = 0; j < n && below <= (1 - asked) / 2; j++) {
+    k = j + 1;
+    term = (term * (n - j)) / (j + 1);
+    below += term;
+  }
+  if (k === 0) return null;
+  const outside = below - term; // P(at most k - 1 below)
+  return { low: s[k - 1] as number, high: s[n - k] as number, confidence: 1 - 2 * outside };
+}
+
 /** Runs of A (reference) and B (threatcol), alternated A B A B, and the per-pair ratios B/A. */
 export interface Pairs {
   reference: Measured[];
