@@ -171,7 +171,18 @@ async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: 
         const newest = listSegments(threatsDir(dataDir)).at(-1);
         assert.ok(newest, 'a segment exists');
         failing = true;
-        await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
+        // LazyFS adds the fault to a table its file system threads read on every write with no lock between
+        // (lazyfs.cpp: faults->insert beside faults->find): armed under load, the two can race (one run in eight
+        // here once left the command unanswered). The processes writing to the mount are stopped while it is
+        // armed, once their writes in flight have had time to end; their requests wait, nothing is lost.
+        const writers = [serve.child, adding.cli?.child];
+        for (const child of writers) child?.kill('SIGSTOP');
+        try {
+          await new Promise((r) => setTimeout(r, 100));
+          await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
+        } finally {
+          for (const child of writers) child?.kill('SIGCONT');
+        }
         await Promise.race([failed, mount.fired(30_000, `cycle ${cycle}: a write to ${newest.file}`)]);
         stop = true;
         await kill(serve, adding.cli, totals);
