@@ -72,6 +72,8 @@ test('nats: a live change taken while a full re-read is under way is not undone 
 
   // The reader's state: a full read replaces it whole, a live entry changes one key.
   let state = new Map<string, string>();
+  /** Reads begun, and reads whose result is in `state`. */
+  let readsBegun = 0;
   let readsDone = 0;
   // The second read (the one asked below) takes its snapshot, then waits to be let go: a read slowed by an election.
   let snapshotTaken: () => void = () => {};
@@ -91,11 +93,12 @@ test('nats: a live change taken while a full re-read is under way is not undone 
         const entry = await kv.get(key);
         if (entry?.operation === 'PUT') read.set(key, entry.string());
       }
-      if (++readsDone === 2) {
+      if (++readsBegun === 2) {
         snapshotTaken();
         await gate;
       }
       state = read;
+      readsDone++;
     },
     take(entry) {
       if (entry.operation === 'PUT') state.set(entry.key, entry.string());

@@ -58,7 +58,9 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
   /**
    * The live entries taken while a full read is under way, the last of each key: taken again on top of what the
    * read gives, which may be older than them (a revocation taken live, then undone by a read begun before it, for
-   * up to the next read). Bounded by the bucket's keys, as the reader's own state is.
+   * up to the next read). Bounded by the keys written during one read. An entry older than what the read holds
+   * for its key (a removal the read saw undone) is taken again too, until the watcher brings the newer one next,
+   * as it does any change.
    */
   let takenDuringRead: Map<string, KvEntry> | null = null;
   async function readWhole(): Promise<void> {
