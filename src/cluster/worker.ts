@@ -1,11 +1,10 @@
 // One worker of `serve --workers`: the collector (daemon/start-daemon.ts) on the listener the primary shares,
 // with its own segments, and its stats, rate-limit tokens and connection counts going through the primary
 // over IPC.
-import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
-import type { ClosedReason } from '../connection-slots.js';
 import { startDaemon } from '../daemon/start-daemon.js';
+import { CountedSockets } from './counted-sockets.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
@@ -50,24 +49,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
-  const sockets = new Map<number, { socket: Socket; closed: (reason: ClosedReason) => void }>();
-  let nextConn = 0;
-  /**
-   * Every listener's connections (HTTPS and syslog) in the primary's one table, numbered here; returns how to
-   * tell the primary the connection proved itself (connection-slots.ts).
-   */
-  const admitTo = (socket: Socket, group: string, closed: (reason: ClosedReason) => void) => {
-    const conn = ++nextConn;
-    sockets.set(conn, { socket, closed });
-    send({ tc: 'conn-open', conn, group });
-    socket.once('close', () => {
-      // A connection the primary closed is no longer counted there.
-      if (sockets.delete(conn)) send({ tc: 'conn-close', conn });
-    });
-    return () => {
-      if (sockets.has(conn)) send({ tc: 'conn-proven', conn });
-    };
-  };
+  /** Every listener's connections (HTTPS and syslog) in the primary's one table (connection-slots.ts). */
+  const counted = new CountedSockets(send);
 
   const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
   const statsIntervalMs = Math.min(1000, options.loaded.config.store.statsIntervalMs);
@@ -87,7 +70,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       workers: options.workers,
       stats,
       limiter,
-      admitConnection: admitTo,
+      admitConnection: (socket, group, closed) => counted.admit(socket, group, closed),
       syslogTally: syslogTally?.tally ?? null,
       dedupe,
     },
@@ -108,15 +91,9 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       case 'stop':
         daemon.stop();
         break;
-      case 'conn-refused': {
-        const open = sockets.get(message.conn);
-        sockets.delete(message.conn);
-        // One closed here already (a newcomer on this worker made room from it) was counted and logged then.
-        if (open === undefined || open.socket.destroyed) break;
-        open.closed(message.evicted === true ? 'evicted' : 'refused');
-        open.socket.destroy();
+      case 'conn-refused':
+        counted.closedByPrimary(message.conn, message.evicted === true);
         break;
-      }
       case 'dedupe-claimed':
         dedupe?.onReply(message);
         break;

@@ -1,12 +1,15 @@
-// The pure parts of `serve --workers`: restart back-off, the primary's connection ledger, token leases
-// (the primary's bucket and a worker's leased limiter), the primary's dedupe broker, and the reader merging
-// several writers' segments.
+// The pure parts of `serve --workers`: restart back-off, the primary's connection ledger and a worker's counted
+// sockets, token leases (the primary's bucket and a worker's leased limiter), the primary's dedupe broker, and the
+// reader merging several writers' segments.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { ConnectionLedger } from '../../src/cluster/connection-ledger.js';
+import { CountedSockets } from '../../src/cluster/counted-sockets.js';
 import { DedupeBroker } from '../../src/cluster/ipc-dedupe.js';
 import { LeasedRateLimiter } from '../../src/cluster/leased-rate-limit.js';
 import { RestartBackoff } from '../../src/cluster/restart-backoff.js';
@@ -64,6 +67,61 @@ test("the connection ledger caps per address group and in all, across workers, a
   assert.deepEqual(l.acquire(3, 2, 'a'), []);
   l.release(9, 9); // unknown: ignored
   assert.equal(l.open, 3);
+});
+
+test("a worker's counted sockets: the primary's close is told once, never for a socket this worker closed first", async (t) => {
+  const peers: Socket[] = [];
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    peers.push(socket);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    for (const peer of peers) peer.destroy();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  const connect = async (): Promise<Socket> => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    return socket;
+  };
+  const sent: unknown[] = [];
+  const told: string[] = [];
+  const counted = new CountedSockets((message) => sent.push(message));
+  const [a, b, c] = [await connect(), await connect(), await connect()];
+  const proven = counted.admit(a, 'g', (reason) => told.push(`a ${reason}`));
+  counted.admit(b, 'g', (reason) => told.push(`b ${reason}`));
+  counted.admit(c, 'g', (reason) => told.push(`c ${reason}`));
+  proven();
+  // The primary makes room from b: closed here, told as made room for, not counted closed again.
+  const bClosed = once(b, 'close');
+  counted.closedByPrimary(2, true);
+  assert.equal(b.destroyed, true);
+  // c closed here first (a newcomer on this worker took its slot; its listener counted it then), and the
+  // primary's word about it arrives before its close event: nothing more is told.
+  c.destroy();
+  counted.closedByPrimary(3, true);
+  // A newcomer over a full cap: refused.
+  const d = await connect();
+  counted.admit(d, 'g', (reason) => told.push(`d ${reason}`));
+  const dClosed = once(d, 'close');
+  counted.closedByPrimary(4, false);
+  await Promise.all([bClosed, dClosed]);
+  const aClosed = once(a, 'close');
+  a.destroy();
+  await aClosed;
+  assert.deepEqual(told, ['b evicted', 'd refused']);
+  // The primary counts a close only of the connections it did not close itself: a's.
+  assert.deepEqual(
+    sent.filter((m) => (m as { tc: string }).tc !== 'conn-open'),
+    [
+      { tc: 'conn-proven', conn: 1 },
+      { tc: 'conn-close', conn: 1 },
+    ],
+  );
 });
 
 test('leases: the workers together never get more than one bucket', async () => {
