@@ -53,6 +53,12 @@ export function canonicalAddress(text: string): string {
   } catch {
     return text;
   }
-  // inet_ntop's form of the mapped addresses.
-  return written.startsWith('::ffff:') && isIP(written.slice(7)) === 4 ? written.slice(7) : written;
+  const colon = written.lastIndexOf(':');
+  const tail = written.slice(colon + 1);
+  if (isIP(tail) !== 4) return written;
+  // inet_ntop writes the last 32 bits as IPv4 after 96 bits of zeros (::0.1.0.2) or the mapped prefix: the
+  // mapped ones are their IPv4 address, the others hex as RFC 5952 has them (::1:2).
+  if (written === `::ffff:${tail}`) return tail;
+  const [a, b, c, d] = tail.split('.').map(Number) as [number, number, number, number];
+  return `${written.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
