@@ -37,7 +37,8 @@ test('the interval is the widest pair of order statistics whose miss chance is w
       assert.ok(got.confidence >= asked);
     }
   }
-  assert.deepEqual(medianInterval([0.9, 0.95, 1, 1.05, 1.1, 1.15, 1.2, 1.25], 0.9), {
+  assert.equal(medianInterval(Array.from({ length: 1001 }, (_, i) => i)), null);
+  assert.deepEqual(medianInterval([Number.NaN, 0.9, 0.95, 1, 1.05, 1.1, 1.15, 1.2, 1.25], 0.9), {
     low: 0.95,
     high: 1.2,
     confidence: 1 - 18 / 256,

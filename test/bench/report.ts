@@ -26,15 +26,18 @@ export function median(values: number[]): number {
  * Where the median of what `values` sample lies, without assuming how they spread: the interval between two of
  * them in sorted order (the k-th from each end), k the largest for which at least `confidence` of such intervals
  * hold the median (a binomial count of values below it); `confidence` says what that k gives (asking 0.9: 0.93
- * for 8 values, 0.96 for 12). Null when too few values give any (fewer than 5 asking 0.9, 6 asking 0.95). This
+ * for 8 values, 0.96 for 12). Values that are not finite are left out. Null when too few values give any
+ * (fewer than 5 asking 0.9, 6 asking 0.95), or more than 1,000 (past what this sums exactly enough). This
  * box's pairs spread 5-10 %: a target inside the interval is one the run does not tell apart from the ratio.
  */
 export function medianInterval(
   values: number[],
   asked = 0.95,
 ): { low: number; high: number; confidence: number } | null {
-  const s = [...values].sort((a, b) => a - b);
+  const s = values.filter(Number.isFinite).sort((a, b) => a - b);
   const n = s.length;
+  // 2^-n is 0 past 1,074 values (a bench has tens): none given rather than a wrong one.
+  if (n > 1000) return null;
   // P(at most j of n values below the median) for j = 0, 1, ...: C(n, i) / 2^n summed.
   let term = 2 ** -n;
   let below = term;

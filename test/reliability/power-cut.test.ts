@@ -1,6 +1,7 @@
 // Reliability 11: power cuts (LazyFS drops every byte not fsynced) under a load of distinct records with a
 // `sensor add` in flight, 5 times: every acknowledged record and every issued sensor survives, no torn line stays.
 import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import type { Agent } from 'undici';
@@ -105,9 +106,15 @@ async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: 
     /** Set from the moment a torn write is armed: the collector's next write fails (LazyFS is gone). */
     let failing = false;
     // `sensor add` one after another from the start of the cycle (node's start-up overlaps serve's).
-    const adding: { cli: Cli | null; added: number } = { cli: null, added: 0 };
+    const adding: { cli: Cli | null; added: number; paused: Promise<void> | null } = {
+      cli: null,
+      added: 0,
+      paused: null,
+    };
     const adder = async () => {
       for (let n = 0; !stop; n++) {
+        // Held while a fault is armed (below): no new `sensor add` starts then.
+        await adding.paused;
         const name = `cut${cycle}-s${n}`;
         const cli = startCli(['sensor', 'add', name, '--data-dir', dataDir, '--json'], { env: LAZYFS_ENV });
         adding.cli = cli;
@@ -175,13 +182,20 @@ async function powerCuts(t: TestContext, bin: string, cycles: number, cacheMiB: 
         // (lazyfs.cpp: faults->insert beside faults->find): armed under load, the two can race (one run in eight
         // here once left the command unanswered). The processes writing to the mount are stopped while it is
         // armed, once their writes in flight have had time to end; their requests wait, nothing is lost.
+        let resume = () => {};
+        adding.paused = new Promise((r) => {
+          resume = r;
+        });
         const writers = [serve.child, adding.cli?.child];
         for (const child of writers) child?.kill('SIGSTOP');
         try {
-          await new Promise((r) => setTimeout(r, 100));
+          // Every thread stopped: one inside a write to the mount stops once LazyFS has answered it.
+          for (const child of writers) if (child?.pid !== undefined) await stoppedWhole(child.pid);
           await mount.tearNextWrite(join(mount.disk, 'data', 'threats', newest.file), 3, [3]);
         } finally {
           for (const child of writers) child?.kill('SIGCONT');
+          adding.paused = null;
+          resume();
         }
         await Promise.race([failed, mount.fired(30_000, `cycle ${cycle}: a write to ${newest.file}`)]);
         stop = true;
@@ -250,6 +264,32 @@ function watchCache(mount: LazyfsMount) {
     return state.max;
   };
   return state;
+}
+
+/** Until every thread of `pid` is stopped (SIGSTOP) or the process is gone; a hang guard of 10 s. */
+async function stoppedWhole(pid: number): Promise<void> {
+  const states = (): string[] | null => {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return null; // gone
+    }
+    return tids.flatMap((tid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        return [stat.charAt(stat.lastIndexOf(')') + 2)];
+      } catch {
+        return []; // that thread ended
+      }
+    });
+  };
+  await until(
+    () => states()?.every((s) => s === 'T' || s === 'Z' || s === 'X') ?? true,
+    10_000,
+    `${pid} stopped`,
+    5,
+  );
 }
 
 /** kill -9 of everything using the mount, at once. */
