@@ -171,6 +171,8 @@ export interface EngineDeps {
   now?: () => number;
   /** Called after each write of decisions (its new blocks counted): the engine's thread sends its counts then. */
   onWrite?: () => void;
+  /** How often ended blocks, expired allow entries and old offences are removed (ms; default a minute). */
+  cleanUpIntervalMs?: number;
 }
 
 export interface RunningEngine {
@@ -232,6 +234,7 @@ export interface EngineCounts {
 
 export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   const now = deps.now ?? Date.now;
+  const cleanUpEvery = deps.cleanUpIntervalMs ?? CLEANUP_INTERVAL_MS;
   const logger = deps.logger.child({ part: 'decisions' });
   let config = deps.blocklist;
   let rules = compileRules(config);
@@ -690,13 +693,15 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         )
           ends.push({ kind: 'offence', key, value: { ...offence, until: block.until } });
       }
-      changes.push({ kind: 'block', key, value: null });
+      // Removed only while the store still holds this ended block: a `block add` of the network written
+      // meanwhile, that the decisions have not shown yet, stays (store/decisions.ts, ifStill).
+      changes.push({ kind: 'block', key, value: null, ifStill: block });
     }
     if (ends.length > 0) {
       await deps.store.decisions.apply(ends);
       // A block written meanwhile (a `block add` of an address whose block had ended, a recheck) is not the
-      // ended one found above: only blocks as they were then, and still ended, go. (The decisions as last
-      // delivered: a write the watcher has not shown yet is still at risk, as for any removal here.)
+      // ended one found above: only blocks as they were then, and still ended, go (and each only while the store
+      // holds it still: a write the watcher has not shown yet stays).
       const ended = changes.filter((change) => {
         const block = state.blocks.get(change.key);
         return block !== undefined && Date.parse(block.until) <= at && !mine('block', change.key);
@@ -731,7 +736,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       if (!rules.some((r) => r.name === key)) changes.push({ kind: 'rule', key, value: null });
     for (const [key, entry] of state.allow)
       if (entry.until !== null && Date.parse(entry.until) <= at)
-        changes.push({ kind: 'allow', key, value: null });
+        changes.push({ kind: 'allow', key, value: null, ifStill: entry });
     if (changes.length > 0) await deps.store.decisions.apply(changes);
   }
 
@@ -771,6 +776,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   async function run(): Promise<void> {
     let feed: OutputFeed | null = null;
     let lastCleanUp = now();
+    const wakeEvery = deps.lease ? Math.min(LEASE_RENEW_MS, cleanUpEvery) : cleanUpEvery;
+    let wake = null as AbortSignal | null;
     let scanned: { newestId: string; since: number } | null = null;
     let leader = deps.lease === undefined;
     leading = leader;
@@ -817,14 +824,15 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         scanned ??= await rebuild();
         // Each batch that makes blocks writes the decisions once (the files backend rewrites its whole document):
         // behind a backlog, larger batches write it less often; a batch of 10,000 is decided in about 0.1 s.
+        // Back in time to renew the lease (NATS), and for the clean-up, even when no record comes: an idle
+        // collector's ended blocks and allow entries go too. One timer for every batch until it fires.
+        if (wake === null || wake.aborted)
+          wake = AbortSignal.any([abort.signal, AbortSignal.timeout(wakeEvery)]);
         const batch = await feed.next({
           maxRecords: BATCH_RECORDS,
           maxBytes: BATCH_BYTES,
           waitMs: BATCH_WAIT_MS,
-          // Under a lease, back in time to renew it even when no record comes.
-          signal: deps.lease
-            ? AbortSignal.any([abort.signal, AbortSignal.timeout(LEASE_RENEW_MS)])
-            : abort.signal,
+          signal: wake,
         });
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();
@@ -839,7 +847,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           await write(changes);
           await batch.ack();
         }
-        if (now() - lastCleanUp >= CLEANUP_INTERVAL_MS) {
+        if (now() - lastCleanUp >= cleanUpEvery) {
           lastCleanUp = now();
           await cleanUp();
         }

@@ -115,15 +115,34 @@ export interface DecisionsState {
   changed: Record<DecisionKind, number>;
 }
 
-/** One entry written (value) or removed (null). */
+/**
+ * One entry written (value) or removed (null). `ifStill`, on a removal: the entry as its writer last saw it; the
+ * store removes it only while it holds that value still (JSON-equal), in the same step as the check, and skips it
+ * otherwise. The engine's clean-up removes an ended block or allow entry so: a `block add` or `allow add` of the
+ * same network written meanwhile, not yet shown to it, stays.
+ */
 export type DecisionChange =
-  | { kind: 'block'; key: string; value: Block | null }
-  | { kind: 'allow'; key: string; value: AllowEntry | null }
-  | { kind: 'feed'; key: string; value: FeedEntry | null }
-  | { kind: 'cleared'; key: string; value: ClearedEntry | null }
-  | { kind: 'offence'; key: string; value: OffenceEntry | null }
-  | { kind: 'fetch'; key: string; value: FetchEntry | null }
-  | { kind: 'rule'; key: string; value: RuleEntry | null };
+  | Change<'block', Block>
+  | Change<'allow', AllowEntry>
+  | Change<'feed', FeedEntry>
+  | Change<'cleared', ClearedEntry>
+  | Change<'offence', OffenceEntry>
+  | Change<'fetch', FetchEntry>
+  | Change<'rule', RuleEntry>;
+
+type Change<K extends string, V> =
+  | { kind: K; key: string; value: V; ifStill?: undefined }
+  | { kind: K; key: string; value: null; ifStill?: V };
+
+/** Whether `held` (a stored entry, or undefined: none) is what a change's `ifStill` asks for. */
+export function stillHeld(held: unknown, ifStill: unknown): boolean {
+  return held !== undefined && JSON.stringify(held) === JSON.stringify(ifStill);
+}
+
+/** The entry `state` holds for a kind and key (undefined: none). */
+export function heldEntry(state: DecisionsState, kind: DecisionKind, key: string): unknown {
+  return (state[MAP_OF[kind]] as Map<string, unknown>).get(key);
+}
 
 export type DecisionKind = DecisionChange['kind'];
 export const DECISION_KINDS: readonly DecisionKind[] = [
@@ -146,7 +165,8 @@ export interface DecisionsStore {
   read(): Promise<DecisionsState>;
   /**
    * Writes the changes durably, each entry as given (files: a journal line each, appended and fsynced under
-   * the lock; NATS: one put or purge per key, acked). Writers of different keys never undo each other.
+   * the lock; NATS: one put or purge per key, acked). Writers of different keys never undo each other; a
+   * removal with `ifStill` is skipped when the entry changed since its writer saw it.
    */
   apply(changes: readonly DecisionChange[]): Promise<void>;
   /**

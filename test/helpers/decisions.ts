@@ -45,7 +45,9 @@ export async function engineStore(t: { after(fn: () => unknown): void }, overrid
   const log = await store.openRecordLog();
   t.after(() => log.close());
   const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
-  const startEngine = (options: { now?: () => number; decisions?: DecisionsStore } = {}) => {
+  const startEngine = (
+    options: { now?: () => number; decisions?: DecisionsStore; cleanUpIntervalMs?: number } = {},
+  ) => {
     const engine = startDecisionEngine({
       store: {
         outputs: store.outputs,
@@ -55,6 +57,7 @@ export async function engineStore(t: { after(fn: () => unknown): void }, overrid
       blocklist: config.blocklist,
       logger,
       ...(options.now ? { now: options.now } : {}),
+      ...(options.cleanUpIntervalMs === undefined ? {} : { cleanUpIntervalMs: options.cleanUpIntervalMs }),
     });
     t.after(() => engine.stop());
     return engine;

@@ -84,6 +84,39 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
     assert.equal((await store.decisions.read()).blocks.size, 20);
   });
 
+  test(`${backend}: a removal made on what its writer saw is skipped when the entry was written since`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    const address = '198.51.100.9/32';
+    const ended = block(address, { until: new Date(Date.now() - 1000).toISOString() });
+    await store.decisions.apply([{ kind: 'block', key: address, value: ended }]);
+    // Another hand (the CLI's `block add`) writes the network's block again before the first removes the one
+    // it saw ended; an allow entry's removal in the same batch, unchanged since, goes.
+    const renewed = block(address, { rule: 'manual', who: 'root' });
+    await other.decisions.apply([{ kind: 'block', key: address, value: renewed }]);
+    const allow = {
+      network: '203.0.113.0/24',
+      reason: 'partner',
+      since: ended.since,
+      until: ended.until,
+      who: 'root',
+    };
+    await store.decisions.apply([{ kind: 'allow', key: allow.network, value: allow }]);
+    await store.decisions.apply([
+      { kind: 'block', key: address, value: null, ifStill: ended },
+      { kind: 'allow', key: allow.network, value: null, ifStill: allow },
+    ]);
+    const read = await other.decisions.read();
+    assert.deepEqual(read.blocks.get(address), renewed);
+    assert.equal(read.allow.has(allow.network), false);
+    // Unchanged since it was seen: removed. Gone already: nothing to do, no error.
+    await store.decisions.apply([{ kind: 'block', key: address, value: null, ifStill: renewed }]);
+    assert.equal((await other.decisions.read()).blocks.has(address), false);
+    await store.decisions.apply([{ kind: 'block', key: address, value: null, ifStill: renewed }]);
+    assert.equal((await store.decisions.read()).blocks.has(address), false);
+  });
+
   test(`${backend}: a watcher sees another store's change, once at start and after each change`, async (t) => {
     const { store, open } = await factory(t);
     const other = await open();

@@ -24,7 +24,9 @@ import {
   type DecisionsState,
   type DecisionsStore,
   emptyDecisions,
+  heldEntry,
   MAP_OF,
+  stillHeld,
 } from '../decisions.js';
 import { changeLines, headerLine, readEntries, readHeader } from './decisions-journal.js';
 import { lockRegistry } from './registry-lock.js';
@@ -117,11 +119,24 @@ export function createFileDecisions(options: {
           // A data directory of before the journal, or a new one: the journal starts on a new snapshot.
           current = compact(current ?? readAll(snapshotPath, journalPath), owner);
         }
-        appendChanges(journalPath, changes);
+        // A removal made on what its writer saw goes only while the entry is still that (read under the lock).
+        const conditional = changes.some((change) => change.ifStill !== undefined);
+        if (conditional) current ??= readAll(snapshotPath, journalPath);
+        const held = current;
+        const kept =
+          held === null || !conditional
+            ? changes
+            : changes.filter(
+                (change) =>
+                  change.ifStill === undefined ||
+                  stillHeld(heldEntry(held.state, change.kind, change.key), change.ifStill),
+              );
+        // Nothing left to write: the watchers are still told below of what the lock's read caught up on.
+        if (kept.length > 0) appendChanges(journalPath, kept);
         // `current` is the journal's state up to before this write (the shared reader's, or the one just folded),
         // so the write goes on top of it: folded below, it must hold this write too.
         if (current !== null) {
-          for (const change of changes) applyEntry(current.state, change.kind, change.key, change.value);
+          for (const change of kept) applyEntry(current.state, change.kind, change.key, change.value);
           current.offset = statSync(journalPath).size;
         }
         const size = statSync(journalPath).size;

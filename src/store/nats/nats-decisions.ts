@@ -1,5 +1,6 @@
 // The NATS backend's decisions: one key per entry (`block.<network>`, `feed.<name>`, ...) in the KV bucket
 // `blocklist.bucket`, so every collector of a cluster reads, serves and watches the same blocks and feeds.
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { ThreatcolError } from '../../errors.js';
 import {
@@ -10,6 +11,7 @@ import {
   type DecisionsState,
   type DecisionsStore,
   emptyDecisions,
+  stillHeld,
 } from '../decisions.js';
 import { lastEntries, readQuietMs, readWithRetries, unavailableRead } from './bucket-read.js';
 import { decodeToken, encodeToken } from './names.js';
@@ -86,6 +88,7 @@ export function createNatsDecisions(options: {
       await Promise.all(
         group.map((change) => {
           const key = entryKey(change.kind, change.key);
+          if (change.ifStill !== undefined) return purgeIfStill(kv, key, change.ifStill);
           return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
         }),
       );
@@ -153,6 +156,34 @@ export function createNatsDecisions(options: {
       });
     },
   };
+}
+
+/**
+ * Purges `key` only while it holds `value`: its entry read, compared, and purged on the condition that nothing
+ * was written to it since that read (the stream's last sequence of its subject); skipped otherwise.
+ */
+async function purgeIfStill(kv: KV, key: string, value: unknown): Promise<void> {
+  const entry = await kv.get(key);
+  if (entry === null || entry.operation !== 'PUT') return;
+  let held: unknown;
+  try {
+    held = entry.json();
+  } catch {
+    return; // not the entry its writer saw
+  }
+  if (!stillHeld(held, value)) return;
+  try {
+    await kv.purge(key, { previousSeq: entry.revision });
+  } catch (error) {
+    // Written between the read and the purge: the newer entry stays.
+    if (
+      error instanceof JetStreamApiError &&
+      (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+        error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    )
+      return;
+    throw error;
+  }
 }
 
 /** `block.<token>`: the kind, then the key as one token (names.ts). */
