@@ -267,68 +267,58 @@ test('two workers: revoking a syslog sensor closes its connections in every work
   assert.ok(closedAfter < 3000, `closed after ${closedAfter} ms`);
 });
 
-test('two workers: HTTPS and syslog share the cap across workers; a syslog sender over it closes the oldest silent HTTPS socket', async (t) => {
+/**
+ * `serve --workers 2` with a cap of four connections per address (a handshake timeout far past the test's waits:
+ * no socket closes for it) held by four sockets to `port` that send nothing, opened one after another (the
+ * primary has counted each before the next) on whichever worker took each; then a syslog sender over the cap:
+ * its message is stored, and only the oldest silent socket closed.
+ */
+async function senderOverTheCap(t: TestContext, silentTo: 'https' | 'syslog'): Promise<ServeProcess> {
   const dataDir = makeTempDir(t);
   await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
   const { ports, serve } = await serveTwo(t, dataDir, {
-    // A handshake timeout far past the test's waits: no socket closes for it.
     env: {
       THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4',
       THREATCOL_SERVER_HANDSHAKE_TIMEOUT_MS: '120000',
     },
   });
-  // Four sockets to the HTTPS port that never start a handshake, one after another (the primary has counted each
-  // before the next): the address's four slots, none proven, on whichever worker took each.
-  const silent = await openSilentSockets(serve.port, 4, 200);
-  try {
-    assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four HTTPS sockets are held');
-    const sender = await openWithThreat(ports.tcp, 'Over the shared cap');
-    t.after(() => sender.socket.destroy());
-    await storedSyslog(dataDir, 1);
-    await onlyOldestClosed(silent);
-  } finally {
+  const silent = await openSilentSockets(silentTo === 'https' ? serve.port : ports.tcp, 4, 200);
+  t.after(() => {
     for (const s of silent) s.socket.destroy();
-  }
+  });
+  assert.equal(silent.filter((s) => s.socket.destroyed).length, 0, 'the four silent sockets are held');
+  const sender = await openWithThreat(ports.tcp, 'Over the cap');
+  t.after(() => sender.socket.destroy());
+  await storedSyslog(dataDir, 1);
+  await onlyOldestClosed(silent);
+  return serve;
+}
+
+test('two workers: HTTPS and syslog share the cap across workers; a syslog sender over it closes the oldest silent HTTPS socket', async (t) => {
+  await senderOverTheCap(t, 'https');
 });
 
 test('two workers: a silent syslog connection the primary closes for a newcomer is logged as such and counted once', async (t) => {
-  const dataDir = makeTempDir(t);
-  await addSensor(dataDir, 'fg', '--format', 'cef', '--from', '127.0.0.1/32');
-  const { ports, serve } = await serveTwo(t, dataDir, {
-    env: {
-      THREATCOL_SERVER_MAX_CONNECTIONS_PER_ADDRESS: '4',
-      THREATCOL_SERVER_HANDSHAKE_TIMEOUT_MS: '120000',
-    },
-  });
-  // Four syslog connections that send nothing: the address's four slots, none identified.
-  const silent = await openSilentSockets(ports.tcp, 4, 200);
-  try {
-    const sender = await openWithThreat(ports.tcp, 'Makes room');
-    t.after(() => sender.socket.destroy());
-    await storedSyslog(dataDir, 1);
-    await onlyOldestClosed(silent);
-    await until(
-      async () =>
-        (await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' })) === 1,
-      10_000,
-      'one closed connection in /metrics',
-      100,
-    );
-    const capLines = serve.logs.filter((l) => String(l.msg).startsWith('too many connections'));
-    assert.equal(capLines.length, 1, JSON.stringify(capLines));
-    assert.match(
-      String(capLines[0]?.msg),
-      /closed the oldest syslog connection not yet identified for a newcomer/,
-    );
-    // Counted once, also a second later (the primary's word and the worker's own close never both count it).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    assert.equal(
-      await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' }),
-      1,
-    );
-  } finally {
-    for (const s of silent) s.socket.destroy();
-  }
+  const serve = await senderOverTheCap(t, 'syslog');
+  await until(
+    async () =>
+      (await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' })) === 1,
+    10_000,
+    'one closed connection in /metrics',
+    100,
+  );
+  const capLines = serve.logs.filter((l) => String(l.msg).startsWith('too many connections'));
+  assert.equal(capLines.length, 1, JSON.stringify(capLines));
+  assert.match(
+    String(capLines[0]?.msg),
+    /closed the oldest syslog connection not yet identified for a newcomer/,
+  );
+  // Counted once, also a second later (the primary's word and the worker's own close never both count it).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(
+    await metricValue(serve, 'threatcol_syslog_connections_refused_total', { reason: 'limit' }),
+    1,
+  );
 });
 
 test('two workers: SIGHUP reloads the syslog certificate in every worker', async (t) => {
