@@ -776,8 +776,6 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   async function run(): Promise<void> {
     let feed: OutputFeed | null = null;
     let lastCleanUp = now();
-    const wakeEvery = deps.lease ? Math.min(LEASE_RENEW_MS, cleanUpEvery) : cleanUpEvery;
-    let wake = null as AbortSignal | null;
     let scanned: { newestId: string; since: number } | null = null;
     let leader = deps.lease === undefined;
     leading = leader;
@@ -824,15 +822,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         scanned ??= await rebuild();
         // Each batch that makes blocks writes the decisions once (the files backend rewrites its whole document):
         // behind a backlog, larger batches write it less often; a batch of 10,000 is decided in about 0.1 s.
-        // Back in time to renew the lease (NATS), and for the clean-up, even when no record comes: an idle
-        // collector's ended blocks and allow entries go too. One timer for every batch until it fires.
-        if (wake === null || wake.aborted)
-          wake = AbortSignal.any([abort.signal, AbortSignal.timeout(wakeEvery)]);
+        // Back in time to renew the lease (NATS: a full renewal interval, so that a busy stream's batches, a
+        // quarter second each, are never cut short: a pull cut in its middle has the rest delivered again later),
+        // and on the files backend for the clean-up, even when no record comes: an idle collector's ended blocks
+        // and allow entries go too (a files batch cut short is only a shorter one).
+        const wakeMs = deps.lease
+          ? LEASE_RENEW_MS
+          : Math.max(BATCH_WAIT_MS, lastCleanUp + cleanUpEvery - now());
         const batch = await feed.next({
           maxRecords: BATCH_RECORDS,
           maxBytes: BATCH_BYTES,
           waitMs: BATCH_WAIT_MS,
-          signal: wake,
+          signal: AbortSignal.any([abort.signal, AbortSignal.timeout(wakeMs)]),
         });
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();

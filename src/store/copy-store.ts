@@ -117,7 +117,8 @@ export async function copyDecisions(
     if (cleared.ended) continue;
     const block = there.blocks.get(unit);
     if (block && !ours.blocks.has(unit) && Date.parse(block.since) <= Date.parse(cleared.at)) {
-      changes.push({ kind: 'block', key: unit, value: null });
+      // Only while the target still holds it as read: one made there since stays.
+      changes.push({ kind: 'block', key: unit, value: null, ifStill: block });
       result.copied++;
     }
   }

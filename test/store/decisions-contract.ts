@@ -88,6 +88,12 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
     const { store, open } = await factory(t);
     const other = await open();
     t.after(() => other.close());
+    // Watched, as a collector's store is (files: the check reads through the watchers' shared reader).
+    const watch = store.decisions.watch(
+      () => {},
+      (error) => assert.fail(error),
+    );
+    t.after(() => watch.stop());
     const address = '198.51.100.9/32';
     const ended = block(address, { until: new Date(Date.now() - 1000).toISOString() });
     await store.decisions.apply([{ kind: 'block', key: address, value: ended }]);
