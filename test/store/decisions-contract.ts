@@ -124,6 +124,29 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
     assert.equal((await store.decisions.read()).blocks.has(address), false);
   });
 
+  test(`${backend}: hundreds of conditional removals in one write: those unchanged go, those written since stay`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    const past = new Date(Date.now() - 1000).toISOString();
+    const ended = Array.from({ length: 600 }, (_, i) =>
+      block(`10.${i >> 8}.${i & 255}.1/32`, { until: past }),
+    );
+    await store.decisions.apply(ended.map((b) => ({ kind: 'block' as const, key: b.address, value: b })));
+    const renewed = [3, 255, 256, 257, 599].map((i) =>
+      block((ended[i] as (typeof ended)[0]).address, { rule: 'manual' }),
+    );
+    await other.decisions.apply(renewed.map((b) => ({ kind: 'block' as const, key: b.address, value: b })));
+    await store.decisions.apply(
+      ended.map((b) => ({ kind: 'block' as const, key: b.address, value: null, ifStill: b })),
+    );
+    const left = (await other.decisions.read()).blocks;
+    assert.deepEqual(
+      [...left.values()].sort((a, b) => (a.address < b.address ? -1 : 1)),
+      renewed.sort((a, b) => (a.address < b.address ? -1 : 1)),
+    );
+  });
+
   test(`${backend}: a watcher sees another store's change, once at start and after each change`, async (t) => {
     const { store, open } = await factory(t);
     const other = await open();

@@ -30,6 +30,9 @@ const WRITE_ORDER: readonly (readonly DecisionKind[])[] = [
   ['offence'],
 ];
 
+/** Conditional removals (a read, then a purge each) in flight at once. */
+const CONDITIONAL_AT_ONCE = 256;
+
 export function createNatsDecisions(options: {
   /** The bucket's name (for messages). */
   name: string;
@@ -85,13 +88,25 @@ export function createNatsDecisions(options: {
     const kv = await writes();
     for (const kinds of WRITE_ORDER) {
       const group = changes.filter((change) => kinds.includes(change.kind));
-      await Promise.all(
-        group.map((change) => {
-          const key = entryKey(change.kind, change.key);
-          if (change.ifStill !== undefined) return purgeIfStill(kv, key, change.ifStill);
-          return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
-        }),
-      );
+      // A conditional removal is a read and a purge: a clean-up of many ended blocks at once (an attack's
+      // thousands ending together) asks CONDITIONAL_AT_ONCE of them at a time, not every read at once.
+      const conditional = group.filter((change) => change.ifStill !== undefined);
+      let next = 0;
+      const removeInTurn = async () => {
+        while (next < conditional.length) {
+          const change = conditional[next++] as DecisionChange;
+          await purgeIfStill(kv, entryKey(change.kind, change.key), change.ifStill);
+        }
+      };
+      await Promise.all([
+        ...group
+          .filter((change) => change.ifStill === undefined)
+          .map((change) => {
+            const key = entryKey(change.kind, change.key);
+            return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
+          }),
+        ...Array.from({ length: Math.min(CONDITIONAL_AT_ONCE, conditional.length) }, removeInTurn),
+      ]);
     }
   }
 
