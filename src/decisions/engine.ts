@@ -673,10 +673,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           // Marked as an end, unless it replaces a `block remove`'s mark: `store migrate` must still carry
           // that removal (as made at this later time).
           const ended = cleared === undefined || cleared.ended === true;
+          // Only over the mark it saw (or none): a `block remove` written meanwhile keeps its own.
           ends.push({
             kind: 'cleared',
             key,
             value: { address: key, at: block.until, ...(ended ? { ended: true as const } : {}) },
+            ifStill: cleared ?? null,
           });
           // Not a removal to look at again (recheck): the records received since its end were decided as
           // they came.
@@ -691,7 +693,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           !mine('offence', key) &&
           at - Date.parse(offence.last) <= REPEAT_WINDOW_MS
         )
-          ends.push({ kind: 'offence', key, value: { ...offence, until: block.until } });
+          ends.push({ kind: 'offence', key, value: { ...offence, until: block.until }, ifStill: offence });
       }
       // Removed only while the store still holds this ended block: a `block add` of the network written
       // meanwhile, that the decisions have not shown yet, stays (store/decisions.ts, ifStill).

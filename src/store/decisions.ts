@@ -116,10 +116,11 @@ export interface DecisionsState {
 }
 
 /**
- * One entry written (value) or removed (null). `ifStill`, on a removal: the entry as its writer last saw it; the
- * store removes it only while it holds that value still (JSON-equal), in the same step as the check, and skips it
- * otherwise. The engine's clean-up removes an ended block or allow entry so: a `block add` or `allow add` of the
- * same network written meanwhile, not yet shown to it, stays.
+ * One entry written (value) or removed (null). `ifStill`: the entry as its writer last saw it (null: none); the
+ * store makes the change only while it holds that still (JSON-equal; null: no entry), in the same step as the
+ * check, and skips it otherwise. The engine's clean-up removes ended blocks and expired allow entries so, and
+ * writes an ended block's marks so: a `block add`, `block remove` or `allow add` of the same network written
+ * meanwhile, not yet shown to it, stays.
  */
 export type DecisionChange =
   | Change<'block', Block>
@@ -131,11 +132,12 @@ export type DecisionChange =
   | Change<'rule', RuleEntry>;
 
 type Change<K extends string, V> =
-  | { kind: K; key: string; value: V; ifStill?: undefined }
+  | { kind: K; key: string; value: V; ifStill?: V | null }
   | { kind: K; key: string; value: null; ifStill?: V };
 
-/** Whether `held` (a stored entry, or undefined: none) is what a change's `ifStill` asks for. */
+/** Whether `held` (a stored entry, or undefined: none) is what a change's `ifStill` asks for (null: none). */
 export function stillHeld(held: unknown, ifStill: unknown): boolean {
+  if (ifStill === null) return held === undefined;
   return held !== undefined && JSON.stringify(held) === JSON.stringify(ifStill);
 }
 

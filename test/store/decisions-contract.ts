@@ -2,7 +2,12 @@
 // test file per backend: runDecisionsContract('files', async (t) => ({ store, open, putRaw })).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Block, DECISIONS_CURSOR, type DecisionsState } from '../../src/store/decisions.js';
+import {
+  type Block,
+  type ClearedEntry,
+  DECISIONS_CURSOR,
+  type DecisionsState,
+} from '../../src/store/decisions.js';
 import type { Store } from '../../src/store/store.js';
 import { record } from './contract.js';
 
@@ -145,6 +150,35 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
       [...left.values()].sort((a, b) => (a.address < b.address ? -1 : 1)),
       renewed.sort((a, b) => (a.address < b.address ? -1 : 1)),
     );
+  });
+
+  test(`${backend}: a conditional write goes only over what its writer saw: none, or an entry`, async (t) => {
+    const { store, open } = await factory(t);
+    const other = await open();
+    t.after(() => other.close());
+    const key = '198.51.100.10/32';
+    const mark = (minute: number, ended?: true): ClearedEntry => ({
+      address: key,
+      at: new Date(Date.UTC(2026, 10, 30, 10, minute)).toISOString(),
+      ...(ended ? { ended } : {}),
+    });
+    const held = async () => (await other.decisions.read()).cleared.get(key);
+    // None seen, none there: written.
+    await store.decisions.apply([{ kind: 'cleared', key, value: mark(1, true), ifStill: null }]);
+    assert.deepEqual(await held(), mark(1, true));
+    // None seen, but another (a `block remove`) wrote one since: skipped.
+    await other.decisions.apply([{ kind: 'cleared', key, value: mark(2) }]);
+    await store.decisions.apply([{ kind: 'cleared', key, value: mark(3, true), ifStill: null }]);
+    assert.deepEqual(await held(), mark(2));
+    // Seen as it is: written; seen as it was before: skipped.
+    await store.decisions.apply([{ kind: 'cleared', key, value: mark(3, true), ifStill: mark(2) }]);
+    assert.deepEqual(await held(), mark(3, true));
+    await store.decisions.apply([{ kind: 'cleared', key, value: mark(4), ifStill: mark(2) }]);
+    assert.deepEqual(await held(), mark(3, true));
+    // None seen after a removal (NATS: a key with its removal marker): written.
+    await other.decisions.apply([{ kind: 'cleared', key, value: null }]);
+    await store.decisions.apply([{ kind: 'cleared', key, value: mark(4), ifStill: null }]);
+    assert.deepEqual(await held(), mark(4));
   });
 
   test(`${backend}: a watcher sees another store's change, once at start and after each change`, async (t) => {

@@ -30,7 +30,7 @@ const WRITE_ORDER: readonly (readonly DecisionKind[])[] = [
   ['offence'],
 ];
 
-/** Conditional removals (a read, then a purge each) in flight at once. */
+/** Conditional changes (a read, then a write each) in flight at once. */
 const CONDITIONAL_AT_ONCE = 256;
 
 export function createNatsDecisions(options: {
@@ -88,14 +88,14 @@ export function createNatsDecisions(options: {
     const kv = await writes();
     for (const kinds of WRITE_ORDER) {
       const group = changes.filter((change) => kinds.includes(change.kind));
-      // A conditional removal is a read and a purge: a clean-up of many ended blocks at once (an attack's
+      // A conditional change is a read and a write: a clean-up of many ended blocks at once (an attack's
       // thousands ending together) asks CONDITIONAL_AT_ONCE of them at a time, not every read at once.
       const conditional = group.filter((change) => change.ifStill !== undefined);
       let next = 0;
       const removeInTurn = async () => {
         while (next < conditional.length) {
           const change = conditional[next++] as DecisionChange;
-          await purgeIfStill(kv, entryKey(change.kind, change.key), change.ifStill);
+          await writeIfStill(kv, entryKey(change.kind, change.key), change.value, change.ifStill);
         }
       };
       await Promise.all([
@@ -174,23 +174,32 @@ export function createNatsDecisions(options: {
 }
 
 /**
- * Purges `key` only while it holds `value`: its entry read, compared, and purged on the condition that nothing
- * was written to it since that read (the stream's last sequence of its subject); skipped otherwise.
+ * Writes (or, `value` null, purges) `key` only while it holds `ifStill` (null: no entry): its entry read and
+ * compared, and the write made on the condition that nothing was written to it since that read (the stream's
+ * last sequence of its subject); skipped otherwise.
  */
-async function purgeIfStill(kv: KV, key: string, value: unknown): Promise<void> {
+/** An entry that is not JSON: neither the one a writer saw nor none. */
+const NOT_JSON = Symbol('not JSON');
+
+async function writeIfStill(kv: KV, key: string, value: unknown, ifStill: unknown): Promise<void> {
   const entry = await kv.get(key);
-  if (entry === null || entry.operation !== 'PUT') return;
+  const present = entry !== null && entry.operation === 'PUT';
   let held: unknown;
-  try {
-    held = entry.json();
-  } catch {
-    return; // not the entry its writer saw
+  if (present) {
+    try {
+      held = entry.json();
+    } catch {
+      held = NOT_JSON;
+    }
   }
-  if (!stillHeld(held, value)) return;
+  if (!stillHeld(held, ifStill)) return;
   try {
-    await kv.purge(key, { previousSeq: entry.revision });
+    if (value === null) {
+      if (present) await kv.purge(key, { previousSeq: entry.revision });
+    } else if (entry === null) await kv.create(key, JSON.stringify(value));
+    else await kv.update(key, JSON.stringify(value), entry.revision);
   } catch (error) {
-    // Written between the read and the purge: the newer entry stays.
+    // Written between the read and the write: the newer entry stays.
     if (
       error instanceof JetStreamApiError &&
       (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
