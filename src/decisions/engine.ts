@@ -700,13 +700,21 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       changes.push({ kind: 'block', key, value: null, ifStill: block });
     }
     if (ends.length > 0) {
-      await deps.store.decisions.apply(ends);
+      // An end the store skipped (it holds a mark or an offence this engine was not shown: a `block remove`, a
+      // collector that took over, a view behind) keeps its block: removed without its end, the records that made
+      // it could make it again. A later clean-up decides it again from a newer view.
+      const unwritten = new Set((await deps.store.decisions.apply(ends)).map((change) => change.key));
       // A block written meanwhile (a `block add` of an address whose block had ended, a recheck) is not the
       // ended one found above: only blocks as they were then, and still ended, go (and each only while the store
       // holds it still: a write the watcher has not shown yet stays).
       const ended = changes.filter((change) => {
         const block = state.blocks.get(change.key);
-        return block !== undefined && Date.parse(block.until) <= at && !mine('block', change.key);
+        return (
+          block !== undefined &&
+          Date.parse(block.until) <= at &&
+          !mine('block', change.key) &&
+          !unwritten.has(change.key)
+        );
       });
       changes.length = 0;
       changes.push(...ended);
@@ -731,8 +739,12 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       ),
     );
     madeSinceCleanUp = 0;
+    // An old mark goes, unless this clean-up has just written its block's end over it (the view still shows the
+    // old one), and only as seen.
+    const marked = new Set(ends.filter((end) => end.kind === 'cleared').map((end) => end.key));
     for (const [key, cleared] of state.cleared)
-      if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS) changes.push({ kind: 'cleared', key, value: null });
+      if (at - Date.parse(cleared.at) > REPEAT_WINDOW_MS && !marked.has(key))
+        changes.push({ kind: 'cleared', key, value: null, ifStill: cleared });
     // The history of a rule no longer configured: one added again later under its name starts afresh.
     for (const key of state.rules.keys())
       if (!rules.some((r) => r.name === key)) changes.push({ kind: 'rule', key, value: null });

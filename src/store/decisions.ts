@@ -167,10 +167,10 @@ export interface DecisionsStore {
   read(): Promise<DecisionsState>;
   /**
    * Writes the changes durably, each entry as given (files: a journal line each, appended and fsynced under
-   * the lock; NATS: one put or purge per key, acked). Writers of different keys never undo each other; a
-   * removal with `ifStill` is skipped when the entry changed since its writer saw it.
+   * the lock; NATS: one put or purge per key, acked). Writers of different keys never undo each other; a change
+   * with `ifStill` is skipped when the entry changed since its writer saw it. Resolves with the changes skipped.
    */
-  apply(changes: readonly DecisionChange[]): Promise<void>;
+  apply(changes: readonly DecisionChange[]): Promise<readonly DecisionChange[]>;
   /**
    * read()'s state, and from the same read the entries removed and not written since (`KIND KEY`), each with
    * when it was removed (epoch ms), where the store keeps a mark of each removal (NATS: the marker a removed key
@@ -284,7 +284,7 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 const isIso = (v: unknown): boolean => isString(v) && !Number.isNaN(Date.parse(v));
 
 /** Anyone who can write the file or the bucket can put anything there: only entries of the right shape count. */
-function hasShape(kind: DecisionKind, value: unknown): boolean {
+export function hasShape(kind: DecisionKind, value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   const v = value as Record<string, unknown>;
   switch (kind) {

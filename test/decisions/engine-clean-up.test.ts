@@ -4,7 +4,7 @@
 // shown it yet (a slow one, held back here), stays as written. The real files store.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Block, DecisionChange, DecisionsStore } from '../../src/store/decisions.js';
+import type { Block, DecisionChange, DecisionsStore, OffenceEntry } from '../../src/store/decisions.js';
 import { engineStore } from '../helpers/decisions.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
@@ -19,7 +19,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * wakes it with a record: its clean-up runs, done once the allow entry (unchanged: removed in the same write as
  * the block would be) is gone.
  */
-async function heldEngine(t: test.TestContext, ended: (fields: Partial<Block>) => Block) {
+async function heldEngine(
+  t: test.TestContext,
+  ended: (fields: Partial<Block>) => Block,
+  also: (old: { since: string; until: string }) => DecisionChange[] = () => [],
+) {
   const { store, log, lines, startEngine } = await engineStore(t, {
     'blocklist.rules': { critical: { minCriticality: 4, duration: '24h' } },
   });
@@ -30,6 +34,7 @@ async function heldEngine(t: test.TestContext, ended: (fields: Partial<Block>) =
   await store.decisions.apply([
     { kind: 'block', key: made.address, value: made },
     { kind: 'allow', key: allow.network, value: allow },
+    ...also(old),
   ]);
   const held: DecisionsStore = {
     ...store.decisions,
@@ -86,6 +91,25 @@ test("the clean-up's end mark of a block by hand goes only over what it saw: a `
   await engine.cleanUp();
   // The removal's mark, not the clean-up's end mark (store migrate carries a removal, never an end).
   assert.deepEqual((await engine.read()).cleared.get(key), removal);
+});
+
+test('a block whose end the clean-up could not write stays: removed without it, its records could make it again', async (t) => {
+  const key = '198.51.100.12/32';
+  let seen: OffenceEntry = { address: key, blocks: 1, last: '' };
+  const engine = await heldEngine(
+    t,
+    (old) => block(key, old),
+    (old) => {
+      seen = { address: key, blocks: 1, last: old.since };
+      return [{ kind: 'offence', key, value: seen }];
+    },
+  );
+  // A collector that took over (NATS) counted the address again: the offence this engine saw is not the store's.
+  await engine.byHand([{ kind: 'offence', key, value: { ...seen, blocks: 2 } }]);
+  await engine.cleanUp();
+  const read = await engine.read();
+  assert.equal(read.blocks.has(key), true, 'the block stays until a clean-up sees its offence as it is');
+  assert.deepEqual(read.offences.get(key), { ...seen, blocks: 2 });
 });
 
 test('the clean-up runs on an idle collector too: an expired allow entry goes with no record coming', async (t) => {

@@ -144,7 +144,7 @@ test('blocklist.maxBlocks with a watcher that shows writes late (as NATS may): a
         writing();
         await new Promise((resolve) => setTimeout(resolve, 800));
       }
-      await store.decisions.apply(changes);
+      return store.decisions.apply(changes);
     },
   };
   const engine = startEngine({ decisions: slow });

@@ -168,7 +168,7 @@ test('the end kept in the offence is written before the ended block goes: a writ
         await decisions.apply(changes.filter((ch) => ch.kind !== 'offence'));
         throw new Error('the node was lost between the blocks and the offences');
       }
-      await decisions.apply(changes);
+      return decisions.apply(changes);
     },
   });
   const r = await replaying(t, SHORT, natsLike);
@@ -255,7 +255,7 @@ test('a block by hand written while the clean-up writes an ended block’s end i
         // `threatcol block add 198.51.100.93 --for 1h` lands while the clean-up writes the end.
         await decisions.apply([blockChange(unit, r.c.now(), r.c.now() + 3_600_000)]);
       }
-      await decisions.apply(changes);
+      return decisions.apply(changes);
     },
   }));
   r.start();

@@ -168,10 +168,14 @@ export function runDecisionsContract(backend: string, factory: DecisionsFactory)
     assert.deepEqual(await held(), mark(1, true));
     // None seen, but another (a `block remove`) wrote one since: skipped.
     await other.decisions.apply([{ kind: 'cleared', key, value: mark(2) }]);
-    await store.decisions.apply([{ kind: 'cleared', key, value: mark(3, true), ifStill: null }]);
+    const skipped = { kind: 'cleared' as const, key, value: mark(3, true), ifStill: null };
+    assert.deepEqual(await store.decisions.apply([skipped]), [skipped], 'the skipped change is said');
     assert.deepEqual(await held(), mark(2));
     // Seen as it is: written; seen as it was before: skipped.
-    await store.decisions.apply([{ kind: 'cleared', key, value: mark(3, true), ifStill: mark(2) }]);
+    assert.deepEqual(
+      await store.decisions.apply([{ kind: 'cleared', key, value: mark(3, true), ifStill: mark(2) }]),
+      [],
+    );
     assert.deepEqual(await held(), mark(3, true));
     await store.decisions.apply([{ kind: 'cleared', key, value: mark(4), ifStill: mark(2) }]);
     assert.deepEqual(await held(), mark(3, true));

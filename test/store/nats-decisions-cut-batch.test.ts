@@ -97,7 +97,7 @@ test('nats: a batch of blocks cut after k puts (sent order or reversed) is decid
       cutting = next;
       next = null;
       try {
-        await real.apply(changes);
+        return await real.apply(changes);
       } finally {
         cutting = null;
       }

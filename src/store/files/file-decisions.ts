@@ -99,7 +99,8 @@ export function createFileDecisions(options: {
     read: async () => readAll(snapshotPath, journalPath).state,
 
     async apply(changes) {
-      if (changes.length === 0) return;
+      if (changes.length === 0) return [];
+      let skipped: readonly DecisionChange[] = [];
       const owner = options.owner();
       const release = await lockRegistry(snapshotPath);
       try {
@@ -131,6 +132,8 @@ export function createFileDecisions(options: {
                   change.ifStill === undefined ||
                   stillHeld(heldEntry(held.state, change.kind, change.key), change.ifStill),
               );
+        const written = new Set(kept);
+        skipped = kept === changes ? [] : changes.filter((change) => !written.has(change));
         // Nothing left to write: the watchers are still told below of what the lock's read caught up on.
         if (kept.length > 0) appendChanges(journalPath, kept);
         // `current` is the journal's state up to before this write (the shared reader's, or the one just folded),
@@ -146,6 +149,7 @@ export function createFileDecisions(options: {
         await release();
       }
       if (subscribers.size > 0 && tail !== null) notify();
+      return skipped;
     },
 
     // One collector per data directory: the engine's lease is always its own.

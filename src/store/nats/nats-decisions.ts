@@ -11,6 +11,7 @@ import {
   type DecisionsState,
   type DecisionsStore,
   emptyDecisions,
+  hasShape,
   stillHeld,
 } from '../decisions.js';
 import { lastEntries, readQuietMs, readWithRetries, unavailableRead } from './bucket-read.js';
@@ -83,19 +84,27 @@ export function createNatsDecisions(options: {
   /** Resolves with `promise`, or rejects when the deadline passes first. */
   const unavailable = unavailableRead(options.name, options.why);
 
-  /** Writes a batch in WRITE_ORDER, each group's puts at once. */
-  async function write(changes: readonly DecisionChange[]): Promise<void> {
+  /** Writes a batch in WRITE_ORDER, each group's puts at once; the conditional changes skipped. */
+  async function write(changes: readonly DecisionChange[]): Promise<DecisionChange[]> {
     const kv = await writes();
+    const skipped: DecisionChange[] = [];
     for (const kinds of WRITE_ORDER) {
       const group = changes.filter((change) => kinds.includes(change.kind));
       // A conditional change is a read and a write: a clean-up of many ended blocks at once (an attack's
       // thousands ending together) asks CONDITIONAL_AT_ONCE of them at a time, not every read at once.
       const conditional = group.filter((change) => change.ifStill !== undefined);
       let next = 0;
-      const removeInTurn = async () => {
-        while (next < conditional.length) {
-          const change = conditional[next++] as DecisionChange;
-          await writeIfStill(kv, entryKey(change.kind, change.key), change.value, change.ifStill);
+      let failed = false;
+      const writeInTurn = async () => {
+        try {
+          // After a failure (the write fails whole), none more is asked.
+          while (!failed && next < conditional.length) {
+            const change = conditional[next++] as DecisionChange;
+            if (!(await writeIfStill(kv, change))) skipped.push(change);
+          }
+        } catch (error) {
+          failed = true;
+          throw error;
         }
       };
       await Promise.all([
@@ -105,9 +114,10 @@ export function createNatsDecisions(options: {
             const key = entryKey(change.kind, change.key);
             return change.value === null ? kv.purge(key) : kv.put(key, JSON.stringify(change.value));
           }),
-        ...Array.from({ length: Math.min(CONDITIONAL_AT_ONCE, conditional.length) }, removeInTurn),
+        ...Array.from({ length: Math.min(CONDITIONAL_AT_ONCE, conditional.length) }, writeInTurn),
       ]);
     }
+    return skipped;
   }
 
   return {
@@ -120,7 +130,7 @@ export function createNatsDecisions(options: {
 
     async apply(changes) {
       try {
-        await write(changes);
+        return await write(changes);
       } catch (error) {
         if (error instanceof ThreatcolError) throw error;
         throw unavailable('cannot write the decisions', error);
@@ -174,30 +184,32 @@ export function createNatsDecisions(options: {
 }
 
 /**
- * Writes (or, `value` null, purges) `key` only while it holds `ifStill` (null: no entry): its entry read and
- * compared, and the write made on the condition that nothing was written to it since that read (the stream's
- * last sequence of its subject); skipped otherwise.
+ * Writes (or, `value` null, purges) the change's key only while it holds `ifStill` (null: no entry; an entry not of
+ * its kind's shape counts as none, as readers leave it out): its entry read and compared, and the write made on the
+ * condition that nothing was written to it since that read (the stream's last sequence of its subject). Whether
+ * it was written (false: skipped).
  */
-/** An entry that is not JSON: neither the one a writer saw nor none. */
-const NOT_JSON = Symbol('not JSON');
-
-async function writeIfStill(kv: KV, key: string, value: unknown, ifStill: unknown): Promise<void> {
+async function writeIfStill(kv: KV, change: DecisionChange): Promise<boolean> {
+  const key = entryKey(change.kind, change.key);
+  const { value, ifStill } = change;
   const entry = await kv.get(key);
   const present = entry !== null && entry.operation === 'PUT';
   let held: unknown;
   if (present) {
     try {
-      held = entry.json();
+      const read: unknown = entry.json();
+      if (hasShape(change.kind, read)) held = read;
     } catch {
-      held = NOT_JSON;
+      // not JSON: none, as for a reader
     }
   }
-  if (!stillHeld(held, ifStill)) return;
+  if (!stillHeld(held, ifStill)) return false;
   try {
     if (value === null) {
       if (present) await kv.purge(key, { previousSeq: entry.revision });
     } else if (entry === null) await kv.create(key, JSON.stringify(value));
     else await kv.update(key, JSON.stringify(value), entry.revision);
+    return true;
   } catch (error) {
     // Written between the read and the write: the newer entry stays.
     if (
@@ -205,7 +217,7 @@ async function writeIfStill(kv: KV, key: string, value: unknown, ifStill: unknow
       (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
         error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
     )
-      return;
+      return false;
     throw error;
   }
 }
