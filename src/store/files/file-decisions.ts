@@ -100,7 +100,7 @@ export function createFileDecisions(options: {
 
     async apply(changes) {
       if (changes.length === 0) return [];
-      let skipped: readonly DecisionChange[] = [];
+      const skipped: DecisionChange[] = [];
       const owner = options.owner();
       const release = await lockRegistry(snapshotPath);
       try {
@@ -120,20 +120,21 @@ export function createFileDecisions(options: {
           // A data directory of before the journal, or a new one: the journal starts on a new snapshot.
           current = compact(current ?? readAll(snapshotPath, journalPath), owner);
         }
-        // A removal made on what its writer saw goes only while the entry is still that (read under the lock).
-        const conditional = changes.some((change) => change.ifStill !== undefined);
-        if (conditional) current ??= readAll(snapshotPath, journalPath);
-        const held = current;
-        const kept =
-          held === null || !conditional
-            ? changes
-            : changes.filter(
-                (change) =>
-                  change.ifStill === undefined ||
-                  stillHeld(heldEntry(held.state, change.kind, change.key), change.ifStill),
-              );
-        const written = new Set(kept);
-        skipped = kept === changes ? [] : changes.filter((change) => !written.has(change));
+        // A change made on what its writer saw goes only while the entry is still that (read under the lock).
+        let kept = changes;
+        if (changes.some((change) => change.ifStill !== undefined)) {
+          current ??= readAll(snapshotPath, journalPath);
+          const { state } = current;
+          kept = changes.filter((change) => {
+            if (
+              change.ifStill === undefined ||
+              stillHeld(heldEntry(state, change.kind, change.key), change.ifStill)
+            )
+              return true;
+            skipped.push(change);
+            return false;
+          });
+        }
         // Nothing left to write: the watchers are still told below of what the lock's read caught up on.
         if (kept.length > 0) appendChanges(journalPath, kept);
         // `current` is the journal's state up to before this write (the shared reader's, or the one just folded),
