@@ -1,6 +1,8 @@
 // Rebuilds the dedupe window at start from the newest segments, so a restart (even after kill -9) still
 // recognises retries of deliveries stored just before it. Reads only the segments that can hold records
 // of the window, and takes id, received_at and dedupe_key from each line without parsing the whole record.
+// Each segment it reads is synced first: a batch written but not yet synced when the last run died (kill -9)
+// is read like any other, and a retry of it is answered 200 as a duplicate without any write of its own.
 import { open } from 'node:fs/promises';
 import { parseStoredRecord } from '../../record-shape.js';
 import { ORDER_SLACK_MS } from '../read-records.js';
@@ -84,6 +86,8 @@ async function forEachLine(path: string, visit: (line: string) => void): Promise
   const handle = await open(path, 'r').catch(() => null);
   if (!handle) return; // pruned meanwhile
   try {
+    // What the window names as stored must be on the disk (a no-op for a segment already synced whole).
+    await handle.datasync();
     const chunk = Buffer.allocUnsafe(CHUNK);
     // Bytes, not text: a chunk may end inside a multi-byte character.
     let carry: Buffer = Buffer.alloc(0);
