@@ -33,6 +33,29 @@ export function recordMatcher(
     (match === undefined || match(record));
 }
 
+/**
+ * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
+ * it arrives and written when its body is complete; collectors sharing a stream have their own clocks), so a
+ * read by time goes this far past the window's edges.
+ */
+export const ORDER_SLACK_MS = 5 * 60_000;
+
+/**
+ * The time past which no record of the filter's window was stored, slack included (+Infinity when it has no end):
+ * its `until`, or the time of its `before` (a record id is a UUIDv7, whose first 48 bits are the millisecond it
+ * was made, never before its record's received_at). A reader starts reading back from there instead of the
+ * newest record, so records after the window never count against a read's bound (a page past a busy hour reaches
+ * the records before it).
+ */
+export function filterEndsAt(filter: RecordFilter | undefined): number {
+  let end = filter?.until ?? Number.POSITIVE_INFINITY;
+  const before = filter?.before;
+  if (before !== undefined && /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(before)) {
+    end = Math.min(end, Number.parseInt(before.slice(0, 8) + before.slice(9, 13), 16));
+  }
+  return end + ORDER_SLACK_MS;
+}
+
 /** A stored country against a filter's (upper case): a database of any case matches. */
 function sameCountry(value: unknown, country: string): boolean {
   return typeof value === 'string' && (value === country || value.toUpperCase() === country);

@@ -115,6 +115,18 @@ export function markRecordHead(buf: Buffer, start: number, stop: number): boolea
   return true;
 }
 
+const LINE_START = /^\{"id":"[^"\\]{1,64}","received_at":"([^"\\]{1,40})"/;
+
+/**
+ * received_at (epoch ms) off the start of a line in the writer's form (its first 256 bytes hold it); NaN for
+ * any other start (a damaged line, another publisher's message). Where a read by time starts: a segment whose
+ * first record is past the window, or the first stream sequence past it.
+ */
+export function lineReceivedAt(start: string): number {
+  const m = LINE_START.exec(start);
+  return m ? Date.parse(m[1] as string) : Number.NaN;
+}
+
 /** Which of RECORD_ENDPOINTS `buf[from, to)` is; -1 for none. */
 function endpointAt(buf: Buffer, from: number, to: number): number {
   for (let e = 0; e < ENDPOINT_BYTES.length; e++) {

@@ -270,6 +270,63 @@ export function runStoreContract(backend: string, factory: StoreFactory): void {
     assert.equal((await page({ src: '2001:db8::/32' }, 100, { maxRecords: 100 })).bounded, null);
   });
 
+  test(`${backend}: the look-up reads back from its window's end: newer records never count against its bound`, async (t) => {
+    // Small segments (files): a segment whose first record is past the window's end is passed over unread.
+    const { sut, open } = await setUp(t, factory, { 'store.segmentMaxBytes': 4096 });
+    const log = await sut.store.openRecordLog();
+    t.after(() => log.close());
+    const now = Date.now();
+    // 160 records a minute apart, oldest first, each id made at its own minute (a UUIDv7's time), then 150 of the
+    // last minute; 10 more from 90 minutes ago came first.
+    const at = (ms: number, n: number) => {
+      const hex = ms.toString(16).padStart(12, '0');
+      return {
+        id: `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${n.toString(16).padStart(12, '0')}`,
+        received_at: new Date(ms).toISOString(),
+      };
+    };
+    const old = Array.from({ length: 10 }, (_, i) =>
+      record({ ...at(now - 5_400_000 + i, i), threat: `old${i}` }),
+    );
+    const spread = Array.from({ length: 160 }, (_, i) =>
+      record({ ...at(now - 3_300_000 + i * 20_000, 100 + i), threat: `m${i}` }),
+    );
+    const recent = Array.from({ length: 150 }, (_, i) =>
+      record({ ...at(now - 60_000 + i, 1000 + i), threat: 'new' }),
+    );
+    for (const batch of [old, spread, recent])
+      for (let i = 0; i < batch.length; i += 10) await log.append(batch.slice(i, i + 10));
+    const reader = (await open()).reader;
+    // A window before the last 65 minutes, read with a bound of 100 records: the 10 old ones, not the bound.
+    const window = await searchRecords(
+      reader,
+      { since: now - 7_200_000, until: now - 3_900_000 },
+      { limit: 50, maxRecords: 100 },
+    );
+    assert.deepEqual(threats(window.records), old.map((r) => r.threat).reverse());
+    assert.equal(window.bounded, null);
+    // Pages of 50 with a bound of 40 records read (each cut short by it): each page goes on from the last, to
+    // the window's start. A page reads again the records within ORDER_SLACK_MS after its `before` (15 here).
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (let pages = 0; pages < 40; pages++) {
+      const page = await searchRecords(
+        reader,
+        { since: now - 3_600_000, until: now - 600_000, ...(before ? { before } : {}) },
+        { limit: 50, maxRecords: 40 },
+      );
+      seen.push(...threats(page.records));
+      if (page.next === null) break;
+      before = page.next;
+    }
+    const expected = spread
+      .filter((r) => Date.parse(r.received_at) < now - 600_000)
+      .map((r) => r.threat)
+      .reverse();
+    assert.equal(seen.length, expected.length, `${seen.length} of ${expected.length} records paged`);
+    assert.deepEqual(seen, expected);
+  });
+
   test(`${backend}: follow delivers new records in store order, filtered, from the cursor on`, async (t) => {
     const { sut, open } = await setUp(t, factory);
     const log = await sut.store.openRecordLog();

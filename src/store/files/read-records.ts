@@ -3,13 +3,14 @@
 import { isPermissionError, permissionDenied, ThreatcolError } from '../../errors.js';
 import { type DirWatch, watchDirs } from '../../watch-files.js';
 import { type FileOps, nodeFileOps } from '../file-ops.js';
-import { recordMatcher } from '../record-filter.js';
+import { filterEndsAt, ORDER_SLACK_MS, recordMatcher } from '../record-filter.js';
 import { type ParseStored, parseStoredRecord } from '../record-shape.js';
 import type { SkippedRecords } from '../skipped-records.js';
 import type { FollowOptions, ReadRecentOptions, RecordCursor, RecordLine, RecordReader } from '../store.js';
 import { scanRecords } from './scan-records.js';
 import {
   completeEnd,
+  firstReceivedAt,
   lineStartAtOrBefore,
   openSegmentFile,
   type SegmentFile,
@@ -37,11 +38,6 @@ interface SeriesPosition {
 }
 
 const FORWARD_CHUNK = 1024 * 1024;
-/**
- * Records are appended in commit order, not strictly in `received_at` order (a slow request is stamped when
- * it arrives and written when its body is complete), so the look-back goes this far past `since`.
- */
-export const ORDER_SLACK_MS = 5 * 60_000;
 /** Lines held to sort across writers before they are emitted anyway (bounds memory when catching up). */
 const MAX_PENDING_LINES = 10_000;
 
@@ -129,6 +125,10 @@ async function readRecent(
   const match = recordMatcher(options.filter, options.match);
   const since = options.filter?.since;
   const oldest = since === undefined ? Number.NEGATIVE_INFINITY : since - ORDER_SLACK_MS;
+  // Records after the window's end are not read: a segment whose first record is past it is passed over, so
+  // they never count against the bound. (By its first record, not its day: `store migrate` writes old records
+  // into today's segments.)
+  const windowEnd = filterEndsAt(options.filter);
   const days = [...new Set(segments.map((s) => s.day))].reverse();
   let budget = options.maxBytes ?? Number.POSITIVE_INFINITY;
   let recordsLeft = options.maxRecords ?? Number.POSITIVE_INFINITY;
@@ -141,6 +141,10 @@ async function readRecent(
       const handle = await openSegment(segment.path);
       if (!handle) continue; // deleted by retention while we looked
       try {
+        if (windowEnd !== Number.POSITIVE_INFINITY && (await firstReceivedAt(handle)) > windowEnd) {
+          tooOld = false;
+          continue;
+        }
         const end = ends.get(segment.file) ?? (await completeEnd(handle));
         let fromSegment = 0;
         const stopped = await scanBackward(

@@ -1,6 +1,7 @@
 // One segment open for reading through FileOps (tests count and hold its reads): where its complete lines end,
 // and its lines read backwards, newest first, within a byte budget.
 import type { FileOps } from '../file-ops.js';
+import { lineReceivedAt } from '../record-head.js';
 import { lineStartBefore, type ReadAt } from './line-boundary.js';
 
 const BACKWARD_CHUNK = 64 * 1024;
@@ -54,6 +55,16 @@ export async function scanBackward(
     carry = Buffer.from(buf);
   }
   return carry.length > 0 && visit(carry.toString('utf8'), carry.length + 1);
+}
+
+/**
+ * When the segment's first record was received (epoch ms), read off its first bytes (a record's line starts
+ * with its id and received_at); NaN when they are not a record's (a damaged or empty segment).
+ */
+export async function firstReceivedAt(handle: SegmentFile): Promise<number> {
+  const head = Buffer.alloc(256);
+  const bytesRead = await handle.read(head, head.length, 0);
+  return lineReceivedAt(head.toString('utf8', 0, bytesRead));
 }
 
 /** `offset` if a line starts there (the byte before it is a newline), else the start of the line holding it. */

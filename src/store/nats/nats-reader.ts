@@ -8,7 +8,8 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { recordMatcher } from '../record-filter.js';
+import { filterEndsAt, ORDER_SLACK_MS, recordMatcher } from '../record-filter.js';
+import { lineReceivedAt } from '../record-head.js';
 import { parseStoredRecord } from '../record-shape.js';
 import type { SkippedRecords } from '../skipped-records.js';
 import type { RecordCursor, RecordLine, RecordReader } from '../store.js';
@@ -22,8 +23,7 @@ export interface NatsReaderOptions {
   skipped?: SkippedRecords;
 }
 
-/** Records are stored in ack order, not strictly in received_at order: look this far before `since`. */
-const ORDER_SLACK_MS = 5 * 60_000;
+/** Records of the first window read back (each next one is twice the last). */
 const FIRST_WINDOW = 512;
 const BATCH = 1000;
 
@@ -86,6 +86,27 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
     }
   }
 
+  /**
+   * The sequence of the first record received after `time` among `first`..`last` (last + 1 when none is), by
+   * halving: records are stored nearly in received_at order (the slack in `time` covers the rest), migrated ones
+   * too, whose stream time is the copy's. A sequence without a record (gone, another publisher's) counts as
+   * before `time`: the search errs towards reading more.
+   */
+  async function firstSeqAfter(time: number, first: number, last: number, signal?: AbortSignal) {
+    const { jsm } = await options.clients();
+    let lo = first;
+    let hi = last + 1;
+    while (lo < hi) {
+      signal?.throwIfAborted();
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const msg = await jsm.streams.getMessage(options.stream, { seq: mid }).catch(() => null);
+      const at = msg ? lineReceivedAt(Buffer.from(msg.data.subarray(0, 256)).toString('utf8')) : Number.NaN;
+      if (at > time) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
   async function lastSeq(): Promise<{ first: number; last: number }> {
     const { jsm } = await options.clients();
     const info = await jsm.streams.info(options.stream);
@@ -104,6 +125,9 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
       const matches = recordMatcher(filter, match);
       const found: RecordLine[] = [];
       let end = last;
+      // Records after the window's end are not read: they never count against the bound.
+      const windowEnd = filterEndsAt(filter);
+      if (windowEnd < Date.now()) end = (await firstSeqAfter(windowEnd, first, last, signal)) - 1;
       let size = Math.max(FIRST_WINDOW, limit);
       let budget = maxBytes ?? Number.POSITIVE_INFINITY;
       const recordCap = maxRecords ?? Number.POSITIVE_INFINITY;

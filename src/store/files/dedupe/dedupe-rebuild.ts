@@ -4,15 +4,16 @@
 // Each segment it reads is synced first: a batch written but not yet synced when the last run died (kill -9)
 // is read like any other, and a retry of it is answered 200 as a duplicate without any write of its own.
 import { open } from 'node:fs/promises';
+import { ORDER_SLACK_MS } from '../../record-filter.js';
 import { parseStoredRecord } from '../../record-shape.js';
-import { ORDER_SLACK_MS } from '../read-records.js';
+import { firstReceivedAt } from '../segment-file.js';
+import { openSegment } from '../segment-lines.js';
 import { listSegments, type SegmentName, seriesOf } from '../segments.js';
 import type { DedupeWindow } from './dedupe-window.js';
 
 const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
 const KEY_FIELD = ',"dedupe_key":"';
-const RECEIVED_AT = /"received_at":"([^"]+)"/;
 
 /** Loads the keys stored within the window before `now`; returns how many it remembered. */
 export async function rebuildDedupeWindow(dir: string, window: DedupeWindow, now: number): Promise<number> {
@@ -44,20 +45,18 @@ async function segmentsReaching(dir: string, oldest: number): Promise<SegmentNam
     const series = seriesOf(segment);
     if (done.has(series)) continue;
     picked.unshift(segment);
-    const first = await firstReceivedAt(segment.path);
+    const first = await firstReceivedAtOf(segment.path);
     if (first !== null && first < oldest) done.add(series);
   }
   return picked;
 }
 
-async function firstReceivedAt(path: string): Promise<number | null> {
-  const handle = await open(path, 'r').catch(() => null);
+/** When the segment's first record was received (NaN when unreadable, null when gone). */
+async function firstReceivedAtOf(path: string): Promise<number | null> {
+  const handle = await openSegment(path);
   if (!handle) return null;
   try {
-    const head = Buffer.alloc(256);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    const m = RECEIVED_AT.exec(head.toString('utf8', 0, bytesRead));
-    return m ? Date.parse(m[1] as string) : null;
+    return await firstReceivedAt(handle);
   } finally {
     await handle.close();
   }
