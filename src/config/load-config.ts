@@ -276,6 +276,9 @@ function describeOutputKey(
   };
 }
 
+/** Request bodies in memory: one sensor may hold 1/BODY_SHARES of them (server.maxInflightBodyBytes). */
+export const BODY_SHARES = 4;
+
 function crossChecks(config: Config): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   if ((config.tls.cert === null) !== (config.tls.key === null)) {
@@ -286,6 +289,14 @@ function crossChecks(config: Config): ErrorDetail[] {
   }
   if (config.tls.minVersion === 'TLSv1.3' && config.tls.maxVersion === 'TLSv1.2') {
     problems.push({ path: 'tls.maxVersion', message: 'must not be below tls.minVersion' });
+  }
+  // One sensor may hold a quarter of the bodies in memory: that quarter must hold one body of the largest size,
+  // else such a body is refused with 503 on an idle collector, and its sender retries it for ever.
+  if (config.server.maxInflightBodyBytes < BODY_SHARES * config.server.maxBodyBytes) {
+    problems.push({
+      path: 'server.maxInflightBodyBytes',
+      message: `must be at least ${BODY_SHARES} × server.maxBodyBytes (${BODY_SHARES * config.server.maxBodyBytes}): one sensor may hold a quarter of it, which must hold one body of the largest size`,
+    });
   }
   problems.push(...adminChecks(config.admin));
   problems.push(...syslogChecks(config.syslog));

@@ -193,7 +193,7 @@ export const configSchema = {
           minimum: 65_536,
           default: 268_435_456,
           description:
-            'request bodies held in memory by all requests together (one sensor at most a quarter); past it, 503 at once',
+            'request bodies held in memory by all requests together (one sensor at most a quarter; at least 4 × server.maxBodyBytes); past it, 503 at once',
         },
         workers: {
           type: ['integer', 'string'],

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { addressGroup } from '../address-group.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
-import type { LoadedConfig } from '../config/load-config.js';
+import { BODY_SHARES, type LoadedConfig } from '../config/load-config.js';
 import { type ClosedReason, listenerSlots } from '../connection-slots.js';
 import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
@@ -255,10 +255,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     limiter: worker?.limiter ?? (recordLimiter as RateLimiter),
     byteLimiter,
     activity,
+    // A worker holds its part of the total, never less than one sensor's quarter holding a largest body.
     bodyBudget: new BodyBudget(
       worker
-        ? Math.max(65_536, Math.floor(config.server.maxInflightBodyBytes / worker.workers))
+        ? Math.max(
+            BODY_SHARES * config.server.maxBodyBytes,
+            Math.floor(config.server.maxInflightBodyBytes / worker.workers),
+          )
         : config.server.maxInflightBodyBytes,
+      1 / BODY_SHARES,
     ),
     slots,
     feeds: (req, res, name, authenticated) => feeds.handle(req, res, name, authenticated),

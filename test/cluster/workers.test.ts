@@ -319,6 +319,30 @@ test('the rate limit and the per-address connection cap hold across workers', as
   assert.equal(sockets.filter((s) => !s.socket.destroyed).length, 4);
 });
 
+test('every worker takes a body of the largest size: its share of the body memory holds one for a sensor', async (t) => {
+  const dataDir = makeTempDir(t);
+  const key = await addSensorCli(dataDir, 'big');
+  // The smallest total allowed: 4 bodies of 64 KiB. Split evenly, a worker's sensor could hold 32 KiB.
+  const serve = await spawnServe(dataDir, TWO, {
+    env: {
+      THREATCOL_SERVER_MAX_BODY_BYTES: '65536',
+      THREATCOL_SERVER_MAX_INFLIGHT_BODY_BYTES: '262144',
+      THREATCOL_RATE_LIMIT_BYTES_PER_SECOND: '0',
+    },
+  });
+  t.after(() => serve.stop('SIGKILL'));
+  // About 50 KB: one request per worker (round robin).
+  const batch = Array.from({ length: 100 }, (_, i) => genericRecord({ threat: `${i} ${'x'.repeat(400)}` }));
+  assert.ok(JSON.stringify(batch).length > 40_000);
+  const statuses: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    statuses.push((await postFresh(serve.url, '/generic', batch, { sensor: 'big', key })).status);
+  }
+  assert.deepEqual(statuses, [200, 200]);
+  const byWorker = recordsByWorker(dataDir);
+  assert.deepEqual([byWorker.get(1)?.length, byWorker.get(2)?.length], [100, 100]);
+});
+
 test('socket activation: both workers accept on the listening socket the primary inherits as fd 3', async (t) => {
   const dataDir = makeTempDir(t);
   const key = await addSensorCli(dataDir, 'fw1');

@@ -177,7 +177,7 @@ test('a failed fdatasync answers 503 to the whole batch and stops the daemon wit
 
 test('memory bound: bodies held in memory are capped in all; past it 503 at once, released when a client leaves', async (t) => {
   const s = await startTestServer(t, {
-    overrides: { 'server.maxInflightBodyBytes': 65_536, 'server.maxBodyBytes': 65_536 },
+    overrides: { 'server.maxInflightBodyBytes': 65_536, 'server.maxBodyBytes': 16_384 },
   });
   // One sensor may hold a quarter of the budget (16 KiB here): four slow sensors hold 15 KB each, 60 KB of 64 KiB.
   const slow = await Promise.all(

@@ -151,6 +151,7 @@ test('finding 2: one sensor stalling gzip uploads cannot starve another of the b
   const s = await startTestServer(t, {
     overrides: {
       'server.maxInflightBodyBytes': 1_048_576,
+      'server.maxBodyBytes': 262_144,
       'server.bodyStallTimeoutMs': 1500,
       'rateLimit.bytesPerSecond': 0,
     },

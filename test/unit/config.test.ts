@@ -80,6 +80,25 @@ test('a missing explicit file, bad JSON, bad zone and half a TLS pair are config
   }
 });
 
+test("server.maxInflightBodyBytes below 4 × server.maxBodyBytes is refused, naming both (one sensor's quarter must hold one largest body)", () => {
+  const load = (inflight: number) =>
+    loadConfig({
+      env: {
+        THREATCOL_SERVER_MAX_INFLIGHT_BODY_BYTES: String(inflight),
+        THREATCOL_SERVER_MAX_BODY_BYTES: '1048576',
+      },
+      defaultConfigPath: none,
+    });
+  assert.throws(
+    () => load(4 * 1_048_576 - 1),
+    (e: unknown) =>
+      e instanceof ThreatcolError &&
+      e.code === 'CONFIG_INVALID' &&
+      /server\.maxInflightBodyBytes.*at least 4 × server\.maxBodyBytes \(4194304\)/.test(e.message),
+  );
+  assert.equal(load(4 * 1_048_576).config.server.maxInflightBodyBytes, 4 * 1_048_576);
+});
+
 test('data directory: config, then $STATE_DIRECTORY, then root or home default', () => {
   assert.equal(resolveDataDir('/srv/tc', {}, 0), '/srv/tc');
   assert.equal(

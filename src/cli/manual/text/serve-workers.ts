@@ -41,7 +41,9 @@ request; the primary used 0.25 % of the CPU ([docs/performance.md](performance.m
   dropped (the limit can only err on the strict side). The primary also counts every worker's connections:
   \`server.maxConnectionsPerAddress\` and \`server.maxConnections\` hold for the daemon (a connection over a cap
   is closed within an IPC round trip of being accepted). The memory bounds \`server.maxInflightBodyBytes\`,
-  \`store.queueMaxRecords\` and \`store.queueMaxBytes\` are split evenly between the workers.
+  \`store.queueMaxRecords\` and \`store.queueMaxBytes\` are split evenly between the workers (a worker's
+  share of \`server.maxInflightBodyBytes\` is never less than 4 × \`server.maxBodyBytes\`, so that one sensor's
+  quarter holds one largest body: with many workers the total may exceed the setting).
 - **Syslog** (\`syslog.listen\`, \`syslog.tcpListen\`): every worker serves it on the shared ports, with
   the same guarantees as one process; how its caps, counters and samples go through the primary is in
   [docs/syslog.md](syslog.md#under-serve---workers).
