@@ -2,9 +2,10 @@
 // when it is stored or its error when it failed (and then the key is free for the next retry).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { localDedupeIndex } from '../../src/store/files/dedupe/dedupe-index.js';
-import { DedupeWindow } from '../../src/store/files/dedupe/dedupe-window.js';
+import { DedupeWindow, Reservation } from '../../src/store/files/dedupe/dedupe-window.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -43,4 +44,40 @@ test('a claim racing an identical one in flight waits: the first ids once stored
   assert.ok(!(retry instanceof Promise));
   assert.deepEqual(retry.firstIds, [null]);
   retry.settle(null);
+});
+
+test('property: a hit names the append storing its key while it is in flight, whatever the claims and releases before it', () => {
+  const op = fc.oneof(
+    fc.record({ claim: fc.integer({ min: 0, max: 7 }), into: fc.integer({ min: 0, max: 3 }) }),
+    fc.record({ release: fc.integer({ min: 0, max: 3 }), stored: fc.boolean() }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+      const window = new DedupeWindow(120_000);
+      // The model: the appends in flight, by slot, with the keys each claimed first.
+      const open: (Reservation | null)[] = [null, null, null, null];
+      let n = 0;
+      for (const o of ops) {
+        if ('claim' in o) {
+          const key = `k${o.claim}`;
+          const r = open[o.into] ?? new Reservation();
+          const hit = window.claim(key, `id-${n++}`, r, 1_000);
+          if (r.keys.length > 0) open[o.into] = r;
+          const holder = open.find((x) => x?.keys.includes(key)) ?? null;
+          if (hit !== null) assert.equal(hit.pending, holder);
+        } else {
+          const r = open[o.release];
+          if (!r) continue;
+          window.release(r, o.stored);
+          open[o.release] = null;
+        }
+        for (let k = 0; k < 8; k++) {
+          const hit = window.lookup(`k${k}`, 1_000);
+          const holder = open.find((x) => x?.keys.includes(`k${k}`)) ?? null;
+          if (hit !== null) assert.equal(hit.pending, holder, `k${k}`);
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
 });

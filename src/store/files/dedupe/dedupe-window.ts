@@ -83,6 +83,13 @@ export class DedupeWindow {
    * churn cost the young generation) is scanned only when a lookup hits, to tell in flight from stored.
    */
   private readonly inFlight: Reservation[] = [];
+  /**
+   * The in-flight reservation of each key, made at the first hit on a key in flight and kept while any append
+   * is in flight (then dropped): a retried batch of 1,000 records behind a full queue of 100,000 keys made a
+   * scan of every in-flight key per hit (10^8 comparisons on the writer's thread). Appends with no such hit
+   * never pay for it.
+   */
+  private pendingIndex: Map<string, Reservation> | null = null;
   private readonly sliceMs: number;
   /** Keys forgotten before their time because of the bound (for a warning). */
   evicted = 0;
@@ -117,6 +124,7 @@ export class DedupeWindow {
     this.add(bytes, id, now);
     if (reservation.keys.length === 0) this.inFlight.push(reservation);
     reservation.keys.push(key);
+    this.pendingIndex?.set(key, reservation);
     return null;
   }
 
@@ -130,6 +138,12 @@ export class DedupeWindow {
     // Order does not matter: swap with the last, no shifting.
     this.inFlight[i] = this.inFlight[this.inFlight.length - 1] as Reservation;
     this.inFlight.pop();
+    if (this.inFlight.length === 0) this.pendingIndex = null;
+    else if (this.pendingIndex !== null) {
+      for (const key of reservation.keys) {
+        if (this.pendingIndex.get(key) === reservation) this.pendingIndex.delete(key);
+      }
+    }
     if (stored) return;
     for (const key of reservation.keys) this.forget(key);
   }
@@ -178,10 +192,14 @@ export class DedupeWindow {
     this.table.delete(keyBytes(key));
   }
 
-  /** The reservation of the append storing `key`, or null once it is stored (a hit: rare, so a scan). */
+  /** The reservation of the append storing `key`, or null once it is stored. */
   private pendingFor(key: string): Reservation | null {
-    for (const r of this.inFlight) if (r.keys.includes(key)) return r;
-    return null;
+    if (this.inFlight.length === 0) return null;
+    if (this.pendingIndex === null) {
+      this.pendingIndex = new Map();
+      for (const r of this.inFlight) for (const k of r.keys) this.pendingIndex.set(k, r);
+    }
+    return this.pendingIndex.get(key) ?? null;
   }
 
   private expire(now: number): void {
