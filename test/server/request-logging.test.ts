@@ -1,10 +1,13 @@
 // What the journal gets: a 500 at error with its stack every time (never rate-limited away), an accepted request
 // at debug.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { test } from 'node:test';
+import { connect } from 'node:tls';
 import { errorCode, post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { genericRecord } from '../helpers/records.js';
+import { until } from '../helpers/until.js';
 
 test('internal errors are logged at error with the stack, each one; accepted requests at debug', async (t) => {
   // The fault: the clock throws when the request pipeline asks it, nowhere else (a stand-in for a bug).
@@ -45,4 +48,31 @@ test('internal errors are logged at error with the stack, each one; accepted req
   assert.equal(errors[0]?.sensor, null, 'the failure came before authentication');
   assert.equal(errors[0]?.path, '/generic');
   assert.ok(!server.logText().includes(key), 'the key never reaches the log');
+});
+
+test('a sender that hangs up in the middle of its body is logged at debug, with its sensor and address', async (t) => {
+  const server = await startTestServer(t);
+  const key = await server.addSensor('s1');
+  const socket = connect({
+    host: '127.0.0.1',
+    port: Number(new URL(server.url).port),
+    rejectUnauthorized: false,
+  });
+  socket.on('error', () => {});
+  await once(socket, 'secureConnect');
+  socket.write(
+    `POST /generic HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-AUTH_KEY: ${key}\r\n` +
+      `X-SENSOR_NAME: s1\r\nContent-Length: 1000\r\n\r\n[{"source_ip":`,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  socket.destroy();
+  await until(
+    () => server.logs.some((l) => l.msg === 'the client hung up before its request was read'),
+    5000,
+  );
+  const gone = server.logs.find((l) => l.msg === 'the client hung up before its request was read');
+  assert.equal(gone?.level, 20);
+  assert.equal(gone?.sensor, 's1');
+  assert.equal(gone?.path, '/generic');
+  assert.equal(gone?.remoteAddr, '127.0.0.1');
 });

@@ -51,6 +51,16 @@ export class ActivityLog {
     }
   }
 
+  /** A sender that hung up before its body was read whole: nobody to answer, logged at debug (DESIGN 9). */
+  clientGone(method: string, path: string, sensor: string | null, remoteAddr: string): void {
+    if (this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { method, path, sensor, remoteAddr },
+        'the client hung up before its request was read',
+      );
+    }
+  }
+
   /**
    * A 500: logged at error with the stack every time, never rate-limited (the limit is for ordinary
    * rejections a misconfigured sender repeats), and counted in the summary like any rejection.

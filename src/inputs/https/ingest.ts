@@ -112,7 +112,10 @@ export async function handleIngest(
       deps.metrics.requestDone(route.endpoint, 'OK', startedAt);
     }
   } catch (error) {
-    if (error instanceof ClientGone) return;
+    if (error instanceof ClientGone) {
+      deps.activity.clientGone(req.method ?? '', path, sensor, remoteAddr);
+      return;
+    }
     const e =
       error instanceof ThreatcolError
         ? error
@@ -124,14 +127,6 @@ export async function handleIngest(
       (e.code === 'AUTH_INVALID' || e.code === 'SENSOR_REVOKED'
         ? deps.auth.registeredName(req.headers)
         : null);
-    if (claimed !== null) {
-      deps.stats.recordRejected(
-        claimed,
-        sensor === null && e.code !== 'SENSOR_REVOKED' ? null : remoteAddr, // a revoked sensor proved its key
-        e.code,
-        new Date(deps.now()).toISOString(),
-      );
-    }
     const rejection = {
       code: e.code,
       status: e.status,
@@ -146,6 +141,16 @@ export async function handleIngest(
     else deps.activity.reject(rejection);
     if (e.code === 'INTERNAL') sendError(res, 'INTERNAL', undefined, undefined, headers);
     else sendError(res, e.code, e.message, e.details, headers);
+    // Counted after the answer is on its way: a wrong key for a registered name is answered as fast as for an
+    // unknown one (DESIGN 2.3: names cannot be probed).
+    if (claimed !== null) {
+      deps.stats.recordRejected(
+        claimed,
+        sensor === null && e.code !== 'SENSOR_REVOKED' ? null : remoteAddr, // a revoked sensor proved its key
+        e.code,
+        new Date(deps.now()).toISOString(),
+      );
+    }
     if (deps.metrics) {
       if (sensor !== null) deps.metrics.sensorSeen(sensor, deps.now());
       deps.metrics.requestDone(route.endpoint, e.code, startedAt);
