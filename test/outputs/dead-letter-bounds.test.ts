@@ -235,6 +235,33 @@ test('--retry sends in batches; killed -9 midway, nothing is lost or listed twic
   );
 });
 
+test('--retry sends a dead letter the daemon appends to the file it has just claimed (opened before the claim)', async (t) => {
+  const dir = makeTempDir(t);
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const ids = writeLetters(dir, 'hook.dead-letter.ndjson', 10);
+  const config = configFile(dir, { outputs: { hook: { type: 'webhook', url: receiver.url } } });
+  const args = ['outputs', 'dead-letter', 'hook', '--data-dir', dir, '--config', config];
+  // The daemon's append has opened the file when the retry renames it; its write lands after the retry read it.
+  const daemonFd = openSync(join(dir, 'outputs', 'hook.dead-letter.ndjson'), 'a');
+  receiver.delayMs = 300;
+  const retry = startCli([...args, '--retry']);
+  t.after(() => retry.child.kill('SIGKILL'));
+  await until(() => receiver.bodies.length >= 1, 60_000, 'the first batch sent');
+  const late = storedGenericRecord({ threat: 'appended to the claimed file' });
+  writeSync(
+    daemonFd,
+    `{"at":"2026-11-27T10:00:00.000Z","answer":"HTTP 503","record":${JSON.stringify(late)}}\n`,
+  );
+  closeSync(daemonFd);
+  const result = await retry.result;
+  assert.equal(result.code, 0, result.stderr);
+  const listed = await listedIds(dir, config);
+  for (const id of [...ids, late.id as string]) {
+    assert.ok(receiver.accepted.has(id) || listed.includes(id), `${id} neither delivered nor listed`);
+  }
+});
+
 test('a .retrying-PID file left by a dead --retry is listed and sent by the next --retry', async (t) => {
   const dir = makeTempDir(t);
   const receiver = await startReceiver();

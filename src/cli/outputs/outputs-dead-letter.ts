@@ -11,6 +11,10 @@ import { type CliIo, write } from '../io.js';
 import { formatTable } from '../table.js';
 import { safeJsonLine } from '../terminal-text.js';
 import { configuredOutput } from './known-output.js';
+
+/** How long after a claim its file is read to its end again before it goes (an append opened before it). */
+const CLAIM_SETTLE_MS = 1000;
+
 import { openSender } from './send-through.js';
 
 interface DeadLetterOptions extends CommonOptions {
@@ -141,38 +145,52 @@ async function retry(name: string, loaded: LoadedConfig, io: CliIo): Promise<num
   let dropped = 0;
   let firstAnswer: string | null = null;
   let failure: string | null = null;
+  const takenAt = Date.now();
+  /** Sends the claim's letters from where it got to, to its end; false when none were left. */
+  const sendClaim = async (claim: (typeof taken)[number]): Promise<boolean> => {
+    let any = false;
+    for (const batch of claims.claimBatches(dataDir, claim, output.batch)) {
+      any = true;
+      const records = batch.letters.map((l) => l.record as unknown as StoredRecord);
+      const outcome = records.length > 0 ? await sender.send(records) : null;
+      if (outcome && !outcome.ok) {
+        failure = outcome.error;
+        return any;
+      }
+      const refused = outcome?.ok
+        ? [
+            ...outcome.report.refused.map((r) => ({ index: r.index, answer: r.answer })),
+            ...outcome.report.retry.map((index) => ({ index, answer: 'asked to send again later' })),
+          ]
+        : [];
+      // A retry that died after writing this batch's refusals, before recording it done, wrote them already.
+      const written = claim.resumed ? lastDeadLetterIds(dataDir, name, 2 * records.length) : null;
+      dropped += appendDeadLetters(
+        dataDir,
+        name,
+        refused
+          .filter((a) => !written?.has(String(records[a.index]?.id)))
+          .map((a) => ({ line: JSON.stringify(records[a.index]), answer: a.answer })),
+        new Date().toISOString(),
+        null,
+        { maxBytes: output.deadLetterMaxBytes },
+      ).records;
+      claims.advanceClaim(dataDir, claim, batch.end);
+      sent += records.length;
+      again += refused.length;
+      firstAnswer ??= refused[0]?.answer ?? null;
+    }
+    return any;
+  };
   try {
     for (const claim of taken) {
-      for (const batch of claims.claimBatches(dataDir, claim, output.batch)) {
-        const records = batch.letters.map((l) => l.record as unknown as StoredRecord);
-        const outcome = records.length > 0 ? await sender.send(records) : null;
-        if (outcome && !outcome.ok) {
-          failure = outcome.error;
-          break;
-        }
-        const refused = outcome?.ok
-          ? [
-              ...outcome.report.refused.map((r) => ({ index: r.index, answer: r.answer })),
-              ...outcome.report.retry.map((index) => ({ index, answer: 'asked to send again later' })),
-            ]
-          : [];
-        // A retry that died after writing this batch's refusals, before recording it done, wrote them already.
-        const written = claim.resumed ? lastDeadLetterIds(dataDir, name, 2 * records.length) : null;
-        dropped += appendDeadLetters(
-          dataDir,
-          name,
-          refused
-            .filter((a) => !written?.has(String(records[a.index]?.id)))
-            .map((a) => ({ line: JSON.stringify(records[a.index]), answer: a.answer })),
-          new Date().toISOString(),
-          null,
-          { maxBytes: output.deadLetterMaxBytes },
-        ).records;
-        claims.advanceClaim(dataDir, claim, batch.end);
-        sent += records.length;
-        again += refused.length;
-        firstAnswer ??= refused[0]?.answer ?? null;
-      }
+      await sendClaim(claim);
+      if (failure !== null) break;
+      // An append the daemon opened just before the file was claimed may land in it after this read: the claim
+      // is read to its end again once a second has passed since it was taken, and only then goes.
+      await new Promise((r) => setTimeout(r, Math.max(0, takenAt + CLAIM_SETTLE_MS - Date.now())));
+      let more = true;
+      while (more && failure === null) more = await sendClaim(claim);
       if (failure !== null) break;
       claims.finishClaim(dataDir, claim);
     }

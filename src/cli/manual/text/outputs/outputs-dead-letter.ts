@@ -26,7 +26,9 @@ and \`batch.maxBytes\`: the delivered ones leave, those refused again are writte
 first takes the files aside (\`….retrying-PID\`, then \`….retrying-PID-OFFSET\` as each batch is done), so the
 daemon keeps writing new dead letters meanwhile and a retry that is killed loses nothing: the listing still
 counts what it had not sent, and the next \`--retry\` takes it over from the last batch done (that batch may be
-delivered twice; a record refused again is not written twice). When the receiver fails (down, a refused
+delivered twice; a record refused again is not written twice). A file taken is read to its end again a second
+after it was taken, and only then deleted: a refusal the daemon was appending to it as it was taken is sent too.
+When the receiver fails (down, a refused
 credential) the retry stops and what it had not sent stays for the next one.
 `,
   exitStatus: `Exit 69 (\`OUTPUT_FAILED\`) when \`--retry\` left records refused or the receiver failed.`,
