@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import test from 'node:test';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { serveRelpSession } from '../../src/inputs/syslog/relp-session.js';
@@ -72,9 +73,100 @@ function gated(log: RecordLog, failures: number) {
   };
 }
 
+/**
+ * The real record log behind a script: each append's threats are recorded, then `script(n)` (n from 1) says what
+ * it does: wait for `open()`, fail (the store refusing), or store.
+ */
+function scripted(log: RecordLog, script: (n: number) => 'hold' | 'refuse' | 'store') {
+  const calls: string[][] = [];
+  const waiting: (() => void)[] = [];
+  let opened = false;
+  const gate: RecordLog = {
+    get queuedRecords() {
+      return log.queuedRecords;
+    },
+    close: () => log.close(),
+    async append(records: StoredRecord[]) {
+      calls.push(records.map((r) => r.threat));
+      const action = script(calls.length);
+      if (action === 'hold' && !opened) await new Promise<void>((resolve) => waiting.push(resolve));
+      if (action === 'refuse') throw new Error('store unavailable (test)');
+      return log.append(records);
+    },
+  };
+  return {
+    gate,
+    calls,
+    open() {
+      opened = true;
+      for (const resolve of waiting.splice(0)) resolve();
+    },
+  };
+}
+
+/** A logger whose lines (parsed) are kept in `lines`. */
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, sink), lines };
+}
+
 /** What a connection's intake stores through: `recordLog`, the store's statistics, a silent logger. */
-function intakeDeps(config: Config, recordLog: RecordLog, store: Store, tally: SyslogTally): IntakeDeps {
-  return { config, recordLog, stats: store.stats, logger: pino({ level: 'silent' }), now: Date.now, tally };
+function intakeDeps(
+  config: Config,
+  recordLog: RecordLog,
+  store: Store,
+  tally: SyslogTally,
+  logger: Logger = pino({ level: 'silent' }),
+): IntakeDeps {
+  return { config, recordLog, stats: store.stats, logger, now: Date.now, tally };
+}
+
+/**
+ * A plain-TCP server serving each connection with serveSyslogConnection for `sensor` through `recordLog`; its
+ * port, and the server side of its last connection.
+ */
+async function syslogServer(
+  t: test.TestContext,
+  config: Config,
+  recordLog: RecordLog,
+  store: Store,
+  logger?: Logger,
+) {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    const deps = intakeDeps(config, recordLog, store, new SyslogTally(), logger);
+    serveSyslogConnection(socket, createSyslogIntake(sensor, '127.0.0.1', deps), '127.0.0.1', deps);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const port = (server.address() as { port: number }).port;
+  return { port, last: () => sockets.at(-1) };
+}
+
+/** A plain-TCP client of `port`, connected, destroyed at the test's end. */
+async function tcpClient(t: test.TestContext, port: number): Promise<Socket> {
+  const client = createConnection({ host: '127.0.0.1', port });
+  client.on('error', () => {});
+  t.after(() => client.destroy());
+  await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+  return client;
+}
+
+/** The threats the store holds, in the order stored. */
+async function storedThreats(store: Store): Promise<string[]> {
+  const seen: string[] = [];
+  await store.reader.scan(0, (record) => seen.push(record.threat));
+  return seen;
 }
 
 /** A data directory, its configuration (`overrides` applied), the files store and its record log. */
@@ -267,4 +359,40 @@ test('a graceful stop while the store refuses: the refused append is tried again
   await store.reader.scan(0, (record) => stored.push(record.threat));
   await store.close();
   assert.deepEqual(stored, ['Probe 1']);
+});
+
+test('a message begun when the store refuses is not closed as stalled: the clock stops while threatcol holds the connection back', async (t) => {
+  const { config, store, log } = await filesLog(t, { 'syslog.stallTimeoutMs': 2000 });
+  t.after(async () => {
+    await log.close();
+    await store.close();
+  });
+  let refusing = true;
+  const g = scripted(log, () => (refusing ? 'refuse' : 'store'));
+  const { logger, lines } = capturingLogger();
+  const { port, last } = await syslogServer(t, config, g.gate, store, logger);
+  const client = await tcpClient(t, port);
+  let closed = false;
+  client.once('close', () => {
+    closed = true;
+  });
+  // One complete message and the start of the next, in one write; the store refuses the first.
+  const second = message(2);
+  client.write(`${message(1)}\n${second.slice(0, 40)}`);
+  await until(() => g.calls.length >= 1 && last()?.isPaused() === true, 10_000, 'the refused append');
+  await new Promise((resolve) => setTimeout(resolve, 4000));
+  assert.equal(closed, false, 'the connection stays open while the store refuses');
+  assert.equal(last()?.destroyed, false);
+  // The store recovers: the retry stores the first, then the rest of the second arrives.
+  refusing = false;
+  await until(async () => (await storedThreats(store)).length === 1, 10_000, 'the first stored');
+  client.write(`${second.slice(40)}\n`);
+  await until(async () => (await storedThreats(store)).length === 2, 10_000, 'the second stored');
+  assert.deepEqual(await storedThreats(store), ['Probe 1', 'Probe 2']);
+  assert.equal(closed, false);
+  assert.equal(
+    lines.filter((l) => String(l.msg).includes('syslog.stallTimeoutMs')).length,
+    0,
+    'no stall logged',
+  );
 });

@@ -63,21 +63,24 @@ export interface FrameProgress {
 /**
  * Closes `socket` when one frame stays unfinished for `timeoutMs` while the socket is read: the clock runs from
  * the frame's first byte, whatever trickles after it, and not while the connection is paused for backpressure
- * (the sender is not at fault then). Listens after the connection's own reader, so it sees what that read did.
+ * (the sender is not at fault then; it starts again when reading resumes). Listens after the connection's own
+ * reader, so it sees what that read did. Returns what the connection calls each time it pauses or resumes the
+ * socket outside a read (a store's answer): no data event tells the clock then.
  */
 export function closeStalledFrames(
   socket: Socket,
   frames: FrameProgress,
   timeoutMs: number,
   closing: () => void,
-): StallDeadline {
+): () => void {
   const deadline = new StallDeadline(timeoutMs, () => {
     closing();
     socket.destroy();
   });
-  socket.on('data', () => {
+  const progress = (): void => {
     deadline.owe(frames.midFrame && !socket.isPaused() ? frames.framesStarted : null);
-  });
+  };
+  socket.on('data', progress);
   socket.once('close', () => deadline.stop());
-  return deadline;
+  return progress;
 }

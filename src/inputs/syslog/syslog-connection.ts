@@ -81,6 +81,8 @@ export function serveSyslogConnection(
               return;
             }
             socket.pause();
+            // Held back by threatcol, not the sender: the clock of a message begun stops until reading resumes.
+            stallClock();
             logger.error(
               { sensor: intake.sensor.name, err: error.message },
               'cannot store syslog messages; retrying',
@@ -127,7 +129,7 @@ export function serveSyslogConnection(
   };
 
   socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
-  closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
+  const stallClock = closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
     logger.warn(
       { sensor: intake.sensor.name, remoteAddr },
       'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
