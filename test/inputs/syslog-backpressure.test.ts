@@ -396,3 +396,34 @@ test('a message begun when the store refuses is not closed as stalled: the clock
     'no stall logged',
   );
 });
+
+test('a message left unfinished when a backpressure pause ends is closed as stalled: the clock starts again as reading resumes', async (t) => {
+  const { config, store, log } = await filesLog(t, {
+    'syslog.maxUnsyncedMessages': 1,
+    'syslog.stallTimeoutMs': 1000,
+  });
+  t.after(async () => {
+    await log.close();
+    await store.close();
+  });
+  const { logger, lines } = capturingLogger();
+  const { port } = await syslogServer(t, config, log, store, logger);
+  const client = await tcpClient(t, port);
+  let closed = false;
+  client.once('close', () => {
+    closed = true;
+  });
+  // The threat fills the unsynced bound (a pause until it is durable); the next message is begun, never ended.
+  client.write(`${message(1)}\n<185>date=2026`);
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  assert.equal(closed, true, 'closed for the unfinished message');
+  assert.deepEqual(await storedThreats(store), ['Probe 1']);
+  assert.ok(
+    lines.some(
+      (l) =>
+        l.level === 40 &&
+        l.msg === 'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
+    ),
+    'the stall is logged',
+  );
+});

@@ -66,7 +66,11 @@ export function serveSyslogConnection(
         intake.store(records).then(
           () => {
             unsynced -= records.length;
-            if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) socket.resume();
+            if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) {
+              socket.resume();
+              // A message begun before the pause owes its end again, from now: no read may come to say so.
+              stallClock();
+            }
             resolve();
           },
           (error: Error) => {
