@@ -427,3 +427,31 @@ test('a message left unfinished when a backpressure pause ends is closed as stal
     'the stall is logged',
   );
 });
+
+test('a refused append keeps the connection paused until its retry stored it: what was read after it is stored after it', async (t) => {
+  const { config, store, log } = await filesLog(t);
+  t.after(async () => {
+    await log.close();
+    await store.close();
+  });
+  // The first append waits (a slow fsync), the second is refused once, the rest are stored.
+  const g = scripted(log, (n) => (n === 1 ? 'hold' : n === 2 ? 'refuse' : 'store'));
+  t.after(() => g.open());
+  const { port, last } = await syslogServer(t, config, g.gate, store);
+  const client = await tcpClient(t, port);
+  client.write(`${message(1)}\n`);
+  await until(() => g.calls.length === 1, 10_000, 'the first append (held)');
+  client.write(`${message(2)}\n`);
+  await until(() => g.calls.length === 2 && last()?.isPaused() === true, 10_000, 'the second (refused)');
+  client.write(`${message(3)}\n`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The first is stored now; the second's retry comes a second after its refusal.
+  g.open();
+  await until(async () => (await storedThreats(store)).length === 3, 10_000, 'all three stored');
+  assert.deepEqual(
+    g.calls,
+    [['Probe 1'], ['Probe 2'], ['Probe 2'], ['Probe 3']],
+    'no append before the retry',
+  );
+  assert.deepEqual(await storedThreats(store), ['Probe 1', 'Probe 2', 'Probe 3']);
+});

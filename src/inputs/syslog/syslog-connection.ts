@@ -32,7 +32,7 @@ const RETRY_MS = 1000;
  * Serves `socket` for its sensor (`intake`) until it closes. Every chunk's threats are appended in one call (the record log
  * groups concurrent calls into one fsync). While more than syslog.maxUnsyncedMessages of this connection's
  * messages are not yet durable the socket is paused, so TCP pushes back on the sender; an append the store
- * refuses is retried with the socket paused, never dropped.
+ * refuses is retried with the socket paused until it is stored, never dropped.
  */
 export function serveSyslogConnection(
   socket: Socket,
@@ -49,6 +49,11 @@ export function serveSyslogConnection(
     ...(held ? { budget: held.budget, evicted: () => held.evicted(socket) } : {}),
   });
   let unsynced = 0;
+  /**
+   * Appends the store refused, not yet stored. Nothing more is read while one waits for its retry: what is read
+   * after it would be stored before it, and held in memory beside it.
+   */
+  let refused = 0;
   let closed = false;
   let reportedOversize = 0;
 
@@ -58,19 +63,29 @@ export function serveSyslogConnection(
   const retries = new Set<() => void>();
   let stopping = false;
 
+  /**
+   * Reads the socket only while fewer than syslog.maxUnsyncedMessages of its messages wait to be durable and no
+   * refused append waits; else TCP holds the sender back. The stall clock is told either way: when the store's
+   * answer pauses or resumes the connection, no read tells it (a message begun owes nothing while paused).
+   */
+  const flow = (): void => {
+    if (closed) return;
+    if (unsynced >= config.syslog.maxUnsyncedMessages || refused > 0) socket.pause();
+    else if (socket.isPaused()) socket.resume();
+    stallClock();
+  };
+
   const append = (records: BuiltRecord[]): void => {
     unsynced += records.length;
-    if (unsynced >= config.syslog.maxUnsyncedMessages) socket.pause();
+    flow();
+    let wasRefused = false;
     const settled = new Promise<void>((resolve) => {
       const attempt = (): void => {
         intake.store(records).then(
           () => {
             unsynced -= records.length;
-            if (!closed && unsynced < config.syslog.maxUnsyncedMessages && socket.isPaused()) {
-              socket.resume();
-              // A message begun before the pause owes its end again, from now: no read may come to say so.
-              stallClock();
-            }
+            if (wasRefused) refused--;
+            flow();
             resolve();
           },
           (error: Error) => {
@@ -84,9 +99,11 @@ export function serveSyslogConnection(
               resolve();
               return;
             }
-            socket.pause();
-            // Held back by threatcol, not the sender: the clock of a message begun stops until reading resumes.
-            stallClock();
+            if (!wasRefused) {
+              wasRefused = true;
+              refused++;
+            }
+            flow();
             logger.error(
               { sensor: intake.sensor.name, err: error.message },
               'cannot store syslog messages; retrying',
