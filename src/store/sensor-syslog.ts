@@ -2,6 +2,7 @@
 // and checked here once, so every reader (the listener, `sensor show`, `check`) gets only identities it can use.
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
+import { isSyslogFormat, SYSLOG_FORMATS } from './syslog-formats.js';
 
 /** A CIDR as `sensor add --from` takes it: an address and an optional prefix length (a bare address is /32 or /128). */
 export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
@@ -40,7 +41,7 @@ export function syslogProblem(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return 'syslog is not a JSON object';
   const s = value as Record<string, unknown>;
-  if (typeof s.format !== 'string' || s.format === '') return 'syslog.format is not a format name';
+  if (!isSyslogFormat(s.format)) return `syslog.format is not one of ${SYSLOG_FORMATS.join(', ')}`;
   if (!isStringList(s.from) || !s.from.every((cidr) => parseCidr(cidr) !== null)) {
     return 'syslog.from is not a list of addresses or CIDRs';
   }

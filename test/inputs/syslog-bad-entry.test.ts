@@ -1,5 +1,5 @@
 // A registry entry whose syslog identity is malformed (a number for its networks, no networks, a string of
-// fingerprints, a CA that is a number or not PEM, a name that is a number...), files and NATS: the running
+// fingerprints, a CA that is a number or not PEM, a name that is a number, a format that is none of the four...), files and NATS: the running
 // collector skips and reports it, keeps serving the other sensors over HTTPS and syslog, also when a client
 // certificate of that entry's CA connects, and starts again with the entry still there.
 import assert from 'node:assert/strict';
@@ -37,6 +37,8 @@ function badShapes(caPem: string): [string, (syslog: Record<string, unknown>) =>
     ['ca-not-pem', (s) => ({ ...s, client_ca: 'not a certificate', client_cn: 'fw-ca' })],
     ['from-not-cidr', (s) => ({ ...s, from: ['127.0.0.1/33'] })],
     ['format-number', (s) => ({ ...s, format: 5 })],
+    ['format-unknown', (s) => ({ ...s, format: 'PANOS' })],
+    ['format-inherited', (s) => ({ ...s, format: 'constructor' })],
   ];
 }
 
@@ -165,6 +167,8 @@ async function survives(
   assert.match(reasons.get('ca-not-pem') ?? '', /^syslog\.client_ca /);
   assert.match(reasons.get('cn-number') ?? '', /^syslog\.client_cn /);
   assert.match(reasons.get('syslog-string') ?? '', /^syslog is not/);
+  assert.match(reasons.get('format-unknown') ?? '', /^syslog\.format is not one of panos, cef/);
+  assert.match(reasons.get('format-inherited') ?? '', /^syslog\.format /);
 
   // Restarted with the bad entries there, it serves at once.
   await serve.stop();

@@ -73,3 +73,37 @@ test("property: a message's record, as the intake builds it from the read bytes,
   );
   assert.ok(records > 250, `${records} records built`);
 });
+
+test('a format name every object inherits finds no parser: the message is not read, and nothing throws', () => {
+  const { config } = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent',
+    overrides: { dataDir: '/tmp' },
+  });
+  const text = Buffer.from(
+    '<134>1 2026-11-26T12:00:00.000Z ngfw - - - - CEF:0|v|p|1|7|Probe|5|src=10.0.0.1 dst=10.0.0.2 dpt=80 proto=TCP',
+  );
+  for (const format of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+    const named = { ...sensor, syslog: { ...(sensor.syslog as NonNullable<Sensor['syslog']>), format } };
+    const intake = createSyslogIntake(named, '127.0.0.1', {
+      config,
+      tally: new SyslogTally(),
+      logger: pino({ level: 'silent' }),
+      now: () => 0,
+      recordLog: undefined as never,
+      stats: undefined as never,
+    });
+    assert.equal(intake.read(text, 0, text.length, false, Date.UTC(2026, 10, 26, 12)), null, format);
+    // The same for a connection given such a sensor later.
+    const reassigned = createSyslogIntake(sensor, '127.0.0.1', {
+      config,
+      tally: new SyslogTally(),
+      logger: pino({ level: 'silent' }),
+      now: () => 0,
+      recordLog: undefined as never,
+      stats: undefined as never,
+    });
+    reassigned.reassign(named);
+    assert.equal(reassigned.read(text, 0, text.length, false, Date.UTC(2026, 10, 26, 12)), null, format);
+  }
+});

@@ -102,6 +102,28 @@ test('sensor entries: a syslog identity the check passes never makes the listene
   );
 });
 
+test('sensor entries: a syslog format is one of the four, exactly; a name every object inherits is none', () => {
+  const syslog = { format: 'cef', from: ['192.0.2.0/24'], client_cert_sha256: [] };
+  for (const format of ['panos', 'cef', 'fortinet', 'suricata'])
+    assert.equal(sensorProblem({ ...valid, syslog: { ...syslog, format } }), null, format);
+  for (const format of [
+    'PANOS',
+    'Cef',
+    'cef ',
+    'constructor',
+    'toString',
+    '__proto__',
+    'hasOwnProperty',
+    '',
+  ]) {
+    assert.equal(
+      sensorProblem({ ...valid, syslog: { ...syslog, format } }),
+      'syslog.format is not one of panos, cef, fortinet, suricata',
+      format,
+    );
+  }
+});
+
 test('sensor entries: expect_every is a duration or "off" when present; an entry written before it reads', () => {
   assert.equal(sensorProblem(valid), null, 'no expect_every: sensors.expectEvery applies');
   for (const good of ['1h', '30s', '1h30m', '2w', 'off'])

@@ -3,9 +3,9 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
-import { SYSLOG_FORMATS } from '../../inputs/syslog/parsers/format-names.js';
 import type { SensorSyslog } from '../../store/registry.js';
 import { certificatesOf, normalizeFingerprint, parseCidr } from '../../store/sensor-syslog.js';
+import { SYSLOG_FORMATS } from '../../store/syslog-formats.js';
 
 export interface SyslogOptions {
   syslog?: boolean;

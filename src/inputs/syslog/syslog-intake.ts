@@ -7,7 +7,7 @@ import { type BuiltRecord, buildSyslogRecord, type ReceiptContext } from '../../
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { otherFields } from './other-fields.js';
-import { FORMAT_PARSERS, type SyslogFormat } from './parsers/format-parsers.js';
+import { parserOf, type SyslogFormat } from './parsers/format-parsers.js';
 import { parseSyslogHeader } from './syslog-header.js';
 import type { SyslogTally } from './syslog-tally.js';
 
@@ -48,7 +48,7 @@ export function createSyslogIntake(first: Sensor, remoteAddr: string, deps: Inta
   const counts = tally.totals;
   let sensor = first;
   let format = formatOf(sensor);
-  let parse = FORMAT_PARSERS[format];
+  let parse = parserOf(format);
   let timezone = sensor.timezone ?? config.firewall.defaultTimezone;
   let ascii: ReceiptContext | undefined;
   let other: ReceiptContext | undefined;
@@ -71,6 +71,7 @@ export function createSyslogIntake(first: Sensor, remoteAddr: string, deps: Inta
 
   return {
     read(bytes, start, end, truncated, nowMs) {
+      // None: the registry's shape check (store/sensor-syslog.ts) lets no other format through.
       if (parse === undefined) return null;
       const text = bytes.toString('utf8', start, end);
       const header = parseSyslogHeader(text, { timezone, nowMs });
@@ -125,7 +126,7 @@ export function createSyslogIntake(first: Sensor, remoteAddr: string, deps: Inta
     reassign(next) {
       sensor = next;
       format = formatOf(next);
-      parse = FORMAT_PARSERS[format];
+      parse = parserOf(format);
       timezone = next.timezone ?? config.firewall.defaultTimezone;
       ctxMs = Number.NaN;
     },

@@ -1,6 +1,7 @@
 // The format parsers by the name a sensor's `--format` gives.
+
+import type { SyslogFormat } from '../../../store/syslog-formats.js';
 import { parseCef } from './cef.js';
-import type { SyslogFormat } from './format-names.js';
 import { parseFortinet } from './fortinet.js';
 import { parsePanos } from './panos.js';
 import type { FormatParser } from './parse-result.js';
@@ -13,4 +14,12 @@ export const FORMAT_PARSERS = {
   suricata: parseSuricata,
 } as const satisfies Record<SyslogFormat, FormatParser>;
 
-export type { SyslogFormat } from './format-names.js';
+export type { SyslogFormat } from '../../../store/syslog-formats.js';
+
+/**
+ * The parser of format `name`, or undefined when there is none. Own names only: `constructor` or `toString`
+ * must not find what every object inherits.
+ */
+export function parserOf(name: string): FormatParser | undefined {
+  return Object.hasOwn(FORMAT_PARSERS, name) ? FORMAT_PARSERS[name as SyslogFormat] : undefined;
+}
