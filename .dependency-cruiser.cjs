@@ -16,6 +16,7 @@ const layers = [
   [
     'errors.ts',
     'log.ts',
+    'log-throttle.ts',
     'keys.ts',
     'watch-files.ts',
     'address-group.ts',

@@ -10,10 +10,11 @@ import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { serveRelpSession } from '../../src/inputs/syslog/relp-session.js';
-import { serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
-import { createSyslogIntake, type IntakeDeps } from '../../src/inputs/syslog/syslog-intake.js';
+import { type ConnectionDeps, serveSyslogConnection } from '../../src/inputs/syslog/syslog-connection.js';
+import { createSyslogIntake } from '../../src/inputs/syslog/syslog-intake.js';
 import { createSyslogListener } from '../../src/inputs/syslog/syslog-listener.js';
 import { SyslogTally } from '../../src/inputs/syslog/syslog-tally.js';
+import { LogThrottle } from '../../src/log-throttle.js';
 import type { StoredRecord } from '../../src/records/stored-record.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
@@ -123,8 +124,9 @@ function intakeDeps(
   store: Store,
   tally: SyslogTally,
   logger: Logger = pino({ level: 'silent' }),
-): IntakeDeps {
-  return { config, recordLog, stats: store.stats, logger, now: Date.now, tally };
+): ConnectionDeps {
+  const throttledLog = new LogThrottle(logger, config.log.rejectIntervalMs);
+  return { config, recordLog, stats: store.stats, logger, now: Date.now, tally, throttledLog };
 }
 
 /**
@@ -454,4 +456,46 @@ test('a refused append keeps the connection paused until its retry stored it: wh
     'no append before the retry',
   );
   assert.deepEqual(await storedThreats(store), ['Probe 1', 'Probe 2', 'Probe 3']);
+});
+
+test("a store refusing every connection's appends is logged a line per interval with how many more, not a line per retry", async (t) => {
+  const { dataDir, config, store, log } = await filesLog(t, {
+    'syslog.tcpListen': '127.0.0.1:0',
+    'log.rejectIntervalMs': 1000,
+  });
+  t.after(async () => {
+    await log.close();
+    await store.close();
+  });
+  writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
+  const g = scripted(log, () => 'refuse');
+  const { logger, lines } = capturingLogger();
+  const listener = createSyslogListener({
+    config,
+    tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
+    recordLog: g.gate,
+    stats: store.stats,
+    logger,
+    now: Date.now,
+  });
+  listener.updateSensors([sensor]);
+  const { tcp } = await listener.listen();
+  let closed = false;
+  t.after(async () => {
+    if (!closed) await listener.close();
+  });
+  // 20 connections, each with a message the store refuses, then retries every second.
+  for (let i = 0; i < 20; i++) (await tcpClient(t, tcp?.port as number)).write(frame(i));
+  await until(() => g.calls.length >= 80, 20_000, 'three retries of each');
+  closed = true;
+  await listener.close();
+  const retrying = lines.filter((l) => String(l.msg).startsWith('cannot store syslog messages; retrying'));
+  t.diagnostic(`${g.calls.length} appends refused, ${retrying.length} lines`);
+  // A line at once, then one a second at most (and the count held back at the stop): not one per refusal.
+  assert.ok(retrying.length <= 8, `${retrying.length} lines for ${g.calls.length} refusals`);
+  assert.equal(retrying[0]?.msg, 'cannot store syslog messages; retrying');
+  assert.equal(retrying[0]?.level, 50);
+  const counted = retrying.reduce((sum, l) => sum + (typeof l.suppressed === 'number' ? l.suppressed : 1), 0);
+  assert.ok(counted >= 60, `the lines count ${counted} of the refusals`);
+  assert.match(String(retrying.at(-1)?.msg), /^cannot store syslog messages; retrying \(\d+ more\)$/);
 });

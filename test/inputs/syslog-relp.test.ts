@@ -25,8 +25,9 @@ async function serveRelp(
   t: test.TestContext,
   dataDir: string,
   listen = '127.0.0.1:0',
+  env: Record<string, string> = {},
 ): Promise<{ serve: ServeProcess; relp: number }> {
-  const serve = await spawnServe(dataDir, [], { env: { THREATCOL_SYSLOG_RELP_LISTEN: listen } });
+  const serve = await spawnServe(dataDir, [], { env: { THREATCOL_SYSLOG_RELP_LISTEN: listen, ...env } });
   t.after(() => serve.stop('SIGKILL'));
   const relp = serve.logs.find((l) => l.msg === 'syslog listening')?.relpPort;
   assert.equal(typeof relp, 'number', 'serve logs the RELP port');
@@ -175,10 +176,12 @@ test('RELP: no pinned certificate is refused before a frame is read; a broken fr
   assert.deepEqual(await readStoredSyslog(dataDir), [], 'nothing was stored');
 });
 
-test('RELP: a frame out of TXNR sequence (repeated, skipped) closes the session before it is acted on, logged and counted as relp_protocol', async (t) => {
+test('RELP: a frame out of TXNR sequence (repeated, skipped) closes the session before it is acted on, logged (a line per interval, then how many more) and counted as relp_protocol', async (t) => {
   const dataDir = makeTempDir(t);
   const relay = await addRelpSensor(dataDir, 'relay');
-  const { serve, relp } = await serveRelp(t, dataDir);
+  const { serve, relp } = await serveRelp(t, dataDir, '127.0.0.1:0', {
+    THREATCOL_LOG_REJECT_INTERVAL_MS: '1000',
+  });
 
   const repeated = await connectRelp(relp, relay);
   repeated.send(1, 'open', OFFERS);
@@ -197,15 +200,21 @@ test('RELP: a frame out of TXNR sequence (repeated, skipped) closes the session 
     'the frame out of sequence is not answered',
   );
 
+  // The first at once; the second within the interval is held back, then counted with its reason.
+  const broke = 'RELP session closed: the sender broke the protocol';
   await until(
-    () =>
-      ['TXNR 2 out of sequence: 3 expected', 'TXNR 3 out of sequence: 2 expected'].every((reason) =>
-        serve.logs.some(
-          (l) => l.reason === reason && l.msg === 'RELP session closed: the sender broke the protocol',
-        ),
-      ),
+    () => serve.logs.some((l) => String(l.msg).startsWith(`${broke} (`)),
     10_000,
-    'both reasons logged',
+    'the count of the lines held back',
+  );
+  assert.deepEqual(
+    serve.logs
+      .filter((l) => String(l.msg).startsWith(broke))
+      .map((l) => [l.level, l.msg, l.reason, l.suppressed]),
+    [
+      [40, broke, 'TXNR 2 out of sequence: 3 expected', undefined],
+      [40, `${broke} (1 more)`, 'TXNR 3 out of sequence: 2 expected', 1],
+    ],
   );
   const metrics = parseExposition(await (await fetch(`${serve.adminUrl}/metrics`)).text());
   const refused = metrics.get('threatcol_syslog_connections_refused_total')?.samples;

@@ -59,7 +59,7 @@ export function serveRelpSession(
   remoteAddr: string,
   deps: ConnectionDeps,
 ): RelpSession {
-  const { config, logger, tally, held } = deps;
+  const { config, logger, tally, held, throttledLog } = deps;
   const sequence = new RelpTxnrSequence();
   const pending: Pending[] = [];
   let opened = false;
@@ -84,7 +84,7 @@ export function serveRelpSession(
   let backlogged = false;
   let drains = 0;
   const deadline = new StallDeadline(config.syslog.stallTimeoutMs, () => {
-    logger.warn(
+    throttledLog.warn(
       {
         sensor: intake.sensor.name,
         remoteAddr,
@@ -152,7 +152,7 @@ export function serveRelpSession(
 
   const broken = (reason: string): void => {
     tally.refuse('relp_protocol');
-    logger.warn(
+    throttledLog.warn(
       { sensor: intake.sensor.name, remoteAddr, reason },
       'RELP session closed: the sender broke the protocol',
     );
@@ -217,7 +217,7 @@ export function serveRelpSession(
           flush();
         },
         (error: Error) => {
-          logger.error(
+          throttledLog.error(
             { sensor: intake.sensor.name, err: error.message },
             'cannot store RELP messages; the session ends unanswered, and the sender sends them again',
           );

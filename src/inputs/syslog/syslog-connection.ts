@@ -1,6 +1,7 @@
 // One identified syslog connection: frames, reads and stores its messages, never reading further than it can store.
 import type { Socket } from 'node:net';
 import type { HeldBudget } from '../../held-bytes.js';
+import type { LogThrottle } from '../../log-throttle.js';
 import type { BuiltRecord } from '../../records/stored-record.js';
 import { type FrameSink, SyslogFramer } from './framer.js';
 import { closeStalledFrames } from './stall-deadline.js';
@@ -12,6 +13,11 @@ export type ConnectionDeps = IntakeDeps & {
    * with a connection whose message was let go for another's room (count, log, close); none: no shared budget.
    */
   held?: { budget: HeldBudget; evicted: (socket: Socket) => void };
+  /**
+   * What every connection of the listeners logs of a failure each of them may meet at once (a store refusing, a
+   * stall): a line per message and log.rejectIntervalMs, then how many more.
+   */
+  throttledLog: LogThrottle;
 };
 
 export interface SyslogConnection {
@@ -42,7 +48,7 @@ export function serveSyslogConnection(
   /** Called at the first message read (plain TCP: what proves a connection matched by address alone). */
   firstMessage: () => void = () => {},
 ): SyslogConnection {
-  const { config, logger, held } = deps;
+  const { config, logger, held, throttledLog } = deps;
   const framer = new SyslogFramer({
     maxMessageBytes: config.syslog.maxMessageBytes,
     oversize: config.syslog.oversize,
@@ -104,7 +110,7 @@ export function serveSyslogConnection(
               refused++;
             }
             flow();
-            logger.error(
+            throttledLog.error(
               { sensor: intake.sensor.name, err: error.message },
               'cannot store syslog messages; retrying',
             );
@@ -151,7 +157,7 @@ export function serveSyslogConnection(
 
   socket.on('data', (chunk: Buffer) => take((sink) => framer.pushTo(chunk, sink)));
   const stallClock = closeStalledFrames(socket, framer, config.syslog.stallTimeoutMs, () =>
-    logger.warn(
+    throttledLog.warn(
       { sensor: intake.sensor.name, remoteAddr },
       'syslog connection closed: a message did not complete within syslog.stallTimeoutMs',
     ),

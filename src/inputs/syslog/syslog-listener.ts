@@ -7,6 +7,7 @@ import { parseAdminListen } from '../../config/admin-address.js';
 import type { Config } from '../../config/schema.js';
 import { type ClosedReason, type ConnectionSlots, listenerSlots } from '../../connection-slots.js';
 import { HeldBudget } from '../../held-bytes.js';
+import { LogThrottle } from '../../log-throttle.js';
 import type { Sensor } from '../../store/registry.js';
 import type { RecordLog, SensorStatsStore } from '../../store/store.js';
 import { type TlsMaterial, tlsPolicy } from '../../tls/tls-material.js';
@@ -72,6 +73,8 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
   /** Each syslog connection (TLS, TCP), kept past its socket's close until its appends have settled. */
   const connections = new Map<Socket, SyslogConnection>();
   const refusals = new RefusalLog(logger, config.log.rejectIntervalMs, deps.now);
+  /** A store refusing, a stall, a broken RELP session: every connection may say it at once, and says it once. */
+  const throttledLog = new LogThrottle(logger, config.log.rejectIntervalMs);
   const servers: Server[] = [];
 
   /**
@@ -138,6 +141,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       now: deps.now,
       tally,
       held,
+      throttledLog,
     };
     const intake = createSyslogIntake(sensor, remoteAddr, intakeDeps);
     open.set(socket, { address: remoteAddr, client, intake });
@@ -283,6 +287,7 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       slots.destroyUnproven();
       refusals.flush();
       await Promise.all([...closing, ...sessions, ...appends]);
+      throttledLog.flush();
     },
   };
 }

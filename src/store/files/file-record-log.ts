@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { adoptOwner, type Owner, syncDir } from '../../data-dir/file-owner.js';
 import { ThreatcolError } from '../../errors.js';
+import { LogThrottle } from '../../log-throttle.js';
 import { encodeLines } from '../../records/stored-line.js';
 import type { StoredRecord } from '../../records/stored-record.js';
 import { type FileOps, nodeFileOps, unwritten } from '../file-ops.js';
@@ -77,12 +78,11 @@ export class FileRecordLog implements RecordLog {
   private seq = 0;
   private size = 0;
   private failed: Error | null = null;
-  /** logFailure's lines by message: when the last was written, the failures since it did not log, and the timer
-   * that writes their count. */
-  private readonly failureLogs = new Map<
-    string,
-    { at: number; unlogged: number; last: unknown; timer: ReturnType<typeof setTimeout> | null }
-  >();
+  /**
+   * A batch answered 503 for an I/O error, logged with its cause: the first of each kind at once, then at most
+   * one line of it every FAILURE_LOG_MS, saying how many there were since (a disk gone bad fails every batch).
+   */
+  private readonly failures: LogThrottle;
   private closing = false;
   private drained: (() => void) | null = null;
   private syncsInFlight = 0;
@@ -97,6 +97,7 @@ export class FileRecordLog implements RecordLog {
     this.ops = options.fileOps ?? nodeFileOps;
     this.now = options.now ?? Date.now;
     this.worker = options.workerId ?? null;
+    this.failures = new LogThrottle(options.logger, options.failureLogIntervalMs ?? FAILURE_LOG_MS);
     const freeBytes = this.ops.freeBytes ?? nodeFileOps.freeBytes;
     this.space =
       (options.minFreeBytes ?? 0) > 0 && freeBytes
@@ -274,7 +275,7 @@ export class FileRecordLog implements RecordLog {
     try {
       await this.ensureSegment(bytes);
     } catch (error) {
-      this.logFailure(error, count, 'opening a segment failed; answered 503');
+      this.failures.error({ err: error, records: count }, 'opening a segment failed; answered 503');
       this.finish(batch, unavailable(error));
       return;
     }
@@ -291,7 +292,7 @@ export class FileRecordLog implements RecordLog {
         this.finish(batch, unavailable(error));
         return;
       }
-      this.logFailure(error, count, 'writing records failed; answered 503');
+      this.failures.error({ err: error, records: count }, 'writing records failed; answered 503');
       this.finish(batch, unavailable(error));
       return;
     }
@@ -328,41 +329,6 @@ export class FileRecordLog implements RecordLog {
       this.finish(batch, null);
     }
     this.checkDrained();
-  }
-
-  /**
-   * A batch answered 503 for an I/O error, logged with its cause: the first of each kind at once, then at most
-   * one line of it every FAILURE_LOG_MS, the last saying how many there were since (a disk gone bad fails every
-   * batch).
-   */
-  private logFailure(error: unknown, records: number, message: string): void {
-    const now = performance.now();
-    let kind = this.failureLogs.get(message);
-    if (kind === undefined) {
-      kind = { at: Number.NEGATIVE_INFINITY, unlogged: 0, last: null, timer: null };
-      this.failureLogs.set(message, kind);
-    }
-    const interval = this.options.failureLogIntervalMs ?? FAILURE_LOG_MS;
-    if (now - kind.at >= interval) {
-      kind.at = now;
-      this.options.logger.error({ err: error, records }, message);
-      return;
-    }
-    kind.unlogged += 1;
-    kind.last = error;
-    if (kind.timer !== null) return;
-    const pending = kind;
-    const summary = () => {
-      pending.timer = null;
-      pending.at = performance.now();
-      this.options.logger.error(
-        { err: pending.last, suppressed: pending.unlogged },
-        `${message} (${pending.unlogged} more)`,
-      );
-      pending.unlogged = 0;
-    };
-    pending.timer = setTimeout(summary, interval - (now - kind.at));
-    pending.timer.unref();
   }
 
   private finish(batch: Pending[], error: Error | null): void {
@@ -452,7 +418,7 @@ export class FileRecordLog implements RecordLog {
 
 const retryAfter = { 'Retry-After': '1' };
 
-/** At most one line per this long for batches that failed to be written (logFailure). */
+/** At most one line per this long for batches that failed to be written (failures). */
 const FAILURE_LOG_MS = 10_000;
 
 function unavailable(cause: unknown): ThreatcolError {
