@@ -2,10 +2,12 @@
 // append the store refuses is retried, not dropped. Real sockets and the real files record log, behind a gate.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import test from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
@@ -499,3 +501,54 @@ test("a store refusing every connection's appends is logged a line per interval 
   assert.ok(counted >= 60, `the lines count ${counted} of the refusals`);
   assert.match(String(retrying.at(-1)?.msg), /^cannot store syslog messages; retrying \(\d+ more\)$/);
 });
+
+for (const transport of ['tcp', 'tls'] as const) {
+  test(`${transport}: a sender that ends its side after its last message gets the collector's end once it is stored, and the connection closes`, async (t) => {
+    const { dataDir, config, store, log } = await filesLog(t, {
+      'syslog.tcpListen': '127.0.0.1:0',
+      'syslog.listen': '127.0.0.1:0',
+    });
+    writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
+    // The append waits (a slow fsync) until the test opens the gate.
+    const g = scripted(log, () => 'hold');
+    const listener = createSyslogListener({
+      config,
+      tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
+      recordLog: g.gate,
+      stats: store.stats,
+      logger: pino({ level: 'silent' }),
+      now: Date.now,
+    });
+    listener.updateSensors([sensor]);
+    const ports = await listener.listen();
+    t.after(async () => {
+      g.open();
+      await listener.close();
+      await log.close();
+      await store.close();
+    });
+    const raw = createConnection({
+      host: '127.0.0.1',
+      port: (transport === 'tcp' ? ports.tcp : ports.tls)?.port as number,
+      allowHalfOpen: true,
+    });
+    const client = transport === 'tcp' ? raw : tlsConnect({ socket: raw, rejectUnauthorized: false });
+    client.on('error', () => {});
+    t.after(() => client.destroy());
+    await once(client, transport === 'tcp' ? 'connect' : 'secureConnect');
+    let ended = false;
+    client.once('end', () => {
+      ended = true;
+    });
+    const closed = once(client, 'close');
+    client.resume();
+    client.end(frame(1));
+    await until(() => g.calls.length === 1, 10_000, 'the append');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(ended, false, 'not ended while the message is not stored');
+    g.open();
+    await closed; // the test's timeout bounds it: no half-open socket is left
+    assert.equal(ended, true, "the collector's end came");
+    assert.deepEqual(await storedThreats(store), ['Probe 1']);
+  });
+}

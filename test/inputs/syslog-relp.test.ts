@@ -74,6 +74,32 @@ test('RELP: open is answered with the offers, each syslog 200 OK only once durab
   await second.closed;
 });
 
+test('RELP: a sender that ends its side after its last frame still gets the answer to it, then the end', async (t) => {
+  const dataDir = makeTempDir(t);
+  const relay = await addRelpSensor(dataDir, 'relay');
+  const { relp } = await serveRelp(t, dataDir);
+  const client = await connectRelp(relp, relay, { halfOpen: true });
+  t.after(() => client.socket.destroy());
+  client.send(1, 'open', OFFERS);
+  assert.match(await client.answer(1), /^200 OK/);
+  client.send(2, 'syslog', cef('Half-closed'));
+  client.socket.end();
+  // Without it the sender would send the message again on its next session: a duplicate.
+  assert.equal(await client.answer(2), '200 OK');
+  await client.closed; // the collector ends its side once answered (the test's timeout bounds it)
+  assert.deepEqual(
+    client.answers.map((a) => [a.txnr, a.command]),
+    [
+      [1, 'rsp'],
+      [2, 'rsp'],
+    ],
+  );
+  assert.deepEqual(
+    (await storedSyslog(dataDir, 1)).map((r) => r.threat),
+    ['Half-closed'],
+  );
+});
+
 test('RELP: on SIGTERM each session gets its answers, then serverclose (txnr 0), then the end; what was answered is stored, nothing else', async (t) => {
   const dataDir = makeTempDir(t);
   const relay = await addRelpSensor(dataDir, 'relay');

@@ -164,7 +164,8 @@ export function serveSyslogConnection(
   );
   socket.on('end', () => {
     take((sink) => framer.endTo(sink));
-    socket.end();
+    // The sender half-closed: this side ends once its messages are stored, so the end tells it so.
+    void settled().then(() => socket.end());
   });
   socket.on('close', () => {
     closed = true;

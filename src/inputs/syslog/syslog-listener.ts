@@ -144,6 +144,9 @@ export function createSyslogListener(deps: SyslogListenerDeps): SyslogListener {
       throttledLog,
     };
     const intake = createSyslogIntake(sensor, remoteAddr, intakeDeps);
+    // Half-open once identified (as the HTTPS port once secure): a sender may end its side after its last
+    // message and still get what is owed it (RELP: the answers). The connection ends this side once nothing is.
+    socket.allowHalfOpen = true;
     open.set(socket, { address: remoteAddr, client, intake });
     socket.on('close', () => {
       open.delete(socket);
