@@ -3,6 +3,8 @@
 
 /** Query text at most: the page's addresses are asked about in one request below Node's header limit. */
 const MAX_CHECK_CHARS = 6000;
+/** Addresses one request may ask about: the server's bound, as its last answer gave it (`maxChecked`); none before. */
+let maxChecked = 0;
 /** A feed nobody fetched for this long is flagged (what `threatcol check` warns about). */
 const STALE_FETCH_MS = 86_400_000;
 
@@ -25,11 +27,15 @@ function applyMark(element) {
   else delete element.dataset.blocked;
 }
 
-/** The query for /api/blocklist: the distinct addresses on the page, as many as fit. */
+/**
+ * The query for /api/blocklist: the distinct addresses on the page, as many as the server takes and the query
+ * holds (more is a 400). Until the first answer says how many that is, none: the marks come a poll later.
+ */
 export function blocklistPath() {
   const seen = new Set();
   let length = 0;
   for (const element of document.querySelectorAll('[data-address]')) {
+    if (seen.size >= maxChecked) break;
     const address = element.dataset.address;
     if (seen.has(address)) continue;
     length += encodeURIComponent(address).length + 1;
@@ -80,6 +86,7 @@ function rows(tbody, list, empty, render) {
 /** Draws the panel from an /api/blocklist answer and marks the page's addresses. */
 export function renderBlocklist(root, data) {
   const now = Date.now();
+  if (Number.isInteger(data.maxChecked) && data.maxChecked >= 0) maxChecked = data.maxChecked;
   const $ = (selector) => root.querySelector(selector);
   const kept = data.keptOut > 0 ? `, ${data.keptOut} kept out of the feeds by an allow entry` : '';
   $('#blocks-note').textContent =

@@ -220,7 +220,8 @@ function renderOutputs(outputs) {
 
 async function getJson(path) {
   const res = await fetch(path, { cache: 'no-store' });
-  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+  // Named by its route: a blocklist query holds hundreds of addresses.
+  if (!res.ok) throw new Error(`${path.split('?')[0]}: HTTP ${res.status}`);
   return res.json();
 }
 
@@ -235,27 +236,36 @@ function showHistogram(path, h) {
   if (path === histogramPath()) drawHistogram($('#histogram'), h, Number(view.min ?? 0));
 }
 
+/** The Blocklist panel and the marks of the page's addresses. */
+async function refreshBlocklist() {
+  const asked = blocklistPath();
+  renderBlocklist($('#blocklist'), await getJson(asked));
+  // The first answer says how many addresses one request may ask about: marked now rather than a poll later.
+  const next = blocklistPath();
+  if (!asked.includes('?') && next.includes('?')) renderBlocklist($('#blocklist'), await getJson(next));
+}
+
+/** Each panel from its own request: one that fails (a refused blocklist query, say) leaves the others updating. */
 async function poll() {
-  try {
-    const asked = histogramPath();
-    const [summary, sensors, outputs, histogram] = await Promise.all([
-      getJson('/api/summary'),
-      getJson('/api/sensors'),
-      getJson('/api/outputs'),
-      getJson(asked),
-    ]);
-    renderSummary(summary);
-    // After the summary: its top sources are among the addresses the blocklist is asked about.
-    renderBlocklist($('#blocklist'), await getJson(blocklistPath()));
-    renderSensors(sensors.sensors);
-    renderOutputs(outputs.outputs);
-    showHistogram(asked, histogram);
-    $('#updated').textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
-  } catch (error) {
-    $('#updated').textContent = String(error.message);
-  } finally {
-    setTimeout(poll, POLL_MS);
-  }
+  const asked = histogramPath();
+  // The blocklist after the summary: its top sources are among the addresses the blocklist is asked about.
+  const summary = getJson('/api/summary').then(renderSummary);
+  const results = await Promise.allSettled([
+    summary,
+    summary.catch(() => {}).then(refreshBlocklist),
+    getJson('/api/sensors').then((s) => renderSensors(s.sensors)),
+    getJson('/api/outputs').then((o) => renderOutputs(o.outputs)),
+    getJson(asked).then((h) => showHistogram(asked, h)),
+  ]);
+  const failed = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason?.message));
+  const at = `${new Date().toISOString().slice(11, 19)} UTC`;
+  $('#updated').textContent =
+    failed.length === 0
+      ? `updated ${at}`
+      : failed.length === results.length
+        ? failed.join('; ')
+        : `${failed.join('; ')}; the rest updated ${at}`;
+  setTimeout(poll, POLL_MS);
 }
 
 /** Applies a new set of filters: the URL, the chips, the form, the feed and the histogram follow. */

@@ -198,7 +198,8 @@ export function createAdminServer(deps: AdminServerDeps): AdminServer {
         const at = (deps.now ?? Date.now)();
         const panel = deps.blocklist.panel(at);
         const marks = check.length > 0 ? { blocked: deps.blocklist.check(check, at) } : {};
-        sendJson(res, 200, { ...panel, ...marks });
+        // maxChecked: the dashboard asks about no more addresses than this (its one home is MAX_CHECKED).
+        sendJson(res, 200, { ...panel, maxChecked: MAX_CHECKED, ...marks });
         return;
       }
       case '/api/search':

@@ -10,7 +10,8 @@
 // (picture: test/output/dashboard-blocklist.png). The fourth: the top source countries and networks of records
 // enriched by the shipped databases, and a country or network clicked (there, or in a source's view) opening the
 // look-up of its records. The fifth: the endpoint filter offers every endpoint, `collector` (the collector's own
-// records of a silent sensor) among them, and selecting it shows only those.
+// records of a silent sensor) among them, and selecting it shows only those. The sixth: a page of 600 addresses
+// asks the blocklist about no more than the server takes, and a failing blocklist leaves the other panels updating.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
@@ -685,4 +686,62 @@ test("dashboard: the endpoint filter offers every endpoint a record has, the col
   assert.deepEqual([...new Set(await endpoints())], ['collector'], "only the collector's records");
   assert.match(await page.innerText('#feed tbody tr[data-id]'), /fw-quiet/);
   assert.deepEqual(problems, []);
+});
+
+test('dashboard: a page of 600 addresses asks the blocklist about at most its bound; a failing blocklist leaves the other panels updating', {
+  timeout: 90_000,
+}, async (t) => {
+  const s = await startTestServer(t, { overrides: { 'store.statsIntervalMs': 100 } });
+  const key = await s.addSensor('fw-edge');
+  const fw = { agent: s.agent, sensor: 'fw-edge', key };
+  const { page } = await openBrowser(t, 800);
+  await page.goto(s.adminUrl as string);
+  await page.waitForSelector('#connection[data-state="live"]', { timeout: UI_MS });
+  // 600 short addresses on the page (10.0.N.M: all of them fit the query's length), as a busy feed shows.
+  await page.evaluate(() => {
+    const box = document.createElement('div');
+    box.hidden = true;
+    for (let i = 0; i < 600; i++) {
+      const span = document.createElement('span');
+      span.dataset.address = `10.0.${i >> 8}.${(i & 255) + 1}`;
+      box.append(span);
+    }
+    document.body.append(box);
+  });
+  const asked = await page.waitForResponse(
+    (r) => new URL(r.url()).pathname === '/api/blocklist' && r.url().includes('10.0.0.1,'),
+    { timeout: UI_MS },
+  );
+  const checked = (new URL(asked.url()).searchParams.get('check') ?? '').split(',');
+  assert.equal(asked.status(), 200, `${checked.length} addresses asked about`);
+  const { maxChecked } = (await asked.json()) as { maxChecked: number };
+  assert.equal(maxChecked, 500);
+  assert.equal(checked.length, maxChecked, 'as many as the server takes, no more');
+  await page.waitForFunction(
+    () => /^updated \d\d:\d\d:\d\d UTC$/.test(document.querySelector('#updated')?.textContent ?? ''),
+    undefined,
+    { timeout: UI_MS },
+  );
+
+  // The blocklist fails from now on: the header says so, and a record posted now still reaches the sensor table.
+  await page.route('**/api/blocklist*', (route) => route.fulfill({ status: 503, body: '{}' }));
+  assert.equal((await post(s.url, '/firewall', firewallRecord(), fw)).status, 200);
+  await page.waitForFunction(
+    () => {
+      const row = [...document.querySelectorAll('#sensors tbody tr')].find(
+        (r) => r.firstElementChild?.textContent === 'fw-edge',
+      );
+      return row?.children[5]?.textContent === '1';
+    },
+    undefined,
+    { timeout: UI_MS },
+  );
+  await page.waitForFunction(
+    () =>
+      /^\/api\/blocklist: HTTP 503; the rest updated \d\d:\d\d:\d\d UTC$/.test(
+        document.querySelector('#updated')?.textContent ?? '',
+      ),
+    undefined,
+    { timeout: UI_MS },
+  );
 });
