@@ -1,6 +1,6 @@
 // What a command may touch of the outside world, injected so tests can run commands in-process.
 import { Writable } from 'node:stream';
-import { cleanC1, cleanText, safeJsonLine } from './terminal-text.js';
+import { clean, cleanC1, cleanText, safeJsonLine } from './terminal-text.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -36,10 +36,12 @@ export function logStream(stream: CliIo['stderr']): NodeJS.WritableStream {
 }
 
 /**
- * Every human-readable output: cleaned as a whole (cleanText), since most of it carries text from outside (a
- * sensor's description, a server's answer, an error naming a stored value), one line feed at the end.
+ * Every human-readable output, one line feed at the end. Lines (an array) stay one line each: every one is cleaned
+ * as a field is (clean()), so a value from outside inside one (a sender's threat name) cannot end it and forge the
+ * next. A text (a string) is cleaned keeping its line feeds (cleanText), for text whose lines are the program's own:
+ * setup instructions, a table whose cells table.ts cleaned.
  */
-export function write(stream: NodeJS.WritableStream, text: string): void {
-  const safe = cleanText(text);
+export function write(stream: NodeJS.WritableStream, text: string | readonly string[]): void {
+  const safe = typeof text === 'string' ? cleanText(text) : text.map(clean).join('\n');
   stream.write(safe.endsWith('\n') ? safe : `${safe}\n`);
 }

@@ -180,7 +180,7 @@ function firstTen(names: string[]): string {
   return `${names.slice(0, 10).join(', ')}${names.length > 10 ? ` and ${names.length - 10} more` : ''}`;
 }
 
-function summaryText(s: MigrateSummary): string {
+function summaryText(s: MigrateSummary): string[] {
   const verb = s.dry_run ? 'would copy' : 'copied';
   const lines = [
     `${s.dry_run ? 'Dry run, nothing stored: ' : ''}records ${s.records.copied} ${verb}, ` +
@@ -203,5 +203,5 @@ function summaryText(s: MigrateSummary): string {
     lines.push(
       `Allow entries and feeds in NATS and not in the files store, left as they are (removed here since an earlier run, or made in NATS): ${firstTen(s.decisions.only_in_target)}`,
     );
-  return lines.join('\n');
+  return lines;
 }

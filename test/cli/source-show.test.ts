@@ -293,3 +293,32 @@ test('source show of a network names a country or AS only when its records agree
   assert.match(text.stdout, /Network: +DE, 2 ASes\n/);
   assert.deepEqual([wide.countries, wide.asns], [1, 2]);
 });
+
+test("source show keeps a sender's threat name on its line: a line feed in it cannot forge the next", async (t) => {
+  const dataDir = makeTempDir(t);
+  const forged = 'Port Scan\n  Allowed:     yes';
+  writeDaySegments(
+    dataDir,
+    recordsFromSpecs(
+      [
+        {
+          src: '198.51.100.9',
+          dst: '192.0.2.1',
+          threat: forged,
+          sensor: 'fw-a',
+          criticality: 2,
+          ageMinutes: 10,
+        },
+      ],
+      Date.now(),
+    ),
+  );
+  const text = await runCli(['source', 'show', '198.51.100.9', '--data-dir', dataDir]);
+  assert.equal(text.code, 0, text.stderr);
+  const lines = text.stdout.split('\n');
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('  Allowed:')),
+    ['  Allowed:     no'],
+  );
+  assert.ok(lines.includes('  Threats:     Port Scan?  Allowed:     yes ×1'), text.stdout);
+});

@@ -48,8 +48,9 @@ async function showFeed(name: string, options: ShowOptions, io: CliIo): Promise<
     `  Aggregate: ${feed.aggregate ? 'yes' : 'no'}`,
     `  Created:   ${feed.createdAt}${feed.rotatedAt ? `, password rotated ${feed.rotatedAt}` : ''}`,
   ];
-  if (options.firewall) lines.push('', firewallSetup(feed, url));
-  write(io.stdout, lines.join('\n'));
+  write(io.stdout, lines);
+  // The setup text is the program's own lines, with only the feed's checked name and URL in it.
+  if (options.firewall) write(io.stdout, `\n${firewallSetup(feed, url)}`);
   return 0;
 }
 

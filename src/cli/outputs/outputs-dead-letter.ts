@@ -91,10 +91,11 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
     return 0;
   }
   const lines = [
-    formatTable(
+    // The table's cells are cleaned there: its rows are lines.
+    ...formatTable(
       ['REFUSED AT', 'RECORD', 'THREAT', 'ANSWER'],
       newest.map((l) => [String(l.at), String(l.record.id), String(l.record.threat), String(l.answer)]),
-    ),
+    ).split('\n'),
     newest.length < total
       ? `(the newest ${newest.length} of ${total} dead letters; --limit N for more, --json for all)`
       : `(${total} dead ${total === 1 ? 'letter' : 'letters'})`,
@@ -103,7 +104,7 @@ export async function deadLetters(name: string, options: DeadLetterOptions, io: 
     lines.push(`(${interrupted} of them were left by an interrupted --retry: the next --retry sends them)`);
   for (const [pid, count] of busy)
     lines.push(`(${count} of them are being sent by a --retry, process ${pid})`);
-  write(io.stdout, lines.join('\n'));
+  write(io.stdout, lines);
   return 0;
 }
 

@@ -130,6 +130,6 @@ export async function showSensor(name: string, options: ShowOptions, io: CliIo):
       ? `To issue the name again: threatcol sensor delete ${view.name} --yes, then threatcol sensor add ${view.name}`
       : `Firewall setup: threatcol sensor show ${view.name} --firewall`,
   ];
-  write(io.stdout, lines.join('\n'));
+  write(io.stdout, lines);
   return 0;
 }

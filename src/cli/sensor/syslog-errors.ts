@@ -57,6 +57,6 @@ export async function showSyslogErrors(
       `    ${JSON.stringify(s.message)}`,
     );
   }
-  write(io.stdout, lines.join('\n'));
+  write(io.stdout, lines);
   return 0;
 }

@@ -78,7 +78,7 @@ function describe(
     blocks_within_first: string[];
     since: string;
   },
-): string {
+): string[] {
   const lines = [`Source ${s.address}`];
   if (s.records === 0) lines.push(`  No records since ${s.since}.`);
   else {
@@ -106,7 +106,7 @@ function describe(
     `  Blocked:     ${s.blocked === null ? `no${within(s)}` : `yes, ${s.blocked.address} by ${s.blocked.rule} until ${s.blocked.until}${keptOut(s.allowed)}`}`,
     `  Allowed:     ${s.allowed === null ? 'no' : `yes, ${s.allowed.network} (${s.allowed.source === 'configuration' ? 'blocklist.allow' : s.allowed.reason})`}`,
   );
-  return lines.join('\n');
+  return lines;
 }
 
 /** A network not blocked whole: the blocks inside it, the first few named ('; 2 blocks within (a, b)'). */

@@ -26,7 +26,8 @@ and the allow entry that cover all of it, if any (a block in force, an allow ent
 \`blocklist.allow\`; the narrowest when several do). A block that an allow entry covers is in no feed, and the
 text says so (\`(not in the feeds: the allow entry 198.51.100.0/24 keeps it out)\`). A network partly blocked
 is not blocked: it says how many blocks lie inside it, and names the first three (\`Blocked: no; 2 blocks
-within (198.51.100.7/32, 198.51.100.9/32)\`).
+within (198.51.100.7/32, 198.51.100.9/32)\`). Each value stays on its line: a line break or control character
+a sensor sent in a threat name shows as \`?\`.
 
 It reads the store back from its newest record within the look-up's bound (1,000,000 records or 512 MiB read,
 as \`threats search\`; see [Operations](operations.md#dashboard), "Look-up"). When that bound stops it before the
