@@ -2,6 +2,7 @@
 // Only what an owner needs to see leaves here: never a key, a key hash or a record's raw `original`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
+import { parseIsoTime } from '../records/iso-time.js';
 import { isRecordEndpoint, type StoredRecord } from '../records/stored-record.js';
 import { parseAddressMatch } from '../store/address-match.js';
 import { recordMatcher } from '../store/record-filter.js';
@@ -76,10 +77,10 @@ export function feedFilter(query: URLSearchParams): RecordFilter {
     const parsed = value ? networkFilters({ [key]: value }) : null;
     if (parsed !== null && typeof parsed !== 'string') Object.assign(filter, parsed);
   }
-  const from = Date.parse(query.get('from') ?? '');
-  if (!Number.isNaN(from)) filter.since = from;
-  const to = Date.parse(query.get('to') ?? '');
-  if (!Number.isNaN(to)) filter.until = to;
+  const from = parseIsoTime(query.get('from') ?? '');
+  if (from !== null) filter.since = from;
+  const to = parseIsoTime(query.get('to') ?? '');
+  if (to !== null) filter.until = to;
   const endpoint = query.get('endpoint');
   if (isRecordEndpoint(endpoint)) filter.endpoint = endpoint;
   const min = Number(query.get('min'));

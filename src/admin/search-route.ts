@@ -2,6 +2,7 @@
 // the feed's read slots: two reads at once, a few waiting, 503 DASHBOARD_BUSY past that, aborted on hang-up.
 import type { ServerResponse } from 'node:http';
 import { errorBody } from '../errors.js';
+import { parseIsoTime } from '../records/iso-time.js';
 import { isRecordEndpoint } from '../records/stored-record.js';
 import {
   NETWORK_FILTER_KEYS,
@@ -110,13 +111,11 @@ export async function answerFromStore(
   }
 }
 
-/** An ISO time, or a duration ago like `90m`, `24h`, `7d`; null when neither. */
+/** An ISO time (UTC unless it names its zone), or a duration ago like `90m`, `24h`, `7d`; null when neither. */
 function instant(text: string, now: number): number | null {
   const duration = /^(\d{1,6})([mhd])$/.exec(text.trim());
   if (duration) return now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? null : at;
+  return parseIsoTime(text);
 }
 
 export function sendError(res: ServerResponse, status: number, body: string): void {

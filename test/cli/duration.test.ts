@@ -68,6 +68,8 @@ test('--since reads a duration ago or an ISO time (UTC when no zone is given)', 
   assert.equal(parseSince('2026-11-21 10:00', now), Date.parse('2026-11-21T10:00:00Z'));
   assert.equal(parseSince('2026-11-21T11:00:00+01:00', now), Date.parse('2026-11-21T10:00:00Z'));
   assert.equal(parseSince('2026-11-21', now), Date.parse('2026-11-21T00:00:00Z'));
+  assert.equal(parseSince('2026-11-21t10:00z', now), Date.parse('2026-11-21T10:00:00Z'));
+  assert.equal(parseSince('2026-11-21t10:00', now), Date.parse('2026-11-21T10:00:00Z'));
   assert.throws(() => parseSince('yesterday', now), { code: 'USAGE' });
   assert.throws(() => parseSince('2026-13-45', now), { code: 'USAGE' });
 });

@@ -2,6 +2,7 @@
 // is sent again (a running daemon takes the new position at its next batch).
 import type { Command } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import { parseIsoTime } from '../../records/iso-time.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions } from '../common-options.js';
 import { existingDataDir } from '../data-dir-check.js';
@@ -45,8 +46,8 @@ export async function replayOutput(name: string, options: ReplayOptions, io: Cli
 function sinceOf(text: string, now: number): number {
   const ms = parseDuration(text);
   if (ms !== null) return now - ms;
-  const at = Date.parse(text);
-  if (Number.isNaN(at))
+  const at = parseIsoTime(text);
+  if (at === null)
     throw new ThreatcolError('USAGE', `--since takes a duration (24h) or an ISO time, not "${text}"`);
   return at;
 }

@@ -1,6 +1,7 @@
 // `threatcol threats tail`: the last N stored records, then new ones as they arrive; filters; NDJSON with --json.
 import { type Command, Option } from 'commander';
 import { ThreatcolError } from '../../errors.js';
+import { parseIsoTime } from '../../records/iso-time.js';
 import type { RecordFilter, RecordLine, RecordReader } from '../../store/store.js';
 import { withStore } from '../cli-store.js';
 import { addCommonOptions, type CommonOptions, loadFromOptions, threatsCommand } from '../common-options.js';
@@ -105,12 +106,8 @@ async function tail(reader: RecordReader, plan: TailPlan, io: CliIo): Promise<nu
 export function parseSince(text: string, now: number): number {
   const ms = parseDuration(text);
   if (ms !== null) return now - ms;
-  if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(text.trim())) {
-    const iso = text.trim().replace(' ', 'T');
-    const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(iso) || !iso.includes('T') ? iso : `${iso}Z`;
-    const at = Date.parse(zoned);
-    if (!Number.isNaN(at)) return at;
-  }
+  const at = parseIsoTime(text);
+  if (at !== null) return at;
   throw new ThreatcolError(
     'USAGE',
     `--since "${text}" is neither a duration (30s, 90m, 24h, 7d) nor an ISO time (2026-11-21T10:00:00Z)`,

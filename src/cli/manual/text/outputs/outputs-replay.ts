@@ -12,5 +12,5 @@ Moves the output's position to the first record received at or after the instant
 that is still stored is sent again (a receiver recognises what it has by the record ids). A running daemon
 takes the new position at its next batch, or within half a second when the output is idle.
 `,
-  options: { '--since': `a duration ago (\`24h\`, \`7d\`) or an ISO time` },
+  options: { '--since': `a duration ago (\`24h\`, \`7d\`) or an ISO time (no zone means UTC)` },
 };
