@@ -2,8 +2,8 @@
 // counts hold every record but no breakdown by sensor or name, so a filtered histogram is counted apart, once,
 // from the store's last 7 days, then kept up to date from the live feed. Bounded whatever the clients ask: at
 // most MAX_FILTERED_HISTOGRAMS filters at a time (the least recently asked for goes), each fixed-size buckets
-// (HistogramCounts), one dropped after IDLE_MS unasked; their reads of the store one at a time, aborted when
-// the filter goes.
+// (HistogramCounts), one dropped after IDLE_MS unasked (on a timer: its client may never ask for anything again);
+// their reads of the store one at a time, aborted when the filter goes.
 
 import { isThreatRecord, type StoredRecord } from '../records/stored-record.js';
 import { recordMatcher } from '../store/record-filter.js';
@@ -16,6 +16,8 @@ import { countedCriticality, type Histogram, HistogramCounts, type HistogramRang
 export const MAX_FILTERED_HISTOGRAMS = 8;
 /** A filtered histogram nobody asked for this long is dropped (the page asks every 2 s while open). */
 export const IDLE_MS = 60_000;
+/** How often the filters are looked at for idle ones, while there are any: dropped at most this late. */
+const SWEEP_MS = 10_000;
 /** Filters waiting to read the store behind the one reading. */
 const READS_WAITING = MAX_FILTERED_HISTOGRAMS;
 const WEEK_MS = 7 * 86_400_000;
@@ -69,6 +71,8 @@ export function createFilteredHistograms(options: {
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
   const reads = new ReadSlots(1, READS_WAITING);
+  /** Runs while a filter is held: a page closed mid-scan asks no more, and its scan and subscription must end. */
+  let sweeper: NodeJS.Timeout | null = null;
 
   function drop(key: string): void {
     const entry = entries.get(key);
@@ -76,6 +80,15 @@ export function createFilteredHistograms(options: {
     entries.delete(key);
     entry.abort.abort();
     entry.unsubscribe();
+    if (entries.size === 0 && sweeper !== null) {
+      clearInterval(sweeper);
+      sweeper = null;
+    }
+  }
+
+  function dropIdle(): void {
+    const at = now();
+    for (const [key, entry] of entries) if (at - entry.lastAsked > IDLE_MS) drop(key);
   }
 
   function start(filter: HistogramFilter): Entry {
@@ -120,7 +133,7 @@ export function createFilteredHistograms(options: {
   return {
     histogram(filter, range) {
       const at = now();
-      for (const [key, entry] of entries) if (at - entry.lastAsked > IDLE_MS) drop(key);
+      dropIdle();
       const key = JSON.stringify(filter, Object.keys(filter).sort());
       let entry = entries.get(key);
       if (entry) {
@@ -132,6 +145,10 @@ export function createFilteredHistograms(options: {
         while (entries.size >= MAX_FILTERED_HISTOGRAMS) drop(entries.keys().next().value as string);
         entry = start(filter);
         entries.set(key, entry);
+        if (sweeper === null) {
+          sweeper = setInterval(dropIdle, SWEEP_MS);
+          sweeper.unref();
+        }
       }
       return { ...entry.counts.histogram(range), complete: entry.complete && options.feed.warm };
     },

@@ -2,7 +2,8 @@
 // minimum criticality, through the real admin listener of an in-process collector (records POSTed over TLS),
 // for the stored days and for records arriving after the filtered histogram was first asked for. The memory
 // bound (second test, on a real files store): many distinct filters never hold more than a fixed number of
-// filtered histograms, and one nobody asks for is dropped; an evicted one is counted again when asked for.
+// filtered histograms, and one nobody asks for is dropped; an evicted one is counted again when asked for. The
+// third: a filter whose client left is dropped on a timer, its week's scan aborted and its subscription ended.
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,10 +14,11 @@ import {
   IDLE_MS,
   MAX_FILTERED_HISTOGRAMS,
 } from '../../src/admin/filtered-histograms.js';
-import { createLiveFeed } from '../../src/admin/live-feed.js';
+import { createLiveFeed, type LiveFeed } from '../../src/admin/live-feed.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { threatsDir, utcDay } from '../../src/store/files/segments.js';
 import { openStore } from '../../src/store/open-store.js';
+import type { RecordReader } from '../../src/store/store.js';
 import { post } from '../helpers/client.js';
 import { startTestServer } from '../helpers/in-process-server.js';
 import { firewallRecord, genericRecord, storedGenericRecord } from '../helpers/records.js';
@@ -187,4 +189,42 @@ test('filtered histograms: at most MAX_FILTERED_HISTOGRAMS held whatever is aske
   clock += IDLE_MS + 1;
   histograms.histogram({ sensor: 'fw1' }, '24h');
   assert.equal(histograms.size, 1);
+});
+
+test('filtered histograms: one whose client left is dropped on a timer, its scan aborted and its subscription ended', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let clock = Date.parse('2026-11-21T10:00:00Z');
+  // A week's scan that never ends by itself (a large store): only its signal stops it.
+  const signals: AbortSignal[] = [];
+  const reader = {
+    scan: (_since: number, _visit: unknown, signal?: AbortSignal) => {
+      if (signal) signals.push(signal);
+      return new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+    },
+  } as unknown as RecordReader;
+  let subscribed = 0;
+  const feed = {
+    warm: true,
+    subscribe: () => {
+      subscribed++;
+      return () => subscribed--;
+    },
+  } as unknown as LiveFeed;
+  const histograms = createFilteredHistograms({ reader, feed, now: () => clock });
+  t.after(() => histograms.stop());
+
+  assert.equal(histograms.histogram({ sensor: 'fw1' }, '24h').complete, false);
+  await until(() => signals.length === 1, 5_000, 'the scan started');
+  assert.equal(subscribed, 1);
+  // The page is closed: nothing asks again. Within the minute it is kept.
+  clock += IDLE_MS - 1000;
+  t.mock.timers.tick(IDLE_MS - 1000);
+  assert.equal(histograms.size, 1);
+  assert.equal(signals[0]?.aborted, false);
+  // Past the minute it is dropped within the next: the scan is aborted, the feed no longer calls it.
+  clock += IDLE_MS;
+  t.mock.timers.tick(IDLE_MS);
+  assert.equal(histograms.size, 0);
+  assert.equal(signals[0]?.aborted, true);
+  assert.equal(subscribed, 0);
 });
