@@ -138,3 +138,25 @@ test('threats stats --by src_asn: one row per AS, named as its newest record nam
   ]);
   assert.equal(stats.distinct, 2);
 });
+
+test('threats stats counts no record received after the until it states', async (t) => {
+  const dataDir = makeTempDir(t);
+  const spec = { src: '198.51.100.7', dst: '192.0.2.1', sensor: 'fw-a', criticality: 2 };
+  // A record received ten minutes ago, and one stamped ten minutes ahead (a collector whose clock ran ahead, or
+  // one received while the command read): the second lies after the window's end.
+  writeDaySegments(
+    dataDir,
+    recordsFromSpecs(
+      [
+        { ...spec, threat: 'Past', ageMinutes: 10 },
+        { ...spec, threat: 'Future', ageMinutes: -10 },
+      ],
+      Date.now(),
+    ),
+  );
+  const r = await runCli(['threats', 'stats', '--json', '--data-dir', dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  const stats = JSON.parse(r.stdout) as Stats & { until: string };
+  assert.deepEqual(stats.rows, [{ key: 'Past', count: 1 }]);
+  assert.equal(stats.total, 1);
+});

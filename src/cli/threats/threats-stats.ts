@@ -98,7 +98,11 @@ export async function countRecords(
   // An AS is counted by its number and named as its newest record names it: a database replaced meanwhile may
   // have renamed it, or a record carry no name. ISO times of one form compare as text.
   const asNames = new Map<string, { at: string; name: string }>();
+  // The scan reads on to the newest record: one received after `until` (while the command read, or stamped by a
+  // clock ahead) is outside the window the output states.
+  const untilIso = new Date(o.until).toISOString();
   await scan(o.since, (record) => {
+    if (record.received_at >= untilIso) return;
     if ((o.sensor !== null && record.sensor !== o.sensor) || !isThreatRecord(record)) return;
     total += 1;
     const key = keyOf(record);

@@ -12,7 +12,8 @@ threatcol threats stats --sensor fw-berlin --by criticality --json | jq .rows
 \`\`\`
 
 Counts the stored records received in a window, grouped by one field; answers "what hit us in the last
-day?" without grepping NDJSON. It reads through the store (either backend) and needs no running daemon.
+day?" without grepping NDJSON. It reads through the store (either backend) and needs no running daemon. The
+window ends when the command starts (its \`until\`): a record received while it reads is not counted.
 
 \`\`\`
 1432 records, 2026-11-22 09:00:00Z to 2026-11-23 09:00:00Z
