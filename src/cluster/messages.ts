@@ -1,5 +1,6 @@
 // The IPC messages between the primary and its workers (`serve --workers`). Every message carries
 // `tc: <kind>`, so messages of other modules on the same channel (prom-client's aggregator) pass by.
+import type { OutputConfig } from '../config/outputs-schema.js';
 import type { SyslogTallyDelta } from '../inputs/syslog/syslog-tally.js';
 
 /** Per-sensor counters a worker gathered since its last report. */
@@ -39,6 +40,8 @@ export type WorkerMessage =
 
 export type PrimaryMessage =
   | { tc: 'reload' }
+  /** The outputs the primary runs, at a worker's start and at each reload (files: worker 1's retention holds for them). */
+  | { tc: 'outputs'; outputs: Record<string, OutputConfig> }
   | { tc: 'stop' }
   /** Close this connection: over a cap, or the oldest not yet proven, making room for a newcomer. */
   /** `evicted`: an older connection closed to make room for a newcomer (else the newcomer itself, refused). */

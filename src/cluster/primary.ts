@@ -102,6 +102,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
   let certificate: CertificateUpkeep | null = null;
   /** The outputs run here, once per box, never in a worker (DESIGN 13). */
   let outputs: RunningOutputs | null = null;
+  /** Their configuration as last applied: files retention (worker 1) keeps what they have not passed. */
+  let appliedOutputs = config.outputs;
   /** The decisions engine runs here, once per box (DESIGN 15); the workers serve the feeds. */
   let engine: RunningEngine | null = null;
   let silenceWatch: BoxSilenceWatch | null = null;
@@ -150,6 +152,8 @@ export function createPrimary(options: PrimaryOptions): Primary {
     switch (message.tc) {
       case 'listening':
         if (address === null) address = message.address as AddressInfo;
+        // Started (or started again) with the file as it read it: the outputs running here are the ones held.
+        send(worker, { tc: 'outputs', outputs: appliedOutputs });
         break;
       case 'stats':
         if (store) for (const delta of message.deltas) mergeStatsDelta(store.stats, delta);
@@ -283,6 +287,10 @@ export function createPrimary(options: PrimaryOptions): Primary {
         logger,
         env: options.env ?? {},
         now,
+        onReload: (next) => {
+          appliedOutputs = next;
+          pool.broadcast({ tc: 'outputs', outputs: next });
+        },
       });
       outputs = started;
       // Before the workers take records: a new output's "now" is the start of serve (as in the daemon), bounded.

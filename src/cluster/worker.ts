@@ -61,6 +61,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   const { config } = options.loaded;
   const dedupe =
     config.store.backend === 'files' && config.dedupe.windowSeconds > 0 ? new IpcDedupeIndex(send) : null;
+  /** The outputs as the primary runs them (it says so at start and at each reload, SIGHUP or a changed file). */
+  let outputs = config.outputs;
   const daemon = await startDaemon({
     loaded: options.loaded,
     logger,
@@ -73,6 +75,7 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       admitConnection: (socket, group, closed) => counted.admit(socket, group, closed),
       syslogTally: syslogTally?.tally ?? null,
       dedupe,
+      outputs: () => outputs,
     },
     ...(options.reread ? { reread: options.reread } : {}),
   });
@@ -87,6 +90,9 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       case 'reload':
         daemon.reload();
         send({ tc: 'reloaded', sha256: daemon.fingerprint });
+        break;
+      case 'outputs':
+        outputs = message.outputs;
         break;
       case 'stop':
         daemon.stop();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { addressGroup } from '../address-group.js';
 import { type RunningAdmin, startAdminListener } from '../admin/start-admin.js';
 import { BODY_SHARES, type LoadedConfig } from '../config/load-config.js';
+import type { OutputConfig } from '../config/outputs-schema.js';
 import { type ClosedReason, listenerSlots } from '../connection-slots.js';
 import { boxId, startBoxEngine } from '../decisions/box-engine.js';
 import { registerEngineMetrics, registerFeedMetrics } from '../decisions/decision-metrics.js';
@@ -90,6 +91,11 @@ export interface WorkerRole {
   syslogTally: SyslogTally | null;
   /** Files backend: the primary's dedupe window (null: deduplication is off, or the NATS stream does it). */
   dedupe: DedupeIndex | null;
+  /**
+   * The outputs as the primary runs them now (it tells each reload): retention, in the worker that prunes,
+   * keeps what they have not passed.
+   */
+  outputs: () => Record<string, OutputConfig>;
 }
 
 export interface Daemon {
@@ -136,9 +142,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     now,
     ...(options.fileOps ? { fileOps: options.fileOps } : {}),
   });
+  /** The outputs as last applied (at start, then each reload): retention keeps what they have not passed. */
+  let appliedOutputs = config.outputs;
   let store: RecordLog;
   try {
     store = await backend.openRecordLog({
+      outputs: worker?.outputs ?? (() => appliedOutputs),
       onFatal: () => {
         fatal = true;
         stop();
@@ -169,6 +178,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         env: options.env ?? {},
         now,
+        onReload: (next) => {
+          appliedOutputs = next;
+        },
         ...options.outputTiming,
       });
   if (outputs) registerOutputMetrics(metrics.registry, () => outputs.metricRows());

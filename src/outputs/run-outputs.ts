@@ -50,6 +50,11 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** What start-outputs.ts takes (its `cursors` serve while no output forwards), and the configuration. */
 export interface RunOutputsOptions extends OutputsDeps {
   config: Config;
+  /**
+   * Told each `outputs` section a reload applies, when it is asked for: the files backend's retention holds
+   * what these outputs have not passed (store.ts, StoreWriterOptions.outputs), whichever way the reload came.
+   */
+  onReload?: (outputs: Record<string, OutputConfig>) => void;
 }
 
 /** How long `outputs list`, /readyz and metrics wait for the thread's answer before giving up on it. */
@@ -83,6 +88,7 @@ export function runOutputs(options: RunOutputsOptions): RunningOutputs {
     report: () => current.report(),
     metricRows: () => current.metricRows(),
     reload(next) {
+      if (!stopped) options.onReload?.(next);
       // One at a time; a failed one is logged and the next starts from what runs (never a rejected chain).
       reloading = reloading
         .then(async () => {

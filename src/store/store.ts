@@ -2,6 +2,7 @@
 // (store/open-store.ts) picks the backend (`store.backend`: files in store/files/, or nats in store/nats/);
 // nothing else may touch a backend's files, streams or buckets directly.
 import type { Logger } from 'pino';
+import type { OutputConfig } from '../config/outputs-schema.js';
 import type { StoredRecord } from '../records/stored-record.js';
 import type { DecisionsStore } from './decisions.js';
 import type { FileOps } from './file-ops.js';
@@ -224,6 +225,12 @@ export interface StoreWriterOptions {
    * 0: never, e.g. a worker that is not the one pruning). NATS maps retention to the stream's limits instead.
    */
   retentionIntervalMs?: number;
+  /**
+   * Files backend: the outputs as configured now, asked at each retention run, so that one a reload added,
+   * enabled or gave another `maxLag` holds from then on and one it removed no longer does (default: the
+   * configuration's at open). What an enabled output has not passed is kept, unless its `maxLag` lets it go.
+   */
+  outputs?: () => Record<string, OutputConfig>;
   /** After each batch is durable: its record count and the time the sync (or publish acks) took (metrics). */
   onBatchSynced?: (records: number, seconds: number) => void;
 }

@@ -103,6 +103,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
       const writer = index ? withDedupe(log, index) : log;
       // One pruner: the single process, or worker 1 (retention keeps every worker's newest segment).
       const prunes = (options.workerId ?? null) === null || options.workerId === 1;
+      const outputsNow = options.outputs ?? (() => config.outputs);
       const retention = !prunes
         ? { stop() {} }
         : startRetention({
@@ -113,7 +114,7 @@ export function openFileStore(config: Config, deps: StoreDeps): Store {
             intervalMs: options.retentionIntervalMs ?? HOUR_MS,
             current: () => log.currentSegment,
             hold: (segments) =>
-              createOutputHold({ dataDir, outputs: config.outputs, segments, now: now(), logger }),
+              createOutputHold({ dataDir, outputs: outputsNow(), segments, now: now(), logger }),
           });
       return {
         append: (records, appendOptions) => writer.append(records, appendOptions),
