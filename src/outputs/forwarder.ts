@@ -86,6 +86,24 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     status.lastErrorAt = iso();
     status.failingSince ??= deps.now();
   };
+  /**
+   * The feed cannot read the store and retries by itself (NATS unreachable, its consumer not made yet): the
+   * output is retrying with that error until the feed reads again (the feed logs it).
+   */
+  let troubled = false;
+  const readTrouble = (error: Error | null) => {
+    if (error !== null) {
+      troubled = true;
+      status.state = 'retrying';
+      status.lastError = error.message;
+      status.lastErrorAt = iso();
+      status.failingSince ??= deps.now();
+    } else if (troubled) {
+      troubled = false;
+      status.state = 'running';
+      status.failingSince = null;
+    }
+  };
   /** Waits before the next attempt; a poke (SIGHUP) or stop cuts it short. */
   const pause = (ms: number) => sleep(ms, AbortSignal.any([stopping.signal, poke.signal]));
 
@@ -212,6 +230,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         match: outputMatcher(output.filter),
         check: lineCheck(output),
         startAt: output.startAt === 'oldest' ? 0 : 'now',
+        onTrouble: readTrouble,
       });
       markStarted();
       receiver = createReceiver(output, { env: deps.env, logger: log, pacing });

@@ -307,6 +307,12 @@ export interface OutputFeedOptions {
   check?: 'record' | 'head';
   /** Where a brand-new output starts: 'now' (records stored from now on) or an epoch-ms instant. */
   startAt?: 'now' | number;
+  /**
+   * A feed that waits out a failing store itself (NATS unreachable, its consumer not made yet) and tries again
+   * with backoff says so here: the error at each failed attempt, null once reading works again. The output's
+   * status shows it; next() still resolves only with records or at its signal.
+   */
+  onTrouble?: (error: Error | null) => void;
 }
 
 /** An output's read side of the log, from its durable position. One per output per box (DESIGN 13). */

@@ -165,19 +165,25 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
   return {
     async openFeed(feedOptions: OutputFeedOptions) {
       const { name } = feedOptions;
-      const start = feedOptions.startAt ?? 'now';
+      const asked = feedOptions.startAt ?? 'now';
+      /** Where a consumer made by this feed starts. */
+      let start: 'now' | number = asked;
       let puller: { nc: NatsConnection; consumer: string; puller: OutputPuller } | null = null;
       /** The consumer pulled from; null once it is found gone (a replay made the next generation). */
       let consumer: string | null = null;
-      // Made now, so 'now' means now; NATS down (or a cluster still electing) only delays it to the first pull.
+      // Made now, so 'now' means now. NATS down (or a cluster still electing, or a consumer limit reached) only
+      // delays the making: 'now' is then the time of this first attempt, so the records stored until the
+      // consumer can be made are delivered too (by the stream's clock, which a collector's should be close to).
+      const attemptedAt = now();
       await ensureConsumer(name, start).then(
         (info) => {
           consumer = info.name;
         },
         (error: Error) => {
+          if (asked === 'now') start = attemptedAt;
           logger.warn(
-            { output: name, err: error.message },
-            'cannot open the output consumer in NATS yet; retrying',
+            { output: name, err: error.message, start: new Date(attemptedAt).toISOString() },
+            'cannot open the output consumer in NATS yet; retrying, from the time of this attempt',
           );
         },
       );
@@ -187,7 +193,11 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
         check: feedOptions.check ?? 'record',
         async puller() {
           const nc = await options.connection();
-          consumer ??= (await ensureConsumer(name, start)).name;
+          if (consumer === null) {
+            consumer = (await ensureConsumer(name, start)).name;
+            // Made (or found): one made again later (after `outputs forget`) starts at its own 'now'.
+            start = asked;
+          }
           if (puller?.nc !== nc || puller.consumer !== consumer) {
             // A batch still held keeps the puller it came from: its acks go to its own consumer, or nowhere.
             puller?.puller.close();
@@ -209,6 +219,7 @@ export function createNatsOutputCursors(options: NatsOutputCursorsOptions): Outp
           }),
         ackWaitMs,
         ackTimeoutMs: Math.min(ackWaitMs, 10_000),
+        ...(feedOptions.onTrouble ? { onTrouble: feedOptions.onTrouble } : {}),
         logger,
         ...(options.skipped ? { skipped: options.skipped } : {}),
       });

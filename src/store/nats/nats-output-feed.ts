@@ -30,6 +30,8 @@ export interface NatsOutputFeedOptions {
   ackWaitMs: number;
   /** How long one confirmation may take. */
   ackTimeoutMs: number;
+  /** Told each failed attempt to pull (with the error) and the first that works after them (null). */
+  onTrouble?: (error: Error | null) => void;
   logger: Logger;
   /** Counts the messages that are not stored records (skipped: acked, never handed over). */
   skipped?: SkippedRecords;
@@ -38,6 +40,8 @@ export interface NatsOutputFeedOptions {
 /** How long one pull waits for a first record; then it is asked again (a lost request costs at most this). */
 const FIRST_WAIT_MS = 10_000;
 const RETRY_MS = 1000;
+/** Failed pulls are tried again after RETRY_MS, doubling up to this (half of each wait random). */
+const RETRY_CAP_MS = 30_000;
 const NOTE_WAIT_MS = 1000;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -50,6 +54,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/** The wait after `failures` failed pulls in a row: RETRY_MS doubling up to RETRY_CAP_MS, half of it random. */
+function retryWait(failures: number): number {
+  const ceiling = Math.min(RETRY_CAP_MS, RETRY_MS * 2 ** Math.min(failures, 30));
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
 /** The promise's value, or null as soon as `signal` aborts (NATS down must not hold a shutdown for its timeout). */
@@ -96,6 +106,8 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
   let held: Held | null = null;
   let closed = false;
   let seenThrough = 0;
+  /** Pulls failed in a row (NATS unreachable, the consumer not made yet): the wait before the next grows. */
+  let failures = 0;
 
   /** Stops marking a batch in progress; `handBack` naks it so it is delivered again at once. */
   function release(handBack: boolean): void {
@@ -288,6 +300,10 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
           if (!puller) break;
           const asked = Date.now();
           const first = await puller.pull({ batch: 1, expiresMs: FIRST_WAIT_MS, signal });
+          if (failures > 0) {
+            failures = 0;
+            options.onTrouble?.(null);
+          }
           const head = first[0];
           if (!head) {
             // Ended early without a record (a leader change, too many waiting requests): not at full speed.
@@ -300,9 +316,27 @@ export function createNatsOutputFeed(options: NatsOutputFeedOptions): OutputFeed
           await fill(puller, head, kept, { maxRecords, maxBytes, waitMs, signal });
           if (kept.length > 0) return hold(puller, kept);
         } catch (error) {
-          if (error instanceof ConsumerGoneError) options.consumerGone();
-          logger.debug({ output: name, err: (error as Error).message }, 'output pull failed; retrying');
-          await sleep(RETRY_MS, signal);
+          if (error instanceof ConsumerGoneError) {
+            // A replay made the next generation (or `outputs forget` deleted it): taken up at the next pull.
+            options.consumerGone();
+            if (signal.aborted) break;
+            logger.debug(
+              { output: name, err: (error as Error).message },
+              'output consumer gone; pulling again',
+            );
+            await sleep(RETRY_MS, signal);
+            continue;
+          }
+          if (signal.aborted) break;
+          const message = (error as Error).message;
+          const waitMs = retryWait(failures++);
+          // Said once a streak (and by the output's status, through onTrouble), not at every attempt.
+          logger[failures === 1 ? 'warn' : 'debug'](
+            { output: name, err: message, retryInMs: waitMs },
+            'cannot read the output from NATS; retrying',
+          );
+          options.onTrouble?.(new Error(`cannot read the records from NATS: ${message}`));
+          await sleep(waitMs, signal);
         }
       }
       return empty;
