@@ -41,6 +41,9 @@ export interface OutputConfig {
 
 export const OUTPUT_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
+/** The largest `batch.maxRecords`: what grouped alerts size their memory of ids not yet acknowledged by. */
+export const BATCH_MAX_RECORDS = 100_000;
+
 /** Defaults of the common keys: applied by applyOutputDefaults and shown in the schema (one source). */
 export const OUTPUT_DEFAULTS = {
   enabled: true,
@@ -97,7 +100,7 @@ const COMMON_KEYS = {
     description:
       'a batch is sent at maxRecords records or maxBytes (stored line bytes), or maxWaitMs after its first record',
     properties: {
-      maxRecords: { type: 'integer', minimum: 1, maximum: 100_000 },
+      maxRecords: { type: 'integer', minimum: 1, maximum: BATCH_MAX_RECORDS },
       maxBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
       maxWaitMs: { type: 'integer', minimum: 0, maximum: 3_600_000 },
     },

@@ -10,11 +10,11 @@
 // NATS redelivers it after ack_wait, behind newer records), and they are not counted twice; a crash after a
 // summary left and before the write sends that summary again. The state is bounded: `maxGroups` open groups (records of new
 // groups beyond it are counted in one overflow group), `samples` records and SENSORS_KEPT sensor names a group,
-// SAMPLE_BYTES of samples in all.
+// SAMPLE_BYTES of samples in all, and PENDING_MAX ids counted and not known acked besides the batch being counted.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GROUP_DEFAULTS, type OutputConfig } from '../config/outputs-schema.js';
+import { BATCH_MAX_RECORDS, GROUP_DEFAULTS, type OutputConfig } from '../config/outputs-schema.js';
 import { type Owner, writeFileAtomic } from '../data-dir/file-owner.js';
 import { outputsDir } from './dead-letter-files.js';
 import type { GroupSummary, OutgoingRecord } from './receivers/receiver.js';
@@ -78,11 +78,17 @@ interface GroupState {
 const OVERFLOW = '\u0000overflow';
 
 /**
- * How long, and how many, ids counted but not known acked are kept: a batch acked just before a crash is never
- * handed over again, and its ids go after this long (a day: past any redelivery, an outage of NATS included).
+ * How long ids counted but not known acked are kept: a batch acked just before a crash is never handed over
+ * again, and its ids go after this long (a day: past any redelivery, an outage of NATS included).
  */
 const PENDING_KEEP_MS = 24 * 3_600_000;
-const PENDING_MAX = 50_000;
+/**
+ * How many are kept from before the batch being counted, only to bound memory (a few hundred bytes an id) and the
+ * state file (55): twice the largest batch. A batch not acked when the collector died (or its ack failed) comes
+ * back after a restart, on NATS behind newer batches; the ids of the last two such batches, each as large as
+ * allowed, stay until they come back or age out. Past the bound the oldest go first.
+ */
+export const PENDING_MAX = 2 * BATCH_MAX_RECORDS;
 
 /** A group's key past this many characters is its digest; a value shown in a summary is cut to VALUE_CHARS. */
 const KEY_CHARS = 512;

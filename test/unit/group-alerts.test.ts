@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { BATCH_MAX_RECORDS } from '../../src/config/outputs-schema.js';
 import { type GroupConfig, openGrouper } from '../../src/outputs/grouping.js';
 import { summaryHeadline } from '../../src/outputs/receivers/group-text.js';
 import type { GroupSummary, OutgoingRecord } from '../../src/outputs/receivers/receiver.js';
@@ -242,4 +243,23 @@ test('the ids counted and not acked are kept a day from each start, and a batch 
   const odd = openGrouper(config(100), join(dir, 'odd.groups.json'), null, (m) => warned.push(m));
   assert.equal(odd.nextEnd(), null);
   assert.match(warned[0] ?? '', /a group of it is not one/);
+});
+
+test('a batch as large as allowed, not acked at a crash, comes back after a newer batch as large (NATS): counted once', () => {
+  const path = join(makeTempDir(), 'large.groups.json');
+  const t0 = Date.now();
+  const many = (src: string) => Array.from({ length: BATCH_MAX_RECORDS }, () => outgoing(src));
+  const inFlight = many('198.51.100.7');
+  const before = openGrouper(config(100), path, null);
+  let firsts = before.absorb(inFlight, t0).length;
+  before.save(); // then killed before the ack
+  const after = openGrouper(config(100), path, null);
+  const newer = many('198.51.100.7');
+  firsts += after.absorb(newer, t0 + 1000).length;
+  after.save();
+  after.acked(newer);
+  firsts += after.absorb(inFlight, t0 + 31_000).length; // redelivered after ack_wait, behind the newer batch
+  after.acked(inFlight);
+  const sent = sentBy(after, t0 + 60_000, firsts);
+  assert.equal(sent.firsts + sent.counted, 2 * BATCH_MAX_RECORDS, 'each record once');
 });
