@@ -135,6 +135,50 @@ export function lastDeadLetterIds(dataDir: string, name: string, count: number):
   return ids;
 }
 
+/** The ids an output dead-lettered in batches it has not seen acknowledged (deadLetterMemory). */
+export interface DeadLetterMemory {
+  has(id: string): boolean;
+  /** Written to the dead letters now. */
+  add(id: string): void;
+  /** A batch (or a group summary) holding these records was acknowledged: it is not handed over again. */
+  settled(records: Iterable<{ readonly id: string }>): void;
+}
+
+/**
+ * What an output dead-lettered and has not seen acknowledged, so that a batch handed over again, whenever it
+ * comes (after a restart, after a failed ack; on NATS behind newer batches), finds its refused records and does
+ * not write them twice. It starts, when first asked (before this output writes any), with the output's last
+ * `count` dead letters: a batch the last run dead-lettered and died before acking may be among them. An id goes
+ * when a batch holding it is acknowledged, and past `max` ids the oldest go first.
+ */
+export function deadLetterMemory(
+  dataDir: string,
+  name: string,
+  options: { count: number; max: number },
+): DeadLetterMemory {
+  let ids: Set<string> | null = null;
+  const known = (): Set<string> => {
+    ids ??= lastDeadLetterIds(dataDir, name, options.count);
+    return ids;
+  };
+  return {
+    has: (id) => known().has(id),
+    add(id) {
+      const set = known();
+      set.delete(id);
+      set.add(id);
+      for (const oldest of set) {
+        if (set.size <= options.max) break;
+        set.delete(oldest);
+      }
+    },
+    settled(records) {
+      if (ids === null || ids.size === 0) return;
+      for (const record of records) ids.delete(record.id);
+    },
+  };
+}
+
 /** A file's last `count` whole lines (fewer when it holds fewer). */
 function tailLines(path: string, count: number): string[] {
   let fd: number;

@@ -1,11 +1,11 @@
 // One output's forwarder: feed.next → receiver.send → dead letters → ack, forever. Transient failures hold the
 // cursor and retry with backoff; a refused credential pauses the output and retries slowly; nothing is dropped.
 import type { Logger } from 'pino';
-import type { OutputConfig } from '../config/outputs-schema.js';
+import { BATCH_MAX_RECORDS, type OutputConfig } from '../config/outputs-schema.js';
 import type { Owner } from '../data-dir/file-owner.js';
 import type { OutputBatch, OutputCursors, OutputFeed } from '../store/store.js';
 import { createBackoff, sleep } from './backoff.js';
-import { appendDeadLetters, lastDeadLetterIds } from './dead-letter.js';
+import { appendDeadLetters, deadLetterMemory } from './dead-letter.js';
 import { type Grouper, groupConfig, groupStatePath, openGrouper } from './grouping.js';
 import { newStatus, type OutputStatus } from './output-status.js';
 import { createReceiver, lineCheck } from './receivers/create-receiver.js';
@@ -50,7 +50,14 @@ export interface Forwarder {
   poke(): void;
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/**
+ * Ids of dead-lettered records whose batch is not known acked, kept at most (the oldest go first): the last run's
+ * last batch and this run's, each as large as allowed.
+ */
+const DEAD_IDS_MAX = 2 * BATCH_MAX_RECORDS;
+
+/** A stored line's record id. */
+const idOf = (line: string): string => (JSON.parse(line) as { id: string }).id;
 
 /** The longest a Node timer waits (ms): 2^31 - 1. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -71,6 +78,11 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   });
   const iso = () => new Date(deps.now()).toISOString();
   const pacing = deps.pacing ?? { lastSentAt: Number.NEGATIVE_INFINITY };
+  /**
+   * Records dead-lettered in batches (or summaries) not yet acked: such a batch handed over again, whenever it
+   * comes (a restart, a failed ack; on NATS behind newer batches), does not write them twice.
+   */
+  const dead = deadLetterMemory(deps.dataDir, name, { count: output.batch.maxRecords, max: DEAD_IDS_MAX });
   /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
   const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
 
@@ -108,8 +120,8 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   const pause = (ms: number) => sleep(ms, AbortSignal.any([stopping.signal, poke.signal]));
 
   /**
-   * Sends the batch until every record was taken or refused; false when stopped first. `written`: ids already
-   * dead-lettered by a run that died before its ack (not written again). The items are records, or group
+   * Sends the batch until every record was taken or refused; false when stopped first. A record `dead` holds was
+   * dead-lettered by a batch not acked (not written again). The items are records, or group
    * summaries (`letters`: the records a refused item leaves in the dead letters; `weight`: records it carries).
    */
   const deliver = async <T>(
@@ -117,7 +129,6 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     send: (pending: readonly T[], signal: AbortSignal) => Promise<DeliveryReport>,
     letters: (item: T) => readonly { id: string; line: string }[],
     weight: (item: T) => number,
-    written: () => ReadonlySet<string>,
     kind: 'records' | 'summaries',
   ): Promise<boolean> => {
     let pending = items;
@@ -127,12 +138,16 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         if (stopping.signal.aborted) return false;
         const refused = report.refused
           .flatMap((r) => letters(pending[r.index] as T).map((record) => ({ record, answer: r.answer })))
-          .filter((r) => !written().has(r.record.id))
-          .map((r) => ({ line: r.record.line, answer: r.answer }));
-        appendDeadLetters(deps.dataDir, name, refused, iso(), deps.owner, {
-          maxBytes: output.deadLetterMaxBytes,
-          logger: log,
-        });
+          .filter((r) => !dead.has(r.record.id));
+        appendDeadLetters(
+          deps.dataDir,
+          name,
+          refused.map((r) => ({ line: r.record.line, answer: r.answer })),
+          iso(),
+          deps.owner,
+          { maxBytes: output.deadLetterMaxBytes, logger: log },
+        );
+        for (const r of refused) dead.add(r.record.id);
         status.deadLetters += refused.length;
         // Shown by `outputs list` as the last error: a refusal is never silent, though the output moves on.
         if (kind === 'summaries' && report.refused.length > 0) {
@@ -180,17 +195,12 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
     }
     return false;
   };
-  const deliverRecords = (
-    receiver: Receiver,
-    records: readonly OutgoingRecord[],
-    written: () => ReadonlySet<string>,
-  ) =>
+  const deliverRecords = (receiver: Receiver, records: readonly OutgoingRecord[]) =>
     deliver(
       records,
       (pending, signal) => receiver.send(pending, signal),
       (r) => [r],
       () => 1,
-      written,
       'records',
     );
 
@@ -207,15 +217,16 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         due,
         (pending, signal) =>
           (receiver.sendSummaries as NonNullable<Receiver['sendSummaries']>)(pending, signal),
-        (summary) => summary.samples.map((line) => ({ id: (JSON.parse(line) as { id: string }).id, line })),
+        (summary) => summary.samples.map((line) => ({ id: idOf(line), line })),
         (summary) => summary.count,
-        () => NONE,
         'summaries',
       );
       if (!sent) return false;
       for (const summary of due) grouper.settle(summary, deps.now());
     }
     if (due.length > 0 || quiet > 0) grouper.save();
+    // Saved: the summaries are not sent again, nor are their samples refused again.
+    for (const summary of due) dead.settled(summary.samples.map((line) => ({ id: idOf(line) })));
     return true;
   };
 
@@ -235,15 +246,6 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
       markStarted();
       receiver = createReceiver(output, { env: deps.env, logger: log, pacing });
       if (status.state === 'starting') log.info({ type: output.type }, 'output started');
-      // The first batch may be the one in flight when the last run died between writing its dead letters and
-      // its ack: the records refused again are already among the last maxRecords dead letters.
-      let firstBatch = true;
-      let recentDead: ReadonlySet<string> | null = null;
-      const written = (): ReadonlySet<string> => {
-        if (!firstBatch) return NONE;
-        recentDead ??= lastDeadLetterIds(deps.dataDir, name, output.batch.maxRecords);
-        return recentDead;
-      };
       status.state = status.failingSince === null ? 'running' : status.state;
       const grouping = groupConfig(output);
       const grouper =
@@ -282,13 +284,12 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         // Grouped: only the records that open a group are sent now; the others are counted into their group's
         // summary, and the groups are written before the ack (grouping.ts: what a crash does at each step).
         const now = grouper?.absorb(records, deps.now()) ?? records;
-        if (now.length > 0 && !(await deliverRecords(receiver, now, written))) return;
+        if (now.length > 0 && !(await deliverRecords(receiver, now))) return;
         grouper?.save();
         // The invariant: the cursor moves only after the receiver acknowledged (or refused for good) every record.
         await batch.ack();
         grouper?.acked(records);
-        firstBatch = false;
-        recentDead = null;
+        dead.settled(records);
         status.batches += 1;
         status.state = 'running';
         status.lastSuccessAt = iso();
