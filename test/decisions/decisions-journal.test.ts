@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { DecisionChange, DecisionsState } from '../../src/store/decisions.js';
+import { changeLines, headerLine } from '../../src/store/files/decisions-journal.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
 import { blockChange } from '../helpers/decisions.js';
@@ -130,6 +131,66 @@ test('a data directory with only the older decisions.json reads as before, and t
     (b) => b.address === '203.0.113.9/32',
   );
   assert.equal(kept?.reason, 'from before the journal');
+});
+
+/** decisions.json of `generation` holding `blocks`, as a fold writes it. */
+function writeSnapshot(dataDir: string, generation: number, blocks: DecisionChange[]): void {
+  const block = Object.fromEntries(blocks.map((c) => [c.key, c.value]));
+  const entries = { block, allow: {}, feed: {}, cleared: {}, offence: {}, fetch: {}, rule: {} };
+  writeFileSync(join(dataDir, 'decisions.json'), `${JSON.stringify({ version: 1, generation, entries })}\n`, {
+    mode: 0o600,
+  });
+}
+
+test('a fold cut between its two renames (the old journal beside the new snapshot) loses no later change', async (t) => {
+  for (const watched of [false, true]) {
+    const dataDir = makeTempDir(t);
+    const folded = put('192.0.2.1/32', 'folded');
+    // The fold of generation 1 renamed its snapshot (generation 2) and died before it renamed the new journal.
+    writeSnapshot(dataDir, 2, [folded]);
+    writeFileSync(join(dataDir, 'decisions.journal'), headerLine(1) + changeLines([folded]), { mode: 0o600 });
+    const writer = await storeOf(dataDir);
+    t.after(() => writer.close());
+    // The daemon's engine and feeds watch; a CLI command does not.
+    if (watched) {
+      const watch = writer.decisions.watch(
+        () => {},
+        (error) => assert.fail(error),
+      );
+      t.after(() => watch.stop());
+    }
+    await writer.decisions.apply([put('198.51.100.7/32', 'after the cut')]);
+    // A restart: a fresh read of the files.
+    const reader = await storeOf(dataDir);
+    t.after(() => reader.close());
+    const blocks = (await reader.decisions.read()).blocks;
+    assert.equal(blocks.get('198.51.100.7/32')?.reason, 'after the cut', `watched: ${watched}`);
+    assert.equal(blocks.get('192.0.2.1/32')?.reason, 'folded', `watched: ${watched}`);
+  }
+});
+
+test('changes appended to the old journal beside a newer snapshot (by a collector before the fix) are read', async (t) => {
+  const dataDir = makeTempDir(t);
+  const folded = put('192.0.2.1/32', 'folded');
+  const removed: DecisionChange = { kind: 'block', key: '192.0.2.2/32', value: null };
+  writeSnapshot(dataDir, 2, [folded]);
+  // The journal the fold read (a block, then one removed: the snapshot holds their end), then one change after.
+  writeFileSync(
+    join(dataDir, 'decisions.journal'),
+    headerLine(1) +
+      changeLines([put('192.0.2.2/32'), folded, removed, put('203.0.113.3/32', 'appended after the cut')]),
+    { mode: 0o600 },
+  );
+  const store = await storeOf(dataDir);
+  t.after(() => store.close());
+  const blocks = (await store.decisions.read()).blocks;
+  assert.deepEqual(
+    new Map([...blocks].map(([key, b]) => [key, b.reason])),
+    new Map([
+      ['192.0.2.1/32', 'folded'],
+      ['203.0.113.3/32', 'appended after the cut'],
+    ]),
+  );
 });
 
 test('property: a journal cut anywhere reads as the applies whose lines were whole, plus what came after', async (t) => {

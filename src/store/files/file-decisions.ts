@@ -53,6 +53,8 @@ interface Tail {
   /** The journal's inode (null: none), and the bytes of it read (complete lines). */
   journalIno: number | null;
   offset: number;
+  /** Whether the journal is of an older generation than the snapshot: the next change folds it first. */
+  stale: boolean;
 }
 
 interface Subscriber {
@@ -115,15 +117,18 @@ export function createFileDecisions(options: {
             tail = null;
           }
         }
-        const journal = statOrNull(journalPath);
-        if (journal === null) {
-          // A data directory of before the journal, or a new one: the journal starts on a new snapshot.
-          current = compact(current ?? readAll(snapshotPath, journalPath), owner);
+        // Without a watcher (a CLI command), read whole: whether the journal is the snapshot's is in both.
+        current ??= readAll(snapshotPath, journalPath);
+        if (current.journalIno === null || current.stale) {
+          // A data directory of before the journal, or a new one: the journal starts on a new snapshot. So does
+          // one whose fold was cut between its two renames (a crash, a thread ended at stop): its old journal
+          // beside the new snapshot is skipped by every fresh read, and changes appended to it would be lost at
+          // the next restart. The fold holds what that journal had (readAll).
+          current = compact(current, owner);
         }
         // A change made on what its writer saw goes only while the entry is still that (read under the lock).
         let kept = changes;
         if (changes.some((change) => change.ifStill !== undefined)) {
-          current ??= readAll(snapshotPath, journalPath);
           const { state } = current;
           kept = changes.filter((change) => {
             if (
@@ -139,13 +144,10 @@ export function createFileDecisions(options: {
         if (kept.length > 0) appendChanges(journalPath, kept);
         // `current` is the journal's state up to before this write (the shared reader's, or the one just folded),
         // so the write goes on top of it: folded below, it must hold this write too.
-        if (current !== null) {
-          for (const change of kept) applyEntry(current.state, change.kind, change.key, change.value);
-          current.offset = statSync(journalPath).size;
-        }
+        for (const change of kept) applyEntry(current.state, change.kind, change.key, change.value);
         const size = statSync(journalPath).size;
-        if (size > COMPACT_MIN_BYTES && size > 2 * (current?.snapshotBytes ?? snapshotSize(snapshotPath)))
-          compact(current ?? readAll(snapshotPath, journalPath), owner);
+        current.offset = size;
+        if (size > COMPACT_MIN_BYTES && size > 2 * current.snapshotBytes) compact(current, owner);
       } finally {
         await release();
       }
@@ -186,7 +188,8 @@ export function createFileDecisions(options: {
 
   /**
    * Writes `from`'s state as the next generation's snapshot, then an empty journal of that generation (a
-   * reader meeting the new snapshot beside the old journal skips the old journal: the snapshot holds it).
+   * reader meeting the new snapshot beside the old journal reads the old one on top: the snapshot holds it, and
+   * read again its lines end where the snapshot stands).
    */
   function compact(from: Tail, owner: Owner): Tail {
     const generation = from.generation + 1;
@@ -204,6 +207,7 @@ export function createFileDecisions(options: {
     from.snapshotBytes = snapshot.size;
     from.journalIno = journal.ino;
     from.offset = journal.size;
+    from.stale = false;
     return from;
   }
 }
@@ -218,10 +222,6 @@ function statOrNull(path: string): Stats | null {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-}
-
-function snapshotSize(path: string): number {
-  return statOrNull(path)?.size ?? 0;
 }
 
 /** A file's bytes from `from` with its stat, read off one descriptor (null: it does not exist). */
@@ -276,6 +276,7 @@ function readAll(snapshotPath: string, journalPath: string): Tail {
       generation,
       journalIno: null,
       offset: 0,
+      stale: false,
     };
     const journal = readFrom(journalPath);
     if (journal === null) return tail;
@@ -283,11 +284,11 @@ function readAll(snapshotPath: string, journalPath: string): Tail {
     // A journal newer than the snapshot read: a compaction came between the two reads.
     if (header !== null && header.generation > generation && attempt < READ_ATTEMPTS) continue;
     tail.journalIno = journal.ino;
-    if (header !== null && header.generation < generation) {
-      // The old journal beside its compaction's snapshot: the snapshot holds all of it.
-      tail.offset = journal.size;
-      return tail;
-    }
+    // An older journal beside the snapshot: a fold read between its two renames, or one cut there (a crash).
+    // Its lines are read on top all the same: the snapshot was made from them, in order, and each sets or removes
+    // one entry, so read again they end where the snapshot stands; and what a collector appended to it after such
+    // a cut, before apply() folded a stale journal first, is read too instead of being lost.
+    tail.stale = header !== null && header.generation < generation;
     tail.offset = readEntries(journal.data, header?.end ?? 0, (e) =>
       applyEntry(state, e.kind, e.key, e.value),
     ).end;
