@@ -240,6 +240,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
   let rules = compileRules(config);
   let maxDurationMs = parseBlockDuration(config.maxDuration) as number;
   let tracker = new AddressTracker(config.maxTracked);
+  /** Units dropped at the bound by trackers made before this one (the metric is a counter). */
+  let droppedBefore = 0;
+  /** Counting starts again from nothing: what the old tracker counted is forgotten, its drops kept. */
+  function freshTracker(): void {
+    droppedBefore += tracker.dropped;
+    tracker = new AddressTracker(config.maxTracked);
+  }
   let history = new RuleHistory(rules.map((r) => r.name));
   /** Whether the watcher has delivered the stored decisions (a rule's history is written on top of them). */
   let loaded = false;
@@ -763,6 +770,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const longest = Math.max(0, ...rules.map((r) => r.withinMs));
     const since = now() - longest;
     let newestId = '';
+    // Counted from the records read below only: a tracker kept from before (this collector's lease lost and
+    // taken again, NATS) already holds records of this window, and would count each of them twice.
+    freshTracker();
     if (rules.length === 0) return { newestId, since };
     // The decisions as stored now, not as the watcher last delivered them: a collector taking over from another
     // (NATS), or starting, may not have been shown the blocks made from the records read again below yet, and
@@ -887,7 +897,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       const before = new Set(rules.map((r) => r.name));
       rules = compileRules(next);
       maxDurationMs = parseBlockDuration(next.maxDuration) as number;
-      tracker = new AddressTracker(next.maxTracked);
+      freshTracker();
       // A rule added by this reload starts its history afresh (`check` waits 7 days before it warns about it),
       // though an earlier rule of its name left one in the store.
       history = new RuleHistory(
@@ -898,7 +908,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     },
     counts: () => ({
       tracked: tracker.size,
-      dropped: tracker.dropped,
+      dropped: droppedBefore + tracker.dropped,
       blocksMade: { ...blocksMade },
       skippedPrivate,
       skippedAllowed,

@@ -29,7 +29,7 @@ export async function withServerStore<T>(
  * A store of its own for a decisions engine started by the test: a temporary data directory, the configuration
  * with `overrides`, the record log to append to, the engine's log lines and the addresses they say it blocked,
  * and `startEngine` (startDecisionEngine on this store, stopped after the test; `now` its clock, `decisions` in
- * place of the store's).
+ * place of the store's, `lease` to run it as a leased one).
  */
 export async function engineStore(t: { after(fn: () => unknown): void }, overrides: Record<string, unknown>) {
   const dataDir = makeTempDir(t, 'threatcol-engine-');
@@ -46,7 +46,13 @@ export async function engineStore(t: { after(fn: () => unknown): void }, overrid
   t.after(() => log.close());
   const blocked = () => lines.filter((l) => l.msg === 'address blocked').map((l) => l.address);
   const startEngine = (
-    options: { now?: () => number; decisions?: DecisionsStore; cleanUpIntervalMs?: number } = {},
+    options: {
+      now?: () => number;
+      decisions?: DecisionsStore;
+      cleanUpIntervalMs?: number;
+      /** Runs only while `decisions.lease()` says this engine holds the lease (as on NATS). */
+      lease?: { holder: string; ttlMs: number };
+    } = {},
   ) => {
     const engine = startDecisionEngine({
       store: {
@@ -58,6 +64,7 @@ export async function engineStore(t: { after(fn: () => unknown): void }, overrid
       logger,
       ...(options.now ? { now: options.now } : {}),
       ...(options.cleanUpIntervalMs === undefined ? {} : { cleanUpIntervalMs: options.cleanUpIntervalMs }),
+      ...(options.lease ? { lease: options.lease } : {}),
     });
     t.after(() => engine.stop());
     return engine;

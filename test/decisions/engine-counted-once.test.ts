@@ -1,0 +1,62 @@
+// Each stored record counts once toward a rule, however often the engine reads it: when this collector takes the
+// lease again (NATS) and reads the rules' windows afresh. A rule of two records within the hour is met by two
+// records about an address, never by one read twice. The real files store; a marker record (a rule of its own,
+// blocking at once) says when the engine has decided what was appended with it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { StoredRecord } from '../../src/records/stored-record.js';
+import type { DecisionsStore } from '../../src/store/decisions.js';
+import { engineStore } from '../helpers/decisions.js';
+import { until } from '../helpers/until.js';
+import { record } from '../store/contract.js';
+
+const GUARD_MS = 30_000;
+const RULES = {
+  pair: { minCriticality: 3, minRecords: 2, within: '1h', duration: '1h' },
+  marker: { minCriticality: 4, threat: 'marker', duration: '1h' },
+};
+/** The address the pair rule is asked about, and the unit a block of it names. */
+const X = '192.0.2.10';
+const X_UNIT = `${X}/32`;
+
+const probe = (fields: Partial<StoredRecord> = {}) =>
+  record({ src_ip: X, criticality: 3, threat: 'probe', ...fields });
+const marker = (n: number) => record({ src_ip: `198.51.100.${n}`, criticality: 4, threat: 'marker' });
+
+async function pairEngine(t: test.TestContext) {
+  const setup = await engineStore(t, { 'blocklist.rules': RULES });
+  const rebuilds = () =>
+    setup.lines.filter((l) => l.msg === "the rules' windows read again from the stored records").length;
+  return {
+    ...setup,
+    rebuilds,
+    /** Appends `records` and a marker after them, then waits until the marker is blocked. */
+    async decided(records: StoredRecord[], n: number) {
+      await setup.log.append([...records, marker(n)]);
+      await until(() => setup.blocked().includes(`198.51.100.${n}/32`), GUARD_MS, `marker ${n} blocked`);
+    },
+  };
+}
+
+test('a collector that loses the lease and takes it again counts the window afresh, not on top of what it had counted', async (t) => {
+  const engine = await pairEngine(t);
+  let lose = false;
+  const decisions: DecisionsStore = {
+    ...engine.store.decisions,
+    async lease(name, holder, ttlMs) {
+      // One renewal that failed (a timeout reads as another collector holding it): the engine steps down.
+      if (lose) {
+        lose = false;
+        return false;
+      }
+      return engine.store.decisions.lease(name, holder, ttlMs);
+    },
+  };
+  engine.startEngine({ decisions, lease: { holder: 'this', ttlMs: 15_000 } });
+  await until(() => engine.rebuilds() === 1, GUARD_MS, 'the engine started');
+  await engine.decided([probe()], 1);
+  lose = true;
+  await until(() => engine.rebuilds() === 2, GUARD_MS, 'the lease taken again, the window read again');
+  await engine.decided([], 2);
+  assert.equal(engine.blocked().includes(X_UNIT), false, 'one record about X made no block of two');
+});
