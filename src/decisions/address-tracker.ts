@@ -1,12 +1,15 @@
 // What the engine remembers per address unit and rule: the newest record times (as many as the rule's
-// minRecords) and the newest time of each sensor (as many as its minSensors), bounded by blocklist.maxTracked
-// units, the least recently seen dropped first and counted.
+// minRecords), each with which record it is, and the newest time of each sensor (as many as its minSensors),
+// bounded by blocklist.maxTracked units, the least recently seen dropped first and counted. A record counted
+// again (a batch read again after a failed write or ack, a scan's records handed over again by the cursor) is
+// counted once.
 import type { CompiledRule } from './rules.js';
 
 /**
  * Where rule number `index` keeps its window in a unit's numbers: `records` slots of record times (oldest
- * first, an empty slot -Infinity, so a window that is not full starts with them), as many of their
- * criticalities, then `sensors` slots of a sensor's number (-1: empty) and as many of that sensor's newest time.
+ * first, an empty slot -Infinity, so a window that is not full starts with them), as many of their tags (the
+ * record's id and criticality, tagOf), then `sensors` slots of a sensor's number (-1: empty) and as many of that
+ * sensor's newest time.
  */
 interface Slots {
   start: number;
@@ -85,7 +88,7 @@ export class AddressTracker {
     unit: UnitKey,
     index: number,
     rule: CompiledRule,
-    record: { at: number; sensor: string; criticality: number },
+    record: { at: number; sensor: string; criticality: number; id: string },
     notBefore: number,
   ): Met | null {
     const slots = this.slotsOf(index, rule);
@@ -109,7 +112,7 @@ export class AddressTracker {
     }
     const base = row * this.width + slots.start;
     const table = this.table;
-    addTime(table, base, slots.records, record.at, record.criticality);
+    addTime(table, base, slots.records, record.at, tagOf(record.id, record.criticality));
     addSensor(table, base + slots.records * 2, slots.sensors, this.sensorNumber(record.sensor), record.at);
     return this.measure(table, base, slots, rule, record.at, notBefore);
   }
@@ -297,17 +300,17 @@ export class AddressTracker {
     const from = Math.max(at - rule.withinMs, notBefore + 1);
     let records = 0;
     let criticality = 0;
-    const criticalities = base + slots.records;
+    const tags = base + slots.records;
     for (let i = 0; i < slots.records; i++) {
       const t = table[base + i] as number;
       if (t < from || t > at) continue;
       records++;
-      const c = table[criticalities + i] as number;
+      const c = (table[tags + i] as number) % CRITICALITY_VALUES;
       if (c > criticality) criticality = c;
     }
     if (records < rule.minRecords) return null;
     // Counted first: most records about an address meet no rule, and make no list.
-    const sensorsAt = criticalities + slots.records;
+    const sensorsAt = tags + slots.records;
     const timesAt = sensorsAt + slots.sensors;
     let count = 0;
     for (let i = 0; i < slots.sensors; i++) {
@@ -336,6 +339,27 @@ function hashOf(key: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** A tag holds a criticality (0-4) in its low 3 bits, above them 50 bits of the record's id: a safe integer. */
+const CRITICALITY_VALUES = 8;
+const ID_HIGH_BITS = 2 ** 18;
+
+/**
+ * A record's tag: its criticality, and its id hashed to 50 bits (two FNV-1a lanes of 32 and 18 bits), so that
+ * the record read again is told from another one received in the same millisecond (two records about one unit
+ * in one millisecond are taken for one with a chance of 2^-50). Kept where the criticality was: no memory more.
+ */
+function tagOf(id: string, criticality: number): number {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  b = hashOf(b) % ID_HIGH_BITS;
+  return ((a >>> 0) * ID_HIGH_BITS + b) * CRITICALITY_VALUES + (criticality & (CRITICALITY_VALUES - 1));
+}
+
 /** A typed array of `length` holding `from`'s elements first. */
 function grown<T extends Float64Array | Int32Array>(from: T, length: number): T {
   const to = new (from.constructor as new (length: number) => T)(length);
@@ -344,21 +368,24 @@ function grown<T extends Float64Array | Int32Array>(from: T, length: number): T 
 }
 
 /**
- * Keeps the newest times in order, with their criticalities (records of several workers may arrive a little
- * out of order): the oldest leaves when the window is full, unless the new one is older than all of them.
- * `times`: where the window's `records` times start in `table`, their criticalities after them.
+ * Keeps the newest times in order, with their tags (records of several workers may arrive a little out of
+ * order): the oldest leaves when the window is full, unless the new one is older than all of them. A record
+ * kept already (its time and tag) is not kept twice; one no longer kept is no newer than every time kept (they
+ * are the newest seen), so taken back it leaves at once or takes the place of one of its own time: the count is
+ * the same. `times`: where the window's `records` times start in `table`, their tags after them.
  */
-function addTime(table: Float64Array, times: number, records: number, at: number, criticality: number): void {
-  const criticalities = times + records;
+function addTime(table: Float64Array, times: number, records: number, at: number, tag: number): void {
+  const tags = times + records;
   let i = records;
   while (i > 0 && (table[times + i - 1] as number) > at) i--;
+  for (let k = i - 1; k >= 0 && table[times + k] === at; k--) if (table[tags + k] === tag) return;
   if (i === 0) return;
   for (let k = 0; k < i - 1; k++) {
     table[times + k] = table[times + k + 1] as number;
-    table[criticalities + k] = table[criticalities + k + 1] as number;
+    table[tags + k] = table[tags + k + 1] as number;
   }
   table[times + i - 1] = at;
-  table[criticalities + i - 1] = criticality;
+  table[tags + i - 1] = tag;
 }
 
 /**

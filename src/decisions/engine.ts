@@ -33,6 +33,8 @@ import { type CompiledRule, compileRules, type RuleInput } from './rules.js';
 /** What the engine reads of a record: its time (epoch ms), what the rules test, and its addresses when asked. */
 interface Seen extends RuleInput {
   at: number;
+  /** The record's id: read again, a record counts once (address-tracker.ts). */
+  id: string;
   source(): string;
   destination(): string;
   /** Whether the address is a canonical dotted IPv4 one, its bytes then written to `into` (no text made). */
@@ -44,6 +46,7 @@ interface Seen extends RuleInput {
 function seenOf(record: StoredRecord): Seen {
   return {
     at: Date.parse(record.received_at),
+    id: record.id,
     criticality: record.criticality,
     sensor: record.sensor,
     endpoint: record.endpoint,
@@ -63,6 +66,7 @@ function seenOf(record: StoredRecord): Seen {
 class LineSeen implements Seen {
   line: OutputLine | null = null;
   at = 0;
+  id = '';
   criticality = 0;
   sensor = '';
   endpoint: Seen['endpoint'] = 'firewall';
@@ -71,6 +75,7 @@ class LineSeen implements Seen {
     const head = line.head;
     this.line = line;
     this.at = at;
+    this.id = head.id;
     this.criticality = head.criticality;
     this.sensor = head.sensor;
     this.endpoint = head.endpoint;
@@ -878,6 +883,8 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         }
       } catch (error) {
         if (abort.signal.aborted) break;
+        // The batch is handed over again and decided again: its records, counted already, count once (the
+        // tracker knows them by id).
         logger.error(
           { err: (error as Error).message },
           'the decisions engine failed; reading the batch again in 1 s',

@@ -60,3 +60,31 @@ test('a collector that loses the lease and takes it again counts the window afre
   await engine.decided([], 2);
   assert.equal(engine.blocked().includes(X_UNIT), false, 'one record about X made no block of two');
 });
+
+test('a batch handed over again after a failed write counts once, and is decided again', async (t) => {
+  const engine = await pairEngine(t);
+  let failNext = false;
+  const decisions: DecisionsStore = {
+    ...engine.store.decisions,
+    async apply(changes) {
+      // The store unreachable for this one write (a NATS election, a full disk): the batch is read again.
+      if (failNext) {
+        failNext = false;
+        throw new Error('the decisions cannot be written now');
+      }
+      return engine.store.decisions.apply(changes);
+    },
+  };
+  engine.startEngine({ decisions });
+  await until(() => engine.rebuilds() === 1, GUARD_MS, 'the engine started');
+  failNext = true;
+  await engine.decided([probe()], 1);
+  assert.ok(
+    engine.lines.some((l) => l.msg === 'the decisions engine failed; reading the batch again in 1 s'),
+    'the first write failed',
+  );
+  assert.equal(engine.blocked().includes(X_UNIT), false, 'one record about X made no block of two');
+  // A second record about X does.
+  await engine.decided([probe()], 2);
+  assert.equal(engine.blocked().includes(X_UNIT), true);
+});

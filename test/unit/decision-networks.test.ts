@@ -184,7 +184,13 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
   const rule = anyRecordRule(3, 2);
   const tracker = new AddressTracker(1000);
   const seen = (at: number, sensor: string) =>
-    tracker.observe('u', 0, rule as never, { at, sensor, criticality: 2 }, Number.NEGATIVE_INFINITY);
+    tracker.observe(
+      'u',
+      0,
+      rule as never,
+      { at, sensor, criticality: 2, id: `r${at}` },
+      Number.NEGATIVE_INFINITY,
+    );
   assert.equal(seen(0, 'a'), null);
   assert.equal(seen(1000, 'a'), null);
   assert.equal(seen(2000, 'a'), null, 'three records but one sensor');
@@ -192,7 +198,7 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
   // Long after: the window holds only the newest record.
   assert.equal(seen(200_000, 'b'), null);
   for (let i = 0; i < 1500; i++)
-    tracker.observe(`n${i}`, 0, rule as never, { at: i, sensor: 's', criticality: 0 }, 0);
+    tracker.observe(`n${i}`, 0, rule as never, { at: i, sensor: 's', criticality: 0, id: `n${i}` }, 0);
   assert.equal(tracker.size, 1000);
   assert.equal(tracker.dropped, 501);
 });

@@ -3,7 +3,8 @@
 // window keeps: the newest minRecords record times with their criticalities, and the newest time of the most
 // recent minSensors sensors; measured over [at - within, at], after a `block remove` (records: at least one per
 // sensor). Records of several units (by text and by number) and rules, out of order, as several workers store
-// them; past maxTracked units the least recently seen leaves with its windows.
+// them, and some read again (a batch handed over again): a record counts once. Past maxTracked units the least
+// recently seen leaves with its windows.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
@@ -11,14 +12,23 @@ import { AddressTracker, type Met } from '../../src/decisions/address-tracker.js
 import type { CompiledRule } from '../../src/decisions/rules.js';
 
 interface ModelWindow {
-  /** Every record's time and criticality (times are distinct in these runs). */
+  /** Every record's time and criticality (times are distinct in these runs), each once. */
   records: { at: number; criticality: number }[];
+  ids: Set<string>;
   /** The kept sensors and their newest time. */
   sensors: Map<string, number>;
 }
 
-function modelObserve(w: ModelWindow, rule: CompiledRule, at: number, sensor: string, criticality: number) {
-  w.records.push({ at, criticality });
+function modelObserve(
+  w: ModelWindow,
+  rule: CompiledRule,
+  at: number,
+  sensor: string,
+  criticality: number,
+  id: string,
+) {
+  if (!w.ids.has(id)) w.records.push({ at, criticality });
+  w.ids.add(id);
   const seen = w.sensors.get(sensor);
   if (seen !== undefined) w.sensors.set(sensor, Math.max(seen, at));
   else if (w.sensors.size < Math.max(1, rule.minSensors)) w.sensors.set(sensor, at);
@@ -72,6 +82,8 @@ test('property: AddressTracker keeps and measures each rule’s window as the pl
       sensor: fc.constantFrom('fw1', 'fw2', 'fw3', 'fw4'),
       criticality: fc.integer({ min: 0, max: 4 }),
       notBefore: fc.option(fc.integer({ min: 0, max: 1000 })),
+      // The record of an earlier step read again, in place of a new one.
+      again: fc.oneof({ arbitrary: fc.constant(null), weight: 3 }, { arbitrary: fc.nat(), weight: 1 }),
     }),
     { minLength: 1, maxLength: 60 },
   );
@@ -88,31 +100,44 @@ test('property: AddressTracker keeps and measures each rule’s window as the pl
         // The units kept, the least recently seen first: past `max`, it leaves, its windows with it.
         const recent: (string | number)[] = [];
         let dropped = 0;
+        const records: {
+          unit: string | number;
+          index: number;
+          at: number;
+          sensor: string;
+          criticality: number;
+          id: string;
+        }[] = [];
         // Distinct times, out of order: a step's time is its own number plus an offset from the list.
         list.forEach((step, i) => {
-          const index = step.rule % compiled.length;
+          const record =
+            step.again !== null && records.length > 0
+              ? (records[step.again % records.length] as (typeof records)[number])
+              : {
+                  unit: step.unit,
+                  index: step.rule % compiled.length,
+                  at: ((times[i] ?? i) % 1000) * 100 + i,
+                  sensor: step.sensor,
+                  criticality: step.criticality,
+                  id: `r${i}`,
+                };
+          records.push(record);
+          const { unit, index, at, sensor, criticality, id } = record;
           const r = compiled[index] as CompiledRule;
-          const at = ((times[i] ?? i) % 1000) * 100 + i;
           const notBefore = step.notBefore ?? Number.NEGATIVE_INFINITY;
-          const key = `${step.unit} ${index}`;
-          const kept = recent.indexOf(step.unit);
+          const key = `${unit} ${index}`;
+          const kept = recent.indexOf(unit);
           if (kept !== -1) recent.splice(kept, 1);
           else if (recent.length >= max) {
             const gone = recent.shift();
             dropped++;
             for (const k of [...model.keys()]) if (k.startsWith(`${gone} `)) model.delete(k);
           }
-          recent.push(step.unit);
-          const w = model.get(key) ?? { records: [], sensors: new Map() };
+          recent.push(unit);
+          const w = model.get(key) ?? { records: [], ids: new Set(), sensors: new Map() };
           model.set(key, w);
-          modelObserve(w, r, at, step.sensor, step.criticality);
-          const got = tracker.observe(
-            step.unit,
-            index,
-            r,
-            { at, sensor: step.sensor, criticality: step.criticality },
-            notBefore,
-          );
+          modelObserve(w, r, at, sensor, criticality, id);
+          const got = tracker.observe(unit, index, r, { at, sensor, criticality, id }, notBefore);
           assert.deepEqual(got, modelMeasure(w, r, at, notBefore), `step ${i}`);
         });
         assert.equal(tracker.size, recent.length);
