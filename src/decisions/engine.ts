@@ -768,17 +768,18 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   /**
    * The counts of the longest window, from the records stored in it (a restart forgets them otherwise), with
-   * the decisions they make (the same ones: made from the records' own times). Returns the newest id read and
-   * the window's start: the cursor then skips records it hands over again that the scan counted.
+   * the decisions they make (the same ones: made from the records' own times). The cursor then hands over the
+   * records after its position, some of them read here too: those count once (the tracker knows them by id).
+   * None is skipped by its id: ids are not in the order records are stored (workers, a NATS cluster's clocks,
+   * syslog retries), so one stored after this read with an older id than its newest would never count.
    */
-  async function rebuild(): Promise<{ newestId: string; since: number }> {
+  async function rebuild(): Promise<void> {
     const longest = Math.max(0, ...rules.map((r) => r.withinMs));
     const since = now() - longest;
-    let newestId = '';
     // Counted from the records read below only: a tracker kept from before (this collector's lease lost and
-    // taken again, NATS) already holds records of this window, and would count each of them twice.
+    // taken again, NATS) already holds records of this window.
     freshTracker();
-    if (rules.length === 0) return { newestId, since };
+    if (rules.length === 0) return;
     // The decisions as stored now, not as the watcher last delivered them: a collector taking over from another
     // (NATS), or starting, may not have been shown the blocks made from the records read again below yet, and
     // would make them a second time (logged and counted twice, and a repeat offender's block at its first length).
@@ -789,7 +790,6 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       since,
       (record) => {
         records++;
-        if (record.id > newestId) newestId = record.id;
         observe(seenOf(record), changes);
       },
       abort.signal,
@@ -799,13 +799,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       { records, since: new Date(since).toISOString(), changes: changes.size },
       "the rules' windows read again from the stored records",
     );
-    return { newestId, since };
   }
 
   async function run(): Promise<void> {
     let feed: OutputFeed | null = null;
     let lastCleanUp = now();
-    let scanned: { newestId: string; since: number } | null = null;
+    /** Whether the rules' windows were read since the engine (re)started counting. */
+    let scanned = false;
     let leader = deps.lease === undefined;
     leading = leader;
     let leaseAt = Number.NEGATIVE_INFINITY;
@@ -815,7 +815,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           // No rule, nothing to decide: the record log is not read at all (ingest pays nothing for it).
           await feed?.close().catch(() => {});
           feed = null;
-          scanned = null;
+          scanned = false;
           await sleep(1000, abort.signal);
           continue;
         }
@@ -836,7 +836,7 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
             // The leader's: this collector's view of the windows is rebuilt when it takes over.
             await feed?.close().catch(() => {});
             feed = null;
-            scanned = null;
+            scanned = false;
             await sleep(LEASE_RENEW_MS, abort.signal);
             continue;
           }
@@ -848,7 +848,10 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
           startAt: 'now',
           check: 'head',
         });
-        scanned ??= await rebuild();
+        if (!scanned) {
+          await rebuild();
+          scanned = true;
+        }
         // Each batch that makes blocks writes the decisions once (the files backend rewrites its whole document):
         // behind a backlog, larger batches write it less often; a batch of 10,000 is decided in about 0.1 s.
         // Back in time to renew the lease (NATS: a full renewal interval, so that a busy stream's batches, a
@@ -866,14 +869,9 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         });
         if (batch.records.length > 0) {
           const changes = new Map<string, DecisionChange>();
-          const counted = scanned;
           const seen = new LineSeen();
-          for (const line of rules.length > 0 ? batch.records : []) {
-            const at = receivedAtMsOf(line);
-            // Counted by the scan at start already.
-            if (at >= counted.since && counted.newestId !== '' && line.head.id <= counted.newestId) continue;
-            observe(seen.point(line, at), changes);
-          }
+          for (const line of rules.length > 0 ? batch.records : [])
+            observe(seen.point(line, receivedAtMsOf(line)), changes);
           await write(changes);
           await batch.ack();
         }

@@ -1,7 +1,9 @@
 // Each stored record counts once toward a rule, however often the engine reads it: when this collector takes the
-// lease again (NATS) and reads the rules' windows afresh. A rule of two records within the hour is met by two
-// records about an address, never by one read twice. The real files store; a marker record (a rule of its own,
-// blocking at once) says when the engine has decided what was appended with it.
+// lease again (NATS) and reads the rules' windows afresh, when a batch is handed over again after a failed write,
+// when the cursor hands over records the window read at start also read. And none is skipped: a record stored
+// after that read with an older id than the newest it read counts. A rule of two records within the hour is met
+// by two records about an address, never by one read twice. The real files store; a marker record (a rule of its
+// own, blocking at once) says when the engine has decided what was appended with it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StoredRecord } from '../../src/records/stored-record.js';
@@ -87,4 +89,39 @@ test('a batch handed over again after a failed write counts once, and is decided
   // A second record about X does.
   await engine.decided([probe()], 2);
   assert.equal(engine.blocked().includes(X_UNIT), true);
+});
+
+test('a record stored after the engine read the window, with an older id than the newest it read, counts', async (t) => {
+  const { log, blocked, lines, startEngine } = await engineStore(t, {
+    'blocklist.rules': { critical: { minCriticality: 4, duration: '1h' } },
+  });
+  // A's id is made first (another worker, a node whose clock is behind, a syslog sender's retry) and stored last.
+  const a = record({ src_ip: X, criticality: 4, received_at: new Date(Date.now() - 1000).toISOString() });
+  const b = record({ src_ip: '198.51.100.1', criticality: 1 });
+  assert.ok(a.id < b.id);
+  await log.append([b]);
+  startEngine();
+  await until(
+    () =>
+      lines.some((l) => l.msg === "the rules' windows read again from the stored records" && l.records === 1),
+    GUARD_MS,
+    'the engine read B with the window',
+  );
+  const after = record({ src_ip: '198.51.100.2', criticality: 4 });
+  await log.append([a, after]);
+  await until(() => blocked().includes('198.51.100.2/32'), GUARD_MS, 'the record after A decided');
+  assert.equal(blocked().includes(X_UNIT), true);
+});
+
+test('a record the window read at start and the cursor then hands over counts once', async (t) => {
+  const engine = await pairEngine(t);
+  const first = engine.startEngine();
+  await until(() => engine.rebuilds() === 1, GUARD_MS, 'the first engine started (its cursor made)');
+  await first.stop();
+  // Stored while no engine ran: after the cursor, and in the window read at the next start.
+  await engine.log.append([probe()]);
+  engine.startEngine();
+  await until(() => engine.rebuilds() === 2, GUARD_MS, 'the second engine started');
+  await engine.decided([], 1);
+  assert.equal(engine.blocked().includes(X_UNIT), false, 'one record about X made no block of two');
 });
