@@ -74,10 +74,20 @@ export class AddressTracker {
   /** Units dropped because maxTracked was reached. */
   dropped = 0;
 
-  constructor(private readonly maxTracked: number) {}
+  constructor(private maxTracked: number) {}
 
   get size(): number {
     return this.count;
+  }
+
+  /**
+   * Takes a new bound on the units kept (a reload of blocklist.maxTracked), when the units kept fit in it; false
+   * when more are kept (the caller starts a new tracker).
+   */
+  rebound(maxTracked: number): boolean {
+    if (this.count > maxTracked) return false;
+    this.maxTracked = maxTracked;
+    return true;
   }
 
   /**
@@ -248,8 +258,8 @@ export class AddressTracker {
   private slotsOf(index: number, rule: CompiledRule): Slots {
     let slots = this.slots[index];
     if (slots === undefined) {
-      // Laid out at the end, the first time the rule is seen (the engine's rules do not change: a reload
-      // makes a new tracker); the rows kept so far are made as wide, the new rule's slots empty.
+      // Laid out at the end, the first time the rule is seen (the engine's rules do not change: a reload that
+      // changes them makes a new tracker); the rows kept so far are made as wide, the new rule's slots empty.
       slots = {
         start: this.width,
         records: Math.max(1, rule.minRecords),

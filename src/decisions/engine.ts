@@ -181,7 +181,10 @@ export interface EngineDeps {
 }
 
 export interface RunningEngine {
-  /** Rules changed by a reload: counting starts again under the new rules. */
+  /**
+   * A reload's blocklist: counting starts again when it changes what is counted (the rules, the units' prefixes),
+   * else the counts are kept (allow entries, maxBlocks, durations changed).
+   */
   configure(blocklist: BlocklistConfig): void;
   /** Counters for metrics and logs. */
   counts(): EngineCounts;
@@ -898,11 +901,14 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
 
   return {
     configure(next) {
+      const recount = countedBy(config) !== countedBy(next);
       config = next;
       const before = new Set(rules.map((r) => r.name));
       rules = compileRules(next);
       maxDurationMs = parseBlockDuration(next.maxDuration) as number;
-      freshTracker();
+      // The tracker keeps each rule's windows by its place among the rules, per unit of the prefixes: kept when
+      // those are the same (a bound lowered below the units it keeps starts it afresh as well).
+      if (recount || !tracker.rebound(next.maxTracked)) freshTracker();
       // A rule added by this reload starts its history afresh (`check` waits 7 days before it warns about it),
       // though an earlier rule of its name left one in the store.
       history = new RuleHistory(
@@ -934,6 +940,11 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
         await deps.store.decisions.lease('engine', deps.lease.holder, 0).catch(() => {});
     },
   };
+}
+
+/** What the tracker's counts are made of: the rules, in order, and the units they count per. */
+function countedBy(blocklist: BlocklistConfig): string {
+  return JSON.stringify([blocklist.rules, blocklist.ipv4Prefix, blocklist.ipv6Prefix]);
 }
 
 /**

@@ -1,9 +1,10 @@
 // Each stored record counts once toward a rule, however often the engine reads it: when this collector takes the
 // lease again (NATS) and reads the rules' windows afresh, when a batch is handed over again after a failed write,
 // when the cursor hands over records the window read at start also read. And none is skipped: a record stored
-// after that read with an older id than the newest it read counts. A rule of two records within the hour is met
-// by two records about an address, never by one read twice. The real files store; a marker record (a rule of its
-// own, blocking at once) says when the engine has decided what was appended with it.
+// after that read with an older id than the newest it read counts. Nor is a count lost to a reload that changes
+// no rule. A rule of two records within the hour is met by two records about an address, never by one read twice.
+// The real files store; a marker record (a rule of its own, blocking at once) says when the engine has decided
+// what was appended with it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StoredRecord } from '../../src/records/stored-record.js';
@@ -124,4 +125,24 @@ test('a record the window read at start and the cursor then hands over counts on
   await until(() => engine.rebuilds() === 2, GUARD_MS, 'the second engine started');
   await engine.decided([], 1);
   assert.equal(engine.blocked().includes(X_UNIT), false, 'one record about X made no block of two');
+});
+
+test('a reload that changes no rule keeps the counts; one that changes a rule starts them again', async (t) => {
+  const engine = await pairEngine(t);
+  const running = engine.startEngine();
+  await until(() => engine.rebuilds() === 1, GUARD_MS, 'the engine started');
+  await engine.decided([probe()], 1);
+  // An allow entry added, blocks capped lower: what is counted is the same.
+  running.configure({ ...engine.config.blocklist, allow: ['203.0.113.0/24'], maxBlocks: 1000 });
+  await engine.decided([probe()], 2);
+  assert.equal(engine.blocked().includes(X_UNIT), true, 'the second record about X met the rule');
+
+  const Y = '192.0.2.20';
+  await engine.decided([probe({ src_ip: Y })], 3);
+  // The pair rule's window made shorter: counting starts again under it.
+  const loaded = engine.config.blocklist.rules;
+  const rules = { ...loaded, pair: { ...(loaded.pair as (typeof loaded)[string]), within: '30m' } };
+  running.configure({ ...engine.config.blocklist, rules });
+  await engine.decided([probe({ src_ip: Y })], 4);
+  assert.equal(engine.blocked().includes(`${Y}/32`), false, 'one record about Y under the new rule');
 });

@@ -203,6 +203,21 @@ test('AddressTracker: thresholds within the window, and at most maxTracked units
   assert.equal(tracker.dropped, 501);
 });
 
+test('AddressTracker: a new bound (a reload) is taken while the units kept fit in it', () => {
+  const rule = anyRecordRule(1, 1);
+  const tracker = new AddressTracker(2);
+  const seen = (unit: string) =>
+    tracker.observe(unit, 0, rule as never, { at: 1, sensor: 's', criticality: 0, id: unit }, 0);
+  seen('a');
+  seen('b');
+  assert.equal(tracker.rebound(1), false, 'two units kept');
+  assert.equal(tracker.rebound(3), true);
+  seen('c');
+  assert.deepEqual([tracker.size, tracker.dropped], [3, 0]);
+  seen('d');
+  assert.deepEqual([tracker.size, tracker.dropped], [3, 1]);
+});
+
 test('a rule counts no record of the collector’s own (a sensor silent or back), whatever its endpoints', () => {
   const rule = anyRecordRule(1, 1);
   const input = (endpoint: string) => ({
