@@ -484,7 +484,16 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
       sensors,
       who: null,
     };
-    changes.set(`block ${unit}`, { kind: 'block', key: unit, value: block });
+    // An extension is written only over the block it extends, as the store held it when this engine saw it (the
+    // batch's first change of it says so): a `block remove` or `block add` that landed meanwhile, not shown to the
+    // engine yet, stays (store/decisions.ts, ifStill).
+    const ifStill = active ? (pending ? (pending.ifStill as Block | null | undefined) : existing) : undefined;
+    changes.set(
+      `block ${unit}`,
+      ifStill === undefined
+        ? { kind: 'block', key: unit, value: block }
+        : { kind: 'block', key: unit, value: block, ifStill },
+    );
     if (!active) growing.set(unit, { since: timeMs(block.since), until, batch: changes });
     else {
       // Extended before the decisions delivered show it (NATS): counted until its new end.
@@ -620,11 +629,13 @@ export function startDecisionEngine(deps: EngineDeps): RunningEngine {
     const rulesDue = loaded ? history.due(state.rules, now()) : [];
     if (changes.size === 0 && rulesDue.length === 0) return;
     const list = [...changes.values(), ...rulesDue];
-    await deps.store.decisions.apply(list);
+    // An extension of a block the store no longer held (its ifStill) was not written: not this engine's to show.
+    const skipped = new Set(await deps.store.decisions.apply(list));
     const at = now();
     history.written(rulesDue, at);
     // A store whose watchers' state already holds the write (files) needs no bookkeeping of it.
     for (const [key, change] of changes) {
+      if (skipped.has(change)) continue;
       const map = change.kind === 'block' ? state.blocks : state.offences;
       if ((map.get(change.key) ?? null) !== change.value) own.set(key, { change, at });
     }

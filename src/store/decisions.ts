@@ -119,8 +119,8 @@ export interface DecisionsState {
  * One entry written (value) or removed (null). `ifStill`: the entry as its writer last saw it (null: none); the
  * store makes the change only while it holds that still (JSON-equal; null: no entry), in the same step as the
  * check, and skips it otherwise. The engine's clean-up removes ended blocks and expired allow entries so, and
- * writes an ended block's marks so: a `block add`, `block remove` or `allow add` of the same network written
- * meanwhile, not yet shown to it, stays.
+ * writes an ended block's marks so, and the engine extends a block in force so: a `block add`, `block remove` or
+ * `allow add` of the same network written meanwhile, not yet shown to it, stays.
  */
 export type DecisionChange =
   | Change<'block', Block>

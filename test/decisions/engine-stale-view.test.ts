@@ -1,8 +1,9 @@
 // An engine that starts, or takes over from another collector (NATS), reads the window's records again; the blocks
 // they made are already stored. Its watcher may not have shown it those yet (a take-over within a second of the
 // block, on a loaded box): the engine must decide from the decisions as stored, not make each block a second time
-// (logged and counted twice; a repeat offender's block remade at its first length). The real files store, with the
-// watcher's delivery held back as a slow one would be.
+// (logged and counted twice; a repeat offender's block remade at its first length). Nor may it undo a `block remove`
+// it was not shown yet by extending the block it still sees. The real files store, with the watcher's delivery
+// held back as a slow one would be.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DecisionsStore } from '../../src/store/decisions.js';
@@ -54,4 +55,53 @@ test('an engine whose watcher has not caught up decides from the stored blocks: 
   assert.equal(engine.counts().blocksMade.critical, 1);
   const stored = (await store.decisions.read()).blocks.get('198.51.100.9/32');
   assert.equal(stored?.until, until48h, 'the stored block keeps its length');
+});
+
+test('a block removed by hand that the engine has not been shown yet stays removed: an extension goes only over the block it extends', async (t) => {
+  const { store, log, blocked, lines, startEngine } = await engineStore(t, {
+    'blocklist.rules': { critical: { minCriticality: 4, duration: '1h' } },
+  });
+  const key = '198.51.100.9/32';
+  const since = new Date(Date.now() - 60_000).toISOString();
+  await store.decisions.apply([
+    {
+      kind: 'block',
+      key,
+      value: {
+        address: key,
+        rule: 'critical',
+        reason: 'critical',
+        since,
+        until: new Date(Date.parse(since) + 3_600_000).toISOString(),
+        criticality: 4,
+        records: 1,
+        sensors: ['fw1'],
+        who: null,
+      },
+    },
+    { kind: 'offence', key, value: { address: key, blocks: 1, last: since } },
+  ]);
+  // The engine knows the decisions as read at its start only (a watcher behind).
+  const held: DecisionsStore = {
+    ...store.decisions,
+    watch: () => ({ stop() {} }) as ReturnType<DecisionsStore['watch']>,
+  };
+  startEngine({ decisions: held });
+  await until(
+    () => lines.some((l) => l.msg === "the rules' windows read again from the stored records"),
+    30_000,
+    'the engine started',
+  );
+  // `block remove`, as the command writes it.
+  await store.decisions.apply([
+    { kind: 'block', key, value: null },
+    { kind: 'cleared', key, value: { address: key, at: new Date().toISOString() } },
+  ]);
+  // A record about it from a sensor the block does not name: the engine extends the block it was shown.
+  await log.append([
+    record({ src_ip: '198.51.100.9', criticality: 4, sensor: 'fw2' }),
+    record({ src_ip: '203.0.113.9', criticality: 4 }),
+  ]);
+  await until(() => blocked().includes('203.0.113.9/32'), 30_000, 'the batch decided');
+  assert.equal((await store.decisions.read()).blocks.has(key), false, 'the removed block stays removed');
 });
