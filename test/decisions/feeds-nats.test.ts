@@ -2,14 +2,23 @@
 // feeds through the KV bucket; each engine counts every record (a rule over two sensors is met by records that
 // reached different collectors); a block made by hand through one is served by the other within a second.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { jetstream } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { request } from 'undici';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startFeedService } from '../../src/decisions/feed-service.js';
 import { hashKey } from '../../src/keys.js';
 import type { DecisionChange } from '../../src/store/decisions.js';
+import { createNatsDecisions } from '../../src/store/nats/nats-decisions.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { post } from '../helpers/client.js';
+import { blockChange, feedAuthorization, feedChange } from '../helpers/decisions.js';
 import { startTestServer, type TestServer } from '../helpers/in-process-server.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { genericRecord } from '../helpers/records.js';
@@ -172,4 +181,62 @@ test('nats: one engine per cluster; when its collector stops, another takes over
   const byB = b.logs.filter((l) => l.msg === 'address blocked').map((l) => JSON.stringify(l));
   assert.equal(byB.length, 1, byB.join('\n'));
   assert.match(byB[0] ?? '', /198\.51\.100\.51/);
+});
+
+test('nats: a full re-read of the decisions that finds nothing new renders no feed again', async (t) => {
+  const node = await startNatsServer(t);
+  const nc = await connect({ servers: node.url });
+  t.after(() => nc.close());
+  /** Full reads of the bucket (each asks its status first). */
+  let reads = 0;
+  const counted = (kv: KV): KV =>
+    new Proxy(kv, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop === 'status') reads++;
+        return value.bind(target);
+      },
+    });
+  const decisions = createNatsDecisions({
+    name: 'renders',
+    open: async (timeout) =>
+      counted(await new Kvm(jetstream(nc, { timeout })).create('renders', { history: 1 })),
+    waitMs: 5000,
+    rereadIntervalMs: 100,
+  });
+  const now = Date.now();
+  await decisions.apply([
+    feedChange('edge', 'secret-password-n'),
+    blockChange('192.0.2.7/32', now, now + 3_600_000),
+  ]);
+  const { config } = loadConfig({ env: {}, defaultConfigPath: '/nonexistent' });
+  const feeds = startFeedService({
+    decisions,
+    blocklist: config.blocklist,
+    logger: pino({ level: 'silent' }),
+  });
+  t.after(() => feeds.stop());
+  // The feed's requests, on a plain HTTP listener of the test's.
+  const server = createServer((req, res) => feeds.handle(req, res, 'edge'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const fetch = async () => {
+    const res = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/feeds/edge`, {
+      headers: { authorization: feedAuthorization('edge', 'secret-password-n') },
+    });
+    return { status: res.statusCode, body: await res.body.text() };
+  };
+  const renders = () => feeds.report().feeds.find((f) => f.feed === 'edge')?.renders ?? 0;
+  await until(async () => (await fetch()).body === '192.0.2.7\n', GUARD_MS, 'the feed served');
+  assert.equal(renders(), 1);
+  // Re-reads every 100 ms deliver the same entries, read anew: neither a poll nor a scrape renders it again.
+  const before = reads;
+  await until(() => reads >= before + 5, GUARD_MS, 'five full re-reads');
+  for (let i = 0; i < 5; i++) {
+    assert.deepEqual(await fetch(), { status: 200, body: '192.0.2.7\n' });
+    feeds.report();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  assert.equal(renders(), 1);
 });

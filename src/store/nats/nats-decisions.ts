@@ -12,6 +12,7 @@ import {
   type DecisionsStore,
   emptyDecisions,
   hasShape,
+  MAP_OF,
   stillHeld,
 } from '../decisions.js';
 import { lastEntries, readQuietMs, readWithRetries, unavailableRead } from './bucket-read.js';
@@ -168,12 +169,12 @@ export function createNatsDecisions(options: {
     },
 
     watch(onState, onError) {
-      let state = emptyDecisions();
+      const state = emptyDecisions();
       return watchBucket({
         bucket: reads,
-        async reread() {
-          state = await readAll();
-        },
+        // Taken into the state watchers hold, entry by entry: the periodic re-read finds nothing new most of the
+        // time, and then signals no change (each feed would be rendered again, its blocks being new objects).
+        reread: async () => takeRead(state, await readAll()),
         take: (entry) => take(state, entry),
         changed: () => onState(state),
         onError,
@@ -225,6 +226,50 @@ async function writeIfStill(kv: KV, change: DecisionChange): Promise<boolean> {
 /** `block.<token>`: the kind, then the key as one token (names.ts). */
 function entryKey(kind: DecisionKind, key: string): string {
   return `${kind}.${encodeToken(key)}`;
+}
+
+/**
+ * Brings `state` to what a full read gave: only the entries that differ are set or removed, so an entry the read
+ * found as it was stays the same object and its kind's change number (DecisionsState.changed) stays. Whether any
+ * entry changed.
+ */
+function takeRead(state: DecisionsState, read: DecisionsState): boolean {
+  let changed = false;
+  for (const kind of DECISION_KINDS) {
+    const held = state[MAP_OF[kind]] as Map<string, unknown>;
+    const fresh = read[MAP_OF[kind]] as Map<string, unknown>;
+    for (const [key, value] of fresh) {
+      if (sameJson(held.get(key), value)) continue;
+      applyEntry(state, kind, key, value);
+      changed = true;
+    }
+    for (const key of held.keys()) {
+      if (fresh.has(key)) continue;
+      applyEntry(state, kind, key, null);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** Whether two values parsed from JSON are the same (objects by their keys, whatever the keys' order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    keys++;
+  }
+  for (const _ in y) keys--;
+  return keys === 0;
 }
 
 function take(state: DecisionsState, entry: KvEntry, removals?: Map<string, number>): void {

@@ -6,8 +6,11 @@ import type { KV, KvEntry } from '@nats-io/kv';
 export interface BucketWatchOptions {
   /** The bucket, once NATS is reachable (rejects otherwise: retried). */
   bucket: () => Promise<KV>;
-  /** Reads the whole bucket again, replacing what the reader keeps. */
-  reread: () => Promise<void>;
+  /**
+   * Reads the whole bucket again, replacing what the reader keeps; resolves `false` when that changed nothing
+   * (then `changed` is not called, but after the first read), anything else when it may have.
+   */
+  reread: () => Promise<unknown>;
   /** One live entry from the watcher. */
   take: (entry: KvEntry) => void;
   /** What the reader keeps changed: called once for a burst (the watcher's first replay, one batch of writes). */
@@ -63,13 +66,19 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
    * as it does any change.
    */
   let takenDuringRead: Map<string, KvEntry> | null = null;
-  async function readWhole(): Promise<void> {
+  /** Whether a full read was made: the first is always told, whatever it found. */
+  let readOnce = false;
+  /** Whether the read changed what the reader keeps (or is the first). */
+  async function readWhole(): Promise<boolean> {
     const taken = new Map<string, KvEntry>();
     takenDuringRead = taken;
     try {
-      await options.reread();
+      const changed = await options.reread();
       // Where the read holds a newer value than the entry (written after it), the watcher brings that one next.
       for (const entry of taken.values()) options.take(entry);
+      const first = !readOnce;
+      readOnce = true;
+      return changed !== false || taken.size > 0 || first;
     } finally {
       takenDuringRead = null;
     }
@@ -77,7 +86,9 @@ export function watchBucket(options: BucketWatchOptions): BucketWatch {
   function reread(): Promise<void> {
     if (running === null) {
       running = readWhole()
-        .then(schedule)
+        .then((changed) => {
+          if (changed) schedule();
+        })
         .finally(() => {
           running = null;
         });
