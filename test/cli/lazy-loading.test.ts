@@ -11,9 +11,9 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const RECORDER = fileURLToPath(new URL('../helpers/record-loads.mjs', import.meta.url));
 
-/** What no command that only prints from its own definitions may load (store-format.js and search-limits.js are one constant each). */
+/** What no command that only prints from its own definitions may load (store-format.js, search-limits.js and syslog-formats.js are one constant each). */
 const HEAVY =
-  /node_modules\/(pino|pino-pretty|ajv|undici|@nats-io\/[^/]+|lowdb|proper-lockfile|prom-client|@peculiar\/x509|nodemailer)\/|\/dist\/(store\/(?!store-format\.js|search-limits\.js|sensor-syslog\.js)|server|daemon\/(?!startup-signals)|admin|cluster|client|check|tls|config\/load-config|log\.js)/;
+  /node_modules\/(pino|pino-pretty|ajv|undici|@nats-io\/[^/]+|lowdb|proper-lockfile|prom-client|@peculiar\/x509|nodemailer)\/|\/dist\/(store\/(?!store-format\.js|search-limits\.js|sensor-syslog\.js|syslog-formats\.js)|server|daemon\/(?!startup-signals)|admin|cluster|client|check|tls|config\/load-config|log\.js)/;
 
 async function loadedBy(t: Parameters<typeof makeTempDir>[0], args: string[]) {
   const file = join(makeTempDir(t), 'loaded');
