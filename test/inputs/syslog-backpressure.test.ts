@@ -186,6 +186,21 @@ async function filesLog(t: test.TestContext, overrides: Record<string, unknown> 
   return { dataDir, config, store, log };
 }
 
+/** A syslog listener (TLS with a pair written into `dataDir`, plain TCP as `config` says) appending to `recordLog`. */
+function tlsListener(dataDir: string, config: Config, recordLog: RecordLog, store: Store, logger: Logger) {
+  writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
+  const listener = createSyslogListener({
+    config,
+    tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
+    recordLog,
+    stats: store.stats,
+    logger,
+    now: Date.now,
+  });
+  listener.updateSensors([sensor]);
+  return listener;
+}
+
 test('over the unsynced bound the socket is paused until the store catches up; a refused append is retried', async (t) => {
   const { config, store, log } = await filesLog(t, { 'syslog.maxUnsyncedMessages': 50 });
   const g = gated(log, 1);
@@ -337,19 +352,10 @@ test('RELP: a message whose append the store refused is never answered, so rsysl
 
 test('a graceful stop while the store refuses: the refused append is tried again before the store closes', async (t) => {
   const { dataDir, config, store, log } = await filesLog(t, { 'syslog.tcpListen': '127.0.0.1:0' });
-  writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
   // The first append is refused (overloaded, the disk low); its retry would come a second later.
   const g = gated(log, 1);
   g.open();
-  const listener = createSyslogListener({
-    config,
-    tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
-    recordLog: g.gate,
-    stats: store.stats,
-    logger: pino({ level: 'silent' }),
-    now: Date.now,
-  });
-  listener.updateSensors([sensor]);
+  const listener = tlsListener(dataDir, config, g.gate, store, pino({ level: 'silent' }));
   const { tcp } = await listener.listen();
   const client = createConnection({ host: '127.0.0.1', port: tcp?.port as number });
   client.on('error', () => {});
@@ -469,18 +475,9 @@ test("a store refusing every connection's appends is logged a line per interval 
     await log.close();
     await store.close();
   });
-  writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
   const g = scripted(log, () => 'refuse');
   const { logger, lines } = capturingLogger();
-  const listener = createSyslogListener({
-    config,
-    tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
-    recordLog: g.gate,
-    stats: store.stats,
-    logger,
-    now: Date.now,
-  });
-  listener.updateSensors([sensor]);
+  const listener = tlsListener(dataDir, config, g.gate, store, logger);
   const { tcp } = await listener.listen();
   let closed = false;
   t.after(async () => {
@@ -508,18 +505,9 @@ for (const transport of ['tcp', 'tls'] as const) {
       'syslog.tcpListen': '127.0.0.1:0',
       'syslog.listen': '127.0.0.1:0',
     });
-    writeSelfSigned(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), { cn: 'syslog' });
     // The append waits (a slow fsync) until the test opens the gate.
     const g = scripted(log, () => 'hold');
-    const listener = createSyslogListener({
-      config,
-      tls: readTlsPair(join(dataDir, 'cert.pem'), join(dataDir, 'key.pem'), true),
-      recordLog: g.gate,
-      stats: store.stats,
-      logger: pino({ level: 'silent' }),
-      now: Date.now,
-    });
-    listener.updateSensors([sensor]);
+    const listener = tlsListener(dataDir, config, g.gate, store, pino({ level: 'silent' }));
     const ports = await listener.listen();
     t.after(async () => {
       g.open();

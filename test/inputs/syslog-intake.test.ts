@@ -85,24 +85,19 @@ test('a format name every object inherits finds no parser: the message is not re
   );
   for (const format of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
     const named = { ...sensor, syslog: { ...(sensor.syslog as NonNullable<Sensor['syslog']>), format } };
-    const intake = createSyslogIntake(named, '127.0.0.1', {
-      config,
-      tally: new SyslogTally(),
-      logger: pino({ level: 'silent' }),
-      now: () => 0,
-      recordLog: undefined as never,
-      stats: undefined as never,
-    });
+    const intakeOf = (of: Sensor) =>
+      createSyslogIntake(of, '127.0.0.1', {
+        config,
+        tally: new SyslogTally(),
+        logger: pino({ level: 'silent' }),
+        now: () => 0,
+        recordLog: undefined as never,
+        stats: undefined as never,
+      });
+    const intake = intakeOf(named);
     assert.equal(intake.read(text, 0, text.length, false, Date.UTC(2026, 10, 26, 12)), null, format);
     // The same for a connection given such a sensor later.
-    const reassigned = createSyslogIntake(sensor, '127.0.0.1', {
-      config,
-      tally: new SyslogTally(),
-      logger: pino({ level: 'silent' }),
-      now: () => 0,
-      recordLog: undefined as never,
-      stats: undefined as never,
-    });
+    const reassigned = intakeOf(sensor);
     reassigned.reassign(named);
     assert.equal(reassigned.read(text, 0, text.length, false, Date.UTC(2026, 10, 26, 12)), null, format);
   }
