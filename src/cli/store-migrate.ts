@@ -97,6 +97,7 @@ export async function migrateStore(options: MigrateOptions, io: CliIo): Promise<
         already_present: sensors.alreadyPresent,
         conflicting: sensors.conflicting,
         overwritten: sensors.overwritten,
+        removed_in_target: sensors.removedInTarget,
       },
       decisions: {
         copied: decisions.copied,
@@ -165,7 +166,13 @@ export interface MigrateSummary {
   dry_run: boolean;
   target: { servers: string[]; stream: string };
   records: { copied: number; already_present: number; not_records: number };
-  sensors: { copied: string[]; already_present: string[]; conflicting: string[]; overwritten: string[] };
+  sensors: {
+    copied: string[];
+    already_present: string[];
+    conflicting: string[];
+    overwritten: string[];
+    removed_in_target: string[];
+  };
   decisions: {
     copied: number;
     already_present: number;
@@ -187,7 +194,8 @@ function summaryText(s: MigrateSummary): string[] {
       `${s.records.already_present} already present` +
       `${s.records.not_records > 0 ? `, ${s.records.not_records} skipped (not records: the log names the first)` : ''}; sensors ${s.sensors.copied.length} ${verb}, ` +
       `${s.sensors.already_present.length} already present, ${s.sensors.conflicting.length} conflicting` +
-      `${s.sensors.overwritten.length > 0 ? `, ${s.sensors.overwritten.length} overwritten` : ''}; ` +
+      `${s.sensors.overwritten.length > 0 ? `, ${s.sensors.overwritten.length} overwritten` : ''}` +
+      `${s.sensors.removed_in_target.length > 0 ? `, ${s.sensors.removed_in_target.length} left deleted in NATS` : ''}; ` +
       `decisions ${s.decisions.copied} ${verb}, ${s.decisions.already_present} already present` +
       `${s.decisions.left_in_target.length > 0 ? `, ${s.decisions.left_in_target.length} left as they are in NATS` : ''} ` +
       `(${s.seconds} s)`,
@@ -195,6 +203,10 @@ function summaryText(s: MigrateSummary): string[] {
   ];
   if (s.sensors.conflicting.length > 0)
     lines.push(`Conflicting sensors: ${s.sensors.conflicting.join(', ')}`);
+  if (s.sensors.removed_in_target.length > 0)
+    lines.push(
+      `Sensors deleted in NATS since an earlier run, left deleted (the files store's copy is older than the deletion): ${firstTen(s.sensors.removed_in_target)}`,
+    );
   if (s.decisions.left_in_target.length > 0)
     lines.push(
       `Decisions NATS holds with other content, left as they are: ${firstTen(s.decisions.left_in_target)}`,

@@ -35,6 +35,11 @@ export interface SensorCopyResult {
   conflicting: string[];
   /** Differed in the target and replaced (with `overwriteSensors`). */
   overwritten: string[];
+  /**
+   * Deleted in the target (`sensor delete` there, since an earlier run copied them) and not created or rotated
+   * in the source after that: left deleted, so a key withdrawn on the target does not work again.
+   */
+  removedInTarget: string[];
 }
 
 export interface RecordCopyResult {
@@ -61,19 +66,35 @@ export interface DecisionCopyResult {
 const DEFAULT_BATCH = 1000;
 
 /**
- * Sensors: each stored as it is (key hashes, status, grace expiries, dates). In a dry run the target is
- * only read, and a sensor counts as it would be counted.
+ * Sensors: each stored as it is (key hashes, status, grace expiries, dates). One the target deleted (a run
+ * before copied it, then `sensor delete` there) stays deleted, unless the source's was created or given a key
+ * after the removal. In a dry run the target is only read, and a sensor counts as it would be counted.
  */
 export async function copySensors(
   source: Store,
   target: Store,
   options: CopyOptions,
 ): Promise<SensorCopyResult> {
-  const result: SensorCopyResult = { copied: [], alreadyPresent: [], conflicting: [], overwritten: [] };
+  const result: SensorCopyResult = {
+    copied: [],
+    alreadyPresent: [],
+    conflicting: [],
+    overwritten: [],
+    removedInTarget: [],
+  };
   const sensors = await source.registry.list();
-  const existing = options.dryRun ? new Map((await target.registry.list()).map((s) => [s.name, s])) : null;
+  const { sensors: there, removals } = target.registry.listWithRemovals
+    ? await target.registry.listWithRemovals()
+    : { sensors: await target.registry.list(), removals: new Map<string, number>() };
+  const existing = new Map(there.map((s) => [s.name, s]));
   for (const sensor of sensors) {
-    const outcome = existing
+    const removed = removals.get(sensor.name);
+    // A sensor with no time to compare stays deleted too: a withdrawn key is not brought back on a guess.
+    if (removed !== undefined && !(sensorMadeAt(sensor) > removed)) {
+      result.removedInTarget.push(sensor.name);
+      continue;
+    }
+    const outcome = options.dryRun
       ? dryRunOutcome(existing.get(sensor.name), sensor, options.overwriteSensors)
       : await target.registry.importSensor(sensor, { overwrite: options.overwriteSensors });
     if (outcome === 'created') result.copied.push(sensor.name);
@@ -82,6 +103,11 @@ export async function copySensors(
     else result.overwritten.push(sensor.name);
   }
   return result;
+}
+
+/** When a sensor was last issued or given a key (epoch ms): one made after the target deleted its name is new. */
+function sensorMadeAt(sensor: Sensor): number {
+  return Math.max(Date.parse(sensor.created_at), ...sensor.keys.map((k) => Date.parse(k.created_at)));
 }
 
 function dryRunOutcome(there: Sensor | undefined, sensor: Sensor, overwrite: boolean): SensorImport {

@@ -92,6 +92,13 @@ export interface SensorRegistry {
    * there, replaced only with `overwrite` (else reported as a conflict and left as it is).
    */
   importSensor(sensor: Sensor, options: { overwrite: boolean }): Promise<SensorImport>;
+  /**
+   * list()'s sensors, and from the same read the names removed (`sensor delete`) and not issued since, each with
+   * when it was removed (epoch ms), where the store keeps a mark of each removal (NATS: the marker a deleted key
+   * keeps in the bucket). Absent where it keeps none (files). `store migrate` run again leaves these removed
+   * unless the source's sensor is newer.
+   */
+  listWithRemovals?(): Promise<{ sensors: Sensor[]; removals: Map<string, number> }>;
   /** Calls `onChange` with the whole registry now and whenever it changes. */
   watch(onChange: (sensors: Sensor[]) => void, onError: (error: Error) => void): RegistryWatch;
 }

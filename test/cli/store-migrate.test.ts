@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import type { MigrateSummary } from '../../src/cli/store-migrate.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { copySensors } from '../../src/store/copy-store.js';
 import { encodeToken, recordSubject } from '../../src/store/nats/names.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Sensor } from '../../src/store/registry.js';
@@ -478,4 +479,68 @@ test('store migrate copies the blocklist: blocks, allow entries and feeds served
     text.stdout,
     /^Decisions NATS holds with other content, left as they are: block 198\.51\.100\.7\/32$/m,
   );
+});
+
+test('store migrate run again leaves a sensor deleted in NATS deleted (its old key withdrawn), unless the files store issued it since', async (t) => {
+  const nats = await startNatsServer(t);
+  const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
+  const dataDir = makeTempDir(t);
+  await addSensorCli(dataDir, 'fw1');
+  const logger = pino({ level: 'silent' });
+  const open = (overrides: Record<string, unknown>, dir: string) =>
+    openStore(
+      loadConfig({
+        env: {},
+        defaultConfigPath: '/nonexistent/threatcol.json',
+        overrides: { dataDir: dir, ...overrides },
+      }).config,
+      { dataDir: dir, logger },
+    );
+  const source = await open({}, dataDir);
+  const target = await open({ 'store.backend': 'nats', 'nats.servers': [nats.url] }, makeTempDir(t));
+  t.after(() => target.close());
+  const options = { dryRun: false, overwriteSensors: false };
+
+  assert.deepEqual((await copySensors(source, target, options)).copied, ['fw1']);
+  // Withdrawn on NATS (its key leaked, say) after the first run.
+  await target.registry.delete('fw1');
+  const again = await copySensors(source, target, options);
+  assert.deepEqual(again, {
+    copied: [],
+    alreadyPresent: [],
+    conflicting: [],
+    overwritten: [],
+    removedInTarget: ['fw1'],
+  });
+  assert.deepEqual(await target.registry.list(), []);
+  assert.deepEqual((await copySensors(source, target, { ...options, dryRun: true })).removedInTarget, [
+    'fw1',
+  ]);
+  await source.close();
+
+  // The command says so, and still exits 0 (nothing for the operator to decide).
+  const migrate = async (...extra: string[]) => {
+    const r = await runCli(['store', 'migrate', '--to', 'nats', '--data-dir', dataDir, ...extra], { env });
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  };
+  const text = await migrate();
+  assert.match(text, /sensors 0 copied, 0 already present, 0 conflicting, 1 left deleted in NATS;/);
+  assert.match(
+    text,
+    /\nSensors deleted in NATS since an earlier run, left deleted \(the files store's copy is older than the deletion\): fw1\n/,
+  );
+  assert.deepEqual((JSON.parse(await migrate('--json')) as MigrateSummary).sensors.removed_in_target, [
+    'fw1',
+  ]);
+  assert.deepEqual(await target.registry.list(), []);
+
+  // A key issued in the files store after the deletion is newer than it: copied.
+  const rotated = await runCli(['sensor', 'rotate', 'fw1', '--grace', '0s', '--data-dir', dataDir]);
+  assert.equal(rotated.code, 0, rotated.stderr);
+  const summary = JSON.parse(await migrate('--json')) as MigrateSummary;
+  assert.deepEqual(summary.sensors.copied, ['fw1']);
+  const files = (JSON.parse(readFileSync(join(dataDir, 'sensors.json'), 'utf8')) as { sensors: Sensor[] })
+    .sensors;
+  assert.deepEqual(await target.registry.list(), files);
 });

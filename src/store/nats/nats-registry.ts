@@ -25,7 +25,7 @@ import {
 } from '../sensor-changes.js';
 import { createRejectedReport } from '../sensor-entries.js';
 import { everyEntry, unavailableRead } from './bucket-read.js';
-import { encodeToken } from './names.js';
+import { decodeToken, encodeToken } from './names.js';
 import { sensorOf, watchRegistry } from './registry-watch.js';
 
 export interface NatsRegistryOptions {
@@ -64,8 +64,15 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
   const now = options.now ?? Date.now;
   const report = options.logger ? createRejectedReport(options.logger, 'NATS key-value bucket') : () => {};
 
-  /** Every entry of the bucket: the valid sensors, and the others with why (reported). */
-  async function readAll(): Promise<{ sensors: Sensor[]; rejected: RejectedEntry[] }> {
+  /**
+   * Every entry of the bucket: the valid sensors, the others with why (reported), and each removed name with
+   * its removal time (its marker's).
+   */
+  async function readAll(): Promise<{
+    sensors: Sensor[];
+    rejected: RejectedEntry[];
+    removals: Map<string, number>;
+  }> {
     const entries = await everyEntry({
       open: options.bucket,
       waitMs: options.waitMs,
@@ -73,15 +80,19 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     });
     const sensors: Sensor[] = [];
     const rejected: RejectedEntry[] = [];
+    const removals = new Map<string, number>();
     for (const entry of entries) {
-      if (entry.operation !== 'PUT') continue;
+      if (entry.operation !== 'PUT') {
+        removals.set(decodeToken(entry.key), entry.created.getTime());
+        continue;
+      }
       const checked = sensorOf(entry);
       if ('sensor' in checked) sensors.push(checked.sensor);
       else rejected.push({ entry: entry.key, reason: checked.reason });
     }
     report(rejected);
     sensors.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
-    return { sensors, rejected };
+    return { sensors, rejected, removals };
   }
 
   const list = async (): Promise<Sensor[]> => (await readAll()).sensors;
@@ -124,6 +135,11 @@ export function createNatsRegistry(options: NatsRegistryOptions): SensorRegistry
     list,
 
     rejectedEntries: async () => (await readAll()).rejected,
+
+    async listWithRemovals() {
+      const { sensors, removals } = await readAll();
+      return { sensors, removals };
+    },
 
     async add(input: NewSensor) {
       checkSensorName(input.name);

@@ -20,6 +20,10 @@ configuration (which names NATS).
   the same content is skipped; one with different content (changed in NATS since, or added there under the
   same name) is left as it is and reported: the command copies everything else, then exits 65
   (\`SENSOR_EXISTS\`) naming it. \`--overwrite-sensors\` replaces such sensors with the files store's version.
+  One deleted in NATS since an earlier run copied it (\`sensor delete\` there: its key withdrawn) stays
+  deleted, unless the files store created it or issued it a key (\`sensor rotate\`) after the deletion: the
+  summary names it (\`removed_in_target\` with \`--json\`) and the command still exits 0. To have it on NATS
+  again, \`sensor add\` it there (a new key).
 - **Decisions** (the blocklist's state: blocks, allow entries, feeds with their password hashes, removed
   blocks that old records must not make again, repeat offenders' counts, feeds' last fetches, the rules'
   history) go to the bucket \`blocklist.bucket\` names (\`threatcol_decisions\`) as they are, in one write:
@@ -60,7 +64,7 @@ configuration (which names NATS).
     '--to': `the backend to copy into (\`nats\`, the only one; anything else is a usage error, exit 64)`,
     '--dry-run': `count what would be copied (records, sensors, decisions, conflicts); store nothing (the empty stream and bucket are created if missing, as by every command on NATS)`,
     '--overwrite-sensors': `replace sensors that exist in NATS with different content instead of reporting them`,
-    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten"}, "decisions": {"copied", "already_present", "left_in_target", "only_in_target"}, "seconds"}\` (sensor fields, \`left_in_target\` and \`only_in_target\` are lists of names)`,
+    '--json': `print \`{"dry_run", "source", "target", "records": {"read", "copied", "already_present"}, "sensors": {"copied", "already_present", "conflicting", "overwritten", "removed_in_target"}, "decisions": {"copied", "already_present", "left_in_target", "only_in_target"}, "seconds"}\` (sensor fields, \`left_in_target\` and \`only_in_target\` are lists of names)`,
   },
   exitStatus: `
 NATS unreachable: exit 69 (\`UNAVAILABLE\`) naming the servers, after \`nats.publishTimeoutMs\`; run it again
