@@ -19,7 +19,11 @@ export type ReloadOutcome =
   | { ok: false; reason: string };
 
 export interface ConfigReloader {
-  /** The configuration in force (live parts as last applied). */
+  /**
+   * The configuration in force: the one the process started with, and the live parts as last applied. A part
+   * refused keeps its old value here (the next reload tries it again); a key that takes a restart keeps the
+   * value it started with.
+   */
   readonly current: LoadedConfig;
   /** Registers a live part: the hook for anything that can change without a restart (an `outputs` forwarder). */
   onReload(part: LivePart): void;
@@ -59,12 +63,14 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
     const changed = changedKeys(current, next);
     const applied: string[] = [];
     const refused: string[] = [];
+    let config = current.config;
     for (const part of parts) {
       const mine = changed.filter((key) => part.keys.some((k) => covers(k, key)));
       if (mine.length === 0) continue;
       try {
         part.apply(current.config, next.config);
         applied.push(...mine);
+        config = withKeys(config, next.config, part.keys);
       } catch (error) {
         logger.error({ err: (error as Error).message, keys: mine }, 'a changed setting could not be applied');
         refused.push(...mine);
@@ -75,7 +81,8 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
     const restartNeeded = [
       ...new Set([...changedKeys(started, next).filter((key) => !live(key)), ...refused]),
     ].sort();
-    current = next;
+    // Only what was applied: a refused part is still pending, and the next reload tries it again.
+    current = { ...next, dataDir: current.dataDir, config };
     // Looked up at each call: pino swaps a level's method when the level changes (log.level just did).
     logger[quiet ? 'debug' : 'info'](
       { config: next.configPath, applied },
@@ -97,6 +104,26 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
     onReload: (part) => void parts.push(part),
     reload,
   };
+}
+
+/** `config` with the values `keys` (dotted, as a live part names them) have in `from`; `config` is left as it is. */
+function withKeys(config: Config, from: Config, keys: readonly string[]): Config {
+  const out = structuredClone(config) as unknown as Record<string, unknown>;
+  for (const key of keys) {
+    const path = key.split('.');
+    const last = path.pop() as string;
+    let into = out;
+    let source: unknown = from;
+    for (const step of path) {
+      if (!isPlainObject(into[step])) into[step] = {};
+      into = into[step] as Record<string, unknown>;
+      source = isPlainObject(source) ? source[step] : undefined;
+    }
+    const value = isPlainObject(source) ? source[last] : undefined;
+    if (value === undefined) delete into[last];
+    else into[last] = structuredClone(value);
+  }
+  return out as unknown as Config;
 }
 
 /** `rateLimit` covers `rateLimit.burst`; `tls.cert` covers only itself. */

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
+import { loadConfig } from '../../src/config/load-config.js';
 import { createFileRegistry } from '../../src/store/files/file-registry.js';
 import { watchTlsFiles } from '../../src/tls/tls-watch.js';
 import { genericRecord } from '../helpers/records.js';
@@ -191,4 +192,48 @@ test('without inotify, polling notices a changed certificate once, debounced', a
   // Quiet files do not call again (several poll intervals later).
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(calls, 1);
+});
+
+test('a switch to other certificate paths refused on reload is applied by the next reload once the pair is fixed', async (t) => {
+  const s = await setup(t);
+  // The configuration a reload reads: the same, but for tls.cert and tls.key (as an edited file would say).
+  const pairB = { cert: join(s.dataDir, 'certs', 'b-cert.pem'), key: join(s.dataDir, 'certs', 'b-key.pem') };
+  let paths = { cert: s.certPath, key: s.keyPath };
+  const reread = () =>
+    loadConfig({
+      env: {},
+      defaultConfigPath: '/nonexistent/threatcol.json',
+      overrides: {
+        dataDir: s.dataDir,
+        'server.host': '127.0.0.1',
+        'server.port': 0,
+        'admin.listen': '127.0.0.1:0',
+        'log.level': 'debug',
+        'tls.cert': paths.cert,
+        'tls.key': paths.key,
+        'tls.pollIntervalMs': 60_000,
+      },
+    });
+  const h = await startHarnessDaemon(
+    t,
+    s.dataDir,
+    { 'tls.cert': s.certPath, 'tls.key': s.keyPath, 'tls.pollIntervalMs': 60_000 },
+    { tlsDebounceMs: 50, reread },
+  );
+  const second = await makeCert(365);
+  // Pair B half-written: its key does not belong to its certificate.
+  writeCert({ ...second, key: s.first.key }, pairB.cert, pairB.key);
+  paths = pairB;
+  const refused = h.daemon.reload();
+  assert.deepEqual(refused, { ok: true, applied: [], restartNeeded: ['tls.cert', 'tls.key'] });
+  assert.equal(h.daemon.fingerprint, s.first.fingerprint);
+
+  // Fixed: the reload after it switches, since nothing applied the switch yet.
+  writeCert(second, pairB.cert, pairB.key);
+  const applied = h.daemon.reload();
+  assert.deepEqual(applied, { ok: true, applied: ['tls.cert', 'tls.key'], restartNeeded: [] });
+  assert.equal(h.daemon.fingerprint, second.fingerprint);
+  const socket = await open(h.port, second.cert);
+  assert.equal(socket.getPeerCertificate().fingerprint256, second.fingerprint);
+  socket.destroy();
 });
