@@ -3,14 +3,14 @@
 // over IPC.
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
-import { startDaemon } from '../daemon/start-daemon.js';
+import { type Daemon, startDaemon } from '../daemon/start-daemon.js';
 import { CountedSockets } from './counted-sockets.js';
 import { IpcDedupeIndex } from './ipc-dedupe.js';
 import { IpcRequests } from './ipc-requests.js';
 import { IpcSensorStats } from './ipc-stats.js';
 import { reportSyslogTally } from './ipc-syslog-tally.js';
 import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
-import { isPrimaryMessage, type WorkerMessage } from './messages.js';
+import { isPrimaryMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 export interface WorkerOptions {
   loaded: LoadedConfig;
@@ -26,6 +26,8 @@ export interface WorkerOptions {
   onSignal: (stop: () => void) => void;
   /** Reads the configuration again when the primary forwards a reload (as the primary does, it says what changed). */
   reread?: () => LoadedConfig;
+  /** Starts the collector (tests: a stand-in). */
+  start?: typeof startDaemon;
 }
 
 export interface WorkerChannel {
@@ -63,7 +65,18 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     config.store.backend === 'files' && config.dedupe.windowSeconds > 0 ? new IpcDedupeIndex(send) : null;
   /** The outputs as the primary runs them (it says so at start and at each reload, SIGHUP or a changed file). */
   let outputs = config.outputs;
-  const daemon = await startDaemon({
+  let daemon: Daemon | null = null;
+  /** What the daemon must do once it is up: a reload or stop the primary sent while it started. */
+  const held: PrimaryMessage[] = [];
+  // Listening before the daemon starts: node's IPC keeps no message for a listener added later, so a SIGHUP
+  // the primary forwarded while this worker started (reading its certificate, opening the store) was lost.
+  channel.onMessage((message) => {
+    if (!isPrimaryMessage(message)) return;
+    if (daemon === null && (message.tc === 'reload' || message.tc === 'stop')) held.push(message);
+    else handle(message);
+  });
+
+  const started = await (options.start ?? startDaemon)({
     loaded: options.loaded,
     logger,
     ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
@@ -79,23 +92,25 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     },
     ...(options.reread ? { reread: options.reread } : {}),
   });
-  daemon.onConfigReloaded({
+  started.onConfigReloaded({
     keys: ['rateLimit.recordsPerSecond'],
     apply: (_previous, next) => limiter.configure(next.rateLimit.recordsPerSecond),
   });
+  daemon = started;
+  for (const message of held.splice(0)) handle(message);
 
-  channel.onMessage((message) => {
-    if (!isPrimaryMessage(message)) return;
+  /** A message of the primary; reload and stop only once the daemon is up. */
+  function handle(message: PrimaryMessage): void {
     switch (message.tc) {
       case 'reload':
-        daemon.reload();
-        send({ tc: 'reloaded', sha256: daemon.fingerprint });
+        daemon?.reload();
+        if (daemon) send({ tc: 'reloaded', sha256: daemon.fingerprint });
         break;
       case 'outputs':
         outputs = message.outputs;
         break;
       case 'stop':
-        daemon.stop();
+        daemon?.stop();
         break;
       case 'conn-refused':
         counted.closedByPrimary(message.conn, message.evicted === true);
@@ -107,19 +122,20 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
         leases.answer(message.req, { granted: message.granted, retryAfter: message.retryAfter });
         break;
     }
-  });
+  }
+
   channel.onDisconnect(() => {
     if (!connected) return; // our own disconnect, after the daemon stopped
     connected = false;
     leases.close({ granted: 0, retryAfter: 1 });
     dedupe?.disconnected();
     logger.warn('the primary process is gone; stopping');
-    daemon.stop();
+    started.stop();
   });
-  options.onSignal(() => daemon.stop());
-  send({ tc: 'listening', address: daemon.address });
+  options.onSignal(() => started.stop());
+  send({ tc: 'listening', address: started.address });
 
-  const code = await daemon.done;
+  const code = await started.done;
   syslogTally?.stop();
   // The last counts must reach the primary before the channel closes.
   if (connected) {
