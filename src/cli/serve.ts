@@ -46,21 +46,14 @@ export function registerServe(
 }
 
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
+  // node:cluster (and child_process under it) loaded here: every other command line loads this definition.
+  const { default: cluster } = await import('node:cluster');
+  // A worker runs the configuration the primary hands it, never reading the file.
+  if (cluster.isWorker) return serveAsWorker(io, cluster);
   // A reload reads the same file, environment and flags as the start (daemon/config-reload.ts).
   const read = await configReader(options, io, serveOverrides(options));
   const loaded = read();
-  // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
-  const { createLogger, isJournalStream } = await import('../log.js');
-  const logger = createLogger({
-    level: loaded.config.log.level,
-    format: loaded.config.log.format,
-    stream: io.stdout,
-    isTty: io.stdout.isTTY === true,
-    journal: isJournalStream(io.env.JOURNAL_STREAM, (io.stdout as { fd?: number }).fd),
-  });
-  // node:cluster (and child_process under it) loaded here: every other command line loads this definition.
-  const { default: cluster } = await import('node:cluster');
-  if (cluster.isWorker) return serveAsWorker(loaded, logger, io.env, read, cluster);
+  const logger = (await serveLogger(io))(loaded);
   if (loaded.configPath) logger.info({ config: loaded.configPath }, 'configuration loaded');
   const listenFd = inheritedListener(io.env, process.pid);
   if (listenFd !== undefined) {
@@ -87,6 +80,20 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   }
   const { runService } = await serviceModule;
   return runService(daemon, { env: io.env, logger });
+}
+
+/** Makes serve's logger for a configuration (the primary's, or what a worker is handed). */
+async function serveLogger(io: CliIo): Promise<(loaded: LoadedConfig) => Logger> {
+  // Loaded here, not at the top: the other commands start faster without pino and the server's module graph.
+  const { createLogger, isJournalStream } = await import('../log.js');
+  return (loaded) =>
+    createLogger({
+      level: loaded.config.log.level,
+      format: loaded.config.log.format,
+      stream: io.stdout,
+      isTty: io.stdout.isTTY === true,
+      journal: isJournalStream(io.env.JOURNAL_STREAM, (io.stdout as { fd?: number }).fd),
+    });
 }
 
 /** The flags of serve as configuration keys (they win over the file and the environment). */
@@ -143,25 +150,21 @@ export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
 }
 
-/** A worker forked by the primary (its slot and the shared listener come in TC_* variables). */
-async function serveAsWorker(
-  loaded: LoadedConfig,
-  logger: Logger,
-  env: Record<string, string | undefined>,
-  reread: () => LoadedConfig,
-  cluster: Cluster,
-): Promise<number> {
-  const { runWorker } = await import('../cluster/worker.js');
+/**
+ * A worker forked by the primary (its slot and the shared listener come in TC_* variables; its configuration
+ * over IPC, cluster/worker.ts).
+ */
+async function serveAsWorker(io: CliIo, cluster: Cluster): Promise<number> {
+  const { env } = io;
+  const [{ runWorker }, logger] = await Promise.all([import('../cluster/worker.js'), serveLogger(io)]);
   const id = Number(env.TC_WORKER_ID);
   // SIGHUP reaches the workers as a message from the primary (ExecReload signals the main pid only); one
   // sent to a worker directly (a terminal's hang-up) is ignored, not fatal.
   process.on('SIGHUP', () => {});
   return runWorker({
-    loaded,
-    logger: logger.child({ worker: id, pid: process.pid }),
+    logger: (loaded) => logger(loaded).child({ worker: id, pid: process.pid }),
     id,
     workers: Number(env.TC_WORKERS),
-    reread,
     ...(env.TC_LISTEN_FD === undefined ? {} : { listenFd: Number(env.TC_LISTEN_FD) }),
     channel: {
       send: (message, callback) => process.send?.(message, undefined, undefined, callback),

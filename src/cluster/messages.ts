@@ -1,5 +1,7 @@
 // The IPC messages between the primary and its workers (`serve --workers`). Every message carries
 // `tc: <kind>`, so messages of other modules on the same channel (prom-client's aggregator) pass by.
+
+import type { LoadedConfig } from '../config/load-config.js';
 import type { OutputConfig } from '../config/outputs-schema.js';
 import type { SyslogTallyDelta } from '../inputs/syslog/syslog-tally.js';
 
@@ -15,6 +17,8 @@ export interface StatsDelta {
 }
 
 export type WorkerMessage =
+  /** A starting worker asks for the configuration it is to run (answered with `config`). */
+  | { tc: 'config-request' }
   /** The worker listens; `address` is the shared listener's. */
   | { tc: 'listening'; address: { address: string; family: string; port: number } }
   | { tc: 'stats'; deltas: StatsDelta[] }
@@ -39,7 +43,13 @@ export type WorkerMessage =
   | { tc: 'dedupe-settle'; req: number; error: string | null };
 
 export type PrimaryMessage =
-  | { tc: 'reload' }
+  /**
+   * The configuration the primary runs (the start's, with the live parts as last applied): a worker runs it,
+   * never the file as it is now, which may hold edits not applied or be broken.
+   */
+  | { tc: 'config'; loaded: LoadedConfig }
+  /** SIGHUP (or a changed certificate file): the registry and the certificate again, and `loaded`'s live parts. */
+  | { tc: 'reload'; loaded: LoadedConfig }
   /** The outputs the primary runs, at a worker's start and at each reload (files: worker 1's retention holds for them). */
   | { tc: 'outputs'; outputs: Record<string, OutputConfig> }
   | { tc: 'stop' }

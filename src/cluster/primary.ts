@@ -52,7 +52,7 @@ export interface PrimaryOptions {
   tlsDebounceMs?: number;
   /** Where outputs read secrets named by `tokenEnv` & co. */
   env?: Record<string, string | undefined>;
-  /** Reads the configuration again on SIGHUP (each worker reads it too, for its own parts). */
+  /** Reads the configuration again on SIGHUP (the workers are handed what it applied, for their own parts). */
   reread?: () => LoadedConfig;
 }
 
@@ -64,7 +64,10 @@ export interface OwnedServer {
 export interface Primary {
   /** Forks the workers; resolves once all listen (or once startup failed: then `done` has the status). */
   start(): Promise<void>;
-  /** SIGHUP: the configuration is read again; every worker re-reads it, the registry and the TLS material. */
+  /**
+   * SIGHUP: the configuration is read again; every worker applies what the primary applied of it, and re-reads
+   * the registry and the TLS material.
+   */
   reload(): ReloadOutcome;
   /** Registers a part of the configuration the primary applies live (its outputs' forwarders, for one). */
   onConfigReloaded(part: LivePart): void;
@@ -152,7 +155,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
     switch (message.tc) {
       case 'listening':
         if (address === null) address = message.address as AddressInfo;
-        // Started (or started again) with the file as it read it: the outputs running here are the ones held.
+        // Started (or started again): the outputs running here, as last reloaded, are the ones its retention holds.
         send(worker, { tc: 'outputs', outputs: appliedOutputs });
         break;
       case 'stats':
@@ -188,6 +191,10 @@ export function createPrimary(options: PrimaryOptions): Primary {
         break;
       case 'dedupe-settle':
         dedupe?.onSettle(slot, message);
+        break;
+      case 'config-request':
+        // What the collector runs, not the file as it is now (edited and not applied, or broken since).
+        send(worker, { tc: 'config', loaded: reloader.current });
         break;
       case 'reloaded':
         break;
@@ -334,7 +341,7 @@ export function createPrimary(options: PrimaryOptions): Primary {
         report: false,
         onReload: (reason) => {
           logger.info({ reason, workers: pool.size }, 'reloading every worker');
-          pool.broadcast({ tc: 'reload' });
+          pool.broadcast({ tc: 'reload', loaded: reloader.current });
         },
       });
       logger.info({ workers: options.workers }, 'starting the workers');

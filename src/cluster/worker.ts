@@ -1,6 +1,6 @@
 // One worker of `serve --workers`: the collector (daemon/start-daemon.ts) on the listener the primary shares,
-// with its own segments, and its stats, rate-limit tokens and connection counts going through the primary
-// over IPC.
+// running the configuration the primary hands it, with its own segments, and its stats, rate-limit tokens and
+// connection counts going through the primary over IPC.
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load-config.js';
 import { type Daemon, startDaemon } from '../daemon/start-daemon.js';
@@ -13,8 +13,8 @@ import { LeasedRateLimiter, type LeaseReply } from './leased-rate-limit.js';
 import { isPrimaryMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 export interface WorkerOptions {
-  loaded: LoadedConfig;
-  logger: Logger;
+  /** The worker's logger, made for the configuration the primary hands over. */
+  logger: (loaded: LoadedConfig) => Logger;
   /** This worker's slot, 1..workers; stable across restarts, part of its segment names. */
   id: number;
   workers: number;
@@ -24,8 +24,6 @@ export interface WorkerOptions {
   channel: WorkerChannel;
   /** Hooks SIGTERM/SIGINT sent to this process directly (systemd signals the whole unit). */
   onSignal: (stop: () => void) => void;
-  /** Reads the configuration again when the primary forwards a reload (as the primary does, it says what changed). */
-  reread?: () => LoadedConfig;
   /** Starts the collector (tests: a stand-in). */
   start?: typeof startDaemon;
 }
@@ -39,28 +37,34 @@ export interface WorkerChannel {
 }
 
 export async function runWorker(options: WorkerOptions): Promise<number> {
-  const { channel, logger } = options;
+  const { channel } = options;
   let connected = true;
   const send = (message: WorkerMessage) => {
     if (connected) channel.send(message);
   };
+  const inbox = new PrimaryInbox(channel);
+  // The primary's configuration, not the file's: a file edited since the start and not applied (or broken)
+  // would give a worker restarted after a crash other settings than the collector runs (another dedupe window,
+  // data directory or store).
+  send({ tc: 'config-request' });
+  const loaded = await inbox.configuration;
+  const logger = options.logger(loaded);
 
   const leases = new IpcRequests<LeaseReply>();
-  const limiter = new LeasedRateLimiter(
-    options.loaded.config.rateLimit.recordsPerSecond,
-    (sensor, need, want) => leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
+  const limiter = new LeasedRateLimiter(loaded.config.rateLimit.recordsPerSecond, (sensor, need, want) =>
+    leases.ask((req) => send({ tc: 'lease', req, sensor, need, want })),
   );
 
   /** Every listener's connections (HTTPS and syslog) in the primary's one table (connection-slots.ts). */
   const counted = new CountedSockets(send);
 
   const stats = new IpcSensorStats((deltas) => send({ tc: 'stats', deltas }));
-  const statsIntervalMs = Math.min(1000, options.loaded.config.store.statsIntervalMs);
-  const syslogTally = reportSyslogTally(options.loaded.config, statsIntervalMs, (delta) =>
+  const statsIntervalMs = Math.min(1000, loaded.config.store.statsIntervalMs);
+  const syslogTally = reportSyslogTally(loaded.config, statsIntervalMs, (delta) =>
     send({ tc: 'syslog-tally', delta }),
   );
   // The files backend deduplicates in the primary's one window; the NATS stream does it by itself.
-  const { config } = options.loaded;
+  const { config } = loaded;
   const dedupe =
     config.store.backend === 'files' && config.dedupe.windowSeconds > 0 ? new IpcDedupeIndex(send) : null;
   /** The outputs as the primary runs them (it says so at start and at each reload, SIGHUP or a changed file). */
@@ -68,16 +72,13 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   let daemon: Daemon | null = null;
   /** What the daemon must do once it is up: a reload or stop the primary sent while it started. */
   const held: PrimaryMessage[] = [];
-  // Listening before the daemon starts: node's IPC keeps no message for a listener added later, so a SIGHUP
-  // the primary forwarded while this worker started (reading its certificate, opening the store) was lost.
-  channel.onMessage((message) => {
-    if (!isPrimaryMessage(message)) return;
+  inbox.take((message) => {
     if (daemon === null && (message.tc === 'reload' || message.tc === 'stop')) held.push(message);
     else handle(message);
   });
 
   const started = await (options.start ?? startDaemon)({
-    loaded: options.loaded,
+    loaded,
     logger,
     ...(options.listenFd === undefined ? {} : { listenFd: options.listenFd }),
     worker: {
@@ -90,7 +91,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
       dedupe,
       outputs: () => outputs,
     },
-    ...(options.reread ? { reread: options.reread } : {}),
+    // A reload applies the live parts of the configuration the primary sent with it.
+    reread: () => inbox.latest,
   });
   started.onConfigReloaded({
     keys: ['rateLimit.recordsPerSecond'],
@@ -144,4 +146,42 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     channel.disconnect();
   }
   return code;
+}
+
+/**
+ * The primary's messages from the first moment on (node's IPC keeps no message for a listener added later, so
+ * a SIGHUP forwarded while this worker started was lost), held until a handler takes them; and the configuration
+ * the primary runs, as it last said (at this worker's start, then with each reload).
+ */
+class PrimaryInbox {
+  readonly configuration: Promise<LoadedConfig>;
+  private handed: LoadedConfig | null = null;
+  private handler: ((message: PrimaryMessage) => void) | null = null;
+  private readonly queue: PrimaryMessage[] = [];
+
+  constructor(channel: WorkerChannel) {
+    let resolve: (loaded: LoadedConfig) => void = () => {};
+    this.configuration = new Promise((r) => {
+      resolve = r;
+    });
+    channel.onMessage((message) => {
+      if (!isPrimaryMessage(message)) return;
+      if (message.tc === 'config' || message.tc === 'reload') this.handed = message.loaded;
+      if (message.tc === 'config') resolve(message.loaded);
+      else if (this.handler) this.handler(message);
+      else this.queue.push(message);
+    });
+  }
+
+  /** The configuration the primary last handed over (once `configuration` resolved). */
+  get latest(): LoadedConfig {
+    if (this.handed === null) throw new Error('no configuration from the primary yet');
+    return this.handed;
+  }
+
+  /** Hands `handler` every message held so far, then each as it comes. */
+  take(handler: (message: PrimaryMessage) => void): void {
+    this.handler = handler;
+    for (const message of this.queue.splice(0)) handler(message);
+  }
 }

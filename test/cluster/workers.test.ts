@@ -14,7 +14,7 @@ import { listSegments, threatsDir } from '../../src/store/files/segments.js';
 import { guard } from '../helpers/children.js';
 import { addSensorCli, BIN, cleanEnv, runCli, serveArgs, spawnServe } from '../helpers/cli.js';
 import { post, trustingAgent } from '../helpers/client.js';
-import { genericRecord } from '../helpers/records.js';
+import { firewallRecord, genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { makeCert, writeCert } from '../service/harness.js';
 import {
@@ -381,18 +381,47 @@ test('socket activation: both workers accept on the listening socket the primary
   assert.equal(code, 0);
 });
 
-test('a worker exiting 78 (its configuration became invalid) stops the whole daemon with 78', async (t) => {
+test('a worker restarted after a crash runs the configuration the collector runs, not the file edited since', async (t) => {
   const dataDir = makeTempDir(t);
   const config = join(dataDir, 'config.json');
-  writeFileSync(config, '{}\n');
+  writeFileSync(config, '{"dedupe": {"windowSeconds": 0}}\n');
+  const key = await addSensorCli(dataDir, 'fw1');
   const serve = await spawnServe(dataDir, [...TWO, '--config', config]);
   t.after(() => serve.stop('SIGKILL'));
+  const w1 = announcedWorkers(serve).find((w) => w.id === 1);
+  assert.ok(w1);
+  // Edited and not applied (the dedupe window takes a restart): the primary keeps no window, and a worker
+  // that read the file would claim keys in one and answer 503.
+  writeFileSync(config, '{"dedupe": {"windowSeconds": 120}}\n');
+  process.kill(w1.pid, 'SIGKILL');
+  await waitForLog(serve, (l) => l.msg === 'worker restarted and listening' && l.worker === 1);
+  const auth = { sensor: 'fw1', key };
+  const statuses: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const r = await postFresh(serve.url, '/firewall', firewallRecord({ sport: 40_000 + i }), auth);
+    statuses.push(r.status);
+  }
+  assert.deepEqual(
+    statuses,
+    Array.from({ length: 20 }, () => 200),
+  );
+  assert.ok((recordsByWorker(dataDir).get(1)?.length ?? 0) > 0, 'the restarted worker took some');
+  assert.equal((await serve.stop('SIGTERM')).code, 0);
+});
+
+test('a worker exiting 78 (its certificate became unusable) stops the whole daemon with 78', async (t) => {
+  const dataDir = makeTempDir(t);
+  const certPath = join(dataDir, 'cert.pem');
+  const keyPath = join(dataDir, 'key.pem');
+  writeCert(await makeCert(30), certPath, keyPath);
+  const serve = await spawnServe(dataDir, [...TWO, '--cert', certPath, '--key', keyPath]);
+  t.after(() => serve.stop('SIGKILL'));
   const workers = announcedWorkers(serve);
-  // The file turns bad while the daemon runs; a worker that dies is restarted and reads it: 78.
-  writeFileSync(config, '{"server": {"nonsense": 1}}\n');
+  // The certificate turns bad while the daemon runs; a worker that dies is restarted and reads it: 78.
+  writeFileSync(certPath, 'not a certificate\n');
   process.kill((workers[0] as { pid: number }).pid, 'SIGKILL');
   const exit = await serve.exited;
   assert.equal(exit.code, 78);
-  assert.match(serve.stderr(), /CONFIG_INVALID/);
+  assert.match(serve.stderr(), /TLS_INVALID/);
   for (const w of workers) assert.equal(alive(w.pid), false, `worker ${w.id} is gone`);
 });

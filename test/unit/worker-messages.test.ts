@@ -13,10 +13,18 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 test("a reload the primary sends while the worker's daemon starts is applied once it is up", async (t) => {
   const ipc = new EventEmitter();
   const sent: WorkerMessage[] = [];
+  const dataDir = makeTempDir(t);
+  const loaded = loadConfig({
+    env: {},
+    defaultConfigPath: '/nonexistent/threatcol.json',
+    overrides: { dataDir },
+  });
   const channel = {
     send: (message: WorkerMessage, callback?: (error: Error | null) => void) => {
       sent.push(message);
       callback?.(null);
+      // The primary answers over IPC, later.
+      if (message.tc === 'config-request') setImmediate(() => ipc.emit('message', { tc: 'config', loaded }));
     },
     // As process.on('message'): a message emitted with no listener is gone.
     onMessage: (handler: (message: unknown) => void) => void ipc.on('message', handler),
@@ -47,15 +55,16 @@ test("a reload the primary sends while the worker's daemon starts is applied onc
   const startCalled = new Promise<void>((resolve) => {
     starting = resolve;
   });
-  const dataDir = makeTempDir(t);
+  let reread: (() => unknown) | undefined;
   const running = runWorker({
-    loaded: loadConfig({ env: {}, defaultConfigPath: '/nonexistent/threatcol.json', overrides: { dataDir } }),
-    logger: pino({ level: 'silent' }),
+    logger: () => pino({ level: 'silent' }),
     id: 1,
     workers: 2,
     channel,
     onSignal: () => {},
-    start: () => {
+    start: (options) => {
+      assert.deepEqual(options.loaded, loaded, "the daemon runs the primary's configuration");
+      reread = options.reread;
       starting();
       return new Promise<Daemon>((resolve) => {
         up = () => resolve(daemon);
@@ -64,20 +73,23 @@ test("a reload the primary sends while the worker's daemon starts is applied onc
   });
   await startCalled;
   // SIGHUP forwarded while the daemon reads its certificate and opens the store.
-  ipc.emit('message', { tc: 'reload' });
+  const next = { ...loaded, config: { ...loaded.config, log: { ...loaded.config.log, level: 'debug' } } };
+  ipc.emit('message', { tc: 'reload', loaded: next });
   assert.deepEqual(calls, [], 'nothing to reload before the daemon is up');
   up();
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(calls, ['reload']);
+  assert.deepEqual(reread?.(), next, 'a reload applies what the primary sent with it');
   assert.deepEqual(
     sent.filter((m) => m.tc !== 'stats'),
     [
+      { tc: 'config-request' },
       { tc: 'reloaded', sha256: daemon.fingerprint },
       { tc: 'listening', address: daemon.address },
     ],
   );
   // Once up, at once.
-  ipc.emit('message', { tc: 'reload' });
+  ipc.emit('message', { tc: 'reload', loaded: next });
   assert.deepEqual(calls, ['reload', 'reload']);
   ipc.emit('message', { tc: 'stop' });
   assert.equal(await running, 0);

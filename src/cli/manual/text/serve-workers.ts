@@ -25,16 +25,20 @@ request; the primary used 0.25 % of the CPU ([docs/performance.md](performance.m
   \`tail\` follows every worker's new lines. Retention runs in worker 1 and never deletes the newest segment of
   any worker (the one it may be writing). Switching between \`--workers\` values needs nothing: old segments
   are read alongside the new ones.
-- **Signals**: SIGHUP to the primary (\`systemctl reload\`) makes every worker re-read the registry and the
-  certificate; a revoked sensor is refused by every worker within a second (each watches the registry).
+- **Configuration**: the primary reads it; each worker runs what the primary runs, handed over when it starts
+  (also when restarted after a crash: a file edited since and not yet applied, or broken, changes nothing for
+  it) and with each reload.
+- **Signals**: SIGHUP to the primary (\`systemctl reload\`) makes every worker apply what the primary applied
+  and re-read the registry and the certificate; a revoked sensor is refused by every worker within a second
+  (each watches the registry).
   SIGTERM stops every worker gracefully within the same bound as one process (8 s of grace; a worker still
   running after 9.5 s is killed) and exits 0 once all are gone.
 - **Faults**: a worker that dies (killed, crashed) is logged (\`worker died; restarting it\`, with its exit
   code or signal) and restarted after 0.1 s, doubling up to 30 s while it keeps dying within a minute of its
   start. Everything it acknowledged is on disk (200 means synced); a torn last line in its segment is cut
-  when it restarts. A worker exiting **74** (a failed \`fdatasync\`) or **78** (bad configuration), or one
-  that cannot start when the daemon starts, stops the whole daemon with that status, so systemd sees it and
-  does not loop.
+  when it restarts. A worker exiting **74** (a failed \`fdatasync\`) or **78** (its certificate unusable), or
+  one that cannot start when the daemon starts, stops the whole daemon with that status, so systemd sees it
+  and does not loop.
 - **Limits stay per daemon**: the primary holds each sensor's token bucket and the workers lease tokens
   from it in small chunks (a twentieth of a second's worth), so a sensor gets \`rateLimit.recordsPerSecond\`
   in all, however its connections are spread; tokens a worker leased and did not use within a second are
