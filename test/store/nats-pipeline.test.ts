@@ -1,7 +1,8 @@
 // The NATS record writer on a real nats-server: many requests' records in flight at once, each stored once
 // under its own Nats-Msg-Id; a record NATS refuses fails its request at once (503), not after the timeout;
 // records published while no stream listens are published again and stored once it does; a request answered
-// 503 while its publishes were on the wire, and stored after all, is stored once when its sender retries.
+// 503 while its publishes were on the wire, and stored after all, or after part of it was stored, is stored
+// once when its sender retries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -185,4 +186,27 @@ test('NATS writer: a 503 in doubt (the server stalled with the publishes on the 
   const anew = batch.map((r) => ({ ...r, id: record().id }));
   assert.deepEqual(await log.append(anew), { ids: anew.map((r) => r.id), duplicates: 0 });
   assert.equal((await readStream([node.url], config.nats.stream)).length, 10);
+});
+
+test('NATS writer: a 503 after part of the request was stored is retried without storing that part twice', async (t) => {
+  const { config, node, log } = await setUp(
+    t,
+    (config, node) =>
+      withManager(node, (jsm) =>
+        jsm.streams.add({ ...recordsStreamConfig(config), max_msg_size: 4096 }),
+      ).then(() => undefined),
+    { 'dedupe.windowSeconds': 0 },
+  );
+  // Generic records without a dedupe key: the message id is all that recognises a retry. NATS stores the
+  // small one and refuses the big one: 503, with the small one in the stream.
+  const batch = [record({ threat: 'small' }), record({ threat: 'x'.repeat(8000) })];
+  await assert.rejects(log.append(batch), (error: { code?: string }) => error.code === 'UNAVAILABLE');
+  const threats = async () =>
+    (await readStream([node.url], config.nats.stream)).map((m) => JSON.parse(m.text).threat as string);
+  assert.deepEqual(await threats(), ['small']);
+
+  // The sender retries: the same body builds new records (new ids, a later received_at).
+  const retried = batch.map((r) => ({ ...r, id: record().id, received_at: new Date().toISOString() }));
+  await assert.rejects(log.append(retried), (error: { code?: string }) => error.code === 'UNAVAILABLE');
+  assert.deepEqual(await threats(), ['small'], 'the small one once');
 });

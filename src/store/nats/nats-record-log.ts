@@ -58,6 +58,8 @@ class Batch implements AckTarget {
   readonly msgIds: readonly string[];
   /** Per record: handed to a connection and not acknowledged yet (it may be stored without our knowing). */
   private readonly onWire: Uint8Array;
+  /** A record was acknowledged (stored, or there already): a failure after it leaves that record in the stream. */
+  private acknowledged = false;
   private readonly ids: string[];
   private readonly subjects: string[];
   /** The records' lines, one after another; record i's ends at ends[i]. */
@@ -120,14 +122,18 @@ class Batch implements AckTarget {
     for (let i = 0; i < n && !this.settled; i++) this.publish(i);
   }
 
-  /** After a failure: whether a record may have been stored all the same. */
+  /**
+   * After a failure: whether a record of the request may be in the stream all the same, acknowledged before the
+   * failure or on the wire at it (JetStream stores each message alone: what it acknowledged stays).
+   */
   get inDoubt(): boolean {
-    return this.onWire.includes(1);
+    return this.acknowledged || this.onWire.includes(1);
   }
 
   acked(index: number, seq: number, duplicate: boolean): void {
     if (this.settled) return;
     this.onWire[index] = 0;
+    this.acknowledged = true;
     const own = this.recordIds[index] as string;
     if (!duplicate) {
       this.stored(index, own, false);
@@ -252,7 +258,7 @@ export function createNatsRecordLog(options: NatsRecordLogOptions): RecordLog {
         return result;
       } catch (error) {
         logFailure((error as Error).message);
-        // The 503 must not make the sender's retry a second copy of what may be in the stream already.
+        // The 503 must not make the sender's retry a second copy of what is or may be in the stream already.
         if (batch.inDoubt) uncertain.remember(records, batch.msgIds);
         throw error;
       } finally {

@@ -1,6 +1,6 @@
-// Requests answered 503 while a publish of theirs may still have reached the stream (on the wire when the link
-// dropped, or when the publish timeout ended): their message ids, kept by the request's content, so that the
-// sender's retry publishes under the same ids and JetStream stores each record once.
+// Requests answered 503 with records of theirs in the stream, or maybe (acknowledged before another record
+// failed, or on the wire when the link dropped or the publish timeout ended): their message ids, kept by the
+// request's content, so that the sender's retry publishes under the same ids and JetStream stores each once.
 import { createHash } from 'node:crypto';
 import type { StoredRecord } from '../../records/stored-record.js';
 
