@@ -148,33 +148,53 @@ export interface DeadLetterMemory {
  * What an output dead-lettered and has not seen acknowledged, so that a batch handed over again, whenever it
  * comes (after a restart, after a failed ack; on NATS behind newer batches), finds its refused records and does
  * not write them twice. It starts, when first asked (before this output writes any), with the output's last
- * `count` dead letters: a batch the last run dead-lettered and died before acking may be among them. An id goes
- * when a batch holding it is acknowledged, and past `max` ids the oldest go first.
+ * `count` dead letters: a batch the last run dead-lettered and died before acking may be among them. Those are
+ * taken as written only while they are still listed (read again when one is met): one a `--retry` delivered
+ * since, or the size bound dropped, is written again when refused again (an `outputs replay`), never lost. An
+ * id goes when a batch holding it is acknowledged, and past `max` ids the oldest go first.
  */
 export function deadLetterMemory(
   dataDir: string,
   name: string,
   options: { count: number; max: number },
 ): DeadLetterMemory {
-  let ids: Set<string> | null = null;
-  const known = (): Set<string> => {
-    ids ??= lastDeadLetterIds(dataDir, name, options.count);
-    return ids;
+  /** Written by this run, not yet acknowledged. */
+  const ids = new Set<string>();
+  /** The last run's last dead letters, read when first asked. */
+  let fromFile: Set<string> | null = null;
+  const loaded = (): Set<string> => {
+    fromFile ??= lastDeadLetterIds(dataDir, name, options.count);
+    return fromFile;
   };
+  /** What the file lists now, read again at most once between two writes or acknowledgements. */
+  let listed: Set<string> | null = null;
   return {
-    has: (id) => known().has(id),
+    has(id) {
+      if (ids.has(id)) return true;
+      const earlier = loaded();
+      if (!earlier.has(id)) return false;
+      listed ??= lastDeadLetterIds(dataDir, name, options.count);
+      if (listed.has(id)) return true;
+      earlier.delete(id);
+      return false;
+    },
     add(id) {
-      const set = known();
-      set.delete(id);
-      set.add(id);
-      for (const oldest of set) {
-        if (set.size <= options.max) break;
-        set.delete(oldest);
+      listed = null;
+      loaded().delete(id);
+      ids.delete(id);
+      ids.add(id);
+      for (const oldest of ids) {
+        if (ids.size <= options.max) break;
+        ids.delete(oldest);
       }
     },
     settled(records) {
-      if (ids === null || ids.size === 0) return;
-      for (const record of records) ids.delete(record.id);
+      listed = null;
+      if (ids.size === 0 && (fromFile === null || fromFile.size === 0)) return;
+      for (const record of records) {
+        ids.delete(record.id);
+        fromFile?.delete(record.id);
+      }
     },
   };
 }
