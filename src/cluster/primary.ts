@@ -192,10 +192,17 @@ export function createPrimary(options: PrimaryOptions): Primary {
       case 'dedupe-settle':
         dedupe?.onSettle(slot, message);
         break;
-      case 'config-request':
-        // What the collector runs, not the file as it is now (edited and not applied, or broken since).
-        send(worker, { tc: 'config', loaded: reloader.current });
+      case 'config-request': {
+        // What the collector runs, not the file as it is now (edited and not applied, or broken since); its
+        // outputs as last applied, which a changed file applies without a reload: worker 1's first retention
+        // pass, at its start, holds for them.
+        const { config: running } = reloader.current;
+        send(worker, {
+          tc: 'config',
+          loaded: { ...reloader.current, config: { ...running, outputs: appliedOutputs } },
+        });
         break;
+      }
       case 'reloaded':
         break;
     }

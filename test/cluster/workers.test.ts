@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -16,6 +16,7 @@ import { addSensorCli, BIN, cleanEnv, runCli, serveArgs, spawnServe } from '../h
 import { post, trustingAgent } from '../helpers/client.js';
 import { firewallRecord, genericRecord } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 import { makeCert, writeCert } from '../service/harness.js';
 import {
   alive,
@@ -406,6 +407,44 @@ test('a worker restarted after a crash runs the configuration the collector runs
     Array.from({ length: 20 }, () => 200),
   );
   assert.ok((recordsByWorker(dataDir).get(1)?.length ?? 0) > 0, 'the restarted worker took some');
+  assert.equal((await serve.stop('SIGTERM')).code, 0);
+});
+
+test('worker 1 restarted after a crash holds retention for an output a changed file added without a reload', async (t) => {
+  const dataDir = makeTempDir(t);
+  const config = join(dataDir, 'config.json');
+  const store = { segmentMaxBytes: 4096, retention: { maxBytes: 4096 } };
+  writeFileSync(config, JSON.stringify({ store }));
+  const key = await addSensorCli(dataDir, 'fw1');
+  const serve = await spawnServe(dataDir, [...TWO, '--config', config]);
+  t.after(() => serve.stop('SIGKILL'));
+  // An output whose receiver is down: it passes nothing, so retention may delete nothing from its start on.
+  const down = createNetServer();
+  await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(down.address() as { port: number }).port}/`;
+  await new Promise<void>((resolve) => down.close(() => resolve()));
+  writeFileSync(config, JSON.stringify({ store, outputs: { hook: { type: 'webhook', url } } }));
+  await waitForLog(serve, (l) => l.msg === 'configuration file changed: applying its outputs');
+  await until(() => existsSync(join(dataDir, 'outputs', 'hook.cursor.json')), 15_000, "the output's start");
+  const auth = { sensor: 'fw1', key };
+  for (let i = 0; i < 40; i++) {
+    const r = await postFresh(
+      serve.url,
+      '/generic',
+      genericRecord({ threat: `kept ${i} ${'x'.repeat(200)}` }),
+      auth,
+    );
+    assert.equal(r.status, 200);
+  }
+  const stored = () =>
+    [...recordsByWorker(dataDir).values()].flat().filter((r) => String(r.threat).startsWith('kept'));
+  assert.equal(stored().length, 40);
+  // Worker 1 prunes; restarted, its first retention pass runs as it opens the store.
+  const w1 = announcedWorkers(serve).find((w) => w.id === 1);
+  assert.ok(w1);
+  process.kill(w1.pid, 'SIGKILL');
+  await waitForLog(serve, (l) => l.msg === 'worker restarted and listening' && l.worker === 1);
+  assert.equal(stored().length, 40, 'records the output has not passed were deleted');
   assert.equal((await serve.stop('SIGTERM')).code, 0);
 });
 
