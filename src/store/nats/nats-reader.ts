@@ -89,8 +89,10 @@ export function createNatsReader(options: NatsReaderOptions): RecordReader {
   /**
    * The sequence of the first record received after `time` among `first`..`last` (last + 1 when none is), by
    * halving: records are stored nearly in received_at order (the slack in `time` covers the rest), migrated ones
-   * too, whose stream time is the copy's. A sequence without a record (gone, another publisher's) counts as
-   * before `time`: the search errs towards reading more.
+   * too when copied before any collector wrote (not by stream time: a copy's is the copy's). Records copied
+   * after newer ones break that order, and a window ending before those may miss them (store migrate's manual
+   * says so). A sequence without a record (gone, another publisher's) counts as before `time`: the search errs
+   * towards reading more.
    */
   async function firstSeqAfter(time: number, first: number, last: number, signal?: AbortSignal) {
     const { jsm } = await options.clients();

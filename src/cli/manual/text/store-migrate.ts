@@ -43,6 +43,12 @@ configuration (which names NATS).
   however long after the first (JetStream's duplicate window alone lasts \`dedupe.windowSeconds\`). Only those
   ids are held in memory (a million fit in a 128 MB heap: a run with \`NODE_OPTIONS=--max-old-space-size=128\`
   copied a million records); records are copied as they are read, a thousand at a time.
+- **Order.** Reads by time on NATS (a look-up's window, \`source show\`, a page's \`before\`) take the stream to
+  hold records in the order they were received, within 5 minutes, and find where a window ends by halving its
+  sequences. Copied records go after what the stream already holds: migrate before any collector writes to it,
+  as the steps say. Copied into a stream that held newer records (a second files store migrated later, or a
+  return to files and a re-run), they sit out of that order, and a look-up whose window ends before the newer
+  records may miss them (\`threats tail\` and outputs read every record).
 - **Lines that are not records** (a damaged line, \`null\`, two objects in one line, a record lacking a field or
   with a field of another type: the shape in [records.md](records.md)) are skipped, never published: the summary counts them
   (\`not_records\` with \`--json\`) and the log names the first.
