@@ -121,9 +121,10 @@ export function unavailableRead(name: string, why?: () => string | null) {
   return (what: string, error: unknown): ThreatcolError => {
     const because = why?.();
     const detail = error instanceof Error ? error.message : String(error);
+    // NATS known unreachable says first what the admin must fix (and reads as every other such refusal).
     return new ThreatcolError(
       'UNAVAILABLE',
-      `NATS bucket ${name}: ${what}: ${detail}${because ? `; ${because}` : ''}`,
+      `${because ? `${because}; ` : ''}NATS bucket ${name}: ${what}: ${detail}`,
       {
         cause: error,
       },
