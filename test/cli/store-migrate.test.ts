@@ -20,6 +20,7 @@ import type { Sensor } from '../../src/store/registry.js';
 import { addSensorCli, BIN, cleanEnv, runCli, spawnServe } from '../helpers/cli.js';
 import { errorCode, post, trustingAgent } from '../helpers/client.js';
 import { freePort, startNatsServer } from '../helpers/nats-server.js';
+import { openStoreAt } from '../helpers/open-store.js';
 import { firewallRecord, genericRecord, readStoreText } from '../helpers/records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
@@ -486,16 +487,7 @@ test('store migrate run again leaves a sensor deleted in NATS deleted (its old k
   const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const dataDir = makeTempDir(t);
   await addSensorCli(dataDir, 'fw1');
-  const logger = pino({ level: 'silent' });
-  const open = (overrides: Record<string, unknown>, dir: string) =>
-    openStore(
-      loadConfig({
-        env: {},
-        defaultConfigPath: '/nonexistent/threatcol.json',
-        overrides: { dataDir: dir, ...overrides },
-      }).config,
-      { dataDir: dir, logger },
-    );
+  const open = (overrides: Record<string, unknown>, dir: string) => openStoreAt(dir, overrides);
   const source = await open({}, dataDir);
   const target = await open({ 'store.backend': 'nats', 'nats.servers': [nats.url] }, makeTempDir(t));
   t.after(() => target.close());

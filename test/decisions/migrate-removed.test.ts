@@ -12,6 +12,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
 import { blockChange, engineStore } from '../helpers/decisions.js';
 import { startNatsServer } from '../helpers/nats-server.js';
+import { openStoreAt } from '../helpers/open-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 import { record } from '../store/contract.js';
@@ -118,15 +119,7 @@ test("store migrate carries a block remove, not a block by hand's own end: the t
   const nats = await startNatsServer(t);
   const env = { THREATCOL_NATS_SERVERS: nats.url, THREATCOL_NATS_PUBLISH_TIMEOUT_MS: '15000' };
   const dataDir = makeTempDir(t);
-  const open = (overrides: Record<string, unknown>, dir: string) =>
-    openStore(
-      loadConfig({
-        env: {},
-        defaultConfigPath: '/nonexistent/threatcol.json',
-        overrides: { dataDir: dir, ...overrides },
-      }).config,
-      { dataDir: dir, logger: pino({ level: 'silent' }) },
-    );
+  const open = (overrides: Record<string, unknown>, dir: string) => openStoreAt(dir, overrides);
   const hour = 3_600_000;
   const at = new Date(Date.now() - hour).toISOString();
   // The files store: a block by hand ended an hour ago (the clean-up's mark), and a block removed then.
