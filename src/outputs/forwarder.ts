@@ -86,6 +86,13 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   /** Paused outputs (a refused credential, a broken feed) try again this often, or at once on a poke. */
   const slowRetryMs = deps.pausedRetryMs ?? Math.min(60_000, output.retryMaxMs);
 
+  /** The status of an output failing with `error` (since the first failure of the streak). */
+  const failing = (state: 'retrying' | 'paused', error: Error) => {
+    status.state = state;
+    status.lastError = error.message;
+    status.lastErrorAt = iso();
+    status.failingSince ??= deps.now();
+  };
   const failed = (state: 'retrying' | 'paused', error: Error) => {
     if (status.state !== state || status.lastError !== error.message) {
       log.warn(
@@ -93,10 +100,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
         state === 'paused' ? 'output paused' : 'output delivery failed; retrying',
       );
     }
-    status.state = state;
-    status.lastError = error.message;
-    status.lastErrorAt = iso();
-    status.failingSince ??= deps.now();
+    failing(state, error);
   };
   /**
    * The feed cannot read the store and retries by itself (NATS unreachable, its consumer not made yet): the
@@ -106,10 +110,7 @@ export function startForwarder(deps: ForwarderDeps): Forwarder {
   const readTrouble = (error: Error | null) => {
     if (error !== null) {
       troubled = true;
-      status.state = 'retrying';
-      status.lastError = error.message;
-      status.lastErrorAt = iso();
-      status.failingSince ??= deps.now();
+      failing('retrying', error);
     } else if (troubled) {
       troubled = false;
       status.state = 'running';
